@@ -1,0 +1,108 @@
+//! Host-side errors of the core types.
+
+use std::fmt;
+
+/// What went wrong while building or checking tool metadata.
+///
+/// These are host errors (a misconfigured tool, a bad name): failures the
+/// model should read travel as [`ToolResult`](crate::ToolResult) errors instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// A tool name or alias was empty.
+    #[error("tool name is empty; expected 1 to 64 characters from `A-Z a-z 0-9 _ -`")]
+    EmptyName,
+    /// A tool name or alias was longer than providers accept.
+    #[error("tool name `{name}` is {len} bytes long; providers accept at most 64")]
+    NameTooLong {
+        /// The offending name.
+        name: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// A tool name or alias held a character providers refuse.
+    #[error("tool name `{name}` contains {found:?}; expected only `A-Z a-z 0-9 _ -`")]
+    NameInvalidChar {
+        /// The offending name.
+        name: String,
+        /// The first character outside the allowed set.
+        found: char,
+    },
+    /// An alias repeats the tool's own name.
+    #[error("alias `{name}` is the tool's own name; remove it or pick another alias")]
+    AliasEqualsName {
+        /// The tool name.
+        name: String,
+    },
+    /// The same alias was given twice.
+    #[error("alias `{alias}` is listed twice for tool `{name}`")]
+    DuplicateAlias {
+        /// The tool name.
+        name: String,
+        /// The repeated alias.
+        alias: String,
+    },
+    /// Capability tags that contradict each other.
+    #[error("tool `{name}` is marked `read_only` and `{conflict}`; a read-only tool cannot {conflict}")]
+    ConflictingCapabilities {
+        /// The tool name.
+        name: String,
+        /// The capability that contradicts `read_only`.
+        conflict: &'static str,
+    },
+    /// A tool description was empty.
+    #[error("tool `{name}` has no description; models pick tools by their description")]
+    MissingDescription {
+        /// The tool name.
+        name: String,
+    },
+    /// An input schema whose root is not an object schema.
+    #[error("input schema of tool `{name}` must be a JSON object with `type: object`, found {found}")]
+    SchemaNotObject {
+        /// The tool name.
+        name: String,
+        /// A short description of what was found instead.
+        found: String,
+    },
+}
+
+/// Why raw JSON input could not become a tool's typed arguments.
+///
+/// Carries the JSON path of the culprit so the model can fix exactly that
+/// part of its call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentError {
+    path: String,
+    message: String,
+}
+
+impl ArgumentError {
+    /// An error at `path` (a JSON path such as `$.items[2].name`; `$` for the root).
+    #[must_use]
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The JSON path of the value that was wrong.
+    #[must_use]
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What was wrong, including the expected and the found type where known.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ArgumentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at `{}`: {}", self.path, self.message)
+    }
+}
+
+impl std::error::Error for ArgumentError {}

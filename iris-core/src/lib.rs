@@ -1,0 +1,74 @@
+//! Core types and traits of Iris: tool definitions, provider-neutral specs
+//! and their wire projections, results, the execution context, and the
+//! [`Tool`] trait.
+//!
+//! Tool crates can depend on this crate alone; the runtime (registry,
+//! executor, discovery) lives in `iris-runtime`. Most users depend on the
+//! `iris` facade, which re-exports everything here.
+//!
+//! ```
+//! use iris_core::{Tool, ToolContext, RunId, provider};
+//! # use iris_core::{ToolDefinition, ToolName, ToolBody, ToolResult, ArgumentError, Capability};
+//! # use serde_json::{json, Value};
+//! # use std::sync::OnceLock;
+//! // A hand-written tool; `#[iris::tool]` writes this for you.
+//! struct Echo;
+//!
+//! impl Tool for Echo {
+//!     type Args = String;
+//!     fn definition(&self) -> &ToolDefinition {
+//!         static DEF: OnceLock<ToolDefinition> = OnceLock::new();
+//!         DEF.get_or_init(|| {
+//!             ToolDefinition::builder(ToolName::new("echo").unwrap(), "Repeat the text.")
+//!                 .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+//!                 .capability(Capability::ReadOnly)
+//!                 .build()
+//!                 .unwrap()
+//!         })
+//!     }
+//!     fn parse(&self, input: &Value) -> Result<String, ArgumentError> {
+//!         input["text"].as_str().map(str::to_owned)
+//!             .ok_or_else(|| ArgumentError::new("$.text", "expected a string"))
+//!     }
+//!     fn call<'a>(&'a self, text: String, _cx: &'a ToolContext) -> ToolBody<'a> {
+//!         ToolBody::Async(Box::pin(async move { ToolResult::text(text) }))
+//!     }
+//! }
+//!
+//! let wire = provider::openai_chat(&Echo.definition().spec());
+//! assert_eq!(wire.tool["function"]["name"], "echo");
+//! ```
+
+mod call;
+mod capability;
+mod content;
+mod context;
+mod definition;
+mod error;
+mod into_result;
+mod name;
+pub mod provider;
+mod result;
+pub mod schema;
+mod tool;
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::private::*;
+}
+mod private;
+
+pub use call::{ToolCall, ToolUseBlock};
+pub use capability::{Capabilities, Capability};
+pub use content::{ContentBlock, ImageBlock};
+pub use context::{
+    FromToolContext, RunId, State, ToolContext, ToolContextBuilder, ToolExecutionContext,
+};
+pub use definition::{
+    Exposure, ResultPolicy, ToolDefinition, ToolDefinitionBuilder, ToolOrigin, ToolSpec,
+};
+pub use error::{ArgumentError, ToolError};
+pub use into_result::{IntoToolResult, Json};
+pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};
+pub use result::{ArtifactRef, ToolErrorKind, ToolFailure, ToolResult};
+pub use tool::{BoxFuture, DynTool, ParsedArgs, Tool, ToolBody};

@@ -1,0 +1,253 @@
+//! What `#[tool]` and `#[middleware]` expansions call. Not a public API:
+//! anything here may change in any release.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::fmt::Display;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use ::schemars;
+pub use ::serde;
+pub use ::serde_json;
+pub use std::boxed::Box;
+pub use std::sync::OnceLock;
+
+pub use crate::capability::Capability;
+pub use crate::context::{FromToolContext, ToolContext};
+pub use crate::definition::ToolDefinition;
+pub use crate::error::ArgumentError;
+pub use crate::into_result::IntoToolResult;
+pub use crate::result::ToolResult;
+pub use crate::tool::{Tool, ToolBody};
+
+use crate::capability::Capabilities;
+use crate::definition::{Exposure, ResultPolicy};
+use crate::into_result::{error_result, serialized_result};
+use crate::name::ToolName;
+use crate::schema::{input_schema_for, parse_arguments, reject_unknown_keys};
+
+/// The attribute values of one `#[tool]`, checked at compile time.
+#[derive(Debug)]
+pub struct ToolMeta {
+    /// Canonical name.
+    pub name: &'static str,
+    /// The raw description (doc comment lines or `description = ...`).
+    pub description: &'static str,
+    /// Aliases.
+    pub aliases: &'static [&'static str],
+    /// Capability tags.
+    pub capabilities: &'static [Capability],
+    /// Whether the tool is deferred.
+    pub deferred: bool,
+    /// `max_result_chars`.
+    pub max_result_chars: Option<usize>,
+}
+
+/// The cached definition of a tool whose arguments are `A`.
+pub fn definition<A: JsonSchema>(
+    cell: &'static OnceLock<ToolDefinition>,
+    meta: &'static ToolMeta,
+) -> &'static ToolDefinition {
+    cell.get_or_init(|| build_definition(meta, input_schema_for::<A>()))
+}
+
+// Not generic, so it is compiled once here rather than once per tool.
+fn build_definition(meta: &'static ToolMeta, schema: Value) -> ToolDefinition {
+    let description = normalize_doc(meta.description);
+    // A blank `include_str!` file is the one thing the macro cannot see;
+    // the name is a better description than none.
+    let description: Arc<str> = if description.is_empty() {
+        meta.name.into()
+    } else {
+        description.into()
+    };
+    ToolDefinition::from_checked_parts(
+        ToolName::from_checked(Cow::Borrowed(meta.name)),
+        meta.aliases
+            .iter()
+            .map(|a| ToolName::from_checked(Cow::Borrowed(*a)))
+            .collect(),
+        description,
+        schema,
+        Capabilities::from_slice(meta.capabilities),
+        if meta.deferred {
+            Exposure::Deferred
+        } else {
+            Exposure::Eager
+        },
+        ResultPolicy {
+            max_chars: meta.max_result_chars,
+        },
+    )
+}
+
+/// Joins doc comment lines the way rustdoc shows them: the common
+/// indentation removed, blank lines at either end dropped, paragraphs kept.
+#[must_use]
+pub fn normalize_doc(raw: &str) -> String {
+    let lines: Vec<&str> = raw.lines().map(str::trim_end).collect();
+    let indent = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let body: Vec<&str> = lines
+        .iter()
+        .map(|l| l.get(indent..).unwrap_or_default())
+        .collect();
+    body.join("\n").trim_matches('\n').to_owned()
+}
+
+/// Parses the input of a tool with generated arguments (which deny unknown
+/// fields themselves).
+///
+/// # Errors
+/// [`ArgumentError`] from parsing.
+pub fn parse_args<A: DeserializeOwned>(
+    input: &Value,
+    definition: &ToolDefinition,
+) -> Result<A, ArgumentError> {
+    match without_optional_nulls(input, definition.input_schema()) {
+        Cow::Borrowed(input) => parse_arguments(input),
+        Cow::Owned(input) => parse_arguments(&input),
+    }
+}
+
+/// Parses the input of a tool that takes an `#[args]` struct, which may not
+/// deny unknown fields itself: the schema the model saw decides.
+///
+/// # Errors
+/// [`ArgumentError`] for unknown keys or from parsing.
+pub fn parse_args_struct<A: DeserializeOwned>(
+    input: &Value,
+    definition: &ToolDefinition,
+) -> Result<A, ArgumentError> {
+    reject_unknown_keys(input, definition.input_schema())?;
+    parse_args(input, definition)
+}
+
+/// Strict-mode providers send `null` for optional properties they leave
+/// out; a defaulted parameter must then get its default, not a type error.
+fn without_optional_nulls<'v>(input: &'v Value, schema: &Value) -> Cow<'v, Value> {
+    let Value::Object(map) = input else {
+        return Cow::Borrowed(input);
+    };
+    let required = schema.get("required").and_then(Value::as_array);
+    let is_required = |key: &str| required.is_some_and(|r| r.iter().any(|k| k == key));
+    if !map.iter().any(|(k, v)| v.is_null() && !is_required(k)) {
+        return Cow::Borrowed(input);
+    }
+    let kept = map
+        .iter()
+        .filter(|(k, v)| !(v.is_null() && !is_required(k)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Cow::Owned(Value::Object(kept))
+}
+
+/// Holds a body's return value while the expansion picks how to convert it:
+/// `IntoToolResult` first, then `Result<T: Serialize, E: Display>`, then
+/// `T: Serialize` (method resolution through auto-ref picks the first that
+/// applies).
+pub struct Returned<T>(Cell<Option<T>>);
+
+impl<T> Returned<T> {
+    /// Wraps a return value.
+    pub fn new(value: T) -> Self {
+        Self(Cell::new(Some(value)))
+    }
+
+    fn take(&self) -> Option<T> {
+        self.0.take()
+    }
+
+    /// The last resort: any `Serialize` value.
+    pub fn __iris_into_result(&self) -> ToolResult
+    where
+        T: Serialize,
+    {
+        self.take()
+            .map_or_else(already_taken, |v| serialized_result(&v))
+    }
+}
+
+fn already_taken() -> ToolResult {
+    ToolResult::error(
+        crate::result::ToolErrorKind::Internal,
+        "a tool's return value was converted twice",
+    )
+}
+
+/// First choice: the value implements [`IntoToolResult`].
+pub trait ViaIntoToolResult {
+    /// Converts the held value.
+    fn __iris_into_result(&self) -> ToolResult;
+}
+
+impl<T: IntoToolResult> ViaIntoToolResult for &&Returned<T> {
+    fn __iris_into_result(&self) -> ToolResult {
+        self.take()
+            .map_or_else(already_taken, IntoToolResult::into_tool_result)
+    }
+}
+
+/// Second choice: `Result<T: Serialize, E: Display>`.
+pub trait ViaSerializeOk {
+    /// Converts the held value.
+    fn __iris_into_result(&self) -> ToolResult;
+}
+
+impl<T: Serialize, E: Display> ViaSerializeOk for &Returned<Result<T, E>> {
+    fn __iris_into_result(&self) -> ToolResult {
+        match self.take() {
+            Some(Ok(value)) => serialized_result(&value),
+            Some(Err(err)) => error_result(&err),
+            None => already_taken(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_lines_lose_common_indent_and_keep_paragraphs() {
+        let raw = " First line.\n More.\n\n Second paragraph.\n     indented code\n";
+        assert_eq!(
+            normalize_doc(raw),
+            "First line.\nMore.\n\nSecond paragraph.\n    indented code"
+        );
+        assert_eq!(normalize_doc(""), "");
+    }
+
+    #[test]
+    fn conversion_prefers_into_tool_result_then_serialize() {
+        let text = (&&&Returned::new(String::from("hi"))).__iris_into_result();
+        assert_eq!(text.text_content(), "hi");
+        let number = (&&&Returned::new(16_i64)).__iris_into_result();
+        assert_eq!(number.data(), Some(&Value::from(16)));
+        let ok: Result<Vec<u8>, String> = Ok(vec![1]);
+        let ok = (&&&Returned::new(ok)).__iris_into_result();
+        assert_eq!(ok.text_content(), "[1]");
+        let err: Result<Vec<u8>, String> = Err("nope".into());
+        let err = (&&&Returned::new(err)).__iris_into_result();
+        assert_eq!(err.text_content(), "nope");
+    }
+
+    #[test]
+    fn optional_nulls_are_dropped_required_ones_kept() {
+        let schema = serde_json::json!({"required": ["a"]});
+        let input = serde_json::json!({"a": null, "b": null, "c": 1});
+        let cleaned = without_optional_nulls(&input, &schema);
+        assert_eq!(*cleaned, serde_json::json!({"a": null, "c": 1}));
+        let clean = serde_json::json!({"c": 1});
+        assert!(matches!(without_optional_nulls(&clean, &schema), Cow::Borrowed(_)));
+    }
+}

@@ -1,0 +1,182 @@
+//! Gemini function declarations: an OpenAPI 3 subset without `$ref`.
+
+use serde_json::{Map, Value, json};
+
+use super::inline::inline_refs;
+use super::walk::child;
+use super::{Projection, ProjectionNote, ProjectionReport};
+use crate::definition::ToolSpec;
+
+/// The schema fields Gemini's `Schema` object accepts.
+const SUPPORTED: &[&str] = &[
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
+];
+
+/// Formats Gemini accepts, by type.
+const FORMATS: &[(&str, &[&str])] = &[
+    ("integer", &["int32", "int64"]),
+    ("number", &["float", "double"]),
+    ("string", &["enum", "date-time"]),
+];
+
+/// The function declaration shape: `{name, description, parameters}`.
+///
+/// References are inlined (recursion cut and reported), `[T, "null"]`
+/// becomes `nullable`, `oneOf` becomes `anyOf`, `const` becomes a one-value
+/// `enum`, and unsupported keywords are dropped and reported. A tool without
+/// parameters omits `parameters`, which Gemini requires to be non-empty.
+#[must_use]
+pub fn gemini(spec: &ToolSpec) -> Projection {
+    let mut report = ProjectionReport::new(&spec.name);
+    let (mut schema, notes) = inline_refs(&spec.parameters);
+    report.notes = notes;
+    to_openapi(&mut schema, "", &mut report.notes);
+    let has_params = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    let mut tool = json!({
+        "name": spec.name,
+        "description": &*spec.description,
+    });
+    if has_params && let Value::Object(map) = &mut tool {
+        map.insert("parameters".to_owned(), schema);
+    }
+    Projection { tool, report }
+}
+
+fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
+    let Value::Object(map) = node else {
+        // `true` (any value) has no OpenAPI spelling; an untyped schema is closest.
+        *node = json!({});
+        return;
+    };
+    if let Some(one_of) = map.remove("oneOf") {
+        map.insert("anyOf".to_owned(), one_of);
+        notes.push(ProjectionNote::OneOfToAnyOf { at: at.to_owned() });
+    }
+    if let Some(value) = map.remove("const") {
+        map.insert("enum".to_owned(), Value::Array(vec![value]));
+    }
+    fold_null_any_of(map);
+    fold_null_type(map);
+    let dropped: Vec<String> = map
+        .keys()
+        .filter(|k| !SUPPORTED.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for keyword in dropped {
+        map.remove(&keyword);
+        notes.push(ProjectionNote::DroppedKeyword {
+            at: at.to_owned(),
+            keyword,
+        });
+    }
+    drop_foreign_format(map, at, notes);
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        let base = child(at, "properties");
+        for (key, value) in props.iter_mut() {
+            to_openapi(value, &child(&base, key), notes);
+        }
+    }
+    if let Some(items) = map.get_mut("items") {
+        to_openapi(items, &child(at, "items"), notes);
+    }
+    if let Some(Value::Array(any_of)) = map.get_mut("anyOf") {
+        let base = child(at, "anyOf");
+        for (i, value) in any_of.iter_mut().enumerate() {
+            to_openapi(value, &child(&base, &i.to_string()), notes);
+        }
+    }
+}
+
+/// `type: [T, "null"]` -> `type: T, nullable: true`; several non-null types
+/// become an `anyOf` of single types.
+fn fold_null_type(map: &mut Map<String, Value>) {
+    let Some(Value::Array(types)) = map.get("type") else {
+        return;
+    };
+    let nullable = types.iter().any(|t| t == "null");
+    let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+    match rest.as_slice() {
+        [] => {
+            map.insert("type".to_owned(), json!("null"));
+        }
+        [single] => {
+            map.insert("type".to_owned(), single.clone());
+        }
+        _ => {
+            map.remove("type");
+            let any_of = rest.into_iter().map(|t| json!({ "type": t })).collect();
+            map.insert("anyOf".to_owned(), Value::Array(any_of));
+        }
+    }
+    if nullable {
+        map.insert("nullable".to_owned(), Value::Bool(true));
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+}
+
+/// `anyOf: [X, {"type": "null"}]` -> `X` with `nullable: true`.
+fn fold_null_any_of(map: &mut Map<String, Value>) {
+    let Some(Value::Array(any_of)) = map.get("anyOf") else {
+        return;
+    };
+    let is_null = |s: &Value| s.get("type").is_some_and(|t| t == "null");
+    if !any_of.iter().any(is_null) {
+        return;
+    }
+    let mut rest: Vec<Value> = any_of.iter().filter(|s| !is_null(s)).cloned().collect();
+    map.insert("nullable".to_owned(), Value::Bool(true));
+    if rest.len() == 1
+        && let Some(Value::Object(inner)) = rest.pop()
+    {
+        map.remove("anyOf");
+        for (key, value) in inner {
+            map.entry(key).or_insert(value);
+        }
+    } else {
+        map.insert("anyOf".to_owned(), Value::Array(rest));
+    }
+}
+
+fn drop_foreign_format(map: &mut Map<String, Value>, at: &str, notes: &mut Vec<ProjectionNote>) {
+    let Some(format) = map.get("format").and_then(Value::as_str) else {
+        return;
+    };
+    let ty = map.get("type").and_then(Value::as_str).unwrap_or_default();
+    let allowed = FORMATS
+        .iter()
+        .find(|(t, _)| *t == ty)
+        .is_some_and(|(_, formats)| formats.contains(&format));
+    if !allowed {
+        map.remove("format");
+        notes.push(ProjectionNote::DroppedKeyword {
+            at: at.to_owned(),
+            keyword: "format".to_owned(),
+        });
+    }
+}

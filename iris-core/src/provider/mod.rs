@@ -1,0 +1,130 @@
+//! Projections of [`ToolSpec`]s into providers' wire shapes.
+//!
+//! Pure functions from specs to JSON. Each projection returns the wire value
+//! together with a [`ProjectionReport`] saying what had to change (strict
+//! mode, `$ref` inlining, dropped keywords) and what could not be expressed,
+//! so hosts can log or test it instead of discovering it in a 400 response.
+//!
+//! | provider | function | shape |
+//! |---|---|---|
+//! | OpenAI Chat Completions | [`openai_chat`] | `{"type":"function","function":{name, description, parameters, strict}}` |
+//! | OpenAI Responses | [`openai_responses`] | `{"type":"function", name, description, parameters, strict}` |
+//! | Anthropic Messages | [`anthropic`] | `{name, description, input_schema}` |
+//! | Gemini | [`gemini`] | `{name, description, parameters}` (OpenAPI subset, no `$ref`) |
+
+mod anthropic;
+mod gemini;
+mod inline;
+mod openai;
+mod strict;
+mod walk;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::definition::ToolSpec;
+use crate::name::ToolName;
+
+pub use anthropic::anthropic;
+pub use gemini::gemini;
+pub use openai::{openai_chat, openai_responses};
+
+/// One tool in a provider's wire shape, with what the projection did to it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Projection {
+    /// The JSON to put in the request's tool list.
+    pub tool: Value,
+    /// What changed on the way.
+    pub report: ProjectionReport,
+}
+
+/// What a projection changed or could not express, per tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProjectionReport {
+    /// The tool.
+    pub tool: ToolName,
+    /// Whether the projected tool asks the provider for strict schema
+    /// enforcement.
+    pub strict: bool,
+    /// Each change, in the order it was made.
+    pub notes: Vec<ProjectionNote>,
+}
+
+impl ProjectionReport {
+    fn new(tool: &ToolName) -> Self {
+        Self {
+            tool: tool.clone(),
+            strict: false,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// One change a projection made, located by a JSON Pointer into the schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "note", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ProjectionNote {
+    /// Strict mode was requested but the schema cannot be made strict; the
+    /// tool was sent non-strict.
+    NotStrict {
+        /// Where the obstacle is.
+        at: String,
+        /// Why strict mode cannot express it.
+        reason: String,
+    },
+    /// A keyword the target does not support was removed.
+    DroppedKeyword {
+        /// Where it was.
+        at: String,
+        /// The keyword.
+        keyword: String,
+    },
+    /// An optional property became required-but-nullable (strict mode).
+    MadeNullable {
+        /// The property.
+        at: String,
+    },
+    /// `oneOf` became `anyOf`.
+    OneOfToAnyOf {
+        /// Where.
+        at: String,
+    },
+    /// A `$ref` was replaced by the schema it points to.
+    InlinedRef {
+        /// Where.
+        at: String,
+        /// The reference.
+        reference: String,
+    },
+    /// A recursive `$ref` could not be inlined and was replaced by a plain
+    /// object schema.
+    RecursionCut {
+        /// Where.
+        at: String,
+        /// The reference.
+        reference: String,
+    },
+    /// Inlining stopped because the schema grew past the limit.
+    TooLarge {
+        /// Where inlining stopped.
+        at: String,
+        /// The node limit that was reached.
+        limit: usize,
+    },
+}
+
+/// Projects every spec with `project`, keeping the wire values and the
+/// reports apart.
+pub fn project_all(
+    specs: &[ToolSpec],
+    project: fn(&ToolSpec) -> Projection,
+) -> (Vec<Value>, Vec<ProjectionReport>) {
+    specs
+        .iter()
+        .map(|spec| {
+            let Projection { tool, report } = project(spec);
+            (tool, report)
+        })
+        .unzip()
+}

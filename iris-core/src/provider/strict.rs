@@ -1,0 +1,293 @@
+//! OpenAI strict mode: every property required, optional ones nullable,
+//! objects closed, `oneOf` as `anyOf`, unsupported keywords removed.
+
+use serde_json::{Map, Value, json};
+
+use super::ProjectionNote;
+use super::walk::{child, local_def_name};
+
+/// OpenAI's documented limit on object nesting in strict schemas.
+const MAX_OBJECT_DEPTH: usize = 10;
+
+/// Keywords strict mode rejects and that can be dropped without changing
+/// which values the model may produce in a way the body would notice.
+const UNSUPPORTED: &[&str] = &[
+    "default",
+    "minLength",
+    "maxLength",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "unevaluatedItems",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// Keywords that widen what an object accepts; strict mode cannot express them.
+const OPENING: &[&str] = &["patternProperties", "unevaluatedProperties", "propertyNames"];
+
+/// String formats strict mode accepts.
+const FORMATS: &[&str] = &[
+    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+];
+
+/// Why a schema cannot be made strict.
+pub(super) struct NotStrict(pub(super) ProjectionNote);
+
+fn not_strict(at: &str, reason: impl Into<String>) -> NotStrict {
+    NotStrict(ProjectionNote::NotStrict {
+        at: at.to_owned(),
+        reason: reason.into(),
+    })
+}
+
+struct StrictPass<'d> {
+    defs: &'d Map<String, Value>,
+    expanding: Vec<String>,
+    notes: Vec<ProjectionNote>,
+}
+
+/// The strict form of `schema`, with the notes of every change.
+pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>), NotStrict> {
+    let empty = Map::new();
+    let defs = schema
+        .get("$defs")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let mut pass = StrictPass {
+        defs,
+        expanding: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut out = schema.clone();
+    pass.visit(&mut out, "", 0)?;
+    Ok((out, pass.notes))
+}
+
+impl StrictPass<'_> {
+    fn visit(&mut self, node: &mut Value, at: &str, depth: usize) -> Result<(), NotStrict> {
+        let Value::Object(map) = node else {
+            return Err(not_strict(
+                at,
+                "a boolean schema accepts any value; strict mode needs a typed schema",
+            ));
+        };
+        if map.contains_key("$ref") && map.len() > 1 {
+            return self.expand_ref_with_siblings(node, at, depth);
+        }
+        self.drop_unsupported(map, at);
+        if let Some(one_of) = map.remove("oneOf") {
+            map.insert("anyOf".to_owned(), one_of);
+            self.notes
+                .push(ProjectionNote::OneOfToAnyOf { at: at.to_owned() });
+        }
+        let mut depth = depth;
+        if is_object_schema(map) {
+            depth += 1;
+            if depth > MAX_OBJECT_DEPTH {
+                return Err(not_strict(
+                    at,
+                    format!("objects nest deeper than {MAX_OBJECT_DEPTH} levels"),
+                ));
+            }
+            self.close_object(map, at)?;
+        }
+        self.visit_children(map, at, depth)
+    }
+
+    fn expand_ref_with_siblings(
+        &mut self,
+        node: &mut Value,
+        at: &str,
+        depth: usize,
+    ) -> Result<(), NotStrict> {
+        let Value::Object(map) = node else {
+            return Ok(());
+        };
+        let reference = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let target = local_def_name(&reference)
+            .filter(|name| !self.expanding.iter().any(|e| e == name))
+            .and_then(|name| Some((name.to_owned(), self.defs.get(name)?.as_object()?.clone())));
+        let Some((name, mut merged)) = target else {
+            // A recursive or foreign reference: keep the `$ref`, drop what
+            // strict mode refuses next to it.
+            let siblings: Vec<String> = map.keys().filter(|k| *k != "$ref").cloned().collect();
+            for keyword in siblings {
+                map.remove(&keyword);
+                self.notes.push(ProjectionNote::DroppedKeyword {
+                    at: at.to_owned(),
+                    keyword,
+                });
+            }
+            return Ok(());
+        };
+        for (key, value) in map.iter() {
+            if key != "$ref" {
+                merged.insert(key.clone(), value.clone());
+            }
+        }
+        *node = Value::Object(merged);
+        self.notes.push(ProjectionNote::InlinedRef {
+            at: at.to_owned(),
+            reference,
+        });
+        self.expanding.push(name);
+        let result = self.visit(node, at, depth);
+        self.expanding.pop();
+        result
+    }
+
+    fn drop_unsupported(&mut self, map: &mut Map<String, Value>, at: &str) {
+        for keyword in UNSUPPORTED {
+            if map.remove(*keyword).is_some() {
+                self.notes.push(ProjectionNote::DroppedKeyword {
+                    at: at.to_owned(),
+                    keyword: (*keyword).to_owned(),
+                });
+            }
+        }
+        let unsupported_format = map
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| !FORMATS.contains(&f));
+        if unsupported_format {
+            map.remove("format");
+            self.notes.push(ProjectionNote::DroppedKeyword {
+                at: at.to_owned(),
+                keyword: "format".to_owned(),
+            });
+        }
+    }
+
+    fn close_object(&mut self, map: &mut Map<String, Value>, at: &str) -> Result<(), NotStrict> {
+        if let Some(keyword) = OPENING.iter().find(|k| map.contains_key(**k)) {
+            return Err(not_strict(
+                at,
+                format!("`{keyword}` accepts keys that are not declared; strict mode needs every key declared"),
+            ));
+        }
+        match map.get("additionalProperties") {
+            None | Some(Value::Bool(false)) => {}
+            Some(_) => {
+                return Err(not_strict(
+                    at,
+                    "an open map (`additionalProperties`) accepts keys that are not declared; strict mode needs every key declared",
+                ));
+            }
+        }
+        if !map.get("properties").is_some_and(Value::is_object) {
+            return Err(not_strict(
+                at,
+                "an object without `properties` accepts any keys; strict mode needs every key declared",
+            ));
+        }
+        let required: Vec<String> = match map.get("required") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let Some(Value::Object(props)) = map.get_mut("properties") else {
+            return Ok(());
+        };
+        let mut all = Vec::with_capacity(props.len());
+        for (key, prop) in props.iter_mut() {
+            if !required.contains(key) {
+                make_nullable(prop);
+                self.notes.push(ProjectionNote::MadeNullable {
+                    at: child(&child(at, "properties"), key),
+                });
+            }
+            all.push(Value::String(key.clone()));
+        }
+        map.insert("required".to_owned(), Value::Array(all));
+        map.insert("additionalProperties".to_owned(), Value::Bool(false));
+        Ok(())
+    }
+
+    fn visit_children(
+        &mut self,
+        map: &mut Map<String, Value>,
+        at: &str,
+        depth: usize,
+    ) -> Result<(), NotStrict> {
+        for keyword in ["properties", "$defs"] {
+            if let Some(Value::Object(children)) = map.get_mut(keyword) {
+                let base = child(at, keyword);
+                for (key, value) in children.iter_mut() {
+                    self.visit(value, &child(&base, key), depth)?;
+                }
+            }
+        }
+        for keyword in ["anyOf", "allOf", "prefixItems"] {
+            if let Some(Value::Array(children)) = map.get_mut(keyword) {
+                let base = child(at, keyword);
+                for (i, value) in children.iter_mut().enumerate() {
+                    self.visit(value, &child(&base, &i.to_string()), depth)?;
+                }
+            }
+        }
+        if let Some(items) = map.get_mut("items") {
+            self.visit(items, &child(at, "items"), depth)?;
+        }
+        Ok(())
+    }
+}
+
+fn is_object_schema(map: &Map<String, Value>) -> bool {
+    match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        _ => map.contains_key("properties"),
+    }
+}
+
+/// Lets `schema` also accept `null`, the strict-mode spelling of "optional".
+fn make_nullable(schema: &mut Value) {
+    let null = Value::String("null".to_owned());
+    if let Value::Object(map) = schema {
+        match map.get_mut("type") {
+            Some(Value::String(t)) if t != "null" => {
+                let t = std::mem::take(t);
+                map.insert("type".to_owned(), json!([t, "null"]));
+                add_null_to_enum(map);
+                return;
+            }
+            Some(Value::Array(types)) => {
+                if !types.contains(&null) {
+                    types.push(null);
+                }
+                add_null_to_enum(map);
+                return;
+            }
+            Some(_) => return,
+            None => {}
+        }
+        if let Some(Value::Array(any_of)) = map.get_mut("anyOf") {
+            if !any_of.iter().any(|s| s.get("type") == Some(&null)) {
+                any_of.push(json!({"type": "null"}));
+            }
+            return;
+        }
+    }
+    let inner = std::mem::take(schema);
+    *schema = json!({"anyOf": [inner, {"type": "null"}]});
+}
+
+fn add_null_to_enum(map: &mut Map<String, Value>) {
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+}

@@ -1,0 +1,273 @@
+//! Tool results: what the model reads, what the host keeps, and typed errors.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::content::{ContentBlock, ImageBlock};
+
+/// Why a call failed, as the model and the host see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// No tool answers to the name.
+    UnknownTool,
+    /// The tool exists but was not offered in this request.
+    ToolNotAvailable,
+    /// The arguments did not match the schema.
+    InvalidArguments,
+    /// The permission policy refused the call.
+    PermissionDenied,
+    /// A `tool.before` hook refused the call.
+    DeniedByHook,
+    /// The body panicked.
+    ToolPanicked,
+    /// The body ran past its deadline.
+    Timeout,
+    /// The call was cancelled.
+    Cancelled,
+    /// The body reported a failure.
+    Execution,
+    /// Iris itself failed; the message says what the host should fix.
+    Internal,
+}
+
+impl ToolErrorKind {
+    /// The kind as written in results and logs, such as `unknown_tool`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ToolErrorKind::UnknownTool => "unknown_tool",
+            ToolErrorKind::ToolNotAvailable => "tool_not_available",
+            ToolErrorKind::InvalidArguments => "invalid_arguments",
+            ToolErrorKind::PermissionDenied => "permission_denied",
+            ToolErrorKind::DeniedByHook => "denied_by_hook",
+            ToolErrorKind::ToolPanicked => "tool_panicked",
+            ToolErrorKind::Timeout => "timeout",
+            ToolErrorKind::Cancelled => "cancelled",
+            ToolErrorKind::Execution => "execution",
+            ToolErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ToolErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error face of a failed result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolFailure {
+    /// What kind of failure.
+    pub kind: ToolErrorKind,
+    /// What was wrong and what to do, written for the model.
+    pub message: String,
+}
+
+/// A reference to a saved or published artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactRef {
+    /// The handle that opens the artifact (and that `read_file` accepts).
+    pub handle: String,
+    /// The artifact's size in bytes.
+    pub size: u64,
+    /// The media type, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// A name for people, such as the source file's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// The outcome of one tool call.
+///
+/// Three faces: model content (text and image blocks), host data (`data`
+/// and `stats`) and artifacts. A failure is a `ToolResult` too, with a kind
+/// and a message for the model. Results are values: the `with_*` methods
+/// return a modified copy, so a middleware can derive its own result from
+/// the one it was handed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolResult {
+    content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<Value>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    stats: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    artifacts: Vec<ArtifactRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<ToolFailure>,
+}
+
+impl ToolResult {
+    /// A successful result holding one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            ..Self::default()
+        }
+    }
+
+    /// A successful result holding `content`.
+    #[must_use]
+    pub fn from_content(content: Vec<ContentBlock>) -> Self {
+        Self {
+            content,
+            ..Self::default()
+        }
+    }
+
+    /// A successful result whose model text is `value` as compact JSON and
+    /// whose host `data` is `value` itself.
+    #[must_use]
+    pub fn json(value: Value) -> Self {
+        Self {
+            content: vec![ContentBlock::text(value.to_string())],
+            data: Some(value),
+            ..Self::default()
+        }
+    }
+
+    /// A failed result: the model reads `message`.
+    pub fn error(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self {
+            content: vec![ContentBlock::text(message.clone())],
+            error: Some(ToolFailure { kind, message }),
+            ..Self::default()
+        }
+    }
+
+    /// The blocks the model reads.
+    #[must_use]
+    pub fn content(&self) -> &[ContentBlock] {
+        &self.content
+    }
+
+    /// All text blocks joined by newlines.
+    #[must_use]
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for text in self.content.iter().filter_map(ContentBlock::as_text) {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(text);
+        }
+        out
+    }
+
+    /// Structured data for the host.
+    #[must_use]
+    pub fn data(&self) -> Option<&Value> {
+        self.data.as_ref()
+    }
+
+    /// Measurements and notes for the host (timings, input repairs, ...).
+    #[must_use]
+    pub fn stats(&self) -> &Map<String, Value> {
+        &self.stats
+    }
+
+    /// Artifacts saved or published by this call.
+    #[must_use]
+    pub fn artifacts(&self) -> &[ArtifactRef] {
+        &self.artifacts
+    }
+
+    /// The failure, when the call failed.
+    #[must_use]
+    pub fn failure(&self) -> Option<&ToolFailure> {
+        self.error.as_ref()
+    }
+
+    /// The failure kind, when the call failed.
+    #[must_use]
+    pub fn error_kind(&self) -> Option<ToolErrorKind> {
+        self.error.as_ref().map(|e| e.kind)
+    }
+
+    /// Whether the call failed.
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// A copy with one more text block.
+    #[must_use]
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.content.push(ContentBlock::text(text));
+        self
+    }
+
+    /// A copy with one more image block.
+    #[must_use]
+    pub fn with_image(mut self, image: ImageBlock) -> Self {
+        self.content.push(ContentBlock::Image(image));
+        self
+    }
+
+    /// A copy whose model content is `content`.
+    #[must_use]
+    pub fn with_content(mut self, content: Vec<ContentBlock>) -> Self {
+        self.content = content;
+        self
+    }
+
+    /// A copy with host `data` set.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// A copy with `stats[key] = value`.
+    #[must_use]
+    pub fn with_stat(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.stats.insert(key.into(), value.into());
+        self
+    }
+
+    /// A copy with one more artifact reference.
+    #[must_use]
+    pub fn with_artifact(mut self, artifact: ArtifactRef) -> Self {
+        self.artifacts.push(artifact);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn derived_copies_leave_the_original_alone() {
+        let original = ToolResult::text("16");
+        let copy = original.clone().with_stat("wrapped_seconds", 0.5);
+        assert!(original.stats().is_empty());
+        assert_eq!(copy.stats()["wrapped_seconds"], json!(0.5));
+        assert_eq!(copy.text_content(), "16");
+    }
+
+    #[test]
+    fn errors_carry_kind_and_message() {
+        let err = ToolResult::error(ToolErrorKind::UnknownTool, "no tool `x`");
+        assert_eq!(err.error_kind(), Some(ToolErrorKind::UnknownTool));
+        assert_eq!(err.text_content(), "no tool `x`");
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(json["error"]["kind"], "unknown_tool");
+    }
+
+    #[test]
+    fn json_results_keep_data() {
+        let r = ToolResult::json(json!({"a": 1}));
+        assert_eq!(r.text_content(), r#"{"a":1}"#);
+        assert_eq!(r.data(), Some(&json!({"a": 1})));
+    }
+}

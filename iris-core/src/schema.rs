@@ -1,0 +1,168 @@
+//! Argument schemas from schemars, in the shape tools send, and argument parsing.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::error::ArgumentError;
+
+/// The JSON Schema (2020-12) of `T` as a tool's input schema.
+///
+/// Root `type: object` with `properties`, unknown properties rejected unless
+/// `T` says otherwise, and none of the root `$schema`/`title`/`description`
+/// noise (the description lives in the definition).
+#[must_use]
+pub fn input_schema_for<T: JsonSchema>() -> Value {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.meta_schema = None;
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let mut value = Value::from(schema);
+    if let Value::Object(root) = &mut value {
+        tidy_root(root);
+    }
+    value
+}
+
+fn tidy_root(root: &mut Map<String, Value>) {
+    for noise in ["$schema", "title", "description"] {
+        root.remove(noise);
+    }
+    if root.get("type").and_then(Value::as_str) == Some("object") {
+        root.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        root.entry("additionalProperties")
+            .or_insert(Value::Bool(false));
+    }
+}
+
+/// The schema of a tool that takes no arguments.
+#[must_use]
+pub fn empty_object_schema() -> Value {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+/// Parses `input` into `T`, naming the JSON path of the culprit on failure.
+///
+/// # Errors
+/// [`ArgumentError`] with a `$`-rooted path (`$.items[2].name`) and serde's
+/// message, which says what was expected and what was found.
+pub fn parse_arguments<T: DeserializeOwned>(input: &Value) -> Result<T, ArgumentError> {
+    serde_path_to_error::deserialize(input).map_err(|err| {
+        let path = json_path(err.path());
+        ArgumentError::new(path, err.into_inner().to_string())
+    })
+}
+
+fn json_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::from("$");
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                out.push('.');
+                out.push_str(key);
+            }
+            Segment::Unknown => out.push_str(".?"),
+        }
+    }
+    out
+}
+
+/// Refuses top-level keys that `schema` does not declare, when the schema
+/// closes its object with `additionalProperties: false`.
+///
+/// Tools whose argument type does not deny unknown fields itself use this
+/// so the schema the model sees and the parser agree.
+///
+/// # Errors
+/// [`ArgumentError`] naming the first unknown key and the accepted ones.
+pub fn reject_unknown_keys(input: &Value, schema: &Value) -> Result<(), ArgumentError> {
+    let (Value::Object(input), Some(props)) = (input, schema.get("properties")) else {
+        return Ok(());
+    };
+    if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+        return Ok(());
+    }
+    let Some(props) = props.as_object() else {
+        return Ok(());
+    };
+    match input.keys().find(|k| !props.contains_key(k.as_str())) {
+        None => Ok(()),
+        Some(unknown) => {
+            let known: Vec<String> = props.keys().map(|k| format!("`{k}`")).collect();
+            let expected = if known.is_empty() {
+                "no arguments".to_owned()
+            } else {
+                known.join(", ")
+            };
+            Err(ArgumentError::new(
+                format!("$.{unknown}"),
+                format!("unknown field `{unknown}`, expected {expected}"),
+            ))
+        }
+    }
+}
+
+/// A short name for the kind of a JSON value, for messages.
+#[must_use]
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    /// Root docs that belong to the definition, not the schema.
+    struct Args {
+        items: Vec<Item>,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Item {
+        #[allow(dead_code, reason = "only parsed")]
+        name: String,
+    }
+
+    #[test]
+    fn root_is_a_closed_object_without_noise() {
+        let schema = input_schema_for::<Args>();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["additionalProperties"], false);
+        for noise in ["$schema", "title", "description"] {
+            assert!(schema.get(noise).is_none(), "{noise}");
+        }
+    }
+
+    #[test]
+    fn parse_errors_name_the_path() {
+        let err = parse_arguments::<Args>(&json!({"items": [{"name": "a"}, {"name": 3}]}))
+            .err()
+            .unwrap();
+        assert_eq!(err.path(), "$.items[1].name");
+        assert!(err.message().contains("expected a string"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_when_the_schema_is_closed() {
+        let schema = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
+        assert!(reject_unknown_keys(&json!({"a": 1}), &schema).is_ok());
+        let err = reject_unknown_keys(&json!({"b": 1}), &schema).unwrap_err();
+        assert_eq!(err.path(), "$.b");
+        let open = json!({"type": "object", "properties": {}});
+        assert!(reject_unknown_keys(&json!({"b": 1}), &open).is_ok());
+    }
+}
