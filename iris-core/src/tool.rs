@@ -36,6 +36,12 @@ impl std::fmt::Debug for ToolBody<'_> {
 }
 
 impl ToolBody<'_> {
+    /// A body that is already done, such as a refusal before the real body.
+    #[must_use]
+    pub fn ready(result: ToolResult) -> Self {
+        ToolBody::Async(Box::pin(std::future::ready(result)))
+    }
+
     /// Runs the body on the current thread, to completion.
     ///
     /// For tests and simple hosts; the runtime's executor moves blocking

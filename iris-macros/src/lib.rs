@@ -1,1 +1,19 @@
-//! Iris macros.
+//! The `#[tool]` and `#[middleware]` attribute macros of Iris.
+//!
+//! Use them through the `iris` crate (`#[iris::tool]`), which documents every
+//! key and shows the code they write; this crate holds only the expansions.
+
+mod attrs;
+mod docs;
+mod errors;
+mod fallback;
+mod paths;
+mod tool;
+
+use proc_macro::TokenStream;
+
+/// Turns a function into an LLM tool. See `iris::tool` for the keys.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tool::expand(attr.into(), item.into()).into()
+}

@@ -1,0 +1,34 @@
+//! What an expansion emits when the input is wrong: the errors, plus the
+//! user's function and a stand-in type so code that uses them does not
+//! cascade into unrelated errors.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ItemFn;
+use syn::ext::IdentExt as _;
+
+use crate::tool::stripped_fn;
+
+/// The item did not parse as a function: keep it as written.
+pub(crate) fn unparsed(item: TokenStream, err: syn::Error) -> TokenStream {
+    let err = err.into_compile_error();
+    quote!(#err #item)
+}
+
+/// A `#[tool]` with errors: the function, an empty struct of the tool's
+/// type name, and the errors.
+pub(crate) fn tool(item: &ItemFn, err: syn::Error) -> TokenStream {
+    let err = err.into_compile_error();
+    let vis = &item.vis;
+    let struct_ident = syn::Ident::new(
+        &crate::tool::struct_name(&item.sig.ident.unraw().to_string()),
+        item.sig.ident.span(),
+    );
+    let item = stripped_fn(item);
+    quote! {
+        #err
+        #item
+        #[allow(dead_code)]
+        #vis struct #struct_ident;
+    }
+}

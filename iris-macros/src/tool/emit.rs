@@ -1,0 +1,226 @@
+//! From the checked model to Rust: the only module that writes tokens.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ItemFn;
+use syn::spanned::Spanned as _;
+
+use super::model::{Description, Output, Param, ToolFn};
+use super::parse::stripped_fn;
+use crate::paths::{private_path, private_path_string};
+
+pub(crate) fn emit(tool: &ToolFn, item: &ItemFn) -> TokenStream {
+    let p = private_path(tool.root.as_ref());
+    let item = stripped_fn(item);
+    let vis = &tool.vis;
+    let struct_ident = &tool.struct_ident;
+    let struct_doc = format!(
+        "The `{}` tool, written by `#[tool]` from the function of the same name.",
+        tool.name.value
+    );
+    let (args_ty, args_struct) = args_type(tool, &p);
+    let definition = definition_fn(tool, &p, &args_ty);
+    let parse = parse_fn(tool, &p, &args_ty);
+    let call = call_fn(tool, &p);
+    quote! {
+        #item
+
+        #[doc = #struct_doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #struct_ident;
+
+        const _: () = {
+            #args_struct
+
+            #[automatically_derived]
+            impl #p::Tool for #struct_ident {
+                type Args = #args_ty;
+                #definition
+                #parse
+                #call
+            }
+        };
+    }
+}
+
+/// The argument type: the `#[args]` struct, or a struct of the loose
+/// parameters that derives `Deserialize` and `JsonSchema`.
+fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
+    if let Some(ty) = tool.params.iter().find_map(|param| match param {
+        Param::Args { ty } => Some(ty),
+        _ => None,
+    }) {
+        return (quote!(#ty), TokenStream::new());
+    }
+    let serde_crate = private_path_string(tool.root.as_ref(), "serde");
+    let schemars_crate = private_path_string(tool.root.as_ref(), "schemars");
+    let fields = tool.params.iter().filter_map(|param| match param {
+        Param::Arg {
+            ident,
+            ty,
+            field_attrs,
+        } => Some(quote!(#(#field_attrs)* #ident: #ty,)),
+        _ => None,
+    });
+    let args_struct = quote! {
+        #[doc(hidden)]
+        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+        #[serde(crate = #serde_crate, deny_unknown_fields)]
+        #[schemars(crate = #schemars_crate)]
+        pub struct __IrisArgs {
+            #(#fields)*
+        }
+    };
+    (quote!(__IrisArgs), args_struct)
+}
+
+fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
+    let name = &tool.name.value;
+    let description = match &tool.description {
+        Description::Literal(lit) => quote!(#lit),
+        Description::Docs(docs) => {
+            let mut parts = Vec::with_capacity(docs.len() * 2);
+            for (i, doc) in docs.iter().enumerate() {
+                if i > 0 {
+                    parts.push(quote!("\n"));
+                }
+                parts.push(quote!(#doc));
+            }
+            quote!(::core::concat!(#(#parts),*))
+        }
+    };
+    let aliases = tool.aliases.iter().map(|a| &a.value);
+    let capabilities = tool.capabilities.iter().map(|c| format_ident!("{}", c.value));
+    let deferred = tool.deferred;
+    let max_result_chars = match tool.max_result_chars {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
+    let schema_span = args_span(tool);
+    let build = quote_spanned! {schema_span=>
+        #p::definition::<#args_ty>(&__IRIS_DEFINITION, &__IRIS_META)
+    };
+    quote! {
+        fn definition(&self) -> &#p::ToolDefinition {
+            static __IRIS_META: #p::ToolMeta = #p::ToolMeta {
+                name: #name,
+                description: #description,
+                aliases: &[#(#aliases),*],
+                capabilities: &[#(#p::Capability::#capabilities),*],
+                deferred: #deferred,
+                max_result_chars: #max_result_chars,
+            };
+            static __IRIS_DEFINITION: #p::OnceLock<#p::ToolDefinition> = #p::OnceLock::new();
+            #build
+        }
+    }
+}
+
+fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
+    let takes_struct = tool.params.iter().any(|param| matches!(param, Param::Args { .. }));
+    let parser = if takes_struct {
+        quote!(parse_args_struct)
+    } else {
+        quote!(parse_args)
+    };
+    let parse = quote_spanned! {args_span(tool)=>
+        #p::#parser::<#args_ty>(input, #p::Tool::definition(self))
+    };
+    quote! {
+        fn parse(
+            &self,
+            input: &#p::serde_json::Value,
+        ) -> ::core::result::Result<#args_ty, #p::ArgumentError> {
+            #parse
+        }
+    }
+}
+
+fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+    let mut extractions = Vec::new();
+    let mut call_args = Vec::new();
+    let mut fields = Vec::new();
+    for (i, param) in tool.params.iter().enumerate() {
+        match param {
+            Param::Arg { ident, .. } => {
+                fields.push(ident);
+                call_args.push(quote!(#ident));
+            }
+            Param::Args { .. } => call_args.push(quote!(__iris_args)),
+            Param::Context { ty, by_ref } => {
+                let local = format_ident!("__iris_ctx_{}", i);
+                extractions.push(quote_spanned! {ty.span()=>
+                    let #local = match <#ty as #p::FromToolContext>::from_context(__iris_cx) {
+                        ::core::result::Result::Ok(value) => value,
+                        ::core::result::Result::Err(result) => return #p::ToolBody::ready(result),
+                    };
+                });
+                call_args.push(if *by_ref { quote!(&#local) } else { quote!(#local) });
+            }
+        }
+    }
+    let destructure = if tool.params.iter().any(|param| matches!(param, Param::Args { .. })) {
+        quote!()
+    } else {
+        quote!(let __IrisArgs { #(#fields),* } = __iris_args;)
+    };
+    let fn_ident = &tool.fn_ident;
+    let convert = convert(tool, p);
+    let body = if tool.is_async {
+        quote! {
+            #p::ToolBody::Async(#p::Box::pin(async move {
+                #destructure
+                let __iris_out = #fn_ident(#(#call_args),*).await;
+                #convert
+            }))
+        }
+    } else {
+        quote! {
+            #p::ToolBody::Blocking(#p::Box::new(move || {
+                #destructure
+                let __iris_out = #fn_ident(#(#call_args),*);
+                #convert
+            }))
+        }
+    };
+    quote! {
+        fn call<'a>(
+            &'a self,
+            __iris_args: Self::Args,
+            __iris_cx: &'a #p::ToolContext,
+        ) -> #p::ToolBody<'a> {
+            let _ = __iris_cx;
+            #(#extractions)*
+            #body
+        }
+    }
+}
+
+/// Picks the conversion by method resolution: `IntoToolResult`, then
+/// `Result<T: Serialize, E: Display>`, then `T: Serialize`. Spanned on the
+/// return type so an unconvertible type is reported there.
+fn convert(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+    let span = match &tool.output {
+        Output::Type(ty) => ty.span(),
+        Output::Unit => Span::call_site(),
+    };
+    let call = quote_spanned! {span=>
+        (&&&#p::Returned::new(__iris_out)).__iris_into_result()
+    };
+    quote! {
+        #[allow(unused_imports)]
+        use #p::{ViaIntoToolResult as _, ViaSerializeOk as _};
+        #call
+    }
+}
+
+/// Where schema and parsing errors about the argument type should point.
+fn args_span(tool: &ToolFn) -> Span {
+    tool.params
+        .iter()
+        .find_map(|param| match param {
+            Param::Args { ty } => Some(ty.span()),
+            _ => None,
+        })
+        .unwrap_or_else(Span::call_site)
+}

@@ -1,0 +1,21 @@
+//! `#[tool]`: parse, check into a model, emit.
+
+mod emit;
+mod model;
+mod parse;
+
+use proc_macro2::TokenStream;
+
+pub(crate) use model::struct_name;
+pub(crate) use parse::stripped_fn;
+
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let input = match parse::parse(attr, item.clone()) {
+        Ok(input) => input,
+        Err(err) => return crate::fallback::unparsed(item, err),
+    };
+    match model::ToolFn::from_input(&input) {
+        Ok(tool) => emit::emit(&tool, &input.item),
+        Err(err) => crate::fallback::tool(&input.item, err),
+    }
+}
