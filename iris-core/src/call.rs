@@ -62,13 +62,13 @@ impl ToolCall {
     /// The canonical name of the called tool.
     #[must_use]
     pub fn name(&self) -> &str {
-        self.tool.definition().name().as_str()
+        self.tool.definition_dyn().name().as_str()
     }
 
     /// The called tool's definition.
     #[must_use]
     pub fn definition(&self) -> &ToolDefinition {
-        self.tool.definition()
+        self.tool.definition_dyn()
     }
 }
 

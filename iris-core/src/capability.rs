@@ -114,7 +114,9 @@ impl Capabilities {
 
     /// The tags in declaration order.
     pub fn iter(self) -> impl Iterator<Item = Capability> {
-        Capability::ALL.into_iter().filter(move |c| self.contains(*c))
+        Capability::ALL
+            .into_iter()
+            .filter(move |c| self.contains(*c))
     }
 
     /// The first tag that contradicts `read_only`, if the set holds both.
@@ -131,7 +133,8 @@ impl Capabilities {
 
 impl FromIterator<Capability> for Capabilities {
     fn from_iter<I: IntoIterator<Item = Capability>>(iter: I) -> Self {
-        iter.into_iter().fold(Capabilities::NONE, Capabilities::with)
+        iter.into_iter()
+            .fold(Capabilities::NONE, Capabilities::with)
     }
 }
 
@@ -173,7 +176,8 @@ mod tests {
             serde_json::to_string(&caps).unwrap(),
             r#"["read_only","concurrency_safe"]"#
         );
-        let back: Capabilities = serde_json::from_str(r#"["concurrency_safe","read_only"]"#).unwrap();
+        let back: Capabilities =
+            serde_json::from_str(r#"["concurrency_safe","read_only"]"#).unwrap();
         assert_eq!(back, caps);
     }
 }

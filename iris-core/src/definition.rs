@@ -66,6 +66,7 @@ impl ResultPolicy {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDefinition {
     name: ToolName,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     aliases: Vec<ToolName>,
     description: Arc<str>,
     input_schema: Arc<Value>,
@@ -402,7 +403,10 @@ mod tests {
             .build();
         assert!(matches!(
             conflict,
-            Err(ToolError::ConflictingCapabilities { conflict: "write", .. })
+            Err(ToolError::ConflictingCapabilities {
+                conflict: "write",
+                ..
+            })
         ));
 
         let blank = ToolDefinition::builder(name("x"), "  ").build();

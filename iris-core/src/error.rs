@@ -43,7 +43,9 @@ pub enum ToolError {
         alias: String,
     },
     /// Capability tags that contradict each other.
-    #[error("tool `{name}` is marked `read_only` and `{conflict}`; a read-only tool cannot {conflict}")]
+    #[error(
+        "tool `{name}` is marked `read_only` and `{conflict}`; a read-only tool cannot {conflict}"
+    )]
     ConflictingCapabilities {
         /// The tool name.
         name: String,
@@ -57,7 +59,9 @@ pub enum ToolError {
         name: String,
     },
     /// An input schema whose root is not an object schema.
-    #[error("input schema of tool `{name}` must be a JSON object with `type: object`, found {found}")]
+    #[error(
+        "input schema of tool `{name}` must be a JSON object with `type: object`, found {found}"
+    )]
     SchemaNotObject {
         /// The tool name.
         name: String,

@@ -58,6 +58,10 @@ pub mod __private {
 }
 mod private;
 
+/// The JSON crate of Iris's public API (`Value`, `json!`), re-exported so
+/// tool crates need no dependency of their own.
+pub use serde_json;
+
 pub use call::{ToolCall, ToolUseBlock};
 pub use capability::{Capabilities, Capability};
 pub use content::{ContentBlock, ImageBlock};

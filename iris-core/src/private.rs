@@ -248,6 +248,9 @@ mod tests {
         let cleaned = without_optional_nulls(&input, &schema);
         assert_eq!(*cleaned, serde_json::json!({"a": null, "c": 1}));
         let clean = serde_json::json!({"c": 1});
-        assert!(matches!(without_optional_nulls(&clean, &schema), Cow::Borrowed(_)));
+        assert!(matches!(
+            without_optional_nulls(&clean, &schema),
+            Cow::Borrowed(_)
+        ));
     }
 }

@@ -18,10 +18,65 @@ pub fn input_schema_for<T: JsonSchema>() -> Value {
     settings.meta_schema = None;
     let schema = settings.into_generator().into_root_schema_for::<T>();
     let mut value = Value::from(schema);
+    collapse_unit_enums(&mut value);
     if let Value::Object(root) = &mut value {
         tidy_root(root);
     }
     value
+}
+
+/// Unit enums whose variants have doc comments come out of schemars as a
+/// `oneOf` of `const` strings; models read a plain string `enum` best, so
+/// the variants' docs move into the enum's description as a list.
+fn collapse_unit_enums(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            if let Some(collapsed) = string_enum(map) {
+                *map = collapsed;
+            }
+            map.values_mut().for_each(collapse_unit_enums);
+        }
+        Value::Array(items) => items.iter_mut().for_each(collapse_unit_enums),
+        _ => {}
+    }
+}
+
+fn string_enum(map: &Map<String, Value>) -> Option<Map<String, Value>> {
+    let Some(Value::Array(branches)) = map.get("oneOf") else {
+        return None;
+    };
+    let mut values = Vec::with_capacity(branches.len());
+    let mut docs = Vec::new();
+    for branch in branches {
+        let branch = branch.as_object()?;
+        let value = branch.get("const")?.as_str()?;
+        let only_known_keys = branch
+            .keys()
+            .all(|k| matches!(k.as_str(), "const" | "type" | "description"));
+        if !only_known_keys || branch.get("type").is_some_and(|t| t != "string") {
+            return None;
+        }
+        if let Some(doc) = branch.get("description").and_then(Value::as_str) {
+            docs.push(format!("- `{value}`: {doc}"));
+        }
+        values.push(Value::String(value.to_owned()));
+    }
+    let mut out = map.clone();
+    out.remove("oneOf");
+    out.insert("type".to_owned(), Value::String("string".to_owned()));
+    out.insert("enum".to_owned(), Value::Array(values));
+    if !docs.is_empty() {
+        let head = out
+            .get("description")
+            .and_then(Value::as_str)
+            .map(|d| format!("{d}\n"))
+            .unwrap_or_default();
+        out.insert(
+            "description".to_owned(),
+            Value::String(format!("{head}{}", docs.join("\n"))),
+        );
+    }
+    Some(out)
 }
 
 fn tidy_root(root: &mut Map<String, Value>) {
@@ -158,7 +213,8 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused_when_the_schema_is_closed() {
-        let schema = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
+        let schema =
+            json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
         assert!(reject_unknown_keys(&json!({"a": 1}), &schema).is_ok());
         let err = reject_unknown_keys(&json!({"b": 1}), &schema).unwrap_err();
         assert_eq!(err.path(), "$.b");

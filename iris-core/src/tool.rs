@@ -125,7 +125,7 @@ impl std::fmt::Debug for ParsedArgs {
 /// Implemented for every `Tool`; there is no need to implement it by hand.
 pub trait DynTool: Send + Sync + 'static {
     /// The tool's definition.
-    fn definition(&self) -> &ToolDefinition;
+    fn definition_dyn(&self) -> &ToolDefinition;
 
     /// Parses input and asks the tool how this call may be scheduled.
     ///
@@ -138,7 +138,7 @@ pub trait DynTool: Send + Sync + 'static {
 }
 
 impl<T: Tool> DynTool for T {
-    fn definition(&self) -> &ToolDefinition {
+    fn definition_dyn(&self) -> &ToolDefinition {
         Tool::definition(self)
     }
 

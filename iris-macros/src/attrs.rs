@@ -45,7 +45,10 @@ pub(crate) fn check_keys(args: Vec<AttrArg>, known: &[&str], errors: &mut Errors
         if !known.contains(&key.as_str()) {
             errors.at(arg.key.span(), unknown_key_message(&key, known));
         } else if seen.contains(&key) {
-            errors.at(arg.key.span(), format!("duplicate key `{key}`; each key may appear once"));
+            errors.at(
+                arg.key.span(),
+                format!("duplicate key `{key}`; each key may appear once"),
+            );
         } else {
             seen.push(key);
             kept.push(arg);
@@ -93,7 +96,11 @@ impl AttrArg {
             None => Ok(()),
             Some(value) => Err(syn::Error::new_spanned(
                 value,
-                format!("`{}` is a flag and takes no value; write `{}` alone", self.name(), self.name()),
+                format!(
+                    "`{}` is a flag and takes no value; write `{}` alone",
+                    self.name(),
+                    self.name()
+                ),
             )),
         }
     }
@@ -118,7 +125,12 @@ impl AttrArg {
 
     /// A list of string literals: `["a", "b"]`.
     pub(crate) fn strings(&self) -> syn::Result<Vec<LitStr>> {
-        let expected = || format!("expected a list of string literals for `{}`, such as `[\"a\", \"b\"]`", self.name());
+        let expected = || {
+            format!(
+                "expected a list of string literals for `{}`, such as `[\"a\", \"b\"]`",
+                self.name()
+            )
+        };
         match &self.value {
             Some(Expr::Array(array)) => array
                 .elems
@@ -155,7 +167,11 @@ impl AttrArg {
     fn missing_value(&self, what: &str) -> syn::Error {
         syn::Error::new(
             self.key.span(),
-            format!("`{}` needs a value: `{} = ...` with {what}", self.name(), self.name()),
+            format!(
+                "`{}` needs a value: `{} = ...` with {what}",
+                self.name(),
+                self.name()
+            ),
         )
     }
 }

@@ -29,11 +29,23 @@ const UNSUPPORTED: &[&str] = &[
 ];
 
 /// Keywords that widen what an object accepts; strict mode cannot express them.
-const OPENING: &[&str] = &["patternProperties", "unevaluatedProperties", "propertyNames"];
+const OPENING: &[&str] = &[
+    "patternProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+];
 
 /// String formats strict mode accepts.
 const FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 
 /// Why a schema cannot be made strict.
@@ -66,7 +78,63 @@ pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>)
     };
     let mut out = schema.clone();
     pass.visit(&mut out, "", 0)?;
+    prune_unused_defs(&mut out);
     Ok((out, pass.notes))
+}
+
+/// Whether a schema constrains its values to some type.
+fn is_typed(map: &Map<String, Value>) -> bool {
+    ["type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"]
+        .iter()
+        .any(|k| map.contains_key(*k))
+}
+
+/// Drops `$defs` entries that nothing references any more (inlining can
+/// leave some behind), so the request carries no dead schema.
+fn prune_unused_defs(root: &mut Value) {
+    let Some(Value::Object(defs)) = root.get("$defs").cloned() else {
+        return;
+    };
+    let mut used: Vec<String> = Vec::new();
+    let mut outside = root.clone();
+    if let Value::Object(map) = &mut outside {
+        map.remove("$defs");
+    }
+    let mut queue = Vec::new();
+    collect_refs(&outside, &mut queue);
+    while let Some(name) = queue.pop() {
+        if used.contains(&name) {
+            continue;
+        }
+        if let Some(def) = defs.get(&name) {
+            collect_refs(def, &mut queue);
+        }
+        used.push(name);
+    }
+    if let Value::Object(map) = root {
+        if used.is_empty() {
+            map.remove("$defs");
+        } else if let Some(Value::Object(defs)) = map.get_mut("$defs") {
+            defs.retain(|name, _| used.contains(name));
+        }
+    }
+}
+
+fn collect_refs(node: &Value, out: &mut Vec<String>) {
+    match node {
+        Value::Object(map) => {
+            if let Some(name) = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(local_def_name)
+            {
+                out.push(name.to_owned());
+            }
+            map.values().for_each(|v| collect_refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
 }
 
 impl StrictPass<'_> {
@@ -79,6 +147,12 @@ impl StrictPass<'_> {
         };
         if map.contains_key("$ref") && map.len() > 1 {
             return self.expand_ref_with_siblings(node, at, depth);
+        }
+        if !is_typed(map) {
+            return Err(not_strict(
+                at,
+                "a schema without `type` accepts any value; strict mode needs a typed schema",
+            ));
         }
         self.drop_unsupported(map, at);
         if let Some(one_of) = map.remove("oneOf") {
@@ -172,7 +246,9 @@ impl StrictPass<'_> {
         if let Some(keyword) = OPENING.iter().find(|k| map.contains_key(**k)) {
             return Err(not_strict(
                 at,
-                format!("`{keyword}` accepts keys that are not declared; strict mode needs every key declared"),
+                format!(
+                    "`{keyword}` accepts keys that are not declared; strict mode needs every key declared"
+                ),
             ));
         }
         match map.get("additionalProperties") {

@@ -62,6 +62,7 @@ fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
         } => Some(quote!(#(#field_attrs)* #ident: #ty,)),
         _ => None,
     });
+    let debug_name = format!("{} arguments", tool.name.value);
     let args_struct = quote! {
         #[doc(hidden)]
         #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
@@ -69,6 +70,14 @@ fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
         #[schemars(crate = #schemars_crate)]
         pub struct __IrisArgs {
             #(#fields)*
+        }
+
+        // Parameter types need not be `Debug`; naming the struct is enough
+        // for `unwrap_err` and logs.
+        impl ::core::fmt::Debug for __IrisArgs {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(#debug_name)
+            }
         }
     };
     (quote!(__IrisArgs), args_struct)
@@ -90,7 +99,10 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
         }
     };
     let aliases = tool.aliases.iter().map(|a| &a.value);
-    let capabilities = tool.capabilities.iter().map(|c| format_ident!("{}", c.value));
+    let capabilities = tool
+        .capabilities
+        .iter()
+        .map(|c| format_ident!("{}", c.value));
     let deferred = tool.deferred;
     let max_result_chars = match tool.max_result_chars {
         Some(n) => quote!(::core::option::Option::Some(#n)),
@@ -117,7 +129,10 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
 }
 
 fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
-    let takes_struct = tool.params.iter().any(|param| matches!(param, Param::Args { .. }));
+    let takes_struct = tool
+        .params
+        .iter()
+        .any(|param| matches!(param, Param::Args { .. }));
     let parser = if takes_struct {
         quote!(parse_args_struct)
     } else {
@@ -155,11 +170,19 @@ fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
                         ::core::result::Result::Err(result) => return #p::ToolBody::ready(result),
                     };
                 });
-                call_args.push(if *by_ref { quote!(&#local) } else { quote!(#local) });
+                call_args.push(if *by_ref {
+                    quote!(&#local)
+                } else {
+                    quote!(#local)
+                });
             }
         }
     }
-    let destructure = if tool.params.iter().any(|param| matches!(param, Param::Args { .. })) {
+    let destructure = if tool
+        .params
+        .iter()
+        .any(|param| matches!(param, Param::Args { .. }))
+    {
         quote!()
     } else {
         quote!(let __IrisArgs { #(#fields),* } = __iris_args;)

@@ -172,7 +172,10 @@ impl ToolFn {
             "crate" => {
                 if let Some(lit) = errors.ok(arg.string()) {
                     self.root = errors.ok(lit.parse::<syn::Path>().map_err(|_| {
-                        syn::Error::new(lit.span(), "expected a path for `crate`, such as `\"::iris\"`")
+                        syn::Error::new(
+                            lit.span(),
+                            "expected a path for `crate`, such as `\"::iris\"`",
+                        )
                     }));
                 }
             }
@@ -187,13 +190,23 @@ impl ToolFn {
         false
     }
 
-    fn add_capability(&mut self, tag: &str, variant: &'static str, span: Span, errors: &mut Errors) {
+    fn add_capability(
+        &mut self,
+        tag: &str,
+        variant: &'static str,
+        span: Span,
+        errors: &mut Errors,
+    ) {
         let conflicts: &[&str] = match tag {
             "read_only" => &["Write", "Exec"],
             "write" | "exec" => &["ReadOnly"],
             _ => &[],
         };
-        if let Some(other) = self.capabilities.iter().find(|c| conflicts.contains(&c.value)) {
+        if let Some(other) = self
+            .capabilities
+            .iter()
+            .find(|c| conflicts.contains(&c.value))
+        {
             let other_tag = CAPABILITIES
                 .iter()
                 .find(|(_, v)| *v == other.value)
@@ -203,7 +216,10 @@ impl ToolFn {
                 format!("conflicting capabilities `{other_tag}` and `{tag}`; a read-only tool cannot write or exec, remove one of them"),
             );
         }
-        self.capabilities.push(Spanned { value: variant, span });
+        self.capabilities.push(Spanned {
+            value: variant,
+            span,
+        });
     }
 
     fn check_aliases(&self, errors: &mut Errors) {
@@ -211,10 +227,16 @@ impl ToolFn {
             if alias.value == self.name.value {
                 errors.at(
                     alias.span,
-                    format!("alias `{}` is the tool's own name; remove it or pick another alias", alias.value),
+                    format!(
+                        "alias `{}` is the tool's own name; remove it or pick another alias",
+                        alias.value
+                    ),
                 );
             } else if self.aliases[..i].iter().any(|a| a.value == alias.value) {
-                errors.at(alias.span, format!("alias `{}` is listed twice", alias.value));
+                errors.at(
+                    alias.span,
+                    format!("alias `{}` is listed twice", alias.value),
+                );
             }
         }
     }
@@ -261,7 +283,10 @@ fn check_signature(item: &ItemFn, errors: &mut Errors) {
         );
     }
     if let Some(abi) = &sig.abi {
-        errors.at(abi.span(), "a tool must use the Rust ABI; remove the `extern` qualifier");
+        errors.at(
+            abi.span(),
+            "a tool must use the Rust ABI; remove the `extern` qualifier",
+        );
     }
     if let Some(variadic) = &sig.variadic {
         errors.at(variadic.span(), "a tool cannot be variadic");
@@ -321,10 +346,15 @@ fn params(item: &ItemFn, errors: &mut Errors) -> Vec<Param> {
         if let Some(marker) = marker
             && !matches!(marker.meta, syn::Meta::Path(_))
         {
-            errors.at(marker.meta.span(), "markers take no arguments; write `#[ctx]`, `#[state]` or `#[args]`");
+            errors.at(
+                marker.meta.span(),
+                "markers take no arguments; write `#[ctx]`, `#[state]` or `#[args]`",
+            );
         }
         let ty = (*param.ty).clone();
-        let marker_name = marker.and_then(|m| m.path().get_ident()).map(Ident::to_string);
+        let marker_name = marker
+            .and_then(|m| m.path().get_ident())
+            .map(Ident::to_string);
         match marker_name.as_deref() {
             Some("ctx") => {
                 if ctx_seen {
@@ -346,7 +376,12 @@ fn params(item: &ItemFn, errors: &mut Errors) -> Vec<Param> {
                 params.push(Param::Arg {
                     ident,
                     ty,
-                    field_attrs: param.attrs.iter().filter(|a| is_field_attr(a)).cloned().collect(),
+                    field_attrs: param
+                        .attrs
+                        .iter()
+                        .filter(|a| is_field_attr(a))
+                        .cloned()
+                        .collect(),
                 });
             }
         }
@@ -366,8 +401,14 @@ fn context_param(ty: Type) -> Param {
 }
 
 fn check_args_struct(params: &[Param], item: &ItemFn, errors: &mut Errors) {
-    let structs = params.iter().filter(|p| matches!(p, Param::Args { .. })).count();
-    let loose = params.iter().filter(|p| matches!(p, Param::Arg { .. })).count();
+    let structs = params
+        .iter()
+        .filter(|p| matches!(p, Param::Args { .. }))
+        .count();
+    let loose = params
+        .iter()
+        .filter(|p| matches!(p, Param::Arg { .. }))
+        .count();
     if structs > 1 || (structs == 1 && loose > 0) {
         errors.at(
             item.sig.inputs.span(),
@@ -448,7 +489,12 @@ mod tests {
     #[test]
     fn reads_keys_and_params() {
         let tool = model(
-            quote::quote!(read_only, concurrency_safe, aliases = ["sq"], max_result_chars = 100),
+            quote::quote!(
+                read_only,
+                concurrency_safe,
+                aliases = ["sq"],
+                max_result_chars = 100
+            ),
             parse_quote! {
                 /// Square it.
                 async fn square(
@@ -467,7 +513,10 @@ mod tests {
         let caps: Vec<&str> = tool.capabilities.iter().map(|c| c.value).collect();
         assert_eq!(caps, ["ReadOnly", "ConcurrencySafe"]);
         assert!(matches!(tool.params[0], Param::Arg { .. }));
-        assert!(matches!(tool.params[1], Param::Context { by_ref: true, .. }));
+        assert!(matches!(
+            tool.params[1],
+            Param::Context { by_ref: true, .. }
+        ));
     }
 
     #[test]

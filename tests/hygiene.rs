@@ -1,0 +1,54 @@
+//! Generated code must compile next to names that shadow what it uses, and
+//! without a single warning.
+#![deny(warnings, unused_qualifications, missing_docs)]
+#![allow(dead_code, reason = "the shadowing items exist only to be in the way")]
+
+struct Result;
+struct Option;
+struct Box;
+struct OnceLock;
+struct Tool;
+struct ToolBody;
+mod serde {}
+mod serde_json {}
+mod schemars {}
+mod core {}
+mod std {}
+
+/// Echo the text back.
+#[iris::tool(read_only, concurrency_safe)]
+pub fn echo(
+    /// The text.
+    text: String,
+    /// How often, once when left out.
+    times: ::core::option::Option<u8>,
+) -> String {
+    text.repeat(usize::from(times.unwrap_or(1)))
+}
+
+/// Fail on purpose.
+#[iris::tool]
+pub async fn fail(
+    /// Why.
+    reason: String,
+) -> ::core::result::Result<(), String> {
+    ::core::result::Result::Err(reason)
+}
+
+/// Read the run id.
+#[iris::tool(read_only)]
+pub fn run_id(#[ctx] cx: &iris::ToolContext) -> String {
+    cx.run_id().to_string()
+}
+
+#[test]
+fn tools_next_to_shadowing_names_compile_and_work() {
+    use iris::Tool as _;
+    let definition = Echo.definition();
+    assert_eq!(definition.name(), "echo");
+    assert!(Fail.definition().input_schema()["properties"]["reason"].is_object());
+    assert_eq!(
+        RunId.definition().input_schema()["properties"],
+        ::serde_json::json!({})
+    );
+}

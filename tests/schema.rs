@@ -1,0 +1,69 @@
+//! Every generated definition and every provider projection, pinned.
+
+#[allow(dead_code, reason = "each test binary uses part of the shared tools")]
+mod support;
+
+use iris::provider::{anthropic, gemini, openai_chat, openai_responses};
+use iris::{DynTool, Tool};
+use serde_json::json;
+use support::tools::*;
+
+fn all_tools() -> Vec<(&'static str, &'static dyn DynTool)> {
+    vec![
+        ("square", &Square),
+        ("set_volume", &SetVolume),
+        ("average", &Average),
+        ("toggle_feature", &ToggleFeature),
+        ("search_web", &SearchWeb),
+        ("label_document", &LabelDocument),
+        ("create_event", &CreateEvent),
+        ("set_log_level", &SetLogLevel),
+        ("draw_shape", &DrawShape),
+        ("rename_user", &RenameUser),
+        ("current_time", &CurrentTime),
+        ("count_folders", &CountFolders),
+        ("summarise", &Summarise),
+        ("book_flight", &BookFlight),
+        ("fetch_page", &FetchPage),
+        ("store_json", &StoreJson),
+        ("register_customer", &RegisterCustomer),
+        ("read_config", &LoadConfig),
+    ]
+}
+
+#[test]
+fn definitions() {
+    for (name, tool) in all_tools() {
+        insta::assert_json_snapshot!(format!("definition_{name}"), tool.definition_dyn());
+    }
+}
+
+#[test]
+fn projections() {
+    for (name, tool) in all_tools() {
+        let spec = tool.definition_dyn().spec();
+        let strict = spec.clone().with_strict(true);
+        let projections = json!({
+            "openai_chat": openai_chat(&strict),
+            "openai_responses": openai_responses(&strict),
+            "anthropic": anthropic(&spec),
+            "gemini": gemini(&spec),
+        });
+        insta::assert_json_snapshot!(format!("projections_{name}"), projections);
+    }
+}
+
+#[test]
+fn schemas_have_the_promised_shape() {
+    for (name, tool) in all_tools() {
+        let schema = tool.definition_dyn().input_schema();
+        assert_eq!(schema["type"], "object", "{name}");
+        assert!(schema.get("$schema").is_none(), "{name}");
+        assert!(schema.get("title").is_none(), "{name}");
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        assert!(schema["properties"].is_object(), "{name}");
+    }
+    let level = &SetLogLevel.definition().input_schema()["$defs"]["LogLevel"];
+    assert_eq!(level["type"], "string");
+    assert_eq!(level["enum"], json!(["debug", "info", "warn", "error"]));
+}

@@ -1,0 +1,3 @@
+//! Tools shared by the integration tests.
+
+pub(crate) mod tools;
