@@ -183,6 +183,7 @@ mod tests {
     #[serde(deny_unknown_fields)]
     /// Root docs that belong to the definition, not the schema.
     struct Args {
+        #[allow(dead_code, reason = "only parsed")]
         items: Vec<Item>,
     }
 

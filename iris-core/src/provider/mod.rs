@@ -128,3 +128,6 @@ pub fn project_all(
         })
         .unzip()
 }
+
+#[cfg(test)]
+mod tests;

@@ -67,10 +67,11 @@ struct StrictPass<'d> {
 /// The strict form of `schema`, with the notes of every change.
 pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>), NotStrict> {
     let empty = Map::new();
-    let defs = schema
-        .get("$defs")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+    let defs = match schema.get("$defs") {
+        None => &empty,
+        Some(Value::Object(defs)) => defs,
+        Some(_) => return Err(not_strict("/$defs", "expected an object of named schemas")),
+    };
     let mut pass = StrictPass {
         defs,
         expanding: Vec::new(),
@@ -140,10 +141,12 @@ fn collect_refs(node: &Value, out: &mut Vec<String>) {
 impl StrictPass<'_> {
     fn visit(&mut self, node: &mut Value, at: &str, depth: usize) -> Result<(), NotStrict> {
         let Value::Object(map) = node else {
-            return Err(not_strict(
-                at,
-                "a boolean schema accepts any value; strict mode needs a typed schema",
-            ));
+            let reason = if node.is_boolean() {
+                "a boolean schema accepts any value; strict mode needs a typed schema"
+            } else {
+                "expected a schema object here"
+            };
+            return Err(not_strict(at, reason));
         };
         if map.contains_key("$ref") && map.len() > 1 {
             return self.expand_ref_with_siblings(node, at, depth);

@@ -1,0 +1,305 @@
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::name::ToolName;
+
+fn spec(parameters: Value, strict: bool) -> ToolSpec {
+    ToolSpec {
+        name: ToolName::new("t").unwrap(),
+        description: Arc::from("d"),
+        parameters: Arc::new(parameters),
+        strict,
+    }
+}
+
+fn not_strict_reason(projection: &Projection) -> Option<&str> {
+    projection.report.notes.iter().find_map(|n| match n {
+        ProjectionNote::NotStrict { reason, .. } => Some(reason.as_str()),
+        _ => None,
+    })
+}
+
+#[test]
+fn strict_requires_every_property_and_nulls_the_optional_ones() {
+    let p = openai_chat(&spec(
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string"},
+                "b": {"type": "string", "enum": ["x", "y"]},
+                "c": {"$ref": "#/$defs/C"},
+                "d": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+            },
+            "required": ["a"],
+            "$defs": {"C": {"type": "object", "properties": {}}}
+        }),
+        true,
+    ));
+    assert!(p.report.strict);
+    let params = &p.tool["function"]["parameters"];
+    assert_eq!(params["required"], json!(["a", "b", "c", "d"]));
+    assert_eq!(params["additionalProperties"], false);
+    assert_eq!(params["properties"]["a"]["type"], "string");
+    assert_eq!(params["properties"]["b"]["type"], json!(["string", "null"]));
+    assert_eq!(params["properties"]["b"]["enum"], json!(["x", "y", null]));
+    assert_eq!(
+        params["properties"]["c"],
+        json!({"anyOf": [{"$ref": "#/$defs/C"}, {"type": "null"}]})
+    );
+    assert_eq!(
+        params["properties"]["d"]["anyOf"][2],
+        json!({"type": "null"})
+    );
+    assert_eq!(params["$defs"]["C"]["additionalProperties"], false);
+}
+
+#[test]
+fn open_maps_and_untyped_values_stay_non_strict_with_a_reason() {
+    for (schema, reason) in [
+        (
+            json!({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}}}}),
+            "open map",
+        ),
+        (
+            json!({"type": "object", "properties": {"v": {}}}),
+            "without `type`",
+        ),
+        (
+            json!({"type": "object", "properties": {"v": true}}),
+            "boolean schema",
+        ),
+        (json!({"type": "object"}), "without `properties`"),
+        (
+            json!({"type": "object", "properties": {}, "patternProperties": {"^x": {"type": "string"}}}),
+            "patternProperties",
+        ),
+    ] {
+        let p = openai_responses(&spec(schema.clone(), true));
+        assert!(!p.report.strict, "{schema}");
+        assert_eq!(p.tool["strict"], false);
+        assert_eq!(p.tool["parameters"], schema, "sent unchanged");
+        let got = not_strict_reason(&p).unwrap();
+        assert!(got.contains(reason), "{got}");
+    }
+}
+
+#[test]
+fn strict_refuses_nesting_deeper_than_openai_allows() {
+    let mut schema = json!({"type": "object", "properties": {}});
+    for _ in 0..11 {
+        schema = json!({"type": "object", "properties": {"inner": schema}, "required": ["inner"]});
+    }
+    let p = openai_chat(&spec(schema, true));
+    assert!(not_strict_reason(&p).unwrap().contains("deeper than 10"));
+}
+
+#[test]
+fn non_strict_openai_sends_the_schema_untouched() {
+    let schema =
+        json!({"type": "object", "properties": {"a": {"type": "integer", "format": "int64"}}});
+    let p = openai_chat(&spec(schema.clone(), false));
+    assert_eq!(p.tool["function"]["parameters"], schema);
+    assert_eq!(p.tool["function"]["strict"], false);
+    assert!(p.report.notes.is_empty());
+}
+
+#[test]
+fn gemini_inlines_folds_nulls_and_cuts_recursion() {
+    let p = gemini(&spec(
+        json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": ["integer", "null"], "format": "uint32"},
+                "node": {"$ref": "#/$defs/Node"},
+                "kind": {"oneOf": [{"const": "a"}, {"const": "b"}]},
+                "opt": {"anyOf": [{"$ref": "#/$defs/Leaf"}, {"type": "null"}]}
+            },
+            "$defs": {
+                "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}},
+                "Leaf": {"type": "string"}
+            }
+        }),
+        false,
+    ));
+    let params = &p.tool["parameters"];
+    assert!(params.get("$defs").is_none());
+    assert_eq!(
+        params["properties"]["n"],
+        json!({"type": "integer", "nullable": true})
+    );
+    assert_eq!(
+        params["properties"]["node"]["properties"]["next"],
+        json!({"type": "object"})
+    );
+    assert_eq!(
+        params["properties"]["kind"]["anyOf"][0],
+        json!({"enum": ["a"]})
+    );
+    assert_eq!(
+        params["properties"]["opt"],
+        json!({"type": "string", "nullable": true})
+    );
+    assert!(
+        p.report
+            .notes
+            .iter()
+            .any(|n| matches!(n, ProjectionNote::RecursionCut { .. }))
+    );
+}
+
+#[test]
+fn gemini_omits_empty_parameters() {
+    let p = gemini(&spec(json!({"type": "object", "properties": {}}), false));
+    assert!(p.tool.get("parameters").is_none());
+}
+
+#[test]
+fn gemini_stops_inlining_past_the_node_limit() {
+    // Each level references the next twice: inlining doubles per level.
+    let mut defs = serde_json::Map::new();
+    for i in 0..20 {
+        let next = format!("#/$defs/L{}", i + 1);
+        defs.insert(
+            format!("L{i}"),
+            json!({"type": "object", "properties": {"a": {"$ref": next}, "b": {"$ref": next}}}),
+        );
+    }
+    defs.insert("L20".into(), json!({"type": "string"}));
+    let p = gemini(&spec(
+        json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/L0"}}, "$defs": defs}),
+        false,
+    ));
+    assert!(
+        p.report
+            .notes
+            .iter()
+            .any(|n| matches!(n, ProjectionNote::TooLarge { .. }))
+    );
+    let size = p.tool.to_string().len();
+    assert!(size < 2_000_000, "inlined schema grew to {size} bytes");
+}
+
+#[test]
+fn project_all_keeps_order() {
+    let specs = [spec(json!({"type": "object", "properties": {}}), false)];
+    let (tools, reports) = project_all(&specs, anthropic);
+    assert_eq!(tools[0]["input_schema"]["type"], "object");
+    assert_eq!(reports[0].tool, "t");
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let keys = prop::sample::select(vec![
+        "type",
+        "properties",
+        "required",
+        "items",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "additionalProperties",
+        "enum",
+        "const",
+        "format",
+        "default",
+        "a",
+        "b",
+        "#/$defs/a",
+        "object",
+        "string",
+        "null",
+        "patternProperties",
+    ]);
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        prop::sample::select(vec![
+            "object",
+            "string",
+            "null",
+            "#/$defs/a",
+            "#/$defs/b",
+            "#"
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(6, 64, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(keys.clone(), inner, 0..5).prop_map(|m| Value::Object(
+                m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+            )),
+        ]
+    })
+}
+
+/// Every object schema in a strict projection is closed and requires all
+/// of its properties, and no `oneOf` is left; walks schema positions only
+/// (values under `enum` or `const` are data).
+fn strict_invariants_hold(node: &Value) -> bool {
+    let Value::Object(map) = node else {
+        return true;
+    };
+    let closed = match map.get("properties") {
+        Some(Value::Object(props)) => {
+            map.get("additionalProperties") == Some(&Value::Bool(false))
+                && map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| props.keys().all(|k| r.iter().any(|x| x == k)))
+        }
+        _ => true,
+    };
+    let children_hold = ["properties", "$defs"].iter().all(|k| {
+        map.get(*k)
+            .and_then(Value::as_object)
+            .is_none_or(|m| m.values().all(strict_invariants_hold))
+    }) && ["anyOf", "allOf", "prefixItems"].iter().all(|k| {
+        map.get(*k)
+            .and_then(Value::as_array)
+            .is_none_or(|a| a.iter().all(strict_invariants_hold))
+    }) && map.get("items").is_none_or(strict_invariants_hold);
+    closed && !map.contains_key("oneOf") && children_hold
+}
+
+/// Whether any schema position still holds a `$ref`.
+fn has_ref(node: &Value) -> bool {
+    let Value::Object(map) = node else {
+        return false;
+    };
+    map.contains_key("$ref")
+        || map
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.values().any(has_ref))
+        || map
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(has_ref))
+        || map.get("items").is_some_and(has_ref)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn hostile_schemas_never_panic_and_strict_output_is_strict(props in arb_json(), defs in arb_json()) {
+        let schema = json!({"type": "object", "properties": props, "$defs": defs});
+        for strict in [false, true] {
+            let s = spec(schema.clone(), strict);
+            let chat = openai_chat(&s);
+            if chat.report.strict {
+                prop_assert!(strict_invariants_hold(&chat.tool["function"]["parameters"]));
+            }
+            let _ = openai_responses(&s);
+            let _ = anthropic(&s);
+            let g = gemini(&s);
+            prop_assert!(g.tool.get("parameters").is_none_or(|p| !has_ref(p)));
+        }
+    }
+}
