@@ -170,7 +170,7 @@ impl<T> Returned<T> {
     /// The last resort: any `Serialize` value.
     pub fn __iris_into_result(&self) -> ToolResult
     where
-        T: Serialize,
+        T: ToolReturn,
     {
         self.take()
             .map_or_else(already_taken, |v| serialized_result(&v))
@@ -183,6 +183,17 @@ fn already_taken() -> ToolResult {
         "a tool's return value was converted twice",
     )
 }
+
+/// What a `#[tool]` body may return; exists to word the compile error for
+/// a type that is neither `IntoToolResult` nor `Serialize`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "this return type cannot become a tool result",
+    note = "return `String`, `&str`, `()`, `ToolResult`, a type that implements `Serialize` or `IntoToolResult`, or `Result<T, E>` of those with `E: Display`"
+)]
+pub trait ToolReturn: Serialize {}
+
+impl<T: Serialize> ToolReturn for T {}
 
 /// First choice: the value implements [`IntoToolResult`].
 pub trait ViaIntoToolResult {

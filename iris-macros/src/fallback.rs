@@ -19,15 +19,19 @@ pub(crate) fn unparsed(item: TokenStream, err: syn::Error) -> TokenStream {
 /// type name, and the errors.
 pub(crate) fn tool(item: &ItemFn, err: syn::Error) -> TokenStream {
     let err = err.into_compile_error();
+    let item_out = stripped_fn(item);
+    // A method cannot have a type beside it inside an `impl` block.
+    if item.sig.receiver().is_some() {
+        return quote!(#err #item_out);
+    }
     let vis = &item.vis;
     let struct_ident = syn::Ident::new(
         &crate::tool::struct_name(&item.sig.ident.unraw().to_string()),
         item.sig.ident.span(),
     );
-    let item = stripped_fn(item);
     quote! {
         #err
-        #item
+        #item_out
         #[allow(dead_code)]
         #vis struct #struct_ident;
     }

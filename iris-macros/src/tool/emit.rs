@@ -1,6 +1,6 @@
 //! From the checked model to Rust: the only module that writes tokens.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ItemFn;
 use syn::spanned::Spanned as _;
@@ -109,9 +109,10 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
         None => quote!(::core::option::Option::None),
     };
     let schema_span = args_span(tool);
-    let build = quote_spanned! {schema_span=>
-        #p::definition::<#args_ty>(&__IRIS_DEFINITION, &__IRIS_META)
-    };
+    let build = respan(
+        quote!(#p::definition::<#args_ty>(&__IRIS_DEFINITION, &__IRIS_META)),
+        schema_span,
+    );
     quote! {
         fn definition(&self) -> &#p::ToolDefinition {
             static __IRIS_META: #p::ToolMeta = #p::ToolMeta {
@@ -138,9 +139,10 @@ fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStrea
     } else {
         quote!(parse_args)
     };
-    let parse = quote_spanned! {args_span(tool)=>
-        #p::#parser::<#args_ty>(input, #p::Tool::definition(self))
-    };
+    let parse = respan(
+        quote!(#p::#parser::<#args_ty>(input, #p::Tool::definition(self))),
+        args_span(tool),
+    );
     quote! {
         fn parse(
             &self,
@@ -227,9 +229,10 @@ fn convert(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         Output::Type(ty) => ty.span(),
         Output::Unit => Span::call_site(),
     };
-    let call = quote_spanned! {span=>
-        (&&&#p::Returned::new(__iris_out)).__iris_into_result()
-    };
+    let call = respan(
+        quote!((&&&#p::Returned::new(__iris_out)).__iris_into_result()),
+        span,
+    );
     quote! {
         #[allow(unused_imports)]
         use #p::{ViaIntoToolResult as _, ViaSerializeOk as _};
@@ -246,4 +249,23 @@ fn args_span(tool: &ToolFn) -> Span {
             _ => None,
         })
         .unwrap_or_else(Span::call_site)
+}
+
+/// Gives every token of `stream` the span `span`, interpolated paths
+/// included, so a type error in the expression is reported at `span` (the
+/// user's type) rather than at the attribute.
+fn respan(stream: TokenStream, span: Span) -> TokenStream {
+    stream
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut respanned = Group::new(group.delimiter(), respan(group.stream(), span));
+                respanned.set_span(span);
+                token = TokenTree::Group(respanned);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }

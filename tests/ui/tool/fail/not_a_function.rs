@@ -1,0 +1,7 @@
+/// Not a function.
+#[iris::tool]
+struct Square {
+    value: i64,
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+struct Secret {
+    value: String,
+}
+
+/// Reveal a secret.
+#[iris::tool]
+fn reveal(secret: Secret) -> String {
+    secret.value
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+struct Counter;
+
+impl Counter {
+    /// Count.
+    #[iris::tool]
+    fn count(&self, by: u32) -> u32 {
+        by
+    }
+}
+
+fn main() {}

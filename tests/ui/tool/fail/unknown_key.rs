@@ -1,0 +1,7 @@
+/// Square a number.
+#[iris::tool(read_only, nmae = "square")]
+fn square(value: i64) -> i64 {
+    value * value
+}
+
+fn main() {}

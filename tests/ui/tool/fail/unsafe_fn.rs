@@ -1,0 +1,8 @@
+/// Read raw memory.
+#[iris::tool]
+unsafe fn peek(address: usize) -> u8 {
+    let _ = address;
+    0
+}
+
+fn main() {}
