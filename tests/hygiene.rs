@@ -16,26 +16,36 @@ mod core {}
 mod std {}
 
 /// Echo the text back.
+#[must_use]
 #[iris::tool(read_only, concurrency_safe)]
 pub fn echo(
     /// The text.
     text: String,
-    /// How often, once when left out.
-    times: ::core::option::Option<u8>,
+    /// Whether to shout.
+    loud: ::core::option::Option<bool>,
 ) -> String {
-    text.repeat(usize::from(times.unwrap_or(1)))
+    let mut out = text;
+    if loud.unwrap_or(false) {
+        out.push('!');
+    }
+    out
 }
 
 /// Fail on purpose.
+///
+/// # Errors
+/// Always, with `reason`.
 #[iris::tool]
 pub async fn fail(
     /// Why.
     reason: String,
 ) -> ::core::result::Result<(), String> {
+    ::core::future::ready(()).await;
     ::core::result::Result::Err(reason)
 }
 
 /// Read the run id.
+#[must_use]
 #[iris::tool(read_only)]
 pub fn run_id(#[ctx] cx: &iris::ToolContext) -> String {
     cx.run_id().to_string()

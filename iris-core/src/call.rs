@@ -78,6 +78,6 @@ impl std::fmt::Debug for ToolCall {
             .field("id", &self.id)
             .field("name", &self.name())
             .field("arguments", &self.arguments)
-            .finish()
+            .finish_non_exhaustive()
     }
 }

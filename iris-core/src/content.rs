@@ -55,7 +55,7 @@ impl ImageBlock {
         }
     }
 
-    /// The `data:` URL form that OpenAI's image inputs take.
+    /// The `data:` URL form that `OpenAI` image inputs take.
     #[must_use]
     pub fn data_url(&self) -> String {
         format!("data:{};base64,{}", self.media_type, self.data)

@@ -153,6 +153,7 @@ impl ToolContextBuilder {
     }
 
     /// Finishes the context.
+    #[must_use]
     pub fn build(self) -> ToolContext {
         ToolContext {
             inner: Arc::new(self.inner),
@@ -190,6 +191,10 @@ pub trait FromToolContext: Sized {
     ///
     /// # Errors
     /// A [`ToolResult`] error saying what the host must add to the context.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error is the call's result, returned once and never propagated further"
+    )]
     fn from_context(cx: &ToolContext) -> Result<Self, ToolResult>;
 }
 

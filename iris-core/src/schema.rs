@@ -112,9 +112,13 @@ pub fn parse_arguments<T: DeserializeOwned>(input: &Value) -> Result<T, Argument
 fn json_path(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut out = String::from("$");
-    for segment in path.iter() {
+    for segment in path {
         match segment {
-            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Seq { index } => {
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
+            }
             Segment::Map { key } | Segment::Enum { variant: key } => {
                 out.push('.');
                 out.push_str(key);

@@ -152,17 +152,13 @@ impl<T: Tool> DynTool for T {
     }
 
     fn call_dyn<'a>(&'a self, args: ParsedArgs, cx: &'a ToolContext) -> ToolBody<'a> {
-        match args.args.downcast::<T::Args>() {
-            Ok(args) => self.call(*args, cx),
-            Err(_) => {
-                let name = Tool::definition(self).name().to_string();
-                ToolBody::Async(Box::pin(async move {
-                    ToolResult::error(
-                        ToolErrorKind::Internal,
-                        format!("arguments handed to `{name}` were parsed by another tool"),
-                    )
-                }))
-            }
+        if let Ok(args) = args.args.downcast::<T::Args>() {
+            return self.call(*args, cx);
         }
+        let name = Tool::definition(self).name();
+        ToolBody::ready(ToolResult::error(
+            ToolErrorKind::Internal,
+            format!("arguments handed to `{name}` were parsed by another tool"),
+        ))
     }
 }

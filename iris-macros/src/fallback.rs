@@ -11,8 +11,9 @@ use crate::tool::stripped_fn;
 
 /// The item did not parse as a function: keep it as written.
 pub(crate) fn unparsed(item: TokenStream, err: syn::Error) -> TokenStream {
-    let err = err.into_compile_error();
-    quote!(#err #item)
+    let mut out = err.into_compile_error();
+    out.extend(item);
+    out
 }
 
 /// A `#[tool]` with errors: the function, an empty struct of the tool's

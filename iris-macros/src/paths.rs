@@ -6,10 +6,10 @@ use quote::quote;
 /// The path of the `iris` crate as the user's crate sees it: `::iris` unless
 /// `crate = "..."` renamed it.
 pub(crate) fn private_path(root: Option<&syn::Path>) -> TokenStream {
-    match root {
-        Some(root) => quote!(#root::__private),
-        None => quote!(::iris::__private),
-    }
+    root.map_or_else(
+        || quote!(::iris::__private),
+        |root| quote!(#root::__private),
+    )
 }
 
 /// The same root as a string, for `#[serde(crate = "...")]` and

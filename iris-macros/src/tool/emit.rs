@@ -23,6 +23,9 @@ pub(crate) fn emit(tool: &ToolFn, item: &ItemFn) -> TokenStream {
     let parse = parse_fn(tool, &p, &args_ty);
     let call = call_fn(tool, &p);
     quote! {
+        // Tool arguments arrive owned, parsed from JSON, so taking them by
+        // value is the design rather than an oversight.
+        #[allow(clippy::needless_pass_by_value)]
         #item
 
         #[doc = #struct_doc]
@@ -104,10 +107,10 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
         .iter()
         .map(|c| format_ident!("{}", c.value));
     let deferred = tool.deferred;
-    let max_result_chars = match tool.max_result_chars {
-        Some(n) => quote!(::core::option::Option::Some(#n)),
-        None => quote!(::core::option::Option::None),
-    };
+    let max_result_chars = tool.max_result_chars.map_or_else(
+        || quote!(::core::option::Option::None),
+        |n| quote!(::core::option::Option::Some(#n)),
+    );
     let schema_span = args_span(tool);
     let build = respan(
         quote!(#p::definition::<#args_ty>(&__IRIS_DEFINITION, &__IRIS_META)),

@@ -50,7 +50,7 @@ pub(crate) enum Description {
 
 pub(crate) enum Output {
     Unit,
-    Type(Type),
+    Type(Box<Type>),
 }
 
 /// One parameter of the function.
@@ -116,7 +116,7 @@ impl ToolFn {
             params: Vec::new(),
             output: match &item.sig.output {
                 ReturnType::Default => Output::Unit,
-                ReturnType::Type(_, ty) => Output::Type((**ty).clone()),
+                ReturnType::Type(_, ty) => Output::Type(ty.clone()),
             },
         };
         let mut name_from_key = false;
