@@ -1,23 +1,114 @@
-//! Iris turns ordinary Rust functions into LLM tools and runs them safely.
-//!
-//! ```
-//! /// Return the square of an integer.
-//! #[iris::tool(read_only)]
-//! fn square(
-//!     /// The integer to square.
-//!     value: i64,
-//! ) -> i64 {
-//!     value * value
-//! }
-//!
-//! use iris::Tool;
-//! let definition = Square.definition();
-//! assert_eq!(definition.name(), "square");
-//! assert_eq!(definition.input_schema()["required"][0], "value");
-//! assert_eq!(square(4), 16); // still callable as written
-//! ```
+#![doc = include_str!("../README.md")]
 
 pub use iris_core::*;
 
+/// Turns a function into an LLM tool.
+///
+/// ```
+/// use iris::{State, ToolContext};
+///
+/// # struct Db;
+/// # impl Db { fn lookup(&self, _: &str) -> Option<String> { None } }
+/// /// Find a customer by e-mail address.
+/// ///
+/// /// Returns the customer's id, or an error when nobody has that address.
+/// #[iris::tool(read_only, concurrency_safe, aliases = ["lookup_customer"], max_result_chars = 2000)]
+/// async fn find_customer(
+///     /// The e-mail address, compared case-insensitively.
+///     email: String,
+///     /// Also search archived customers.
+///     #[serde(default)]
+///     archived: bool,
+///     #[ctx] cx: &ToolContext,
+///     #[state] db: State<Db>,
+/// ) -> Result<String, String> {
+///     let _ = (archived, cx.run_id());
+///     db.lookup(&email).ok_or_else(|| format!("no customer with address {email}"))
+/// }
+/// ```
+///
+/// # Keys
+///
+/// | key | value | effect |
+/// |---|---|---|
+/// | `name` | string | the tool name (default: the function's name); must match `^[A-Za-z0-9_-]{1,64}$` |
+/// | `description` | string | replaces the doc comment as the description |
+/// | `aliases` | `["a", ...]` | other names that resolve to this tool |
+/// | `read_only` | flag | only reads; allowed by default permission policies |
+/// | `write` | flag | changes state; cannot be combined with `read_only` |
+/// | `exec` | flag | runs programs; cannot be combined with `read_only` |
+/// | `network` | flag | talks to the network |
+/// | `interactive` | flag | needs a person |
+/// | `concurrency_safe` | flag | may run next to other calls |
+/// | `deferred` | flag | offered only after `tool_search` finds it |
+/// | `max_result_chars` | positive integer | longer results are previewed and saved whole |
+/// | `crate` | string path | where `iris` is, when renamed (`crate = "::my_iris"`) |
+///
+/// Parameter markers: `#[ctx]` (a `&ToolContext`, or any `FromToolContext`
+/// type), `#[state]` (a `State<T>` added with `ToolContextBuilder::state`),
+/// `#[args]` (one struct that is the whole input). `#[serde(..)]`,
+/// `#[schemars(..)]` and doc comments on parameters move to the generated
+/// argument struct.
+///
+/// # What it writes
+///
+/// The function stays as written. Beside it, a unit struct named after the
+/// function in `CamelCase` implements [`Tool`]: a hidden argument struct
+/// deriving `Deserialize` and `JsonSchema` (unknown fields denied), a
+/// definition built once into a static, parsing with the JSON path of any
+/// error, and a body that calls the function and converts its return value.
+/// By hand, the same tool reads:
+///
+/// ```
+/// use std::sync::OnceLock;
+/// use iris::{ArgumentError, Capability, Tool, ToolBody, ToolContext, ToolDefinition, ToolName, ToolResult};
+/// use iris::serde_json::Value;
+///
+/// fn square(value: i64) -> i64 { value * value }
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// #[serde(deny_unknown_fields)]
+/// struct SquareArgs {
+///     /// The integer to square.
+///     value: i64,
+/// }
+///
+/// struct Square;
+///
+/// impl Tool for Square {
+///     type Args = SquareArgs;
+///
+///     fn definition(&self) -> &ToolDefinition {
+///         static DEFINITION: OnceLock<ToolDefinition> = OnceLock::new();
+///         DEFINITION.get_or_init(|| {
+///             ToolDefinition::builder(ToolName::new("square").unwrap(), "Return the square of an integer.")
+///                 .input_schema(iris::schema::input_schema_for::<SquareArgs>())
+///                 .capability(Capability::ReadOnly)
+///                 .build()
+///                 .unwrap()
+///         })
+///     }
+///
+///     fn parse(&self, input: &Value) -> Result<SquareArgs, ArgumentError> {
+///         iris::schema::parse_arguments(input)
+///     }
+///
+///     fn call<'a>(&'a self, args: SquareArgs, _cx: &'a ToolContext) -> ToolBody<'a> {
+///         ToolBody::Blocking(Box::new(move || ToolResult::json(square(args.value).into())))
+///     }
+/// }
+/// # assert_eq!(Square.definition().input_schema()["required"][0], "value");
+/// ```
+///
+/// # Compile errors
+///
+/// Unknown or repeated keys (with the closest key suggested), generic,
+/// `unsafe`, `extern` or variadic functions, `self` receivers, patterns
+/// instead of parameter names, borrowed or `impl Trait` parameters, argument
+/// types without `Deserialize`/`JsonSchema`, return types that cannot become
+/// a result, a missing description, names providers refuse, `read_only`
+/// with `write` or `exec`, two `#[ctx]` parameters, `#[args]` beside other
+/// arguments, and aliases repeating the name — each reported on the token
+/// at fault, all at once.
 #[cfg(feature = "macros")]
 pub use iris_macros::tool;
