@@ -37,6 +37,8 @@ async fn weather(
     if city.trim().is_empty() {
         return Err("city must not be empty; pass a city name such as `Lisbon`".into());
     }
+    // A real tool would await an HTTP request here.
+    tokio::task::yield_now().await;
     let celsius = 21.5;
     let celsius = if fahrenheit.unwrap_or(false) {
         celsius * 9.0 / 5.0 + 32.0
