@@ -2,7 +2,10 @@
 //! a call the way a model would make it.
 //!
 //! Run with `cargo run --example quickstart`.
-#![allow(clippy::print_stdout, reason = "an example shows what it does on stdout")]
+#![allow(
+    clippy::print_stdout,
+    reason = "an example shows what it does on stdout"
+)]
 
 use iris::provider::{anthropic, gemini, openai_chat};
 use iris::{DynTool, RunId, Tool, ToolContext, ToolErrorKind, ToolResult};
