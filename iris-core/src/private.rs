@@ -48,12 +48,28 @@ pub struct ToolMeta {
     pub max_result_chars: Option<usize>,
 }
 
+/// A tool's attribute values and the definition built from them on first use.
+#[derive(Debug)]
+pub struct ToolStatic {
+    meta: ToolMeta,
+    definition: OnceLock<ToolDefinition>,
+}
+
+impl ToolStatic {
+    /// Holds `meta` until the definition is first asked for.
+    #[must_use]
+    pub const fn new(meta: ToolMeta) -> Self {
+        Self {
+            meta,
+            definition: OnceLock::new(),
+        }
+    }
+}
+
 /// The cached definition of a tool whose arguments are `A`.
-pub fn definition<A: JsonSchema>(
-    cell: &'static OnceLock<ToolDefinition>,
-    meta: &'static ToolMeta,
-) -> &'static ToolDefinition {
-    cell.get_or_init(|| build_definition(meta, input_schema_for::<A>()))
+pub fn definition<A: JsonSchema>(tool: &'static ToolStatic) -> &'static ToolDefinition {
+    tool.definition
+        .get_or_init(|| build_definition(&tool.meta, input_schema_for::<A>()))
 }
 
 // Not generic, so it is compiled once here rather than once per tool.

@@ -4,10 +4,9 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::ItemFn;
 use syn::ext::IdentExt as _;
 
-use crate::tool::stripped_fn;
+use crate::tool::{FnItem, stripped_fn};
 
 /// The item did not parse as a function: keep it as written.
 pub(crate) fn unparsed(item: TokenStream, err: syn::Error) -> TokenStream {
@@ -18,7 +17,7 @@ pub(crate) fn unparsed(item: TokenStream, err: syn::Error) -> TokenStream {
 
 /// A `#[tool]` with errors: the function, an empty struct of the tool's
 /// type name, and the errors.
-pub(crate) fn tool(item: &ItemFn, err: syn::Error) -> TokenStream {
+pub(crate) fn tool(item: &FnItem, err: syn::Error) -> TokenStream {
     let err = err.into_compile_error();
     let item_out = stripped_fn(item);
     // A method cannot have a type beside it inside an `impl` block.

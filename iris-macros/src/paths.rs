@@ -11,13 +11,3 @@ pub(crate) fn private_path(root: Option<&syn::Path>) -> TokenStream {
         |root| quote!(#root::__private),
     )
 }
-
-/// The same root as a string, for `#[serde(crate = "...")]` and
-/// `#[schemars(crate = "...")]`.
-pub(crate) fn private_path_string(root: Option<&syn::Path>, dep: &str) -> String {
-    let root = root.map_or_else(
-        || "::iris".to_owned(),
-        |p| quote!(#p).to_string().replace(' ', ""),
-    );
-    format!("{root}::__private::{dep}")
-}

@@ -2,15 +2,17 @@
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
-use syn::ItemFn;
 use syn::spanned::Spanned as _;
 
 use super::model::{Description, Output, Param, ToolFn};
-use super::parse::stripped_fn;
-use crate::paths::{private_path, private_path_string};
+use super::parse::{FnItem, stripped_fn};
+use crate::paths::private_path;
 
-pub(crate) fn emit(tool: &ToolFn, item: &ItemFn) -> TokenStream {
-    let p = private_path(tool.root.as_ref());
+pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
+    let private = private_path(tool.root.as_ref());
+    // Inside the const block, one short local name stands for the private
+    // module: fewer tokens to parse and paths to resolve per tool.
+    let p = quote!(__iris);
     let item = stripped_fn(item);
     let vis = &tool.vis;
     let struct_ident = &tool.struct_ident;
@@ -29,10 +31,13 @@ pub(crate) fn emit(tool: &ToolFn, item: &ItemFn) -> TokenStream {
         #item
 
         #[doc = #struct_doc]
-        #[derive(Clone, Copy, Debug, Default)]
         #vis struct #struct_ident;
 
         const _: () = {
+            use #private as __iris;
+            #[allow(unused_imports)]
+            use __iris::{ViaIntoToolResult as _, ViaSerializeOk as _};
+
             #args_struct
 
             #[automatically_derived]
@@ -55,8 +60,8 @@ fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
     }) {
         return (quote!(#ty), TokenStream::new());
     }
-    let serde_crate = private_path_string(tool.root.as_ref(), "serde");
-    let schemars_crate = private_path_string(tool.root.as_ref(), "schemars");
+    let serde_crate = "__iris::serde";
+    let schemars_crate = "__iris::schemars";
     let fields = tool.params.iter().filter_map(|param| match param {
         Param::Arg {
             ident,
@@ -65,7 +70,6 @@ fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
         } => Some(quote!(#(#field_attrs)* #ident: #ty,)),
         _ => None,
     });
-    let debug_name = format!("{} arguments", tool.name.value);
     let args_struct = quote! {
         #[doc(hidden)]
         #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
@@ -73,14 +77,6 @@ fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
         #[schemars(crate = #schemars_crate)]
         pub struct __IrisArgs {
             #(#fields)*
-        }
-
-        // Parameter types need not be `Debug`; naming the struct is enough
-        // for `unwrap_err` and logs.
-        impl ::core::fmt::Debug for __IrisArgs {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.write_str(#debug_name)
-            }
         }
     };
     (quote!(__IrisArgs), args_struct)
@@ -90,16 +86,7 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
     let name = &tool.name.value;
     let description = match &tool.description {
         Description::Literal(lit) => quote!(#lit),
-        Description::Docs(docs) => {
-            let mut parts = Vec::with_capacity(docs.len() * 2);
-            for (i, doc) in docs.iter().enumerate() {
-                if i > 0 {
-                    parts.push(quote!("\n"));
-                }
-                parts.push(quote!(#doc));
-            }
-            quote!(::core::concat!(#(#parts),*))
-        }
+        Description::Docs(docs) => doc_expr(docs),
     };
     let aliases = tool.aliases.iter().map(|a| &a.value);
     let capabilities = tool
@@ -113,23 +100,50 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
     );
     let schema_span = args_span(tool);
     let build = respan(
-        quote!(#p::definition::<#args_ty>(&__IRIS_DEFINITION, &__IRIS_META)),
+        quote!(#p::definition::<#args_ty>(&__IRIS_TOOL)),
         schema_span,
     );
     quote! {
+        #[inline]
         fn definition(&self) -> &#p::ToolDefinition {
-            static __IRIS_META: #p::ToolMeta = #p::ToolMeta {
+            static __IRIS_TOOL: #p::ToolStatic = #p::ToolStatic::new(#p::ToolMeta {
                 name: #name,
                 description: #description,
                 aliases: &[#(#aliases),*],
                 capabilities: &[#(#p::Capability::#capabilities),*],
                 deferred: #deferred,
                 max_result_chars: #max_result_chars,
-            };
-            static __IRIS_DEFINITION: #p::OnceLock<#p::ToolDefinition> = #p::OnceLock::new();
+            });
             #build
         }
     }
+}
+
+/// The doc lines as one expression: a single literal when they are all
+/// literals (the usual `///` case), else `concat!` so `include_str!` works.
+fn doc_expr(docs: &[syn::Expr]) -> TokenStream {
+    let literals: Option<Vec<String>> = docs
+        .iter()
+        .map(|doc| match doc {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        })
+        .collect();
+    if let Some(lines) = literals {
+        let joined = lines.join("\n");
+        return quote!(#joined);
+    }
+    let mut parts = Vec::with_capacity(docs.len() * 2);
+    for (i, doc) in docs.iter().enumerate() {
+        if i > 0 {
+            parts.push(quote!("\n"));
+        }
+        parts.push(quote!(#doc));
+    }
+    quote!(::core::concat!(#(#parts),*))
 }
 
 fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
@@ -147,6 +161,7 @@ fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStrea
         args_span(tool),
     );
     quote! {
+        #[inline]
         fn parse(
             &self,
             input: &#p::serde_json::Value,
@@ -194,6 +209,11 @@ fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     };
     let fn_ident = &tool.fn_ident;
     let convert = convert(tool, p);
+    let unused_cx = if extractions.is_empty() {
+        quote!(let _ = __iris_cx;)
+    } else {
+        quote!()
+    };
     let body = if tool.is_async {
         quote! {
             #p::ToolBody::Async(#p::Box::pin(async move {
@@ -212,12 +232,13 @@ fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         }
     };
     quote! {
+        #[inline]
         fn call<'a>(
             &'a self,
             __iris_args: Self::Args,
             __iris_cx: &'a #p::ToolContext,
         ) -> #p::ToolBody<'a> {
-            let _ = __iris_cx;
+            #unused_cx
             #(#extractions)*
             #body
         }
@@ -232,15 +253,12 @@ fn convert(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         Output::Type(ty) => ty.span(),
         Output::Unit => Span::call_site(),
     };
-    let call = respan(
+    // The traits that make the choice are imported once per tool, at the
+    // top of the const block.
+    respan(
         quote!((&&&#p::Returned::new(__iris_out)).__iris_into_result()),
         span,
-    );
-    quote! {
-        #[allow(unused_imports)]
-        use #p::{ViaIntoToolResult as _, ViaSerializeOk as _};
-        #call
-    }
+    )
 }
 
 /// Where schema and parsing errors about the argument type should point.
@@ -271,4 +289,61 @@ fn respan(stream: TokenStream, span: Span) -> TokenStream {
             token
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::TokenStream;
+    use quote::quote;
+
+    fn expand(attr: TokenStream, item: TokenStream) -> String {
+        let file = syn::parse2(super::super::expand(attr, item)).expect("expansion is a file");
+        prettyplease::unparse(&file)
+    }
+
+    #[test]
+    fn sync_tool_expansion() {
+        insta::assert_snapshot!(expand(
+            quote!(read_only, aliases = ["sq"]),
+            quote! {
+                /// Square it.
+                pub fn square(
+                    /// The value.
+                    value: i64,
+                ) -> i64 {
+                    value * value
+                }
+            },
+        ));
+    }
+
+    #[test]
+    fn async_tool_with_context_expansion() {
+        insta::assert_snapshot!(expand(
+            quote!(network, crate = "::my_iris"),
+            quote! {
+                /// Fetch it.
+                async fn fetch(
+                    /// Where.
+                    #[serde(rename = "URL")]
+                    url: String,
+                    #[ctx] cx: &ToolContext,
+                    #[state] client: State<Client>,
+                ) -> Result<String, Error> {
+                    client.get(&url, cx).await
+                }
+            },
+        ));
+    }
+
+    #[test]
+    fn args_struct_expansion() {
+        insta::assert_snapshot!(expand(
+            quote!(),
+            quote! {
+                /// Book it.
+                fn book(#[args] request: Request) {}
+            },
+        ));
+    }
 }

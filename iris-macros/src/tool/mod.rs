@@ -7,7 +7,7 @@ mod parse;
 use proc_macro2::TokenStream;
 
 pub(crate) use model::struct_name;
-pub(crate) use parse::stripped_fn;
+pub(crate) use parse::{FnItem, stripped_fn};
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let input = match parse::parse(attr, item.clone()) {

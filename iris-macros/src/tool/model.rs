@@ -3,9 +3,9 @@
 use proc_macro2::Span;
 use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
-use syn::{Attribute, Expr, FnArg, Ident, ItemFn, LitStr, Pat, ReturnType, Type, Visibility};
+use syn::{Attribute, Expr, FnArg, Ident, LitStr, Pat, ReturnType, Type, Visibility};
 
-use super::parse::{MARKERS, ToolInput, is_field_attr};
+use super::parse::{FnItem, MARKERS, ToolInput, is_field_attr};
 use crate::attrs::{AttrArg, check_keys, one_of};
 use crate::docs::{all_blank, doc_values};
 use crate::errors::Errors;
@@ -262,7 +262,7 @@ impl ToolFn {
     }
 }
 
-fn check_signature(item: &ItemFn, errors: &mut Errors) {
+fn check_signature(item: &FnItem, errors: &mut Errors) {
     let sig = &item.sig;
     if !sig.generics.params.is_empty() {
         errors.at(
@@ -317,7 +317,7 @@ fn check_name(name: &str, span: Span, from_fn: bool, errors: &mut Errors) {
     }
 }
 
-fn params(item: &ItemFn, errors: &mut Errors) -> Vec<Param> {
+fn params(item: &FnItem, errors: &mut Errors) -> Vec<Param> {
     let mut params = Vec::new();
     let mut ctx_seen = false;
     for input in &item.sig.inputs {
@@ -400,7 +400,7 @@ fn context_param(ty: Type) -> Param {
     }
 }
 
-fn check_args_struct(params: &[Param], item: &ItemFn, errors: &mut Errors) {
+fn check_args_struct(params: &[Param], item: &FnItem, errors: &mut Errors) {
     let structs = params
         .iter()
         .filter(|p| matches!(p, Param::Args { .. }))
@@ -472,7 +472,7 @@ mod tests {
 
     use super::*;
 
-    fn model(attr: proc_macro2::TokenStream, item: ItemFn) -> syn::Result<ToolFn> {
+    fn model(attr: proc_macro2::TokenStream, item: FnItem) -> syn::Result<ToolFn> {
         ToolFn::from_input(&ToolInput {
             args: crate::attrs::parse_args(attr),
             item,
