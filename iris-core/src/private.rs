@@ -66,8 +66,19 @@ impl ToolStatic {
     }
 }
 
+/// What a tool's argument type must be; exists to word the compile error
+/// for an `#[args]` type that lacks one of the derives.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's arguments",
+    label = "this type needs `Deserialize` and `JsonSchema`",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to it"
+)]
+pub trait ToolArgs: DeserializeOwned + JsonSchema {}
+
+impl<T: DeserializeOwned + JsonSchema> ToolArgs for T {}
+
 /// The cached definition of a tool whose arguments are `A`.
-pub fn definition<A: JsonSchema>(tool: &'static ToolStatic) -> &'static ToolDefinition {
+pub fn definition<A: ToolArgs>(tool: &'static ToolStatic) -> &'static ToolDefinition {
     tool.definition
         .get_or_init(|| build_definition(&tool.meta, input_schema_for::<A>()))
 }
@@ -125,7 +136,7 @@ pub fn normalize_doc(raw: &str) -> String {
 ///
 /// # Errors
 /// [`ArgumentError`] from parsing.
-pub fn parse_args<A: DeserializeOwned>(
+pub fn parse_args<A: ToolArgs>(
     input: &Value,
     definition: &ToolDefinition,
 ) -> Result<A, ArgumentError> {
@@ -140,7 +151,7 @@ pub fn parse_args<A: DeserializeOwned>(
 ///
 /// # Errors
 /// [`ArgumentError`] for unknown keys or from parsing.
-pub fn parse_args_struct<A: DeserializeOwned>(
+pub fn parse_args_struct<A: ToolArgs>(
     input: &Value,
     definition: &ToolDefinition,
 ) -> Result<A, ArgumentError> {
