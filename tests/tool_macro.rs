@@ -17,6 +17,7 @@ fn cx() -> ToolContext {
 }
 
 /// The error of arguments that must be refused.
+#[allow(clippy::panic, reason = "a test helper fails the test")]
 fn refused<T>(parsed: Result<T, iris::ArgumentError>) -> iris::ArgumentError {
     match parsed {
         Ok(_) => panic!("the arguments were accepted"),
