@@ -1,12 +1,13 @@
 //! Host-side errors of the core types.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// What went wrong while building or checking tool metadata.
 ///
 /// These are host errors (a misconfigured tool, a bad name): failures the
 /// model should read travel as [`ToolResult`](crate::ToolResult) errors instead.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
     /// A tool name or alias was empty.
@@ -58,6 +59,15 @@ pub enum ToolError {
         /// The tool name.
         name: String,
     },
+    /// A middleware failed; the call's result is an error naming it.
+    #[error("middleware `{name}` failed: {source}")]
+    Middleware {
+        /// The middleware's name.
+        name: String,
+        /// What went wrong.
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
+    },
     /// An input schema whose root is not an object schema.
     #[error(
         "input schema of tool `{name}` must be a JSON object with `type: object`, found {found}"
@@ -68,6 +78,19 @@ pub enum ToolError {
         /// A short description of what was found instead.
         found: String,
     },
+}
+
+impl ToolError {
+    /// A middleware failure named `name` caused by `source`.
+    pub fn middleware(
+        name: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        ToolError::Middleware {
+            name: name.into(),
+            source: Arc::from(source.into()),
+        }
+    }
 }
 
 /// Why raw JSON input could not become a tool's typed arguments.

@@ -46,6 +46,7 @@ mod context;
 mod definition;
 mod error;
 mod into_result;
+mod middleware;
 mod name;
 pub mod provider;
 mod result;
@@ -73,6 +74,7 @@ pub use definition::{
 };
 pub use error::{ArgumentError, ToolError};
 pub use into_result::{IntoToolResult, Json};
+pub use middleware::{Endpoint, IntoMiddlewareResult, Middleware, Next};
 pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};
 pub use result::{ArtifactRef, ToolErrorKind, ToolFailure, ToolResult};
 pub use tool::{BoxFuture, DynTool, ParsedArgs, Tool, ToolBody};

@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn rejects_names_providers_refuse() {
-        assert_eq!(ToolName::new(""), Err(ToolError::EmptyName));
+        assert!(matches!(ToolName::new(""), Err(ToolError::EmptyName)));
         assert!(matches!(
             ToolName::new("x".repeat(65)),
             Err(ToolError::NameTooLong { len: 65, .. })

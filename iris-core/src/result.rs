@@ -30,6 +30,8 @@ pub enum ToolErrorKind {
     Cancelled,
     /// The body reported a failure.
     Execution,
+    /// A call id that already ran was submitted again.
+    DuplicateCall,
     /// Iris itself failed; the message says what the host should fix.
     Internal,
 }
@@ -48,6 +50,7 @@ impl ToolErrorKind {
             ToolErrorKind::Timeout => "timeout",
             ToolErrorKind::Cancelled => "cancelled",
             ToolErrorKind::Execution => "execution",
+            ToolErrorKind::DuplicateCall => "duplicate_call",
             ToolErrorKind::Internal => "internal",
         }
     }
