@@ -112,3 +112,47 @@ pub use iris_core::*;
 /// at fault, all at once.
 #[cfg(feature = "macros")]
 pub use iris_macros::tool;
+
+/// Turns an async function into a [`Middleware`] that wraps every tool call.
+///
+/// The function takes the call and `next`, and optionally the context in
+/// between; it returns a `ToolResult` or a `Result<ToolResult, ToolError>`
+/// (an `Err` becomes the call's error result). `fn timing` becomes
+/// `struct Timing`, registered with `ToolExecutorBuilder::middleware`.
+///
+/// ```
+/// use iris::{Next, ToolCall, ToolContext, ToolError, ToolResult};
+///
+/// /// Adds how long the rest of the stack took to the result's stats.
+/// #[iris::middleware]
+/// async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, ToolError> {
+///     let started = std::time::Instant::now();
+///     let result = next.run(call).await?;
+///     Ok(result.with_stat("wrapped_seconds", started.elapsed().as_secs_f64()))
+/// }
+///
+/// /// Refuses calls outside office hours, without running the tool.
+/// #[iris::middleware(name = "office_hours")]
+/// async fn office_hours(call: ToolCall, cx: &ToolContext, next: Next<'_>) -> ToolResult {
+///     if cx.extension::<Closed>().is_some() {
+///         return ToolResult::error(iris::ToolErrorKind::PermissionDenied, "closed until 9:00");
+///     }
+///     next.run(call).await.unwrap_or_else(|e| ToolResult::error(iris::ToolErrorKind::Execution, e.to_string()))
+/// }
+/// # struct Closed;
+/// ```
+///
+/// Keys: `name = "..."` (the name its errors carry), `crate = "..."`.
+#[cfg(feature = "macros")]
+pub use iris_macros::middleware;
+
+/// The runtime: registry, executor, permissions, hooks and observers.
+#[cfg(feature = "runtime")]
+pub use iris_runtime as runtime;
+
+#[cfg(feature = "runtime")]
+pub use iris_runtime::{
+    ApprovalDecision, ApprovalRequest, CancellationToken, CommandHook, HookAnswer, HookEvent,
+    HookFactories, HookInput, HookRegistration, Permission, PermissionPolicy, Rule, RulePolicy,
+    RunEvent, RunEventObserver, ToolExecutor, ToolOutcome, ToolRegistry, ToolRegistryView, hook_fn,
+};

@@ -91,6 +91,10 @@ impl std::fmt::Debug for Next<'_> {
 }
 
 /// What a `#[middleware]` function may return.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a middleware",
+    label = "expected `ToolResult` or `Result<ToolResult, ToolError>`"
+)]
 pub trait IntoMiddlewareResult {
     /// Converts the value.
     ///

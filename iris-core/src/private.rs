@@ -17,13 +17,16 @@ pub use ::serde_json;
 pub use std::boxed::Box;
 pub use std::sync::OnceLock;
 
+pub use crate::call::ToolCall;
 pub use crate::capability::Capability;
 pub use crate::context::{FromToolContext, ToolContext};
 pub use crate::definition::ToolDefinition;
 pub use crate::error::ArgumentError;
+pub use crate::error::ToolError;
 pub use crate::into_result::IntoToolResult;
+pub use crate::middleware::{IntoMiddlewareResult, Middleware, Next};
 pub use crate::result::ToolResult;
-pub use crate::tool::{Tool, ToolBody};
+pub use crate::tool::{BoxFuture, Tool, ToolBody};
 
 use crate::capability::Capabilities;
 use crate::definition::{Exposure, ResultPolicy};

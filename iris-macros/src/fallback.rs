@@ -36,3 +36,8 @@ pub(crate) fn tool(item: &FnItem, err: syn::Error) -> TokenStream {
         #vis struct #struct_ident;
     }
 }
+
+/// A `#[middleware]` with errors: the function, a stand-in struct, the errors.
+pub(crate) fn middleware(item: &FnItem, err: syn::Error) -> TokenStream {
+    tool(item, err)
+}

@@ -7,6 +7,7 @@ mod attrs;
 mod docs;
 mod errors;
 mod fallback;
+mod middleware;
 mod paths;
 mod tool;
 
@@ -16,4 +17,11 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
+}
+
+/// Turns an async function `(call, [cx,] next)` into a middleware. See
+/// `iris::middleware`.
+#[proc_macro_attribute]
+pub fn middleware(attr: TokenStream, item: TokenStream) -> TokenStream {
+    middleware::expand(attr.into(), item.into()).into()
 }

@@ -1,1 +1,27 @@
-//! The Iris runtime.
+//! The Iris runtime: the registry that owns tools, and the executor that
+//! takes a model's tool calls through resolution, one parse, permission
+//! (pausing for a person when asked), hooks, middleware, the side-effect
+//! gate and the body, and hands back one structured outcome per call.
+//!
+//! Most users depend on the `iris` facade, which re-exports this crate as
+//! `iris::runtime` and its main types at the top level.
+
+mod error;
+pub mod executor;
+pub mod hooks;
+pub mod observers;
+mod registry;
+
+pub use error::RuntimeError;
+pub use executor::permissions::{
+    ApprovalDecision, ApprovalRequest, Permission, PermissionPolicy, PermissionRequest, Rule,
+    RulePolicy, arguments_hash,
+};
+pub use executor::{ExecutorConfig, ToolExecutor, ToolExecutorBuilder, ToolOutcome};
+pub use hooks::{
+    CommandHook, HookAnswer, HookDecision, HookDispatcher, HookEvent, HookFactories, HookFailure,
+    HookHandler, HookInput, HookRegistration, hook_fn,
+};
+pub use observers::{ObserverStats, RunEvent, RunEventObserver};
+pub use registry::{ToolRegistry, ToolRegistryView};
+pub use tokio_util::sync::CancellationToken;

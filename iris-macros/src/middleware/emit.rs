@@ -1,0 +1,71 @@
+//! From the checked model to the `Middleware` implementation.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+
+use super::model::MiddlewareFn;
+use crate::paths::private_path;
+use crate::tool::FnItem;
+
+pub(crate) fn emit(middleware: &MiddlewareFn, item: &FnItem) -> TokenStream {
+    let private = private_path(middleware.root.as_ref());
+    let vis = &middleware.vis;
+    let struct_ident = &middleware.struct_ident;
+    let fn_ident = &middleware.fn_ident;
+    let name = &middleware.name;
+    let doc = format!(
+        "The `{name}` middleware, written by `#[middleware]` from the function of the same name."
+    );
+    let call = if middleware.takes_context {
+        quote!(#fn_ident(call, cx, next).await)
+    } else {
+        quote!({ let _ = cx; #fn_ident(call, next).await })
+    };
+    let convert = quote_spanned! {middleware.output_span=>
+        __iris::IntoMiddlewareResult::into_middleware_result(__iris_out)
+    };
+    quote! {
+        #item
+
+        #[doc = #doc]
+        #vis struct #struct_ident;
+
+        const _: () = {
+            use #private as __iris;
+
+            #[automatically_derived]
+            impl __iris::Middleware for #struct_ident {
+                fn handle<'a>(
+                    &'a self,
+                    call: __iris::ToolCall,
+                    cx: &'a __iris::ToolContext,
+                    next: __iris::Next<'a>,
+                ) -> __iris::BoxFuture<'a, ::core::result::Result<__iris::ToolResult, __iris::ToolError>> {
+                    __iris::Box::pin(async move {
+                        let __iris_out = #call;
+                        #convert
+                    })
+                }
+            }
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    #[test]
+    fn middleware_expansion() {
+        let out = super::super::expand(
+            quote!(),
+            quote! {
+                async fn audit(call: ToolCall, cx: &ToolContext, next: Next<'_>) -> Result<ToolResult, ToolError> {
+                    next.run(call).await
+                }
+            },
+        );
+        let file = syn::parse2(out).expect("expansion is a file");
+        insta::assert_snapshot!(prettyplease::unparse(&file));
+    }
+}

@@ -1,0 +1,354 @@
+//! The executor: from a model's tool calls to results, through every stage.
+
+mod batch;
+mod body;
+pub(crate) mod permissions;
+mod pipeline;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use iris_core::{Middleware, RunId, ToolContext, ToolResult, ToolUseBlock};
+
+use crate::error::RuntimeError;
+use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
+use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
+use crate::registry::ToolRegistry;
+use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
+
+/// What the executor returns for one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// The call has its result (which may be an error the model reads).
+    Finished {
+        /// The provider's call id.
+        call_id: String,
+        /// The result.
+        result: ToolResult,
+    },
+    /// The call waits for a person; present the request, then
+    /// [`ToolExecutor::resume`] it.
+    Waiting(ApprovalRequest),
+}
+
+impl ToolOutcome {
+    /// The call id.
+    #[must_use]
+    pub fn call_id(&self) -> &str {
+        match self {
+            ToolOutcome::Finished { call_id, .. } => call_id,
+            ToolOutcome::Waiting(request) => &request.call_id,
+        }
+    }
+
+    /// The result, when the call finished.
+    #[must_use]
+    pub fn result(&self) -> Option<&ToolResult> {
+        match self {
+            ToolOutcome::Finished { result, .. } => Some(result),
+            ToolOutcome::Waiting(_) => None,
+        }
+    }
+
+    /// The approval request, when the call waits.
+    #[must_use]
+    pub fn approval(&self) -> Option<&ApprovalRequest> {
+        match self {
+            ToolOutcome::Waiting(request) => Some(request),
+            ToolOutcome::Finished { .. } => None,
+        }
+    }
+}
+
+/// Limits of an executor.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ExecutorConfig {
+    /// Most calls of one read-only window running at once.
+    pub max_concurrency: usize,
+    /// Deadline of a body; `None` waits as long as it takes.
+    pub timeout: Option<Duration>,
+    /// Deadlines of particular tools, by canonical name.
+    pub tool_timeouts: HashMap<String, Duration>,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        Self {
+            max_concurrency: 8,
+            timeout: Some(Duration::from_secs(300)),
+            tool_timeouts: HashMap::new(),
+        }
+    }
+}
+
+/// A call parsed and waiting for its approval.
+struct Pending {
+    request: ApprovalRequest,
+    prepared: pipeline::Prepared,
+    args: iris_core::ParsedArgs,
+}
+
+/// Runs tool calls through the pipeline: resolve, parse once, permission
+/// (pausing for approval), `tool.before` hooks, middleware, the side-effect
+/// gate and the body, `tool.after` hooks, observers.
+///
+/// Cheap to clone; clones share state (pending approvals, executed call ids).
+#[derive(Clone)]
+pub struct ToolExecutor {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Arc<ToolRegistry>,
+    policy: RwLock<Arc<dyn PermissionPolicy>>,
+    hooks: HookDispatcher,
+    middleware: Vec<Arc<dyn Middleware>>,
+    observers: Observers,
+    config: ExecutorConfig,
+    pending: Mutex<HashMap<String, Pending>>,
+    executed: Mutex<HashSet<(RunId, String)>>,
+}
+
+impl ToolExecutor {
+    /// Starts an executor over `registry`.
+    pub fn builder(registry: impl Into<Arc<ToolRegistry>>) -> ToolExecutorBuilder {
+        ToolExecutorBuilder {
+            registry: registry.into(),
+            policy: Arc::new(RulePolicy::default()),
+            hooks: HookDispatcher::default(),
+            middleware: Vec::new(),
+            observers: Observers::default(),
+            config: ExecutorConfig::default(),
+        }
+    }
+
+    /// The registry.
+    #[must_use]
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.inner.registry
+    }
+
+    /// Replaces the permission policy; calls that wait for approval are
+    /// checked against the new one at their gate.
+    pub fn set_policy(&self, policy: Arc<dyn PermissionPolicy>) {
+        *self
+            .inner
+            .policy
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = policy;
+    }
+
+    fn policy(&self) -> Arc<dyn PermissionPolicy> {
+        Arc::clone(
+            &self
+                .inner
+                .policy
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Runs one call.
+    pub async fn execute_one(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
+        let started = std::time::Instant::now();
+        match self.prepare(call, cx) {
+            Ok((prepared, args)) => self.run_prepared(prepared, args, cx, started, None).await,
+            Err(finished) => self.finish_unprepared(finished, cx, started),
+        }
+    }
+
+    /// Runs the calls of one model turn; results come back in call order.
+    ///
+    /// Maximal runs of adjacent calls that are read-only and
+    /// concurrency-safe (as the tool says for these arguments) run
+    /// concurrently, up to `max_concurrency`; every other call runs alone
+    /// after everything before it finished.
+    pub async fn execute_batch(
+        &self,
+        calls: Vec<ToolUseBlock>,
+        cx: &ToolContext,
+    ) -> Vec<ToolOutcome> {
+        batch::execute_batch(self, calls, cx).await
+    }
+
+    /// Resumes a call that waits for approval.
+    ///
+    /// An approval runs the call with exactly the arguments that were shown
+    /// (the decision carries their hash), after the permission policy and
+    /// the run are checked again at the gate. A denial finishes the call
+    /// with the reason for the model.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NoPendingApproval`] when `call_id` does not wait.
+    pub async fn resume(
+        &self,
+        call_id: &str,
+        decision: ApprovalDecision,
+        cx: &ToolContext,
+    ) -> Result<ToolOutcome, RuntimeError> {
+        let pending = self
+            .inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(call_id)
+            .ok_or_else(|| RuntimeError::NoPendingApproval {
+                call_id: call_id.to_owned(),
+            })?;
+        Ok(self.resume_pending(pending, decision, cx).await)
+    }
+
+    /// Calls waiting for approval.
+    #[must_use]
+    pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|p| p.request.clone())
+            .collect()
+    }
+
+    /// Announces the start of a run to `run.started` hooks and observers.
+    pub async fn start_run(&self, cx: &ToolContext) {
+        self.run_event(HookEvent::RunStarted, cx).await;
+        self.emit(|| RunEvent::RunStarted {
+            run_id: cx.run_id().clone(),
+        });
+    }
+
+    /// Announces the end of a run (not a pause for approval).
+    pub async fn finish_run(&self, cx: &ToolContext) {
+        self.run_event(HookEvent::RunFinished, cx).await;
+        self.emit(|| RunEvent::RunFinished {
+            run_id: cx.run_id().clone(),
+        });
+    }
+
+    async fn run_event(&self, event: HookEvent, cx: &ToolContext) {
+        if self.inner.hooks.has(event) {
+            let input = HookInput {
+                event,
+                run_id: cx.run_id().clone(),
+                call_id: None,
+                tool: None,
+                arguments: None,
+                result: None,
+            };
+            self.inner.hooks.notify(&input).await;
+        }
+    }
+
+    /// Delivery counters of each observer, in registration order.
+    #[must_use]
+    pub fn observer_stats(&self) -> Vec<ObserverStats> {
+        self.inner.observers.stats()
+    }
+
+    fn emit(&self, event: impl FnOnce() -> RunEvent) {
+        if !self.inner.observers.is_empty() {
+            self.inner.observers.emit(&event());
+        }
+    }
+}
+
+impl fmt::Debug for ToolExecutor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolExecutor")
+            .field("registry", &self.inner.registry)
+            .field("hooks", &self.inner.hooks)
+            .field("middleware", &self.inner.middleware.len())
+            .field("observers", &self.inner.observers)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`ToolExecutor`].
+#[must_use]
+pub struct ToolExecutorBuilder {
+    registry: Arc<ToolRegistry>,
+    policy: Arc<dyn PermissionPolicy>,
+    hooks: HookDispatcher,
+    middleware: Vec<Arc<dyn Middleware>>,
+    observers: Observers,
+    config: ExecutorConfig,
+}
+
+impl ToolExecutorBuilder {
+    /// Sets the permission policy (default: [`RulePolicy::default`]).
+    pub fn policy(mut self, policy: impl PermissionPolicy) -> Self {
+        self.policy = Arc::new(policy);
+        self
+    }
+
+    /// Sets a shared permission policy, kept by the caller to change rules later.
+    pub fn shared_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Adds a hook after those already added.
+    pub fn hook(mut self, hook: HookRegistration) -> Self {
+        self.hooks.register(hook);
+        self
+    }
+
+    /// Adds a middleware inside those already added (the first is outermost).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Adds an observer.
+    pub fn observer(mut self, observer: impl RunEventObserver) -> Self {
+        self.observers.add(Arc::new(observer));
+        self
+    }
+
+    /// Sets how many calls of a read-only window run at once (at least 1).
+    pub fn max_concurrency(mut self, limit: usize) -> Self {
+        self.config.max_concurrency = limit.max(1);
+        self
+    }
+
+    /// Sets the deadline of every body; `None` waits as long as it takes.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.timeout = timeout;
+        self
+    }
+
+    /// Sets the deadline of one tool's body.
+    pub fn tool_timeout(mut self, tool: impl Into<String>, timeout: Duration) -> Self {
+        self.config.tool_timeouts.insert(tool.into(), timeout);
+        self
+    }
+
+    /// Finishes the executor.
+    #[must_use]
+    pub fn build(self) -> ToolExecutor {
+        ToolExecutor {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                policy: RwLock::new(self.policy),
+                hooks: self.hooks,
+                middleware: self.middleware,
+                observers: self.observers,
+                config: self.config,
+                pending: Mutex::new(HashMap::new()),
+                executed: Mutex::new(HashSet::new()),
+            }),
+        }
+    }
+}
+
+impl fmt::Debug for ToolExecutorBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolExecutorBuilder")
+            .finish_non_exhaustive()
+    }
+}

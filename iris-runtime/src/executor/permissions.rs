@@ -1,0 +1,298 @@
+//! Permission policies and the approvals that answer `Ask`.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use iris_core::{Capability, RunId, ToolDefinition, ToolName};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// What a policy sees of a call.
+#[derive(Debug, Clone, Copy)]
+pub struct PermissionRequest<'a> {
+    /// The called tool.
+    pub definition: &'a ToolDefinition,
+    /// The arguments as parsed JSON.
+    pub arguments: &'a Value,
+    /// Whether the tool says this call only reads.
+    pub read_only: bool,
+    /// The run asking.
+    pub run_id: &'a RunId,
+}
+
+/// A policy's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Permission {
+    /// Run it.
+    Allow,
+    /// Ask a person first; the call waits.
+    Ask {
+        /// Shown to the person deciding.
+        reason: Option<String>,
+    },
+    /// Refuse; the model reads the reason.
+    Deny {
+        /// Why, written for the model.
+        reason: String,
+    },
+}
+
+/// Decides whether a call may run. Consulted before hooks and again at the
+/// side-effect gate right before the body.
+pub trait PermissionPolicy: Send + Sync + 'static {
+    /// The decision for this call.
+    fn check(&self, request: &PermissionRequest<'_>) -> Permission;
+}
+
+/// One rule of a [`RulePolicy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// Run without asking.
+    Allow,
+    /// Ask a person.
+    Ask,
+    /// Refuse.
+    Deny,
+}
+
+/// Allow, ask or deny by capability, with per-tool overrides.
+///
+/// The class of a call is decided in this order: a per-tool rule; `exec`;
+/// `write`; read-only (per the tool's answer for these arguments); anything
+/// else. Defaults: read-only allowed, everything else asks. Rules can change
+/// while the executor runs; approvals are checked again at the gate.
+#[derive(Debug)]
+pub struct RulePolicy {
+    rules: RwLock<Rules>,
+}
+
+#[derive(Debug, Clone)]
+struct Rules {
+    read_only: Rule,
+    write: Rule,
+    exec: Rule,
+    other: Rule,
+    tools: HashMap<ToolName, Rule>,
+}
+
+impl Default for RulePolicy {
+    fn default() -> Self {
+        Self {
+            rules: RwLock::new(Rules {
+                read_only: Rule::Allow,
+                write: Rule::Ask,
+                exec: Rule::Ask,
+                other: Rule::Ask,
+                tools: HashMap::new(),
+            }),
+        }
+    }
+}
+
+impl RulePolicy {
+    /// The default rules: read-only allowed, the rest asks.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the rule for tools tagged `write`.
+    #[must_use]
+    pub fn write(self, rule: Rule) -> Self {
+        self.update(|r| r.write = rule);
+        self
+    }
+
+    /// Sets the rule for tools tagged `exec`.
+    #[must_use]
+    pub fn exec(self, rule: Rule) -> Self {
+        self.update(|r| r.exec = rule);
+        self
+    }
+
+    /// Sets the rule for read-only calls.
+    #[must_use]
+    pub fn read_only(self, rule: Rule) -> Self {
+        self.update(|r| r.read_only = rule);
+        self
+    }
+
+    /// Sets the rule for calls that are neither read-only, write nor exec.
+    #[must_use]
+    pub fn other(self, rule: Rule) -> Self {
+        self.update(|r| r.other = rule);
+        self
+    }
+
+    /// Sets the rule for one tool, over its capabilities.
+    #[must_use]
+    pub fn tool(self, name: ToolName, rule: Rule) -> Self {
+        self.set_tool(name, rule);
+        self
+    }
+
+    /// Changes the rule for one tool while the policy is in use.
+    pub fn set_tool(&self, name: ToolName, rule: Rule) {
+        self.update(|r| {
+            r.tools.insert(name, rule);
+        });
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Rules)) {
+        // A poisoned lock only means a writer panicked mid-update; the
+        // rules are plain values, so carry on with what is there.
+        let mut rules = self
+            .rules
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        change(&mut rules);
+    }
+}
+
+impl PermissionPolicy for RulePolicy {
+    fn check(&self, request: &PermissionRequest<'_>) -> Permission {
+        let rules = self
+            .rules
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let caps = request.definition.capabilities();
+        let name = request.definition.name();
+        let (rule, class) = if let Some(rule) = rules.tools.get(name) {
+            (*rule, "this tool")
+        } else if caps.contains(Capability::Exec) {
+            (rules.exec, "tools that run programs")
+        } else if caps.contains(Capability::Write) {
+            (rules.write, "tools that write")
+        } else if request.read_only {
+            (rules.read_only, "read-only tools")
+        } else {
+            (rules.other, "tools that are not read-only")
+        };
+        match rule {
+            Rule::Allow => Permission::Allow,
+            Rule::Ask => Permission::Ask {
+                reason: Some(format!(
+                    "`{name}` needs approval: the policy asks before {class} run"
+                )),
+            },
+            Rule::Deny => Permission::Deny {
+                reason: format!(
+                    "the permission policy does not allow {class} such as `{name}`; do not call it again, find another way or ask the user"
+                ),
+            },
+        }
+    }
+}
+
+/// A call waiting for a person's decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The call that waits.
+    pub call_id: String,
+    /// The tool it calls.
+    pub tool: ToolName,
+    /// The exact arguments the person approves.
+    pub arguments: Value,
+    /// A SHA-256 of the canonical arguments; the approval is bound to it.
+    pub arguments_hash: String,
+    /// The run the approval is bound to.
+    pub run_id: RunId,
+    /// Why the policy asks.
+    pub reason: Option<String>,
+}
+
+/// A person's answer to an [`ApprovalRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run the call with exactly the arguments that were shown.
+    Approve {
+        /// The hash of the arguments that were shown.
+        arguments_hash: String,
+    },
+    /// Do not run it; the model reads the reason.
+    Deny {
+        /// Why, for the model.
+        reason: String,
+    },
+}
+
+impl ApprovalDecision {
+    /// Approves `request` as shown.
+    #[must_use]
+    pub fn approve(request: &ApprovalRequest) -> Self {
+        ApprovalDecision::Approve {
+            arguments_hash: request.arguments_hash.clone(),
+        }
+    }
+
+    /// Denies with a reason the model will see.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        ApprovalDecision::Deny {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// SHA-256 (hex) of `value` with object keys sorted, so equal arguments
+/// hash equally whatever their key order.
+#[must_use]
+pub fn arguments_hash(value: &Value) -> String {
+    let mut hasher = Sha256::new();
+    hash_canonical(value, &mut hasher);
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(digest.len() * 2);
+    for byte in digest {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn hash_canonical(value: &Value, hasher: &mut Sha256) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            hasher.update(b"{");
+            for key in keys {
+                hash_canonical(&Value::String(key.clone()), hasher);
+                hasher.update(b":");
+                hash_canonical(&map[key.as_str()], hasher);
+                hasher.update(b",");
+            }
+            hasher.update(b"}");
+        }
+        Value::Array(items) => {
+            hasher.update(b"[");
+            for item in items {
+                hash_canonical(item, hasher);
+                hasher.update(b",");
+            }
+            hasher.update(b"]");
+        }
+        scalar => hasher.update(scalar.to_string().as_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn hash_ignores_key_order_but_not_values() {
+        let a = arguments_hash(&json!({"a": 1, "b": [1, {"x": "y", "z": null}]}));
+        let b = arguments_hash(&json!({"b": [1, {"z": null, "x": "y"}], "a": 1}));
+        let c = arguments_hash(&json!({"a": 2, "b": [1, {"x": "y", "z": null}]}));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a.len(), 64);
+    }
+}

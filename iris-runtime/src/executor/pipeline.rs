@@ -1,0 +1,432 @@
+//! The stages of one call, in order (resolve, parse, permission, hooks,
+//! middleware, gate and body, after hooks, observers).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError};
+use std::time::Instant;
+
+use iris_core::{
+    DynTool, Endpoint, Next, ParsedArgs, RunId, ToolCall, ToolContext, ToolErrorKind, ToolResult,
+    ToolUseBlock,
+};
+use serde_json::Value;
+
+use super::permissions::{
+    ApprovalDecision, ApprovalRequest, Permission, PermissionRequest, arguments_hash,
+};
+use super::{Pending, ToolExecutor, ToolOutcome};
+use crate::hooks::{HookEvent, HookInput, HookResultView};
+use crate::observers::RunEvent;
+
+/// A call resolved and parsed, before permission.
+pub(super) struct Prepared {
+    pub(super) call_id: String,
+    pub(super) tool: Arc<dyn DynTool>,
+    /// The arguments as the pipeline sees them (after input repairs).
+    pub(super) arguments: Value,
+    pub(super) repairs: Vec<&'static str>,
+    /// Whether the tool said these arguments only read.
+    pub(super) read_only: bool,
+}
+
+/// An approval carried from `resume` to the gate.
+pub(super) struct Grant {
+    run_id: RunId,
+    arguments_hash: String,
+}
+
+/// A call that finished before it was prepared (unknown tool, bad input).
+pub(super) struct Unprepared {
+    call_id: String,
+    result: ToolResult,
+}
+
+impl ToolExecutor {
+    /// Resolve, repair the input and parse it: the only parse of the call.
+    pub(super) fn prepare(
+        &self,
+        block: ToolUseBlock,
+        cx: &ToolContext,
+    ) -> Result<(Prepared, ParsedArgs), Unprepared> {
+        let ToolUseBlock { id, name, input } = block;
+        let refuse = |kind, message: String| Unprepared {
+            call_id: id.clone(),
+            result: ToolResult::error(kind, message),
+        };
+        let Some(tool) = self.inner.registry.resolve(&name) else {
+            return Err(refuse(
+                ToolErrorKind::UnknownTool,
+                self.unknown_tool_message(&name),
+            ));
+        };
+        let definition = tool.definition_dyn();
+        if !is_offered(cx, definition) {
+            return Err(refuse(
+                ToolErrorKind::ToolNotAvailable,
+                format!(
+                    "tool `{}` is not available in this request; call only the tools offered (a deferred tool must be found with `tool_search` first)",
+                    definition.name()
+                ),
+            ));
+        }
+        let (arguments, repairs) = repair_input(input);
+        match tool.parse_dyn(&arguments) {
+            Ok(parsed) => Ok((
+                Prepared {
+                    call_id: id,
+                    tool: Arc::clone(tool),
+                    arguments,
+                    repairs,
+                    read_only: parsed.is_read_only(),
+                },
+                parsed,
+            )),
+            Err(err) => Err(refuse(
+                ToolErrorKind::InvalidArguments,
+                format!(
+                    "invalid arguments for `{}` {err}; fix them to match the tool's schema and call it again",
+                    definition.name()
+                ),
+            )),
+        }
+    }
+
+    fn unknown_tool_message(&self, name: &str) -> String {
+        let close = self.inner.registry.closest_names(name, 3);
+        if close.is_empty() {
+            format!("no tool is named `{name}`; call only the tools offered in this request")
+        } else {
+            let close: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "no tool is named `{name}`; did you mean {}? Call only the tools offered in this request",
+                close.join(" or ")
+            )
+        }
+    }
+
+    pub(super) fn finish_unprepared(
+        &self,
+        unprepared: Unprepared,
+        cx: &ToolContext,
+        started: Instant,
+    ) -> ToolOutcome {
+        self.emit(|| RunEvent::ToolFinished {
+            run_id: cx.run_id().clone(),
+            call_id: unprepared.call_id.clone(),
+            tool: None,
+            error_kind: unprepared.result.error_kind(),
+            elapsed: started.elapsed(),
+        });
+        ToolOutcome::Finished {
+            call_id: unprepared.call_id,
+            result: unprepared.result,
+        }
+    }
+
+    /// Permission, hooks, middleware, gate and body, after hooks.
+    pub(super) async fn run_prepared(
+        &self,
+        prepared: Prepared,
+        args: ParsedArgs,
+        cx: &ToolContext,
+        started: Instant,
+        grant: Option<Grant>,
+    ) -> ToolOutcome {
+        if grant.is_none() {
+            match self.check_permission(&prepared, cx) {
+                Permission::Allow => {}
+                Permission::Deny { reason } => {
+                    let result = ToolResult::error(ToolErrorKind::PermissionDenied, reason);
+                    return self.finish(&prepared, result, cx, started);
+                }
+                Permission::Ask { reason } => {
+                    return self.wait_for_approval(prepared, args, reason, cx);
+                }
+            }
+        }
+        let result = self.run_allowed(&prepared, args, cx, grant.as_ref()).await;
+        self.finish(&prepared, result, cx, started)
+    }
+
+    fn check_permission(&self, prepared: &Prepared, cx: &ToolContext) -> Permission {
+        self.policy().check(&PermissionRequest {
+            definition: prepared.tool.definition_dyn(),
+            arguments: &prepared.arguments,
+            read_only: prepared.read_only,
+            run_id: cx.run_id(),
+        })
+    }
+
+    fn wait_for_approval(
+        &self,
+        prepared: Prepared,
+        args: ParsedArgs,
+        reason: Option<String>,
+        cx: &ToolContext,
+    ) -> ToolOutcome {
+        let request = ApprovalRequest {
+            call_id: prepared.call_id.clone(),
+            tool: prepared.tool.definition_dyn().name().clone(),
+            arguments: prepared.arguments.clone(),
+            arguments_hash: arguments_hash(&prepared.arguments),
+            run_id: cx.run_id().clone(),
+            reason,
+        };
+        self.emit(|| RunEvent::ToolWaiting {
+            run_id: cx.run_id().clone(),
+            call_id: request.call_id.clone(),
+            tool: request.tool.clone(),
+        });
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                request.call_id.clone(),
+                Pending {
+                    request: request.clone(),
+                    prepared,
+                    args,
+                },
+            );
+        ToolOutcome::Waiting(request)
+    }
+
+    pub(super) async fn resume_pending(
+        &self,
+        pending: Pending,
+        decision: ApprovalDecision,
+        cx: &ToolContext,
+    ) -> ToolOutcome {
+        let started = Instant::now();
+        let Pending {
+            request,
+            prepared,
+            args,
+        } = pending;
+        match decision {
+            ApprovalDecision::Deny { reason } => {
+                let result = ToolResult::error(
+                    ToolErrorKind::PermissionDenied,
+                    format!("the user denied this call: {reason}"),
+                );
+                self.finish(&prepared, result, cx, started)
+            }
+            ApprovalDecision::Approve { arguments_hash }
+                if arguments_hash != request.arguments_hash =>
+            {
+                let result = ToolResult::error(
+                    ToolErrorKind::PermissionDenied,
+                    "the approval was given for other arguments than this call's, so the call did not run; ask again if it is still needed",
+                );
+                self.finish(&prepared, result, cx, started)
+            }
+            ApprovalDecision::Approve { arguments_hash } => {
+                let grant = Grant {
+                    run_id: request.run_id,
+                    arguments_hash,
+                };
+                self.run_prepared(prepared, args, cx, started, Some(grant))
+                    .await
+            }
+        }
+    }
+
+    /// Everything after permission: before hooks, middleware, gate and body,
+    /// after hooks. `args` is taken out of `prepared` exactly once.
+    async fn run_allowed(
+        &self,
+        prepared: &Prepared,
+        args: ParsedArgs,
+        cx: &ToolContext,
+        grant: Option<&Grant>,
+    ) -> ToolResult {
+        let hooks = &self.inner.hooks;
+        let name = prepared.tool.definition_dyn().name();
+        if hooks.has(HookEvent::ToolBefore) {
+            let input = Self::tool_hook_input(HookEvent::ToolBefore, prepared, cx, None);
+            let denials = hooks.before(&input).await;
+            if !denials.is_empty() {
+                let reasons: Vec<String> = denials
+                    .iter()
+                    .map(|d| format!("hook `{}`: {}", d.hook, d.reason))
+                    .collect();
+                return ToolResult::error(
+                    ToolErrorKind::DeniedByHook,
+                    format!("the call of `{name}` was refused by {}", reasons.join("; ")),
+                );
+            }
+        }
+        let body_ran = AtomicBool::new(false);
+        let ran = &body_ran;
+        let endpoint: Endpoint<'_> = Box::new(move || {
+            let body = async move {
+                if let Err(refusal) = self.gate(prepared, cx, grant) {
+                    return refusal;
+                }
+                ran.store(true, Ordering::Relaxed);
+                self.emit(|| RunEvent::ToolStarted {
+                    run_id: cx.run_id().clone(),
+                    call_id: prepared.call_id.clone(),
+                    tool: name.clone(),
+                });
+                self.run_body(&*prepared.tool, args, cx).await
+            };
+            Box::pin(body)
+        });
+        let mut result = if self.inner.middleware.is_empty() {
+            endpoint().await
+        } else {
+            let call = ToolCall::new(
+                prepared.call_id.clone(),
+                Arc::clone(&prepared.tool),
+                prepared.arguments.clone(),
+            );
+            match Next::new(&self.inner.middleware, cx, endpoint)
+                .run(call)
+                .await
+            {
+                Ok(result) => result,
+                Err(err) => ToolResult::error(ToolErrorKind::Execution, err.to_string()),
+            }
+        };
+        if body_ran.load(Ordering::Relaxed) && hooks.has(HookEvent::ToolAfter) {
+            let input = Self::tool_hook_input(HookEvent::ToolAfter, prepared, cx, Some(&result));
+            let (feedback, failures) = hooks.after(&input).await;
+            if !feedback.is_empty() {
+                result = result.with_text(format!("[Hook feedback]\n{}", feedback.join("\n")));
+            }
+            if !failures.is_empty() {
+                result = result.with_stat("hook_failures", failures);
+            }
+        }
+        result
+    }
+
+    /// The side-effect gate: right before the body, the policy, the run and
+    /// the approval are checked against the state at this moment, and a call
+    /// id runs at most once.
+    fn gate(
+        &self,
+        prepared: &Prepared,
+        cx: &ToolContext,
+        grant: Option<&Grant>,
+    ) -> Result<(), ToolResult> {
+        let refuse =
+            |message: String| Err(ToolResult::error(ToolErrorKind::PermissionDenied, message));
+        if let Some(grant) = grant
+            && grant.run_id != *cx.run_id()
+        {
+            return refuse(format!(
+                "the approval was given in run `{}` but the call was resumed in run `{}`, so it did not run",
+                grant.run_id,
+                cx.run_id()
+            ));
+        }
+        match self.check_permission(prepared, cx) {
+            Permission::Allow => {}
+            Permission::Deny { reason } => {
+                return refuse(format!(
+                    "refused at the last check before running: {reason}"
+                ));
+            }
+            Permission::Ask { .. } => match grant {
+                Some(grant) if grant.arguments_hash == arguments_hash(&prepared.arguments) => {}
+                Some(_) => {
+                    return refuse(
+                        "the approval does not match this call's arguments, so it did not run"
+                            .to_owned(),
+                    );
+                }
+                None => {
+                    return refuse(
+                        "the call needs approval since the permission policy changed; ask again"
+                            .to_owned(),
+                    );
+                }
+            },
+        }
+        let first_time = self
+            .inner
+            .executed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert((cx.run_id().clone(), prepared.call_id.clone()));
+        if !first_time {
+            return Err(ToolResult::error(
+                ToolErrorKind::DuplicateCall,
+                format!(
+                    "call `{}` already ran in this run and is not run twice; use its earlier result",
+                    prepared.call_id
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn tool_hook_input(
+        event: HookEvent,
+        prepared: &Prepared,
+        cx: &ToolContext,
+        result: Option<&ToolResult>,
+    ) -> HookInput {
+        HookInput {
+            event,
+            run_id: cx.run_id().clone(),
+            call_id: Some(prepared.call_id.clone()),
+            tool: Some(prepared.tool.definition_dyn().name().clone()),
+            arguments: Some(prepared.arguments.clone()),
+            result: result.map(HookResultView::of),
+        }
+    }
+
+    fn finish(
+        &self,
+        prepared: &Prepared,
+        result: ToolResult,
+        cx: &ToolContext,
+        started: Instant,
+    ) -> ToolOutcome {
+        let result = if prepared.repairs.is_empty() {
+            result
+        } else {
+            result.with_stat("input_repairs", prepared.repairs.clone())
+        };
+        self.emit(|| RunEvent::ToolFinished {
+            run_id: cx.run_id().clone(),
+            call_id: prepared.call_id.clone(),
+            tool: Some(prepared.tool.definition_dyn().name().clone()),
+            error_kind: result.error_kind(),
+            elapsed: started.elapsed(),
+        });
+        ToolOutcome::Finished {
+            call_id: prepared.call_id.clone(),
+            result,
+        }
+    }
+}
+
+/// A deferred tool is offered only when the request names it; an eager
+/// tool is offered unless the request restricts the set.
+fn is_offered(cx: &ToolContext, definition: &iris_core::ToolDefinition) -> bool {
+    match cx.offered() {
+        Some(offered) => offered.contains(definition.name()),
+        None => definition.exposure() == iris_core::Exposure::Eager,
+    }
+}
+
+/// Repairs the best SDKs make to what models send: `null` for "no
+/// arguments", and an object sent as a JSON string.
+fn repair_input(input: Value) -> (Value, Vec<&'static str>) {
+    match input {
+        Value::Null => (
+            Value::Object(serde_json::Map::new()),
+            vec!["null_as_empty_object"],
+        ),
+        Value::String(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(object @ Value::Object(_)) => (object, vec!["object_from_json_string"]),
+            _ => (Value::String(text), Vec::new()),
+        },
+        other => (other, Vec::new()),
+    }
+}

@@ -1,0 +1,160 @@
+//! Observers: consumers of committed facts that can never change a result.
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+use std::time::Duration;
+
+use iris_core::{RunId, ToolErrorKind, ToolName};
+use serde::Serialize;
+
+/// A fact the executor committed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// A run began.
+    RunStarted {
+        /// The run.
+        run_id: RunId,
+    },
+    /// A run ended.
+    RunFinished {
+        /// The run.
+        run_id: RunId,
+    },
+    /// A call's body is about to run.
+    ToolStarted {
+        /// The run.
+        run_id: RunId,
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool: ToolName,
+    },
+    /// A call has its result.
+    ToolFinished {
+        /// The run.
+        run_id: RunId,
+        /// The call.
+        call_id: String,
+        /// The tool, when the name resolved.
+        tool: Option<ToolName>,
+        /// The failure kind, when it failed.
+        error_kind: Option<ToolErrorKind>,
+        /// Time from the start of the call to its result.
+        elapsed: Duration,
+    },
+    /// A call waits for a person's approval.
+    ToolWaiting {
+        /// The run.
+        run_id: RunId,
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool: ToolName,
+    },
+}
+
+/// Receives committed facts.
+///
+/// Each observer gets its own thread and queue: a slow observer falls behind
+/// (and loses events past the queue's capacity, counted) without slowing
+/// the executor; a panic is caught and counted.
+pub trait RunEventObserver: Send + Sync + 'static {
+    /// Handles one event.
+    fn on_event(&self, event: &RunEvent);
+}
+
+/// Delivery counters of one observer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ObserverStats {
+    /// Events handed to the observer.
+    pub delivered: u64,
+    /// Events dropped because its queue was full.
+    pub dropped: u64,
+    /// Events during which it panicked.
+    pub panicked: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    delivered: AtomicU64,
+    dropped: AtomicU64,
+    panicked: AtomicU64,
+}
+
+struct Slot {
+    sender: SyncSender<RunEvent>,
+    counters: Arc<Counters>,
+}
+
+/// The observers of an executor.
+#[derive(Default)]
+pub(crate) struct Observers {
+    slots: Vec<Slot>,
+}
+
+/// Events queued per observer before new ones are dropped.
+const QUEUE: usize = 1024;
+
+impl Observers {
+    pub(crate) fn add(&mut self, observer: Arc<dyn RunEventObserver>) {
+        let (sender, receiver) = sync_channel::<RunEvent>(QUEUE);
+        let counters = Arc::new(Counters::default());
+        let thread_counters = Arc::clone(&counters);
+        let spawned = std::thread::Builder::new()
+            .name("iris-observer".to_owned())
+            .spawn(move || {
+                for event in receiver {
+                    let outcome = catch_unwind(AssertUnwindSafe(|| observer.on_event(&event)));
+                    let counter = if outcome.is_ok() {
+                        &thread_counters.delivered
+                    } else {
+                        &thread_counters.panicked
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        if let Err(err) = spawned {
+            tracing::error!(%err, "could not start an observer thread; the observer gets no events");
+            return;
+        }
+        self.slots.push(Slot { sender, counters });
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Queues `event` for every observer without ever waiting.
+    pub(crate) fn emit(&self, event: &RunEvent) {
+        for slot in &self.slots {
+            match slot.sender.try_send(event.clone()) {
+                Ok(()) => {}
+                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                    slot.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn stats(&self) -> Vec<ObserverStats> {
+        self.slots
+            .iter()
+            .map(|slot| ObserverStats {
+                delivered: slot.counters.delivered.load(Ordering::Relaxed),
+                dropped: slot.counters.dropped.load(Ordering::Relaxed),
+                panicked: slot.counters.panicked.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+}
+
+impl fmt::Debug for Observers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.stats()).finish()
+    }
+}

@@ -1,0 +1,200 @@
+//! The registry that owns tools, and filtered views of it for a request.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use iris_core::{Capability, DynTool, Exposure, Tool, ToolDefinition, ToolName, ToolSpec};
+
+use crate::error::RuntimeError;
+
+/// Owns the tools and resolves names and aliases to them.
+///
+/// A name or alias that another tool already answers to is refused with an
+/// error naming both tools, never silently replaced.
+#[derive(Default, Clone)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn DynTool>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a tool, such as the unit struct `#[tool]` writes.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NameCollision`] when its name or an alias is taken.
+    pub fn register<T: Tool>(&mut self, tool: T) -> Result<&mut Self, RuntimeError> {
+        self.register_dyn(Arc::new(tool))
+    }
+
+    /// Registers a shared, type-erased tool (MCP tools, tools built at run time).
+    ///
+    /// # Errors
+    /// [`RuntimeError::NameCollision`] when its name or an alias is taken.
+    pub fn register_dyn(&mut self, tool: Arc<dyn DynTool>) -> Result<&mut Self, RuntimeError> {
+        let definition = tool.definition_dyn();
+        let names = std::iter::once(definition.name()).chain(definition.aliases());
+        for name in names.clone() {
+            if let Some(&index) = self.by_name.get(name.as_str()) {
+                return Err(RuntimeError::NameCollision {
+                    name: name.to_string(),
+                    existing: self.tools[index].definition_dyn().name().clone(),
+                    new: definition.name().clone(),
+                });
+            }
+        }
+        let index = self.tools.len();
+        for name in names {
+            self.by_name.insert(name.to_string(), index);
+        }
+        self.tools.push(tool);
+        Ok(self)
+    }
+
+    /// The tool a name or alias resolves to.
+    #[must_use]
+    pub fn resolve(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Every tool, in registration order.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn DynTool>> {
+        self.tools.iter()
+    }
+
+    /// How many tools are registered.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether no tool is registered.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Registered names closest to `name`, best first, for "did you mean".
+    #[must_use]
+    pub fn closest_names(&self, name: &str, limit: usize) -> Vec<&str> {
+        let mut scored: Vec<(f64, &str)> = self
+            .by_name
+            .keys()
+            .map(|k| (strsim::jaro_winkler(name, k), k.as_str()))
+            .filter(|(score, _)| *score >= 0.75)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored.into_iter().take(limit).map(|(_, k)| k).collect()
+    }
+
+    /// A view of every tool; narrow it with the view's methods.
+    #[must_use]
+    pub fn view(self: &Arc<Self>) -> ToolRegistryView {
+        ToolRegistryView {
+            registry: Arc::clone(self),
+            filters: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| t.definition_dyn().name()))
+            .finish()
+    }
+}
+
+type Filter = Arc<dyn Fn(&ToolDefinition) -> bool + Send + Sync>;
+
+/// A read-only, filtered window on a registry: what one request offers.
+///
+/// Cheap to clone and to narrow; being registered does not mean being
+/// offered to the model.
+#[derive(Clone)]
+pub struct ToolRegistryView {
+    registry: Arc<ToolRegistry>,
+    filters: Vec<Filter>,
+}
+
+impl ToolRegistryView {
+    /// Only the tools with these canonical names.
+    #[must_use]
+    pub fn names<I, S>(self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let names: Vec<String> = names.into_iter().map(Into::into).collect();
+        self.filter(move |d| names.iter().any(|n| d.name() == n.as_str()))
+    }
+
+    /// Only the tools carrying `tag`.
+    #[must_use]
+    pub fn tag(self, tag: impl Into<String>) -> Self {
+        let tag = tag.into();
+        self.filter(move |d| d.tags().contains(&tag))
+    }
+
+    /// Only the tools with capability `cap`.
+    #[must_use]
+    pub fn capability(self, cap: Capability) -> Self {
+        self.filter(move |d| d.capabilities().contains(cap))
+    }
+
+    /// Only eager or only deferred tools.
+    #[must_use]
+    pub fn exposure(self, exposure: Exposure) -> Self {
+        self.filter(move |d| d.exposure() == exposure)
+    }
+
+    /// Only the tools `predicate` accepts.
+    #[must_use]
+    pub fn filter(
+        mut self,
+        predicate: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.filters.push(Arc::new(predicate));
+        self
+    }
+
+    /// The definitions in view, in registration order.
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.registry
+            .tools()
+            .map(|t| t.definition_dyn())
+            .filter(|d| self.filters.iter().all(|f| f(d)))
+    }
+
+    /// The specs of the tools in view, for a request.
+    #[must_use]
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.definitions().map(ToolDefinition::spec).collect()
+    }
+
+    /// The canonical names in view, for `ToolContextBuilder::offered`.
+    #[must_use]
+    pub fn offered(&self) -> Vec<ToolName> {
+        self.definitions().map(|d| d.name().clone()).collect()
+    }
+
+    /// The registry behind the view.
+    #[must_use]
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+}
+
+impl fmt::Debug for ToolRegistryView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.definitions().map(ToolDefinition::name))
+            .finish()
+    }
+}
