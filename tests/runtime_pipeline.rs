@@ -1,0 +1,257 @@
+//! The stage order of one call, and what refusals and short-circuits skip.
+
+use std::sync::{Arc, Mutex};
+
+use iris::runtime::{HookAnswer, HookEvent, HookRegistration, PermissionRequest, hook_fn};
+use iris::{
+    Next, Permission, PermissionPolicy, RunId, State, ToolCall, ToolContext, ToolErrorKind,
+    ToolExecutor, ToolOutcome, ToolRegistry, ToolResult, ToolUseBlock,
+};
+use serde_json::json;
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn record(log: &Log, entry: impl Into<String>) {
+    log.lock().unwrap().push(entry.into());
+}
+
+/// Add two numbers.
+#[iris::tool(read_only)]
+async fn add(
+    /// First.
+    a: i64,
+    /// Second.
+    b: i64,
+    #[state] log: State<Log>,
+) -> i64 {
+    record(&log, "body");
+    a + b
+}
+
+struct RecordingPolicy(Log);
+
+impl PermissionPolicy for RecordingPolicy {
+    fn check(&self, request: &PermissionRequest<'_>) -> Permission {
+        record(&self.0, format!("permission {}", request.arguments));
+        Permission::Allow
+    }
+}
+
+struct Recorder {
+    log: Log,
+    name: &'static str,
+    short_circuit: bool,
+}
+
+impl iris::Middleware for Recorder {
+    fn handle<'a>(
+        &'a self,
+        mut call: ToolCall,
+        _cx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> iris::BoxFuture<'a, Result<ToolResult, iris::ToolError>> {
+        Box::pin(async move {
+            record(&self.log, format!("{} before", self.name));
+            if self.short_circuit {
+                return Ok(ToolResult::text("from the cache"));
+            }
+            // Rewriting the snapshot must not change what the body receives.
+            call.arguments = json!({"a": 100, "b": 100});
+            let result = next.run(call).await?;
+            record(&self.log, format!("{} after", self.name));
+            Ok(result)
+        })
+    }
+}
+
+fn executor(log: &Log, short_circuit: bool, deny_before: bool) -> ToolExecutor {
+    let mut registry = ToolRegistry::new();
+    registry.register(Add).unwrap();
+    let before_log = Arc::clone(log);
+    let after_log = Arc::clone(log);
+    ToolExecutor::builder(registry)
+        .policy(RecordingPolicy(Arc::clone(log)))
+        .hook(HookRegistration::new(
+            "before",
+            HookEvent::ToolBefore,
+            hook_fn(move |_| {
+                let log = Arc::clone(&before_log);
+                async move {
+                    record(&log, "tool.before");
+                    Ok(if deny_before {
+                        HookAnswer::deny("not today")
+                    } else {
+                        HookAnswer::nothing()
+                    })
+                }
+            }),
+        ))
+        .hook(HookRegistration::new(
+            "after",
+            HookEvent::ToolAfter,
+            hook_fn(move |input| {
+                let log = Arc::clone(&after_log);
+                async move {
+                    let seen = input.result.map(|r| r.text).unwrap_or_default();
+                    record(&log, format!("tool.after saw {seen}"));
+                    Ok(HookAnswer::feedback(format!("checked {seen}")))
+                }
+            }),
+        ))
+        .middleware(Recorder {
+            log: Arc::clone(log),
+            name: "outer",
+            short_circuit: false,
+        })
+        .middleware(Recorder {
+            log: Arc::clone(log),
+            name: "inner",
+            short_circuit,
+        })
+        .build()
+}
+
+fn cx(log: &Log) -> ToolContext {
+    ToolContext::builder(".", RunId::new("run"))
+        .state(Arc::clone(log))
+        .build()
+}
+
+fn finished(outcome: ToolOutcome) -> ToolResult {
+    outcome.result().cloned().expect("the call finished")
+}
+
+#[tokio::test]
+async fn stages_run_in_the_documented_order() {
+    let log: Log = Arc::default();
+    let result = finished(
+        executor(&log, false, false)
+            .execute_one(
+                ToolUseBlock::new("c1", "add", json!({"a": 2, "b": 3})),
+                &cx(&log),
+            )
+            .await,
+    );
+    assert_eq!(result.text_content(), "5\n[Hook feedback]\nchecked 5");
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            r#"permission {"a":2,"b":3}"#,
+            "tool.before",
+            "outer before",
+            "inner before",
+            r#"permission {"a":2,"b":3}"#,
+            "body",
+            "inner after",
+            "outer after",
+            "tool.after saw 5",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_short_circuit_skips_the_body_and_the_after_hooks() {
+    let log: Log = Arc::default();
+    let result = finished(
+        executor(&log, true, false)
+            .execute_one(
+                ToolUseBlock::new("c1", "add", json!({"a": 2, "b": 3})),
+                &cx(&log),
+            )
+            .await,
+    );
+    assert_eq!(result.text_content(), "from the cache");
+    let log = log.lock().unwrap();
+    assert!(
+        !log.iter()
+            .any(|l| l == "body" || l.starts_with("tool.after")),
+        "{log:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_before_hook_denial_skips_middleware_and_body() {
+    let log: Log = Arc::default();
+    let result = finished(
+        executor(&log, false, true)
+            .execute_one(
+                ToolUseBlock::new("c1", "add", json!({"a": 2, "b": 3})),
+                &cx(&log),
+            )
+            .await,
+    );
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::DeniedByHook));
+    assert!(
+        result.text_content().contains("hook `before`: not today"),
+        "{result:?}"
+    );
+    assert_eq!(
+        *log.lock().unwrap(),
+        [r#"permission {"a":2,"b":3}"#, "tool.before"]
+    );
+}
+
+/// Fail.
+#[iris::tool]
+fn fail_always() -> Result<(), String> {
+    Err("always".into())
+}
+
+#[tokio::test]
+async fn every_deny_reason_is_kept_and_after_hooks_see_failures_too() {
+    let mut registry = ToolRegistry::new();
+    registry.register(FailAlways).unwrap();
+    let seen: Log = Arc::default();
+    let seen_by_hook = Arc::clone(&seen);
+    let deny = |reason: &'static str| hook_fn(move |_| async move { Ok(HookAnswer::deny(reason)) });
+    let denying = ToolExecutor::builder(registry.clone())
+        .policy(iris::RulePolicy::new().other(iris::Rule::Allow))
+        .hook(HookRegistration::new(
+            "one",
+            HookEvent::ToolBefore,
+            deny("first"),
+        ))
+        .hook(HookRegistration::new(
+            "two",
+            HookEvent::ToolBefore,
+            deny("second"),
+        ))
+        .build();
+    let cx = ToolContext::builder(".", RunId::new("r")).build();
+    let denied = finished(
+        denying
+            .execute_one(ToolUseBlock::new("1", "fail_always", json!({})), &cx)
+            .await,
+    );
+    let text = denied.text_content();
+    assert!(
+        text.contains("hook `one`: first") && text.contains("hook `two`: second"),
+        "{text}"
+    );
+
+    let watching = ToolExecutor::builder(registry)
+        .policy(iris::RulePolicy::new().other(iris::Rule::Allow))
+        .hook(
+            HookRegistration::new(
+                "watch",
+                HookEvent::ToolAfter,
+                hook_fn(move |input| {
+                    let seen = Arc::clone(&seen_by_hook);
+                    async move {
+                        let view = input.result.unwrap();
+                        record(&seen, format!("{} {:?}", view.text, view.error_kind));
+                        Ok(HookAnswer::nothing())
+                    }
+                }),
+            )
+            .for_tools(["fail_always"]),
+        )
+        .build();
+    let failed = finished(
+        watching
+            .execute_one(ToolUseBlock::new("2", "fail_always", json!({})), &cx)
+            .await,
+    );
+    assert_eq!(failed.text_content(), "always");
+    assert_eq!(*seen.lock().unwrap(), ["always Some(Execution)"]);
+}
