@@ -1,0 +1,4 @@
+#!/bin/sh
+# Says nothing: the call goes on.
+cat > /dev/null
+echo "{}"
