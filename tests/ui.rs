@@ -22,4 +22,6 @@ fn ui() {
     let cases = trybuild::TestCases::new();
     cases.pass("tests/ui/tool/pass/*.rs");
     cases.compile_fail("tests/ui/tool/fail/*.rs");
+    cases.pass("tests/ui/middleware/pass/*.rs");
+    cases.compile_fail("tests/ui/middleware/fail/*.rs");
 }

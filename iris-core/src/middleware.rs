@@ -25,6 +25,11 @@ pub trait Middleware: Send + Sync + 'static {
         cx: &'a ToolContext,
         next: Next<'a>,
     ) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
+
+    /// The name errors of this middleware carry.
+    fn name(&self) -> &str {
+        std::any::type_name::<Self>()
+    }
 }
 
 impl<M: Middleware + ?Sized> Middleware for Arc<M> {
@@ -35,6 +40,10 @@ impl<M: Middleware + ?Sized> Middleware for Arc<M> {
         next: Next<'a>,
     ) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
         (**self).handle(call, cx, next)
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
     }
 }
 
@@ -75,7 +84,14 @@ impl<'a> Next<'a> {
                     cx: self.cx,
                     endpoint: self.endpoint,
                 };
-                first.handle(call, self.cx, next).await
+                // Name the failing middleware once; outer ones pass it on.
+                first
+                    .handle(call, self.cx, next)
+                    .await
+                    .map_err(|err| match err {
+                        ToolError::Middleware { .. } => err,
+                        other => ToolError::middleware(first.name(), other),
+                    })
             }
             None => Ok((self.endpoint)().await),
         }

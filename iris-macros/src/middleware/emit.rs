@@ -46,6 +46,10 @@ pub(crate) fn emit(middleware: &MiddlewareFn, item: &FnItem) -> TokenStream {
                         #convert
                     })
                 }
+
+                fn name(&self) -> &str {
+                    #name
+                }
             }
         };
     }
