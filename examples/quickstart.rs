@@ -1,5 +1,5 @@
-//! Define tools with `#[iris::tool]`, look at what a model is sent, and run
-//! a call the way a model would make it.
+//! The canonical demo: a `square` tool, a `tool.after` hook built by a
+//! factory from its options, and one call made the way a model makes it.
 //!
 //! Run with `cargo run --example quickstart`.
 #![allow(
@@ -7,10 +7,15 @@
     reason = "an example shows what it does on stdout"
 )]
 
-use iris::provider::{anthropic, gemini, openai_chat};
-use iris::{DynTool, RunId, Tool, ToolContext, ToolErrorKind, ToolResult};
-use serde::Serialize;
-use serde_json::{Value, json};
+use std::error::Error;
+
+use iris::provider::openai_chat;
+use iris::{
+    HookAnswer, HookEvent, HookFactories, HookRegistration, RunId, Tool, ToolContext, ToolExecutor,
+    ToolRegistry, ToolUseBlock, hook_fn,
+};
+use serde::Deserialize;
+use serde_json::json;
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]
@@ -21,79 +26,51 @@ fn square(
     value * value
 }
 
-/// Today's weather in a city.
-#[derive(Serialize)]
-struct Report {
-    city: String,
-    celsius: f64,
-    sky: &'static str,
+/// Options of the `append_text` hook factory.
+#[derive(Deserialize)]
+struct AppendText {
+    /// What the model reads after every result.
+    text: String,
 }
 
-/// Look up the current weather in a city.
-#[iris::tool(read_only, network, aliases = ["forecast"])]
-async fn weather(
-    /// City name, such as `Lisbon`.
-    city: String,
-    /// Report in Fahrenheit instead of Celsius.
-    fahrenheit: Option<bool>,
-) -> Result<Report, String> {
-    if city.trim().is_empty() {
-        return Err("city must not be empty; pass a city name such as `Lisbon`".into());
-    }
-    // A real tool would await an HTTP request here.
-    tokio::task::yield_now().await;
-    let celsius = 21.5;
-    let celsius = if fahrenheit.unwrap_or(false) {
-        celsius * 9.0 / 5.0 + 32.0
-    } else {
-        celsius
-    };
-    Ok(Report {
-        city,
-        celsius,
-        sky: "clear",
-    })
-}
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let mut registry = ToolRegistry::new();
+    registry.register(Square)?;
 
-/// Parse a model's call and run it on this thread.
-async fn call(tool: &dyn DynTool, input: Value, cx: &ToolContext) -> ToolResult {
-    match tool.parse_dyn(&input) {
-        Ok(args) => tool.call_dyn(args, cx).run_inline().await,
-        Err(err) => ToolResult::error(ToolErrorKind::InvalidArguments, err.to_string()),
-    }
-}
+    // Factories turn configuration (a name and options) into hooks.
+    let mut factories = HookFactories::new();
+    factories.register("append_text", |options: AppendText| {
+        hook_fn(move |_input| {
+            let text = options.text.clone();
+            async move { Ok(HookAnswer::feedback(text)) }
+        })
+    });
+    let reminder = factories.build(
+        "append_text",
+        json!({"text": "Double-check the arithmetic before answering."}),
+    )?;
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), serde_json::Error> {
-    let tools: [&dyn DynTool; 2] = [&Square, &Weather];
-    for tool in tools {
-        let spec = tool.definition_dyn().spec();
-        println!("== {} ==", spec.name);
-        println!(
-            "OpenAI (strict): {}",
-            serde_json::to_string(&openai_chat(&spec.clone().with_strict(true)).tool)?
-        );
-        println!(
-            "Anthropic:       {}",
-            serde_json::to_string(&anthropic(&spec).tool)?
-        );
-        println!(
-            "Gemini:          {}",
-            serde_json::to_string(&gemini(&spec).tool)?
-        );
-    }
+    let executor = ToolExecutor::builder(registry)
+        .hook(HookRegistration::new(
+            "reminder",
+            HookEvent::ToolAfter,
+            reminder,
+        ))
+        .build();
 
-    let cx = ToolContext::builder(".", RunId::new("quickstart")).build();
-    let squared = call(&Square, json!({"value": 4}), &cx).await;
-    println!("\nsquare {{\"value\": 4}} -> {}", squared.text_content());
-    let forecast = call(&Weather, json!({"city": "Lisbon"}), &cx).await;
+    // What the model is offered.
+    let spec = Square.definition().spec().with_strict(true);
     println!(
-        "weather {{\"city\": \"Lisbon\"}} -> {}",
-        forecast.text_content()
+        "offered: {}",
+        serde_json::to_string(&openai_chat(&spec).tool)?
     );
-    let wrong = call(&Square, json!({"value": "four"}), &cx).await;
-    println!("square {{\"value\": \"four\"}} -> {}", wrong.text_content());
-    println!("square(5) called directly -> {}", square(5));
-    assert_eq!(Square.definition().name(), "square");
+
+    // What the model called, and what it reads back.
+    let cx = ToolContext::builder(".", RunId::new("quickstart")).build();
+    let call = ToolUseBlock::new("call_1", "square", json!({"value": 4}));
+    let outcome = executor.execute_one(call, &cx).await;
+    let result = outcome.result().ok_or("the call is waiting for approval")?;
+    println!("model reads:\n{}", result.text_content());
     Ok(())
 }

@@ -1,0 +1,59 @@
+//! The examples do what the README and their docs say. `cargo test` builds
+//! them next to the test binaries; these tests run them.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_pass_by_value,
+    clippy::unused_async,
+    reason = "test helpers and tools fail the test by panicking and stay short"
+)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn run_example(name: &str) -> String {
+    let deps = std::env::current_exe().unwrap();
+    let examples: PathBuf = deps.parent().unwrap().parent().unwrap().join("examples");
+    let output = Command::new(examples.join(name))
+        .output()
+        .unwrap_or_else(|e| panic!("example `{name}` did not start: {e}"));
+    assert!(
+        output.status.success(),
+        "example `{name}` failed: {output:?}"
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn quickstart_shows_the_result_then_the_hook_feedback() {
+    let out = run_example("quickstart");
+    let result = out.find("16").expect("the square of 4");
+    let marker = out.find("[Hook feedback]").expect("the feedback marker");
+    let text = out
+        .find("Double-check the arithmetic")
+        .expect("the hook's text");
+    assert!(result < marker && marker < text, "{out}");
+}
+
+#[test]
+fn middleware_adds_wrapped_seconds() {
+    let out = run_example("middleware");
+    assert!(
+        out.contains("Lisbon: 21 °C") && out.contains("wrapped_seconds"),
+        "{out}"
+    );
+}
+
+#[test]
+fn approval_waits_then_runs_and_then_denies() {
+    let out = run_example("approval");
+    let waiting = out.find("waiting: send_email").expect("a pause");
+    let approved = out
+        .find("approved -> sent `Q3 report`")
+        .expect("the approved run");
+    let denied = out
+        .find("denied -> the user denied this call")
+        .expect("the denial");
+    assert!(waiting < approved && approved < denied, "{out}");
+}
