@@ -103,6 +103,11 @@ pub fn empty_object_schema() -> Value {
 /// [`ArgumentError`] with a `$`-rooted path (`$.items[2].name`) and serde's
 /// message, which says what was expected and what was found.
 pub fn parse_arguments<T: DeserializeOwned>(input: &Value) -> Result<T, ArgumentError> {
+    // Valid input, the common case, is parsed without tracking the path;
+    // only a failure is parsed again to say where it went wrong.
+    if let Ok(parsed) = T::deserialize(input) {
+        return Ok(parsed);
+    }
     serde_path_to_error::deserialize(input).map_err(|err| {
         let path = json_path(err.path());
         ArgumentError::new(path, err.into_inner().to_string())

@@ -1,6 +1,6 @@
 //! The registry that owns tools, and filtered views of it for a request.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use crate::error::RuntimeError;
 #[derive(Default, Clone)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn DynTool>>,
-    by_name: HashMap<String, usize>,
+    by_name: FxHashMap<String, usize>,
 }
 
 impl ToolRegistry {

@@ -8,7 +8,7 @@ use iris_core::{ParsedArgs, ToolContext, ToolUseBlock};
 use super::pipeline::{Prepared, Unprepared};
 use super::{ToolExecutor, ToolOutcome};
 
-type Call = (Instant, Result<(Prepared, ParsedArgs), Unprepared>);
+type Call = (Option<Instant>, Result<(Prepared, ParsedArgs), Unprepared>);
 
 pub(super) async fn execute_batch(
     executor: &ToolExecutor,
@@ -20,7 +20,7 @@ pub(super) async fn execute_batch(
     // decides whether it may share a window.
     let prepared: Vec<Call> = calls
         .into_iter()
-        .map(|call| (Instant::now(), executor.prepare(call, cx)))
+        .map(|call| (executor.clock(), executor.prepare(call, cx)))
         .collect();
     let mut outcomes = Vec::with_capacity(prepared.len());
     let mut window: Vec<Call> = Vec::new();

@@ -3,6 +3,8 @@
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
+use std::future::Future as _;
+use std::task::Poll;
 
 use futures_util::FutureExt as _;
 use iris_core::{DynTool, ParsedArgs, ToolBody, ToolContext, ToolErrorKind, ToolResult};
@@ -39,6 +41,17 @@ impl ToolExecutor {
                 ),
             }
         };
+        let cancel = cx.extension::<CancellationToken>();
+        if cancel.is_some_and(CancellationToken::is_cancelled) {
+            return cancelled(name.as_str());
+        }
+        // Most bodies finish on their first poll; only one that waits pays
+        // for a timer and a cancellation watch.
+        let mut body = std::pin::pin!(body);
+        let first = std::future::poll_fn(|task| Poll::Ready(body.as_mut().poll(task))).await;
+        if let Poll::Ready(result) = first {
+            return result;
+        }
         let timeout = self
             .inner
             .config
@@ -60,7 +73,7 @@ impl ToolExecutor {
                 None => body.await,
             }
         };
-        match cx.extension::<CancellationToken>() {
+        match cancel {
             Some(token) => tokio::select! {
                 biased;
                 () = token.cancelled() => cancelled(name.as_str()),

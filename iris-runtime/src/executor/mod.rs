@@ -5,7 +5,9 @@ mod body;
 pub(crate) mod permissions;
 mod pipeline;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
@@ -109,7 +111,8 @@ struct Inner {
     observers: Observers,
     config: ExecutorConfig,
     pending: Mutex<HashMap<String, Pending>>,
-    executed: Mutex<HashSet<(RunId, String)>>,
+    /// Call ids that reached their body, per run; a finished run's ids are dropped.
+    executed: Mutex<FxHashMap<RunId, FxHashSet<String>>>,
 }
 
 impl ToolExecutor {
@@ -153,7 +156,7 @@ impl ToolExecutor {
 
     /// Runs one call.
     pub async fn execute_one(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
-        let started = std::time::Instant::now();
+        let started = self.clock();
         match self.prepare(call, cx) {
             Ok((prepared, args)) => self.run_prepared(prepared, args, cx, started, None).await,
             Err(finished) => self.finish_unprepared(finished, cx, started),
@@ -221,8 +224,14 @@ impl ToolExecutor {
         });
     }
 
-    /// Announces the end of a run (not a pause for approval).
+    /// Announces the end of a run (not a pause for approval), and forgets
+    /// the call ids it ran.
     pub async fn finish_run(&self, cx: &ToolContext) {
+        self.inner
+            .executed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(cx.run_id());
         self.run_event(HookEvent::RunFinished, cx).await;
         self.emit(|| RunEvent::RunFinished {
             run_id: cx.run_id().clone(),
@@ -247,6 +256,11 @@ impl ToolExecutor {
     #[must_use]
     pub fn observer_stats(&self) -> Vec<ObserverStats> {
         self.inner.observers.stats()
+    }
+
+    /// The start of a call, when an observer will want its duration.
+    fn clock(&self) -> Option<std::time::Instant> {
+        (!self.inner.observers.is_empty()).then(std::time::Instant::now)
     }
 
     fn emit(&self, event: impl FnOnce() -> RunEvent) {
@@ -340,7 +354,7 @@ impl ToolExecutorBuilder {
                 observers: self.observers,
                 config: self.config,
                 pending: Mutex::new(HashMap::new()),
-                executed: Mutex::new(HashSet::new()),
+                executed: Mutex::new(FxHashMap::default()),
             }),
         }
     }

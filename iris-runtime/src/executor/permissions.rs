@@ -160,7 +160,12 @@ impl PermissionPolicy for RulePolicy {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let caps = request.definition.capabilities();
         let name = request.definition.name();
-        let (rule, class) = if let Some(rule) = rules.tools.get(name) {
+        let per_tool = if rules.tools.is_empty() {
+            None
+        } else {
+            rules.tools.get(name)
+        };
+        let (rule, class) = if let Some(rule) = per_tool {
             (*rule, "this tool")
         } else if caps.contains(Capability::Exec) {
             (rules.exec, "tools that run programs")

@@ -108,14 +108,14 @@ impl ToolExecutor {
         &self,
         unprepared: Unprepared,
         cx: &ToolContext,
-        started: Instant,
+        started: Option<Instant>,
     ) -> ToolOutcome {
         self.emit(|| RunEvent::ToolFinished {
             run_id: cx.run_id().clone(),
             call_id: unprepared.call_id.clone(),
             tool: None,
             error_kind: unprepared.result.error_kind(),
-            elapsed: started.elapsed(),
+            elapsed: started.map(|s| s.elapsed()).unwrap_or_default(),
         });
         ToolOutcome::Finished {
             call_id: unprepared.call_id,
@@ -129,7 +129,7 @@ impl ToolExecutor {
         prepared: Prepared,
         args: ParsedArgs,
         cx: &ToolContext,
-        started: Instant,
+        started: Option<Instant>,
         grant: Option<Grant>,
     ) -> ToolOutcome {
         if grant.is_none() {
@@ -137,7 +137,7 @@ impl ToolExecutor {
                 Permission::Allow => {}
                 Permission::Deny { reason } => {
                     let result = ToolResult::error(ToolErrorKind::PermissionDenied, reason);
-                    return self.finish(&prepared, result, cx, started);
+                    return self.finish(prepared, result, cx, started);
                 }
                 Permission::Ask { reason } => {
                     return self.wait_for_approval(prepared, args, reason, cx);
@@ -145,7 +145,7 @@ impl ToolExecutor {
             }
         }
         let result = self.run_allowed(&prepared, args, cx, grant.as_ref()).await;
-        self.finish(&prepared, result, cx, started)
+        self.finish(prepared, result, cx, started)
     }
 
     fn check_permission(&self, prepared: &Prepared, cx: &ToolContext) -> Permission {
@@ -198,7 +198,7 @@ impl ToolExecutor {
         decision: ApprovalDecision,
         cx: &ToolContext,
     ) -> ToolOutcome {
-        let started = Instant::now();
+        let started = self.clock();
         let Pending {
             request,
             prepared,
@@ -210,7 +210,7 @@ impl ToolExecutor {
                     ToolErrorKind::PermissionDenied,
                     format!("the user denied this call: {reason}"),
                 );
-                self.finish(&prepared, result, cx, started)
+                self.finish(prepared, result, cx, started)
             }
             ApprovalDecision::Approve { arguments_hash }
                 if arguments_hash != request.arguments_hash =>
@@ -219,7 +219,7 @@ impl ToolExecutor {
                     ToolErrorKind::PermissionDenied,
                     "the approval was given for other arguments than this call's, so the call did not run; ask again if it is still needed",
                 );
-                self.finish(&prepared, result, cx, started)
+                self.finish(prepared, result, cx, started)
             }
             ApprovalDecision::Approve { arguments_hash } => {
                 let grant = Grant {
@@ -258,25 +258,14 @@ impl ToolExecutor {
             }
         }
         let body_ran = AtomicBool::new(false);
-        let ran = &body_ran;
-        let endpoint: Endpoint<'_> = Box::new(move || {
-            let body = async move {
-                if let Err(refusal) = self.gate(prepared, cx, grant) {
-                    return refusal;
-                }
-                ran.store(true, Ordering::Relaxed);
-                self.emit(|| RunEvent::ToolStarted {
-                    run_id: cx.run_id().clone(),
-                    call_id: prepared.call_id.clone(),
-                    tool: name.clone(),
-                });
-                self.run_body(&*prepared.tool, args, cx).await
-            };
-            Box::pin(body)
-        });
         let mut result = if self.inner.middleware.is_empty() {
-            endpoint().await
+            // No stack to thread through: no endpoint to box.
+            self.gated_body(prepared, args, cx, grant, &body_ran).await
         } else {
+            let ran = &body_ran;
+            let endpoint: Endpoint<'_> = Box::new(move || {
+                Box::pin(self.gated_body(prepared, args, cx, grant, ran))
+            });
             let call = ToolCall::new(
                 prepared.call_id.clone(),
                 Arc::clone(&prepared.tool),
@@ -301,6 +290,27 @@ impl ToolExecutor {
             }
         }
         result
+    }
+
+    /// The gate, then the body; `ran` records whether the body started.
+    async fn gated_body(
+        &self,
+        prepared: &Prepared,
+        args: ParsedArgs,
+        cx: &ToolContext,
+        grant: Option<&Grant>,
+        ran: &AtomicBool,
+    ) -> ToolResult {
+        if let Err(refusal) = self.gate(prepared, cx, grant) {
+            return refusal;
+        }
+        ran.store(true, Ordering::Relaxed);
+        self.emit(|| RunEvent::ToolStarted {
+            run_id: cx.run_id().clone(),
+            call_id: prepared.call_id.clone(),
+            tool: prepared.tool.definition_dyn().name().clone(),
+        });
+        self.run_body(&*prepared.tool, args, cx).await
     }
 
     /// The side-effect gate: right before the body, the policy, the run and
@@ -346,12 +356,16 @@ impl ToolExecutor {
                 }
             },
         }
-        let first_time = self
-            .inner
-            .executed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert((cx.run_id().clone(), prepared.call_id.clone()));
+        let first_time = {
+            let mut executed = self.inner.executed.lock().unwrap_or_else(PoisonError::into_inner);
+            match executed.get_mut(cx.run_id()) {
+                Some(ids) => ids.insert(prepared.call_id.clone()),
+                None => executed
+                    .entry(cx.run_id().clone())
+                    .or_default()
+                    .insert(prepared.call_id.clone()),
+            }
+        };
         if !first_time {
             return Err(ToolResult::error(
                 ToolErrorKind::DuplicateCall,
@@ -382,25 +396,25 @@ impl ToolExecutor {
 
     fn finish(
         &self,
-        prepared: &Prepared,
+        prepared: Prepared,
         result: ToolResult,
         cx: &ToolContext,
-        started: Instant,
+        started: Option<Instant>,
     ) -> ToolOutcome {
         let result = if prepared.repairs.is_empty() {
             result
         } else {
-            result.with_stat("input_repairs", prepared.repairs.clone())
+            result.with_stat("input_repairs", prepared.repairs)
         };
         self.emit(|| RunEvent::ToolFinished {
             run_id: cx.run_id().clone(),
             call_id: prepared.call_id.clone(),
             tool: Some(prepared.tool.definition_dyn().name().clone()),
             error_kind: result.error_kind(),
-            elapsed: started.elapsed(),
+            elapsed: started.map(|s| s.elapsed()).unwrap_or_default(),
         });
         ToolOutcome::Finished {
-            call_id: prepared.call_id.clone(),
+            call_id: prepared.call_id,
             result,
         }
     }

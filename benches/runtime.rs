@@ -1,0 +1,202 @@
+//! What the executor costs per call, against the floor of doing the same
+//! work by hand, measured side by side in one run.
+//!
+//! Run with `cargo bench --bench runtime`. The ratios printed at the end are
+//! the figures to compare; absolute times drift on shared machines.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::unused_async,
+    missing_docs,
+    reason = "a benchmark harness, not library code"
+)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use iris::{
+    HookAnswer, HookEvent, HookRegistration, Next, RunId, ToolCall, ToolContext, ToolError,
+    ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock, hook_fn,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Return the square of an integer.
+#[iris::tool(read_only, concurrency_safe)]
+async fn square(
+    /// The integer to square.
+    value: i64,
+) -> i64 {
+    value * value
+}
+
+/// Return the square of an integer, synchronously (runs on a blocking thread).
+#[iris::tool(read_only, concurrency_safe)]
+fn square_sync(
+    /// The integer to square.
+    value: i64,
+) -> i64 {
+    value * value
+}
+
+/// Wait 20 ms, as a network call would.
+#[iris::tool(read_only, concurrency_safe)]
+async fn wait_20ms() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    "done"
+}
+
+#[derive(Deserialize)]
+struct SquareArgs {
+    value: i64,
+}
+
+#[iris::middleware]
+async fn pass_through(call: ToolCall, next: Next<'_>) -> Result<ToolResult, ToolError> {
+    next.run(call).await
+}
+
+fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(Square)
+        .unwrap()
+        .register(SquareSync)
+        .unwrap()
+        .register(Wait20ms)
+        .unwrap();
+    registry
+}
+
+fn with_hooks() -> ToolExecutor {
+    ToolExecutor::builder(registry())
+        .hook(HookRegistration::new(
+            "before",
+            HookEvent::ToolBefore,
+            hook_fn(|_| async { Ok(HookAnswer::nothing()) }),
+        ))
+        .hook(HookRegistration::new(
+            "after",
+            HookEvent::ToolAfter,
+            hook_fn(|_| async { Ok(HookAnswer::nothing()) }),
+        ))
+        .middleware(PassThrough)
+        .build()
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Call ids are unique, as a provider's are: the executor runs each id once.
+fn block(name: &str, input: &Value) -> ToolUseBlock {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    ToolUseBlock::new(format!("call_{id}"), name, input.clone())
+}
+
+/// Runs are bounded, as an agent's are: every 1,024 calls the run finishes
+/// and the executor forgets its call ids.
+async fn call(executor: &ToolExecutor, name: &str, input: &Value, cx: &ToolContext) -> iris::ToolOutcome {
+    let outcome = executor.execute_one(block(name, input), cx).await;
+    if NEXT_ID.load(Ordering::Relaxed) % 1024 == 0 {
+        executor.finish_run(cx).await;
+    }
+    outcome
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let input = json!({"value": 4});
+    let cx = ToolContext::builder(".", RunId::new("bench")).build();
+    let plain = ToolExecutor::builder(registry()).build();
+    let hooked = with_hooks();
+
+    let mut group = c.benchmark_group("one_call");
+    group.bench_function("a_floor_from_value_call_serialize", |b| {
+        b.to_async(&rt).iter(|| async {
+            let args: SquareArgs = serde_json::from_value(input.clone()).unwrap();
+            let out = square(args.value).await;
+            ToolResult::json(serde_json::to_value(out).unwrap())
+        });
+    });
+    group.bench_function("b_execute_one", |b| {
+        b.to_async(&rt)
+            .iter(|| async { call(&plain, "square", &input, &cx).await });
+    });
+    group.bench_function("b_execute_one_sync_body", |b| {
+        b.to_async(&rt)
+            .iter(|| async { call(&plain, "square_sync", &input, &cx).await });
+    });
+    group.bench_function("c_execute_one_hooks_and_middleware", |b| {
+        b.to_async(&rt)
+            .iter(|| async { call(&hooked, "square", &input, &cx).await });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("windows");
+    group.sample_size(10);
+    let empty = json!({});
+    group.bench_function("e_batch_of_8_waits", |b| {
+        b.to_async(&rt).iter(|| async {
+            let calls = (0..8).map(|_| block("wait_20ms", &empty)).collect();
+            plain.execute_batch(calls, &cx).await
+        });
+    });
+    group.bench_function("e_single_wait", |b| {
+        b.to_async(&rt)
+            .iter(|| async { plain.execute_one(block("wait_20ms", &empty), &cx).await });
+    });
+    group.bench_function("e_8_waits_one_after_another", |b| {
+        b.to_async(&rt).iter(|| async {
+            for _ in 0..8 {
+                plain.execute_one(block("wait_20ms", &empty), &cx).await;
+            }
+        });
+    });
+    group.finish();
+
+    print_ratios(&rt, &plain, &hooked, &cx);
+}
+
+/// The ratios, timed here over many calls in one go so they come from the
+/// same minute of the same machine.
+fn print_ratios(rt: &tokio::runtime::Runtime, plain: &ToolExecutor, hooked: &ToolExecutor, cx: &ToolContext) {
+    const N: u32 = 200_000;
+    let input = json!({"value": 4});
+    let time = |f: &dyn Fn() -> Duration| (0..5).map(|_| f()).min().unwrap();
+    let floor = time(&|| {
+        rt.block_on(async {
+            let start = Instant::now();
+            for _ in 0..N {
+                let args: SquareArgs = serde_json::from_value(input.clone()).unwrap();
+                let out = square(args.value).await;
+                std::hint::black_box(ToolResult::json(serde_json::to_value(out).unwrap()));
+            }
+            start.elapsed()
+        })
+    });
+    let run = |executor: &ToolExecutor, name: &'static str| {
+        rt.block_on(async {
+            let start = Instant::now();
+            for _ in 0..N {
+                std::hint::black_box(call(executor, name, &input, cx).await);
+            }
+            start.elapsed()
+        })
+    };
+    let plain_async = time(&|| run(plain, "square"));
+    let plain_sync = time(&|| run(plain, "square_sync"));
+    let hooks = time(&|| run(hooked, "square"));
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(N);
+    println!("\nper call (min of 5 x {N}): floor {:.3} us, execute_one {:.3} us, sync body {:.3} us, hooks+middleware {:.3} us",
+        per(floor), per(plain_async), per(plain_sync), per(hooks));
+    println!("ratios: (b)/(a) = {:.2}  (b sync)/(a) = {:.2}  (c)/(a) = {:.2}",
+        per(plain_async) / per(floor), per(plain_sync) / per(floor), per(hooks) / per(floor));
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
