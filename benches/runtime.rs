@@ -96,7 +96,12 @@ fn block(name: &str, input: &Value) -> ToolUseBlock {
 
 /// Runs are bounded, as an agent's are: every 1,024 calls the run finishes
 /// and the executor forgets its call ids.
-async fn call(executor: &ToolExecutor, name: &str, input: &Value, cx: &ToolContext) -> iris::ToolOutcome {
+async fn call(
+    executor: &ToolExecutor,
+    name: &str,
+    input: &Value,
+    cx: &ToolContext,
+) -> iris::ToolOutcome {
     let outcome = executor.execute_one(block(name, input), cx).await;
     if NEXT_ID.load(Ordering::Relaxed) % 1024 == 0 {
         executor.finish_run(cx).await;
@@ -164,7 +169,12 @@ fn bench(c: &mut Criterion) {
 
 /// The ratios, timed here over many calls in one go so they come from the
 /// same minute of the same machine.
-fn print_ratios(rt: &tokio::runtime::Runtime, plain: &ToolExecutor, hooked: &ToolExecutor, cx: &ToolContext) {
+fn print_ratios(
+    rt: &tokio::runtime::Runtime,
+    plain: &ToolExecutor,
+    hooked: &ToolExecutor,
+    cx: &ToolContext,
+) {
     const N: u32 = 200_000;
     let input = json!({"value": 4});
     let time = |f: &dyn Fn() -> Duration| (0..5).map(|_| f()).min().unwrap();
@@ -192,10 +202,19 @@ fn print_ratios(rt: &tokio::runtime::Runtime, plain: &ToolExecutor, hooked: &Too
     let plain_sync = time(&|| run(plain, "square_sync"));
     let hooks = time(&|| run(hooked, "square"));
     let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(N);
-    println!("\nper call (min of 5 x {N}): floor {:.3} us, execute_one {:.3} us, sync body {:.3} us, hooks+middleware {:.3} us",
-        per(floor), per(plain_async), per(plain_sync), per(hooks));
-    println!("ratios: (b)/(a) = {:.2}  (b sync)/(a) = {:.2}  (c)/(a) = {:.2}",
-        per(plain_async) / per(floor), per(plain_sync) / per(floor), per(hooks) / per(floor));
+    println!(
+        "\nper call (min of 5 x {N}): floor {:.3} us, execute_one {:.3} us, sync body {:.3} us, hooks+middleware {:.3} us",
+        per(floor),
+        per(plain_async),
+        per(plain_sync),
+        per(hooks)
+    );
+    println!(
+        "ratios: (b)/(a) = {:.2}  (b sync)/(a) = {:.2}  (c)/(a) = {:.2}",
+        per(plain_async) / per(floor),
+        per(plain_sync) / per(floor),
+        per(hooks) / per(floor)
+    );
 }
 
 criterion_group!(benches, bench);

@@ -3,6 +3,7 @@
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,7 +36,29 @@ impl fmt::Display for RunId {
     }
 }
 
-type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
+type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>, BuildHasherDefault<TypeIdHasher>>;
+
+/// `TypeId`s are already well-mixed hashes; running them through SipHash
+/// again only costs time on every extension lookup.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // `TypeId` hashes through `write_u64`; fold anything else in too.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 ^= value;
+    }
+}
 
 /// The environment of one call: workspace root, run identity, the tools
 /// offered in the current request, and typed extensions (shared state,
@@ -66,7 +89,7 @@ impl ToolContext {
                 workspace_root: workspace_root.into(),
                 run_id,
                 offered: None,
-                extensions: Extensions::new(),
+                extensions: Extensions::default(),
             },
         }
     }

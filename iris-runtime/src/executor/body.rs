@@ -2,12 +2,15 @@
 //! deadlines and cancellation honoured.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::future::Future as _;
+use std::pin::Pin;
 use std::task::Poll;
 
 use futures_util::FutureExt as _;
-use iris_core::{DynTool, ParsedArgs, ToolBody, ToolContext, ToolErrorKind, ToolResult};
+use iris_core::{
+    BoxFuture, DynTool, ParsedArgs, ToolBody, ToolContext, ToolErrorKind, ToolName, ToolResult,
+};
 use tokio_util::sync::CancellationToken;
 
 use super::ToolExecutor;
@@ -20,38 +23,40 @@ impl ToolExecutor {
         cx: &ToolContext,
     ) -> ToolResult {
         let name = tool.definition_dyn().name();
-        let body = async {
-            match tool.call_dyn(args, cx) {
-                ToolBody::Async(future) => AssertUnwindSafe(future)
-                    .catch_unwind()
-                    .await
-                    .unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref())),
-                ToolBody::Blocking(body) => match tokio::task::spawn_blocking(body).await {
-                    Ok(result) => result,
-                    Err(err) if err.is_panic() => {
-                        panicked(name.as_str(), err.into_panic().as_ref())
-                    }
-                    Err(_) => cancelled(name.as_str()),
-                },
-                // `ToolBody` may grow; a body this executor cannot run is an
-                // error the host must fix, never a silent skip.
-                _ => ToolResult::error(
-                    ToolErrorKind::Internal,
-                    format!("the runtime cannot run the body of `{name}`; update iris-runtime"),
-                ),
-            }
-        };
         let cancel = cx.extension::<CancellationToken>();
         if cancel.is_some_and(CancellationToken::is_cancelled) {
             return cancelled(name.as_str());
         }
+        let body: BoxFuture<'_, ToolResult> = match tool.call_dyn(args, cx) {
+            ToolBody::Async(future) => future,
+            ToolBody::Blocking(body) => Box::pin(run_blocking(name, body)),
+            // `ToolBody` may grow; a body this executor cannot run is an
+            // error the host must fix, never a silent skip.
+            _ => {
+                return ToolResult::error(
+                    ToolErrorKind::Internal,
+                    format!("the runtime cannot run the body of `{name}`; update iris-runtime"),
+                );
+            }
+        };
+        let mut body = AssertUnwindSafe(body).catch_unwind();
         // Most bodies finish on their first poll; only one that waits pays
-        // for a timer and a cancellation watch.
-        let mut body = std::pin::pin!(body);
-        let first = std::future::poll_fn(|task| Poll::Ready(body.as_mut().poll(task))).await;
-        if let Poll::Ready(result) = first {
-            return result;
-        }
+        // for a timer and a cancellation watch, in a boxed slow path that
+        // keeps this future small.
+        let first = std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut body).poll(task))).await;
+        let outcome = match first {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => return Box::pin(self.wait_for_body(name, body, cancel)).await,
+        };
+        outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
+    }
+
+    async fn wait_for_body(
+        &self,
+        name: &ToolName,
+        body: impl Future<Output = Result<ToolResult, Box<dyn Any + Send>>> + Unpin,
+        cancel: Option<&CancellationToken>,
+    ) -> ToolResult {
         let timeout = self
             .inner
             .config
@@ -60,18 +65,22 @@ impl ToolExecutor {
             .copied()
             .or(self.inner.config.timeout);
         let timed = async {
-            match timeout {
-                Some(limit) => tokio::time::timeout(limit, body).await.unwrap_or_else(|_| {
-                    ToolResult::error(
-                        ToolErrorKind::Timeout,
-                        format!(
-                            "`{name}` did not finish within {:.1} s and was stopped; try a smaller request",
-                            limit.as_secs_f64()
-                        ),
-                    )
-                }),
+            let outcome = match timeout {
+                Some(limit) => match tokio::time::timeout(limit, body).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => {
+                        return ToolResult::error(
+                            ToolErrorKind::Timeout,
+                            format!(
+                                "`{name}` did not finish within {:.1} s and was stopped; try a smaller request",
+                                limit.as_secs_f64()
+                            ),
+                        );
+                    }
+                },
                 None => body.await,
-            }
+            };
+            outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
         };
         match cancel {
             Some(token) => tokio::select! {
@@ -81,6 +90,15 @@ impl ToolExecutor {
             },
             None => timed.await,
         }
+    }
+}
+
+/// A synchronous body on a blocking thread, so it cannot stall the async workers.
+async fn run_blocking(name: &ToolName, body: Box<dyn FnOnce() -> ToolResult + Send>) -> ToolResult {
+    match tokio::task::spawn_blocking(body).await {
+        Ok(result) => result,
+        Err(err) if err.is_panic() => panicked(name.as_str(), err.into_panic().as_ref()),
+        Err(_) => cancelled(name.as_str()),
     }
 }
 

@@ -144,16 +144,6 @@ impl ToolExecutor {
             .unwrap_or_else(PoisonError::into_inner) = policy;
     }
 
-    fn policy(&self) -> Arc<dyn PermissionPolicy> {
-        Arc::clone(
-            &self
-                .inner
-                .policy
-                .read()
-                .unwrap_or_else(PoisonError::into_inner),
-        )
-    }
-
     /// Runs one call.
     pub async fn execute_one(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
         let started = self.clock();

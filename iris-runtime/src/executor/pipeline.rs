@@ -149,7 +149,12 @@ impl ToolExecutor {
     }
 
     fn check_permission(&self, prepared: &Prepared, cx: &ToolContext) -> Permission {
-        self.policy().check(&PermissionRequest {
+        let policy = self
+            .inner
+            .policy
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        policy.check(&PermissionRequest {
             definition: prepared.tool.definition_dyn(),
             arguments: &prepared.arguments,
             read_only: prepared.read_only,
@@ -263,9 +268,8 @@ impl ToolExecutor {
             self.gated_body(prepared, args, cx, grant, &body_ran).await
         } else {
             let ran = &body_ran;
-            let endpoint: Endpoint<'_> = Box::new(move || {
-                Box::pin(self.gated_body(prepared, args, cx, grant, ran))
-            });
+            let endpoint: Endpoint<'_> =
+                Box::new(move || Box::pin(self.gated_body(prepared, args, cx, grant, ran)));
             let call = ToolCall::new(
                 prepared.call_id.clone(),
                 Arc::clone(&prepared.tool),
@@ -357,7 +361,11 @@ impl ToolExecutor {
             },
         }
         let first_time = {
-            let mut executed = self.inner.executed.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut executed = self
+                .inner
+                .executed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             match executed.get_mut(cx.run_id()) {
                 Some(ids) => ids.insert(prepared.call_id.clone()),
                 None => executed
