@@ -103,7 +103,7 @@ async fn call(
     cx: &ToolContext,
 ) -> iris::ToolOutcome {
     let outcome = executor.execute_one(block(name, input), cx).await;
-    if NEXT_ID.load(Ordering::Relaxed) % 1024 == 0 {
+    if NEXT_ID.load(Ordering::Relaxed).is_multiple_of(1024) {
         executor.finish_run(cx).await;
     }
     outcome
@@ -199,20 +199,20 @@ fn print_ratios(
         })
     };
     let plain_async = time(&|| run(plain, "square"));
-    let plain_sync = time(&|| run(plain, "square_sync"));
+    let sync_body = time(&|| run(plain, "square_sync"));
     let hooks = time(&|| run(hooked, "square"));
     let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(N);
     println!(
         "\nper call (min of 5 x {N}): floor {:.3} us, execute_one {:.3} us, sync body {:.3} us, hooks+middleware {:.3} us",
         per(floor),
         per(plain_async),
-        per(plain_sync),
+        per(sync_body),
         per(hooks)
     );
     println!(
         "ratios: (b)/(a) = {:.2}  (b sync)/(a) = {:.2}  (c)/(a) = {:.2}",
         per(plain_async) / per(floor),
-        per(plain_sync) / per(floor),
+        per(sync_body) / per(floor),
         per(hooks) / per(floor)
     );
 }

@@ -38,7 +38,7 @@ impl fmt::Display for RunId {
 
 type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>, BuildHasherDefault<TypeIdHasher>>;
 
-/// `TypeId`s are already well-mixed hashes; running them through SipHash
+/// `TypeId`s are already well-mixed hashes; running them through `SipHash`
 /// again only costs time on every extension lookup.
 #[derive(Default)]
 struct TypeIdHasher(u64);
