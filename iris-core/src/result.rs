@@ -98,12 +98,25 @@ pub struct ToolResult {
     content: Vec<ContentBlock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     data: Option<Value>,
+    /// Stats, artifacts and the failure are rare next to plain successes;
+    /// boxing them keeps the result small where every stage passes it on.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct Extra {
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     stats: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     artifacts: Vec<ArtifactRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<ToolFailure>,
+}
+
+fn empty_stats() -> &'static Map<String, Value> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Map::new)
 }
 
 impl ToolResult {
@@ -140,7 +153,10 @@ impl ToolResult {
         let message = message.into();
         Self {
             content: vec![ContentBlock::text(message.clone())],
-            error: Some(ToolFailure { kind, message }),
+            extra: Some(Box::new(Extra {
+                error: Some(ToolFailure { kind, message }),
+                ..Extra::default()
+            })),
             ..Self::default()
         }
     }
@@ -173,31 +189,38 @@ impl ToolResult {
     /// Measurements and notes for the host (timings, input repairs, ...).
     #[must_use]
     pub fn stats(&self) -> &Map<String, Value> {
-        &self.stats
+        match &self.extra {
+            Some(extra) => &extra.stats,
+            None => empty_stats(),
+        }
     }
 
     /// Artifacts saved or published by this call.
     #[must_use]
     pub fn artifacts(&self) -> &[ArtifactRef] {
-        &self.artifacts
+        self.extra.as_ref().map_or(&[], |e| &e.artifacts)
     }
 
     /// The failure, when the call failed.
     #[must_use]
     pub fn failure(&self) -> Option<&ToolFailure> {
-        self.error.as_ref()
+        self.extra.as_ref().and_then(|e| e.error.as_ref())
     }
 
     /// The failure kind, when the call failed.
     #[must_use]
     pub fn error_kind(&self) -> Option<ToolErrorKind> {
-        self.error.as_ref().map(|e| e.kind)
+        self.failure().map(|e| e.kind)
     }
 
     /// Whether the call failed.
     #[must_use]
     pub fn is_error(&self) -> bool {
-        self.error.is_some()
+        self.failure().is_some()
+    }
+
+    fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
     }
 
     /// A copy with one more text block.
@@ -231,14 +254,14 @@ impl ToolResult {
     /// A copy with `stats[key] = value`.
     #[must_use]
     pub fn with_stat(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.stats.insert(key.into(), value.into());
+        self.extra_mut().stats.insert(key.into(), value.into());
         self
     }
 
     /// A copy with one more artifact reference.
     #[must_use]
     pub fn with_artifact(mut self, artifact: ArtifactRef) -> Self {
-        self.artifacts.push(artifact);
+        self.extra_mut().artifacts.push(artifact);
         self
     }
 }

@@ -250,7 +250,9 @@ impl ToolExecutor {
         let name = prepared.tool.definition_dyn().name();
         if hooks.has(HookEvent::ToolBefore) {
             let input = Self::tool_hook_input(HookEvent::ToolBefore, prepared, cx, None);
-            let denials = hooks.before(&input).await;
+            // Boxed, like every optional stage below, so a call without hooks
+            // or middleware carries (and moves) none of their state.
+            let denials = Box::pin(hooks.before(&input)).await;
             if !denials.is_empty() {
                 let reasons: Vec<String> = denials
                     .iter()
@@ -275,17 +277,14 @@ impl ToolExecutor {
                 Arc::clone(&prepared.tool),
                 prepared.arguments.clone(),
             );
-            match Next::new(&self.inner.middleware, cx, endpoint)
-                .run(call)
-                .await
-            {
+            match Box::pin(Next::new(&self.inner.middleware, cx, endpoint).run(call)).await {
                 Ok(result) => result,
                 Err(err) => ToolResult::error(ToolErrorKind::Execution, err.to_string()),
             }
         };
         if body_ran.load(Ordering::Relaxed) && hooks.has(HookEvent::ToolAfter) {
             let input = Self::tool_hook_input(HookEvent::ToolAfter, prepared, cx, Some(&result));
-            let (feedback, failures) = hooks.after(&input).await;
+            let (feedback, failures) = Box::pin(hooks.after(&input)).await;
             if !feedback.is_empty() {
                 result = result.with_text(format!("[Hook feedback]\n{}", feedback.join("\n")));
             }
