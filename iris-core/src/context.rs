@@ -107,14 +107,14 @@ impl ToolContext {
     }
 
     /// The canonical names offered to the model in the current request;
-    /// `None` when the host did not restrict the request (every registered
-    /// eager tool counts as offered).
+    /// `None` when the host did not restrict the request (the executor then
+    /// treats every eager tool as offered, and no deferred one).
     #[must_use]
     pub fn offered(&self) -> Option<&HashSet<ToolName>> {
         self.inner.offered.as_ref()
     }
 
-    /// Whether the tool named `name` was offered in the current request.
+    /// Whether `name` is in the offered set, or the request is unrestricted.
     #[must_use]
     pub fn is_offered(&self, name: &str) -> bool {
         self.inner.offered.as_ref().is_none_or(|o| o.contains(name))
