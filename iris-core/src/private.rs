@@ -168,6 +168,10 @@ fn without_optional_nulls<'v>(input: &'v Value, schema: &Value) -> Cow<'v, Value
     let Value::Object(map) = input else {
         return Cow::Borrowed(input);
     };
+    // Most inputs hold no null at all; only then is the schema consulted.
+    if !map.values().any(Value::is_null) {
+        return Cow::Borrowed(input);
+    }
     let required = schema.get("required").and_then(Value::as_array);
     let is_required = |key: &str| required.is_some_and(|r| r.iter().any(|k| k == key));
     if !map.iter().any(|(k, v)| v.is_null() && !is_required(k)) {
