@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use iris::{RunId, ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -54,13 +54,18 @@ impl Calc {
 impl ServerHandler for Calc {}
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+static COMPLETED: AtomicU64 = AtomicU64::new(0);
 
-async fn iris_call(executor: &ToolExecutor, input: &Value, cx: &ToolContext) -> iris::ToolOutcome {
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let outcome = executor
-        .execute_one(ToolUseBlock::new(format!("call_{id}"), "square", input.clone()), cx)
-        .await;
-    if id % 1024 == 1023 {
+/// Call ids are unique, as a provider's are: the executor runs each id once.
+fn next_id() -> String {
+    format!("call_{}", NEXT_ID.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Runs are bounded, as an agent's are: every 1,024 calls the run finishes
+/// and the executor forgets its call ids.
+async fn iris_call(executor: &ToolExecutor, block: ToolUseBlock, cx: &ToolContext) -> iris::ToolOutcome {
+    let outcome = executor.execute_one(block, cx).await;
+    if COMPLETED.fetch_add(1, Ordering::Relaxed) % 1024 == 1023 {
         executor.finish_run(cx).await;
     }
     outcome
@@ -88,72 +93,94 @@ fn bench(c: &mut Criterion) {
         let running = serve_directly::<RoleServer, _, _, _, _>(calc.clone(), server_end, None);
         (running.peer().clone(), running, client_end)
     });
-    let rmcp_call = |arguments: &rmcp::model::JsonObject| {
+    // Each call's input is made before the clock starts, as a provider's
+    // response is parsed before anything runs: the figures are the call
+    // paths alone.
+    let rmcp_input = || {
         let params = CallToolRequestParams::new("square").with_arguments(arguments.clone());
-        let context = RequestContext::new(NumberOrString::Number(1), peer.clone());
-        calc.tool_router.call(ToolCallContext::new(&calc, params, context))
+        (params, RequestContext::new(NumberOrString::Number(1), peer.clone()))
     };
+    let iris_input = || ToolUseBlock::new(next_id(), "square", input.clone());
 
     let mut group = c.benchmark_group("square");
     group.bench_function("a_floor", |b| {
-        b.to_async(&rt).iter(|| async {
-            let args: SquareArgs = serde_json::from_value(input.clone()).unwrap();
-            let out = square(args.value).await;
-            ToolResult::json(serde_json::to_value(out).unwrap())
-        });
+        b.to_async(&rt)
+            .iter_batched(|| input.clone(), |v| async move { floor(v).await }, BatchSize::SmallInput);
     });
     group.bench_function("b_iris_execute_one", |b| {
-        b.to_async(&rt).iter(|| iris_call(&executor, &input, &cx));
+        b.to_async(&rt).iter_batched(
+            iris_input,
+            |block| iris_call(&executor, block, &cx),
+            BatchSize::SmallInput,
+        );
     });
     group.bench_function("d_rmcp_tool_router_call", |b| {
-        b.to_async(&rt).iter(|| async { rmcp_call(&arguments).await.unwrap() });
+        b.to_async(&rt).iter_batched(
+            rmcp_input,
+            |(params, context)| async {
+                calc.tool_router
+                    .call(ToolCallContext::new(&calc, params, context))
+                    .await
+                    .unwrap()
+            },
+            BatchSize::SmallInput,
+        );
     });
     group.finish();
 
-    // Ratios from one stretch of the same run (min of 5 rounds).
-    const N: u32 = 200_000;
+    // Ratios from one stretch of the same run (min of 5 rounds of N calls).
+    const N: u32 = 100_000;
     let round = |f: &dyn Fn() -> Duration| (0..5).map(|_| f()).min().unwrap();
     let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(N);
-    let floor = round(&|| {
+    let floor_time = round(&|| {
+        let inputs: Vec<Value> = (0..N).map(|_| input.clone()).collect();
         rt.block_on(async {
             let start = Instant::now();
-            for _ in 0..N {
-                let args: SquareArgs = serde_json::from_value(input.clone()).unwrap();
-                let out = square(args.value).await;
-                std::hint::black_box(ToolResult::json(serde_json::to_value(out).unwrap()));
+            for v in inputs {
+                std::hint::black_box(floor(v).await);
             }
             start.elapsed()
         })
     });
-    let iris = round(&|| {
+    let iris_time = round(&|| {
+        let blocks: Vec<ToolUseBlock> = (0..N).map(|_| iris_input()).collect();
         rt.block_on(async {
             let start = Instant::now();
-            for _ in 0..N {
-                std::hint::black_box(iris_call(&executor, &input, &cx).await);
+            for block in blocks {
+                std::hint::black_box(iris_call(&executor, block, &cx).await);
             }
             start.elapsed()
         })
     });
-    let rmcp = round(&|| {
+    let rmcp_time = round(&|| {
+        let calls: Vec<_> = (0..N).map(|_| rmcp_input()).collect();
         rt.block_on(async {
             let start = Instant::now();
-            for _ in 0..N {
-                std::hint::black_box(rmcp_call(&arguments).await.unwrap());
+            for (params, context) in calls {
+                let call = calc.tool_router.call(ToolCallContext::new(&calc, params, context));
+                std::hint::black_box(call.await.unwrap());
             }
             start.elapsed()
         })
     });
     println!(
         "\nper call: (a) floor {:.3} us, (b) iris {:.3} us, (d) rmcp {:.3} us",
-        per(floor),
-        per(iris),
-        per(rmcp)
+        per(floor_time),
+        per(iris_time),
+        per(rmcp_time)
     );
     println!(
         "ratios: (b)/(a) = {:.2}, (d)/(b) = {:.2} (Iris is that many times faster than rmcp)",
-        per(iris) / per(floor),
-        per(rmcp) / per(iris)
+        per(iris_time) / per(floor_time),
+        per(rmcp_time) / per(iris_time)
     );
+}
+
+/// The floor: parse the arguments, call, serialize the result.
+async fn floor(input: Value) -> ToolResult {
+    let args: SquareArgs = serde_json::from_value(input).unwrap();
+    let out = square(args.value).await;
+    ToolResult::json(serde_json::to_value(out).unwrap())
 }
 
 criterion_group!(benches, bench);
