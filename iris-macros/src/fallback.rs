@@ -15,9 +15,9 @@ pub(crate) fn unparsed(item: TokenStream, err: syn::Error) -> TokenStream {
     out
 }
 
-/// A `#[tool]` with errors: the function, an empty struct of the tool's
-/// type name, and the errors.
-pub(crate) fn tool(item: &FnItem, err: syn::Error) -> TokenStream {
+/// A `#[tool]` or `#[middleware]` with errors: the function, an empty
+/// struct of the type name the macro would have written, and the errors.
+pub(crate) fn with_stand_in(item: &FnItem, err: syn::Error) -> TokenStream {
     let err = err.into_compile_error();
     let item_out = stripped_fn(item);
     // A method cannot have a type beside it inside an `impl` block.
@@ -35,9 +35,4 @@ pub(crate) fn tool(item: &FnItem, err: syn::Error) -> TokenStream {
         #[allow(dead_code)]
         #vis struct #struct_ident;
     }
-}
-
-/// A `#[middleware]` with errors: the function, a stand-in struct, the errors.
-pub(crate) fn middleware(item: &FnItem, err: syn::Error) -> TokenStream {
-    tool(item, err)
 }

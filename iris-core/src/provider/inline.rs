@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::ProjectionNote;
-use super::walk::{child, local_def_name};
+use super::walk::{child, local_def_name, merge_ref};
 
 /// Most schema nodes an inlined schema may hold; a type referenced from
 /// many places can otherwise multiply the schema's size.
@@ -96,13 +96,7 @@ impl InlinePass<'_> {
             });
             return;
         }
-        let mut merged = target.clone();
-        for (key, value) in map.iter() {
-            if key != "$ref" {
-                merged.insert(key.clone(), value.clone());
-            }
-        }
-        *node = Value::Object(merged);
+        *node = merge_ref(target, map);
         self.notes.push(ProjectionNote::InlinedRef {
             at: at.to_owned(),
             reference,

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::ProjectionNote;
-use super::walk::{child, local_def_name};
+use super::walk::{child, local_def_name, merge_ref};
 
 /// OpenAI's documented limit on object nesting in strict schemas.
 const MAX_OBJECT_DEPTH: usize = 10;
@@ -191,10 +191,11 @@ impl StrictPass<'_> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
+        let defs = self.defs;
         let target = local_def_name(&reference)
             .filter(|name| !self.expanding.iter().any(|e| e == name))
-            .and_then(|name| Some((name.to_owned(), self.defs.get(name)?.as_object()?.clone())));
-        let Some((name, mut merged)) = target else {
+            .and_then(|name| Some((name.to_owned(), defs.get(name)?.as_object()?)));
+        let Some((name, target)) = target else {
             // A recursive or foreign reference: keep the `$ref`, drop what
             // strict mode refuses next to it.
             let siblings: Vec<String> = map.keys().filter(|k| *k != "$ref").cloned().collect();
@@ -207,12 +208,7 @@ impl StrictPass<'_> {
             }
             return Ok(());
         };
-        for (key, value) in map.iter() {
-            if key != "$ref" {
-                merged.insert(key.clone(), value.clone());
-            }
-        }
-        *node = Value::Object(merged);
+        *node = merge_ref(target, map);
         self.notes.push(ProjectionNote::InlinedRef {
             at: at.to_owned(),
             reference,

@@ -13,6 +13,6 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     match model::MiddlewareFn::from_input(&input) {
         Ok(middleware) => emit::emit(&middleware, &input.item),
-        Err(err) => crate::fallback::middleware(&input.item, err),
+        Err(err) => crate::fallback::with_stand_in(&input.item, err),
     }
 }

@@ -16,6 +16,6 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     match model::ToolFn::from_input(&input) {
         Ok(tool) => emit::emit(&tool, &input.item),
-        Err(err) => crate::fallback::tool(&input.item, err),
+        Err(err) => crate::fallback::with_stand_in(&input.item, err),
     }
 }

@@ -29,10 +29,10 @@ pub(super) struct Prepared {
     pub(super) read_only: bool,
 }
 
-/// An approval carried from `resume` to the gate.
+/// An approval carried from `resume` to the gate. `resume` already matched
+/// it against the hash of the call's arguments, which cannot change after.
 pub(super) struct Grant {
     run_id: RunId,
-    arguments_hash: String,
 }
 
 /// A call that finished before it was prepared (unknown tool, bad input).
@@ -226,10 +226,9 @@ impl ToolExecutor {
                 );
                 self.finish(prepared, result, cx, started)
             }
-            ApprovalDecision::Approve { arguments_hash } => {
+            ApprovalDecision::Approve { .. } => {
                 let grant = Grant {
                     run_id: request.run_id,
-                    arguments_hash,
                 };
                 self.run_prepared(prepared, args, cx, started, Some(grant))
                     .await
@@ -337,27 +336,18 @@ impl ToolExecutor {
             ));
         }
         match self.check_permission(prepared, cx) {
-            Permission::Allow => {}
             Permission::Deny { reason } => {
                 return refuse(format!(
                     "refused at the last check before running: {reason}"
                 ));
             }
-            Permission::Ask { .. } => match grant {
-                Some(grant) if grant.arguments_hash == arguments_hash(&prepared.arguments) => {}
-                Some(_) => {
-                    return refuse(
-                        "the approval does not match this call's arguments, so it did not run"
-                            .to_owned(),
-                    );
-                }
-                None => {
-                    return refuse(
-                        "the call needs approval since the permission policy changed; ask again"
-                            .to_owned(),
-                    );
-                }
-            },
+            Permission::Ask { .. } if grant.is_none() => {
+                return refuse(
+                    "the call needs approval since the permission policy changed; ask again"
+                        .to_owned(),
+                );
+            }
+            Permission::Allow | Permission::Ask { .. } => {}
         }
         let first_time = {
             let mut executed = self
