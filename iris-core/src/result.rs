@@ -32,6 +32,19 @@ pub enum ToolErrorKind {
     Execution,
     /// A call id that already ran was submitted again.
     DuplicateCall,
+    /// A path was refused: it leaves the workspace, holds a NUL byte, or
+    /// names something other than a regular file.
+    PathRefused,
+    /// The file or artifact does not exist.
+    NotFound,
+    /// An edit or overwrite without a current read of the file: never read
+    /// in this run, changed on disk since, or the lines were not read.
+    StaleRead,
+    /// `old_string` matched no text, or more than once without `replace_all`.
+    EditMismatch,
+    /// The content cannot travel to the model: a binary file, an image that
+    /// is too large or of an unsupported type.
+    UnsupportedContent,
     /// Iris itself failed; the message says what the host should fix.
     Internal,
 }
@@ -51,6 +64,11 @@ impl ToolErrorKind {
             ToolErrorKind::Cancelled => "cancelled",
             ToolErrorKind::Execution => "execution",
             ToolErrorKind::DuplicateCall => "duplicate_call",
+            ToolErrorKind::PathRefused => "path_refused",
+            ToolErrorKind::NotFound => "not_found",
+            ToolErrorKind::StaleRead => "stale_read",
+            ToolErrorKind::EditMismatch => "edit_mismatch",
+            ToolErrorKind::UnsupportedContent => "unsupported_content",
             ToolErrorKind::Internal => "internal",
         }
     }

@@ -48,4 +48,32 @@ pub enum RuntimeError {
         /// The hook's name.
         hook: String,
     },
+    /// The artifact store could not be read or written.
+    #[error("cannot {action} artifact file `{}`: {source}", path.display())]
+    Artifact {
+        /// What was being done: `create`, `write`, `open`, `store`.
+        action: &'static str,
+        /// The file involved.
+        path: std::path::PathBuf,
+        /// The I/O failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A string that is not an artifact handle.
+    #[error(
+        "`{handle}` is not an artifact handle; handles look like `artifact://` followed by 32 hex digits"
+    )]
+    InvalidArtifactHandle {
+        /// The string given.
+        handle: String,
+    },
+    /// The workspace root could not be opened.
+    #[error("cannot open workspace root `{}`: {source}; give an existing folder", root.display())]
+    Workspace {
+        /// The root given.
+        root: std::path::PathBuf,
+        /// The I/O failure.
+        #[source]
+        source: std::io::Error,
+    },
 }

@@ -6,12 +6,16 @@
 //! Most users depend on the `iris` facade, which re-exports this crate as
 //! `iris::runtime` and its main types at the top level.
 
+pub mod artifacts;
 mod error;
 pub mod executor;
+#[cfg(feature = "fs-tools")]
+pub mod fs;
 pub mod hooks;
 pub mod observers;
 mod registry;
 
+pub use artifacts::ArtifactStore;
 pub use error::RuntimeError;
 pub use executor::permissions::{
     ApprovalDecision, ApprovalRequest, Permission, PermissionPolicy, PermissionRequest, Rule,

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use iris_core::{Middleware, RunId, ToolContext, ToolResult, ToolUseBlock};
 
+use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
 use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
 use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
@@ -74,6 +75,9 @@ pub struct ExecutorConfig {
     pub timeout: Option<Duration>,
     /// Deadlines of particular tools, by canonical name.
     pub tool_timeouts: HashMap<String, Duration>,
+    /// Characters of model content past which a result is saved as an
+    /// artifact and previewed, for tools whose result policy sets none.
+    pub max_result_chars: usize,
 }
 
 impl Default for ExecutorConfig {
@@ -82,6 +86,7 @@ impl Default for ExecutorConfig {
             max_concurrency: 8,
             timeout: Some(Duration::from_secs(300)),
             tool_timeouts: HashMap::new(),
+            max_result_chars: crate::artifacts::DEFAULT_MAX_RESULT_CHARS,
         }
     }
 }
@@ -110,6 +115,9 @@ struct Inner {
     middleware: Vec<Arc<dyn Middleware>>,
     observers: Observers,
     config: ExecutorConfig,
+    /// Where oversized results go; `None` uses the store of the call's
+    /// workspace (`<root>/.iris/artifacts`).
+    artifacts: Option<ArtifactStore>,
     pending: Mutex<HashMap<String, Pending>>,
     /// Call ids that reached their body, per run; a finished run's ids are dropped.
     executed: Mutex<FxHashMap<RunId, FxHashSet<String>>>,
@@ -125,6 +133,7 @@ impl ToolExecutor {
             middleware: Vec::new(),
             observers: Observers::default(),
             config: ExecutorConfig::default(),
+            artifacts: None,
         }
     }
 
@@ -248,6 +257,32 @@ impl ToolExecutor {
         self.inner.observers.stats()
     }
 
+    /// Result processing: an oversized result is saved and previewed.
+    fn bound_result(
+        &self,
+        result: ToolResult,
+        definition: &iris_core::ToolDefinition,
+        cx: &ToolContext,
+    ) -> ToolResult {
+        let policy = PreviewPolicy {
+            max_chars: definition
+                .result_policy()
+                .max_chars
+                .unwrap_or(self.inner.config.max_result_chars),
+        };
+        if crate::artifacts::fits(&result, policy) {
+            return result;
+        }
+        match &self.inner.artifacts {
+            Some(store) => crate::artifacts::apply_result_policy(result, policy, store),
+            None => crate::artifacts::apply_result_policy(
+                result,
+                policy,
+                &ArtifactStore::in_workspace(cx.workspace_root()),
+            ),
+        }
+    }
+
     /// The start of a call, when an observer will want its duration.
     fn clock(&self) -> Option<std::time::Instant> {
         (!self.inner.observers.is_empty()).then(std::time::Instant::now)
@@ -281,6 +316,7 @@ pub struct ToolExecutorBuilder {
     middleware: Vec<Arc<dyn Middleware>>,
     observers: Observers,
     config: ExecutorConfig,
+    artifacts: Option<ArtifactStore>,
 }
 
 impl ToolExecutorBuilder {
@@ -332,6 +368,20 @@ impl ToolExecutorBuilder {
         self
     }
 
+    /// Sets the model-content limit of tools whose result policy sets none
+    /// (default [`DEFAULT_MAX_RESULT_CHARS`](crate::artifacts::DEFAULT_MAX_RESULT_CHARS)).
+    pub fn max_result_chars(mut self, limit: usize) -> Self {
+        self.config.max_result_chars = limit;
+        self
+    }
+
+    /// Saves oversized results in `store` instead of the workspace's
+    /// `.iris/artifacts` folder.
+    pub fn artifacts(mut self, store: ArtifactStore) -> Self {
+        self.artifacts = Some(store);
+        self
+    }
+
     /// Finishes the executor.
     #[must_use]
     pub fn build(self) -> ToolExecutor {
@@ -343,6 +393,7 @@ impl ToolExecutorBuilder {
                 middleware: self.middleware,
                 observers: self.observers,
                 config: self.config,
+                artifacts: self.artifacts,
                 pending: Mutex::new(HashMap::new()),
                 executed: Mutex::new(FxHashMap::default()),
             }),

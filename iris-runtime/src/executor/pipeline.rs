@@ -398,6 +398,7 @@ impl ToolExecutor {
         cx: &ToolContext,
         started: Option<Instant>,
     ) -> ToolOutcome {
+        let result = self.bound_result(result, prepared.tool.definition_dyn(), cx);
         let result = if prepared.repairs.is_empty() {
             result
         } else {

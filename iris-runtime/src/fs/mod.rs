@@ -1,0 +1,269 @@
+//! The built-in file tools — `read_file`, `write_file` and `edit_file`
+//! (configuration keys `file.read`, `file.write`, `file.edit`) — and the
+//! [`FileService`] they share.
+//!
+//! Every path is resolved beneath the workspace root by the operating
+//! system, so `..`, absolute paths elsewhere and symlinks that leave the
+//! root are refused, also when the tree changes between a check and an
+//! open. Reads record an observation per run (content hash and the lines
+//! seen); editing or overwriting an existing file needs a current one:
+//! read in this run, unchanged since (by content, so a touch is no
+//! conflict), and the replaced lines among those read. Writes are atomic
+//! and keep the file's permissions and line endings.
+//!
+//! ```no_run
+//! use iris::runtime::fs::{FileService, register_file_tools};
+//! use iris::{RunId, ToolContext, ToolRegistry};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let files = FileService::open("/path/to/workspace")?;
+//! let mut registry = ToolRegistry::new();
+//! register_file_tools(&mut registry)?;
+//! let cx = ToolContext::builder("/path/to/workspace", RunId::new("run-1"))
+//!     .state(files)
+//!     .build();
+//! # let _ = cx;
+//! # Ok(())
+//! # }
+//! ```
+
+mod atomic;
+mod edit_file;
+pub mod observation;
+mod page;
+mod read_file;
+mod text;
+mod workspace;
+mod write_file;
+
+use std::path::Path;
+
+use iris_core::{ArtifactRef, RunId, ToolErrorKind, ToolResult};
+use sha2::{Digest, Sha256};
+
+use crate::artifacts::ArtifactStore;
+use crate::error::RuntimeError;
+use crate::registry::ToolRegistry;
+use observation::{ContentHash, Observation, ObservationLog};
+use workspace::Workspace;
+
+pub use edit_file::{EditFile, edit_file};
+pub use read_file::{ReadFile, read_file};
+pub use write_file::{WriteFile, write_file};
+
+/// Largest file `edit_file` and `write_file` load whole: 64 MiB.
+const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The workspace the file tools work in, the artifact store `read_file`
+/// reads handles from, and what each run has read.
+///
+/// Add it to the context as state (`ToolContext::builder(..).state(files)`);
+/// one service serves every run, keeping each run's observations apart.
+#[derive(Debug)]
+pub struct FileService {
+    workspace: Workspace,
+    artifacts: ArtifactStore,
+    observations: ObservationLog,
+}
+
+impl FileService {
+    /// A service confined to `root`, an existing folder, with the artifact
+    /// store at `<root>/.iris/artifacts` (where the executor saves
+    /// oversized results by default).
+    ///
+    /// # Errors
+    /// [`RuntimeError::Workspace`] when `root` cannot be opened as a folder.
+    pub fn open(root: impl AsRef<Path>) -> Result<Self, RuntimeError> {
+        let root = root.as_ref();
+        let workspace = Workspace::open(root).map_err(|source| RuntimeError::Workspace {
+            root: root.to_path_buf(),
+            source,
+        })?;
+        Ok(Self {
+            artifacts: ArtifactStore::in_workspace(root),
+            workspace,
+            observations: ObservationLog::default(),
+        })
+    }
+
+    /// Uses `store` for artifact handles instead of the workspace's own.
+    #[must_use]
+    pub fn with_artifacts(mut self, store: ArtifactStore) -> Self {
+        self.artifacts = store;
+        self
+    }
+
+    /// The workspace root.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        self.workspace.root()
+    }
+
+    /// The artifact store handles are read from.
+    #[must_use]
+    pub fn artifacts(&self) -> &ArtifactStore {
+        &self.artifacts
+    }
+
+    /// What run `run` has seen of `path` (relative to the root), if it read it.
+    #[must_use]
+    pub fn observation(&self, run: &RunId, path: &str) -> Option<Observation> {
+        let path = self.workspace.resolve(path).ok()?;
+        self.observations.get(run, &path.key)
+    }
+
+    /// Forgets what run `run` read; call it when the run ends.
+    pub fn forget_run(&self, run: &RunId) {
+        self.observations.forget_run(run);
+    }
+
+    /// Publishes a workspace file: the artifact store keeps an independent,
+    /// immutable copy, so later changes to the file do not change what the
+    /// handle opens. Confined like every other path.
+    ///
+    /// # Errors
+    /// A [`ToolResult`] error the model can read: the path refused or
+    /// missing, or the store failing.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error is the call's result, returned to the model as is"
+    )]
+    pub fn publish(&self, path: &str, media_type: Option<&str>) -> Result<ArtifactRef, ToolResult> {
+        let resolved = self.workspace.resolve(path)?;
+        let file = self.workspace.open_regular(&resolved)?;
+        let name = resolved.key.file_name().and_then(|n| n.to_str());
+        self.artifacts
+            .publish_reader(file, media_type, name)
+            .map_err(|e| {
+                ToolResult::error(
+                    ToolErrorKind::Execution,
+                    format!("cannot publish `{path}`: {e}"),
+                )
+            })
+    }
+}
+
+/// Registers `read_file`, `write_file` and `edit_file`.
+///
+/// # Errors
+/// [`RuntimeError::NameCollision`] when a registered tool already uses one
+/// of their names.
+pub fn register_file_tools(registry: &mut ToolRegistry) -> Result<(), RuntimeError> {
+    registry.register(ReadFile)?;
+    registry.register(WriteFile)?;
+    registry.register(EditFile)?;
+    Ok(())
+}
+
+fn hash_of(bytes: &[u8]) -> ContentHash {
+    Sha256::digest(bytes).into()
+}
+
+/// An existing file loaded whole for an edit or an overwrite.
+struct Loaded {
+    text: String,
+    hash: ContentHash,
+    permissions: cap_std::fs::Permissions,
+}
+
+impl FileService {
+    /// Loads `path` whole; `Ok(None)` when it does not exist.
+    fn load(&self, path: &workspace::WorkspacePath) -> Result<Option<Loaded>, ToolResult> {
+        use std::io::Read as _;
+        let file = match self.workspace.open_regular(path) {
+            Ok(file) => file,
+            Err(error) if error.error_kind() == Some(ToolErrorKind::NotFound) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let metadata = file
+            .metadata()
+            .map_err(|e| workspace::io_refusal(path, &e))?;
+        if metadata.len() > MAX_EDIT_BYTES {
+            return Err(ToolResult::error(
+                ToolErrorKind::UnsupportedContent,
+                format!(
+                    "`{}` is {} bytes; files over {MAX_EDIT_BYTES} bytes cannot be edited or overwritten here",
+                    path.shown,
+                    metadata.len()
+                ),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+        (&file)
+            .read_to_end(&mut bytes)
+            .map_err(|e| workspace::io_refusal(path, &e))?;
+        let hash = hash_of(&bytes);
+        let text = String::from_utf8(bytes).map_err(|_| {
+            ToolResult::error(
+                ToolErrorKind::UnsupportedContent,
+                format!(
+                    "`{}` is not UTF-8 text; it cannot be edited as text",
+                    path.shown
+                ),
+            )
+        })?;
+        if text.contains('\0') {
+            return Err(ToolResult::error(
+                ToolErrorKind::UnsupportedContent,
+                format!(
+                    "`{}` is a binary file (it holds NUL bytes); it cannot be edited as text",
+                    path.shown
+                ),
+            ));
+        }
+        Ok(Some(Loaded {
+            text,
+            hash,
+            permissions: cap_std::fs::Permissions::from_std(metadata.permissions()),
+        }))
+    }
+
+    /// The run's observation of `path`, if it is still current for `loaded`.
+    fn current_observation(
+        &self,
+        run: &RunId,
+        path: &workspace::WorkspacePath,
+        loaded: &Loaded,
+        verb: &str,
+    ) -> Result<Observation, ToolResult> {
+        let Some(observation) = self.observations.get(run, &path.key) else {
+            return Err(ToolResult::error(
+                ToolErrorKind::StaleRead,
+                format!(
+                    "`{}` has not been read in this run; read it with read_file before you {verb} it",
+                    path.shown
+                ),
+            ));
+        };
+        if observation.hash != loaded.hash {
+            return Err(ToolResult::error(
+                ToolErrorKind::StaleRead,
+                format!(
+                    "`{}` changed on disk since you read it; read it again with read_file, then {verb} it",
+                    path.shown
+                ),
+            ));
+        }
+        Ok(observation)
+    }
+
+    /// Refuses when any of lines `first..=last` was not read.
+    fn require_seen(
+        path: &workspace::WorkspacePath,
+        observation: &Observation,
+        first: usize,
+        last: usize,
+    ) -> Result<(), ToolResult> {
+        match observation.seen.first_unseen(first, last) {
+            None => Ok(()),
+            Some(line) => Err(ToolResult::error(
+                ToolErrorKind::StaleRead,
+                format!(
+                    "line {line} of `{}` has not been read in this run, and the change would replace it; read it first with read_file {}",
+                    path.shown,
+                    serde_json::json!({"path": path.shown, "offset": line, "limit": last + 1 - line})
+                ),
+            )),
+        }
+    }
+}

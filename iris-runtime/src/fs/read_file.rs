@@ -1,0 +1,169 @@
+//! `read_file`: one numbered page of a text file or an artifact.
+
+use std::fmt::Write as _;
+
+use iris_core::{State, ToolContext, ToolErrorKind, ToolResult};
+use serde_json::json;
+
+use super::FileService;
+use super::page::{Page, PageError, PageRequest, read_page};
+use super::workspace::io_refusal;
+use crate::artifacts;
+
+/// Lines in a page when the call does not say.
+const DEFAULT_LIMIT: usize = 2000;
+/// Characters of file text in one page: with line numbers it stays under
+/// the tool's own result limit, so a page is never saved as an artifact.
+const PAGE_CHARS: usize = 30_000;
+
+/// Read a text file of the workspace, or a saved artifact, one page at a time.
+///
+/// Lines come numbered (`    12\tline text`); the numbers are not part of
+/// the file. A page holds at most `limit` lines and 30,000 characters; when
+/// more follows, the page ends with the exact call that reads the next one.
+/// Directories, devices, FIFOs and binary files are refused. Reading a file
+/// is what lets `edit_file` and `write_file` change it afterwards.
+#[iris_macros::tool(
+    crate = "::iris_core",
+    read_only,
+    concurrency_safe,
+    max_result_chars = 100_000
+)]
+#[must_use]
+pub fn read_file(
+    /// Path relative to the workspace root, or an artifact handle
+    /// (`artifact://...`) from a previewed result.
+    path: String,
+    /// First line to read, 1-based; 1 when left out.
+    offset: Option<usize>,
+    /// Most lines to read; 2000 when left out.
+    limit: Option<usize>,
+    /// Character of the first line to start at, 1-based; continues a line a
+    /// previous page cut. 1 when left out.
+    column: Option<usize>,
+    #[ctx] cx: &ToolContext,
+    #[state] files: State<FileService>,
+) -> ToolResult {
+    let request = PageRequest {
+        offset: offset.unwrap_or(1),
+        column: column.unwrap_or(1),
+        limit: limit.unwrap_or(DEFAULT_LIMIT),
+        max_chars: PAGE_CHARS,
+    };
+    match files.read(cx, &path, request) {
+        Ok(page) => render(&path, &page),
+        Err(error) => error,
+    }
+}
+
+impl FileService {
+    fn read(&self, cx: &ToolContext, path: &str, request: PageRequest) -> Result<Page, ToolResult> {
+        if artifacts::is_handle(path) {
+            let file = self.artifacts().open(path).map_err(|_| {
+                ToolResult::error(
+                    ToolErrorKind::NotFound,
+                    format!("no artifact `{path}` in this workspace; copy the handle exactly as the preview gave it"),
+                )
+            })?;
+            return read_page(file, request, false).map_err(|e| page_error(path, &e, request));
+        }
+        let resolved = self.workspace.resolve(path)?;
+        let file = self.workspace.open_regular(&resolved)?;
+        let page = read_page(file, request, true).map_err(|e| match e {
+            PageError::Io(io) => io_refusal(&resolved, &io),
+            other => page_error(path, &other, request),
+        })?;
+        if let Some(hash) = page.hash {
+            let lines =
+                (page.last_line >= page.first_line).then_some((page.first_line, page.last_line));
+            self.observations.record_read(
+                cx.run_id(),
+                &resolved.key,
+                hash,
+                page.total_lines,
+                lines,
+            );
+        }
+        Ok(page)
+    }
+}
+
+fn page_error(path: &str, error: &PageError, request: PageRequest) -> ToolResult {
+    match error {
+        PageError::Io(io) => ToolResult::error(
+            ToolErrorKind::Execution,
+            format!("cannot read `{path}`: {io}"),
+        ),
+        PageError::Binary { total_bytes } => ToolResult::error(
+            ToolErrorKind::UnsupportedContent,
+            format!(
+                "`{path}` is a binary file ({total_bytes} bytes: NUL bytes or text that is not UTF-8); read_file shows text only"
+            ),
+        ),
+        PageError::OffsetPastEnd { total_lines } => ToolResult::error(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "offset {} is past the end of `{path}`, which has {total_lines} lines; use an offset from 1 to {total_lines}",
+                request.offset
+            ),
+        ),
+        PageError::ColumnPastEnd { line, length } => ToolResult::error(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "column {} is past the end of line {line} of `{path}`, which has {length} characters",
+                request.column
+            ),
+        ),
+    }
+}
+
+/// The page as the model reads it, and as the host gets it in `data`.
+fn render(path: &str, page: &Page) -> ToolResult {
+    let mut out = String::with_capacity(page.text.len() + page.text.len() / 8 + 200);
+    if page.first_column > 1 {
+        let _ = writeln!(
+            out,
+            "[line {} continues from character {}]",
+            page.first_line, page.first_column
+        );
+    }
+    for (number, line) in (page.first_line..).zip(page.text.split_inclusive('\n')) {
+        let shown = line.strip_suffix('\n').unwrap_or(line);
+        let shown = shown.strip_suffix('\r').unwrap_or(shown);
+        let _ = writeln!(out, "{number:>6}\t{shown}");
+    }
+    let next = page.next.map(|(offset, column)| {
+        if column > 1 {
+            json!({"path": path, "offset": offset, "column": column})
+        } else {
+            json!({"path": path, "offset": offset})
+        }
+    });
+    match (&next, page.total_lines) {
+        (_, 0) => out.push_str("[empty file: 0 lines]"),
+        (Some(call), total) => {
+            let _ = write!(
+                out,
+                "[lines {}-{} of {total} shown; more follows: read_file {call}]",
+                page.first_line, page.last_line
+            );
+        }
+        (None, total) => {
+            let _ = write!(
+                out,
+                "[end of file: lines {}-{} of {total}]",
+                page.first_line, page.last_line
+            );
+        }
+    }
+    ToolResult::text(out).with_data(json!({
+        "path": path,
+        "text": page.text,
+        "first_line": page.first_line,
+        "first_column": page.first_column,
+        "last_line": page.last_line,
+        "total_lines": page.total_lines,
+        "total_bytes": page.total_bytes,
+        "next": next,
+    }))
+}
