@@ -175,6 +175,12 @@ impl ToolContextBuilder {
         self.extension(State(Arc::new(value)))
     }
 
+    /// Adds state the host keeps a handle to as well, such as a service
+    /// shared by every run's contexts.
+    pub fn shared_state<T: Any + Send + Sync>(self, value: Arc<T>) -> Self {
+        self.extension(State(value))
+    }
+
     /// Finishes the context.
     #[must_use]
     pub fn build(self) -> ToolContext {

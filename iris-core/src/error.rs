@@ -10,6 +10,31 @@ use std::sync::Arc;
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
+    /// Bytes given as an image that are not PNG, JPEG, GIF or WebP.
+    #[error("{found} is not an image providers accept; give PNG, JPEG, GIF or WebP bytes")]
+    UnsupportedImage {
+        /// What the bytes look like.
+        found: String,
+    },
+    /// An image past the size every provider accepts.
+    #[error(
+        "the image is {size} bytes; providers accept at most {limit}: scale it down or compress it"
+    )]
+    ImageTooLarge {
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// An image file that could not be read.
+    #[error("cannot read image file `{}`: {source}", path.display())]
+    ImageFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
     /// A tool name or alias was empty.
     #[error("tool name is empty; expected 1 to 64 characters from `A-Z a-z 0-9 _ -`")]
     EmptyName,

@@ -65,7 +65,7 @@ pub use serde_json;
 
 pub use call::{ToolCall, ToolUseBlock};
 pub use capability::{Capabilities, Capability};
-pub use content::{ContentBlock, ImageBlock};
+pub use content::{ContentBlock, IMAGE_MEDIA_TYPES, ImageBlock, MAX_IMAGE_BYTES, sniff_media_type};
 pub use context::{
     FromToolContext, RunId, State, ToolContext, ToolContextBuilder, ToolExecutionContext,
 };

@@ -179,6 +179,26 @@ impl ToolResult {
         }
     }
 
+    /// A result holding one image, checked by [`ImageBlock::checked`]; an
+    /// unsupported or oversized image becomes an `unsupported_content`
+    /// error result that says why.
+    #[must_use]
+    pub fn image(bytes: &[u8]) -> Self {
+        match ImageBlock::checked(bytes) {
+            Ok(image) => Self::from_content(vec![ContentBlock::Image(image)]),
+            Err(error) => Self::error(ToolErrorKind::UnsupportedContent, error.to_string()),
+        }
+    }
+
+    /// A result holding the image in file `path`, checked like
+    /// [`ToolResult::image`].
+    pub fn image_file(path: impl AsRef<std::path::Path>) -> Self {
+        match ImageBlock::from_file(path) {
+            Ok(image) => Self::from_content(vec![ContentBlock::Image(image)]),
+            Err(error) => Self::error(ToolErrorKind::UnsupportedContent, error.to_string()),
+        }
+    }
+
     /// The blocks the model reads.
     #[must_use]
     pub fn content(&self) -> &[ContentBlock] {

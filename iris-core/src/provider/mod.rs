@@ -11,11 +11,17 @@
 //! | OpenAI Responses | [`openai_responses`] | `{"type":"function", name, description, parameters, strict}` |
 //! | Anthropic Messages | [`anthropic`] | `{name, description, input_schema}` |
 //! | Gemini | [`gemini`] | `{name, description, parameters}` (OpenAPI subset, no `$ref`) |
+//!
+//! Results travel back the same way: [`openai_chat_result`],
+//! [`openai_responses_result`], [`anthropic_result`] and [`gemini_result`]
+//! turn a [`ToolResult`](crate::ToolResult), images included, into each
+//! provider's message shape.
 
 mod anthropic;
 mod gemini;
 mod inline;
 mod openai;
+mod results;
 mod strict;
 mod walk;
 
@@ -28,6 +34,7 @@ use crate::name::ToolName;
 pub use anthropic::anthropic;
 pub use gemini::gemini;
 pub use openai::{openai_chat, openai_responses};
+pub use results::{anthropic_result, gemini_result, openai_chat_result, openai_responses_result};
 
 /// One tool in a provider's wire shape, with what the projection did to it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

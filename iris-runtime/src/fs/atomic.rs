@@ -54,3 +54,33 @@ pub(crate) fn write_atomic(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// A rename that fails (here onto a folder) leaves the target as it
+    /// was and no temporary file behind.
+    #[test]
+    fn a_failed_write_leaves_the_old_content_and_no_litter() {
+        let temp = std::env::temp_dir().join(format!("iris-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(temp.join("target/kept")).unwrap();
+        let root = Dir::open_ambient_dir(&temp, cap_std::ambient_authority()).unwrap();
+        let path = WorkspacePath {
+            relative: PathBuf::from("target"),
+            key: PathBuf::from("target"),
+            shown: "target".into(),
+        };
+        let result = write_atomic(&root, &path, b"new", None);
+        assert!(result.is_err());
+        assert!(temp.join("target/kept").is_dir());
+        let litter: Vec<_> = std::fs::read_dir(&temp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(litter, vec![std::ffi::OsString::from("target")]);
+        std::fs::remove_dir_all(&temp).unwrap();
+    }
+}

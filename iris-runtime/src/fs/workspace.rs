@@ -130,15 +130,12 @@ impl Workspace {
             .map_err(|e| io_refusal(path, &e))?
             .file_type();
         if kind.is_dir() {
-            return Err(refused(
-                &path.shown,
-                "it is a directory; read_file reads files",
-            ));
+            return Err(refused(&path.shown, "it is a directory, not a file"));
         }
         if !kind.is_file() {
             return Err(refused(
                 &path.shown,
-                "it is not a regular file (a FIFO, socket or device); read_file reads regular files only",
+                "it is not a regular file but a FIFO, socket or device; only regular files can be used",
             ));
         }
         let file = file.into_std();

@@ -1,0 +1,202 @@
+//! Oversized results are saved whole and previewed; the handle pages the
+//! full body back byte for byte; published copies outlive their source.
+
+mod files;
+
+use files::Workspace;
+use iris::runtime::ArtifactStore;
+use iris::{ToolResult, ToolUseBlock};
+use serde_json::{Value, json};
+
+/// Print a large report.
+#[iris::tool(read_only)]
+fn report(
+    /// Lines to print.
+    lines: usize,
+) -> String {
+    (0..lines)
+        .map(|i| format!("{i:07} report line with some ünïcödé text\n"))
+        .collect()
+}
+
+/// Print one huge line.
+#[iris::tool(read_only)]
+fn one_line(
+    /// Characters in the line.
+    chars: usize,
+) -> String {
+    "0123456789abcdef".chars().cycle().take(chars).collect()
+}
+
+fn workspace() -> (Workspace, iris::ToolExecutor) {
+    let ws = Workspace::new();
+    let mut registry = iris::ToolRegistry::new();
+    iris::runtime::fs::register_file_tools(&mut registry).unwrap();
+    registry.register(Report).unwrap();
+    registry.register(OneLine).unwrap();
+    let executor = iris::ToolExecutor::builder(registry).build();
+    (ws, executor)
+}
+
+async fn run(
+    ws: &Workspace,
+    executor: &iris::ToolExecutor,
+    name: &str,
+    input: Value,
+) -> ToolResult {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let id = format!(
+        "call-{}",
+        CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let outcome = executor
+        .execute_one(ToolUseBlock::new(id, name, input), &ws.context("run-1"))
+        .await;
+    outcome.result().cloned().unwrap()
+}
+
+/// Follows the `read_file` pages of `handle` from the preview's call and
+/// returns the whole body rebuilt from them.
+async fn page_back(ws: &Workspace, executor: &iris::ToolExecutor, handle: &str) -> (String, usize) {
+    let (mut body, mut pages) = (String::new(), 0);
+    let mut call = json!({"path": handle});
+    loop {
+        let page = run(ws, executor, "read_file", call.clone()).await;
+        assert!(!page.is_error(), "{}", page.text_content());
+        assert!(
+            page.artifacts().is_empty(),
+            "a page must never be saved again"
+        );
+        let data = page.data().unwrap();
+        body.push_str(data["text"].as_str().unwrap());
+        pages += 1;
+        match &data["next"] {
+            Value::Null => return (body, pages),
+            next => {
+                call = json!({"path": handle, "offset": next["offset"]});
+                if let Some(column) = next.get("column") {
+                    call["column"] = column.clone();
+                }
+            }
+        }
+    }
+}
+
+fn preview_call(text: &str) -> Value {
+    let start = text.find("read_file {").unwrap() + "read_file ".len();
+    let end = start + text[start..].find('}').unwrap() + 1;
+    serde_json::from_str(&text[start..end]).unwrap()
+}
+
+#[tokio::test]
+async fn a_5_mb_result_is_previewed_and_pages_back_identical() {
+    let (ws, executor) = workspace();
+    let full = report(120_000);
+    assert!(full.len() > 5_000_000);
+    let result = run(&ws, &executor, "report", json!({"lines": 120_000})).await;
+    let preview = result.text_content();
+    assert!(preview.chars().count() <= 40_000, "{}", preview.len());
+    assert!(preview.starts_with("0000000 report line"));
+    assert!(
+        preview
+            .trim_end()
+            .ends_with("0119999 report line with some ünïcödé text")
+    );
+    assert!(preview.contains("characters cut here"));
+    let artifact = &result.artifacts()[0];
+    assert_eq!(artifact.size, full.len() as u64);
+    assert_eq!(
+        result.stats()["truncated"]["artifact"],
+        artifact.handle.as_str()
+    );
+
+    // The call in the preview starts at the first line that was cut.
+    let call = preview_call(&preview);
+    assert_eq!(call["path"], artifact.handle.as_str());
+    let first_cut = run(&ws, &executor, "read_file", call).await;
+    let shown_lines = preview
+        .lines()
+        .take_while(|l| !l.starts_with("[..."))
+        .count();
+    let first_cut = first_cut.text_content();
+    assert!(
+        first_cut.contains(&format!("{shown_lines:07} report line")),
+        "{shown_lines} {}",
+        &first_cut[..200]
+    );
+
+    // Host code opens the handle; read_file pages the same bytes back.
+    let store = ArtifactStore::in_workspace(&ws.root);
+    let mut opened = String::new();
+    std::io::Read::read_to_string(&mut store.open(&artifact.handle).unwrap(), &mut opened).unwrap();
+    assert_eq!(opened, full);
+    let (paged, pages) = page_back(&ws, &executor, &artifact.handle).await;
+    assert!(pages > 100, "{pages}");
+    assert_eq!(paged, full);
+}
+
+#[tokio::test]
+async fn a_single_2_mb_line_is_cut_too_and_pages_back() {
+    let (ws, executor) = workspace();
+    let result = run(&ws, &executor, "one_line", json!({"chars": 2_000_000})).await;
+    let preview = result.text_content();
+    assert!(preview.len() < 40_000, "{}", preview.len());
+    let call = preview_call(&preview);
+    assert_eq!(call["offset"], 1);
+    assert_eq!(call["column"], 20_001);
+    let handle = result.artifacts()[0].handle.clone();
+    let (paged, _) = page_back(&ws, &executor, &handle).await;
+    assert_eq!(paged, one_line(2_000_000));
+}
+
+#[tokio::test]
+async fn published_copies_survive_an_overwrite_and_are_stored_once() {
+    let ws = Workspace::new();
+    ws.write("out/chart.svg", "<svg>first</svg>");
+    let first = ws
+        .files
+        .publish("out/chart.svg", Some("image/svg+xml"))
+        .unwrap();
+    let again = ws
+        .files
+        .publish("out/chart.svg", Some("image/svg+xml"))
+        .unwrap();
+    assert_eq!(first.handle, again.handle);
+    assert_eq!(first.name.as_deref(), Some("chart.svg"));
+    ws.write("out/chart.svg", "<svg>second</svg>");
+    let second = ws.files.publish("out/chart.svg", None).unwrap();
+    assert_ne!(first.handle, second.handle);
+
+    let store = ws.files.artifacts();
+    let read = |handle: &str| {
+        let mut body = String::new();
+        std::io::Read::read_to_string(&mut store.open(handle).unwrap(), &mut body).unwrap();
+        body
+    };
+    assert_eq!(read(&first.handle), "<svg>first</svg>");
+    assert_eq!(read(&second.handle), "<svg>second</svg>");
+    let stored = std::fs::read_dir(store.dir()).unwrap().count();
+    assert_eq!(stored, 2);
+    // Artifacts are read-only on disk.
+    let meta = std::fs::metadata(store.path_of(&first.handle).unwrap()).unwrap();
+    assert!(meta.permissions().readonly());
+    // Publishing is confined like every other path.
+    assert!(ws.files.publish("../outside/secret.txt", None).is_err());
+}
+
+#[tokio::test]
+async fn bad_handles_are_clear_errors() {
+    let (ws, executor) = workspace();
+    for handle in [
+        "artifact://ffffffffffffffffffffffffffffffff",
+        "artifact://../../etc/passwd",
+    ] {
+        let r = run(&ws, &executor, "read_file", json!({"path": handle})).await;
+        assert_eq!(
+            r.error_kind(),
+            Some(iris::ToolErrorKind::NotFound),
+            "{}",
+            r.text_content()
+        );
+    }
+}
