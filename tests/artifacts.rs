@@ -1,5 +1,9 @@
 //! Oversized results are saved whole and previewed; the handle pages the
 //! full body back byte for byte; published copies outlive their source.
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers outside #[test] fns fail loudly too"
+)]
 
 mod files;
 
@@ -14,9 +18,11 @@ fn report(
     /// Lines to print.
     lines: usize,
 ) -> String {
-    (0..lines)
-        .map(|i| format!("{i:07} report line with some ünïcödé text\n"))
-        .collect()
+    use std::fmt::Write as _;
+    (0..lines).fold(String::new(), |mut out, i| {
+        let _ = writeln!(out, "{i:07} report line with some ünïcödé text");
+        out
+    })
 }
 
 /// Print one huge line.
@@ -130,8 +136,8 @@ async fn a_5_mb_result_is_previewed_and_pages_back_identical() {
     let mut opened = String::new();
     std::io::Read::read_to_string(&mut store.open(&artifact.handle).unwrap(), &mut opened).unwrap();
     assert_eq!(opened, full);
-    let (paged, pages) = page_back(&ws, &executor, &artifact.handle).await;
-    assert!(pages > 100, "{pages}");
+    let (paged, page_count) = page_back(&ws, &executor, &artifact.handle).await;
+    assert!(page_count > 100, "{page_count}");
     assert_eq!(paged, full);
 }
 

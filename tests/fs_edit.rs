@@ -8,7 +8,11 @@ use iris::ToolErrorKind;
 use serde_json::json;
 
 fn numbered(n: usize) -> String {
-    (1..=n).map(|i| format!("line {i}\n")).collect()
+    use std::fmt::Write as _;
+    (1..=n).fold(String::new(), |mut out, i| {
+        let _ = writeln!(out, "line {i}");
+        out
+    })
 }
 
 #[tokio::test]

@@ -1,5 +1,9 @@
 //! For random contents and edits, `edit_file` either applies exactly the
 //! requested change or reports an error and leaves the file untouched.
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers outside #[test] fns fail loudly too"
+)]
 
 mod files;
 
@@ -50,15 +54,12 @@ proptest! {
                 .await;
             (result, ws.read("f.txt"))
         });
-        match expected(&content, &old, &new, replace_all, read) {
-            Some(want) => {
-                prop_assert!(!result.is_error(), "{}", result.text_content());
-                prop_assert_eq!(after, want);
-            }
-            None => {
-                prop_assert!(result.is_error(), "expected a refusal, got {}", result.text_content());
-                prop_assert_eq!(after, content);
-            }
+        if let Some(want) = expected(&content, &old, &new, replace_all, read) {
+            prop_assert!(!result.is_error(), "{}", result.text_content());
+            prop_assert_eq!(after, want);
+        } else {
+            prop_assert!(result.is_error(), "expected a refusal, got {}", result.text_content());
+            prop_assert_eq!(after, content);
         }
     }
 }

@@ -1,5 +1,9 @@
 //! Image blocks travel from a tool, through the executor, into each
 //! provider's result shape; bad images are clear error results.
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers outside #[test] fns fail loudly too"
+)]
 
 use iris::provider::{
     anthropic_result, gemini_result, openai_chat_result, openai_responses_result,

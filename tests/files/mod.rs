@@ -1,6 +1,11 @@
 //! A workspace in a temporary folder, with the file tools registered and
 //! writes allowed, for the file tool tests.
 #![allow(dead_code, reason = "each test file uses part of these helpers")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test setup fails loudly on a broken machine"
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
