@@ -57,3 +57,18 @@ fn approval_waits_then_runs_and_then_denies() {
         .expect("the denial");
     assert!(waiting < approved && approved < denied, "{out}");
 }
+
+#[test]
+fn file_edit_changes_the_log_level_and_refuses_a_stale_edit() {
+    let out = run_example("file_edit");
+    let edited = out.find("Edited `app.yaml`").expect("the edit");
+    let reread = out[edited..]
+        .find("2\tlog_level: INFO")
+        .expect("the second read");
+    let stale = out.find("[stale_read]").expect("the stale edit refused");
+    assert!(edited + reread < stale, "{out}");
+    assert!(
+        out.ends_with("workers: 8\n\n") || out.ends_with("workers: 8\n"),
+        "{out}"
+    );
+}

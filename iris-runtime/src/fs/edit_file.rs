@@ -177,5 +177,6 @@ fn summary(path: &str, updated: &str, replacements: usize, first: usize, last: u
     {
         let _ = writeln!(out, "{:>6}\t{line}", i + 1);
     }
+    out.truncate(out.trim_end().len());
     out
 }

@@ -12,15 +12,19 @@
 //! and keep the file's permissions and line endings.
 //!
 //! ```no_run
-//! use iris::runtime::fs::{FileService, register_file_tools};
-//! use iris::{RunId, ToolContext, ToolRegistry};
+//! use std::sync::Arc;
+//!
+//! use iris_core::{RunId, ToolContext};
+//! use iris_runtime::ToolRegistry;
+//! use iris_runtime::fs::{FileService, register_file_tools};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let files = FileService::open("/path/to/workspace")?;
+//! let files = Arc::new(FileService::open("/path/to/workspace")?);
 //! let mut registry = ToolRegistry::new();
 //! register_file_tools(&mut registry)?;
+//! // One service for every run; each run's observations stay apart.
 //! let cx = ToolContext::builder("/path/to/workspace", RunId::new("run-1"))
-//!     .state(files)
+//!     .shared_state(Arc::clone(&files))
 //!     .build();
 //! # let _ = cx;
 //! # Ok(())
