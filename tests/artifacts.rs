@@ -206,3 +206,29 @@ async fn bad_handles_are_clear_errors() {
         );
     }
 }
+
+#[tokio::test]
+async fn configuration_sets_limits_per_tool_and_names_file_tools_by_key() {
+    let ws = Workspace::new();
+    let mut registry = iris::ToolRegistry::new();
+    registry.register(Report).unwrap();
+    for (key, name) in iris::runtime::fs::CONFIG_KEYS {
+        let tool = iris::runtime::fs::tool_for_key(key).unwrap();
+        assert_eq!(tool.definition_dyn().name().as_str(), *name);
+        registry.register_dyn(tool).unwrap();
+    }
+    let executor = iris::ToolExecutor::builder(registry)
+        .tool_max_result_chars("report", 200)
+        .build();
+    let result = run(&ws, &executor, "report", json!({"lines": 20})).await;
+    assert_eq!(result.artifacts().len(), 1, "{}", result.text_content());
+    assert!(result.text_content().chars().count() < 600);
+    let read_back = run(
+        &ws,
+        &executor,
+        "read_file",
+        json!({"path": result.artifacts()[0].handle}),
+    )
+    .await;
+    assert_eq!(read_back.data().unwrap()["text"], report(20));
+}

@@ -78,6 +78,9 @@ pub struct ExecutorConfig {
     /// Characters of model content past which a result is saved as an
     /// artifact and previewed, for tools whose result policy sets none.
     pub max_result_chars: usize,
+    /// Model-content limits of particular tools, by canonical name; they
+    /// win over the tool's own result policy.
+    pub tool_max_result_chars: HashMap<String, usize>,
 }
 
 impl Default for ExecutorConfig {
@@ -87,6 +90,7 @@ impl Default for ExecutorConfig {
             timeout: Some(Duration::from_secs(300)),
             tool_timeouts: HashMap::new(),
             max_result_chars: crate::artifacts::DEFAULT_MAX_RESULT_CHARS,
+            tool_max_result_chars: HashMap::new(),
         }
     }
 }
@@ -264,11 +268,19 @@ impl ToolExecutor {
         definition: &iris_core::ToolDefinition,
         cx: &ToolContext,
     ) -> ToolResult {
+        let config = &self.inner.config;
+        let configured = if config.tool_max_result_chars.is_empty() {
+            None
+        } else {
+            config
+                .tool_max_result_chars
+                .get(definition.name().as_str())
+                .copied()
+        };
         let policy = PreviewPolicy {
-            max_chars: definition
-                .result_policy()
-                .max_chars
-                .unwrap_or(self.inner.config.max_result_chars),
+            max_chars: configured
+                .or(definition.result_policy().max_chars)
+                .unwrap_or(config.max_result_chars),
         };
         if crate::artifacts::fits(&result, policy) {
             return result;
@@ -372,6 +384,12 @@ impl ToolExecutorBuilder {
     /// (default [`DEFAULT_MAX_RESULT_CHARS`](crate::artifacts::DEFAULT_MAX_RESULT_CHARS)).
     pub fn max_result_chars(mut self, limit: usize) -> Self {
         self.config.max_result_chars = limit;
+        self
+    }
+
+    /// Sets the model-content limit of one tool, over its own result policy.
+    pub fn tool_max_result_chars(mut self, tool: impl Into<String>, limit: usize) -> Self {
+        self.config.tool_max_result_chars.insert(tool.into(), limit);
         self
     }
 

@@ -147,6 +147,25 @@ impl FileService {
     }
 }
 
+/// Configuration keys of the file tools and the tool each one names.
+pub const CONFIG_KEYS: &[(&str, &str)] = &[
+    ("file.read", "read_file"),
+    ("file.write", "write_file"),
+    ("file.edit", "edit_file"),
+];
+
+/// The built-in file tool behind configuration key `key` (`file.read`,
+/// `file.write` or `file.edit`).
+#[must_use]
+pub fn tool_for_key(key: &str) -> Option<std::sync::Arc<dyn iris_core::DynTool>> {
+    match key {
+        "file.read" => Some(std::sync::Arc::new(ReadFile)),
+        "file.write" => Some(std::sync::Arc::new(WriteFile)),
+        "file.edit" => Some(std::sync::Arc::new(EditFile)),
+        _ => None,
+    }
+}
+
 /// Registers `read_file`, `write_file` and `edit_file`.
 ///
 /// # Errors
