@@ -175,6 +175,13 @@ impl ToolDefinition {
         self.exposure
     }
 
+    /// A copy offered with `exposure` instead.
+    #[must_use]
+    pub fn with_exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
     /// Native, built-in or MCP.
     #[must_use]
     pub fn origin(&self) -> &ToolOrigin {

@@ -44,6 +44,7 @@ mod capability;
 mod content;
 mod context;
 mod definition;
+mod dynamic;
 mod error;
 mod into_result;
 mod middleware;
@@ -72,6 +73,7 @@ pub use context::{
 pub use definition::{
     Exposure, ResultPolicy, ToolDefinition, ToolDefinitionBuilder, ToolOrigin, ToolSpec,
 };
+pub use dynamic::DynamicTool;
 pub use error::{ArgumentError, ToolError};
 pub use into_result::{IntoToolResult, Json};
 pub use middleware::{Endpoint, IntoMiddlewareResult, Middleware, Next};

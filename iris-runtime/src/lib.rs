@@ -7,6 +7,8 @@
 //! `iris::runtime` and its main types at the top level.
 
 pub mod artifacts;
+#[cfg(feature = "discovery")]
+pub mod discovery;
 mod error;
 pub mod executor;
 #[cfg(feature = "fs-tools")]

@@ -4,7 +4,10 @@ use rustc_hash::FxHashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use iris_core::{Capability, DynTool, Exposure, Tool, ToolDefinition, ToolName, ToolSpec};
+use iris_core::{
+    ArgumentError, Capability, DynTool, Exposure, ParsedArgs, Tool, ToolBody, ToolContext,
+    ToolDefinition, ToolName, ToolSpec,
+};
 
 use crate::error::RuntimeError;
 
@@ -16,6 +19,9 @@ use crate::error::RuntimeError;
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn DynTool>>,
     by_name: FxHashMap<String, usize>,
+    /// The ranking index over deferred tools, extended as they register.
+    #[cfg(feature = "discovery")]
+    index: crate::discovery::SearchIndex,
 }
 
 impl ToolRegistry {
@@ -31,6 +37,39 @@ impl ToolRegistry {
     /// [`RuntimeError::NameCollision`] when its name or an alias is taken.
     pub fn register<T: Tool>(&mut self, tool: T) -> Result<&mut Self, RuntimeError> {
         self.register_dyn(Arc::new(tool))
+    }
+
+    /// Registers a tool with `exposure` in place of the one its definition
+    /// gives (for example deferring a `#[tool]` that is eager by default).
+    ///
+    /// # Errors
+    /// [`RuntimeError::NameCollision`] when its name or an alias is taken.
+    pub fn register_as<T: Tool>(
+        &mut self,
+        tool: T,
+        exposure: Exposure,
+    ) -> Result<&mut Self, RuntimeError> {
+        self.register_dyn_as(Arc::new(tool), exposure)
+    }
+
+    /// [`ToolRegistry::register_dyn`] with `exposure` in place of the
+    /// definition's own.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NameCollision`] when its name or an alias is taken.
+    pub fn register_dyn_as(
+        &mut self,
+        tool: Arc<dyn DynTool>,
+        exposure: Exposure,
+    ) -> Result<&mut Self, RuntimeError> {
+        if tool.definition_dyn().exposure() == exposure {
+            return self.register_dyn(tool);
+        }
+        let definition = tool.definition_dyn().clone().with_exposure(exposure);
+        self.register_dyn(Arc::new(Exposed {
+            inner: tool,
+            definition,
+        }))
     }
 
     /// Registers a shared, type-erased tool (MCP tools, tools built at run time).
@@ -53,8 +92,19 @@ impl ToolRegistry {
         for name in names {
             self.by_name.insert(name.to_string(), index);
         }
+        #[cfg(feature = "discovery")]
+        if definition.exposure() == Exposure::Deferred {
+            self.index.insert(definition);
+        }
         self.tools.push(tool);
         Ok(self)
+    }
+
+    /// The ranking index over the deferred tools.
+    #[cfg(feature = "discovery")]
+    #[must_use]
+    pub fn search_index(&self) -> &crate::discovery::SearchIndex {
+        &self.index
     }
 
     /// The tool a name or alias resolves to.
@@ -108,6 +158,26 @@ impl fmt::Debug for ToolRegistry {
         f.debug_list()
             .entries(self.tools.iter().map(|t| t.definition_dyn().name()))
             .finish()
+    }
+}
+
+/// A tool registered with another exposure than its definition's.
+struct Exposed {
+    inner: Arc<dyn DynTool>,
+    definition: ToolDefinition,
+}
+
+impl DynTool for Exposed {
+    fn definition_dyn(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn parse_dyn(&self, input: &serde_json::Value) -> Result<ParsedArgs, ArgumentError> {
+        self.inner.parse_dyn(input)
+    }
+
+    fn call_dyn<'a>(&'a self, args: ParsedArgs, cx: &'a ToolContext) -> ToolBody<'a> {
+        self.inner.call_dyn(args, cx)
     }
 }
 

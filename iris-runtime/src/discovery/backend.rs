@@ -1,0 +1,213 @@
+//! What a `tool_search` backend receives and answers, and the default
+//! backend: the local ranker with its selection rule.
+
+use iris_core::{BoxFuture, ToolDefinition, ToolName};
+use rustc_hash::FxHashSet;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::index::summary_of;
+use crate::registry::ToolRegistry;
+
+/// Candidates listed per intent.
+pub const CANDIDATES_PER_INTENT: usize = 5;
+
+/// The local selection rule: the top candidate is selected when it matched
+/// at least this share of the intent's weight (IDF of its words; words no
+/// tool has count fully, so requests about things the catalog lacks stay
+/// unmatched)...
+pub const SELECT_MIN_COVERAGE: f32 = 0.3;
+/// ...and its score leads the runner-up by at least this factor; otherwise
+/// the answer is none and the candidates let the model refine its intent.
+pub const SELECT_MIN_LEAD: f32 = 1.1;
+
+/// The deferred tools a search may choose from: those the request's view
+/// allows.
+pub struct SearchScope<'a> {
+    pub(crate) registry: &'a ToolRegistry,
+    pub(crate) allowed: Option<&'a FxHashSet<ToolName>>,
+}
+
+impl<'a> SearchScope<'a> {
+    /// Every deferred tool of `registry`, as when the view is unrestricted.
+    #[must_use]
+    pub fn all(registry: &'a ToolRegistry) -> Self {
+        Self {
+            registry,
+            allowed: None,
+        }
+    }
+
+    /// Whether `name` (canonical) is a candidate.
+    #[must_use]
+    pub fn contains(&self, name: &str) -> bool {
+        self.registry
+            .resolve(name)
+            .is_some_and(|t| self.admits(t.definition_dyn()))
+    }
+
+    /// The candidate definitions, in registration order.
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.registry
+            .tools()
+            .map(|t| t.definition_dyn())
+            .filter(|d| self.admits(d))
+    }
+
+    fn admits(&self, definition: &ToolDefinition) -> bool {
+        definition.exposure() == iris_core::Exposure::Deferred
+            && self.allowed.is_none_or(|a| a.contains(definition.name()))
+    }
+
+    pub(crate) fn registry(&self) -> &ToolRegistry {
+        self.registry
+    }
+}
+
+/// One tool offered for an intent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Canonical name.
+    pub name: ToolName,
+    /// The first sentence of its description.
+    pub summary: String,
+    /// Relevance, when the backend scores (higher is better).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
+}
+
+/// The answer for one intent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntentAnswer {
+    /// The intent as asked.
+    pub intent: String,
+    /// The selected tool, if one is good enough.
+    pub selected: Option<ToolName>,
+    /// A few candidates, best first.
+    pub candidates: Vec<Candidate>,
+}
+
+/// What a backend answers for all intents of one search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchAnswer {
+    /// One answer per intent, in order.
+    pub intents: Vec<IntentAnswer>,
+    /// What the backend reports about itself (for the result's `stats`).
+    pub metadata: Option<(String, Value)>,
+}
+
+/// A failed search: the model reads the message as a tool error.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct SearchFailure {
+    /// What went wrong and what to do.
+    pub message: String,
+    /// What the backend reports about the attempt.
+    pub metadata: Option<(String, Value)>,
+}
+
+/// A `tool_search` backend: the same input and the same answer shape for
+/// every backend.
+pub trait SearchBackend: Send + Sync + 'static {
+    /// A short name for logs and results (`local`, `decision`).
+    fn name(&self) -> &str;
+
+    /// Answers every intent, in order, choosing only from `scope`.
+    fn search<'a>(
+        &'a self,
+        intents: &'a [String],
+        scope: &'a SearchScope<'a>,
+    ) -> BoxFuture<'a, Result<SearchAnswer, SearchFailure>>;
+}
+
+/// When the local ranker's top candidate is good enough to select.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SelectionRule {
+    /// Least share of the intent's weight the top candidate must match.
+    pub min_coverage: f32,
+    /// Least factor by which its score must lead the runner-up's.
+    pub min_lead: f32,
+}
+
+impl Default for SelectionRule {
+    fn default() -> Self {
+        Self {
+            min_coverage: SELECT_MIN_COVERAGE,
+            min_lead: SELECT_MIN_LEAD,
+        }
+    }
+}
+
+/// The default backend: BM25 over tool metadata, no index service.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalRanker {
+    rule: SelectionRule,
+}
+
+impl LocalRanker {
+    /// A ranker selecting by `rule` instead of the default.
+    #[must_use]
+    pub fn with_rule(rule: SelectionRule) -> Self {
+        Self { rule }
+    }
+
+    /// Answers one intent.
+    #[must_use]
+    pub fn answer(&self, intent: &str, scope: &SearchScope<'_>) -> IntentAnswer {
+        let index = scope.registry().search_index();
+        let ranked = index.search(intent, CANDIDATES_PER_INTENT, |name| scope.contains(name));
+        let selected = match ranked.as_slice() {
+            [top, rest @ ..] => {
+                let leads = rest
+                    .first()
+                    .is_none_or(|second| top.score >= second.score * self.rule.min_lead);
+                (top.coverage >= self.rule.min_coverage && leads).then_some(top.tool)
+            }
+            [] => None,
+        };
+        let candidates: Vec<Candidate> = ranked
+            .iter()
+            .map(|scored| {
+                let tool = index.tool(scored.tool);
+                Candidate {
+                    name: tool.name.clone(),
+                    summary: tool.summary.clone(),
+                    score: Some((scored.score * 100.0).round() / 100.0),
+                }
+            })
+            .collect();
+        IntentAnswer {
+            intent: intent.to_owned(),
+            selected: selected.map(|id| index.tool(id).name.clone()),
+            candidates,
+        }
+    }
+}
+
+impl SearchBackend for LocalRanker {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
+    fn search<'a>(
+        &'a self,
+        intents: &'a [String],
+        scope: &'a SearchScope<'a>,
+    ) -> BoxFuture<'a, Result<SearchAnswer, SearchFailure>> {
+        let answer = SearchAnswer {
+            intents: intents.iter().map(|i| self.answer(i, scope)).collect(),
+            metadata: None,
+        };
+        Box::pin(std::future::ready(Ok(answer)))
+    }
+}
+
+/// A candidate entry for a definition (used by backends that do not score).
+#[must_use]
+pub fn candidate_of(definition: &ToolDefinition) -> Candidate {
+    Candidate {
+        name: definition.name().clone(),
+        summary: summary_of(definition.description()),
+        score: None,
+    }
+}

@@ -1,0 +1,25 @@
+//! How much of the context a disclosed schema costs.
+//!
+//! The estimate is the length of the tool's OpenAI Chat Completions
+//! projection (the JSON the request carries for it) divided by four,
+//! rounded up: about how many tokens common tokenizers make of JSON with
+//! English descriptions. It is an estimate, kept deliberately simple and
+//! the same for every provider, so budgets behave predictably.
+
+use iris_core::ToolDefinition;
+use iris_core::provider::openai_chat;
+
+/// Characters per token in the estimate.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// Tokens disclosed schemas may take in one run's requests, unless the
+/// host sets another budget.
+pub const DEFAULT_BUDGET_TOKENS: usize = 8_000;
+
+/// The estimated tokens of `definition`'s schema in a request.
+#[must_use]
+pub fn schema_tokens(definition: &ToolDefinition) -> usize {
+    let projected = openai_chat(&definition.spec()).tool;
+    let chars = serde_json::to_string(&projected).map_or(0, |s| s.chars().count());
+    chars.div_ceil(CHARS_PER_TOKEN)
+}
