@@ -180,7 +180,10 @@ impl SearchIndex {
         let mut scores: FxHashMap<u32, (f32, f32)> = FxHashMap::default();
         for term in &query_terms {
             let Some(postings) = self.terms.get(term.as_str()) else {
-                total_weight += unseen_idf;
+                // Numbers are amounts and dates, not what a tool is for.
+                if !term.bytes().all(|b| b.is_ascii_digit()) {
+                    total_weight += unseen_idf;
+                }
                 continue;
             };
             #[allow(clippy::cast_precision_loss, reason = "as above")]

@@ -1,0 +1,307 @@
+//! The Decision backend against a real HTTP server on loopback: a success
+//! with its metadata, and every failure mode as a tool error with no
+//! fallback to the local ranker.
+//!
+//! One test function on purpose: it sets the API key variable, which must
+//! not race with other threads of this binary.
+#![allow(
+    clippy::unwrap_used,
+    clippy::too_many_lines,
+    reason = "a scripted scenario reads best in one piece"
+)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use iris::runtime::RuntimeError;
+use iris::runtime::discovery::decision::{DecisionBackend, DecisionConfig};
+use iris::runtime::discovery::{Discovery, ToolSearch};
+use iris::{
+    RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// Tell the current time.
+#[iris::tool(read_only)]
+fn current_time() -> &'static str {
+    "12:00"
+}
+
+/// Get the weather forecast for a city.
+#[iris::tool(read_only, deferred)]
+fn weather_forecast(
+    /// The city.
+    city: String,
+) -> String {
+    format!("sunny in {city}")
+}
+
+/// Convert an amount of money from one currency to another.
+#[iris::tool(read_only, deferred)]
+fn convert_currency(
+    /// The amount.
+    amount: f64,
+) -> String {
+    amount.to_string()
+}
+
+enum Reply {
+    Status(u16, String),
+    Sleep(Duration),
+}
+
+#[derive(Default)]
+struct Script {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<(String, Value)>>,
+}
+
+/// A minimal HTTP/1.1 server: one scripted reply per connection.
+async fn serve(script: Arc<Script>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let script = Arc::clone(&script);
+            tokio::spawn(async move {
+                let mut raw = Vec::new();
+                let mut buf = [0_u8; 4096];
+                let (head, body) = loop {
+                    let n = socket.read(&mut buf).await.unwrap();
+                    raw.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&raw).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let head = text[..end].to_owned();
+                        let length: usize = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap())
+                            })
+                            .unwrap_or(0);
+                        while raw.len() < end + 4 + length {
+                            let n = socket.read(&mut buf).await.unwrap();
+                            raw.extend_from_slice(&buf[..n]);
+                        }
+                        break (head, String::from_utf8_lossy(&raw[end + 4..]).to_string());
+                    }
+                };
+                script
+                    .requests
+                    .lock()
+                    .unwrap()
+                    .push((head, serde_json::from_str(&body).unwrap()));
+                let reply = script.replies.lock().unwrap().pop_front();
+                let (status, body) = match reply {
+                    Some(Reply::Status(status, body)) => (status, body),
+                    Some(Reply::Sleep(delay)) => {
+                        tokio::time::sleep(delay).await;
+                        (200, "{}".to_owned())
+                    }
+                    None => (500, "no reply scripted".to_owned()),
+                };
+                let response = format!(
+                    "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://{address}/v1/chat/completions")
+}
+
+fn completion(content: &str) -> Reply {
+    Reply::Status(
+        200,
+        json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 9},
+        })
+        .to_string(),
+    )
+}
+
+async fn search(endpoint: &str, timeout: f64, intents: Value) -> (ToolResult, Arc<Discovery>) {
+    let yaml = format!(
+        "tools: {{discovery: true}}\nprovider: loopback\nmodel: choose-1\nendpoint: {endpoint}\ntimeout: {timeout}\n"
+    );
+    let config = DecisionConfig::parse(&yaml, "decision.yaml".as_ref()).unwrap();
+    let backend = DecisionBackend::for_discovery(config, "decision.yaml".as_ref()).unwrap();
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(ToolSearch)
+        .unwrap()
+        .register(CurrentTime)
+        .unwrap()
+        .register(WeatherForecast)
+        .unwrap()
+        .register(ConvertCurrency)
+        .unwrap();
+    let registry = Arc::new(registry);
+    let discovery = Arc::new(
+        Discovery::builder(Arc::clone(&registry))
+            .backend(backend)
+            .build()
+            .unwrap(),
+    );
+    let run = RunId::new("run");
+    let request = discovery.request(&registry.view(), &run);
+    let cx = ToolContext::builder(".", run)
+        .offered(request.offered)
+        .shared_state(Arc::clone(&discovery))
+        .build();
+    let executor = ToolExecutor::builder(registry).build();
+    let outcome = executor
+        .execute_one(
+            ToolUseBlock::new("call_1", "tool_search", json!({"intents": intents})),
+            &cx,
+        )
+        .await;
+    (outcome.result().cloned().unwrap(), discovery)
+}
+
+#[tokio::test]
+async fn decision_backend_over_loopback_http() {
+    // No key: refused when the backend is built, naming the variable.
+    let config = DecisionConfig::parse(
+        "tools: {discovery: true}\nprovider: loopback\nmodel: m\nendpoint: http://127.0.0.1:9/\n",
+        "decision.yaml".as_ref(),
+    )
+    .unwrap();
+    let err = DecisionBackend::for_discovery(config.clone(), "decision.yaml".as_ref()).unwrap_err();
+    assert!(matches!(err, RuntimeError::MissingApiKey { .. }));
+    assert!(
+        err.to_string().contains("IRIS_PROVIDER_API_KEYS__LOOPBACK"),
+        "{err}"
+    );
+    let off = DecisionConfig {
+        tools: iris::runtime::discovery::decision::DecisionFeatures { discovery: false },
+        ..config
+    };
+    assert!(matches!(
+        DecisionBackend::for_discovery(off, "decision.yaml".as_ref()),
+        Err(RuntimeError::DecisionFeatureOff { .. })
+    ));
+
+    #[allow(
+        unsafe_code,
+        reason = "the only test of this binary sets the variable before any other thread reads the environment"
+    )]
+    unsafe {
+        std::env::set_var("IRIS_PROVIDER_API_KEYS__LOOPBACK", "sk-loopback");
+    }
+    let script = Arc::new(Script::default());
+    let endpoint = serve(Arc::clone(&script)).await;
+    let intents = json!(["what will the weather be in Oslo", "book a flight to Rome"]);
+
+    // Success: one structured request for both intents, metadata on the result.
+    script
+        .replies
+        .lock()
+        .unwrap()
+        .push_back(completion(r#"{"choices": ["weather_forecast", null]}"#));
+    let (result, discovery) = search(&endpoint, 5.0, intents.clone()).await;
+    assert!(!result.is_error(), "{}", result.text_content());
+    let data = result.data().unwrap();
+    assert_eq!(data["intents"][0]["selected"], "weather_forecast");
+    assert!(data["intents"][1]["selected"].is_null());
+    assert_eq!(data["backend"], "decision");
+    assert_eq!(
+        result.stats()["decision"],
+        json!({
+            "feature": "discovery",
+            "provider": "loopback",
+            "model": "choose-1",
+            "question_count": 2,
+            "usage": {"input_tokens": 120, "output_tokens": 9},
+        })
+    );
+    assert_eq!(discovery.disclosed(&RunId::new("run")).len(), 1);
+    let (head, body) = script.requests.lock().unwrap().pop().unwrap();
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("authorization: bearer sk-loopback"),
+        "{head}"
+    );
+    assert_eq!(body["model"], "choose-1");
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    let choices = &body["response_format"]["json_schema"]["schema"]["properties"]["choices"];
+    assert_eq!(
+        choices["items"]["anyOf"][0]["enum"],
+        json!(["weather_forecast", "convert_currency"])
+    );
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("1. what will the weather be in Oslo") && user.contains("2. book a flight")
+    );
+    assert!(
+        !user.contains("current_time"),
+        "eager tools are no candidates"
+    );
+
+    // Every failure is a tool error with the metadata, and nothing local.
+    let failures: Vec<(Reply, f64, &str)> = vec![
+        (
+            completion(r#"{"choices": ["current_time", null]}"#),
+            5.0,
+            "not among the tools",
+        ),
+        (
+            completion(r#"{"choices": ["weather_forecast"]}"#),
+            5.0,
+            "holds 1 choices for 2 intents",
+        ),
+        (
+            completion("weather_forecast, probably"),
+            5.0,
+            "not the JSON asked for",
+        ),
+        (
+            Reply::Status(500, r#"{"error": "overloaded"}"#.into()),
+            5.0,
+            "HTTP 500",
+        ),
+        (
+            Reply::Sleep(Duration::from_secs(3)),
+            0.3,
+            "did not answer within 0.3 seconds",
+        ),
+    ];
+    for (reply, timeout, expected) in failures {
+        script.replies.lock().unwrap().push_back(reply);
+        let (result, discovery) = search(&endpoint, timeout, intents.clone()).await;
+        assert_eq!(
+            result.error_kind(),
+            Some(ToolErrorKind::Execution),
+            "{}",
+            result.text_content()
+        );
+        let text = result.text_content();
+        assert!(
+            text.starts_with("tool_search failed: ") && text.contains(expected),
+            "{text}"
+        );
+        assert!(
+            result.data().is_none(),
+            "no candidates from anywhere else: {text}"
+        );
+        assert_eq!(result.stats()["decision"]["question_count"], 2);
+        assert!(discovery.disclosed(&RunId::new("run")).is_empty());
+    }
+
+    // An unreachable endpoint is a tool error too.
+    let (result, _) = search("http://127.0.0.1:9/v1/chat/completions", 2.0, intents).await;
+    assert!(
+        result.text_content().contains("could not be reached"),
+        "{}",
+        result.text_content()
+    );
+}
