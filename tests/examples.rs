@@ -72,3 +72,38 @@ fn file_edit_changes_the_log_level_and_refuses_a_stale_edit() {
         "{out}"
     );
 }
+
+#[test]
+fn discovery_searches_discloses_and_saves_tokens() {
+    let out = run_example("discovery");
+    assert!(
+        out.contains("request 1 offers [\"tool_search\", \"current_time\"]"),
+        "{out}"
+    );
+    assert!(out.contains("selected `cancel_flight_booking`"), "{out}");
+    assert!(out.contains("request 2 offers 4 tools"), "{out}");
+    assert!(out.contains("> cancel_flight_booking -> ok:"), "{out}");
+    assert!(out.contains("% saved)"), "{out}");
+}
+
+/// The evaluation command runs on the shared sample; its figures go to the
+/// benchmark notes, so only the report's shape is checked here.
+#[test]
+fn discovery_eval_reports_both_rankers() {
+    let deps = std::env::current_exe().unwrap();
+    let examples: PathBuf = deps.parent().unwrap().parent().unwrap().join("examples");
+    let output = Command::new(examples.join("discovery_eval"))
+        .args(["--limit", "60"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let out = String::from_utf8(output.stdout).unwrap();
+    for line in [
+        "plain BM25    top-1",
+        "iris local    top-1",
+        "none-rate on requests",
+        "two-tool requests",
+    ] {
+        assert!(out.contains(line), "missing `{line}` in\n{out}");
+    }
+}
