@@ -155,7 +155,15 @@ impl LocalRanker {
     #[must_use]
     pub fn answer(&self, intent: &str, scope: &SearchScope<'_>) -> IntentAnswer {
         let index = scope.registry().search_index();
-        let ranked = index.search(intent, CANDIDATES_PER_INTENT, |name| scope.contains(name));
+        let ranked = match scope.allowed {
+            // Only deferred tools are indexed: an unrestricted scope needs no check.
+            None => index.search(intent, CANDIDATES_PER_INTENT, None),
+            Some(allowed) => index.search(
+                intent,
+                CANDIDATES_PER_INTENT,
+                Some(&|name: &ToolName| allowed.contains(name)),
+            ),
+        };
         let selected = match ranked.as_slice() {
             [top, rest @ ..] => {
                 let leads = rest

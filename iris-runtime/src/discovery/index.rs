@@ -13,8 +13,10 @@ use serde_json::Value;
 
 use iris_core::{ToolDefinition, ToolName};
 
-use super::tokenize::for_each_term;
+use super::tokenize::{for_each_term, for_each_word, term_of};
 
+/// The word id of stop words.
+const STOP: u32 = u32::MAX;
 const K1: f32 = 1.5;
 const B: f32 = 0.9;
 const NAME_WEIGHT: f32 = 3.0;
@@ -32,14 +34,19 @@ pub(crate) struct IndexedTool {
     length: f32,
 }
 
-/// A term's postings: (tool, weighted frequency).
+/// A term's postings: (tool, weighted frequency), in tool order.
 type Postings = Vec<(u32, f32)>;
 
 /// An inverted index over tool metadata.
 #[derive(Debug, Clone, Default)]
 pub struct SearchIndex {
     tools: Vec<IndexedTool>,
-    terms: FxHashMap<Box<str>, Postings>,
+    /// Term text to term id; ids index `postings`.
+    term_ids: FxHashMap<Box<str>, u32>,
+    /// Lowercased word to its term id ([`STOP`] for stop words): most
+    /// words repeat across a catalog, and this skips stemming them again.
+    word_ids: FxHashMap<Box<str>, u32>,
+    postings: Vec<Postings>,
     total_length: f64,
 }
 
@@ -50,6 +57,19 @@ pub(crate) struct Scored {
     pub(crate) score: f32,
     /// Share of the query's weight (by IDF) that this tool matched, 0 to 1.
     pub(crate) coverage: f32,
+}
+
+/// Per-thread buffers of a query: dense score arrays are far faster to
+/// accumulate into than a map, and are kept zeroed between queries.
+#[derive(Default)]
+struct Scratch {
+    scores: Vec<f32>,
+    matched: Vec<f32>,
+    touched: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 impl SearchIndex {
@@ -64,16 +84,25 @@ impl SearchIndex {
 
     /// Adds one tool; its postings are appended, nothing is rebuilt.
     pub fn insert(&mut self, definition: &ToolDefinition) {
-        let mut frequencies: FxHashMap<String, f32> = FxHashMap::default();
+        let id = u32::try_from(self.tools.len()).unwrap_or(u32::MAX);
+        // (term id, weighted frequency) of this tool; tools have tens of
+        // distinct terms, so a linear scan beats hashing.
+        let mut frequencies: Vec<(u32, f32)> = Vec::with_capacity(64);
         let mut length = 0.0;
+        let term_ids = &mut self.term_ids;
+        let word_ids = &mut self.word_ids;
+        let postings = &mut self.postings;
+        let mut stemmed = String::with_capacity(24);
         let mut add = |text: &str, weight: f32| {
-            for_each_term(text, |term| {
+            for_each_word(text, |word| {
+                let term_id = word_term(word_ids, term_ids, postings, &mut stemmed, word);
+                if term_id == STOP {
+                    return;
+                }
                 length += weight;
-                match frequencies.get_mut(term) {
-                    Some(f) => *f += weight,
-                    None => {
-                        frequencies.insert(term.to_owned(), weight);
-                    }
+                match frequencies.iter_mut().find(|(t, _)| *t == term_id) {
+                    Some((_, f)) => *f += weight,
+                    None => frequencies.push((term_id, weight)),
                 }
             });
         };
@@ -96,13 +125,8 @@ impl SearchIndex {
                 }
             },
         );
-
-        let id = u32::try_from(self.tools.len()).unwrap_or(u32::MAX);
-        for (term, frequency) in frequencies {
-            self.terms
-                .entry(term.into_boxed_str())
-                .or_default()
-                .push((id, frequency));
+        for (term_id, frequency) in frequencies {
+            self.postings[term_id as usize].push((id, frequency));
         }
         self.total_length += f64::from(length);
         self.tools.push(IndexedTool {
@@ -128,9 +152,16 @@ impl SearchIndex {
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
         let postings: usize = self
-            .terms
+            .postings
             .iter()
-            .map(|(k, p)| k.len() + p.capacity() * std::mem::size_of::<(u32, f32)>() + 48)
+            .map(|p| p.capacity() * std::mem::size_of::<(u32, f32)>())
+            .sum::<usize>()
+            + self.postings.capacity() * std::mem::size_of::<Postings>();
+        let terms: usize = self
+            .term_ids
+            .keys()
+            .chain(self.word_ids.keys())
+            .map(|k| k.len() + 24)
             .sum();
         let tools: usize = self
             .tools
@@ -139,20 +170,31 @@ impl SearchIndex {
                 t.name.as_str().len() + t.summary.capacity() + std::mem::size_of::<IndexedTool>()
             })
             .sum();
-        postings + tools
+        postings + terms + tools
+    }
+
+    /// The `limit` best tools for `query` with their scores, best first
+    /// (every indexed tool is a candidate).
+    #[must_use]
+    pub fn top(&self, query: &str, limit: usize) -> Vec<(ToolName, f32)> {
+        self.search(query, limit, None)
+            .into_iter()
+            .map(|s| (self.tools[s.tool as usize].name.clone(), s.score))
+            .collect()
     }
 
     pub(crate) fn tool(&self, id: u32) -> &IndexedTool {
         &self.tools[id as usize]
     }
 
-    /// The `limit` best tools for `query` among those `allowed` accepts,
-    /// best first; tools matching no query term are left out.
+    /// The `limit` best tools for `query` among those `allowed` accepts
+    /// (all when `None`), best first; tools matching no query term are left
+    /// out.
     pub(crate) fn search(
         &self,
         query: &str,
         limit: usize,
-        allowed: impl Fn(&str) -> bool,
+        allowed: Option<&dyn Fn(&ToolName) -> bool>,
     ) -> Vec<Scored> {
         let mut query_terms: Vec<String> = Vec::new();
         for_each_term(query, |t| {
@@ -160,9 +202,30 @@ impl SearchIndex {
                 query_terms.push(t.to_owned());
             }
         });
-        if query_terms.is_empty() || self.tools.is_empty() {
+        if query_terms.is_empty() || self.tools.is_empty() || limit == 0 {
             return Vec::new();
         }
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let scratch = &mut *scratch;
+            if scratch.scores.len() < self.tools.len() {
+                scratch.scores.resize(self.tools.len(), 0.0);
+                scratch.matched.resize(self.tools.len(), 0.0);
+            }
+            let total_weight = self.accumulate(&query_terms, scratch);
+            let ranked = self.rank(scratch, total_weight, limit, allowed);
+            for &tool in &scratch.touched {
+                scratch.scores[tool as usize] = 0.0;
+                scratch.matched[tool as usize] = 0.0;
+            }
+            scratch.touched.clear();
+            ranked
+        })
+    }
+
+    /// Adds every query term's BM25 gain into the scratch arrays; returns
+    /// the query's whole weight (the sum of its terms' IDF).
+    fn accumulate(&self, query_terms: &[String], scratch: &mut Scratch) -> f32 {
         #[allow(
             clippy::cast_precision_loss,
             reason = "catalog sizes are far below where f32 loses whole numbers"
@@ -172,53 +235,119 @@ impl SearchIndex {
             clippy::cast_possible_truncation,
             reason = "an average length fits an f32 comfortably"
         )]
-        let average = (self.total_length / f64::from(n)) as f32;
+        let average = ((self.total_length / f64::from(n)) as f32).max(f32::EPSILON);
         // A term no tool has counts with the highest IDF: a request about
         // something the catalog lacks should look unmatched.
         let unseen_idf = idf(n, 0.0);
         let mut total_weight = 0.0;
-        let mut scores: FxHashMap<u32, (f32, f32)> = FxHashMap::default();
-        for term in &query_terms {
-            let Some(postings) = self.terms.get(term.as_str()) else {
+        for term in query_terms {
+            let Some(&term_id) = self.term_ids.get(term.as_str()) else {
                 // Numbers are amounts and dates, not what a tool is for.
                 if !term.bytes().all(|b| b.is_ascii_digit()) {
                     total_weight += unseen_idf;
                 }
                 continue;
             };
+            let postings = &self.postings[term_id as usize];
             #[allow(clippy::cast_precision_loss, reason = "as above")]
             let term_idf = idf(n, postings.len() as f32);
             total_weight += term_idf;
+            let gain_scale = term_idf * (K1 + 1.0);
             for &(tool, frequency) in postings {
                 let length = self.tools[tool as usize].length;
-                let norm = K1 * (1.0 - B + B * length / average.max(f32::EPSILON));
-                let gain = term_idf * frequency * (K1 + 1.0) / (frequency + norm);
-                let entry = scores.entry(tool).or_insert((0.0, 0.0));
-                entry.0 += gain;
-                entry.1 += term_idf;
+                let norm = K1 * (1.0 - B + B * length / average);
+                let slot = tool as usize;
+                if scratch.matched[slot] == 0.0 {
+                    scratch.touched.push(tool);
+                }
+                scratch.scores[slot] += gain_scale * frequency / (frequency + norm);
+                scratch.matched[slot] += term_idf;
             }
         }
-        let mut ranked: Vec<Scored> = scores
-            .into_iter()
-            .filter(|(tool, _)| allowed(self.tools[*tool as usize].name.as_str()))
-            .map(|(tool, (score, matched))| Scored {
-                tool,
-                score,
-                coverage: matched / total_weight.max(f32::EPSILON),
-            })
-            .collect();
-        let by_score = |a: &Scored, b: &Scored| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.tool.cmp(&b.tool))
-        };
-        if ranked.len() > limit {
-            ranked.select_nth_unstable_by(limit, by_score);
-            ranked.truncate(limit);
-        }
-        ranked.sort_unstable_by(by_score);
-        ranked
+        total_weight
     }
+
+    /// The best `limit` touched tools that `allowed` accepts.
+    fn rank(
+        &self,
+        scratch: &mut Scratch,
+        total_weight: f32,
+        limit: usize,
+        allowed: Option<&dyn Fn(&ToolName) -> bool>,
+    ) -> Vec<Scored> {
+        let scores = &scratch.scores;
+        let by_score = |a: &u32, b: &u32| {
+            scores[*b as usize]
+                .total_cmp(&scores[*a as usize])
+                .then_with(|| a.cmp(b))
+        };
+        let touched = &mut scratch.touched;
+        // Most candidates are allowed: sort a few more than asked for, and
+        // everything only when filtering leaves too few.
+        let mut window = match allowed {
+            None => limit,
+            Some(_) => limit.saturating_mul(8),
+        };
+        loop {
+            let considered = window.min(touched.len());
+            if considered < touched.len() {
+                touched.select_nth_unstable_by(considered, by_score);
+            }
+            touched[..considered].sort_unstable_by(by_score);
+            let picked: Vec<u32> = touched[..considered]
+                .iter()
+                .copied()
+                .filter(|&t| allowed.is_none_or(|ok| ok(&self.tools[t as usize].name)))
+                .take(limit)
+                .collect();
+            if picked.len() == limit || considered == touched.len() {
+                return picked
+                    .into_iter()
+                    .map(|tool| Scored {
+                        tool,
+                        score: scores[tool as usize],
+                        coverage: scratch.matched[tool as usize] / total_weight.max(f32::EPSILON),
+                    })
+                    .collect();
+            }
+            window = touched.len();
+        }
+    }
+}
+
+/// The term id of a lowercased word, stemming and interning it the first
+/// time it is seen; [`STOP`] for stop words.
+fn word_term(
+    word_ids: &mut FxHashMap<Box<str>, u32>,
+    term_ids: &mut FxHashMap<Box<str>, u32>,
+    postings: &mut Vec<Postings>,
+    stemmed: &mut String,
+    word: &str,
+) -> u32 {
+    if let Some(&known) = word_ids.get(word) {
+        return known;
+    }
+    let id = if term_of(word, stemmed) {
+        intern(term_ids, postings, stemmed)
+    } else {
+        STOP
+    };
+    word_ids.insert(word.into(), id);
+    id
+}
+
+fn intern(
+    term_ids: &mut FxHashMap<Box<str>, u32>,
+    postings: &mut Vec<Postings>,
+    term: &str,
+) -> u32 {
+    if let Some(&known) = term_ids.get(term) {
+        return known;
+    }
+    let fresh = u32::try_from(postings.len()).unwrap_or(STOP - 1);
+    term_ids.insert(term.into(), fresh);
+    postings.push(Vec::new());
+    fresh
 }
 
 fn idf(n: f32, document_frequency: f32) -> f32 {
@@ -257,22 +386,27 @@ fn visit_parameters(
     }
     *budget -= 1;
     match schema {
+        // One pass over the keys: schema maps keep insertion order and hash
+        // with SipHash, so a lookup per keyword would cost more than this.
         Value::Object(map) => {
-            if let Some(Value::Object(properties)) = map.get("properties") {
-                for (name, property) in properties {
-                    let description = property.get("description").and_then(Value::as_str);
-                    visit(name, description);
-                    visit_parameters(property, budget, visit);
-                }
-            }
-            for key in ["items", "anyOf", "oneOf", "allOf"] {
-                if let Some(child) = map.get(key) {
-                    visit_parameters(child, budget, visit);
-                }
-            }
-            if let Some(Value::Object(definitions)) = map.get("$defs") {
-                for definition in definitions.values() {
-                    visit_parameters(definition, budget, visit);
+            for (key, child) in map {
+                match (key.as_str(), child) {
+                    ("properties", Value::Object(properties)) => {
+                        for (name, property) in properties {
+                            let description = property.get("description").and_then(Value::as_str);
+                            visit(name, description);
+                            visit_parameters(property, budget, visit);
+                        }
+                    }
+                    ("$defs", Value::Object(definitions)) => {
+                        for definition in definitions.values() {
+                            visit_parameters(definition, budget, visit);
+                        }
+                    }
+                    ("items" | "anyOf" | "oneOf" | "allOf", _) => {
+                        visit_parameters(child, budget, visit);
+                    }
+                    _ => {}
                 }
             }
         }

@@ -39,23 +39,54 @@ const SUFFIXES: &[(&str, &str)] = &[
 
 /// Calls `emit` with each indexable word of `text`, stemmed.
 pub(crate) fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
-    let mut word = String::with_capacity(24);
     let mut stemmed = String::with_capacity(24);
+    for_each_word(text, |word| {
+        if term_of(word, &mut stemmed) {
+            emit(&stemmed);
+        }
+    });
+}
+
+/// Calls `emit` with each word of `text` of two or more characters,
+/// lowercased, before stop words and stemming.
+pub(crate) fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
+    let mut word = String::with_capacity(24);
     let mut previous_lower = false;
     for ch in text.chars() {
         if ch.is_alphanumeric() {
             // A lower-to-upper step is a camelCase boundary.
             if ch.is_uppercase() && previous_lower && !word.is_empty() {
-                flush(&mut word, &mut stemmed, &mut emit);
+                flush(&mut word, &mut emit);
             }
             previous_lower = ch.is_lowercase() || ch.is_ascii_digit();
-            word.extend(ch.to_lowercase());
+            if ch.is_ascii() {
+                word.push(ch.to_ascii_lowercase());
+            } else {
+                word.extend(ch.to_lowercase());
+            }
         } else {
             previous_lower = false;
-            flush(&mut word, &mut stemmed, &mut emit);
+            flush(&mut word, &mut emit);
         }
     }
-    flush(&mut word, &mut stemmed, &mut emit);
+    flush(&mut word, &mut emit);
+}
+
+fn flush(word: &mut String, emit: &mut impl FnMut(&str)) {
+    if word.len() > 1 {
+        emit(word);
+    }
+    word.clear();
+}
+
+/// The term a lowercased `word` indexes as, written to `out`; `false` for
+/// a stop word.
+pub(crate) fn term_of(word: &str, out: &mut String) -> bool {
+    if is_stop_word(word) {
+        return false;
+    }
+    stem_into(word, out);
+    true
 }
 
 /// The terms of `text`, in order.
@@ -66,12 +97,18 @@ fn terms(text: &str) -> Vec<String> {
     out
 }
 
-fn flush(word: &mut String, stemmed: &mut String, emit: &mut impl FnMut(&str)) {
-    if word.chars().count() > 1 && STOP_WORDS.binary_search(&word.as_str()).is_err() {
-        stem_into(word, stemmed);
-        emit(stemmed);
+/// Stop words as a set: checked for every word indexed, so a hash beats a
+/// binary search of string comparisons.
+fn is_stop_word(word: &str) -> bool {
+    /// The longest stop word: longer words skip the lookup.
+    const LONGEST: usize = 7;
+    static SET: std::sync::OnceLock<rustc_hash::FxHashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    if word.len() > LONGEST {
+        return false;
     }
-    word.clear();
+    SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
+        .contains(word)
 }
 
 /// A light stemmer: one suffix off (keeping a stem of three letters or
@@ -102,8 +139,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stop_words_are_sorted_for_binary_search() {
+    fn stop_words_are_listed_once() {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stop_word("the") && !is_stop_word("weather"));
+        assert!(STOP_WORDS.iter().all(|w| is_stop_word(w)));
     }
 
     #[test]
