@@ -462,3 +462,57 @@ fn misconfigured_deferral_is_refused() {
             .is_err()
     );
 }
+
+/// Look up a stock price on an exchange.
+#[iris::tool(read_only, deferred)]
+fn stock_price() -> &'static str {
+    "42"
+}
+
+/// On an exchange, look up the price of a stock.
+#[iris::tool(read_only, deferred)]
+fn price_of_stock() -> &'static str {
+    "41"
+}
+
+/// Book a table at a restaurant.
+#[iris::tool(write, deferred)]
+fn book_table() -> &'static str {
+    "booked"
+}
+
+/// The rule: select the top candidate when it covers enough of the intent
+/// and clearly leads; answer none when two tools tie or the intent is
+/// about something no tool has.
+#[test]
+fn the_selection_rule_selects_clear_leaders_only() {
+    use iris::runtime::discovery::{LocalRanker, SearchScope};
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(StockPrice)
+        .unwrap()
+        .register(PriceOfStock)
+        .unwrap()
+        .register(BookTable)
+        .unwrap();
+    let scope = SearchScope::all(&registry);
+    let ranker = LocalRanker::default();
+
+    let clear = ranker.answer("book a restaurant table for tonight", &scope);
+    assert_eq!(
+        clear.selected.as_ref().map(iris::ToolName::as_str),
+        Some("book_table")
+    );
+
+    // Both stock tools match the same words equally: no clear leader, so
+    // none, and both are offered as candidates.
+    let tie = ranker.answer("look up a stock price", &scope);
+    assert_eq!(tie.selected, None);
+    let names: Vec<&str> = tie.candidates.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.contains(&"stock_price") && names.contains(&"price_of_stock"));
+
+    // Nothing in the catalog is about this.
+    let unrelated = ranker.answer("translate a poem into Japanese", &scope);
+    assert_eq!(unrelated.selected, None);
+    assert!(unrelated.candidates.is_empty());
+}
