@@ -58,7 +58,7 @@ async fn ask(executor: &ToolExecutor, cx: &ToolContext, id: &str) -> iris::Appro
         )
         .await;
     match outcome {
-        ToolOutcome::Waiting(request) => request,
+        ToolOutcome::Waiting(request) => *request,
         finished @ ToolOutcome::Finished { .. } => {
             panic!("expected a pause for approval, got {finished:?}")
         }

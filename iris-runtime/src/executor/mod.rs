@@ -2,17 +2,18 @@
 
 mod batch;
 mod body;
+mod executed;
 pub(crate) mod permissions;
 mod pipeline;
+mod plain;
 
 use std::collections::HashMap;
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use iris_core::{Middleware, RunId, ToolContext, ToolResult, ToolUseBlock};
+use iris_core::{Middleware, ToolContext, ToolResult, ToolUseBlock};
 
 use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
@@ -32,8 +33,9 @@ pub enum ToolOutcome {
         result: ToolResult,
     },
     /// The call waits for a person; present the request, then
-    /// [`ToolExecutor::resume`] it.
-    Waiting(ApprovalRequest),
+    /// [`ToolExecutor::resume`] it. Boxed: pauses are rare, and a small
+    /// outcome is cheaper to hand back for every finished call.
+    Waiting(Box<ApprovalRequest>),
 }
 
 impl ToolOutcome {
@@ -117,14 +119,16 @@ struct Inner {
     policy: RwLock<Arc<dyn PermissionPolicy>>,
     hooks: HookDispatcher,
     middleware: Vec<Arc<dyn Middleware>>,
+    /// No tool hooks and no middleware: calls take the flat path.
+    plain: bool,
     observers: Observers,
     config: ExecutorConfig,
     /// Where oversized results go; `None` uses the store of the call's
     /// workspace (`<root>/.iris/artifacts`).
     artifacts: Option<ArtifactStore>,
     pending: Mutex<HashMap<String, Pending>>,
-    /// Call ids that reached their body, per run; a finished run's ids are dropped.
-    executed: Mutex<FxHashMap<RunId, FxHashSet<String>>>,
+    /// Call ids that reached their body, per run; a finished run's ids are forgotten.
+    executed: Mutex<executed::ExecutedIds>,
 }
 
 impl ToolExecutor {
@@ -161,6 +165,9 @@ impl ToolExecutor {
     pub async fn execute_one(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
         let started = self.clock();
         match self.prepare(call, cx) {
+            Ok((prepared, args)) if self.is_plain() => {
+                self.run_plain(prepared, args, cx, started).await
+            }
             Ok((prepared, args)) => self.run_prepared(prepared, args, cx, started, None).await,
             Err(finished) => self.finish_unprepared(finished, cx, started),
         }
@@ -234,7 +241,7 @@ impl ToolExecutor {
             .executed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(cx.run_id());
+            .finish(cx.run_id());
         self.run_event(HookEvent::RunFinished, cx).await;
         self.emit(|| RunEvent::RunFinished {
             run_id: cx.run_id().clone(),
@@ -407,13 +414,16 @@ impl ToolExecutorBuilder {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 policy: RwLock::new(self.policy),
+                plain: self.middleware.is_empty()
+                    && !self.hooks.has(HookEvent::ToolBefore)
+                    && !self.hooks.has(HookEvent::ToolAfter),
                 hooks: self.hooks,
                 middleware: self.middleware,
                 observers: self.observers,
                 config: self.config,
                 artifacts: self.artifacts,
                 pending: Mutex::new(HashMap::new()),
-                executed: Mutex::new(FxHashMap::default()),
+                executed: Mutex::new(executed::ExecutedIds::default()),
             }),
         }
     }

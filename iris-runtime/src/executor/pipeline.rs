@@ -148,7 +148,7 @@ impl ToolExecutor {
         self.finish(prepared, result, cx, started)
     }
 
-    fn check_permission(&self, prepared: &Prepared, cx: &ToolContext) -> Permission {
+    pub(super) fn check_permission(&self, prepared: &Prepared, cx: &ToolContext) -> Permission {
         let policy = self
             .inner
             .policy
@@ -162,7 +162,7 @@ impl ToolExecutor {
         })
     }
 
-    fn wait_for_approval(
+    pub(super) fn wait_for_approval(
         &self,
         prepared: Prepared,
         args: ParsedArgs,
@@ -194,7 +194,7 @@ impl ToolExecutor {
                     args,
                 },
             );
-        ToolOutcome::Waiting(request)
+        ToolOutcome::Waiting(Box::new(request))
     }
 
     pub(super) async fn resume_pending(
@@ -318,7 +318,7 @@ impl ToolExecutor {
     /// The side-effect gate: right before the body, the policy, the run and
     /// the approval are checked against the state at this moment, and a call
     /// id runs at most once.
-    fn gate(
+    pub(super) fn gate(
         &self,
         prepared: &Prepared,
         cx: &ToolContext,
@@ -350,18 +350,11 @@ impl ToolExecutor {
             Permission::Allow | Permission::Ask { .. } => {}
         }
         let first_time = {
-            let mut executed = self
-                .inner
+            self.inner
                 .executed
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            match executed.get_mut(cx.run_id()) {
-                Some(ids) => ids.insert(prepared.call_id.clone()),
-                None => executed
-                    .entry(cx.run_id().clone())
-                    .or_default()
-                    .insert(prepared.call_id.clone()),
-            }
+                .unwrap_or_else(PoisonError::into_inner)
+                .first_time(cx.run_id(), &prepared.call_id)
         };
         if !first_time {
             return Err(ToolResult::error(
@@ -391,7 +384,7 @@ impl ToolExecutor {
         }
     }
 
-    fn finish(
+    pub(super) fn finish(
         &self,
         prepared: Prepared,
         result: ToolResult,
