@@ -19,10 +19,8 @@
     reason = "a benchmark harness, not library code"
 )]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufRead, BufReader, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -31,48 +29,12 @@ use iris::runtime::artifacts::{PreviewPolicy, apply_result_policy};
 use iris::runtime::fs::{FileService, read_file};
 use iris::{RunId, State, ToolContext, ToolResult};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY-free: forwards to the system allocator and only counts.
-#[allow(
-    unsafe_code,
-    reason = "a counting global allocator needs `unsafe impl`"
-)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(live, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > layout.size() {
-            let live = LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed) + new_size
-                - layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        } else {
-            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "support/heap.rs"]
+#[allow(dead_code, reason = "each benchmark uses part of it")]
+mod heap;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Peak heap growth while `f` runs, above what was live before it.
-fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let out = f();
-    (out, PEAK.load(Ordering::Relaxed) - base)
-}
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 const FILE_MB: usize = 100;
 const RESULT_MB: usize = 50;
@@ -122,10 +84,10 @@ fn bench(c: &mut Criterion) {
             files.clone(),
         )
     };
-    let (result, read_peak) = peak_during(page);
+    let (result, read_peak) = heap::peak_during(page);
     assert!(!result.is_error(), "{}", result.text_content());
     drop(result);
-    let (_, std_peak) = peak_during(|| std_page(&dir.path().join("big.log")));
+    let (_, std_peak) = heap::peak_during(|| std_page(&dir.path().join("big.log")));
 
     let mut group = c.benchmark_group("read_file_100mb_middle_page");
     group
@@ -143,8 +105,8 @@ fn bench(c: &mut Criterion) {
     let policy = PreviewPolicy { max_chars: 40_000 };
     let result = ToolResult::text(body.clone());
     let result_size = body.len();
-    let before = LIVE.load(Ordering::Relaxed);
-    let (previewed, save_peak) = peak_during(|| apply_result_policy(result, policy, &store));
+    let before = heap::live();
+    let (previewed, save_peak) = heap::peak_during(|| apply_result_policy(result, policy, &store));
     assert_eq!(previewed.artifacts()[0].size as usize, result_size);
     drop(previewed);
     // The result was already live when saving began: count it in.

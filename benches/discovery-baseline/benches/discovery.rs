@@ -17,10 +17,8 @@
 #[allow(dead_code, reason = "shared with the examples")]
 mod catalog;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -33,39 +31,12 @@ use tantivy::query::QueryParser;
 use tantivy::schema::{Field, STORED, Schema, TEXT};
 use tantivy::{Index, IndexReader, TantivyDocument, doc};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-#[allow(
-    unsafe_code,
-    reason = "a counting global allocator needs `unsafe impl`"
-)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(live, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > layout.size() {
-            let grown = new_size - layout.size();
-            let live = LIVE.fetch_add(grown, Ordering::Relaxed) + grown;
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        } else {
-            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "../../support/heap.rs"]
+#[allow(dead_code, reason = "each benchmark uses part of it")]
+mod heap;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 const CATALOG: usize = 10_000;
 const QUERY: &str = "cancel a flight booking made in the mobile app";
@@ -136,21 +107,6 @@ fn tantivy_query(t: &Tantivy, query: &str) -> Vec<String> {
         .collect()
 }
 
-fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let out = f();
-    let peak = PEAK.load(Ordering::Relaxed) - base;
-    (out, peak)
-}
-
-fn retained<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Ordering::Relaxed);
-    let out = f();
-    let now = LIVE.load(Ordering::Relaxed);
-    (out, now.saturating_sub(base))
-}
-
 fn time_per<T>(iterations: u32, mut f: impl FnMut() -> T) -> f64 {
     let start = Instant::now();
     for _ in 0..iterations {
@@ -170,9 +126,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("tantivy_in_ram", |b| b.iter(|| tantivy_build(&definitions)));
     group.finish();
 
-    let (index, index_bytes) = retained(|| SearchIndex::build(&definitions));
-    let (tantivy, tantivy_bytes) = retained(|| tantivy_build(&definitions));
-    let (_, index_peak) = peak_during(|| SearchIndex::build(&definitions));
+    let (index, index_bytes) = heap::retained(|| SearchIndex::build(&definitions));
+    let (tantivy, tantivy_bytes) = heap::retained(|| tantivy_build(&definitions));
+    let (_, index_peak) = heap::peak_during(|| SearchIndex::build(&definitions));
 
     let mut registry = ToolRegistry::new();
     for tool in catalog::tools(CATALOG) {
