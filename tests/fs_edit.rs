@@ -263,6 +263,27 @@ async fn write_file_creates_freely_but_overwrites_only_what_was_read() {
     assert_eq!(ws.read("old.txt"), "replaced\n");
 }
 
+#[tokio::test]
+async fn an_empty_file_read_once_can_be_overwritten() {
+    let ws = Workspace::new();
+    ws.write("empty.txt", "");
+    let refused = ws
+        .call("write_file", json!({"path": "empty.txt", "content": "x\n"}))
+        .await;
+    assert_eq!(refused.error_kind(), Some(ToolErrorKind::StaleRead));
+    let read = ws.call("read_file", json!({"path": "empty.txt"})).await;
+    assert!(
+        read.text_content().contains("empty file"),
+        "{}",
+        read.text_content()
+    );
+    let r = ws
+        .call("write_file", json!({"path": "empty.txt", "content": "x\n"}))
+        .await;
+    assert!(!r.is_error(), "{}", r.text_content());
+    assert_eq!(ws.read("empty.txt"), "x\n");
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn writes_keep_permissions_and_crlf_line_endings() {

@@ -40,7 +40,10 @@ impl FileService {
             Some(loaded) => {
                 let observation =
                     self.current_observation(cx.run_id(), &resolved, loaded, "overwrite")?;
-                Self::require_seen(&resolved, &observation, 1, observation.total_lines.max(1))?;
+                // An empty file has no lines to have read.
+                if observation.total_lines > 0 {
+                    Self::require_seen(&resolved, &observation, 1, observation.total_lines)?;
+                }
                 let ending = LineEnding::of(&loaded.text);
                 (
                     ending.apply(content),
