@@ -3,6 +3,13 @@
 //! (pausing for a person when asked), hooks, middleware, the side-effect
 //! gate and the body, and hands back one structured outcome per call.
 //!
+//! Around it: [`artifacts`] (oversized results saved whole and previewed,
+//! published copies), [`fs`] (the built-in `read_file`, `write_file` and
+//! `edit_file`, confined to the workspace, with read-before-edit; feature
+//! `fs-tools`), and [`discovery`] (deferred tools behind `tool_search`, a
+//! local ranker, budgeted disclosure, and the remote Decision backend under
+//! feature `decision`).
+//!
 //! Most users depend on the `iris` facade, which re-exports this crate as
 //! `iris::runtime` and its main types at the top level.
 
