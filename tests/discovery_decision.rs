@@ -297,8 +297,18 @@ async fn decision_backend_over_loopback_http() {
         assert!(discovery.disclosed(&RunId::new("run")).is_empty());
     }
 
-    // An unreachable endpoint is a tool error too.
-    let (result, _) = search("http://127.0.0.1:9/v1/chat/completions", 2.0, intents).await;
+    // An unreachable endpoint is a tool error too: a port that was just
+    // free, so nothing answers on it.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (result, _) = search(
+        &format!("http://{closed}/v1/chat/completions"),
+        2.0,
+        intents,
+    )
+    .await;
     assert!(
         result.text_content().contains("could not be reached"),
         "{}",
