@@ -178,3 +178,50 @@ async fn an_allowing_policy_runs_without_asking_and_only_once_per_id() {
     );
     assert_eq!(writes(&cx), 1);
 }
+
+/// Calls with hooks registered take the general path; the permission stage
+/// there pauses, denies and resumes exactly as on the plain path.
+#[tokio::test]
+async fn the_permission_stage_is_the_same_with_hooks_registered() {
+    let before_calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&before_calls);
+    let mut registry = ToolRegistry::new();
+    registry.register(SaveNote).unwrap();
+    let policy = Arc::new(RulePolicy::new().write(Rule::Ask));
+    let executor = ToolExecutor::builder(registry)
+        .shared_policy(policy.clone())
+        .hook(iris::HookRegistration::new(
+            "count",
+            iris::HookEvent::ToolBefore,
+            iris::hook_fn(move |_| {
+                seen.fetch_add(1, Ordering::SeqCst);
+                async { Ok(iris::HookAnswer::nothing()) }
+            }),
+        ))
+        .build();
+    let cx = cx("run-hooks");
+    let call = |id: &str| ToolUseBlock::new(id, "save_note", json!({"text": "hi"}));
+
+    let ToolOutcome::Waiting(request) = executor.execute_one(call("c1"), &cx).await else {
+        panic!("expected a pause");
+    };
+    assert_eq!(
+        before_calls.load(Ordering::SeqCst),
+        0,
+        "hooks run after permission"
+    );
+    let outcome = executor
+        .resume(&request.call_id, ApprovalDecision::approve(&request), &cx)
+        .await
+        .unwrap();
+    assert_eq!(outcome.result().unwrap().text_content(), "saved: hi");
+    assert_eq!((writes(&cx), before_calls.load(Ordering::SeqCst)), (1, 1));
+
+    policy.set_tool(ToolName::new("save_note").unwrap(), Rule::Deny);
+    let denied = executor.execute_one(call("c2"), &cx).await;
+    assert_eq!(
+        denied.result().unwrap().error_kind(),
+        Some(ToolErrorKind::PermissionDenied)
+    );
+    assert_eq!((writes(&cx), before_calls.load(Ordering::SeqCst)), (1, 1));
+}

@@ -2,6 +2,11 @@
 //! middleware is registered: the same stages (permission, gate, body,
 //! result processing) in one flat future, without the nesting the general
 //! path needs to thread hooks and the middleware stack through.
+//!
+//! It repeats the permission stage of `run_prepared` on purpose: folding
+//! this path into `run_prepared` (one level deeper) measured 7% slower per
+//! call (375 against 350 ns for `square`). A change to either stage must be
+//! made in both; the pipeline tests run both paths.
 
 use std::time::Instant;
 
