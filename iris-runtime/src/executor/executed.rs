@@ -1,39 +1,100 @@
 //! Which call ids reached their body, per run: a call id runs at most once.
 
+use std::hash::BuildHasher as _;
+
+use hashbrown::HashTable;
 use iris_core::RunId;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// Finished runs' sets kept for reuse.
 const SPARE_SETS: usize = 8;
-/// Sets grown past this many slots are dropped rather than kept.
-const MAX_KEPT_CAPACITY: usize = 4096;
+/// Sets that grew past this many ids are dropped rather than kept.
+const MAX_KEPT_IDS: usize = 4096;
+/// Sets whose text grew past this many bytes are dropped rather than kept.
+const MAX_KEPT_TEXT: usize = 256 * 1024;
 
 /// Call ids per run. A finished run's set is cleared and kept for the next
-/// run, so a steady stream of runs does not regrow (and rehash) a set from
-/// nothing each time.
+/// run, so a steady stream of runs records ids without allocating; the set
+/// used last is kept apart, so the usual call (of the same run as the one
+/// before) finds it without a lookup.
 #[derive(Debug, Default)]
 pub(super) struct ExecutedIds {
-    runs: FxHashMap<RunId, FxHashSet<String>>,
-    spare: Vec<FxHashSet<String>>,
+    /// The run recorded last: most calls belong to the run before them.
+    current: Option<(RunId, RunIds)>,
+    runs: FxHashMap<RunId, RunIds>,
+    spare: Vec<RunIds>,
+}
+
+/// The ids of one run, their text side by side in one buffer: recording an
+/// id copies its bytes instead of allocating a string for each (that
+/// allocation was the larger part of the cost of recording).
+#[derive(Debug, Default)]
+struct RunIds {
+    text: String,
+    /// Hash, start and length in `text` of each id.
+    spans: HashTable<(u64, usize, usize)>,
+}
+
+impl RunIds {
+    fn insert(&mut self, id: &str) -> bool {
+        let hash = FxBuildHasher.hash_one(id);
+        let text = &self.text;
+        let same = |&(h, start, len): &(u64, usize, usize)| {
+            h == hash && text.get(start..start + len) == Some(id)
+        };
+        match self.spans.entry(hash, same, |&(h, _, _)| h) {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert((hash, self.text.len(), id.len()));
+                self.text.push_str(id);
+                true
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.spans.clear();
+    }
+
+    fn worth_keeping(&self) -> bool {
+        self.spans.capacity() <= MAX_KEPT_IDS && self.text.capacity() <= MAX_KEPT_TEXT
+    }
 }
 
 impl ExecutedIds {
     /// Records `call_id` for `run`; `false` when it was already recorded.
     pub(super) fn first_time(&mut self, run: &RunId, call_id: &str) -> bool {
-        if let Some(ids) = self.runs.get_mut(run) {
-            return ids.insert(call_id.to_owned());
+        self.ids_of(run).insert(call_id)
+    }
+
+    /// The set of `run`, made current.
+    fn ids_of(&mut self, run: &RunId) -> &mut RunIds {
+        let is_current = matches!(&self.current, Some((current, _)) if current == run);
+        if !is_current {
+            let ids = self
+                .runs
+                .remove(run)
+                .unwrap_or_else(|| self.spare.pop().unwrap_or_default());
+            if let Some((previous, ids)) = self.current.replace((run.clone(), ids)) {
+                self.runs.insert(previous, ids);
+            }
         }
-        let mut ids = self.spare.pop().unwrap_or_default();
-        ids.insert(call_id.to_owned());
-        self.runs.insert(run.clone(), ids);
-        true
+        let (_, ids) = self
+            .current
+            .get_or_insert_with(|| (run.clone(), RunIds::default()));
+        ids
     }
 
     /// Forgets a finished run's ids.
     pub(super) fn finish(&mut self, run: &RunId) {
-        if let Some(mut ids) = self.runs.remove(run)
+        let finished = match &self.current {
+            Some((current, _)) if current == run => self.current.take().map(|(_, ids)| ids),
+            _ => self.runs.remove(run),
+        };
+        if let Some(mut ids) = finished
             && self.spare.len() < SPARE_SETS
-            && ids.capacity() <= MAX_KEPT_CAPACITY
+            && ids.worth_keeping()
         {
             ids.clear();
             self.spare.push(ids);
@@ -59,5 +120,48 @@ mod tests {
             "a finished run starts afresh"
         );
         assert!(executed.spare.is_empty());
+    }
+
+    #[test]
+    fn runs_that_take_turns_keep_their_own_ids() {
+        let mut executed = ExecutedIds::default();
+        let (a, b) = (RunId::new("a"), RunId::new("b"));
+        for i in 0..50 {
+            let id = format!("call_{i}");
+            assert!(executed.first_time(&a, &id));
+            assert!(executed.first_time(&b, &id));
+            assert!(!executed.first_time(&a, &id));
+            assert!(!executed.first_time(&b, &id));
+        }
+        executed.finish(&b);
+        assert!(executed.first_time(&b, "call_0"), "b starts afresh");
+        assert!(!executed.first_time(&a, "call_0"), "a still remembers");
+        executed.finish(&a);
+        executed.finish(&b);
+        assert!(executed.current.is_none() && executed.runs.is_empty());
+    }
+
+    #[test]
+    fn ids_that_share_text_are_told_apart() {
+        let mut ids = RunIds::default();
+        // "ab" + "c" and "a" + "bc" leave the same bytes in the buffer.
+        for id in ["ab", "c", "a", "bc", "abc", ""] {
+            assert!(ids.insert(id), "{id:?} is new");
+        }
+        for id in ["ab", "c", "a", "bc", "abc", ""] {
+            assert!(!ids.insert(id), "{id:?} was recorded");
+        }
+        assert!(ids.insert("ca"));
+    }
+
+    #[test]
+    fn many_ids_survive_the_table_growing() {
+        let mut ids = RunIds::default();
+        for i in 0..10_000 {
+            assert!(ids.insert(&format!("call_{i}")));
+        }
+        for i in 0..10_000 {
+            assert!(!ids.insert(&format!("call_{i}")));
+        }
     }
 }
