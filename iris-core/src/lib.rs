@@ -79,4 +79,4 @@ pub use into_result::{IntoToolResult, Json};
 pub use middleware::{Endpoint, IntoMiddlewareResult, Middleware, Next};
 pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};
 pub use result::{ArtifactRef, ToolErrorKind, ToolFailure, ToolResult};
-pub use tool::{BoxFuture, DynTool, ParsedArgs, Tool, ToolBody};
+pub use tool::{BoxFuture, CallTraits, DynTool, ParsedArgs, Proceed, Started, Tool, ToolBody};

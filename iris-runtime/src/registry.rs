@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use iris_core::{
-    ArgumentError, Capability, DynTool, Exposure, ParsedArgs, Tool, ToolBody, ToolContext,
-    ToolDefinition, ToolName, ToolSpec,
+    ArgumentError, CallTraits, Capability, DynTool, Exposure, ParsedArgs, Proceed, Started, Tool,
+    ToolBody, ToolContext, ToolDefinition, ToolName, ToolSpec,
 };
 
 use crate::error::RuntimeError;
@@ -178,6 +178,15 @@ impl DynTool for Exposed {
 
     fn call_dyn<'a>(&'a self, args: ParsedArgs, cx: &'a ToolContext) -> ToolBody<'a> {
         self.inner.call_dyn(args, cx)
+    }
+
+    fn start_dyn<'a>(
+        &'a self,
+        input: &serde_json::Value,
+        cx: &'a ToolContext,
+        check: &mut dyn FnMut(CallTraits) -> Proceed,
+    ) -> Result<Started<'a>, ArgumentError> {
+        self.inner.start_dyn(input, cx, check)
     }
 }
 

@@ -23,11 +23,24 @@ impl ToolExecutor {
         cx: &ToolContext,
     ) -> ToolResult {
         let name = tool.definition_dyn().name();
+        if is_cancelled(cx) {
+            return cancelled(name.as_str());
+        }
+        self.drive_body(name, tool.call_dyn(args, cx), cx).await
+    }
+
+    /// Runs a body that was made and not yet polled.
+    pub(super) async fn drive_body(
+        &self,
+        name: &ToolName,
+        body: ToolBody<'_>,
+        cx: &ToolContext,
+    ) -> ToolResult {
         let cancel = cx.extension::<CancellationToken>();
         if cancel.is_some_and(CancellationToken::is_cancelled) {
             return cancelled(name.as_str());
         }
-        let body: BoxFuture<'_, ToolResult> = match tool.call_dyn(args, cx) {
+        let body: BoxFuture<'_, ToolResult> = match body {
             ToolBody::Async(future) => future,
             ToolBody::Blocking(body) => Box::pin(run_blocking(name, body)),
             // `ToolBody` may grow; a body this executor cannot run is an
@@ -91,6 +104,12 @@ impl ToolExecutor {
             None => timed.await,
         }
     }
+}
+
+/// Whether the call's cancellation token (if any) fired.
+fn is_cancelled(cx: &ToolContext) -> bool {
+    cx.extension::<CancellationToken>()
+        .is_some_and(CancellationToken::is_cancelled)
 }
 
 /// A synchronous body on a blocking thread, so it cannot stall the async workers.

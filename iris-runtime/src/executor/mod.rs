@@ -163,11 +163,11 @@ impl ToolExecutor {
 
     /// Runs one call.
     pub async fn execute_one(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
+        if self.is_plain() {
+            return self.execute_plain(call, cx).await;
+        }
         let started = self.clock();
         match self.prepare(call, cx) {
-            Ok((prepared, args)) if self.is_plain() => {
-                self.run_plain(prepared, args, cx, started).await
-            }
             Ok((prepared, args)) => self.run_prepared(prepared, args, cx, started, None).await,
             Err(finished) => self.finish_unprepared(finished, cx, started),
         }

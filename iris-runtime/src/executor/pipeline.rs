@@ -6,8 +6,8 @@ use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
 use iris_core::{
-    DynTool, Endpoint, Next, ParsedArgs, RunId, ToolCall, ToolContext, ToolErrorKind, ToolResult,
-    ToolUseBlock,
+    DynTool, Endpoint, Next, ParsedArgs, RunId, ToolCall, ToolContext, ToolDefinition,
+    ToolErrorKind, ToolResult, ToolUseBlock,
 };
 use serde_json::Value;
 
@@ -35,10 +35,19 @@ pub(super) struct Grant {
     run_id: RunId,
 }
 
+/// A call resolved and parsed, borrowing its tool from the registry.
+struct ParsedCall<'r> {
+    tool: &'r Arc<dyn DynTool>,
+    /// The arguments as the pipeline sees them (after input repairs).
+    arguments: Value,
+    repairs: Vec<&'static str>,
+    args: ParsedArgs,
+}
+
 /// A call that finished before it was prepared (unknown tool, bad input).
 pub(super) struct Unprepared {
-    call_id: String,
-    result: ToolResult,
+    pub(super) call_id: String,
+    pub(super) result: ToolResult,
 }
 
 impl ToolExecutor {
@@ -49,19 +58,61 @@ impl ToolExecutor {
         cx: &ToolContext,
     ) -> Result<(Prepared, ParsedArgs), Unprepared> {
         let ToolUseBlock { id, name, input } = block;
-        let refuse = |kind, message: String| Unprepared {
-            call_id: id.clone(),
-            result: ToolResult::error(kind, message),
-        };
-        let Some(tool) = self.inner.registry.resolve(&name) else {
-            return Err(refuse(
+        match self.parse_call(&name, input, cx) {
+            Ok(parsed) => Ok((
+                Prepared {
+                    call_id: id,
+                    tool: Arc::clone(parsed.tool),
+                    read_only: parsed.args.is_read_only(),
+                    arguments: parsed.arguments,
+                    repairs: parsed.repairs,
+                },
+                parsed.args,
+            )),
+            Err(result) => Err(Unprepared {
+                call_id: id,
+                result,
+            }),
+        }
+    }
+
+    /// The tool called `name`, if it is offered, with `input` repaired and
+    /// parsed; otherwise the error result the model reads.
+    fn parse_call(
+        &self,
+        name: &str,
+        input: Value,
+        cx: &ToolContext,
+    ) -> Result<ParsedCall<'_>, ToolResult> {
+        let tool = self.offered_tool(name, cx)?;
+        let (arguments, repairs) = repair_input(input);
+        match tool.parse_dyn(&arguments) {
+            Ok(args) => Ok(ParsedCall {
+                tool,
+                arguments,
+                repairs,
+                args,
+            }),
+            Err(err) => Err(invalid_arguments(tool.definition_dyn(), &err)),
+        }
+    }
+
+    /// The tool called `name`, if this request offers it; otherwise the
+    /// error result the model reads.
+    pub(super) fn offered_tool(
+        &self,
+        name: &str,
+        cx: &ToolContext,
+    ) -> Result<&Arc<dyn DynTool>, ToolResult> {
+        let Some(tool) = self.inner.registry.resolve(name) else {
+            return Err(ToolResult::error(
                 ToolErrorKind::UnknownTool,
-                self.unknown_tool_message(&name),
+                self.unknown_tool_message(name),
             ));
         };
         let definition = tool.definition_dyn();
         if !is_offered(cx, definition) {
-            return Err(refuse(
+            return Err(ToolResult::error(
                 ToolErrorKind::ToolNotAvailable,
                 format!(
                     "tool `{}` is not available in this request; call only the tools offered (a deferred tool must be found with `tool_search` first)",
@@ -69,26 +120,7 @@ impl ToolExecutor {
                 ),
             ));
         }
-        let (arguments, repairs) = repair_input(input);
-        match tool.parse_dyn(&arguments) {
-            Ok(parsed) => Ok((
-                Prepared {
-                    call_id: id,
-                    tool: Arc::clone(tool),
-                    arguments,
-                    repairs,
-                    read_only: parsed.is_read_only(),
-                },
-                parsed,
-            )),
-            Err(err) => Err(refuse(
-                ToolErrorKind::InvalidArguments,
-                format!(
-                    "invalid arguments for `{}` {err}; fix them to match the tool's schema and call it again",
-                    definition.name()
-                ),
-            )),
-        }
+        Ok(tool)
     }
 
     fn unknown_tool_message(&self, name: &str) -> String {
@@ -149,17 +181,20 @@ impl ToolExecutor {
     }
 
     pub(super) fn check_permission(&self, prepared: &Prepared, cx: &ToolContext) -> Permission {
-        let policy = self
-            .inner
-            .policy
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        policy.check(&PermissionRequest {
+        self.permission_for(&PermissionRequest {
             definition: prepared.tool.definition_dyn(),
             arguments: &prepared.arguments,
             read_only: prepared.read_only,
             run_id: cx.run_id(),
         })
+    }
+
+    pub(super) fn permission_for(&self, request: &PermissionRequest<'_>) -> Permission {
+        self.inner
+            .policy
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .check(request)
     }
 
     pub(super) fn wait_for_approval(
@@ -349,23 +384,27 @@ impl ToolExecutor {
             }
             Permission::Allow | Permission::Ask { .. } => {}
         }
-        let first_time = {
-            self.inner
-                .executed
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .first_time(cx.run_id(), &prepared.call_id)
-        };
-        if !first_time {
-            return Err(ToolResult::error(
+        self.record_once(&prepared.call_id, cx)
+    }
+
+    /// Records that `call_id` reaches its body; refuses an id that already did.
+    pub(super) fn record_once(&self, call_id: &str, cx: &ToolContext) -> Result<(), ToolResult> {
+        let first_time = self
+            .inner
+            .executed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .first_time(cx.run_id(), call_id);
+        if first_time {
+            Ok(())
+        } else {
+            Err(ToolResult::error(
                 ToolErrorKind::DuplicateCall,
                 format!(
-                    "call `{}` already ran in this run and is not run twice; use its earlier result",
-                    prepared.call_id
+                    "call `{call_id}` already ran in this run and is not run twice; use its earlier result"
                 ),
-            ));
+            ))
         }
-        Ok(())
     }
 
     fn tool_hook_input(
@@ -391,23 +430,41 @@ impl ToolExecutor {
         cx: &ToolContext,
         started: Option<Instant>,
     ) -> ToolOutcome {
-        let result = self.bound_result(result, prepared.tool.definition_dyn(), cx);
-        let result = if prepared.repairs.is_empty() {
+        let definition = prepared.tool.definition_dyn();
+        self.finish_call(
+            prepared.call_id,
+            definition,
+            prepared.repairs,
+            result,
+            cx,
+            started,
+        )
+    }
+
+    /// Result processing, input repairs noted, observers told.
+    pub(super) fn finish_call(
+        &self,
+        call_id: String,
+        definition: &ToolDefinition,
+        repairs: Vec<&'static str>,
+        result: ToolResult,
+        cx: &ToolContext,
+        started: Option<Instant>,
+    ) -> ToolOutcome {
+        let result = self.bound_result(result, definition, cx);
+        let result = if repairs.is_empty() {
             result
         } else {
-            result.with_stat("input_repairs", prepared.repairs)
+            result.with_stat("input_repairs", repairs)
         };
         self.emit(|| RunEvent::ToolFinished {
             run_id: cx.run_id().clone(),
-            call_id: prepared.call_id.clone(),
-            tool: Some(prepared.tool.definition_dyn().name().clone()),
+            call_id: call_id.clone(),
+            tool: Some(definition.name().clone()),
             error_kind: result.error_kind(),
             elapsed: started.map(|s| s.elapsed()).unwrap_or_default(),
         });
-        ToolOutcome::Finished {
-            call_id: prepared.call_id,
-            result,
-        }
+        ToolOutcome::Finished { call_id, result }
     }
 }
 
@@ -420,9 +477,23 @@ fn is_offered(cx: &ToolContext, definition: &iris_core::ToolDefinition) -> bool 
     }
 }
 
+/// The result for input that does not match the tool's schema.
+pub(super) fn invalid_arguments(
+    definition: &ToolDefinition,
+    err: &iris_core::ArgumentError,
+) -> ToolResult {
+    ToolResult::error(
+        ToolErrorKind::InvalidArguments,
+        format!(
+            "invalid arguments for `{}` {err}; fix them to match the tool's schema and call it again",
+            definition.name()
+        ),
+    )
+}
+
 /// Repairs the best SDKs make to what models send: `null` for "no
 /// arguments", and an object sent as a JSON string.
-fn repair_input(input: Value) -> (Value, Vec<&'static str>) {
+pub(super) fn repair_input(input: Value) -> (Value, Vec<&'static str>) {
     match input {
         Value::Null => (
             Value::Object(serde_json::Map::new()),
