@@ -4,12 +4,13 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    reason = "tests fail by panicking"
+    clippy::unused_async,
+    reason = "tests fail by panicking; the tools are async to test async bodies"
 )]
 
 use iris::{
-    ArgumentError, CallTraits, DynTool, ParsedArgs, Proceed, RunId, Started, ToolBody,
-    ToolContext, ToolDefinition, ToolResult,
+    ArgumentError, CallTraits, DynTool, ParsedArgs, Proceed, RunId, Started, ToolBody, ToolContext,
+    ToolDefinition, ToolResult,
 };
 use serde_json::{Value, json};
 
