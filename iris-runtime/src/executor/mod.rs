@@ -164,8 +164,15 @@ impl ToolExecutor {
     /// Runs one call.
     pub async fn execute_one(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
         if self.is_plain() {
-            return self.execute_plain(call, cx).await;
+            self.execute_plain(call, cx).await
+        } else {
+            // Boxed: the general path's future is several times the plain
+            // one's, and every call would carry (and move) its size.
+            Box::pin(self.execute_general(call, cx)).await
         }
+    }
+
+    async fn execute_general(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
         let started = self.clock();
         match self.prepare(call, cx) {
             Ok((prepared, args)) => self.run_prepared(prepared, args, cx, started, None).await,

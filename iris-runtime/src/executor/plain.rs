@@ -16,9 +16,11 @@
 //! both.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use iris_core::{
-    CallTraits, Proceed, Started, ToolContext, ToolErrorKind, ToolResult, ToolUseBlock,
+    CallTraits, Proceed, Started, ToolBody, ToolContext, ToolDefinition, ToolErrorKind, ToolResult,
+    ToolUseBlock,
 };
 
 use super::permissions::{Permission, PermissionRequest};
@@ -46,6 +48,33 @@ impl ToolExecutor {
     /// One call on the plain path, from the model's block to its outcome.
     pub(super) async fn execute_plain(&self, block: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
         let started = self.clock();
+        // Everything up to the body is synchronous and kept out of this
+        // future, so what lives across the await is only what `finish`
+        // needs.
+        let running = match self.start_plain(block, cx, started) {
+            Ok(running) => running,
+            Err(outcome) => return *outcome,
+        };
+        let definition = running.definition;
+        let result = self.drive_body(definition.name(), running.body, cx).await;
+        self.finish_call(
+            running.call_id,
+            definition,
+            running.repairs,
+            result,
+            cx,
+            started,
+        )
+    }
+
+    /// Resolve, parse, permission and the gate: the body made and not yet
+    /// polled, or the outcome of a call that stops before it.
+    fn start_plain<'a>(
+        &'a self,
+        block: ToolUseBlock,
+        cx: &'a ToolContext,
+        started: Option<Instant>,
+    ) -> Result<Running<'a>, Box<ToolOutcome>> {
         let ToolUseBlock { id, name, input } = block;
         let tool = match self.offered_tool(&name, cx) {
             Ok(tool) => tool,
@@ -54,7 +83,7 @@ impl ToolExecutor {
                     call_id: id,
                     result,
                 };
-                return self.finish_unprepared(unprepared, cx, started);
+                return Err(Box::new(self.finish_unprepared(unprepared, cx, started)));
             }
         };
         let definition = tool.definition_dyn();
@@ -83,44 +112,56 @@ impl ToolExecutor {
             };
             Proceed::Hold
         };
-        let body = match tool.start_dyn(&arguments, cx, &mut check) {
-            Ok(Started::Body(body)) => body,
-            Ok(Started::Held(args)) => {
-                return match held {
-                    Some(Held::Ask { reason, read_only }) => {
-                        let prepared = Prepared {
-                            call_id: id,
-                            tool: Arc::clone(tool),
-                            arguments,
-                            repairs,
-                            read_only,
-                        };
-                        self.wait_for_approval(prepared, args, reason, cx)
-                    }
-                    Some(Held::Refused(result)) => {
-                        self.finish_call(id, definition, repairs, result, cx, started)
-                    }
-                    // The checks hold a call only after saying why.
-                    None => {
-                        let result = ToolResult::error(
-                            ToolErrorKind::Internal,
-                            "the call was held back without a reason; report this as a bug",
-                        );
-                        self.finish_call(id, definition, repairs, result, cx, started)
-                    }
-                };
+        let outcome = match tool.start_dyn(&arguments, cx, &mut check) {
+            Ok(Started::Body(body)) => {
+                self.emit(|| RunEvent::ToolStarted {
+                    run_id: cx.run_id().clone(),
+                    call_id: id.clone(),
+                    tool: definition.name().clone(),
+                });
+                return Ok(Running {
+                    call_id: id,
+                    definition,
+                    repairs,
+                    body,
+                });
             }
+            Ok(Started::Held(args)) => match held {
+                Some(Held::Ask { reason, read_only }) => {
+                    let prepared = Prepared {
+                        call_id: id,
+                        tool: Arc::clone(tool),
+                        arguments,
+                        repairs,
+                        read_only,
+                    };
+                    self.wait_for_approval(prepared, args, reason, cx)
+                }
+                Some(Held::Refused(result)) => {
+                    self.finish_call(id, definition, repairs, result, cx, started)
+                }
+                // The checks hold a call only after saying why.
+                None => {
+                    let result = ToolResult::error(
+                        ToolErrorKind::Internal,
+                        "the call was held back without a reason; report this as a bug",
+                    );
+                    self.finish_call(id, definition, repairs, result, cx, started)
+                }
+            },
             Err(err) => {
                 let result = invalid_arguments(definition, &err);
-                return self.finish_call(id, definition, repairs, result, cx, started);
+                self.finish_call(id, definition, repairs, result, cx, started)
             }
         };
-        self.emit(|| RunEvent::ToolStarted {
-            run_id: cx.run_id().clone(),
-            call_id: id.clone(),
-            tool: definition.name().clone(),
-        });
-        let result = self.drive_body(definition.name(), body, cx).await;
-        self.finish_call(id, definition, repairs, result, cx, started)
+        Err(Box::new(outcome))
     }
+}
+
+/// A call past its gate, its body made.
+struct Running<'a> {
+    call_id: String,
+    definition: &'a ToolDefinition,
+    repairs: Vec<&'static str>,
+    body: ToolBody<'a>,
 }
