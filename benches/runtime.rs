@@ -12,8 +12,11 @@
     reason = "a benchmark harness, not library code"
 )]
 
+#[path = "support/per_call.rs"]
+mod per_call;
+
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use iris::{
@@ -22,6 +25,8 @@ use iris::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+use per_call::micros_per_call;
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]
@@ -178,53 +183,26 @@ fn bench(c: &mut Criterion) {
     print_ratios(&rt, &plain, &hooked, &cx);
 }
 
-/// The ratios, timed here over many calls in one go so they come from the
-/// same minute of the same machine.
+/// The ratios, from calls timed here in one stretch of the same run.
 fn print_ratios(
     rt: &tokio::runtime::Runtime,
     plain: &ToolExecutor,
     hooked: &ToolExecutor,
     cx: &ToolContext,
 ) {
-    const N: u32 = 100_000;
     let input = json!({"value": 4});
-    let time = |f: &dyn Fn() -> Duration| (0..5).map(|_| f()).min().unwrap();
-    let floor_time = time(&|| {
-        let inputs: Vec<Value> = (0..N).map(|_| input.clone()).collect();
-        rt.block_on(async {
-            let start = Instant::now();
-            for input in inputs {
-                std::hint::black_box(floor(input).await);
-            }
-            start.elapsed()
-        })
-    });
-    let run = |executor: &ToolExecutor, name: &'static str| {
-        let blocks: Vec<ToolUseBlock> = (0..N).map(|_| block(name, &input)).collect();
-        rt.block_on(async {
-            let start = Instant::now();
-            for block in blocks {
-                std::hint::black_box(call(executor, block, cx).await);
-            }
-            start.elapsed()
-        })
-    };
-    let plain_async = time(&|| run(plain, "square"));
-    let sync_body = time(&|| run(plain, "square_sync"));
-    let hooks = time(&|| run(hooked, "square"));
-    let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(N);
+    let floor_us = micros_per_call(rt, || input.clone(), floor);
+    let plain_async = micros_per_call(rt, || block("square", &input), |b| call(plain, b, cx));
+    let sync_body = micros_per_call(rt, || block("square_sync", &input), |b| call(plain, b, cx));
+    let hooks = micros_per_call(rt, || block("square", &input), |b| call(hooked, b, cx));
     println!(
-        "\nper call (min of 5 x {N}): floor {:.3} us, execute_one {:.3} us, sync body {:.3} us, hooks+middleware {:.3} us",
-        per(floor_time),
-        per(plain_async),
-        per(sync_body),
-        per(hooks)
+        "\nper call: floor {floor_us:.3} us, execute_one {plain_async:.3} us, sync body {sync_body:.3} us, hooks+middleware {hooks:.3} us"
     );
     println!(
         "ratios: (b)/(a) = {:.2}  (b sync)/(a) = {:.2}  (c)/(a) = {:.2}",
-        per(plain_async) / per(floor_time),
-        per(sync_body) / per(floor_time),
-        per(hooks) / per(floor_time)
+        plain_async / floor_us,
+        sync_body / floor_us,
+        hooks / floor_us
     );
 }
 

@@ -4,8 +4,10 @@
 //! (d) rmcp: `ToolRouter::call` of a `#[tool]` in a `#[tool_router]`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::print_stdout)]
 
+#[path = "../../support/per_call.rs"]
+mod per_call;
+
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use iris::{RunId, ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock};
@@ -16,6 +18,8 @@ use rmcp::model::{CallToolRequestParams, NumberOrString};
 use rmcp::service::{RequestContext, RoleServer, serve_directly};
 use rmcp::{ServerHandler, tool, tool_router};
 use serde_json::{Value, json};
+
+use per_call::micros_per_call;
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]
@@ -63,7 +67,11 @@ fn next_id() -> String {
 
 /// Runs are bounded, as an agent's are: every 1,024 calls the run finishes
 /// and the executor forgets its call ids.
-async fn iris_call(executor: &ToolExecutor, block: ToolUseBlock, cx: &ToolContext) -> iris::ToolOutcome {
+async fn iris_call(
+    executor: &ToolExecutor,
+    block: ToolUseBlock,
+    cx: &ToolContext,
+) -> iris::ToolOutcome {
     let outcome = executor.execute_one(block, cx).await;
     if COMPLETED.fetch_add(1, Ordering::Relaxed) % 1024 == 1023 {
         executor.finish_run(cx).await;
@@ -98,14 +106,20 @@ fn bench(c: &mut Criterion) {
     // paths alone.
     let rmcp_input = || {
         let params = CallToolRequestParams::new("square").with_arguments(arguments.clone());
-        (params, RequestContext::new(NumberOrString::Number(1), peer.clone()))
+        (
+            params,
+            RequestContext::new(NumberOrString::Number(1), peer.clone()),
+        )
     };
     let iris_input = || ToolUseBlock::new(next_id(), "square", input.clone());
 
     let mut group = c.benchmark_group("square");
     group.bench_function("a_floor", |b| {
-        b.to_async(&rt)
-            .iter_batched(|| input.clone(), |v| async move { floor(v).await }, BatchSize::SmallInput);
+        b.to_async(&rt).iter_batched(
+            || input.clone(),
+            |v| async move { floor(v).await },
+            BatchSize::SmallInput,
+        );
     });
     group.bench_function("b_iris_execute_one", |b| {
         b.to_async(&rt).iter_batched(
@@ -128,51 +142,23 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
-    // Ratios from one stretch of the same run (min of 5 rounds of N calls).
-    const N: u32 = 100_000;
-    let round = |f: &dyn Fn() -> Duration| (0..5).map(|_| f()).min().unwrap();
-    let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(N);
-    let floor_time = round(&|| {
-        let inputs: Vec<Value> = (0..N).map(|_| input.clone()).collect();
-        rt.block_on(async {
-            let start = Instant::now();
-            for v in inputs {
-                std::hint::black_box(floor(v).await);
-            }
-            start.elapsed()
-        })
-    });
-    let iris_time = round(&|| {
-        let blocks: Vec<ToolUseBlock> = (0..N).map(|_| iris_input()).collect();
-        rt.block_on(async {
-            let start = Instant::now();
-            for block in blocks {
-                std::hint::black_box(iris_call(&executor, block, &cx).await);
-            }
-            start.elapsed()
-        })
-    });
-    let rmcp_time = round(&|| {
-        let calls: Vec<_> = (0..N).map(|_| rmcp_input()).collect();
-        rt.block_on(async {
-            let start = Instant::now();
-            for (params, context) in calls {
-                let call = calc.tool_router.call(ToolCallContext::new(&calc, params, context));
-                std::hint::black_box(call.await.unwrap());
-            }
-            start.elapsed()
-        })
+    // Ratios from one stretch of the same run.
+    let (executor, cx, calc) = (&executor, &cx, &calc);
+    let floor_us = micros_per_call(&rt, || input.clone(), floor);
+    let iris_us = micros_per_call(&rt, iris_input, |block| iris_call(executor, block, cx));
+    let rmcp_us = micros_per_call(&rt, rmcp_input, |(params, context)| async move {
+        calc.tool_router
+            .call(ToolCallContext::new(calc, params, context))
+            .await
+            .unwrap()
     });
     println!(
-        "\nper call: (a) floor {:.3} us, (b) iris {:.3} us, (d) rmcp {:.3} us",
-        per(floor_time),
-        per(iris_time),
-        per(rmcp_time)
+        "\nper call: (a) floor {floor_us:.3} us, (b) iris {iris_us:.3} us, (d) rmcp {rmcp_us:.3} us"
     );
     println!(
         "ratios: (b)/(a) = {:.2}, (d)/(b) = {:.2} (Iris is that many times faster than rmcp)",
-        per(iris_time) / per(floor_time),
-        per(rmcp_time) / per(iris_time)
+        iris_us / floor_us,
+        rmcp_us / iris_us
     );
 }
 
