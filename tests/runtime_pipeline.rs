@@ -263,3 +263,88 @@ async fn every_deny_reason_is_kept_and_after_hooks_see_failures_too() {
     assert_eq!(failed.text_content(), "always");
     assert_eq!(*seen.lock().unwrap(), ["always Some(Execution)"]);
 }
+
+/// Multiply two numbers.
+#[iris::tool(read_only)]
+async fn multiply(
+    /// First.
+    a: i64,
+    /// Second.
+    b: i64,
+    #[state] log: State<Log>,
+) -> i64 {
+    record(&log, "body");
+    a * b
+}
+
+#[tokio::test]
+async fn hooks_filtered_to_one_tool_leave_the_others_alone() {
+    let log: Log = Arc::default();
+    let mut registry = ToolRegistry::new();
+    registry.register(Add).unwrap().register(Multiply).unwrap();
+    let (before_log, after_log) = (Arc::clone(&log), Arc::clone(&log));
+    let executor = ToolExecutor::builder(registry)
+        .policy(RecordingPolicy(Arc::clone(&log)))
+        .hook(
+            HookRegistration::new(
+                "before",
+                HookEvent::ToolBefore,
+                hook_fn(move |input| {
+                    let log = Arc::clone(&before_log);
+                    async move {
+                        record(&log, format!("tool.before {}", input.tool.unwrap()));
+                        Ok(HookAnswer::nothing())
+                    }
+                }),
+            )
+            .for_tools(["add"]),
+        )
+        .hook(
+            HookRegistration::new(
+                "after",
+                HookEvent::ToolAfter,
+                hook_fn(move |input| {
+                    let log = Arc::clone(&after_log);
+                    async move {
+                        record(&log, format!("tool.after {}", input.tool.unwrap()));
+                        Ok(HookAnswer::feedback("seen"))
+                    }
+                }),
+            )
+            .for_tools(["add"]),
+        )
+        .build();
+    let cx = cx(&log);
+
+    let product = finished(
+        executor
+            .execute_one(
+                ToolUseBlock::new("m", "multiply", json!({"a": 2, "b": 3})),
+                &cx,
+            )
+            .await,
+    );
+    assert_eq!(product.text_content(), "6");
+    // Nothing watches `multiply`: one permission check, right before the body.
+    assert_eq!(
+        std::mem::take(&mut *log.lock().unwrap()),
+        [r#"permission {"a":2,"b":3}"#, "body"]
+    );
+
+    let sum = finished(
+        executor
+            .execute_one(ToolUseBlock::new("a", "add", json!({"a": 2, "b": 3})), &cx)
+            .await,
+    );
+    assert_eq!(sum.text_content(), "5\n[Hook feedback]\nseen");
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            r#"permission {"a":2,"b":3}"#,
+            "tool.before add",
+            r#"permission {"a":2,"b":3}"#,
+            "body",
+            "tool.after add",
+        ]
+    );
+}

@@ -21,6 +21,7 @@ use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
 use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::ToolRegistry;
 use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
+use plain::PlainRoute;
 
 /// What the executor returns for one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,8 +120,9 @@ struct Inner {
     policy: RwLock<Arc<dyn PermissionPolicy>>,
     hooks: HookDispatcher,
     middleware: Vec<Arc<dyn Middleware>>,
-    /// No tool hooks and no middleware: calls take the flat path.
-    plain: bool,
+    /// Which calls take the flat path: those that no middleware and no
+    /// `tool.before`/`tool.after` hook sees.
+    plain: PlainRoute,
     observers: Observers,
     config: ExecutorConfig,
     /// Where oversized results go; `None` uses the store of the call's
@@ -172,7 +174,11 @@ impl ToolExecutor {
         }
     }
 
-    async fn execute_general(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
+    pub(super) async fn execute_general(
+        &self,
+        call: ToolUseBlock,
+        cx: &ToolContext,
+    ) -> ToolOutcome {
         let started = self.clock();
         match self.prepare(call, cx) {
             Ok((prepared, args)) => self.run_prepared(prepared, args, cx, started, None).await,
@@ -421,9 +427,7 @@ impl ToolExecutorBuilder {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 policy: RwLock::new(self.policy),
-                plain: self.middleware.is_empty()
-                    && !self.hooks.has(HookEvent::ToolBefore)
-                    && !self.hooks.has(HookEvent::ToolAfter),
+                plain: PlainRoute::new(!self.middleware.is_empty(), &self.hooks),
                 hooks: self.hooks,
                 middleware: self.middleware,
                 observers: self.observers,

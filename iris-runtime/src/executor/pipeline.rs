@@ -282,11 +282,15 @@ impl ToolExecutor {
     ) -> ToolResult {
         let hooks = &self.inner.hooks;
         let name = prepared.tool.definition_dyn().name();
-        if hooks.has(HookEvent::ToolBefore) {
-            let input = Self::tool_hook_input(HookEvent::ToolBefore, prepared, cx, None);
+        // Built only when a hook watches this tool, and built once: the
+        // after hooks get the before hooks' input with the result added.
+        let mut hook_input = None;
+        if hooks.watches(HookEvent::ToolBefore, name) {
+            let input =
+                hook_input.insert(Self::tool_hook_input(HookEvent::ToolBefore, prepared, cx));
             // Boxed, like every optional stage below, so a call without hooks
             // or middleware carries (and moves) none of their state.
-            let denials = Box::pin(hooks.before(&input)).await;
+            let denials = Box::pin(hooks.before(input)).await;
             if !denials.is_empty() {
                 let reasons: Vec<String> = denials
                     .iter()
@@ -316,8 +320,11 @@ impl ToolExecutor {
                 Err(err) => ToolResult::error(ToolErrorKind::Execution, err.to_string()),
             }
         };
-        if body_ran.load(Ordering::Relaxed) && hooks.has(HookEvent::ToolAfter) {
-            let input = Self::tool_hook_input(HookEvent::ToolAfter, prepared, cx, Some(&result));
+        if body_ran.load(Ordering::Relaxed) && hooks.watches(HookEvent::ToolAfter, name) {
+            let mut input = hook_input
+                .unwrap_or_else(|| Self::tool_hook_input(HookEvent::ToolAfter, prepared, cx));
+            input.event = HookEvent::ToolAfter;
+            input.result = Some(HookResultView::of(&result));
             let (feedback, failures) = Box::pin(hooks.after(&input)).await;
             if !feedback.is_empty() {
                 result = result.with_text(format!("[Hook feedback]\n{}", feedback.join("\n")));
@@ -407,19 +414,14 @@ impl ToolExecutor {
         }
     }
 
-    fn tool_hook_input(
-        event: HookEvent,
-        prepared: &Prepared,
-        cx: &ToolContext,
-        result: Option<&ToolResult>,
-    ) -> HookInput {
+    fn tool_hook_input(event: HookEvent, prepared: &Prepared, cx: &ToolContext) -> HookInput {
         HookInput {
             event,
             run_id: cx.run_id().clone(),
             call_id: Some(prepared.call_id.clone()),
             tool: Some(prepared.tool.definition_dyn().name().clone()),
             arguments: Some(prepared.arguments.clone()),
-            result: result.map(HookResultView::of),
+            result: None,
         }
     }
 

@@ -1,8 +1,8 @@
-//! The path of a call when no `tool.before`/`tool.after` hook and no
-//! middleware is registered: the same stages (resolve and parse,
-//! permission, gate, body, result processing) in one flat future, without
-//! the nesting the general path needs to thread hooks and the middleware
-//! stack through.
+//! The path of a call that no middleware and no `tool.before`/`tool.after`
+//! hook sees (there is none, or the hooks are filtered to other tools): the
+//! same stages (resolve and parse, permission, gate, body, result
+//! processing) in one flat future, without the nesting the general path
+//! needs to thread hooks and the middleware stack through.
 //!
 //! Nothing runs between the permission stage and the gate on this path (no
 //! hook, no middleware, no await), so one policy check is both: a policy
@@ -23,9 +23,12 @@ use iris_core::{
     ToolUseBlock,
 };
 
+use rustc_hash::FxHashSet;
+
 use super::permissions::{Permission, PermissionRequest};
 use super::pipeline::{Prepared, Unprepared, invalid_arguments, repair_input};
 use super::{ToolExecutor, ToolOutcome};
+use crate::hooks::HookDispatcher;
 use crate::observers::RunEvent;
 
 /// Why the checks held a call back from its body.
@@ -39,10 +42,38 @@ enum Held {
     },
 }
 
+/// Which calls take the plain path.
+#[derive(Debug)]
+pub(super) enum PlainRoute {
+    /// None: middleware sees every call, or a tool hook watches every tool.
+    Never,
+    /// Every call but those of these tools, which filtered tool hooks
+    /// watch (none when there is no tool hook).
+    Except(FxHashSet<String>),
+}
+
+impl PlainRoute {
+    pub(super) fn new(has_middleware: bool, hooks: &HookDispatcher) -> Self {
+        match hooks.watched_tools() {
+            Some(watched) if !has_middleware => PlainRoute::Except(watched),
+            _ => PlainRoute::Never,
+        }
+    }
+
+    fn takes(&self, tool: &ToolDefinition) -> bool {
+        match self {
+            PlainRoute::Never => false,
+            PlainRoute::Except(watched) => {
+                watched.is_empty() || !watched.contains(tool.name().as_str())
+            }
+        }
+    }
+}
+
 impl ToolExecutor {
-    /// Whether calls may take the plain path.
+    /// Whether some calls may take the plain path.
     pub(super) fn is_plain(&self) -> bool {
-        self.inner.plain
+        !matches!(self.inner.plain, PlainRoute::Never)
     }
 
     /// One call on the plain path, from the model's block to its outcome.
@@ -53,7 +84,8 @@ impl ToolExecutor {
         // needs.
         let running = match self.start_plain(block, cx, started) {
             Ok(running) => running,
-            Err(outcome) => return *outcome,
+            Err(Stop::Finished(outcome)) => return *outcome,
+            Err(Stop::Watched(block)) => return Box::pin(self.execute_general(block, cx)).await,
         };
         let definition = running.definition;
         let result = self.drive_body(definition.name(), running.body, cx).await;
@@ -74,18 +106,21 @@ impl ToolExecutor {
         block: ToolUseBlock,
         cx: &'a ToolContext,
         started: Option<Instant>,
-    ) -> Result<Running<'a>, Box<ToolOutcome>> {
-        let ToolUseBlock { id, name, input } = block;
-        let tool = match self.offered_tool(&name, cx) {
-            Ok(tool) => tool,
+    ) -> Result<Running<'a>, Stop> {
+        let tool = match self.offered_tool(&block.name, cx) {
+            Ok(tool) if self.inner.plain.takes(tool.definition_dyn()) => tool,
+            Ok(_) => return Err(Stop::Watched(block)),
             Err(result) => {
                 let unprepared = Unprepared {
-                    call_id: id,
+                    call_id: block.id,
                     result,
                 };
-                return Err(Box::new(self.finish_unprepared(unprepared, cx, started)));
+                return Err(Stop::Finished(Box::new(
+                    self.finish_unprepared(unprepared, cx, started),
+                )));
             }
         };
+        let ToolUseBlock { id, input, .. } = block;
         let definition = tool.definition_dyn();
         let (arguments, repairs) = repair_input(input);
         let mut held = None;
@@ -154,8 +189,16 @@ impl ToolExecutor {
                 self.finish_call(id, definition, repairs, result, cx, started)
             }
         };
-        Err(Box::new(outcome))
+        Err(Stop::Finished(Box::new(outcome)))
     }
+}
+
+/// Why a call left the plain path before its body.
+enum Stop {
+    /// It finished (refused, waiting for approval, bad input).
+    Finished(Box<ToolOutcome>),
+    /// A tool hook watches its tool: it takes the general path.
+    Watched(ToolUseBlock),
 }
 
 /// A call past its gate, its body made.

@@ -27,6 +27,7 @@
 mod command;
 mod factory;
 
+use rustc_hash::FxHashSet;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -312,6 +313,24 @@ impl HookDispatcher {
 
     pub(crate) fn has(&self, event: HookEvent) -> bool {
         self.hooks.iter().any(|h| h.event == event)
+    }
+
+    /// The tools that `tool.before`/`tool.after` hooks watch: `None` when
+    /// one of them watches every tool, else the names in their filters
+    /// (empty when there is no tool hook).
+    pub(crate) fn watched_tools(&self) -> Option<FxHashSet<String>> {
+        let mut names = FxHashSet::default();
+        for hook in &self.hooks {
+            if matches!(hook.event, HookEvent::ToolBefore | HookEvent::ToolAfter) {
+                names.extend(hook.tools.as_ref()?.iter().cloned());
+            }
+        }
+        Some(names)
+    }
+
+    /// Whether a hook of `event` watches `tool`.
+    pub(crate) fn watches(&self, event: HookEvent, tool: &ToolName) -> bool {
+        self.hooks.iter().any(|h| h.matches(event, Some(tool)))
     }
 
     fn matching<'a>(&'a self, input: &'a HookInput) -> impl Iterator<Item = &'a HookRegistration> {
