@@ -277,14 +277,12 @@ async fn multiply(
     a * b
 }
 
-#[tokio::test]
-async fn hooks_filtered_to_one_tool_leave_the_others_alone() {
-    let log: Log = Arc::default();
+fn add_watched(log: &Log) -> ToolExecutor {
     let mut registry = ToolRegistry::new();
     registry.register(Add).unwrap().register(Multiply).unwrap();
-    let (before_log, after_log) = (Arc::clone(&log), Arc::clone(&log));
-    let executor = ToolExecutor::builder(registry)
-        .policy(RecordingPolicy(Arc::clone(&log)))
+    let (before_log, after_log) = (Arc::clone(log), Arc::clone(log));
+    ToolExecutor::builder(registry)
+        .policy(RecordingPolicy(Arc::clone(log)))
         .hook(
             HookRegistration::new(
                 "before",
@@ -313,7 +311,25 @@ async fn hooks_filtered_to_one_tool_leave_the_others_alone() {
             )
             .for_tools(["add"]),
         )
-        .build();
+        .build()
+}
+
+/// What a call of a tool no hook watches leaves in the log: one permission
+/// check, right before the body.
+const UNWATCHED: [&str; 2] = [r#"permission {"a":2,"b":3}"#, "body"];
+/// What a call of the watched tool leaves: the general order.
+const WATCHED: [&str; 5] = [
+    r#"permission {"a":2,"b":3}"#,
+    "tool.before add",
+    r#"permission {"a":2,"b":3}"#,
+    "body",
+    "tool.after add",
+];
+
+#[tokio::test]
+async fn hooks_filtered_to_one_tool_leave_the_others_alone() {
+    let log: Log = Arc::default();
+    let executor = add_watched(&log);
     let cx = cx(&log);
 
     let product = finished(
@@ -325,11 +341,7 @@ async fn hooks_filtered_to_one_tool_leave_the_others_alone() {
             .await,
     );
     assert_eq!(product.text_content(), "6");
-    // Nothing watches `multiply`: one permission check, right before the body.
-    assert_eq!(
-        std::mem::take(&mut *log.lock().unwrap()),
-        [r#"permission {"a":2,"b":3}"#, "body"]
-    );
+    assert_eq!(std::mem::take(&mut *log.lock().unwrap()), UNWATCHED);
 
     let sum = finished(
         executor
@@ -337,14 +349,42 @@ async fn hooks_filtered_to_one_tool_leave_the_others_alone() {
             .await,
     );
     assert_eq!(sum.text_content(), "5\n[Hook feedback]\nseen");
-    assert_eq!(
-        *log.lock().unwrap(),
-        [
-            r#"permission {"a":2,"b":3}"#,
-            "tool.before add",
-            r#"permission {"a":2,"b":3}"#,
-            "body",
-            "tool.after add",
-        ]
+    assert_eq!(*log.lock().unwrap(), WATCHED);
+}
+
+#[tokio::test]
+async fn batches_take_the_same_routes() {
+    let log: Log = Arc::default();
+    let executor = add_watched(&log);
+    let cx = cx(&log);
+    // Neither tool is concurrency-safe, so the calls run one after another
+    // and the log keeps their order.
+    let outcomes = executor
+        .execute_batch(
+            vec![
+                ToolUseBlock::new("m", "multiply", json!({"a": 2, "b": 3})),
+                ToolUseBlock::new("a", "add", json!({"a": 2, "b": 3})),
+                ToolUseBlock::new("m", "multiply", json!({"a": 2, "b": 3})),
+            ],
+            &cx,
+        )
+        .await;
+    let texts: Vec<String> = outcomes
+        .into_iter()
+        .map(|o| finished(o).text_content())
+        .collect();
+    assert_eq!(texts[0], "6");
+    assert_eq!(texts[1], "5\n[Hook feedback]\nseen");
+    assert!(
+        texts[2].contains("already ran"),
+        "a repeated call id is refused on the plain route too: {}",
+        texts[2]
     );
+    let expected: Vec<&str> = UNWATCHED
+        .iter()
+        .chain(WATCHED.iter())
+        .chain([r#"permission {"a":2,"b":3}"#].iter())
+        .copied()
+        .collect();
+    assert_eq!(*log.lock().unwrap(), expected);
 }

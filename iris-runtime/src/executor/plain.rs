@@ -19,10 +19,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use iris_core::{
-    CallTraits, Proceed, Started, ToolBody, ToolContext, ToolDefinition, ToolErrorKind, ToolResult,
-    ToolUseBlock,
+    CallTraits, ParsedArgs, Proceed, Started, ToolBody, ToolContext, ToolDefinition, ToolErrorKind,
+    ToolResult, ToolUseBlock,
 };
-
 use rustc_hash::FxHashSet;
 
 use super::permissions::{Permission, PermissionRequest};
@@ -131,21 +130,12 @@ impl ToolExecutor {
                 read_only: traits.read_only,
                 run_id: cx.run_id(),
             };
-            held = match self.permission_for(&request) {
-                Permission::Allow => match self.record_once(&id, cx) {
-                    Ok(()) => return Proceed::Start,
-                    Err(refusal) => Some(Held::Refused(refusal)),
-                },
-                Permission::Deny { reason } => Some(Held::Refused(ToolResult::error(
-                    ToolErrorKind::PermissionDenied,
-                    reason,
-                ))),
-                Permission::Ask { reason } => Some(Held::Ask {
-                    reason,
-                    read_only: traits.read_only,
-                }),
-            };
-            Proceed::Hold
+            held = self.admit(&request, &id, cx);
+            if held.is_none() {
+                Proceed::Start
+            } else {
+                Proceed::Hold
+            }
         };
         let outcome = match tool.start_dyn(&arguments, cx, &mut check) {
             Ok(Started::Body(body)) => {
@@ -199,6 +189,65 @@ enum Stop {
     Finished(Box<ToolOutcome>),
     /// A tool hook watches its tool: it takes the general path.
     Watched(ToolUseBlock),
+}
+
+impl ToolExecutor {
+    /// Whether calls of `tool` take the plain path.
+    pub(super) fn takes_plain(&self, tool: &ToolDefinition) -> bool {
+        self.inner.plain.takes(tool)
+    }
+
+    /// Permission and the gate in one check, then the call id recorded:
+    /// `None` when the body may start.
+    fn admit(
+        &self,
+        request: &PermissionRequest<'_>,
+        call_id: &str,
+        cx: &ToolContext,
+    ) -> Option<Held> {
+        match self.permission_for(request) {
+            Permission::Allow => self.record_once(call_id, cx).err().map(Held::Refused),
+            Permission::Deny { reason } => Some(Held::Refused(ToolResult::error(
+                ToolErrorKind::PermissionDenied,
+                reason,
+            ))),
+            Permission::Ask { reason } => Some(Held::Ask {
+                reason,
+                read_only: request.read_only,
+            }),
+        }
+    }
+
+    /// The plain path for a call that was already resolved and parsed, as
+    /// the calls of a batch are (their windows depend on the parse).
+    pub(super) async fn run_prepared_plain(
+        &self,
+        prepared: Prepared,
+        args: ParsedArgs,
+        cx: &ToolContext,
+        started: Option<Instant>,
+    ) -> ToolOutcome {
+        let request = PermissionRequest {
+            definition: prepared.tool.definition_dyn(),
+            arguments: &prepared.arguments,
+            read_only: prepared.read_only,
+            run_id: cx.run_id(),
+        };
+        match self.admit(&request, &prepared.call_id, cx) {
+            None => {}
+            Some(Held::Refused(result)) => return self.finish(prepared, result, cx, started),
+            Some(Held::Ask { reason, .. }) => {
+                return self.wait_for_approval(prepared, args, reason, cx);
+            }
+        }
+        self.emit(|| RunEvent::ToolStarted {
+            run_id: cx.run_id().clone(),
+            call_id: prepared.call_id.clone(),
+            tool: prepared.tool.definition_dyn().name().clone(),
+        });
+        let result = self.run_body(&*prepared.tool, args, cx).await;
+        self.finish(prepared, result, cx, started)
+    }
 }
 
 /// A call past its gate, its body made.
