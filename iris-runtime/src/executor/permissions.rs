@@ -40,7 +40,8 @@ pub enum Permission {
 }
 
 /// Decides whether a call may run. Consulted before hooks and again at the
-/// side-effect gate right before the body.
+/// side-effect gate right before the body. When no hook or middleware sees
+/// the call nothing runs in between, and one check is both.
 pub trait PermissionPolicy: Send + Sync + 'static {
     /// The decision for this call.
     fn check(&self, request: &PermissionRequest<'_>) -> Permission;
