@@ -104,7 +104,53 @@ impl ExecutedIds {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use proptest::prelude::*;
+
     use super::*;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Record { run: usize, id: String },
+        Finish { run: usize },
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        // Few runs and short ids from a small alphabet, so runs interleave
+        // and ids repeat, share prefixes and run into each other in the buffer.
+        let letter = prop_oneof![Just('a'), Just('b'), Just('_'), Just('1'), Just('é')];
+        let id = proptest::collection::vec(letter, 0..6).prop_map(String::from_iter);
+        prop_oneof![
+            8 => (0..3usize, id).prop_map(|(run, id)| Step::Record { run, id }),
+            1 => (0..3usize).prop_map(|run| Step::Finish { run }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Hostile call ids (the model and the provider make them) are told
+        /// apart exactly as a plain set of strings per run would.
+        #[test]
+        fn agrees_with_a_set_per_run(steps in proptest::collection::vec(step(), 0..200)) {
+            let runs = [RunId::new("a"), RunId::new("b"), RunId::new("c")];
+            let mut executed = ExecutedIds::default();
+            let mut model: HashMap<usize, HashSet<String>> = HashMap::new();
+            for step in steps {
+                match step {
+                    Step::Record { run, id } => {
+                        let expected = model.entry(run).or_default().insert(id.clone());
+                        prop_assert_eq!(executed.first_time(&runs[run], &id), expected, "{:?} in run {}", id, run);
+                    }
+                    Step::Finish { run } => {
+                        executed.finish(&runs[run]);
+                        model.remove(&run);
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn ids_run_once_per_run_and_sets_are_reused() {
