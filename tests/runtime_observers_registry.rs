@@ -168,3 +168,65 @@ fn views_filter_what_a_request_offers() {
         .filter(|d| d.description().contains("nothing like this"));
     assert!(none.offered().is_empty());
 }
+
+/// Keeps every event as JSON.
+struct Record(Arc<Mutex<Vec<serde_json::Value>>>);
+
+impl RunEventObserver for Record {
+    fn on_event(&self, event: &RunEvent) {
+        let mut event = serde_json::to_value(event).unwrap();
+        // Durations differ from run to run.
+        event.as_object_mut().unwrap().remove("elapsed");
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+/// The events of `calls` on an executor with or without a hook watching
+/// `square`: hooks change the path a call takes, never what observers see.
+async fn events_of(
+    calls: &[(&str, serde_json::Value)],
+    expected: u64,
+    hooked: bool,
+) -> Vec<serde_json::Value> {
+    let mut registry = ToolRegistry::new();
+    registry.register(Square).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut builder = ToolExecutor::builder(registry).observer(Record(Arc::clone(&seen)));
+    if hooked {
+        builder = builder.hook(iris::HookRegistration::new(
+            "watch",
+            iris::HookEvent::ToolBefore,
+            iris::hook_fn(|_| async { Ok(iris::HookAnswer::nothing()) }),
+        ));
+    }
+    let executor = builder.build();
+    let cx = ToolContext::builder(".", RunId::new("run")).build();
+    for (id, input) in calls {
+        executor
+            .execute_one(ToolUseBlock::new(*id, "square", input.clone()), &cx)
+            .await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while executor.observer_stats()[0].delivered < expected {
+        assert!(Instant::now() < deadline, "events were not delivered");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let events = seen.lock().unwrap().clone();
+    events
+}
+
+#[tokio::test]
+async fn observers_see_the_same_events_on_either_path() {
+    // A good call (started, finished), a call that does not parse and a
+    // repeated id (finished only).
+    let calls = [
+        ("c1", json!({"value": 3})),
+        ("c2", json!({"value": "three"})),
+        ("c1", json!({"value": 3})),
+    ];
+    let plain = events_of(&calls, 4, false).await;
+    let general = events_of(&calls, 4, true).await;
+    assert_eq!(plain.len(), 4, "{plain:#?}");
+    assert_eq!(plain, general);
+    assert_eq!(plain[2]["tool"], serde_json::Value::Null, "{:#}", plain[2]);
+}

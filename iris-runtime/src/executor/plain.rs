@@ -174,9 +174,14 @@ impl ToolExecutor {
                     self.finish_call(id, definition, repairs, result, cx, started)
                 }
             },
+            // As on the general path: a call that did not parse never
+            // started, so it finishes like an unknown tool does.
             Err(err) => {
-                let result = invalid_arguments(definition, &err);
-                self.finish_call(id, definition, repairs, result, cx, started)
+                let unprepared = Unprepared {
+                    call_id: id,
+                    result: invalid_arguments(definition, &err),
+                };
+                self.finish_unprepared(unprepared, cx, started)
             }
         };
         Err(Stop::Finished(Box::new(outcome)))
