@@ -211,8 +211,7 @@ async fn events_of(
         assert!(Instant::now() < deadline, "events were not delivered");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let events = seen.lock().unwrap().clone();
-    events
+    seen.lock().unwrap().clone()
 }
 
 #[tokio::test]
