@@ -35,15 +35,6 @@ pub(super) struct Grant {
     run_id: RunId,
 }
 
-/// A call resolved and parsed, borrowing its tool from the registry.
-struct ParsedCall<'r> {
-    tool: &'r Arc<dyn DynTool>,
-    /// The arguments as the pipeline sees them (after input repairs).
-    arguments: Value,
-    repairs: Vec<&'static str>,
-    args: ParsedArgs,
-}
-
 /// A call that finished before it was prepared (unknown tool, bad input).
 pub(super) struct Unprepared {
     pub(super) call_id: String,
@@ -58,42 +49,31 @@ impl ToolExecutor {
         cx: &ToolContext,
     ) -> Result<(Prepared, ParsedArgs), Unprepared> {
         let ToolUseBlock { id, name, input } = block;
-        match self.parse_call(&name, input, cx) {
-            Ok(parsed) => Ok((
-                Prepared {
+        let tool = match self.offered_tool(&name, cx) {
+            Ok(tool) => tool,
+            Err(result) => {
+                return Err(Unprepared {
                     call_id: id,
-                    tool: Arc::clone(parsed.tool),
-                    read_only: parsed.args.is_read_only(),
-                    arguments: parsed.arguments,
-                    repairs: parsed.repairs,
-                },
-                parsed.args,
-            )),
-            Err(result) => Err(Unprepared {
-                call_id: id,
-                result,
-            }),
-        }
-    }
-
-    /// The tool called `name`, if it is offered, with `input` repaired and
-    /// parsed; otherwise the error result the model reads.
-    fn parse_call(
-        &self,
-        name: &str,
-        input: Value,
-        cx: &ToolContext,
-    ) -> Result<ParsedCall<'_>, ToolResult> {
-        let tool = self.offered_tool(name, cx)?;
+                    result,
+                });
+            }
+        };
         let (arguments, repairs) = repair_input(input);
         match tool.parse_dyn(&arguments) {
-            Ok(args) => Ok(ParsedCall {
-                tool,
-                arguments,
-                repairs,
+            Ok(args) => Ok((
+                Prepared {
+                    call_id: id,
+                    tool: Arc::clone(tool),
+                    arguments,
+                    repairs,
+                    read_only: args.is_read_only(),
+                },
                 args,
+            )),
+            Err(err) => Err(Unprepared {
+                call_id: id,
+                result: invalid_arguments(tool.definition_dyn(), &err),
             }),
-            Err(err) => Err(invalid_arguments(tool.definition_dyn(), &err)),
         }
     }
 

@@ -41,6 +41,22 @@ enum Held {
     },
 }
 
+/// Why a call left the plain path before its body.
+enum Stop {
+    /// It finished (refused, waiting for approval, bad input).
+    Finished(Box<ToolOutcome>),
+    /// A tool hook watches its tool: it takes the general path.
+    Watched(ToolUseBlock),
+}
+
+/// A call past its gate, its body made.
+struct Running<'a> {
+    call_id: String,
+    definition: &'a ToolDefinition,
+    repairs: Vec<&'static str>,
+    body: ToolBody<'a>,
+}
+
 /// Which calls take the plain path.
 #[derive(Debug)]
 pub(super) enum PlainRoute {
@@ -186,17 +202,7 @@ impl ToolExecutor {
         };
         Err(Stop::Finished(Box::new(outcome)))
     }
-}
 
-/// Why a call left the plain path before its body.
-enum Stop {
-    /// It finished (refused, waiting for approval, bad input).
-    Finished(Box<ToolOutcome>),
-    /// A tool hook watches its tool: it takes the general path.
-    Watched(ToolUseBlock),
-}
-
-impl ToolExecutor {
     /// Whether calls of `tool` take the plain path.
     pub(super) fn takes_plain(&self, tool: &ToolDefinition) -> bool {
         self.inner.plain.takes(tool)
@@ -253,12 +259,4 @@ impl ToolExecutor {
         let result = self.run_body(&*prepared.tool, args, cx).await;
         self.finish(prepared, result, cx, started)
     }
-}
-
-/// A call past its gate, its body made.
-struct Running<'a> {
-    call_id: String,
-    definition: &'a ToolDefinition,
-    repairs: Vec<&'static str>,
-    body: ToolBody<'a>,
 }
