@@ -110,6 +110,15 @@ impl ParsedArgs {
         self.concurrency_safe
     }
 
+    /// Typed arguments boxed, with the tool's answers for them.
+    fn erase<A: Send + 'static>(args: A, traits: CallTraits) -> Self {
+        Self {
+            args: Box::new(args),
+            read_only: traits.read_only,
+            concurrency_safe: traits.concurrency_safe,
+        }
+    }
+
     /// Both answers.
     #[must_use]
     pub fn traits(&self) -> CallTraits {
@@ -199,6 +208,14 @@ pub enum Started<'a> {
     Held(ParsedArgs),
 }
 
+/// The tool's answers for these arguments.
+fn traits_of<T: Tool>(tool: &T, args: &T::Args) -> CallTraits {
+    CallTraits {
+        read_only: tool.is_read_only(args),
+        concurrency_safe: tool.is_concurrency_safe(args),
+    }
+}
+
 impl<T: Tool> DynTool for T {
     fn definition_dyn(&self) -> &ToolDefinition {
         Tool::definition(self)
@@ -206,11 +223,8 @@ impl<T: Tool> DynTool for T {
 
     fn parse_dyn(&self, input: &Value) -> Result<ParsedArgs, ArgumentError> {
         let args = self.parse(input)?;
-        Ok(ParsedArgs {
-            read_only: self.is_read_only(&args),
-            concurrency_safe: self.is_concurrency_safe(&args),
-            args: Box::new(args),
-        })
+        let traits = traits_of(self, &args);
+        Ok(ParsedArgs::erase(args, traits))
     }
 
     fn start_dyn<'a>(
@@ -220,17 +234,10 @@ impl<T: Tool> DynTool for T {
         check: &mut dyn FnMut(CallTraits) -> Proceed,
     ) -> Result<Started<'a>, ArgumentError> {
         let args = self.parse(input)?;
-        let traits = CallTraits {
-            read_only: self.is_read_only(&args),
-            concurrency_safe: self.is_concurrency_safe(&args),
-        };
+        let traits = traits_of(self, &args);
         Ok(match check(traits) {
             Proceed::Start => Started::Body(self.call(args, cx)),
-            Proceed::Hold => Started::Held(ParsedArgs {
-                args: Box::new(args),
-                read_only: traits.read_only,
-                concurrency_safe: traits.concurrency_safe,
-            }),
+            Proceed::Hold => Started::Held(ParsedArgs::erase(args, traits)),
         })
     }
 
