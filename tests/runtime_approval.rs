@@ -130,38 +130,43 @@ async fn stale_approvals_are_refused_at_the_gate() {
         "{result:?}"
     );
 
-    // Resumed in another run.
+    // Resumed in another run: not found there, and not consumed.
     let (executor, _, cx) = setup();
     let request = ask(&executor, &cx, "c2").await;
     let other = self::cx("run-2");
-    let outcome = executor
+    let wrong_run = executor
         .resume("c2", ApprovalDecision::approve(&request), &other)
-        .await
-        .unwrap();
+        .await;
     assert!(
-        outcome
-            .result()
-            .unwrap()
-            .text_content()
-            .contains("run `run-1`")
+        matches!(wrong_run, Err(RuntimeError::NoPendingApproval { .. })),
+        "{wrong_run:?}"
     );
     assert_eq!(writes(&other), 0);
+    assert_eq!(executor.pending_approvals().len(), 1);
+    let outcome = executor
+        .resume("c2", ApprovalDecision::approve(&request), &cx)
+        .await
+        .unwrap();
+    assert_eq!(outcome.result().unwrap().text_content(), "saved: hi");
 
-    // Approved for other arguments than the call's.
+    // Approved for another request than the call's: refused, and the call
+    // keeps waiting for the right approval.
     let (executor, _, cx) = setup();
-    ask(&executor, &cx, "c3").await;
+    let request = ask(&executor, &cx, "c3").await;
     let forged = ApprovalDecision::Approve {
-        arguments_hash: iris::runtime::arguments_hash(&json!({"text": "something else"})),
+        approval_id: iris::runtime::arguments_hash(&json!({"text": "something else"})),
     };
-    let outcome = executor.resume("c3", forged, &cx).await.unwrap();
+    let refused = executor.resume("c3", forged, &cx).await;
     assert!(
-        outcome
-            .result()
-            .unwrap()
-            .text_content()
-            .contains("other arguments")
+        matches!(refused, Err(RuntimeError::ApprovalMismatch { .. })),
+        "{refused:?}"
     );
     assert_eq!(writes(&cx), 0);
+    let outcome = executor
+        .resume("c3", ApprovalDecision::approve(&request), &cx)
+        .await
+        .unwrap();
+    assert_eq!(outcome.result().unwrap().text_content(), "saved: hi");
 }
 
 #[tokio::test]

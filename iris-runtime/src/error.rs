@@ -19,9 +19,21 @@ pub enum RuntimeError {
         /// The tool that was refused.
         new: ToolName,
     },
-    /// `resume` named a call that is not waiting for approval.
-    #[error("call `{call_id}` is not waiting for approval; it may have been resumed already")]
+    /// `resume` named a call that is not waiting for approval in the run.
+    #[error(
+        "call `{call_id}` is not waiting for approval in run `{run_id}`; it may have been resumed already, have expired, or belong to another run"
+    )]
     NoPendingApproval {
+        /// The call id given.
+        call_id: String,
+        /// The run it was looked for in.
+        run_id: iris_core::RunId,
+    },
+    /// An approval given for another request than the waiting call's.
+    #[error(
+        "the approval does not match the request call `{call_id}` waits with (another run, call, tool or arguments); the call still waits: approve the request it shows"
+    )]
+    ApprovalMismatch {
         /// The call id given.
         call_id: String,
     },

@@ -3,6 +3,7 @@
 mod batch;
 mod body;
 mod executed;
+mod pending;
 pub(crate) mod permissions;
 mod pipeline;
 mod plain;
@@ -20,6 +21,8 @@ use crate::error::RuntimeError;
 use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
 use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::ToolRegistry;
+use pending::PendingApprovals;
+pub use pending::{DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS};
 use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
 use plain::PlainRoute;
 
@@ -84,6 +87,12 @@ pub struct ExecutorConfig {
     /// Model-content limits of particular tools, by canonical name; they
     /// win over the tool's own result policy.
     pub tool_max_result_chars: HashMap<String, usize>,
+    /// Most calls that may wait for approval at once, across runs; past it
+    /// a call that would wait is refused instead.
+    pub max_pending_approvals: usize,
+    /// How long a call waits for its decision; after that it can no longer
+    /// be resumed and is dropped.
+    pub approval_ttl: Duration,
 }
 
 impl Default for ExecutorConfig {
@@ -94,15 +103,10 @@ impl Default for ExecutorConfig {
             tool_timeouts: HashMap::new(),
             max_result_chars: crate::artifacts::DEFAULT_MAX_RESULT_CHARS,
             tool_max_result_chars: HashMap::new(),
+            max_pending_approvals: DEFAULT_MAX_PENDING_APPROVALS,
+            approval_ttl: DEFAULT_APPROVAL_TTL,
         }
     }
-}
-
-/// A call parsed and waiting for its approval.
-struct Pending {
-    request: ApprovalRequest,
-    prepared: pipeline::Prepared,
-    args: iris_core::ParsedArgs,
 }
 
 /// Runs tool calls through the pipeline: resolve, parse once, permission
@@ -128,7 +132,7 @@ struct Inner {
     /// Where oversized results go; `None` uses the store of the call's
     /// workspace (`<root>/.iris/artifacts`).
     artifacts: Option<ArtifactStore>,
-    pending: Mutex<HashMap<String, Pending>>,
+    pending: Mutex<PendingApprovals>,
     /// Call ids that reached their body, per run; a finished run's ids are forgotten.
     executed: Mutex<executed::ExecutedIds>,
 }
@@ -200,30 +204,48 @@ impl ToolExecutor {
         batch::execute_batch(self, calls, cx).await
     }
 
-    /// Resumes a call that waits for approval.
+    /// Resumes a call that waits for approval, in the run `cx` names.
     ///
-    /// An approval runs the call with exactly the arguments that were shown
-    /// (the decision carries their hash), after the permission policy and
-    /// the run are checked again at the gate. A denial finishes the call
-    /// with the reason for the model.
+    /// An approval runs exactly the call that was shown: its decision must
+    /// carry the request's `approval_id` (bound to the run, the call id, the
+    /// tool and the arguments), the tool must still be offered in `cx`, and
+    /// the permission policy and the run are checked again at the gate. A
+    /// denial finishes the call with the reason for the model.
     ///
     /// # Errors
-    /// [`RuntimeError::NoPendingApproval`] when `call_id` does not wait.
+    /// [`RuntimeError::NoPendingApproval`] when `call_id` does not wait in
+    /// this run (it never did, was resumed already, expired, or belongs to
+    /// another run); [`RuntimeError::ApprovalMismatch`] when the approval
+    /// was given for another request. Neither consumes a waiting call.
     pub async fn resume(
         &self,
         call_id: &str,
         decision: ApprovalDecision,
         cx: &ToolContext,
     ) -> Result<ToolOutcome, RuntimeError> {
-        let pending = self
-            .inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(call_id)
-            .ok_or_else(|| RuntimeError::NoPendingApproval {
-                call_id: call_id.to_owned(),
+        let ttl = self.inner.config.approval_ttl;
+        let pending = {
+            let mut waiting = self
+                .inner
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let pending = waiting.take(cx.run_id(), call_id, ttl).ok_or_else(|| {
+                RuntimeError::NoPendingApproval {
+                    call_id: call_id.to_owned(),
+                    run_id: cx.run_id().clone(),
+                }
             })?;
+            if let ApprovalDecision::Approve { approval_id } = &decision
+                && *approval_id != pending.request.approval_id
+            {
+                waiting.restore(pending);
+                return Err(RuntimeError::ApprovalMismatch {
+                    call_id: call_id.to_owned(),
+                });
+            }
+            pending
+        };
         Ok(self.resume_pending(pending, decision, cx).await)
     }
 
@@ -234,9 +256,7 @@ impl ToolExecutor {
             .pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .values()
-            .map(|p| p.request.clone())
-            .collect()
+            .requests(self.inner.config.approval_ttl)
     }
 
     /// Announces the start of a run to `run.started` hooks and observers.
@@ -247,14 +267,19 @@ impl ToolExecutor {
         });
     }
 
-    /// Announces the end of a run (not a pause for approval), and forgets
-    /// the call ids it ran.
+    /// Announces the end of a run (not a pause for approval), forgets the
+    /// call ids it ran and drops its calls that still wait for approval.
     pub async fn finish_run(&self, cx: &ToolContext) {
         self.inner
             .executed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .finish(cx.run_id());
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .forget_run(cx.run_id());
         self.run_event(HookEvent::RunFinished, cx).await;
         self.emit(|| RunEvent::RunFinished {
             run_id: cx.run_id().clone(),
@@ -413,6 +438,21 @@ impl ToolExecutorBuilder {
         self
     }
 
+    /// Sets how many calls may wait for approval at once, across runs
+    /// (default [`DEFAULT_MAX_PENDING_APPROVALS`]); past it, a call that
+    /// would wait is refused with a message for the model.
+    pub fn max_pending_approvals(mut self, limit: usize) -> Self {
+        self.config.max_pending_approvals = limit;
+        self
+    }
+
+    /// Sets how long a call waits for its decision (default
+    /// [`DEFAULT_APPROVAL_TTL`]); an expired call can no longer be resumed.
+    pub fn approval_ttl(mut self, ttl: Duration) -> Self {
+        self.config.approval_ttl = ttl;
+        self
+    }
+
     /// Saves oversized results in `store` instead of the workspace's
     /// `.iris/artifacts` folder.
     pub fn artifacts(mut self, store: ArtifactStore) -> Self {
@@ -433,7 +473,7 @@ impl ToolExecutorBuilder {
                 observers: self.observers,
                 config: self.config,
                 artifacts: self.artifacts,
-                pending: Mutex::new(HashMap::new()),
+                pending: Mutex::new(PendingApprovals::default()),
                 executed: Mutex::new(executed::ExecutedIds::default()),
             }),
         }
@@ -444,5 +484,22 @@ impl fmt::Debug for ToolExecutorBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolExecutorBuilder")
             .finish_non_exhaustive()
+    }
+}
+
+/// Most characters of model- or caller-given text (a call id, a tool name)
+/// echoed back in a message: hostile input must not fill the model's context.
+const ECHO_CHARS: usize = 64;
+
+/// `text` cut to [`ECHO_CHARS`] characters for a message, saying how much
+/// was left out.
+pub(crate) fn shorten(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!(
+            "{}... ({} more characters)",
+            &text[..cut],
+            text[cut..].chars().count()
+        )),
     }
 }

@@ -194,8 +194,16 @@ impl PermissionPolicy for RulePolicy {
 }
 
 /// A call waiting for a person's decision.
+///
+/// The approval is bound to everything shown here: `approval_id` is a hash
+/// of the run, the call id, the canonical tool and the arguments' hash, and
+/// an approval runs a call only when its id matches. A decision made for one
+/// request can never run another call, even one that reused the call id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
+    /// What an approval of this request must carry: SHA-256 (hex) of the
+    /// run, the call id, the tool and the arguments' hash.
+    pub approval_id: String,
     /// The call that waits.
     pub call_id: String,
     /// The tool it calls.
@@ -214,10 +222,11 @@ pub struct ApprovalRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum ApprovalDecision {
-    /// Run the call with exactly the arguments that were shown.
+    /// Run exactly the call that was shown: this run, this call id, this
+    /// tool, these arguments.
     Approve {
-        /// The hash of the arguments that were shown.
-        arguments_hash: String,
+        /// The `approval_id` of the request that was shown.
+        approval_id: String,
     },
     /// Do not run it; the model reads the reason.
     Deny {
@@ -231,7 +240,7 @@ impl ApprovalDecision {
     #[must_use]
     pub fn approve(request: &ApprovalRequest) -> Self {
         ApprovalDecision::Approve {
-            arguments_hash: request.arguments_hash.clone(),
+            approval_id: request.approval_id.clone(),
         }
     }
 
@@ -243,15 +252,52 @@ impl ApprovalDecision {
     }
 }
 
+impl ApprovalRequest {
+    /// A request for `call_id` of `run` calling `tool` with `arguments`.
+    pub(crate) fn new(
+        run_id: RunId,
+        call_id: String,
+        tool: ToolName,
+        arguments: Value,
+        reason: Option<String>,
+    ) -> Self {
+        let arguments_hash = arguments_hash(&arguments);
+        let mut hasher = Sha256::new();
+        // Each part is prefixed by its length, so no two different calls
+        // hash the same parts into the same bytes.
+        for part in [
+            run_id.as_str(),
+            call_id.as_str(),
+            tool.as_str(),
+            arguments_hash.as_str(),
+        ] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+        Self {
+            approval_id: hex(&hasher.finalize()),
+            call_id,
+            tool,
+            arguments,
+            arguments_hash,
+            run_id,
+            reason,
+        }
+    }
+}
+
 /// SHA-256 (hex) of `value` with object keys sorted, so equal arguments
 /// hash equally whatever their key order.
 #[must_use]
 pub fn arguments_hash(value: &Value) -> String {
     let mut hasher = Sha256::new();
     hash_canonical(value, &mut hasher);
-    let digest = hasher.finalize();
+    hex(&hasher.finalize())
+}
+
+fn hex(digest: &[u8]) -> String {
     let mut hex = String::with_capacity(digest.len() * 2);
-    for byte in digest {
+    for &byte in digest {
         hex.push(char::from(HEX[usize::from(byte >> 4)]));
         hex.push(char::from(HEX[usize::from(byte & 0xf)]));
     }

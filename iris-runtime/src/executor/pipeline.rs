@@ -11,10 +11,9 @@ use iris_core::{
 };
 use serde_json::Value;
 
-use super::permissions::{
-    ApprovalDecision, ApprovalRequest, Permission, PermissionRequest, arguments_hash,
-};
-use super::{Pending, ToolExecutor, ToolOutcome};
+use super::pending::{Pending, Refusal};
+use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, PermissionRequest};
+use super::{ToolExecutor, ToolOutcome};
 use crate::hooks::{HookEvent, HookInput, HookResultView};
 use crate::observers::RunEvent;
 
@@ -30,7 +29,9 @@ pub(super) struct Prepared {
 }
 
 /// An approval carried from `resume` to the gate. `resume` already matched
-/// it against the hash of the call's arguments, which cannot change after.
+/// it against the waiting request (run, call id, tool, arguments), none of
+/// which can change after; the call id was claimed when the call began to
+/// wait.
 pub(super) struct Grant {
     run_id: RunId,
 }
@@ -152,7 +153,7 @@ impl ToolExecutor {
                     return self.finish(prepared, result, cx, started);
                 }
                 Permission::Ask { reason } => {
-                    return self.wait_for_approval(prepared, args, reason, cx);
+                    return self.wait_for_approval(prepared, args, reason, cx, started);
                 }
             }
         }
@@ -177,38 +178,56 @@ impl ToolExecutor {
             .check(request)
     }
 
+    /// Parks a call until a person decides. Its id is claimed now, as if it
+    /// ran: a later call that reuses it is refused, and never replaces it.
     pub(super) fn wait_for_approval(
         &self,
         prepared: Prepared,
         args: ParsedArgs,
         reason: Option<String>,
         cx: &ToolContext,
+        started: Option<Instant>,
     ) -> ToolOutcome {
-        let request = ApprovalRequest {
-            call_id: prepared.call_id.clone(),
-            tool: prepared.tool.definition_dyn().name().clone(),
-            arguments: prepared.arguments.clone(),
-            arguments_hash: arguments_hash(&prepared.arguments),
-            run_id: cx.run_id().clone(),
+        if let Err(duplicate) = self.record_once(&prepared.call_id, cx) {
+            return self.finish(prepared, duplicate, cx, started);
+        }
+        let request = ApprovalRequest::new(
+            cx.run_id().clone(),
+            prepared.call_id.clone(),
+            prepared.tool.definition_dyn().name().clone(),
+            prepared.arguments.clone(),
             reason,
-        };
+        );
+        let config = &self.inner.config;
+        let parked = self
+            .inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                Pending {
+                    request: request.clone(),
+                    prepared,
+                    args,
+                    since: Instant::now(),
+                },
+                config.max_pending_approvals,
+                config.approval_ttl,
+            );
+        if let Err((Refusal::Full { limit }, pending)) = parked {
+            let result = ToolResult::error(
+                ToolErrorKind::PermissionDenied,
+                format!(
+                    "this call needs a person's approval, but {limit} calls already wait for one, so it did not run; wait until the user has decided on those, then call it again"
+                ),
+            );
+            return self.finish(pending.prepared, result, cx, started);
+        }
         self.emit(|| RunEvent::ToolWaiting {
             run_id: cx.run_id().clone(),
             call_id: request.call_id.clone(),
             tool: request.tool.clone(),
         });
-        self.inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                request.call_id.clone(),
-                Pending {
-                    request: request.clone(),
-                    prepared,
-                    args,
-                },
-            );
         ToolOutcome::Waiting(Box::new(request))
     }
 
@@ -223,6 +242,7 @@ impl ToolExecutor {
             request,
             prepared,
             args,
+            ..
         } = pending;
         match decision {
             ApprovalDecision::Deny { reason } => {
@@ -232,16 +252,11 @@ impl ToolExecutor {
                 );
                 self.finish(prepared, result, cx, started)
             }
-            ApprovalDecision::Approve { arguments_hash }
-                if arguments_hash != request.arguments_hash =>
-            {
-                let result = ToolResult::error(
-                    ToolErrorKind::PermissionDenied,
-                    "the approval was given for other arguments than this call's, so the call did not run; ask again if it is still needed",
-                );
-                self.finish(prepared, result, cx, started)
-            }
+            // `resume` matched the approval against this request already.
             ApprovalDecision::Approve { .. } => {
+                if let Err(not_offered) = self.offered_tool(request.tool.as_str(), cx) {
+                    return self.finish(prepared, not_offered, cx, started);
+                }
                 let grant = Grant {
                     run_id: request.run_id,
                 };
@@ -339,7 +354,8 @@ impl ToolExecutor {
 
     /// The side-effect gate: right before the body, the policy, the run and
     /// the approval are checked against the state at this moment, and a call
-    /// id runs at most once.
+    /// id runs at most once (an approved call claimed its id when it began
+    /// to wait).
     pub(super) fn gate(
         &self,
         prepared: &Prepared,
@@ -371,10 +387,14 @@ impl ToolExecutor {
             }
             Permission::Allow | Permission::Ask { .. } => {}
         }
-        self.record_once(&prepared.call_id, cx)
+        match grant {
+            Some(_) => Ok(()),
+            None => self.record_once(&prepared.call_id, cx),
+        }
     }
 
-    /// Records that `call_id` reaches its body; refuses an id that already did.
+    /// Records that `call_id` reaches its body (or waits for approval);
+    /// refuses an id that already did.
     pub(super) fn record_once(&self, call_id: &str, cx: &ToolContext) -> Result<(), ToolResult> {
         let first_time = self
             .inner
@@ -388,7 +408,8 @@ impl ToolExecutor {
             Err(ToolResult::error(
                 ToolErrorKind::DuplicateCall,
                 format!(
-                    "call `{call_id}` already ran in this run and is not run twice; use its earlier result"
+                    "call id `{}` was already used in this run (that call ran, or waits for approval), and an id runs once, so this call did not run; give every call its own id",
+                    super::shorten(call_id)
                 ),
             ))
         }

@@ -176,7 +176,7 @@ impl ToolExecutor {
                         repairs,
                         read_only,
                     };
-                    self.wait_for_approval(prepared, args, reason, cx)
+                    self.wait_for_approval(prepared, args, reason, cx, started)
                 }
                 Some(Held::Refused(result)) => {
                     self.finish_call(id, definition, repairs, result, cx, started)
@@ -248,7 +248,7 @@ impl ToolExecutor {
             None => {}
             Some(Held::Refused(result)) => return self.finish(prepared, result, cx, started),
             Some(Held::Ask { reason, .. }) => {
-                return self.wait_for_approval(prepared, args, reason, cx);
+                return self.wait_for_approval(prepared, args, reason, cx, started);
             }
         }
         self.emit(|| RunEvent::ToolStarted {
