@@ -193,17 +193,32 @@ async fn published_copies_survive_an_overwrite_and_are_stored_once() {
 #[tokio::test]
 async fn bad_handles_are_clear_errors() {
     let (ws, executor) = workspace();
-    for handle in [
-        "artifact://ffffffffffffffffffffffffffffffff",
-        "artifact://../../etc/passwd",
-    ] {
+    let missing = run(
+        &ws,
+        &executor,
+        "read_file",
+        json!({"path": "artifact://ffffffffffffffffffffffffffffffff"}),
+    )
+    .await;
+    assert_eq!(
+        missing.error_kind(),
+        Some(iris::ToolErrorKind::NotFound),
+        "{}",
+        missing.text_content()
+    );
+    // A malformed handle is said to be one, and a huge one is not echoed.
+    let huge = format!("artifact://{}", "../".repeat(66_667));
+    for handle in ["artifact://../../etc/passwd", huge.as_str()] {
         let r = run(&ws, &executor, "read_file", json!({"path": handle})).await;
         assert_eq!(
             r.error_kind(),
-            Some(iris::ToolErrorKind::NotFound),
+            Some(iris::ToolErrorKind::InvalidArguments),
             "{}",
             r.text_content()
         );
+        assert!(r.text_content().contains("malformed artifact handle"));
+        assert!(r.text_content().len() < 400, "{}", r.text_content().len());
+        assert!(r.artifacts().is_empty());
     }
 }
 

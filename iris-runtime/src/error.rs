@@ -73,11 +73,29 @@ pub enum RuntimeError {
     },
     /// A string that is not an artifact handle.
     #[error(
-        "`{handle}` is not an artifact handle; handles look like `artifact://` followed by 32 hex digits"
+        "malformed artifact handle `{handle}`; handles look like `artifact://` followed by 32 lowercase hex digits"
     )]
     InvalidArtifactHandle {
         /// The string given.
         handle: String,
+    },
+    /// The artifact store's folder is a symlink, not a folder, or another
+    /// user's.
+    #[error("refusing the artifact store `{}`: {reason}", path.display())]
+    ArtifactStoreRefused {
+        /// The store's folder.
+        path: std::path::PathBuf,
+        /// What was wrong with it and what to do.
+        reason: String,
+    },
+    /// An artifact that is not a regular file, or whose content no longer
+    /// matches its address.
+    #[error("artifact `{handle}` refused: {reason}")]
+    ArtifactRefused {
+        /// The handle.
+        handle: String,
+        /// Why.
+        reason: &'static str,
     },
     /// The workspace root could not be opened.
     #[error("cannot open workspace root `{}`: {source}; give an existing folder", root.display())]

@@ -21,8 +21,11 @@ pub mod executor;
 #[cfg(feature = "fs-tools")]
 pub mod fs;
 pub mod hooks;
+#[cfg(unix)]
+mod nonblocking;
 pub mod observers;
 mod registry;
+mod temp_name;
 
 pub use artifacts::ArtifactStore;
 pub use error::RuntimeError;

@@ -3,24 +3,35 @@
 //!
 //! Artifacts are content-addressed (the handle is `artifact://` followed by
 //! the first 32 hex digits of the body's SHA-256), written atomically
-//! (temporary file in the store's folder, flush, rename) and made read-only
-//! once written, so a handle always opens the bytes it was given for. The
-//! same body saved or published twice is stored once.
+//! (temporary file in the store's folder, created read-only under a name
+//! nobody can guess, flushed, renamed) and checked against their address
+//! when opened, so a handle opens the bytes it was given for or nothing.
+//! The same body saved or published twice is stored once.
+//!
+//! The store's folder is held open once used; everything in it is reached
+//! beneath it without following links. A folder that is a symlink, or that
+//! belongs to another user, is refused; so is an artifact that is a link, a
+//! FIFO, a device or anything but a regular file.
 
 mod preview;
+mod store_dir;
 
-use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Seek as _, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use cap_std::fs::{Dir, MetadataExt as _, OpenOptions};
 use iris_core::ArtifactRef;
 use sha2::{Digest, Sha256};
 
 use crate::error::RuntimeError;
+use crate::temp_name::temp_name;
 
 pub(crate) use preview::fits;
 pub use preview::{DEFAULT_MAX_RESULT_CHARS, PreviewPolicy, apply_result_policy};
+pub(crate) use store_dir::Identity;
 
 /// The scheme of artifact handles.
 pub const HANDLE_PREFIX: &str = "artifact://";
@@ -31,33 +42,101 @@ const ID_LEN: usize = 32;
 /// Where artifacts of a workspace live unless the host picks a folder.
 pub const DEFAULT_ARTIFACT_DIR: &str = ".iris/artifacts";
 
+/// Artifacts whose check against their address is remembered; past this
+/// the memory is cleared and artifacts are checked again when next opened.
+const MAX_VERIFIED: usize = 4096;
+
 /// Saves bodies and published files; opens them again by handle.
+///
+/// Cheap to clone; clones share the open folder.
 #[derive(Debug, Clone)]
 pub struct ArtifactStore {
-    dir: PathBuf,
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The store's folder, for messages.
+    path: PathBuf,
+    location: Location,
+    /// The folder, once opened (it is created on first use).
+    dir: Mutex<Option<Arc<Dir>>>,
+    /// Artifacts already checked against their address, with the file's
+    /// state then: any change to the file changes its ctime.
+    verified: Mutex<HashMap<String, Stamp>>,
+}
+
+#[derive(Debug)]
+enum Location {
+    /// A folder the host named.
+    Path,
+    /// `.iris/artifacts` beneath a workspace root.
+    Workspace(PathBuf),
+}
+
+/// What identifies a file's content without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &cap_std::fs::Metadata) -> Self {
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.len(),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+        }
+    }
 }
 
 impl ArtifactStore {
-    /// A store in `dir`, created on the first save.
+    /// A store in `dir`, created on first use. The folder must not be a
+    /// symlink and must belong to this process's user.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self::with_location(dir.into(), Location::Path)
     }
 
-    /// The store a workspace uses by default: `<root>/.iris/artifacts`.
+    /// The store a workspace uses by default: `<root>/.iris/artifacts`,
+    /// reached beneath the root with neither `.iris` nor `artifacts` a
+    /// symlink.
     pub fn in_workspace(root: impl AsRef<Path>) -> Self {
-        Self::new(root.as_ref().join(DEFAULT_ARTIFACT_DIR))
+        let root = root.as_ref();
+        Self::with_location(
+            root.join(DEFAULT_ARTIFACT_DIR),
+            Location::Workspace(root.to_path_buf()),
+        )
+    }
+
+    fn with_location(path: PathBuf, location: Location) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                path,
+                location,
+                dir: Mutex::new(None),
+                verified: Mutex::new(HashMap::new()),
+            }),
+        }
     }
 
     /// The folder holding the artifacts.
     #[must_use]
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.inner.path
     }
 
     /// Saves `body` whole and returns its reference.
     ///
     /// # Errors
-    /// [`RuntimeError::Artifact`] when the store cannot be written.
+    /// [`RuntimeError::ArtifactStoreRefused`] when the store's folder is a
+    /// symlink or another user's; [`RuntimeError::Artifact`] when the store
+    /// cannot be written.
     pub fn save(
         &self,
         body: &[u8],
@@ -65,9 +144,18 @@ impl ArtifactStore {
         name: Option<&str>,
     ) -> Result<ArtifactRef, RuntimeError> {
         let id = id_of(Sha256::digest(body).as_slice());
-        let size = body.len() as u64;
-        self.commit(&id, |file| file.write_all(body))?;
-        Ok(reference(&id, size, media_type, name))
+        let dir = self.folder()?;
+        if !self.holds(&dir, &id) {
+            let (temp, mut file) = self.create_temp(&dir)?;
+            let written = file.write_all(body).and_then(|()| file.sync_all());
+            drop(file);
+            if let Err(e) = written {
+                let _ = dir.remove_file(&temp);
+                return Err(self.error("write", &temp, e));
+            }
+            self.place(&dir, &temp, &id)?;
+        }
+        Ok(reference(&id, body.len() as u64, media_type, name))
     }
 
     /// Publishes the file at `source`: the store keeps its own immutable
@@ -76,13 +164,18 @@ impl ArtifactStore {
     ///
     /// # Errors
     /// [`RuntimeError::Artifact`] when `source` cannot be read or the store
-    /// cannot be written.
+    /// cannot be written; [`RuntimeError::ArtifactStoreRefused`] as for
+    /// [`save`](Self::save).
     pub fn publish_file(
         &self,
         source: &Path,
         media_type: Option<&str>,
     ) -> Result<ArtifactRef, RuntimeError> {
-        let file = File::open(source).map_err(|e| artifact_error("open", source, e))?;
+        let file = File::open(source).map_err(|source_error| RuntimeError::Artifact {
+            action: "open",
+            path: source.to_path_buf(),
+            source: source_error,
+        })?;
         let name = source.file_name().and_then(|n| n.to_str());
         self.publish_reader(file, media_type, name)
     }
@@ -91,15 +184,16 @@ impl ArtifactStore {
     /// while it is hashed.
     ///
     /// # Errors
-    /// [`RuntimeError::Artifact`] when reading or writing fails.
+    /// [`RuntimeError::Artifact`] when reading or writing fails;
+    /// [`RuntimeError::ArtifactStoreRefused`] as for [`save`](Self::save).
     pub fn publish_reader(
         &self,
         mut reader: impl Read,
         media_type: Option<&str>,
         name: Option<&str>,
     ) -> Result<ArtifactRef, RuntimeError> {
-        self.ensure_dir()?;
-        let (temp_path, mut temp) = self.temp_file()?;
+        let dir = self.folder()?;
+        let (temp, mut file) = self.create_temp(&dir)?;
         let copied = (|| {
             let mut hasher = Sha256::new();
             let mut buf = vec![0_u8; 64 * 1024];
@@ -112,105 +206,258 @@ impl ArtifactStore {
                     Err(e) => return Err(e),
                 };
                 hasher.update(&buf[..n]);
-                temp.write_all(&buf[..n])?;
+                file.write_all(&buf[..n])?;
                 size += n as u64;
             }
-            temp.sync_all()?;
+            file.sync_all()?;
             Ok((id_of(hasher.finalize().as_slice()), size))
         })();
-        drop(temp);
+        drop(file);
         let (id, size) = match copied {
             Ok(done) => done,
             Err(e) => {
-                let _ = fs::remove_file(&temp_path);
-                return Err(artifact_error("write", &temp_path, e));
+                let _ = dir.remove_file(&temp);
+                return Err(self.error("write", &temp, e));
             }
         };
-        self.place(&temp_path, &id)?;
+        if self.holds(&dir, &id) {
+            let _ = dir.remove_file(&temp);
+        } else {
+            self.place(&dir, &temp, &id)?;
+        }
         Ok(reference(&id, size, media_type, name))
     }
 
-    /// Opens the artifact behind `handle` for reading.
+    /// Opens the artifact behind `handle` for reading, after checking that
+    /// it is a regular file (not a link, FIFO or device) whose content still
+    /// matches its address.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidArtifactHandle`] for a handle of another form,
-    /// [`RuntimeError::Artifact`] when it cannot be opened (for example it
-    /// does not exist).
+    /// [`RuntimeError::InvalidArtifactHandle`] for a handle of another form;
+    /// [`RuntimeError::ArtifactRefused`] for an artifact that is not a
+    /// regular file or whose content changed; [`RuntimeError::Artifact`]
+    /// when it cannot be opened (for example it does not exist).
     pub fn open(&self, handle: &str) -> Result<File, RuntimeError> {
-        let path = self.path_of(handle)?;
-        File::open(&path).map_err(|e| artifact_error("open", &path, e))
+        let id = parse_handle(handle).ok_or_else(|| RuntimeError::InvalidArtifactHandle {
+            handle: crate::executor::shorten(handle).into_owned(),
+        })?;
+        let dir = self.folder()?;
+        let mut file = open_artifact(&dir, id).map_err(|e| self.open_error(id, e))?;
+        let meta =
+            cap_std::fs::Metadata::from_file(&file).map_err(|e| self.error("inspect", id, e))?;
+        if !meta.is_file() {
+            return Err(refused(
+                id,
+                "it is not a regular file but a FIFO, socket or device",
+            ));
+        }
+        if !self.verified(id, &meta, &mut file)? {
+            return Err(refused(
+                id,
+                "its content no longer matches its address: it was changed after it was saved",
+            ));
+        }
+        file.rewind().map_err(|e| self.error("open", id, e))?;
+        #[cfg(unix)]
+        crate::nonblocking::clear_nonblocking(&file);
+        Ok(file)
     }
 
-    /// The file that holds the artifact behind `handle`.
+    /// The file that holds the artifact behind `handle`. Opening it by this
+    /// path skips the checks [`open`](Self::open) makes.
     ///
     /// # Errors
     /// [`RuntimeError::InvalidArtifactHandle`] for a handle of another form.
     pub fn path_of(&self, handle: &str) -> Result<PathBuf, RuntimeError> {
         let id = parse_handle(handle).ok_or_else(|| RuntimeError::InvalidArtifactHandle {
-            handle: handle.to_owned(),
+            handle: crate::executor::shorten(handle).into_owned(),
         })?;
-        Ok(self.dir.join(id))
+        Ok(self.inner.path.join(id))
     }
 
-    fn ensure_dir(&self) -> Result<(), RuntimeError> {
-        fs::create_dir_all(&self.dir).map_err(|e| artifact_error("create", &self.dir, e))
+    /// Opens the store's folder if it exists already, so a symlinked or
+    /// foreign store is refused up front rather than at the first save.
+    ///
+    /// # Errors
+    /// [`RuntimeError::ArtifactStoreRefused`] as for [`save`](Self::save).
+    pub fn check_existing(&self) -> Result<(), RuntimeError> {
+        if self.exists() {
+            self.folder()?;
+        }
+        Ok(())
     }
 
-    fn temp_file(&self) -> Result<(PathBuf, File), RuntimeError> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
+    /// The identity of the store's folder, when it exists (opening it).
+    pub(crate) fn existing_identity(&self) -> Option<Identity> {
+        if !self.exists() {
+            return None;
+        }
+        let dir = self.folder().ok()?;
+        store_dir::identity(&dir).ok()
+    }
+
+    /// Whether the folder is open or there is something at its path.
+    fn exists(&self) -> bool {
+        let opened = self
+            .inner
+            .dir
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        opened
+            || std::fs::symlink_metadata(&self.inner.path).is_ok()
+            || matches!(&self.inner.location, Location::Workspace(root)
+                if std::fs::symlink_metadata(root.join(".iris")).is_ok())
+    }
+
+    /// The folder, opened (and created) on first use and held open after.
+    fn folder(&self) -> Result<Arc<Dir>, RuntimeError> {
+        let mut slot = self
+            .inner
+            .dir
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(dir) = slot.as_ref() {
+            return Ok(Arc::clone(dir));
+        }
+        let opened = match &self.inner.location {
+            Location::Path => store_dir::open_path(&self.inner.path),
+            Location::Workspace(root) => Dir::open_ambient_dir(root, cap_std::ambient_authority())
+                .map_err(store_dir::StoreDirError::from)
+                .and_then(|root| store_dir::open_child(&root, ".iris"))
+                .and_then(|iris| store_dir::open_child(&iris, "artifacts")),
+        };
+        let dir = Arc::new(opened.map_err(|e| RuntimeError::ArtifactStoreRefused {
+            path: self.inner.path.clone(),
+            reason: e.to_string(),
+        })?);
+        *slot = Some(Arc::clone(&dir));
+        Ok(dir)
+    }
+
+    /// Whether `id` is stored whole and unchanged.
+    fn holds(&self, dir: &Dir, id: &str) -> bool {
+        let Ok(mut file) = open_artifact(dir, id) else {
+            return false;
+        };
+        let Ok(meta) = cap_std::fs::Metadata::from_file(&file) else {
+            return false;
+        };
+        meta.is_file() && matches!(self.verified(id, &meta, &mut file), Ok(true))
+    }
+
+    /// Whether the content of `file` matches `id`, hashing it only when it
+    /// changed since it was last found to.
+    fn verified(
+        &self,
+        id: &str,
+        meta: &cap_std::fs::Metadata,
+        file: &mut File,
+    ) -> Result<bool, RuntimeError> {
+        let stamp = Stamp::of(meta);
+        let known = |verified: &HashMap<String, Stamp>| verified.get(id) == Some(&stamp);
+        if known(
+            &self
+                .inner
+                .verified
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        ) {
+            return Ok(true);
+        }
+        let digest = hash_reader(file).map_err(|e| self.error("read", id, e))?;
+        let matches = id_of(&digest) == id;
+        if matches {
+            let mut verified = self
+                .inner
+                .verified
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if verified.len() >= MAX_VERIFIED {
+                verified.clear();
+            }
+            verified.insert(id.to_owned(), stamp);
+        }
+        Ok(matches)
+    }
+
+    /// A new temporary file in the store, read-only from the start (this
+    /// descriptor may still write it) and named so nobody can plant it.
+    fn create_temp(&self, dir: &Dir) -> Result<(String, File), RuntimeError> {
         loop {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = self.dir.join(format!(".tmp-{}-{n}", std::process::id()));
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
+            let name = temp_name("artifact");
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
             {
-                Ok(file) => return Ok((path, file)),
+                use cap_std::fs::OpenOptionsExt as _;
+                options.mode(0o444);
+            }
+            match dir.open_with(&name, &options) {
+                Ok(file) => return Ok((name, file.into_std())),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(artifact_error("create", &path, e)),
+                Err(e) => return Err(self.error("create", &name, e)),
             }
         }
     }
 
-    /// Writes a body through a temporary file unless `id` is stored already.
-    fn commit(
-        &self,
-        id: &str,
-        write: impl FnOnce(&mut File) -> io::Result<()>,
-    ) -> Result<(), RuntimeError> {
-        if self.dir.join(id).is_file() {
-            return Ok(());
-        }
-        self.ensure_dir()?;
-        let (temp_path, mut temp) = self.temp_file()?;
-        let written = write(&mut temp).and_then(|()| temp.sync_all());
-        drop(temp);
-        if let Err(e) = written {
-            let _ = fs::remove_file(&temp_path);
-            return Err(artifact_error("write", &temp_path, e));
-        }
-        self.place(&temp_path, id)
+    /// Moves a finished temporary file to its content address. A link or
+    /// special file planted at the address is replaced, never followed.
+    fn place(&self, dir: &Dir, temp: &str, id: &str) -> Result<(), RuntimeError> {
+        dir.rename(temp, dir, id).map_err(|e| {
+            let _ = dir.remove_file(temp);
+            self.error("store", id, e)
+        })
     }
 
-    /// Moves a finished temporary file to its content address, read-only.
-    fn place(&self, temp_path: &Path, id: &str) -> Result<(), RuntimeError> {
-        let target = self.dir.join(id);
-        if target.is_file() {
-            // Same bytes already stored: keep the first copy.
-            let _ = fs::remove_file(temp_path);
-            return Ok(());
+    fn error(&self, action: &'static str, name: &str, source: io::Error) -> RuntimeError {
+        RuntimeError::Artifact {
+            action,
+            path: self.inner.path.join(name),
+            source,
         }
-        let mut permissions = fs::metadata(temp_path)
-            .map_err(|e| artifact_error("inspect", temp_path, e))?
-            .permissions();
-        permissions.set_readonly(true);
-        fs::set_permissions(temp_path, permissions)
-            .and_then(|()| fs::rename(temp_path, &target))
-            .map_err(|e| {
-                let _ = fs::remove_file(temp_path);
-                artifact_error("store", &target, e)
-            })
+    }
+
+    fn open_error(&self, id: &str, error: io::Error) -> RuntimeError {
+        #[cfg(unix)]
+        if error.raw_os_error() == Some(nix::libc::ELOOP) {
+            return refused(id, "it is a symlink, and the store never follows links");
+        }
+        self.error("open", id, error)
+    }
+}
+
+/// Opens `id` beneath the store without following a link at its name and
+/// without waiting on a FIFO.
+fn open_artifact(dir: &Dir, id: &str) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt as _;
+        options.custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY);
+    }
+    dir.open_with(id, &options).map(cap_std::fs::File::into_std)
+}
+
+/// SHA-256 of everything `reader` yields, read in blocks.
+fn hash_reader(reader: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0_u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return Ok(hasher.finalize().to_vec()),
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn refused(id: &str, reason: &'static str) -> RuntimeError {
+    RuntimeError::ArtifactRefused {
+        handle: format!("{HANDLE_PREFIX}{id}"),
+        reason,
     }
 }
 
@@ -246,14 +493,6 @@ fn reference(id: &str, size: u64, media_type: Option<&str>, name: Option<&str>) 
         size,
         media_type: media_type.map(str::to_owned),
         name: name.map(str::to_owned),
-    }
-}
-
-fn artifact_error(action: &'static str, path: &Path, source: io::Error) -> RuntimeError {
-    RuntimeError::Artifact {
-        action,
-        path: path.to_path_buf(),
-        source,
     }
 }
 

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 use iris_core::{State, ToolContext, ToolErrorKind, ToolResult};
 use serde_json::json;
 
-use super::atomic::write_atomic;
 use super::observation::Observation;
 use super::text::{LineEnding, line_count, span_lines};
 use super::{FileService, hash_of};
@@ -68,12 +67,17 @@ impl FileService {
             return invalid("`old_string` and `new_string` are identical, so the edit would change nothing; give the new text in `new_string`".into());
         }
         let resolved = self.workspace.resolve(path)?;
+        let target = self.write_target(&resolved, false)?;
+        // Held to the rename: a second edit of this file starts from what
+        // the first one wrote, so neither change is lost.
+        let _serial = self.locks.lock(&target);
         let Some(loaded) = self.load(&resolved)? else {
             return Err(ToolResult::error(
                 ToolErrorKind::NotFound,
                 format!("`{path}` does not exist; create it with write_file"),
             ));
         };
+        let _flock = super::atomic::lock_file(&loaded.file, &resolved.shown)?;
         let observation = self.current_observation(cx.run_id(), &resolved, &loaded, "edit")?;
 
         let ending = LineEnding::of(&loaded.text);
@@ -116,11 +120,11 @@ impl FileService {
         }
 
         let updated = ending.apply(&text.replace(old.as_str(), new.as_str()));
-        write_atomic(
-            self.workspace.dir(),
+        target.replace(
             &resolved,
             updated.as_bytes(),
-            Some(loaded.permissions),
+            Some(loaded.permissions.clone()),
+            || self.unchanged(&resolved, Some(&loaded)),
         )?;
 
         // Lines after a match move by the change in line breaks; the

@@ -45,7 +45,7 @@ use std::path::Path;
 use iris_core::{ArtifactRef, RunId, ToolErrorKind, ToolResult};
 use sha2::{Digest, Sha256};
 
-use crate::artifacts::ArtifactStore;
+use crate::artifacts::{ArtifactStore, Identity};
 use crate::error::RuntimeError;
 use crate::registry::ToolRegistry;
 use observation::{ContentHash, Observation, ObservationLog};
@@ -68,7 +68,14 @@ pub struct FileService {
     workspace: Workspace,
     artifacts: ArtifactStore,
     observations: ObservationLog,
+    /// Serializes writes to one file within the process.
+    locks: atomic::WriteLocks,
+    /// Folders already cleared of stale temporary files.
+    swept: std::sync::Mutex<rustc_hash::FxHashSet<Identity>>,
 }
+
+/// Folders remembered as swept; past this the memory starts again.
+const MAX_SWEPT_FOLDERS: usize = 10_000;
 
 impl FileService {
     /// A service confined to `root`, an existing folder, with the artifact
@@ -76,17 +83,23 @@ impl FileService {
     /// oversized results by default).
     ///
     /// # Errors
-    /// [`RuntimeError::Workspace`] when `root` cannot be opened as a folder.
+    /// [`RuntimeError::Workspace`] when `root` cannot be opened as a folder;
+    /// [`RuntimeError::ArtifactStoreRefused`] when the workspace's
+    /// `.iris/artifacts` exists but is a symlink or another user's.
     pub fn open(root: impl AsRef<Path>) -> Result<Self, RuntimeError> {
         let root = root.as_ref();
         let workspace = Workspace::open(root).map_err(|source| RuntimeError::Workspace {
             root: root.to_path_buf(),
             source,
         })?;
+        let artifacts = ArtifactStore::in_workspace(root);
+        artifacts.check_existing()?;
         Ok(Self {
-            artifacts: ArtifactStore::in_workspace(root),
+            artifacts,
             workspace,
             observations: ObservationLog::default(),
+            locks: atomic::WriteLocks::default(),
+            swept: std::sync::Mutex::default(),
         })
     }
 
@@ -178,6 +191,13 @@ pub fn register_file_tools(registry: &mut ToolRegistry) -> Result<(), RuntimeErr
     Ok(())
 }
 
+/// Characters that make a name read as another: control characters and the
+/// bidirectional text controls (U+202A-U+202E, U+2066-U+2069, U+200E/F).
+fn is_deceptive(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+}
+
 fn hash_of(bytes: &[u8]) -> ContentHash {
     Sha256::digest(bytes).into()
 }
@@ -187,7 +207,15 @@ struct Loaded {
     text: String,
     hash: ContentHash,
     permissions: cap_std::fs::Permissions,
+    /// How it looked when loaded; checked again right before the rename.
+    stamp: atomic::Stamp,
+    /// Held for its `flock`.
+    file: std::fs::File,
 }
+
+/// Where the runtime keeps its own state in a workspace; the file tools
+/// never write there.
+const RUNTIME_DIR: &str = ".iris";
 
 impl FileService {
     /// Loads `path` whole; `Ok(None)` when it does not exist.
@@ -238,7 +266,124 @@ impl FileService {
             text,
             hash,
             permissions: cap_std::fs::Permissions::from_std(metadata.permissions()),
+            stamp: atomic::Stamp::of(&metadata),
+            file,
         }))
+    }
+
+    /// Refuses writes the file tools must never make: into the runtime's
+    /// own folder, to temporary files, or to names that hide what they are.
+    fn refuse_protected(path: &workspace::WorkspacePath) -> Result<(), ToolResult> {
+        if path
+            .key
+            .components()
+            .next()
+            .is_some_and(|first| first.as_os_str() == RUNTIME_DIR)
+        {
+            return Err(workspace::refused(
+                &path.shown,
+                "`.iris/` holds the runtime's own state (saved artifacts); tools cannot write there",
+            ));
+        }
+        let name = path
+            .key
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        if name.ends_with(crate::temp_name::TEMP_SUFFIX) {
+            return Err(workspace::refused(
+                &path.shown,
+                "names ending in `.iris-tmp` are reserved for files being written",
+            ));
+        }
+        if path.shown.chars().any(is_deceptive) {
+            return Err(workspace::refused(
+                &path.shown,
+                "it contains control characters or bidirectional text controls, which make a name look like another; use plain characters",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Opens the folder a write goes to, refusing the artifact store's own
+    /// folder however it is reached (a symlink to `.iris` included), and
+    /// clearing temporary files that dead processes left there.
+    fn write_target(
+        &self,
+        path: &workspace::WorkspacePath,
+        create: bool,
+    ) -> Result<atomic::Target, ToolResult> {
+        Self::refuse_protected(path)?;
+        let target = atomic::Target::open(self.workspace.dir(), path, create)?;
+        if self.artifacts.existing_identity() == Some(target.folder_identity()) {
+            return Err(workspace::refused(
+                &path.shown,
+                "it leads into the artifact store, which tools cannot write",
+            ));
+        }
+        let first_visit = {
+            let mut swept = self
+                .swept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if swept.len() >= MAX_SWEPT_FOLDERS {
+                swept.clear();
+            }
+            swept.insert(target.folder_identity())
+        };
+        if first_visit {
+            atomic::sweep_stale(target.folder());
+        }
+        Ok(target)
+    }
+
+    /// Whether `path` still is what was loaded (`None`: still absent),
+    /// looked at right before the rename. A touch is no change.
+    fn unchanged(
+        &self,
+        path: &workspace::WorkspacePath,
+        loaded: Option<&Loaded>,
+    ) -> Result<(), ToolResult> {
+        let moved = |what: &str| {
+            Err(ToolResult::error(
+                ToolErrorKind::StaleRead,
+                format!(
+                    "`{}` {what} while this change was being made, so nothing was written; read it again with read_file, then make the change again",
+                    path.shown
+                ),
+            ))
+        };
+        let file = match self.workspace.open_regular(path) {
+            Ok(file) => file,
+            Err(error) if error.error_kind() == Some(ToolErrorKind::NotFound) => {
+                return match loaded {
+                    None => Ok(()),
+                    Some(_) => moved("was removed by another program"),
+                };
+            }
+            Err(error) => return Err(error),
+        };
+        let Some(loaded) = loaded else {
+            return moved("was created by another program");
+        };
+        let metadata = file
+            .metadata()
+            .map_err(|e| workspace::io_refusal(path, &e))?;
+        if atomic::Stamp::of(&metadata) == loaded.stamp {
+            return Ok(());
+        }
+        let mut bytes = Vec::new();
+        {
+            use std::io::Read as _;
+            (&file)
+                .read_to_end(&mut bytes)
+                .map_err(|e| workspace::io_refusal(path, &e))?;
+        }
+        if hash_of(&bytes) == loaded.hash {
+            Ok(())
+        } else {
+            moved("was changed by another program")
+        }
     }
 
     /// The run's observation of `path`, if it is still current for `loaded`.

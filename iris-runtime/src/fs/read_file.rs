@@ -7,8 +7,9 @@ use serde_json::json;
 
 use super::FileService;
 use super::page::{Page, PageError, PageRequest, read_page};
-use super::workspace::io_refusal;
+use super::workspace::{io_refusal, refused};
 use crate::artifacts;
+use crate::error::RuntimeError;
 
 /// Lines in a page when the call does not say.
 const DEFAULT_LIMIT: usize = 2000;
@@ -59,15 +60,23 @@ pub fn read_file(
 impl FileService {
     fn read(&self, cx: &ToolContext, path: &str, request: PageRequest) -> Result<Page, ToolResult> {
         if artifacts::is_handle(path) {
-            let file = self.artifacts().open(path).map_err(|_| {
-                ToolResult::error(
-                    ToolErrorKind::NotFound,
-                    format!("no artifact `{path}` in this workspace; copy the handle exactly as the preview gave it"),
-                )
-            })?;
+            let file = self
+                .artifacts()
+                .open(path)
+                .map_err(|e| artifact_refusal(path, &e))?;
             return read_page(file, request, false).map_err(|e| page_error(path, &e, request));
         }
         let resolved = self.workspace.resolve(path)?;
+        if resolved
+            .key
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with(crate::temp_name::TEMP_SUFFIX))
+        {
+            return Err(refused(
+                path,
+                "it is a temporary file of a write in progress; read the file being written instead",
+            ));
+        }
         let file = self.workspace.open_regular(&resolved)?;
         let page = read_page(file, request, true).map_err(|e| match e {
             PageError::Io(io) => io_refusal(&resolved, &io),
@@ -85,6 +94,35 @@ impl FileService {
             );
         }
         Ok(page)
+    }
+}
+
+/// What the model reads when an artifact handle cannot be opened.
+fn artifact_refusal(path: &str, error: &RuntimeError) -> ToolResult {
+    let shown = crate::executor::shorten(path);
+    match error {
+        RuntimeError::InvalidArtifactHandle { .. } => ToolResult::error(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "malformed artifact handle `{shown}`; copy the handle exactly as the preview gave it: `artifact://` and 32 hex digits"
+            ),
+        ),
+        RuntimeError::Artifact { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            ToolResult::error(
+                ToolErrorKind::NotFound,
+                format!(
+                    "no artifact `{shown}` in this workspace; copy the handle exactly as the preview gave it"
+                ),
+            )
+        }
+        RuntimeError::ArtifactRefused { reason, .. } => ToolResult::error(
+            ToolErrorKind::PathRefused,
+            format!("artifact `{shown}` refused: {reason}"),
+        ),
+        other => ToolResult::error(
+            ToolErrorKind::Execution,
+            format!("cannot open artifact `{shown}`: {other}"),
+        ),
     }
 }
 

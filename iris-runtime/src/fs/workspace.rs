@@ -140,19 +140,8 @@ impl Workspace {
         }
         let file = file.into_std();
         #[cfg(unix)]
-        clear_nonblocking(&file);
+        crate::nonblocking::clear_nonblocking(&file);
         Ok(file)
-    }
-}
-
-/// Reads of a regular file never block anyway; clearing the flag keeps the
-/// descriptor ordinary for whoever holds it next.
-#[cfg(unix)]
-fn clear_nonblocking(file: &std::fs::File) {
-    use nix::fcntl::{FcntlArg, OFlag, fcntl};
-    if let Ok(bits) = fcntl(file, FcntlArg::F_GETFL) {
-        let flags = OFlag::from_bits_truncate(bits) - OFlag::O_NONBLOCK;
-        let _ = fcntl(file, FcntlArg::F_SETFL(flags));
     }
 }
 

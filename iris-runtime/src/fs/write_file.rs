@@ -3,7 +3,6 @@
 use iris_core::{State, ToolContext, ToolResult};
 use serde_json::json;
 
-use super::atomic::write_atomic;
 use super::observation::{LineRanges, Observation};
 use super::text::{LineEnding, line_count};
 use super::{FileService, hash_of};
@@ -34,7 +33,15 @@ pub fn write_file(
 impl FileService {
     fn write(&self, cx: &ToolContext, path: &str, content: &str) -> Result<ToolResult, ToolResult> {
         let resolved = self.workspace.resolve(path)?;
+        let target = self.write_target(&resolved, true)?;
+        // Held to the rename: a write in this process never starts from
+        // content another one is replacing.
+        let _serial = self.locks.lock(&target);
         let existing = self.load(&resolved)?;
+        let _flock = existing
+            .as_ref()
+            .map(|loaded| super::atomic::lock_file(&loaded.file, &resolved.shown))
+            .transpose()?;
         let (bytes, permissions, verb) = match &existing {
             None => (content.to_owned(), None, "Created"),
             Some(loaded) => {
@@ -52,12 +59,9 @@ impl FileService {
                 )
             }
         };
-        write_atomic(
-            self.workspace.dir(),
-            &resolved,
-            bytes.as_bytes(),
-            permissions,
-        )?;
+        target.replace(&resolved, bytes.as_bytes(), permissions, || {
+            self.unchanged(&resolved, existing.as_ref())
+        })?;
         let total_lines = line_count(&bytes);
         self.observations.set(
             cx.run_id(),
