@@ -120,6 +120,16 @@ impl ToolContext {
         self.inner.offered.as_ref().is_none_or(|o| o.contains(name))
     }
 
+    /// Whether this call should stop: its deadline passed or it was
+    /// cancelled, and the executor raised its [`StopFlag`](crate::StopFlag).
+    /// A synchronous body cannot be stopped from outside; one that may run
+    /// long looks at this in its loops and returns early when it is true.
+    /// (An async body is simply no longer polled, so it never needs to.)
+    #[must_use]
+    pub fn should_stop(&self) -> bool {
+        crate::StopFlag::current_is_raised()
+    }
+
     /// The extension of type `T`, if the host added one.
     #[must_use]
     pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {

@@ -52,6 +52,7 @@ mod name;
 pub mod provider;
 mod result;
 pub mod schema;
+mod stop;
 mod tool;
 
 #[doc(hidden)]
@@ -79,4 +80,5 @@ pub use into_result::{IntoToolResult, Json};
 pub use middleware::{Endpoint, IntoMiddlewareResult, Middleware, Next};
 pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};
 pub use result::{ArtifactRef, ToolErrorKind, ToolFailure, ToolResult};
+pub use stop::StopFlag;
 pub use tool::{BoxFuture, CallTraits, DynTool, ParsedArgs, Proceed, Started, Tool, ToolBody};

@@ -25,6 +25,7 @@ pub mod hooks;
 mod nonblocking;
 pub mod observers;
 mod registry;
+mod run_table;
 mod temp_name;
 
 pub use artifacts::ArtifactStore;

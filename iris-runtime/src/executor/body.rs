@@ -9,7 +9,8 @@ use std::task::Poll;
 
 use futures_util::FutureExt as _;
 use iris_core::{
-    BoxFuture, DynTool, ParsedArgs, ToolBody, ToolContext, ToolErrorKind, ToolName, ToolResult,
+    BoxFuture, DynTool, ParsedArgs, StopFlag, ToolBody, ToolContext, ToolErrorKind, ToolName,
+    ToolResult,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +41,7 @@ impl ToolExecutor {
         if cancel.is_some_and(CancellationToken::is_cancelled) {
             return cancelled(name.as_str());
         }
+        let blocking = matches!(body, ToolBody::Blocking(_));
         let body: BoxFuture<'_, ToolResult> = match body {
             ToolBody::Async(future) => future,
             ToolBody::Blocking(body) => Box::pin(run_blocking(name, body)),
@@ -59,7 +61,9 @@ impl ToolExecutor {
         let first = std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut body).poll(task))).await;
         let outcome = match first {
             Poll::Ready(outcome) => outcome,
-            Poll::Pending => return Box::pin(self.wait_for_body(name, body, cancel)).await,
+            Poll::Pending => {
+                return Box::pin(self.wait_for_body(name, body, cancel, blocking)).await;
+            }
         };
         outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
     }
@@ -69,6 +73,7 @@ impl ToolExecutor {
         name: &ToolName,
         body: impl Future<Output = Result<ToolResult, Box<dyn Any + Send>>> + Unpin,
         cancel: Option<&CancellationToken>,
+        blocking: bool,
     ) -> ToolResult {
         let timeout = self
             .inner
@@ -81,15 +86,7 @@ impl ToolExecutor {
             let outcome = match timeout {
                 Some(limit) => match tokio::time::timeout(limit, body).await {
                     Ok(outcome) => outcome,
-                    Err(_) => {
-                        return ToolResult::error(
-                            ToolErrorKind::Timeout,
-                            format!(
-                                "`{name}` did not finish within {:.1} s and was stopped; try a smaller request",
-                                limit.as_secs_f64()
-                            ),
-                        );
-                    }
+                    Err(_) => return timed_out(name.as_str(), limit, blocking),
                 },
                 None => body.await,
             };
@@ -98,7 +95,14 @@ impl ToolExecutor {
         match cancel {
             Some(token) => tokio::select! {
                 biased;
-                () = token.cancelled() => cancelled(name.as_str()),
+                () = token.cancelled() => if blocking {
+                    ToolResult::error(
+                        ToolErrorKind::Cancelled,
+                        format!("the call of `{name}` was cancelled and asked to stop; it runs on a thread that cannot be stopped from outside, so the operation may still complete"),
+                    )
+                } else {
+                    cancelled(name.as_str())
+                },
                 result = timed => result,
             },
             None => timed.await,
@@ -112,9 +116,29 @@ fn is_cancelled(cx: &ToolContext) -> bool {
         .is_some_and(CancellationToken::is_cancelled)
 }
 
-/// A synchronous body on a blocking thread, so it cannot stall the async workers.
+/// A synchronous body on a blocking thread, so it cannot stall the async
+/// workers. Dropping this future (the deadline passed, the call was
+/// cancelled) raises the call's stop flag: a body not started yet never
+/// starts, and a running one sees `ToolContext::should_stop`.
 async fn run_blocking(name: &ToolName, body: Box<dyn FnOnce() -> ToolResult + Send>) -> ToolResult {
-    match tokio::task::spawn_blocking(body).await {
+    struct RaiseOnDrop(StopFlag);
+    impl Drop for RaiseOnDrop {
+        fn drop(&mut self) {
+            self.0.raise();
+        }
+    }
+    let flag = StopFlag::new();
+    let _raise = RaiseOnDrop(flag.clone());
+    let run = move || {
+        if flag.is_raised() {
+            return ToolResult::error(
+                ToolErrorKind::Cancelled,
+                "the call was stopped before it started",
+            );
+        }
+        flag.scope(body)
+    };
+    match tokio::task::spawn_blocking(run).await {
         Ok(result) => result,
         Err(err) if err.is_panic() => panicked(name.as_str(), err.into_panic().as_ref()),
         Err(_) => cancelled(name.as_str()),
@@ -132,6 +156,20 @@ fn panicked(name: &str, payload: &(dyn Any + Send)) -> ToolResult {
         ToolErrorKind::ToolPanicked,
         format!("`{name}` failed with an internal error ({detail}); the call did not complete"),
     )
+}
+
+fn timed_out(name: &str, limit: std::time::Duration, blocking: bool) -> ToolResult {
+    let seconds = limit.as_secs_f64();
+    let message = if blocking {
+        format!(
+            "`{name}` did not finish within {seconds:.1} s; it was asked to stop, but it runs on a thread that cannot be stopped from outside, so the operation may still complete; check its effect before you call it again"
+        )
+    } else {
+        format!(
+            "`{name}` did not finish within {seconds:.1} s and was stopped; try a smaller request"
+        )
+    };
+    ToolResult::error(ToolErrorKind::Timeout, message)
 }
 
 fn cancelled(name: &str) -> ToolResult {

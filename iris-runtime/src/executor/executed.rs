@@ -1,5 +1,11 @@
 //! Which call ids reached their body, per run: a call id runs at most once.
+//!
+//! The ids of at most `limit` runs are kept: a host whose runs never call
+//! `finish_run` still holds a bounded set. Past the limit the oldest run's
+//! ids are forgotten, and a call that reuses one of them could run again,
+//! so the limit is set far above the runs a host keeps alive at once.
 
+use std::collections::VecDeque;
 use std::hash::BuildHasher as _;
 
 use hashbrown::HashTable;
@@ -17,13 +23,26 @@ const MAX_KEPT_TEXT: usize = 256 * 1024;
 /// run, so a steady stream of runs records ids without allocating; the set
 /// used last is kept apart, so the usual call (of the same run as the one
 /// before) finds it without a lookup.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct ExecutedIds {
     /// The run recorded last: most calls belong to the run before them.
     current: Option<(RunId, RunIds)>,
     runs: FxHashMap<RunId, RunIds>,
     spare: Vec<RunIds>,
+    /// Runs in the order they began; may name finished runs, skipped when
+    /// met.
+    order: VecDeque<RunId>,
+    limit: usize,
 }
+
+impl Default for ExecutedIds {
+    fn default() -> Self {
+        Self::with_limit(DEFAULT_MAX_RUNS)
+    }
+}
+
+/// Runs whose call ids are kept unless configured.
+pub const DEFAULT_MAX_RUNS: usize = 10_000;
 
 /// The ids of one run, their text side by side in one buffer: recording an
 /// id copies its bytes instead of allocating a string for each (that
@@ -63,6 +82,38 @@ impl RunIds {
 }
 
 impl ExecutedIds {
+    pub(super) fn with_limit(limit: usize) -> Self {
+        Self {
+            current: None,
+            runs: FxHashMap::default(),
+            spare: Vec::new(),
+            order: VecDeque::new(),
+            limit: limit.max(1),
+        }
+    }
+
+    /// Runs whose ids are held.
+    fn held(&self) -> usize {
+        self.runs.len() + usize::from(self.current.is_some())
+    }
+
+    /// Makes room for a new run and notes when it began.
+    fn admit(&mut self, run: &RunId) {
+        while self.held() >= self.limit {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            self.finish(&oldest);
+        }
+        self.order.push_back(run.clone());
+        if self.order.len() > self.limit.saturating_mul(2) {
+            let (runs, current) = (&self.runs, &self.current);
+            self.order.retain(|r| {
+                r == run || runs.contains_key(r) || current.as_ref().is_some_and(|(c, _)| c == r)
+            });
+        }
+    }
+
     /// Records `call_id` for `run`; `false` when it was already recorded.
     pub(super) fn first_time(&mut self, run: &RunId, call_id: &str) -> bool {
         self.ids_of(run).insert(call_id)
@@ -72,10 +123,12 @@ impl ExecutedIds {
     fn ids_of(&mut self, run: &RunId) -> &mut RunIds {
         let is_current = matches!(&self.current, Some((current, _)) if current == run);
         if !is_current {
-            let ids = self
-                .runs
-                .remove(run)
-                .unwrap_or_else(|| self.spare.pop().unwrap_or_default());
+            let ids = if let Some(ids) = self.runs.remove(run) {
+                ids
+            } else {
+                self.admit(run);
+                self.spare.pop().unwrap_or_default()
+            };
             if let Some((previous, ids)) = self.current.replace((run.clone(), ids)) {
                 self.runs.insert(previous, ids);
             }
@@ -185,6 +238,21 @@ mod tests {
         executed.finish(&a);
         executed.finish(&b);
         assert!(executed.current.is_none() && executed.runs.is_empty());
+    }
+
+    #[test]
+    fn runs_that_never_finish_are_bounded() {
+        let mut executed = ExecutedIds::with_limit(3);
+        for i in 0..1_000 {
+            let run = RunId::new(format!("run-{i}"));
+            assert!(executed.first_time(&run, "call_0"));
+            assert!(!executed.first_time(&run, "call_0"));
+            assert!(executed.held() <= 3);
+            assert!(executed.order.len() <= 7);
+        }
+        // The newest runs still refuse a repeated id.
+        assert!(!executed.first_time(&RunId::new("run-998"), "call_0"));
+        assert!(!executed.first_time(&RunId::new("run-999"), "call_0"));
     }
 
     #[test]

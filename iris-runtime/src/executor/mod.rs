@@ -21,6 +21,7 @@ use crate::error::RuntimeError;
 use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
 use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::ToolRegistry;
+pub use executed::DEFAULT_MAX_RUNS;
 use pending::PendingApprovals;
 pub use pending::{DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS};
 use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
@@ -93,6 +94,10 @@ pub struct ExecutorConfig {
     /// How long a call waits for its decision; after that it can no longer
     /// be resumed and is dropped.
     pub approval_ttl: Duration,
+    /// Runs whose call ids are remembered (so that an id runs once) when
+    /// they never call [`ToolExecutor::finish_run`]; past it the oldest
+    /// run's ids are forgotten.
+    pub max_runs: usize,
 }
 
 impl Default for ExecutorConfig {
@@ -105,6 +110,7 @@ impl Default for ExecutorConfig {
             tool_max_result_chars: HashMap::new(),
             max_pending_approvals: DEFAULT_MAX_PENDING_APPROVALS,
             approval_ttl: DEFAULT_APPROVAL_TTL,
+            max_runs: executed::DEFAULT_MAX_RUNS,
         }
     }
 }
@@ -453,6 +459,14 @@ impl ToolExecutorBuilder {
         self
     }
 
+    /// Sets how many runs' call ids are remembered when runs never call
+    /// [`ToolExecutor::finish_run`] (default [`DEFAULT_MAX_RUNS`]); past it the oldest
+    /// run's ids are forgotten.
+    pub fn max_runs(mut self, limit: usize) -> Self {
+        self.config.max_runs = limit.max(1);
+        self
+    }
+
     /// Saves oversized results in `store` instead of the workspace's
     /// `.iris/artifacts` folder.
     pub fn artifacts(mut self, store: ArtifactStore) -> Self {
@@ -463,6 +477,7 @@ impl ToolExecutorBuilder {
     /// Finishes the executor.
     #[must_use]
     pub fn build(self) -> ToolExecutor {
+        let max_runs = self.config.max_runs;
         ToolExecutor {
             inner: Arc::new(Inner {
                 registry: self.registry,
@@ -474,7 +489,7 @@ impl ToolExecutorBuilder {
                 config: self.config,
                 artifacts: self.artifacts,
                 pending: Mutex::new(PendingApprovals::default()),
-                executed: Mutex::new(executed::ExecutedIds::default()),
+                executed: Mutex::new(executed::ExecutedIds::with_limit(max_runs)),
             }),
         }
     }

@@ -103,6 +103,16 @@ impl FileService {
         })
     }
 
+    /// Keeps the observations of at most `limit` runs (default
+    /// [`DEFAULT_MAX_RUNS`](observation::DEFAULT_MAX_RUNS)); past it the
+    /// oldest run's are forgotten, so its edits must read again. Call
+    /// [`forget_run`](Self::forget_run) when a run ends to free them sooner.
+    #[must_use]
+    pub fn with_max_runs(mut self, limit: usize) -> Self {
+        self.observations = ObservationLog::with_max_runs(limit);
+        self
+    }
+
     /// Uses `store` for artifact handles instead of the workspace's own.
     #[must_use]
     pub fn with_artifacts(mut self, store: ArtifactStore) -> Self {

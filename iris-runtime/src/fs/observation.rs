@@ -8,6 +8,8 @@ use std::sync::{Mutex, PoisonError};
 
 use iris_core::RunId;
 
+use crate::run_table::RunTable;
+
 /// A SHA-256 of a file's whole content.
 pub type ContentHash = [u8; 32];
 
@@ -111,12 +113,33 @@ impl LineRanges {
 }
 
 /// Observations of every run, owned by the file service.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ObservationLog {
-    runs: Mutex<HashMap<RunId, HashMap<PathBuf, Observation>>>,
+    runs: Mutex<RunTable<HashMap<PathBuf, Observation>>>,
+}
+
+/// Runs whose observations are kept unless the host sets another limit;
+/// past it the oldest run's are forgotten.
+pub const DEFAULT_MAX_RUNS: usize = 1_024;
+
+/// Files one run's observations cover at most; past it one is forgotten
+/// for each new one. Forgetting is always safe: an edit of a forgotten file
+/// is only asked to read it again.
+const MAX_FILES_PER_RUN: usize = 10_000;
+
+impl Default for ObservationLog {
+    fn default() -> Self {
+        Self::with_max_runs(DEFAULT_MAX_RUNS)
+    }
 }
 
 impl ObservationLog {
+    pub(crate) fn with_max_runs(limit: usize) -> Self {
+        Self {
+            runs: Mutex::new(RunTable::new(limit)),
+        }
+    }
+
     pub(crate) fn get(&self, run: &RunId, key: &Path) -> Option<Observation> {
         self.lock()
             .get(run)
@@ -135,7 +158,8 @@ impl ObservationLog {
         lines: Option<(usize, usize)>,
     ) {
         let mut runs = self.lock();
-        let files = runs.entry(run.clone()).or_default();
+        let files = runs.get_or_insert_with(run, HashMap::new);
+        make_room(files, key);
         let entry = files
             .entry(key.to_path_buf())
             .or_insert_with(|| Observation {
@@ -156,18 +180,28 @@ impl ObservationLog {
     }
 
     pub(crate) fn set(&self, run: &RunId, key: &Path, observation: Observation) {
-        self.lock()
-            .entry(run.clone())
-            .or_default()
-            .insert(key.to_path_buf(), observation);
+        let mut runs = self.lock();
+        let files = runs.get_or_insert_with(run, HashMap::new);
+        make_room(files, key);
+        files.insert(key.to_path_buf(), observation);
     }
 
     pub(crate) fn forget_run(&self, run: &RunId) {
         self.lock().remove(run);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RunId, HashMap<PathBuf, Observation>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, RunTable<HashMap<PathBuf, Observation>>> {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Forgets one file of a full run before `key` is added to it.
+fn make_room(files: &mut HashMap<PathBuf, Observation>, key: &Path) {
+    if files.len() >= MAX_FILES_PER_RUN && !files.contains_key(key) {
+        let forgotten = files.keys().next().cloned();
+        if let Some(forgotten) = forgotten {
+            files.remove(&forgotten);
+        }
     }
 }
 

@@ -14,8 +14,6 @@ use sha2::{Digest, Sha256};
 
 use super::observation::ContentHash;
 
-/// Bytes at the start of a file searched for a NUL, the mark of binary data.
-const SNIFF_BYTES: u64 = 8 * 1024;
 const CHUNK: usize = 64 * 1024;
 
 /// Where a page starts and how much it may hold.
@@ -55,10 +53,11 @@ pub(crate) struct Page {
 #[derive(Debug)]
 pub(crate) enum PageError {
     Io(io::Error),
-    /// NUL bytes or text that is not UTF-8.
-    Binary {
-        total_bytes: u64,
-    },
+    /// NUL bytes (anywhere in the file) or text that is not UTF-8.
+    Binary,
+    /// The call was asked to stop (its deadline passed) before the pass
+    /// ended.
+    Stopped,
     /// The offset lies past the last line.
     OffsetPastEnd {
         total_lines: usize,
@@ -103,11 +102,13 @@ struct Scan {
 }
 
 /// Reads the page `request` asks for from `reader`, hashing the whole
-/// content when `hash` is set.
+/// content when `hash` is set. The pass ends early at the first NUL byte
+/// (binary content) and when `stop` says the call should stop.
 pub(crate) fn read_page(
     mut reader: impl Read,
     request: PageRequest,
     hash: bool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<Page, PageError> {
     let mut scan = Scan {
         request: PageRequest {
@@ -140,6 +141,12 @@ pub(crate) fn read_page(
             Err(e) => return Err(e.into()),
         };
         scan.feed(&buf[..n]);
+        if scan.nul {
+            return Err(PageError::Binary);
+        }
+        if stop() {
+            return Err(PageError::Stopped);
+        }
     }
     scan.finish()
 }
@@ -153,10 +160,9 @@ impl Scan {
         if let Some(hasher) = &mut self.hasher {
             hasher.update(chunk);
         }
-        if self.bytes < SNIFF_BYTES {
-            let head = usize::try_from(SNIFF_BYTES - self.bytes).unwrap_or(usize::MAX);
-            self.nul |= chunk[..head.min(chunk.len())].contains(&0);
-        }
+        // Anywhere, not only near the start: text followed by binary data
+        // is binary.
+        self.nul |= chunk.contains(&0);
         self.bytes += chunk.len() as u64;
         #[allow(
             clippy::naive_bytecount,
@@ -238,10 +244,8 @@ impl Scan {
     fn finish(self) -> Result<Page, PageError> {
         let unterminated = self.last_byte.is_some_and(|b| b != b'\n');
         let total_lines = self.newlines + usize::from(unterminated);
-        if self.nul || self.out.contains(&0) {
-            return Err(PageError::Binary {
-                total_bytes: self.bytes,
-            });
+        if self.nul {
+            return Err(PageError::Binary);
         }
         if let Some((line, length)) = self.column_past_end {
             return Err(PageError::ColumnPastEnd { line, length });
@@ -267,9 +271,7 @@ impl Scan {
             // Stopping right at the end of the file leaves nothing to read.
             Phase::Done => self.next.filter(|&(line, _)| line <= total_lines),
         };
-        let text = String::from_utf8(self.out).map_err(|_| PageError::Binary {
-            total_bytes: self.bytes,
-        })?;
+        let text = String::from_utf8(self.out).map_err(|_| PageError::Binary)?;
         Ok(Page {
             text,
             first_line: request.offset,
@@ -297,6 +299,7 @@ mod tests {
                 max_chars,
             },
             false,
+            &|| false,
         )
         .unwrap()
     }
@@ -340,7 +343,8 @@ mod tests {
                     limit: 1,
                     max_chars: 9
                 },
-                false
+                false,
+                &|| false
             ),
             Err(PageError::OffsetPastEnd { total_lines: 2 })
         ));
@@ -353,7 +357,8 @@ mod tests {
                     limit: 1,
                     max_chars: 9
                 },
-                false
+                false,
+                &|| false
             ),
             Err(PageError::ColumnPastEnd { line: 1, length: 2 })
         ));
@@ -366,9 +371,10 @@ mod tests {
                     limit: 1,
                     max_chars: 9
                 },
-                false
+                false,
+                &|| false
             ),
-            Err(PageError::Binary { .. })
+            Err(PageError::Binary)
         ));
     }
 }

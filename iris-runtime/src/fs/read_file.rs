@@ -11,6 +11,11 @@ use super::workspace::{io_refusal, refused};
 use crate::artifacts;
 use crate::error::RuntimeError;
 
+/// Largest file `read_file` reads: every page passes over the whole file
+/// (to hash it for the read-before-edit rule and count its lines), so a
+/// bigger one would cost seconds per page.
+const MAX_READ_BYTES: u64 = 1 << 30;
+
 /// Lines in a page when the call does not say.
 const DEFAULT_LIMIT: usize = 2000;
 /// Characters of file text in one page: with line numbers it stays under
@@ -64,7 +69,8 @@ impl FileService {
                 .artifacts()
                 .open(path)
                 .map_err(|e| artifact_refusal(path, &e))?;
-            return read_page(file, request, false).map_err(|e| page_error(path, &e, request));
+            return read_page(file, request, false, &|| cx.should_stop())
+                .map_err(|e| page_error(path, &e, request));
         }
         let resolved = self.workspace.resolve(path)?;
         if resolved
@@ -78,7 +84,17 @@ impl FileService {
             ));
         }
         let file = self.workspace.open_regular(&resolved)?;
-        let page = read_page(file, request, true).map_err(|e| match e {
+        let size = file.metadata().map_or(0, |m| m.len());
+        if size > MAX_READ_BYTES {
+            return Err(ToolResult::error(
+                ToolErrorKind::UnsupportedContent,
+                format!(
+                    "`{}` is {size} bytes; read_file reads files of at most {MAX_READ_BYTES} bytes (it checks the whole file for every page); use a tool made for large files",
+                    resolved.shown
+                ),
+            ));
+        }
+        let page = read_page(file, request, true, &|| cx.should_stop()).map_err(|e| match e {
             PageError::Io(io) => io_refusal(&resolved, &io),
             other => page_error(path, &other, request),
         })?;
@@ -132,11 +148,15 @@ fn page_error(path: &str, error: &PageError, request: PageRequest) -> ToolResult
             ToolErrorKind::Execution,
             format!("cannot read `{path}`: {io}"),
         ),
-        PageError::Binary { total_bytes } => ToolResult::error(
+        PageError::Binary => ToolResult::error(
             ToolErrorKind::UnsupportedContent,
             format!(
-                "`{path}` is a binary file ({total_bytes} bytes: NUL bytes or text that is not UTF-8); read_file shows text only"
+                "`{path}` is a binary file (it holds NUL bytes or text that is not UTF-8); read_file shows text only"
             ),
+        ),
+        PageError::Stopped => ToolResult::error(
+            ToolErrorKind::Cancelled,
+            format!("reading `{path}` stopped: the call's deadline passed or it was cancelled"),
         ),
         PageError::OffsetPastEnd { total_lines } => ToolResult::error(
             ToolErrorKind::InvalidArguments,

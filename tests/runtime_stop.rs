@@ -1,0 +1,147 @@
+//! Deadlines tell the truth about synchronous bodies: they are asked to
+//! stop through the context, a body that has not started by its deadline
+//! never starts, and one that goes on is reported as possibly completing.
+#![allow(
+    clippy::unwrap_used,
+    clippy::needless_pass_by_value,
+    reason = "tests fail loudly and tools take what the macro hands them"
+)]
+
+mod files;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use iris::{
+    RunId, State, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
+};
+use serde_json::json;
+
+#[derive(Default)]
+struct Seen {
+    stopped: AtomicBool,
+    started: AtomicUsize,
+}
+
+/// Work until asked to stop.
+#[iris::tool(read_only)]
+fn spin(#[ctx] cx: &ToolContext, #[state] seen: State<Seen>) -> String {
+    seen.started.fetch_add(1, Ordering::SeqCst);
+    while !cx.should_stop() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    seen.stopped.store(true, Ordering::SeqCst);
+    "stopped".into()
+}
+
+/// Work for a while without looking at the flag.
+#[iris::tool(read_only)]
+fn sleepy(#[state] seen: State<Seen>) -> String {
+    seen.started.fetch_add(1, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(300));
+    "slept".into()
+}
+
+fn executor(timeout: Duration) -> ToolExecutor {
+    let mut registry = ToolRegistry::new();
+    registry.register(Spin).unwrap();
+    registry.register(Sleepy).unwrap();
+    ToolExecutor::builder(registry)
+        .timeout(Some(timeout))
+        .build()
+}
+
+fn cx(seen: &Arc<Seen>) -> ToolContext {
+    ToolContext::builder(".", RunId::new("run-1"))
+        .shared_state(Arc::clone(seen))
+        .build()
+}
+
+fn result(outcome: &iris::ToolOutcome) -> &ToolResult {
+    outcome.result().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_past_its_deadline_is_asked_to_stop_and_told_truthfully() {
+    let seen = Arc::new(Seen::default());
+    let outcome = executor(Duration::from_millis(50))
+        .execute_one(ToolUseBlock::new("c1", "spin", json!({})), &cx(&seen))
+        .await;
+    let result = result(&outcome);
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::Timeout));
+    assert!(
+        result.text_content().contains("may still complete"),
+        "{}",
+        result.text_content()
+    );
+    let asked = Instant::now();
+    while !seen.stopped.load(Ordering::SeqCst) {
+        assert!(
+            asked.elapsed() < Duration::from_secs(2),
+            "the body never saw the stop flag"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// With one blocking thread busy, a call waits for a thread; when its
+/// deadline passes before it gets one, it never starts.
+#[test]
+fn a_body_that_has_not_started_by_its_deadline_never_starts() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let seen = Arc::new(Seen::default());
+    runtime.block_on(async {
+        let slow = ToolExecutor::builder({
+            let mut registry = ToolRegistry::new();
+            registry.register(Sleepy).unwrap();
+            registry
+        })
+        .timeout(None)
+        .build();
+        let quick = executor(Duration::from_millis(30));
+        let cx = cx(&seen);
+        let busy = slow.execute_one(ToolUseBlock::new("busy", "sleepy", json!({})), &cx);
+        let waiting = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            quick
+                .execute_one(ToolUseBlock::new("late", "sleepy", json!({})), &cx)
+                .await
+        };
+        let (busy, late) = tokio::join!(busy, waiting);
+        assert_eq!(result(&busy).text_content(), "slept");
+        assert_eq!(result(&late).error_kind(), Some(ToolErrorKind::Timeout));
+        // Long after: the late call still never ran.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    });
+    assert_eq!(seen.started.load(Ordering::SeqCst), 1);
+}
+
+/// `read_file` of a huge file is refused before any reading, and a binary
+/// tail after a text head makes the file binary.
+#[tokio::test]
+async fn read_file_bounds_its_work() {
+    let ws = files::Workspace::new();
+    let huge = std::fs::File::create(ws.path("huge.bin")).unwrap();
+    huge.set_len(1 << 40).unwrap();
+    let started = Instant::now();
+    let result = ws.call("read_file", json!({"path": "huge.bin"})).await;
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::UnsupportedContent));
+    assert!(started.elapsed() < Duration::from_secs(1));
+
+    let mut head = "a line of text\n".repeat(2_100);
+    head.push_str(&"\0".repeat(100_000));
+    ws.write("mixed.txt", &head);
+    let result = ws.call("read_file", json!({"path": "mixed.txt"})).await;
+    assert_eq!(
+        result.error_kind(),
+        Some(ToolErrorKind::UnsupportedContent),
+        "{}",
+        result.text_content()
+    );
+}
