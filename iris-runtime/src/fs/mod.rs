@@ -135,7 +135,7 @@ impl FileService {
     /// What run `run` has seen of `path` (relative to the root), if it read it.
     #[must_use]
     pub fn observation(&self, run: &RunId, path: &str) -> Option<Observation> {
-        let path = self.workspace.resolve(path).ok()?;
+        let path = self.workspace.locate(path).ok()?;
         self.observations.get(run, &path.key)
     }
 
@@ -156,7 +156,7 @@ impl FileService {
         reason = "the error is the call's result, returned to the model as is"
     )]
     pub fn publish(&self, path: &str, media_type: Option<&str>) -> Result<ArtifactRef, ToolResult> {
-        let resolved = self.workspace.resolve(path)?;
+        let resolved = self.workspace.locate(path)?;
         let file = self.workspace.open_regular(&resolved)?;
         let name = resolved.key.file_name().and_then(|n| n.to_str());
         self.artifacts

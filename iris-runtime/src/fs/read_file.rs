@@ -72,7 +72,7 @@ impl FileService {
             return read_page(file, request, false, &|| cx.should_stop())
                 .map_err(|e| page_error(path, &e, request));
         }
-        let resolved = self.workspace.resolve(path)?;
+        let resolved = self.workspace.locate(path)?;
         if resolved
             .key
             .file_name()

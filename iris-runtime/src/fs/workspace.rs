@@ -75,10 +75,10 @@ impl Workspace {
             {
                 Ok(inside) => inside.to_path_buf(),
                 Err(_) => {
-                    return refuse(format!(
-                        "it is an absolute path outside the workspace `{}`; give a path relative to the workspace root",
-                        self.root.display()
-                    ));
+                    return refuse(
+                        "it is an absolute path outside the workspace; give a path relative to the workspace root"
+                            .into(),
+                    );
                 }
             }
         } else {
@@ -107,6 +107,35 @@ impl Workspace {
             key,
             shown: input.to_owned(),
         })
+    }
+
+    /// [`resolve`](Self::resolve), then the key made the path the OS
+    /// resolves to beneath the root (links and `..` after them followed),
+    /// so one file has one key however it is named: `d/in/../x.txt` with
+    /// `d/in` a link to `e/in` is `e/x.txt`. A file that does not exist yet
+    /// is keyed by its resolved folder and its name.
+    pub(crate) fn locate(&self, input: &str) -> Result<WorkspacePath, ToolResult> {
+        let mut path = self.resolve(input)?;
+        let resolved = self.dir.canonicalize(&path.relative).or_else(|_| {
+            let name = path
+                .relative
+                .file_name()
+                .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+            let parent = path.relative.parent().unwrap_or_else(|| Path::new(""));
+            let folder = if parent.as_os_str().is_empty() {
+                PathBuf::new()
+            } else {
+                self.dir.canonicalize(parent)?
+            };
+            Ok::<_, io::Error>(folder.join(name))
+        });
+        if let Ok(resolved) = resolved
+            && !resolved.as_os_str().is_empty()
+            && resolved.is_relative()
+        {
+            path.key = resolved;
+        }
+        Ok(path)
     }
 
     /// Opens an existing regular file for reading, beneath the root.
