@@ -82,10 +82,7 @@ async fn race(kind: &str) -> Tally {
                     .status()
                     .unwrap();
             } else {
-                let mut file = std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&log)
-                    .unwrap();
+                let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
                 for i in 0..APPENDS {
                     writeln!(file, "append {i}").unwrap();
                     std::thread::sleep(Duration::from_millis(2));

@@ -34,6 +34,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .policy(RulePolicy::new().write(Rule::Ask))
         .build();
     let cx = ToolContext::builder(".", RunId::new("approval-demo")).build();
+    // A run begins, and below it ends: `finish_run` frees what the
+    // executor keeps for it (call ids, calls waiting for approval).
+    executor.start_run(&cx).await;
 
     let call = ToolUseBlock::new(
         "call_1",
@@ -83,5 +86,6 @@ async fn main() -> Result<(), Box<dyn Error>> {
             .map(iris::ToolResult::text_content)
             .unwrap_or_default()
     );
+    executor.finish_run(&cx).await;
     Ok(())
 }

@@ -61,6 +61,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let cx = ToolContext::builder(workspace.path(), RunId::new("file-demo"))
         .shared_state(Arc::clone(&files))
         .build();
+    // A run begins, and below it ends: `finish_run` frees what the
+    // executor keeps for it (call ids, calls waiting for approval).
+    executor.start_run(&cx).await;
     let mut agent = Agent {
         executor,
         cx,
@@ -97,5 +100,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         "on disk:\n{}",
         std::fs::read_to_string(workspace.path().join("app.yaml"))?
     );
+    agent.executor.finish_run(&agent.cx).await;
+    files.forget_run(agent.cx.run_id());
     Ok(())
 }

@@ -40,6 +40,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
     registry.register(Weather)?;
     let executor = ToolExecutor::builder(registry).middleware(Timing).build();
     let cx = ToolContext::builder(".", RunId::new("middleware-demo")).build();
+    // A run begins, and below it ends: `finish_run` frees what the
+    // executor keeps for it (call ids, calls waiting for approval).
+    executor.start_run(&cx).await;
     let outcome = executor
         .execute_one(
             ToolUseBlock::new("call_1", "weather", json!({"city": "Lisbon"})),
@@ -49,5 +52,6 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let result = outcome.result().ok_or("the call is waiting for approval")?;
     println!("model reads: {}", result.text_content());
     println!("stats: {}", serde_json::to_string(result.stats())?);
+    executor.finish_run(&cx).await;
     Ok(())
 }

@@ -68,9 +68,13 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     // What the model called, and what it reads back.
     let cx = ToolContext::builder(".", RunId::new("quickstart")).build();
+    // A run begins, and below it ends: `finish_run` frees what the
+    // executor keeps for it (call ids, calls waiting for approval).
+    executor.start_run(&cx).await;
     let call = ToolUseBlock::new("call_1", "square", json!({"value": 4}));
     let outcome = executor.execute_one(call, &cx).await;
     let result = outcome.result().ok_or("the call is waiting for approval")?;
     println!("model reads:\n{}", result.text_content());
+    executor.finish_run(&cx).await;
     Ok(())
 }
