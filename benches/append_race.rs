@@ -9,7 +9,7 @@
 //! last look before the rename and the rename itself, nor a write through
 //! a descriptor of the old file after the rename; everything else is caught
 //! (the edit is refused as stale instead). Run with
-//! `cargo bench --bench append_race`; it prints appended, lost and refused
+//! `cargo bench -p iris-benches --bench append_race`; it prints appended, lost and refused
 //! edits for each kind.
 #![allow(
     clippy::unwrap_used,

@@ -1,7 +1,7 @@
 //! What the executor costs per call, against the floor of doing the same
 //! work by hand, measured side by side in one run.
 //!
-//! Run with `cargo bench --bench runtime`. The ratios printed at the end are
+//! Run with `cargo bench -p iris-benches --bench runtime`. The ratios printed at the end are
 //! the figures to compare; absolute times drift on shared machines.
 #![allow(
     clippy::unwrap_used,

@@ -5,7 +5,7 @@
     reason = "helpers outside #[test] fns fail loudly too"
 )]
 
-mod files;
+use crate::files;
 
 use files::Workspace;
 use iris::runtime::ArtifactStore;

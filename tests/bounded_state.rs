@@ -7,8 +7,6 @@
     reason = "tests fail loudly on a broken machine"
 )]
 
-mod files;
-
 #[path = "../benches/support/heap.rs"]
 #[allow(dead_code, reason = "the test uses part of it")]
 mod heap;

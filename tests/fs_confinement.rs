@@ -6,7 +6,7 @@
     reason = "helpers outside #[test] fns fail loudly too"
 )]
 
-mod files;
+use crate::files;
 
 use std::os::unix::fs::symlink;
 use std::process::Command;

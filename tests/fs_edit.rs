@@ -1,7 +1,7 @@
 //! Read-before-edit: edits and overwrites need a current read of the
 //! lines they replace; matches must be unique unless `replace_all`.
 
-mod files;
+use crate::files;
 
 use files::Workspace;
 use iris::ToolErrorKind;

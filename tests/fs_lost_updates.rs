@@ -8,7 +8,7 @@
     reason = "tests fail loudly on a broken machine"
 )]
 
-mod files;
+use crate::files;
 
 use std::os::unix::fs::{PermissionsExt as _, symlink};
 

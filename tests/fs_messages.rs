@@ -3,7 +3,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, reason = "tests fail loudly on a broken machine")]
 
-mod files;
+use crate::files;
 
 use std::os::unix::fs::symlink;
 

@@ -7,7 +7,7 @@
     reason = "tests fail loudly and tools take what the macro hands them"
 )]
 
-mod files;
+use crate::files;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -2,7 +2,7 @@
 //! shape, context and state, and the function staying callable.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared tools")]
-mod support;
+use crate::support;
 
 use iris::{DynTool, RunId, Tool, ToolBody, ToolContext, ToolErrorKind, ToolResult};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! misplaced or silently ignored.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared tools")]
-mod support;
+use crate::support;
 
 use async_openai::types::chat::ChatCompletionTools;
 use async_openai::types::responses::Tool as ResponsesTool;

@@ -1,7 +1,7 @@
 //! Every generated definition and every provider projection, pinned.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared tools")]
-mod support;
+use crate::support;
 
 use iris::provider::{anthropic, gemini, openai_chat, openai_responses};
 use iris::{DynTool, Tool};

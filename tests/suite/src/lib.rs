@@ -1,0 +1,1 @@
+//! Nothing to build: this package only holds tests (see `tests/`).

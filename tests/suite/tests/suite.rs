@@ -1,0 +1,15 @@
+//! The test suite's checks that need heavy crates, one module per area,
+//! built as one binary. `discovery_decision` sets an environment variable
+//! and keeps a binary of its own.
+
+#[path = "../../files/mod.rs"]
+mod files;
+#[path = "../../support/mod.rs"]
+mod support;
+
+mod fs_edit_props;
+mod hostile_inputs;
+mod image_results;
+mod openai_wire;
+mod schema;
+mod ui;
