@@ -65,7 +65,8 @@ async fn race(kind: &str) -> Tally {
     register_file_tools(&mut registry).unwrap();
     let executor = ToolExecutor::builder(registry)
         .policy(RulePolicy::new().write(Rule::Allow))
-        .build();
+        .build()
+        .unwrap();
 
     let done = Arc::new(AtomicBool::new(false));
     let writer = {

@@ -89,6 +89,7 @@ fn with_hooks() -> ToolExecutor {
         ))
         .middleware(PassThrough)
         .build()
+        .unwrap()
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
@@ -125,7 +126,7 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let input = json!({"value": 4});
     let cx = ToolContext::builder(".", RunId::new("bench")).build();
-    let plain = ToolExecutor::builder(registry()).build();
+    let plain = ToolExecutor::builder(registry()).build().unwrap();
     let hooked = with_hooks();
 
     let mut group = c.benchmark_group("one_call");

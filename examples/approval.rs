@@ -32,7 +32,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     registry.register(SendEmail)?;
     let executor = ToolExecutor::builder(registry)
         .policy(RulePolicy::new().write(Rule::Ask))
-        .build();
+        .build()?;
     let cx = ToolContext::builder(".", RunId::new("approval-demo")).build();
     // A run begins, and below it ends: `finish_run` frees what the
     // executor keeps for it (call ids, calls waiting for approval).

@@ -45,7 +45,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // Writes run without asking here; see the `approval` example for pauses.
     let executor = ToolExecutor::builder(Arc::clone(&registry))
         .policy(RulePolicy::new().write(Rule::Allow))
-        .build();
+        .build()?;
     let run = RunId::new("discovery-demo");
 
     let every_schema: usize = registry

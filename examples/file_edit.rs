@@ -57,7 +57,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     register_file_tools(&mut registry)?;
     let executor = ToolExecutor::builder(registry)
         .policy(RulePolicy::new().write(Rule::Allow))
-        .build();
+        .build()?;
     let cx = ToolContext::builder(workspace.path(), RunId::new("file-demo"))
         .shared_state(Arc::clone(&files))
         .build();

@@ -38,7 +38,7 @@ async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, ToolError>
 async fn main() -> Result<(), Box<dyn Error>> {
     let mut registry = ToolRegistry::new();
     registry.register(Weather)?;
-    let executor = ToolExecutor::builder(registry).middleware(Timing).build();
+    let executor = ToolExecutor::builder(registry).middleware(Timing).build()?;
     let cx = ToolContext::builder(".", RunId::new("middleware-demo")).build();
     // A run begins, and below it ends: `finish_run` frees what the
     // executor keeps for it (call ids, calls waiting for approval).

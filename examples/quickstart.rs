@@ -57,7 +57,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
             HookEvent::ToolAfter,
             reminder,
         ))
-        .build();
+        .build()?;
 
     // What the model is offered.
     let spec = Square.definition().spec().with_strict(true);

@@ -153,6 +153,7 @@ pub use iris_runtime as runtime;
 #[cfg(feature = "runtime")]
 pub use iris_runtime::{
     ApprovalDecision, ApprovalRequest, CancellationToken, CommandHook, HookAnswer, HookEvent,
-    HookFactories, HookInput, HookRegistration, Permission, PermissionPolicy, Rule, RulePolicy,
-    RunEvent, RunEventObserver, ToolExecutor, ToolOutcome, ToolRegistry, ToolRegistryView, hook_fn,
+    HookFactories, HookHandler, HookInput, HookRegistration, Permission, PermissionPolicy, Rule,
+    RulePolicy, RunEvent, RunEventObserver, ToolExecutor, ToolExecutorBuilder, ToolOutcome,
+    ToolRegistry, ToolRegistryView, hook_fn,
 };

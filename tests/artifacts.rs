@@ -40,7 +40,7 @@ fn workspace() -> (Workspace, iris::ToolExecutor) {
     iris::runtime::fs::register_file_tools(&mut registry).unwrap();
     registry.register(Report).unwrap();
     registry.register(OneLine).unwrap();
-    let executor = iris::ToolExecutor::builder(registry).build();
+    let executor = iris::ToolExecutor::builder(registry).build().unwrap();
     (ws, executor)
 }
 
@@ -234,7 +234,8 @@ async fn configuration_sets_limits_per_tool_and_names_file_tools_by_key() {
     }
     let executor = iris::ToolExecutor::builder(registry)
         .tool_max_result_chars("report", 200)
-        .build();
+        .build()
+        .unwrap();
     let result = run(&ws, &executor, "report", json!({"lines": 20})).await;
     assert_eq!(result.artifacts().len(), 1, "{}", result.text_content());
     assert!(result.text_content().chars().count() < 600);

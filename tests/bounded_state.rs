@@ -41,7 +41,8 @@ async fn a_hundred_thousand_runs_that_never_finish_stay_within_a_fixed_bound() {
         .policy(RulePolicy::new().write(Rule::Ask))
         .max_runs(2_000)
         .max_pending_approvals(500)
-        .build();
+        .build()
+        .unwrap();
 
     let mut live_at = Vec::new();
     for i in 0..100_000 {

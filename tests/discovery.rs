@@ -106,7 +106,9 @@ impl Agent {
                 .build()
                 .unwrap(),
         );
-        let executor = configure(ToolExecutor::builder(Arc::clone(&registry))).build();
+        let executor = configure(ToolExecutor::builder(Arc::clone(&registry)))
+            .build()
+            .unwrap();
         Self {
             registry,
             discovery,

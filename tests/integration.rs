@@ -13,10 +13,12 @@ mod artifacts;
 mod discovery;
 mod dyn_tool;
 mod examples;
+mod executor_config;
 mod fs_confinement;
 mod fs_edit;
 mod fs_lost_updates;
 mod fs_messages;
+mod hooks_under_attack;
 /// Tools expanded next to names that shadow what generated code uses.
 pub mod hygiene;
 mod runtime_approval;

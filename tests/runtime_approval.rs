@@ -36,7 +36,8 @@ fn setup() -> (ToolExecutor, Arc<RulePolicy>, ToolContext) {
     let policy = Arc::new(RulePolicy::new().write(Rule::Ask));
     let executor = ToolExecutor::builder(registry)
         .shared_policy(policy.clone())
-        .build();
+        .build()
+        .unwrap();
     (executor, policy, cx("run-1"))
 }
 
@@ -203,7 +204,8 @@ async fn the_permission_stage_is_the_same_with_hooks_registered() {
                 async { Ok(iris::HookAnswer::nothing()) }
             }),
         ))
-        .build();
+        .build()
+        .unwrap();
     let cx = cx("run-hooks");
     let call = |id: &str| ToolUseBlock::new(id, "save_note", json!({"text": "hi"}));
 

@@ -66,7 +66,9 @@ fn executor(
     let mut registry = ToolRegistry::new();
     registry.register(ArchiveFolder).unwrap();
     registry.register(DeleteFolder).unwrap();
-    configure(ToolExecutor::builder(registry).policy(RulePolicy::new().write(Rule::Ask))).build()
+    configure(ToolExecutor::builder(registry).policy(RulePolicy::new().write(Rule::Ask)))
+        .build()
+        .unwrap()
 }
 
 fn cx(run: &str) -> ToolContext {
@@ -126,7 +128,8 @@ async fn a_reused_id_in_a_later_call_is_refused_whatever_the_policy() {
     registry.register(DeleteFolder).unwrap();
     let executor = ToolExecutor::builder(registry)
         .shared_policy(policy.clone())
-        .build();
+        .build()
+        .unwrap();
     let cx = cx("run-1");
     let request = waiting(
         &executor

@@ -54,6 +54,7 @@ async fn run_with(hooks: Vec<HookRegistration>) -> ToolResult {
     let cx = ToolContext::builder(".", RunId::new("run-7")).build();
     builder
         .build()
+        .unwrap()
         .execute_one(
             ToolUseBlock::new("call-1", "shout", json!({"text": "hi"})),
             &cx,

@@ -88,7 +88,8 @@ fn setup(max_concurrency: usize, patience: Duration) -> (ToolExecutor, ToolConte
     let executor = ToolExecutor::builder(registry)
         .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
         .max_concurrency(max_concurrency)
-        .build();
+        .build()
+        .unwrap();
     let cx = ToolContext::builder(".", RunId::new("run"))
         .state(Shared {
             barrier: Barrier::new(2),

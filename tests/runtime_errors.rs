@@ -120,7 +120,13 @@ async fn call_with_id(
 
 #[tokio::test]
 async fn unknown_tools_get_close_names() {
-    let result = call(&builder().build(), &cx(), "sqare", json!({"value": 2})).await;
+    let result = call(
+        &builder().build().unwrap(),
+        &cx(),
+        "sqare",
+        json!({"value": 2}),
+    )
+    .await;
     assert_eq!(result.error_kind(), Some(ToolErrorKind::UnknownTool));
     assert!(
         result.text_content().contains("did you mean `square`"),
@@ -130,7 +136,7 @@ async fn unknown_tools_get_close_names() {
 
 #[tokio::test]
 async fn registered_but_not_offered_is_not_available() {
-    let executor = builder().build();
+    let executor = builder().build().unwrap();
     let deferred = call(&executor, &cx(), "search_archive", json!({"query": "x"})).await;
     assert_eq!(deferred.error_kind(), Some(ToolErrorKind::ToolNotAvailable));
     assert_eq!(
@@ -153,7 +159,7 @@ async fn registered_but_not_offered_is_not_available() {
 
 #[tokio::test]
 async fn invalid_arguments_name_the_path_and_input_repairs_are_recorded() {
-    let executor = builder().build();
+    let executor = builder().build().unwrap();
     let bad = call(&executor, &cx(), "square", json!({"value": "four"})).await;
     assert_eq!(bad.error_kind(), Some(ToolErrorKind::InvalidArguments));
     assert!(bad.text_content().contains("`$.value`"), "{bad:?}");
@@ -163,7 +169,8 @@ async fn invalid_arguments_name_the_path_and_input_repairs_are_recorded() {
     assert_eq!(null.error_kind(), Some(ToolErrorKind::UnknownTool));
     let permissive = builder()
         .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
-        .build();
+        .build()
+        .unwrap();
     let repaired = call(&permissive, &cx(), "wipe", Value::Null).await;
     assert_eq!(repaired.text_content(), "wiped");
     assert_eq!(
@@ -183,7 +190,8 @@ async fn invalid_arguments_name_the_path_and_input_repairs_are_recorded() {
 async fn the_policy_can_deny() {
     let executor = builder()
         .policy(iris::RulePolicy::new().write(iris::Rule::Deny))
-        .build();
+        .build()
+        .unwrap();
     let denied = call(&executor, &cx(), "wipe", json!({})).await;
     assert_eq!(denied.error_kind(), Some(ToolErrorKind::PermissionDenied));
     assert!(denied.text_content().contains("`wipe`"), "{denied:?}");
@@ -191,7 +199,7 @@ async fn the_policy_can_deny() {
 
 #[tokio::test]
 async fn panics_become_results_in_sync_and_async_bodies() {
-    let executor = builder().build();
+    let executor = builder().build().unwrap();
     let sync = call(&executor, &cx(), "explode_sync", json!({})).await;
     assert_eq!(sync.error_kind(), Some(ToolErrorKind::ToolPanicked));
     assert!(sync.text_content().contains("divide by zero"), "{sync:?}");
@@ -205,7 +213,7 @@ async fn panics_become_results_in_sync_and_async_bodies() {
 
 #[tokio::test]
 async fn deadlines_and_cancellation_stop_the_body() {
-    let executor = builder().build();
+    let executor = builder().build().unwrap();
     let timed_out = call(&executor, &cx(), "slow", json!({})).await;
     assert_eq!(timed_out.error_kind(), Some(ToolErrorKind::Timeout));
 
@@ -215,7 +223,8 @@ async fn deadlines_and_cancellation_stop_the_body() {
         .build();
     let unlimited = builder()
         .tool_timeout("slow", Duration::from_secs(60))
-        .build();
+        .build()
+        .unwrap();
     let pending = call(&unlimited, &cancelled_cx, "slow", json!({}));
     token.cancel();
     let cancelled = pending.await;
@@ -224,7 +233,7 @@ async fn deadlines_and_cancellation_stop_the_body() {
 
 #[tokio::test]
 async fn body_failures_are_execution_errors_and_ids_run_once() {
-    let executor = builder().build();
+    let executor = builder().build().unwrap();
     let failed = call(&executor, &cx(), "refuse", json!({})).await;
     assert_eq!(failed.error_kind(), Some(ToolErrorKind::Execution));
     assert_eq!(

@@ -88,7 +88,8 @@ async fn stuck_and_panicking_observers_change_nothing() {
         .observer(Stuck(Mutex::new(gate)))
         .observer(Panicky)
         .observer(Collect(Arc::clone(&seen)))
-        .build();
+        .build()
+        .unwrap();
     let cx = ToolContext::builder(".", RunId::new("run")).build();
     executor.start_run(&cx).await;
     // If delivery waited for the stuck observer, these calls would never finish.
@@ -199,7 +200,7 @@ async fn events_of(
             iris::hook_fn(|_| async { Ok(iris::HookAnswer::nothing()) }),
         ));
     }
-    let executor = builder.build();
+    let executor = builder.build().unwrap();
     let cx = ToolContext::builder(".", RunId::new("run")).build();
     for (id, input) in calls {
         executor

@@ -117,6 +117,7 @@ fn executor(log: &Log, short_circuit: bool, deny_before: bool) -> ToolExecutor {
             short_circuit,
         })
         .build()
+        .unwrap()
 }
 
 fn cx(log: &Log) -> ToolContext {
@@ -224,7 +225,8 @@ async fn every_deny_reason_is_kept_and_after_hooks_see_failures_too() {
             HookEvent::ToolBefore,
             deny("second"),
         ))
-        .build();
+        .build()
+        .unwrap();
     let cx = ToolContext::builder(".", RunId::new("r")).build();
     let denied = finished(
         denying
@@ -254,7 +256,8 @@ async fn every_deny_reason_is_kept_and_after_hooks_see_failures_too() {
             )
             .for_tools(["fail_always"]),
         )
-        .build();
+        .build()
+        .unwrap();
     let failed = finished(
         watching
             .execute_one(ToolUseBlock::new("2", "fail_always", json!({})), &cx)
@@ -312,6 +315,7 @@ fn add_watched(log: &Log) -> ToolExecutor {
             .for_tools(["add"]),
         )
         .build()
+        .unwrap()
 }
 
 /// What a call of a tool no hook watches leaves in the log: one permission

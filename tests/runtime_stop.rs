@@ -50,6 +50,7 @@ fn executor(timeout: Duration) -> ToolExecutor {
     ToolExecutor::builder(registry)
         .timeout(Some(timeout))
         .build()
+        .unwrap()
 }
 
 fn cx(seen: &Arc<Seen>) -> ToolContext {
@@ -103,7 +104,8 @@ fn a_body_that_has_not_started_by_its_deadline_never_starts() {
             registry
         })
         .timeout(None)
-        .build();
+        .build()
+        .unwrap();
         let quick = executor(Duration::from_millis(30));
         let cx = cx(&seen);
         let busy = slow.execute_one(ToolUseBlock::new("busy", "sleepy", json!({})), &cx);

@@ -19,6 +19,33 @@ pub enum RuntimeError {
         /// The tool that was refused.
         new: ToolName,
     },
+    /// Configuration names a tool that is not registered: a hook filter, a
+    /// per-tool deadline or result limit that would never apply.
+    #[error(
+        "{place} names `{name}`, which no registered tool answers to{suggestion}; name a registered tool (or one of its aliases), or register the tool before building the executor"
+    )]
+    UnknownToolName {
+        /// Where the name was used.
+        place: String,
+        /// The name (cut when long).
+        name: String,
+        /// "; did you mean ..." when some names are close, else empty.
+        suggestion: String,
+    },
+    /// A per-tool setting given for one tool under two of its names.
+    #[error(
+        "{setting} is set for tool `{tool}` twice, as `{first}` and as `{second}` (one is an alias of the other); keep one"
+    )]
+    ToolSetTwice {
+        /// The setting.
+        setting: String,
+        /// The tool's canonical name.
+        tool: String,
+        /// The first name used.
+        first: String,
+        /// The second name used.
+        second: String,
+    },
     /// `resume` named a call that is not waiting for approval in the run.
     #[error(
         "call `{call_id}` is not waiting for approval in run `{run_id}`; it may have been resumed already, have expired, or belong to another run"

@@ -113,6 +113,36 @@ impl ToolRegistry {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
+    /// The canonical name of the tool `name` (a name or an alias) names,
+    /// for configuration that names tools.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownToolName`] when no registered tool answers to
+    /// `name`, saying where it was used (`place`) and the closest names.
+    pub(crate) fn canonical_name(
+        &self,
+        name: &str,
+        place: impl FnOnce() -> String,
+    ) -> Result<String, RuntimeError> {
+        if let Some(tool) = self.resolve(name) {
+            return Ok(tool.definition_dyn().name().to_string());
+        }
+        let close: Vec<String> = self
+            .closest_names(name, 3)
+            .into_iter()
+            .map(|n| format!("`{n}`"))
+            .collect();
+        Err(RuntimeError::UnknownToolName {
+            place: place(),
+            name: crate::executor::shorten(name).into_owned(),
+            suggestion: if close.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", close.join(" or "))
+            },
+        })
+    }
+
     /// Every tool, in registration order.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn DynTool>> {
         self.tools.iter()
@@ -130,13 +160,34 @@ impl ToolRegistry {
         self.tools.is_empty()
     }
 
-    /// Registered names closest to `name`, best first, for "did you mean".
+    /// Registered names closest to `name`, best first, for "did you mean":
+    /// close in spelling (`sqaure` for `square`), or sharing a whole word
+    /// (`refund` for `issue_refund`). A name longer than any valid tool name
+    /// is no misspelling of one and is not compared at all, so hostile input
+    /// costs nothing here.
     #[must_use]
     pub fn closest_names(&self, name: &str, limit: usize) -> Vec<&str> {
+        if name.len() > iris_core::MAX_TOOL_NAME_LEN {
+            return Vec::new();
+        }
+        let wanted: Vec<String> = words(name).collect();
         let mut scored: Vec<(f64, &str)> = self
             .by_name
             .keys()
-            .map(|k| (strsim::jaro_winkler(name, k), k.as_str()))
+            .map(|k| {
+                let spelling = strsim::jaro_winkler(name, k);
+                let shared = words(k).filter(|w| wanted.contains(w)).count();
+                #[allow(
+                    clippy::cast_precision_loss,
+                    reason = "word counts of names of at most 64 characters"
+                )]
+                let by_words = if shared == 0 {
+                    0.0
+                } else {
+                    0.75 + 0.2 * shared as f64 / wanted.len().max(1) as f64
+                };
+                (spelling.max(by_words), k.as_str())
+            })
             .filter(|(score, _)| *score >= 0.75)
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
@@ -276,4 +327,11 @@ impl fmt::Debug for ToolRegistryView {
             .entries(self.definitions().map(ToolDefinition::name))
             .finish()
     }
+}
+
+/// The lowercase words of a tool name, split at `_`, `-` and `.`.
+fn words(name: &str) -> impl Iterator<Item = String> + '_ {
+    name.split(['_', '-', '.'])
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
 }

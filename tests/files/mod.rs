@@ -41,7 +41,8 @@ impl Workspace {
         register_file_tools(&mut registry).unwrap();
         let executor = ToolExecutor::builder(registry)
             .policy(RulePolicy::new().write(Rule::Allow))
-            .build();
+            .build()
+            .unwrap();
         Self {
             _temp: temp,
             root,

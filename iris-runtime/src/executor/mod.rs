@@ -474,11 +474,30 @@ impl ToolExecutorBuilder {
         self
     }
 
-    /// Finishes the executor.
-    #[must_use]
-    pub fn build(self) -> ToolExecutor {
+    /// Finishes the executor, after checking every tool name it was given.
+    ///
+    /// Hook filters, per-tool deadlines and per-tool result limits may name
+    /// a tool by its name or an alias; both mean the tool.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownToolName`] when one of them names no
+    /// registered tool: a typo would otherwise leave, say, a deny hook that
+    /// never fires.
+    pub fn build(mut self) -> Result<ToolExecutor, RuntimeError> {
+        self.hooks.resolve_tools(&self.registry)?;
+        let registry = &self.registry;
+        self.config.tool_timeouts = canonical_keys(
+            std::mem::take(&mut self.config.tool_timeouts),
+            registry,
+            "`tool_timeout`",
+        )?;
+        self.config.tool_max_result_chars = canonical_keys(
+            std::mem::take(&mut self.config.tool_max_result_chars),
+            registry,
+            "`tool_max_result_chars`",
+        )?;
         let max_runs = self.config.max_runs;
-        ToolExecutor {
+        Ok(ToolExecutor {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 policy: RwLock::new(self.policy),
@@ -491,8 +510,36 @@ impl ToolExecutorBuilder {
                 pending: Mutex::new(PendingApprovals::default()),
                 executed: Mutex::new(executed::ExecutedIds::with_limit(max_runs)),
             }),
-        }
+        })
     }
+}
+
+/// A per-tool setting keyed by canonical names instead of the names (or
+/// aliases) it was given with.
+fn canonical_keys<V>(
+    settings: HashMap<String, V>,
+    registry: &ToolRegistry,
+    setting: &str,
+) -> Result<HashMap<String, V>, RuntimeError> {
+    let mut entries: Vec<(String, V)> = settings.into_iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut canonical: HashMap<String, (String, V)> = HashMap::with_capacity(entries.len());
+    for (given, value) in entries {
+        let name = registry.canonical_name(&given, || setting.to_owned())?;
+        if let Some((first, _)) = canonical.get(&name) {
+            return Err(RuntimeError::ToolSetTwice {
+                setting: setting.to_owned(),
+                tool: name,
+                first: first.clone(),
+                second: given,
+            });
+        }
+        canonical.insert(name, (given, value));
+    }
+    Ok(canonical
+        .into_iter()
+        .map(|(name, (_, value))| (name, value))
+        .collect())
 }
 
 impl fmt::Debug for ToolExecutorBuilder {

@@ -1,7 +1,10 @@
 //! The stages of one call, in order (resolve, parse, permission, hooks,
 //! middleware, gate and body, after hooks, observers).
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures_util::FutureExt as _;
 use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
@@ -106,6 +109,7 @@ impl ToolExecutor {
 
     fn unknown_tool_message(&self, name: &str) -> String {
         let close = self.inner.registry.closest_names(name, 3);
+        let name = super::shorten(name);
         if close.is_empty() {
             format!("no tool is named `{name}`; call only the tools offered in this request")
         } else {
@@ -310,9 +314,21 @@ impl ToolExecutor {
                 Arc::clone(&prepared.tool),
                 prepared.arguments.clone(),
             );
-            match Box::pin(Next::new(&self.inner.middleware, cx, endpoint).run(call)).await {
-                Ok(result) => result,
-                Err(err) => ToolResult::error(ToolErrorKind::Execution, err.to_string()),
+            let stack = Next::new(&self.inner.middleware, cx, endpoint).run(call);
+            // A panicking middleware fails this call, never the batch.
+            match AssertUnwindSafe(Box::pin(stack)).catch_unwind().await {
+                Ok(Ok(result)) => result,
+                Ok(Err(err)) => ToolResult::error(ToolErrorKind::Execution, err.to_string()),
+                Err(panic) => {
+                    let detail = crate::hooks::panic_message(panic.as_ref());
+                    tracing::error!(tool = %name, panic = %detail, "middleware panicked");
+                    ToolResult::error(
+                        ToolErrorKind::Internal,
+                        format!(
+                            "a middleware around `{name}` failed with an internal error ({detail}); the call did not complete normally"
+                        ),
+                    )
+                }
             }
         };
         if body_ran.load(Ordering::Relaxed) && hooks.watches(HookEvent::ToolAfter, name) {

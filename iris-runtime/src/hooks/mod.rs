@@ -30,13 +30,17 @@ mod factory;
 use rustc_hash::FxHashSet;
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt as _;
 
 use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolName, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use command::CommandHook;
+pub use command::{CommandHook, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
 pub use factory::HookFactories;
 
 /// The events hooks attach to.
@@ -179,6 +183,17 @@ pub enum HookFailure {
         /// What it wrote to stderr.
         stderr: String,
     },
+    /// The command wrote more than it may to one of its streams.
+    #[error("wrote more than {limit} bytes to {stream}, so it was killed")]
+    OutputTooLarge {
+        /// `stdout` or `stderr`.
+        stream: &'static str,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A hook written in code panicked.
+    #[error("panicked: {0}")]
+    Panicked(String),
     /// The answer was not one JSON object of the documented shape.
     #[error(
         "answered malformed JSON ({source}); expected one object such as `{{}}`, `{{\"decision\": \"deny\", \"reason\": \"...\"}}` or `{{\"feedback\": \"...\"}}`"
@@ -191,6 +206,15 @@ pub enum HookFailure {
     /// A hook written in code reported a failure.
     #[error("{0}")]
     Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// The text of a panic's payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned())
 }
 
 fn stderr_note(stderr: &str) -> String {
@@ -243,7 +267,11 @@ pub struct HookRegistration {
     event: HookEvent,
     tools: Option<Vec<String>>,
     handler: Arc<dyn HookHandler>,
+    timeout: Duration,
 }
+
+/// How long any hook may take unless its registration says otherwise.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl HookRegistration {
     /// A hook on every tool (for tool events).
@@ -253,6 +281,27 @@ impl HookRegistration {
             event,
             tools: None,
             handler,
+            timeout: DEFAULT_HOOK_TIMEOUT,
+        }
+    }
+
+    /// Sets the hook's deadline (default [`DEFAULT_HOOK_TIMEOUT`]); past
+    /// it the hook counts as failed. A command hook's own deadline, when
+    /// shorter, ends it first.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Runs the handler within the deadline; a panic is a failure like any
+    /// other, never the caller's.
+    async fn answer(&self, input: &HookInput) -> Result<HookAnswer, HookFailure> {
+        let handled = AssertUnwindSafe(self.handler.handle(input)).catch_unwind();
+        match tokio::time::timeout(self.timeout, handled).await {
+            Err(_) => Err(HookFailure::Timeout(self.timeout)),
+            Ok(Err(panic)) => Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
+            Ok(Ok(answer)) => answer,
         }
     }
 
@@ -288,6 +337,7 @@ impl fmt::Debug for HookRegistration {
             .field("name", &self.name)
             .field("event", &self.event)
             .field("tools", &self.tools)
+            .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -309,6 +359,28 @@ impl HookDispatcher {
     /// Adds a hook after the ones already registered.
     pub fn register(&mut self, hook: HookRegistration) {
         self.hooks.push(hook);
+    }
+
+    /// Rewrites every tool filter to canonical names (an alias becomes its
+    /// tool's name), so that a filter never silently matches nothing.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownToolName`](crate::RuntimeError::UnknownToolName)
+    /// for a name no registered tool answers to, with the closest names.
+    pub(crate) fn resolve_tools(
+        &mut self,
+        registry: &crate::ToolRegistry,
+    ) -> Result<(), crate::RuntimeError> {
+        for hook in &mut self.hooks {
+            if let Some(tools) = &mut hook.tools {
+                for tool in tools.iter_mut() {
+                    *tool = registry.canonical_name(tool, || {
+                        format!("the tool filter of hook `{}`", hook.name)
+                    })?;
+                }
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn has(&self, event: HookEvent) -> bool {
@@ -343,7 +415,7 @@ impl HookDispatcher {
     pub(crate) async fn before(&self, input: &HookInput) -> Vec<Denial> {
         let mut denials = Vec::new();
         for hook in self.matching(input) {
-            match hook.handler.handle(input).await {
+            match hook.answer(input).await {
                 Ok(answer) if answer.decision == Some(HookDecision::Deny) => denials.push(Denial {
                     hook: hook.name.clone(),
                     reason: answer
@@ -368,7 +440,7 @@ impl HookDispatcher {
         let mut feedback = Vec::new();
         let mut failures = Vec::new();
         for hook in self.matching(input) {
-            match hook.handler.handle(input).await {
+            match hook.answer(input).await {
                 Ok(answer) => feedback.extend(answer.feedback.filter(|f| !f.trim().is_empty())),
                 Err(failure) => {
                     tracing::warn!(hook = %hook.name, %failure, "tool.after hook failed");
@@ -382,7 +454,7 @@ impl HookDispatcher {
     /// Run events: answers are ignored, failures logged.
     pub(crate) async fn notify(&self, input: &HookInput) {
         for hook in self.matching(input) {
-            if let Err(failure) = hook.handler.handle(input).await {
+            if let Err(failure) = hook.answer(input).await {
                 tracing::warn!(hook = %hook.name, event = ?input.event, %failure, "run hook failed");
             }
         }

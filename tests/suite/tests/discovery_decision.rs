@@ -158,7 +158,7 @@ async fn search(endpoint: &str, timeout: f64, intents: Value) -> (ToolResult, Ar
         .offered(request.offered)
         .shared_state(Arc::clone(&discovery))
         .build();
-    let executor = ToolExecutor::builder(registry).build();
+    let executor = ToolExecutor::builder(registry).build().unwrap();
     let outcome = executor
         .execute_one(
             ToolUseBlock::new("call_1", "tool_search", json!({"intents": intents})),

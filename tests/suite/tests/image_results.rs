@@ -49,7 +49,7 @@ async fn call(name: &str, input: serde_json::Value) -> ToolResult {
         .unwrap()
         .register(RenderBytes)
         .unwrap();
-    let executor = ToolExecutor::builder(registry).build();
+    let executor = ToolExecutor::builder(registry).build().unwrap();
     let cx = ToolContext::builder(".", RunId::new("run")).build();
     let outcome = executor
         .execute_one(ToolUseBlock::new("call_1", name, input), &cx)

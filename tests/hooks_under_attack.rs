@@ -1,0 +1,253 @@
+//! Hooks that try to take the host down: floods on stdout and stderr,
+//! descendants that outlive the hook, hooks that never answer, and hooks
+//! and middleware that panic. None of them may exhaust the host, outlive
+//! their call or lose an outcome.
+#![cfg(target_os = "linux")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::needless_pass_by_value,
+    reason = "tests fail loudly and tools take what the macro hands them"
+)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use iris::runtime::CommandHook;
+use iris::{
+    HookAnswer, HookEvent, HookRegistration, Next, RunId, State, ToolCall, ToolContext,
+    ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock, hook_fn,
+};
+use serde_json::json;
+
+/// Write something.
+#[iris::tool(read_only)]
+fn write_note(
+    /// The note.
+    text: String,
+    #[state] writes: State<AtomicUsize>,
+) -> String {
+    writes.fetch_add(1, Ordering::SeqCst);
+    text
+}
+
+fn executor(hooks: Vec<HookRegistration>) -> ToolExecutor {
+    let mut registry = ToolRegistry::new();
+    registry.register(WriteNote).unwrap();
+    let mut builder = ToolExecutor::builder(registry);
+    for hook in hooks {
+        builder = builder.hook(hook);
+    }
+    builder.build().unwrap()
+}
+
+fn cx() -> ToolContext {
+    ToolContext::builder(".", RunId::new("run"))
+        .state(AtomicUsize::new(0))
+        .build()
+}
+
+fn writes(cx: &ToolContext) -> usize {
+    cx.state::<AtomicUsize>().unwrap().load(Ordering::SeqCst)
+}
+
+fn shell(name: &str, event: HookEvent, script: &str) -> HookRegistration {
+    let command = CommandHook::new(name, ["sh", "-c", script])
+        .unwrap()
+        .timeout(Duration::from_secs(5));
+    HookRegistration::new(name, event, Arc::new(command))
+}
+
+fn call(id: &str) -> ToolUseBlock {
+    ToolUseBlock::new(id, "write_note", json!({"text": "hi"}))
+}
+
+async fn run(executor: &ToolExecutor, cx: &ToolContext, id: &str) -> ToolResult {
+    executor
+        .execute_one(call(id), cx)
+        .await
+        .result()
+        .cloned()
+        .unwrap()
+}
+
+/// Whether process `pid` is gone (or only a zombie waiting to be reaped).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn wait_gone(pid: i32) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(3) {
+        if gone(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn pid_in(path: &std::path::Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn floods_are_cut_off_and_deny() {
+    for (name, script) in [("stdout", "yes"), ("stderr", "yes >&2")] {
+        let executor = executor(vec![shell(name, HookEvent::ToolBefore, script)]);
+        let cx = cx();
+        let started = Instant::now();
+        let result = run(&executor, &cx, "c1").await;
+        assert_eq!(
+            result.error_kind(),
+            Some(ToolErrorKind::DeniedByHook),
+            "{name}"
+        );
+        assert!(
+            result.text_content().contains("wrote more than"),
+            "{}",
+            result.text_content()
+        );
+        assert!(result.text_content().len() < 2_000);
+        assert!(started.elapsed() < Duration::from_secs(3), "{name}");
+        assert_eq!(writes(&cx), 0);
+    }
+}
+
+#[tokio::test]
+async fn descendants_die_with_their_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let (grouped, escaped) = (dir.path().join("grouped"), dir.path().join("escaped"));
+    // One child stays in the hook's group, one leaves it with setsid; the
+    // hook answers at once.
+    let script = format!(
+        "sleep 60 & echo $! > {}; setsid sleep 60 & echo $! > {}; echo '{{}}'",
+        grouped.display(),
+        escaped.display()
+    );
+    let executor = executor(vec![shell("spawner", HookEvent::ToolBefore, &script)]);
+    let cx = cx();
+    let result = run(&executor, &cx, "c1").await;
+    assert_eq!(result.text_content(), "hi");
+    assert!(wait_gone(pid_in(&grouped)), "the grouped child lives on");
+    assert!(wait_gone(pid_in(&escaped)), "the setsid child lives on");
+}
+
+#[tokio::test]
+async fn a_dropped_call_takes_its_hook_along() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = dir.path().join("child");
+    let script = format!("setsid sleep 60 & echo $! > {}; sleep 60", child.display());
+    let executor = executor(vec![shell("slow", HookEvent::ToolBefore, &script)]);
+    let cx = cx();
+    let dropped = tokio::time::timeout(Duration::from_millis(500), run(&executor, &cx, "c1")).await;
+    assert!(
+        dropped.is_err(),
+        "the call should still be waiting on its hook"
+    );
+    assert!(
+        wait_gone(pid_in(&child)),
+        "the hook's child outlived the call"
+    );
+    assert_eq!(writes(&cx), 0);
+}
+
+#[tokio::test]
+async fn code_hooks_have_deadlines() {
+    let stuck = HookRegistration::new(
+        "stuck",
+        HookEvent::ToolBefore,
+        hook_fn(|_| async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok(HookAnswer::nothing())
+        }),
+    )
+    .timeout(Duration::from_millis(50));
+    let executor = executor(vec![stuck]);
+    let cx = cx();
+    let started = Instant::now();
+    let result = run(&executor, &cx, "c1").await;
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::DeniedByHook));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(writes(&cx), 0);
+}
+
+fn panicking(event: HookEvent) -> HookRegistration {
+    HookRegistration::new(
+        "boom",
+        event,
+        hook_fn(|_| async { panic!("hook exploded") }),
+    )
+}
+
+#[tokio::test]
+async fn a_panicking_after_hook_keeps_the_result_and_the_id_record() {
+    let executor = executor(vec![panicking(HookEvent::ToolAfter)]);
+    let cx = cx();
+    let result = run(&executor, &cx, "c1").await;
+    assert_eq!(result.text_content(), "hi");
+    let failures = result.stats().get("hook_failures").unwrap().to_string();
+    assert!(failures.contains("hook exploded"), "{failures}");
+    assert_eq!(writes(&cx), 1);
+    let retry = run(&executor, &cx, "c1").await;
+    assert_eq!(retry.error_kind(), Some(ToolErrorKind::DuplicateCall));
+    assert_eq!(writes(&cx), 1);
+}
+
+#[tokio::test]
+async fn a_panicking_before_hook_denies_and_the_batch_keeps_every_outcome() {
+    let executor = executor(vec![
+        panicking(HookEvent::ToolBefore).for_tools(["write_note"]),
+    ]);
+    let cx = cx();
+    let outcomes = executor
+        .execute_batch(
+            vec![
+                call("c1"),
+                ToolUseBlock::new("c2", "no_such_tool", json!({})),
+                call("c3"),
+            ],
+            &cx,
+        )
+        .await;
+    assert_eq!(outcomes.len(), 3);
+    for outcome in [&outcomes[0], &outcomes[2]] {
+        assert_eq!(
+            outcome.result().unwrap().error_kind(),
+            Some(ToolErrorKind::DeniedByHook)
+        );
+    }
+    assert_eq!(writes(&cx), 0);
+}
+
+/// Panics.
+#[iris::middleware]
+async fn explode(call: ToolCall, next: Next<'_>) -> ToolResult {
+    let _ = next.run(call).await;
+    panic!("middleware exploded")
+}
+
+#[tokio::test]
+async fn a_panicking_middleware_fails_its_call_only() {
+    let mut registry = ToolRegistry::new();
+    registry.register(WriteNote).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .middleware(Explode)
+        .build()
+        .unwrap();
+    let cx = cx();
+    let result = run(&executor, &cx, "c1").await;
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::Internal));
+    assert!(result.text_content().contains("middleware exploded"));
+}
