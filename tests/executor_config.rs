@@ -137,3 +137,27 @@ async fn unknown_names_suggest_by_shared_words_and_hostile_names_cost_nothing() 
         "the name is not echoed whole"
     );
 }
+
+/// A 10 MiB bad value or unknown key is never echoed whole: the message
+/// quotes a short prefix, and the result passes through the result limit.
+#[tokio::test]
+async fn hostile_arguments_are_not_echoed_whole() {
+    let executor = ToolExecutor::builder(registry()).build().unwrap();
+    let cx = ToolContext::builder(".", RunId::new("run")).build();
+    let huge = "v".repeat(10 << 20);
+    for (id, input) in [
+        ("bad_value", json!({"value": huge})),
+        ("bad_key", json!({"value": 2, huge.clone(): 1})),
+    ] {
+        let outcome = executor
+            .execute_one(ToolUseBlock::new(id, "square", input), &cx)
+            .await;
+        let result = outcome.result().unwrap();
+        assert_eq!(result.error_kind(), Some(ToolErrorKind::InvalidArguments));
+        assert!(
+            result.text_content().len() < 2_000,
+            "{id}: {} characters",
+            result.text_content().len()
+        );
+    }
+}

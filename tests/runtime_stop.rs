@@ -124,6 +124,52 @@ fn a_body_that_has_not_started_by_its_deadline_never_starts() {
     assert_eq!(seen.started.load(Ordering::SeqCst), 1);
 }
 
+/// Append a tag to the log after a while, without looking at the stop flag.
+#[iris::tool(write)]
+fn slow_append(
+    /// The tag.
+    tag: String,
+    #[state] log: State<std::sync::Mutex<Vec<String>>>,
+) -> String {
+    std::thread::sleep(Duration::from_millis(300));
+    log.lock().unwrap().push(tag.clone());
+    tag
+}
+
+/// The red team's case: a timed-out "first" write landed after "second".
+/// Now the run's next call waits until the first body really ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_body_is_never_overtaken_by_the_next_call() {
+    let mut registry = ToolRegistry::new();
+    registry.register(SlowAppend).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
+        .tool_timeout("slow_append", Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let cx = ToolContext::builder(".", RunId::new("run-1"))
+        .state(std::sync::Mutex::new(Vec::<String>::new()))
+        .build();
+    let first = executor
+        .execute_one(
+            ToolUseBlock::new("c1", "slow_append", json!({"tag": "first"})),
+            &cx,
+        )
+        .await;
+    assert_eq!(result(&first).error_kind(), Some(ToolErrorKind::Timeout));
+    let second = executor
+        .execute_one(
+            ToolUseBlock::new("c2", "slow_append", json!({"tag": "second"})),
+            &cx,
+        )
+        .await;
+    // The second call itself times out too; what matters is the order.
+    let _ = second;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let log = cx.state::<std::sync::Mutex<Vec<String>>>().unwrap();
+    assert_eq!(*log.lock().unwrap(), ["first", "second"]);
+}
+
 /// `read_file` of a huge file is refused before any reading, and a binary
 /// tail after a text head makes the file binary.
 #[tokio::test]

@@ -9,8 +9,7 @@ use std::task::Poll;
 
 use futures_util::FutureExt as _;
 use iris_core::{
-    BoxFuture, DynTool, ParsedArgs, StopFlag, ToolBody, ToolContext, ToolErrorKind, ToolName,
-    ToolResult,
+    BoxFuture, DynTool, ParsedArgs, ToolBody, ToolContext, ToolErrorKind, ToolName, ToolResult,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -41,10 +40,23 @@ impl ToolExecutor {
         if cancel.is_some_and(CancellationToken::is_cancelled) {
             return cancelled(name.as_str());
         }
+        // A body that an earlier call of this run left running past its
+        // deadline ends before this one starts.
+        // Boxed: it is rare, and the common call should not carry its state.
+        if self.inner.lingering.any() {
+            Box::pin(self.inner.lingering.settle(cx.run_id())).await;
+        }
         let blocking = matches!(body, ToolBody::Blocking(_));
         let body: BoxFuture<'_, ToolResult> = match body {
             ToolBody::Async(future) => future,
-            ToolBody::Blocking(body) => Box::pin(run_blocking(name, body)),
+            ToolBody::Blocking(body) => Box::pin(run_blocking(
+                name,
+                super::lingering::Running::spawn(
+                    body,
+                    cx.run_id().clone(),
+                    std::sync::Arc::clone(&self.inner.lingering),
+                ),
+            )),
             // `ToolBody` may grow; a body this executor cannot run is an
             // error the host must fix, never a silent skip.
             _ => {
@@ -119,26 +131,10 @@ fn is_cancelled(cx: &ToolContext) -> bool {
 /// A synchronous body on a blocking thread, so it cannot stall the async
 /// workers. Dropping this future (the deadline passed, the call was
 /// cancelled) raises the call's stop flag: a body not started yet never
-/// starts, and a running one sees `ToolContext::should_stop`.
-async fn run_blocking(name: &ToolName, body: Box<dyn FnOnce() -> ToolResult + Send>) -> ToolResult {
-    struct RaiseOnDrop(StopFlag);
-    impl Drop for RaiseOnDrop {
-        fn drop(&mut self) {
-            self.0.raise();
-        }
-    }
-    let flag = StopFlag::new();
-    let _raise = RaiseOnDrop(flag.clone());
-    let run = move || {
-        if flag.is_raised() {
-            return ToolResult::error(
-                ToolErrorKind::Cancelled,
-                "the call was stopped before it started",
-            );
-        }
-        flag.scope(body)
-    };
-    match tokio::task::spawn_blocking(run).await {
+/// starts, a running one sees `ToolContext::should_stop`, and the run's
+/// later calls wait for it to end.
+async fn run_blocking(name: &ToolName, running: super::lingering::Running) -> ToolResult {
+    match running.await {
         Ok(result) => result,
         Err(err) if err.is_panic() => panicked(name.as_str(), err.into_panic().as_ref()),
         Err(_) => cancelled(name.as_str()),
@@ -162,7 +158,7 @@ fn timed_out(name: &str, limit: std::time::Duration, blocking: bool) -> ToolResu
     let seconds = limit.as_secs_f64();
     let message = if blocking {
         format!(
-            "`{name}` did not finish within {seconds:.1} s; it was asked to stop, but it runs on a thread that cannot be stopped from outside, so the operation may still complete; check its effect before you call it again"
+            "`{name}` did not finish within {seconds:.1} s; it was asked to stop, but it runs on a thread that cannot be stopped from outside, so the operation may still complete (later calls of this run wait until it has ended); check its effect before you call it again"
         )
     } else {
         format!(

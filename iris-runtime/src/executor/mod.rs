@@ -3,6 +3,7 @@
 mod batch;
 mod body;
 mod executed;
+mod lingering;
 mod pending;
 pub(crate) mod permissions;
 mod pipeline;
@@ -141,6 +142,9 @@ struct Inner {
     pending: Mutex<PendingApprovals>,
     /// Call ids that reached their body, per run; a finished run's ids are forgotten.
     executed: Mutex<executed::ExecutedIds>,
+    /// Sync bodies still running past their deadline, which the run's
+    /// later calls wait for.
+    lingering: Arc<lingering::Lingering>,
 }
 
 impl ToolExecutor {
@@ -286,6 +290,7 @@ impl ToolExecutor {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .forget_run(cx.run_id());
+        self.inner.lingering.forget(cx.run_id());
         self.run_event(HookEvent::RunFinished, cx).await;
         self.emit(|| RunEvent::RunFinished {
             run_id: cx.run_id().clone(),
@@ -312,25 +317,26 @@ impl ToolExecutor {
         self.inner.observers.stats()
     }
 
-    /// Result processing: an oversized result is saved and previewed.
+    /// Result processing: an oversized result is saved and previewed. A
+    /// call that never reached a tool (`definition` is `None`) gets the
+    /// executor's own limit.
     fn bound_result(
         &self,
         result: ToolResult,
-        definition: &iris_core::ToolDefinition,
+        definition: Option<&iris_core::ToolDefinition>,
         cx: &ToolContext,
     ) -> ToolResult {
         let config = &self.inner.config;
-        let configured = if config.tool_max_result_chars.is_empty() {
-            None
-        } else {
-            config
+        let configured = match definition {
+            Some(definition) if !config.tool_max_result_chars.is_empty() => config
                 .tool_max_result_chars
                 .get(definition.name().as_str())
-                .copied()
+                .copied(),
+            _ => None,
         };
         let policy = PreviewPolicy {
             max_chars: configured
-                .or(definition.result_policy().max_chars)
+                .or_else(|| definition.and_then(|d| d.result_policy().max_chars))
                 .unwrap_or(config.max_result_chars),
         };
         if crate::artifacts::fits(&result, policy) {
@@ -509,6 +515,7 @@ impl ToolExecutorBuilder {
                 artifacts: self.artifacts,
                 pending: Mutex::new(PendingApprovals::default()),
                 executed: Mutex::new(executed::ExecutedIds::with_limit(max_runs)),
+                lingering: Arc::default(),
             }),
         })
     }
@@ -556,7 +563,12 @@ const ECHO_CHARS: usize = 64;
 /// `text` cut to [`ECHO_CHARS`] characters for a message, saying how much
 /// was left out.
 pub(crate) fn shorten(text: &str) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(ECHO_CHARS) {
+    shorten_to(text, ECHO_CHARS)
+}
+
+/// `text` cut to `max` characters, saying how much was left out.
+pub(crate) fn shorten_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
         None => std::borrow::Cow::Borrowed(text),
         Some((cut, _)) => std::borrow::Cow::Owned(format!(
             "{}... ({} more characters)",

@@ -127,6 +127,11 @@ impl ToolExecutor {
         cx: &ToolContext,
         started: Option<Instant>,
     ) -> ToolOutcome {
+        // Error results take the same limit as any other result.
+        let unprepared = Unprepared {
+            result: self.bound_result(unprepared.result, None, cx),
+            ..unprepared
+        };
         self.emit(|| RunEvent::ToolFinished {
             run_id: cx.run_id().clone(),
             call_id: unprepared.call_id.clone(),
@@ -470,7 +475,7 @@ impl ToolExecutor {
         cx: &ToolContext,
         started: Option<Instant>,
     ) -> ToolOutcome {
-        let result = self.bound_result(result, definition, cx);
+        let result = self.bound_result(result, Some(definition), cx);
         let result = if repairs.is_empty() {
             result
         } else {
@@ -501,11 +506,15 @@ pub(super) fn invalid_arguments(
     definition: &ToolDefinition,
     err: &iris_core::ArgumentError,
 ) -> ToolResult {
+    // The path and the message may quote the model's input (a bad value, an
+    // unknown key): both are cut, so hostile input is never echoed whole.
     ToolResult::error(
         ToolErrorKind::InvalidArguments,
         format!(
-            "invalid arguments for `{}` {err}; fix them to match the tool's schema and call it again",
-            definition.name()
+            "invalid arguments for `{}` at `{}`: {}; fix them to match the tool's schema and call it again",
+            definition.name(),
+            super::shorten_to(err.path(), 200),
+            super::shorten_to(err.message(), 500),
         ),
     )
 }
