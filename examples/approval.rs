@@ -9,11 +9,11 @@
 
 use std::error::Error;
 
+use iris::serde_json::json;
 use iris::{
     ApprovalDecision, Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolOutcome,
     ToolRegistry, ToolUseBlock,
 };
-use serde_json::json;
 
 /// Send an e-mail.
 #[iris::tool(write, network)]

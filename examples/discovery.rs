@@ -22,8 +22,8 @@ use std::error::Error;
 use std::sync::Arc;
 
 use iris::runtime::discovery::{Discovery, ToolSearch, schema_tokens};
+use iris::serde_json::json;
 use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
-use serde_json::json;
 
 const CATALOG_SIZE: usize = 500;
 
@@ -54,8 +54,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .sum();
     let first = discovery.request(&registry.view(), &run);
     println!(
-        "catalog: {} tools; request 1 offers {:?} ({} schema tokens)",
-        registry.len(),
+        "catalog: {CATALOG_SIZE} deferred tools (plus tool_search and current_time); request 1 offers {:?} ({} schema tokens)",
         first
             .offered
             .iter()

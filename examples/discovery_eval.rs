@@ -27,16 +27,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use iris::runtime::discovery::{LocalRanker, SearchScope, SelectionRule};
+use iris::serde::Deserialize;
 use iris::{DynamicTool, Exposure, ToolDefinition, ToolName, ToolRegistry, ToolResult};
-use serde::Deserialize;
 
 #[derive(Deserialize)]
+#[serde(crate = "iris::serde")]
 struct CatalogEntry {
     name: String,
     description: String,
 }
 
 #[derive(Deserialize)]
+#[serde(crate = "iris::serde")]
 struct Query {
     #[allow(
         clippy::struct_field_names,
@@ -98,7 +100,7 @@ fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, Box<d
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(i, line)| {
-            serde_json::from_str(line)
+            iris::serde_json::from_str(line)
                 .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1).into())
         })
         .collect()

@@ -12,10 +12,10 @@ use std::error::Error;
 use std::sync::Arc;
 
 use iris::runtime::fs::{FileService, register_file_tools};
+use iris::serde_json::{Value, json};
 use iris::{
     Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
-use serde_json::{Value, json};
 
 const CONFIG: &str = "\
 service: billing

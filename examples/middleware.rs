@@ -10,11 +10,11 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use iris::serde_json::json;
 use iris::{
     Next, RunId, ToolCall, ToolContext, ToolError, ToolExecutor, ToolRegistry, ToolResult,
     ToolUseBlock,
 };
-use serde_json::json;
 
 /// Fetch the weather for a city (pretends to take a while).
 #[iris::tool(read_only, network)]
@@ -51,7 +51,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .await;
     let result = outcome.result().ok_or("the call is waiting for approval")?;
     println!("model reads: {}", result.text_content());
-    println!("stats: {}", serde_json::to_string(result.stats())?);
+    println!("stats: {}", iris::serde_json::to_string(result.stats())?);
     executor.finish_run(&cx).await;
     Ok(())
 }

@@ -10,12 +10,12 @@
 use std::error::Error;
 
 use iris::provider::openai_chat;
+use iris::serde::Deserialize;
+use iris::serde_json::json;
 use iris::{
     HookAnswer, HookEvent, HookFactories, HookRegistration, RunId, Tool, ToolContext, ToolExecutor,
     ToolRegistry, ToolUseBlock, hook_fn,
 };
-use serde::Deserialize;
-use serde_json::json;
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]
@@ -28,6 +28,7 @@ fn square(
 
 /// Options of the `append_text` hook factory.
 #[derive(Deserialize)]
+#[serde(crate = "iris::serde")]
 struct AppendText {
     /// What the model reads after every result.
     text: String,
@@ -63,7 +64,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let spec = Square.definition().spec().with_strict(true);
     println!(
         "offered: {}",
-        serde_json::to_string(&openai_chat(&spec).tool)?
+        iris::serde_json::to_string(&openai_chat(&spec).tool)?
     );
 
     // What the model called, and what it reads back.

@@ -34,7 +34,7 @@ pub use iris_core::*;
 /// | `name` | string | the tool name (default: the function's name); must match `^[A-Za-z0-9_-]{1,64}$` |
 /// | `description` | string | replaces the doc comment as the description |
 /// | `aliases` | `["a", ...]` | other names that resolve to this tool |
-/// | `read_only` | flag | only reads; allowed by default permission policies |
+/// | `read_only` | flag | only reads; allowed by default permission policies (a tool without any tag asks for approval under them: it is not known to be read-only) |
 /// | `write` | flag | changes state; cannot be combined with `read_only` |
 /// | `exec` | flag | runs programs; cannot be combined with `read_only` |
 /// | `network` | flag | talks to the network |

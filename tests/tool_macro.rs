@@ -243,3 +243,29 @@ async fn doc_comments_may_come_from_files() {
         "Convert a temperature."
     );
 }
+
+/// The generated argument type is `Debug`, so a failed parse can be
+/// asserted with `expect_err`, even when a parameter's type is not `Debug`.
+#[test]
+fn a_failed_parse_can_be_expected() {
+    /// A point, deliberately not `Debug`.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Point {
+        x: i64,
+    }
+    /// Take a value that is not `Debug` itself.
+    #[iris::tool(read_only)]
+    fn opaque(
+        /// A point.
+        p: Point,
+    ) -> String {
+        p.x.to_string()
+    }
+    use iris::Tool as _;
+    let error = Opaque
+        .parse(&serde_json::json!({"p": {"x": "one"}}))
+        .expect_err("a string is no number");
+    assert_eq!(error.path(), "$.p.x");
+    let args = Opaque.parse(&serde_json::json!({"p": {"x": 1}})).unwrap();
+    assert_eq!(format!("{args:?}"), "Args { .. }");
+}

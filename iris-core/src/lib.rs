@@ -65,6 +65,17 @@ mod private;
 /// tool crates need no dependency of their own.
 pub use serde_json;
 
+/// The schema crate behind tool schemas, re-exported so that a crate
+/// depending on `iris` alone can derive `JsonSchema` for nested argument
+/// types (`#[derive(iris::schemars::JsonSchema)]` with
+/// `#[schemars(crate = "iris::schemars")]`).
+pub use schemars;
+
+/// The serialization crate, re-exported for the same reason as
+/// [`schemars`]: nested argument types derive `Deserialize` with
+/// `#[serde(crate = "iris::serde")]`.
+pub use serde;
+
 pub use call::{ToolCall, ToolUseBlock};
 pub use capability::{Capabilities, Capability};
 pub use content::{ContentBlock, IMAGE_MEDIA_TYPES, ImageBlock, MAX_IMAGE_BYTES, sniff_media_type};

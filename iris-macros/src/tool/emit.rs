@@ -78,6 +78,15 @@ fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
         pub struct __IrisArgs {
             #(#fields)*
         }
+
+        // Shown without its fields, which need not be `Debug`: enough for
+        // `Tool::parse(..).expect_err(..)` and for logs.
+        #[automatically_derived]
+        impl ::core::fmt::Debug for __IrisArgs {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct("Args").finish_non_exhaustive()
+            }
+        }
     };
     (quote!(__IrisArgs), args_struct)
 }
