@@ -138,6 +138,12 @@ fn collisions_name_both_tools() {
         message.contains("`square`") && message.contains("`sq`"),
         "{message}"
     );
+    // Both Rust items are named, so two tools called alike can be told apart.
+    assert!(
+        message.contains("runtime_observers_registry::Square`")
+            && message.contains("runtime_observers_registry::SquareRoot`"),
+        "{message}"
+    );
     assert_eq!(
         registry.len(),
         1,
@@ -229,4 +235,24 @@ async fn observers_see_the_same_events_on_either_path() {
     assert_eq!(plain.len(), 4, "{plain:#?}");
     assert_eq!(plain, general);
     assert_eq!(plain[2]["tool"], serde_json::Value::Null, "{:#}", plain[2]);
+}
+
+#[test]
+fn built_in_file_tools_say_so() {
+    let mut registry = ToolRegistry::new();
+    iris::runtime::fs::register_file_tools(&mut registry).unwrap();
+    for name in ["read_file", "write_file", "edit_file"] {
+        let tool = registry.resolve(name).unwrap();
+        assert_eq!(
+            tool.definition_dyn().origin(),
+            &iris::ToolOrigin::BuiltIn,
+            "{name}"
+        );
+        assert!(tool.rust_item().ends_with(&format!(
+            "::{}",
+            name.split('_')
+                .map(|w| w[..1].to_uppercase() + &w[1..])
+                .collect::<String>()
+        )));
+    }
 }

@@ -182,6 +182,13 @@ impl ToolDefinition {
         self
     }
 
+    /// A copy with another origin, as for tools that ship with Iris.
+    #[must_use]
+    pub fn with_origin(mut self, origin: ToolOrigin) -> Self {
+        self.origin = origin;
+        self
+    }
+
     /// Native, built-in or MCP.
     #[must_use]
     pub fn origin(&self) -> &ToolOrigin {

@@ -142,6 +142,13 @@ impl std::fmt::Debug for ParsedArgs {
 ///
 /// Implemented for every `Tool`; there is no need to implement it by hand.
 pub trait DynTool: Send + Sync + 'static {
+    /// The Rust item behind the tool (a type's path, such as
+    /// `my_crate::Square`), for messages that must tell two tools apart
+    /// when they share a name.
+    fn rust_item(&self) -> &'static str {
+        core::any::type_name::<Self>()
+    }
+
     /// The tool's definition.
     fn definition_dyn(&self) -> &ToolDefinition;
 

@@ -9,15 +9,19 @@ use iris_core::ToolName;
 pub enum RuntimeError {
     /// Two tools answer to the same name.
     #[error(
-        "`{name}` is already taken by tool `{existing}`; tool `{new}` cannot use it too (rename one with `name = \"...\"` or drop the alias)"
+        "`{name}` is already taken by tool `{existing}` (`{existing_item}`); tool `{new}` (`{new_item}`) cannot use it too (rename one with `name = \"...\"` or drop the alias)"
     )]
     NameCollision {
         /// The contested name or alias.
         name: String,
         /// The tool registered first.
         existing: ToolName,
+        /// The Rust item behind it.
+        existing_item: &'static str,
         /// The tool that was refused.
         new: ToolName,
+        /// The Rust item behind it.
+        new_item: &'static str,
     },
     /// Configuration names a tool that is not registered: a hook filter, a
     /// per-tool deadline or result limit that would never apply.

@@ -66,7 +66,7 @@ impl ToolRegistry {
             return self.register_dyn(tool);
         }
         let definition = tool.definition_dyn().clone().with_exposure(exposure);
-        self.register_dyn(Arc::new(Exposed {
+        self.register_dyn(Arc::new(Relabeled {
             inner: tool,
             definition,
         }))
@@ -81,10 +81,13 @@ impl ToolRegistry {
         let names = std::iter::once(definition.name()).chain(definition.aliases());
         for name in names.clone() {
             if let Some(&index) = self.by_name.get(name.as_str()) {
+                let existing = &self.tools[index];
                 return Err(RuntimeError::NameCollision {
                     name: name.to_string(),
-                    existing: self.tools[index].definition_dyn().name().clone(),
+                    existing: existing.definition_dyn().name().clone(),
+                    existing_item: existing.rust_item(),
                     new: definition.name().clone(),
+                    new_item: tool.rust_item(),
                 });
             }
         }
@@ -213,12 +216,33 @@ impl fmt::Debug for ToolRegistry {
 }
 
 /// A tool registered with another exposure than its definition's.
-struct Exposed {
+/// `tool` marked as one that ships with Iris ([`iris_core::ToolOrigin::BuiltIn`]).
+#[cfg_attr(
+    not(feature = "fs-tools"),
+    allow(dead_code, reason = "only the file tools are built in so far")
+)]
+pub(crate) fn built_in(tool: Arc<dyn DynTool>) -> Arc<dyn DynTool> {
+    let definition = tool
+        .definition_dyn()
+        .clone()
+        .with_origin(iris_core::ToolOrigin::BuiltIn);
+    Arc::new(Relabeled {
+        inner: tool,
+        definition,
+    })
+}
+
+/// A tool under a changed definition (its exposure or its origin).
+struct Relabeled {
     inner: Arc<dyn DynTool>,
     definition: ToolDefinition,
 }
 
-impl DynTool for Exposed {
+impl DynTool for Relabeled {
+    fn rust_item(&self) -> &'static str {
+        self.inner.rust_item()
+    }
+
     fn definition_dyn(&self) -> &ToolDefinition {
         &self.definition
     }

@@ -181,12 +181,13 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
 /// `file.write` or `file.edit`).
 #[must_use]
 pub fn tool_for_key(key: &str) -> Option<std::sync::Arc<dyn iris_core::DynTool>> {
-    match key {
-        "file.read" => Some(std::sync::Arc::new(ReadFile)),
-        "file.write" => Some(std::sync::Arc::new(WriteFile)),
-        "file.edit" => Some(std::sync::Arc::new(EditFile)),
-        _ => None,
-    }
+    let tool: std::sync::Arc<dyn iris_core::DynTool> = match key {
+        "file.read" => std::sync::Arc::new(ReadFile),
+        "file.write" => std::sync::Arc::new(WriteFile),
+        "file.edit" => std::sync::Arc::new(EditFile),
+        _ => return None,
+    };
+    Some(crate::registry::built_in(tool))
 }
 
 /// Registers `read_file`, `write_file` and `edit_file`.
@@ -195,9 +196,11 @@ pub fn tool_for_key(key: &str) -> Option<std::sync::Arc<dyn iris_core::DynTool>>
 /// [`RuntimeError::NameCollision`] when a registered tool already uses one
 /// of their names.
 pub fn register_file_tools(registry: &mut ToolRegistry) -> Result<(), RuntimeError> {
-    registry.register(ReadFile)?;
-    registry.register(WriteFile)?;
-    registry.register(EditFile)?;
+    for key in ["file.read", "file.write", "file.edit"] {
+        if let Some(tool) = tool_for_key(key) {
+            registry.register_dyn(tool)?;
+        }
+    }
     Ok(())
 }
 
