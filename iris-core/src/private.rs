@@ -258,6 +258,59 @@ impl<T: Serialize, E: Display> ViaSerializeOk for &Returned<Result<T, E>> {
     }
 }
 
+/// The first parameter of a `#[middleware]` function: the call. Generated
+/// code passes each argument through one of these traits, so a parameter of
+/// the wrong type is reported on that parameter, with what was expected.
+#[diagnostic::on_unimplemented(
+    message = "the first parameter of a middleware must be `ToolCall`, not `{Self}`",
+    label = "expected `ToolCall` here",
+    note = "a middleware is `async fn(call: ToolCall, next: Next<'_>)`, or `async fn(call: ToolCall, cx: &ToolContext, next: Next<'_>)` when it needs the context"
+)]
+pub trait MiddlewareCallParam: Sized {
+    /// The call, as the parameter's type.
+    fn from_call(call: ToolCall) -> Self;
+}
+
+impl MiddlewareCallParam for ToolCall {
+    fn from_call(call: ToolCall) -> Self {
+        call
+    }
+}
+
+/// The middle parameter of a three-parameter `#[middleware]` function.
+#[diagnostic::on_unimplemented(
+    message = "the middle parameter of a middleware must be `&ToolContext`, not `{Self}`",
+    label = "expected `&ToolContext` here",
+    note = "a middleware is `async fn(call: ToolCall, next: Next<'_>)`, or `async fn(call: ToolCall, cx: &ToolContext, next: Next<'_>)` when it needs the context"
+)]
+pub trait MiddlewareContextParam<'a>: Sized {
+    /// The context, as the parameter's type.
+    fn from_context(cx: &'a ToolContext) -> Self;
+}
+
+impl<'a> MiddlewareContextParam<'a> for &'a ToolContext {
+    fn from_context(cx: &'a ToolContext) -> Self {
+        cx
+    }
+}
+
+/// The last parameter of a `#[middleware]` function: what runs the rest.
+#[diagnostic::on_unimplemented(
+    message = "the last parameter of a middleware must be `Next<'_>`, not `{Self}`",
+    label = "expected `Next<'_>` here",
+    note = "a middleware is `async fn(call: ToolCall, next: Next<'_>)`, or `async fn(call: ToolCall, cx: &ToolContext, next: Next<'_>)` when it needs the context"
+)]
+pub trait MiddlewareNextParam<'a>: Sized {
+    /// The rest of the stack, as the parameter's type.
+    fn from_next(next: Next<'a>) -> Self;
+}
+
+impl<'a> MiddlewareNextParam<'a> for Next<'a> {
+    fn from_next(next: Next<'a>) -> Self {
+        next
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

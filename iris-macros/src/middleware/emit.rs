@@ -2,6 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
+use syn::spanned::Spanned as _;
 
 use super::model::MiddlewareFn;
 use crate::paths::private_path;
@@ -16,10 +17,24 @@ pub(crate) fn emit(middleware: &MiddlewareFn, item: &FnItem) -> TokenStream {
     let doc = format!(
         "The `{name}` middleware, written by `#[middleware]` from the function of the same name."
     );
+    // Each argument goes through a trait implemented only for the type its
+    // position takes, spanned on the parameter's type: a parameter of the
+    // wrong type is reported there, saying what was expected, instead of as
+    // a mismatch on the whole call.
+    let types = &middleware.param_types;
+    let call_arg = types.first().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as __iris::MiddlewareCallParam>::from_call(call)}
+    });
+    let next_arg = types.last().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as __iris::MiddlewareNextParam<'a>>::from_next(next)}
+    });
     let call = if middleware.takes_context {
-        quote!(#fn_ident(call, cx, next).await)
+        let cx_arg = types.get(1).map(|ty| {
+            quote_spanned! {ty.span()=> <#ty as __iris::MiddlewareContextParam<'a>>::from_context(cx)}
+        });
+        quote!(#fn_ident(#call_arg, #cx_arg, #next_arg).await)
     } else {
-        quote!({ let _ = cx; #fn_ident(call, next).await })
+        quote!({ let _ = cx; #fn_ident(#call_arg, #next_arg).await })
     };
     let convert = quote_spanned! {middleware.output_span=>
         __iris::IntoMiddlewareResult::into_middleware_result(__iris_out)

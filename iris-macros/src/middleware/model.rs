@@ -18,6 +18,8 @@ pub(crate) struct MiddlewareFn {
     /// The name errors of this middleware carry.
     pub(crate) name: String,
     pub(crate) takes_context: bool,
+    /// The parameters' types, in order, each checked where it stands.
+    pub(crate) param_types: Vec<syn::Type>,
     pub(crate) root: Option<syn::Path>,
     pub(crate) output_span: proc_macro2::Span,
 }
@@ -34,6 +36,7 @@ impl MiddlewareFn {
             name: fn_ident.unraw().to_string(),
             fn_ident,
             takes_context: false,
+            param_types: Vec::new(),
             root: None,
             output_span: match &sig.output {
                 syn::ReturnType::Default => sig.ident.span(),
@@ -81,6 +84,7 @@ impl MiddlewareFn {
                     if !matches!(&*param.pat, Pat::Ident(_)) {
                         errors.at(param.pat.span(), "expected a plain parameter name");
                     }
+                    middleware.param_types.push((*param.ty).clone());
                     plain += 1;
                 }
             }
