@@ -25,6 +25,7 @@ pub mod hooks;
 mod nonblocking;
 pub mod observers;
 mod registry;
+#[cfg(feature = "fs-tools")]
 mod run_table;
 mod temp_name;
 

@@ -31,6 +31,7 @@ use crate::temp_name::temp_name;
 
 pub(crate) use preview::fits;
 pub use preview::{DEFAULT_MAX_RESULT_CHARS, PreviewPolicy, apply_result_policy};
+#[cfg(feature = "fs-tools")]
 pub(crate) use store_dir::Identity;
 
 /// The scheme of artifact handles.
@@ -288,6 +289,7 @@ impl ArtifactStore {
     }
 
     /// The identity of the store's folder, when it exists (opening it).
+    #[cfg(feature = "fs-tools")]
     pub(crate) fn existing_identity(&self) -> Option<Identity> {
         if !self.exists() {
             return None;

@@ -86,6 +86,10 @@ impl PendingApprovals {
 
     /// Puts back a call that `take` returned and that must keep waiting.
     pub(super) fn restore(&mut self, pending: Pending) {
+        self.put(pending);
+    }
+
+    fn put(&mut self, pending: Pending) {
         let run = pending.request.run_id.clone();
         let id = pending.request.call_id.clone();
         if self
