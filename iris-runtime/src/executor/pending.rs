@@ -59,17 +59,7 @@ impl PendingApprovals {
         if self.count >= limit {
             return Err((Refusal::Full { limit }, Box::new(pending)));
         }
-        let run = pending.request.run_id.clone();
-        let id = pending.request.call_id.clone();
-        if self
-            .runs
-            .entry(run)
-            .or_default()
-            .insert(id, pending)
-            .is_none()
-        {
-            self.count += 1;
-        }
+        self.put(pending);
         Ok(())
     }
 
