@@ -196,7 +196,7 @@ pub fn tool_for_key(key: &str) -> Option<std::sync::Arc<dyn iris_core::DynTool>>
 /// [`RuntimeError::NameCollision`] when a registered tool already uses one
 /// of their names.
 pub fn register_file_tools(registry: &mut ToolRegistry) -> Result<(), RuntimeError> {
-    for key in ["file.read", "file.write", "file.edit"] {
+    for (key, _) in CONFIG_KEYS {
         if let Some(tool) = tool_for_key(key) {
             registry.register_dyn(tool)?;
         }
