@@ -1,6 +1,23 @@
 #![doc = include_str!("../README.md")]
 
-pub use iris_core::*;
+// What a user writes, listed rather than globbed: tools and their
+// definitions, results, context, calls, middleware and the crates generated
+// code and nested argument types need.
+pub use iris_core::{
+    ArgumentError, ArtifactRef, BoxFuture, Capabilities, Capability, ContentBlock, DynTool,
+    DynamicTool, Exposure, FromToolContext, IMAGE_MEDIA_TYPES, ImageBlock, IntoMiddlewareResult,
+    IntoToolResult, Json, MAX_IMAGE_BYTES, MAX_TOOL_NAME_LEN, Middleware, Next, ResultPolicy,
+    RunId, State, StopFlag, Tool, ToolBody, ToolCall, ToolContext, ToolContextBuilder,
+    ToolDefinition, ToolDefinitionBuilder, ToolError, ToolErrorKind, ToolExecutionContext,
+    ToolFailure, ToolName, ToolOrigin, ToolResult, ToolSpec, ToolUseBlock, check_tool_name,
+    provider, schema, schemars, serde, serde_json, sniff_media_type,
+};
+
+// The executor's side of `DynTool` (how a call is started between its
+// parse and its body) and what generated code reaches for: public because
+// hand-written `DynTool`s and expansions name them, kept out of the docs.
+#[doc(hidden)]
+pub use iris_core::{__private, CallTraits, Endpoint, ParsedArgs, Proceed, Started};
 
 /// Turns a function into an LLM tool.
 ///
