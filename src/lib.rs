@@ -133,8 +133,9 @@ pub use iris_macros::tool;
 /// Turns an async function into a [`Middleware`] that wraps every tool call.
 ///
 /// The function takes the call and `next`, and optionally the context in
-/// between; it returns a `ToolResult` or a `Result<ToolResult, ToolError>`
-/// (an `Err` becomes the call's error result). `fn timing` becomes
+/// between; it returns a `ToolResult` or a `Result<ToolResult, E>` with any
+/// error type `E` (`ToolError`, an error of your own, `Box<dyn Error + Send +
+/// Sync>`); an `Err` becomes the call's error result, naming the middleware. `fn timing` becomes
 /// `struct Timing`, registered with `ToolExecutorBuilder::middleware`.
 ///
 /// ```

@@ -7,7 +7,8 @@
     clippy::unwrap_used,
     clippy::panic,
     clippy::needless_pass_by_value,
-    reason = "tests fail loudly and tools take what the macro hands them"
+    clippy::unused_async,
+    reason = "tests fail loudly, and tools and middleware take what the macros hand them"
 )]
 
 use std::sync::Arc;
@@ -250,4 +251,53 @@ async fn a_panicking_middleware_fails_its_call_only() {
     let result = run(&executor, &cx, "c1").await;
     assert_eq!(result.error_kind(), Some(ToolErrorKind::Internal));
     assert!(result.text_content().contains("middleware exploded"));
+}
+
+/// A middleware's own error type.
+#[derive(Debug)]
+struct QuotaExceeded;
+
+impl std::fmt::Display for QuotaExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the daily quota is used up")
+    }
+}
+
+impl std::error::Error for QuotaExceeded {}
+
+/// Refuses every call with an error of its own type.
+#[iris::middleware]
+async fn quota(call: ToolCall, next: Next<'_>) -> Result<ToolResult, QuotaExceeded> {
+    let _ = (call, next);
+    Err(QuotaExceeded)
+}
+
+/// Any error type: `?` on `next.run` included.
+#[iris::middleware]
+async fn boxed(
+    call: ToolCall,
+    next: Next<'_>,
+) -> Result<ToolResult, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(next.run(call).await?)
+}
+
+#[tokio::test]
+async fn middleware_may_fail_with_any_error_and_is_named() {
+    let mut registry = ToolRegistry::new();
+    registry.register(WriteNote).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .middleware(Boxed)
+        .middleware(Quota)
+        .build()
+        .unwrap();
+    let cx = cx();
+    let result = run(&executor, &cx, "c1").await;
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::Execution));
+    assert!(
+        result.text_content().contains("middleware `quota` failed")
+            && result.text_content().contains("daily quota"),
+        "{}",
+        result.text_content()
+    );
+    assert_eq!(writes(&cx), 0);
 }

@@ -89,6 +89,12 @@ impl<'a> Next<'a> {
                     .handle(call, self.cx, next)
                     .await
                     .map_err(|err| match err {
+                        ToolError::Middleware { name, source } if name.is_empty() => {
+                            ToolError::Middleware {
+                                name: first.name().to_owned(),
+                                source,
+                            }
+                        }
                         ToolError::Middleware { .. } => err,
                         other => ToolError::middleware(first.name(), other),
                     })
@@ -106,10 +112,13 @@ impl std::fmt::Debug for Next<'_> {
     }
 }
 
-/// What a `#[middleware]` function may return.
+/// What a `#[middleware]` function may return: a `ToolResult`, or a
+/// `Result<ToolResult, E>` with any error `E` (`ToolError`, your own error
+/// type, `Box<dyn Error + Send + Sync>`); an `Err` becomes the call's error
+/// result, naming the middleware.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a middleware",
-    label = "expected `ToolResult` or `Result<ToolResult, ToolError>`"
+    label = "expected `ToolResult`, or `Result<ToolResult, E>` where `E` is an error"
 )]
 pub trait IntoMiddlewareResult {
     /// Converts the value.
@@ -125,8 +134,18 @@ impl IntoMiddlewareResult for ToolResult {
     }
 }
 
-impl IntoMiddlewareResult for Result<ToolResult, ToolError> {
+impl<E> IntoMiddlewareResult for Result<ToolResult, E>
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     fn into_middleware_result(self) -> Result<ToolResult, ToolError> {
-        self
+        self.map_err(|error| {
+            let error: Box<dyn std::error::Error + Send + Sync> = error.into();
+            match error.downcast::<ToolError>() {
+                Ok(error) => *error,
+                // Named by `Next::run`, which knows which middleware it ran.
+                Err(other) => ToolError::middleware(String::new(), other),
+            }
+        })
     }
 }
