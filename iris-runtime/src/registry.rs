@@ -19,9 +19,6 @@ use crate::error::RuntimeError;
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn DynTool>>,
     by_name: FxHashMap<String, usize>,
-    /// The ranking index over deferred tools, extended as they register.
-    #[cfg(feature = "discovery")]
-    index: crate::discovery::SearchIndex,
 }
 
 impl ToolRegistry {
@@ -95,19 +92,8 @@ impl ToolRegistry {
         for name in names {
             self.by_name.insert(name.to_string(), index);
         }
-        #[cfg(feature = "discovery")]
-        if definition.exposure() == Exposure::Deferred {
-            self.index.insert(definition);
-        }
         self.tools.push(tool);
         Ok(self)
-    }
-
-    /// The ranking index over the deferred tools.
-    #[cfg(feature = "discovery")]
-    #[must_use]
-    pub fn search_index(&self) -> &crate::discovery::SearchIndex {
-        &self.index
     }
 
     /// The tool a name or alias resolves to.

@@ -6,6 +6,7 @@ use rustc_hash::FxHashSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::index::SearchIndex;
 use super::index::summary_of;
 use crate::registry::ToolRegistry;
 
@@ -25,15 +26,20 @@ pub const SELECT_MIN_LEAD: f32 = 1.1;
 /// allows.
 pub struct SearchScope<'a> {
     pub(crate) registry: &'a ToolRegistry,
+    /// The ranking index over the registry's deferred tools: borrowed from
+    /// [`Discovery`](super::Discovery), which builds it once, or built here.
+    pub(crate) index: std::borrow::Cow<'a, SearchIndex>,
     pub(crate) allowed: Option<&'a FxHashSet<ToolName>>,
 }
 
 impl<'a> SearchScope<'a> {
-    /// Every deferred tool of `registry`, as when the view is unrestricted.
+    /// Every deferred tool of `registry`, as when the view is unrestricted;
+    /// builds the ranking index, so make it once and ask it many times.
     #[must_use]
     pub fn all(registry: &'a ToolRegistry) -> Self {
         Self {
             registry,
+            index: std::borrow::Cow::Owned(SearchIndex::of_deferred(registry)),
             allowed: None,
         }
     }
@@ -154,7 +160,7 @@ impl LocalRanker {
     /// Answers one intent.
     #[must_use]
     pub fn answer(&self, intent: &str, scope: &SearchScope<'_>) -> IntentAnswer {
-        let index = scope.registry().search_index();
+        let index = &scope.index;
         let ranked = match scope.allowed {
             // Only deferred tools are indexed: an unrestricted scope needs no check.
             None => index.search(intent, CANDIDATES_PER_INTENT, None),

@@ -82,6 +82,17 @@ impl SearchIndex {
         index
     }
 
+    /// An index over the deferred tools of `registry`.
+    #[must_use]
+    pub fn of_deferred(registry: &crate::ToolRegistry) -> Self {
+        Self::build(
+            registry
+                .tools()
+                .map(|t| t.definition_dyn())
+                .filter(|d| d.exposure() == iris_core::Exposure::Deferred),
+        )
+    }
+
     /// Adds one tool; its postings are appended, nothing is rebuilt.
     pub fn insert(&mut self, definition: &ToolDefinition) {
         let id = u32::try_from(self.tools.len()).unwrap_or(u32::MAX);

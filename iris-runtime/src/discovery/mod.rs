@@ -116,6 +116,9 @@ struct RunState {
 /// disclosures. Put it in the context as shared state.
 pub struct Discovery {
     registry: Arc<ToolRegistry>,
+    /// The ranking index over the deferred tools, built once: the registry
+    /// is frozen behind its `Arc`.
+    index: SearchIndex,
     backend: Arc<dyn SearchBackend>,
     budget_tokens: usize,
     runs: Mutex<FxHashMap<RunId, RunState>>,
@@ -187,6 +190,7 @@ impl DiscoveryBuilder {
             });
         }
         Ok(Discovery {
+            index: SearchIndex::of_deferred(&self.registry),
             registry: self.registry,
             backend: self.backend,
             budget_tokens: self.budget_tokens,
@@ -304,6 +308,7 @@ impl Discovery {
         let allowed = self.lock().get(cx.run_id()).and_then(|s| s.allowed.clone());
         let scope = SearchScope {
             registry: &self.registry,
+            index: std::borrow::Cow::Borrowed(&self.index),
             allowed: allowed.as_deref(),
         };
 
