@@ -13,7 +13,7 @@
     reason = "a benchmark harness, not library code"
 )]
 
-#[path = "../../support/catalog.rs"]
+#[path = "../../../examples/discovery/catalog.rs"]
 #[allow(dead_code, reason = "shared with the examples")]
 mod catalog;
 

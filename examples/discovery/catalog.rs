@@ -3,7 +3,7 @@
 //! and a parameter schema of realistic size.
 
 use iris::{Capability, DynamicTool, Exposure, ToolDefinition, ToolName, ToolResult};
-use serde_json::{Map, Value, json};
+use iris::serde_json::{Map, Value, json};
 
 const DOMAINS: &[(&str, &str)] = &[
     ("invoice", "billing documents sent to customers"),

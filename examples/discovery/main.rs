@@ -10,7 +10,6 @@
     reason = "an example shows what it does on stdout"
 )]
 
-#[path = "../benches/support/catalog.rs"]
 #[allow(
     dead_code,
     clippy::panic,
