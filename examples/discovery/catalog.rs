@@ -2,8 +2,8 @@
 //! benchmarks: domains x actions x qualifiers, each tool with a description
 //! and a parameter schema of realistic size.
 
-use iris::{Capability, DynamicTool, Exposure, ToolDefinition, ToolName, ToolResult};
 use iris::serde_json::{Map, Value, json};
+use iris::{Capability, DynamicTool, Exposure, ToolDefinition, ToolName, ToolResult};
 
 const DOMAINS: &[(&str, &str)] = &[
     ("invoice", "billing documents sent to customers"),
