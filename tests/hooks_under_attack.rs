@@ -73,21 +73,10 @@ async fn run(executor: &ToolExecutor, cx: &ToolContext, id: &str) -> ToolResult 
         .unwrap()
 }
 
-/// Whether process `pid` is gone (or only a zombie waiting to be reaped).
-fn gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 fn wait_gone(pid: i32) -> bool {
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(3) {
-        if gone(pid) {
+        if crate::support::process_gone(&pid.to_string()) {
             return true;
         }
         std::thread::sleep(Duration::from_millis(20));

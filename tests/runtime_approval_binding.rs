@@ -123,13 +123,7 @@ async fn a_reused_id_in_one_batch_never_replaces_the_waiting_call() {
 #[tokio::test]
 async fn a_reused_id_in_a_later_call_is_refused_whatever_the_policy() {
     let policy = Arc::new(RulePolicy::new().write(Rule::Ask));
-    let mut registry = ToolRegistry::new();
-    registry.register(ArchiveFolder).unwrap();
-    registry.register(DeleteFolder).unwrap();
-    let executor = ToolExecutor::builder(registry)
-        .shared_policy(policy.clone())
-        .build()
-        .unwrap();
+    let executor = executor(|b| b.shared_policy(policy.clone()));
     let cx = cx("run-1");
     let request = waiting(
         &executor

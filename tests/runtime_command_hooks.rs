@@ -136,17 +136,6 @@ async fn hooks_receive_the_documented_json() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Whether `pid` is gone (or a zombie waiting to be reaped).
-fn is_gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 #[tokio::test]
 async fn a_hook_past_its_deadline_is_killed_with_its_children() {
     let dir = std::env::temp_dir().join(format!("iris-sleeper-{}", std::process::id()));
@@ -165,7 +154,7 @@ async fn a_hook_past_its_deadline_is_killed_with_its_children() {
         .trim()
         .to_owned();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !is_gone(&child) {
+    while !crate::support::process_gone(&child) {
         assert!(
             Instant::now() < deadline,
             "the hook's child {child} outlived the hook"
