@@ -185,8 +185,8 @@ async fn an_allowing_policy_runs_without_asking_and_only_once_per_id() {
     assert_eq!(writes(&cx), 1);
 }
 
-/// Calls with hooks registered take the general path; the permission stage
-/// there pauses, denies and resumes exactly as on the plain path.
+/// With hooks registered the permission stage is no longer also the gate;
+/// it pauses, denies and resumes exactly as when nothing watches the call.
 #[tokio::test]
 async fn the_permission_stage_is_the_same_with_hooks_registered() {
     let before_calls = Arc::new(AtomicUsize::new(0));

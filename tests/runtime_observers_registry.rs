@@ -222,7 +222,7 @@ async fn events_of(
 }
 
 #[tokio::test]
-async fn observers_see_the_same_events_on_either_path() {
+async fn observers_see_the_same_events_with_or_without_stages() {
     // A good call (started, finished), a call that does not parse and a
     // repeated id (finished only).
     let calls = [
@@ -230,11 +230,16 @@ async fn observers_see_the_same_events_on_either_path() {
         ("c2", json!({"value": "three"})),
         ("c1", json!({"value": 3})),
     ];
-    let plain = events_of(&calls, 4, false).await;
-    let general = events_of(&calls, 4, true).await;
-    assert_eq!(plain.len(), 4, "{plain:#?}");
-    assert_eq!(plain, general);
-    assert_eq!(plain[2]["tool"], serde_json::Value::Null, "{:#}", plain[2]);
+    let unstaged = events_of(&calls, 4, false).await;
+    let staged = events_of(&calls, 4, true).await;
+    assert_eq!(unstaged.len(), 4, "{unstaged:#?}");
+    assert_eq!(unstaged, staged);
+    assert_eq!(
+        unstaged[2]["tool"],
+        serde_json::Value::Null,
+        "{:#}",
+        unstaged[2]
+    );
 }
 
 #[test]

@@ -381,7 +381,7 @@ async fn batches_take_the_same_routes() {
     assert_eq!(texts[1], "5\n[Hook feedback]\nseen");
     assert!(
         texts[2].contains("already used in this run"),
-        "a repeated call id is refused on the plain route too: {}",
+        "a repeated call id is refused for an unwatched tool too: {}",
         texts[2]
     );
     let expected: Vec<&str> = UNWATCHED

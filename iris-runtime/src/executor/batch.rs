@@ -72,16 +72,7 @@ async fn run_window(
 
 async fn run_call(executor: &ToolExecutor, (started, call): Call, cx: &ToolContext) -> ToolOutcome {
     match call {
-        Ok((prepared, args)) if executor.takes_plain(prepared.tool.definition_dyn()) => {
-            executor
-                .run_prepared_plain(prepared, args, cx, started)
-                .await
-        }
-        Ok((prepared, args)) => {
-            executor
-                .run_prepared(prepared, args, cx, started, None)
-                .await
-        }
+        Ok((prepared, args)) => executor.execute_parsed(prepared, args, cx, started).await,
         Err(unprepared) => executor.finish_unprepared(unprepared, cx, started),
     }
 }

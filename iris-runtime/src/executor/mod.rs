@@ -1,13 +1,16 @@
 //! The executor: from a model's tool calls to results, through every stage.
 
+mod admission;
 mod batch;
 mod body;
 mod executed;
+mod finish;
 mod lingering;
 mod pending;
 pub(crate) mod permissions;
 mod pipeline;
-mod plain;
+mod resolve;
+mod stages;
 
 use std::collections::HashMap;
 
@@ -26,7 +29,7 @@ pub use executed::DEFAULT_MAX_RUNS;
 use pending::PendingApprovals;
 pub use pending::{DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS};
 use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
-use plain::PlainRoute;
+use stages::Staged;
 
 /// What the executor returns for one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,7 +136,8 @@ struct Inner {
     middleware: Vec<Arc<dyn Middleware>>,
     /// Which calls take the flat path: those that no middleware and no
     /// `tool.before`/`tool.after` hook sees.
-    plain: PlainRoute,
+    /// Which calls pass through hooks or middleware.
+    staged: Staged,
     observers: Observers,
     config: ExecutorConfig,
     /// Where oversized results go; `None` uses the store of the call's
@@ -179,25 +183,7 @@ impl ToolExecutor {
 
     /// Runs one call.
     pub async fn execute_one(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
-        if self.is_plain() {
-            self.execute_plain(call, cx).await
-        } else {
-            // Boxed: the general path's future is several times the plain
-            // one's, and every call would carry (and move) its size.
-            Box::pin(self.execute_general(call, cx)).await
-        }
-    }
-
-    pub(super) async fn execute_general(
-        &self,
-        call: ToolUseBlock,
-        cx: &ToolContext,
-    ) -> ToolOutcome {
-        let started = self.clock();
-        match self.prepare(call, cx) {
-            Ok((prepared, args)) => self.run_prepared(prepared, args, cx, started, None).await,
-            Err(finished) => self.finish_unprepared(finished, cx, started),
-        }
+        self.execute(call, cx).await
     }
 
     /// Runs the calls of one model turn; results come back in call order.
@@ -507,7 +493,7 @@ impl ToolExecutorBuilder {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 policy: RwLock::new(self.policy),
-                plain: PlainRoute::new(!self.middleware.is_empty(), &self.hooks),
+                staged: Staged::new(!self.middleware.is_empty(), &self.hooks),
                 hooks: self.hooks,
                 middleware: self.middleware,
                 observers: self.observers,

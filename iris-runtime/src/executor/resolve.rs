@@ -1,0 +1,94 @@
+//! The first stage of a call: the tool it names, if this request offers
+//! it, and its input repaired the way models need.
+
+use std::sync::Arc;
+
+use iris_core::{DynTool, Exposure, ToolContext, ToolDefinition, ToolErrorKind, ToolResult};
+use serde_json::Value;
+
+use super::ToolExecutor;
+
+impl ToolExecutor {
+    /// The tool called `name`, if this request offers it; otherwise the
+    /// error result the model reads.
+    pub(super) fn offered_tool(
+        &self,
+        name: &str,
+        cx: &ToolContext,
+    ) -> Result<&Arc<dyn DynTool>, ToolResult> {
+        let Some(tool) = self.inner.registry.resolve(name) else {
+            return Err(ToolResult::error(
+                ToolErrorKind::UnknownTool,
+                self.unknown_tool_message(name),
+            ));
+        };
+        let definition = tool.definition_dyn();
+        if !is_offered(cx, definition) {
+            return Err(ToolResult::error(
+                ToolErrorKind::ToolNotAvailable,
+                format!(
+                    "tool `{}` is not available in this request; call only the tools offered (a deferred tool must be found with `tool_search` first)",
+                    definition.name()
+                ),
+            ));
+        }
+        Ok(tool)
+    }
+
+    fn unknown_tool_message(&self, name: &str) -> String {
+        let close = self.inner.registry.closest_names(name, 3);
+        let name = super::shorten(name);
+        if close.is_empty() {
+            format!("no tool is named `{name}`; call only the tools offered in this request")
+        } else {
+            let close: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "no tool is named `{name}`; did you mean {}? Call only the tools offered in this request",
+                close.join(" or ")
+            )
+        }
+    }
+}
+
+/// A deferred tool is offered only when the request names it; an eager
+/// tool is offered unless the request restricts the set.
+fn is_offered(cx: &ToolContext, definition: &ToolDefinition) -> bool {
+    match cx.offered() {
+        Some(offered) => offered.contains(definition.name()),
+        None => definition.exposure() == Exposure::Eager,
+    }
+}
+
+/// The result for input that does not match the tool's schema.
+pub(super) fn invalid_arguments(
+    definition: &ToolDefinition,
+    err: &iris_core::ArgumentError,
+) -> ToolResult {
+    // The path and the message may quote the model's input (a bad value, an
+    // unknown key): both are cut, so hostile input is never echoed whole.
+    ToolResult::error(
+        ToolErrorKind::InvalidArguments,
+        format!(
+            "invalid arguments for `{}` at `{}`: {}; fix them to match the tool's schema and call it again",
+            definition.name(),
+            super::shorten_to(err.path(), 200),
+            super::shorten_to(err.message(), 500),
+        ),
+    )
+}
+
+/// Repairs the best SDKs make to what models send: `null` for "no
+/// arguments", and an object sent as a JSON string.
+pub(super) fn repair_input(input: Value) -> (Value, Vec<&'static str>) {
+    match input {
+        Value::Null => (
+            Value::Object(serde_json::Map::new()),
+            vec!["null_as_empty_object"],
+        ),
+        Value::String(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(object @ Value::Object(_)) => (object, vec!["object_from_json_string"]),
+            _ => (Value::String(text), Vec::new()),
+        },
+        other => (other, Vec::new()),
+    }
+}
