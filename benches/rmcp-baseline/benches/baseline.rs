@@ -90,7 +90,7 @@ fn bench(c: &mut Criterion) {
 
     let mut registry = ToolRegistry::new();
     registry.register(Square).unwrap();
-    let executor = ToolExecutor::builder(registry).build();
+    let executor = ToolExecutor::builder(registry).build().unwrap();
     let cx = ToolContext::builder(".", RunId::new("bench")).build();
 
     let calc = Calc::new();
