@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use iris::{
-    HookAnswer, HookEvent, HookRegistration, Next, RunId, ToolCall, ToolContext, ToolError,
+    HookAnswer, HookEvent, HookRegistration, MiddlewareError, Next, RunId, ToolCall, ToolContext,
     ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock, hook_fn,
 };
 use serde::Deserialize;
@@ -59,7 +59,7 @@ struct SquareArgs {
 }
 
 #[iris::middleware]
-async fn pass_through(call: ToolCall, next: Next<'_>) -> Result<ToolResult, ToolError> {
+async fn pass_through(call: ToolCall, next: Next<'_>) -> Result<ToolResult, MiddlewareError> {
     next.run(call).await
 }
 

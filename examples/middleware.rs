@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use iris::serde_json::json;
 use iris::{
-    Next, RunId, ToolCall, ToolContext, ToolError, ToolExecutor, ToolRegistry, ToolResult,
+    MiddlewareError, Next, RunId, ToolCall, ToolContext, ToolExecutor, ToolRegistry, ToolResult,
     ToolUseBlock,
 };
 
@@ -28,7 +28,7 @@ async fn weather(
 
 /// Measures the rest of the stack and the body.
 #[iris::middleware]
-async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, ToolError> {
+async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, MiddlewareError> {
     let started = Instant::now();
     let result = next.run(call).await?;
     Ok(result.with_stat("wrapped_seconds", started.elapsed().as_secs_f64()))

@@ -4,13 +4,13 @@
 // definitions, results, context, calls, middleware and the crates generated
 // code and nested argument types need.
 pub use iris_core::{
-    ArgumentError, ArtifactRef, BoxFuture, Capabilities, Capability, ContentBlock, DynTool,
-    DynamicTool, Exposure, FromToolContext, IMAGE_MEDIA_TYPES, ImageBlock, IntoMiddlewareResult,
-    IntoToolResult, Json, MAX_IMAGE_BYTES, MAX_TOOL_NAME_LEN, Middleware, Next, ResultPolicy,
-    RunId, State, StopFlag, Tool, ToolBody, ToolCall, ToolContext, ToolContextBuilder,
-    ToolDefinition, ToolDefinitionBuilder, ToolError, ToolErrorKind, ToolExecutionContext,
-    ToolFailure, ToolName, ToolOrigin, ToolResult, ToolSpec, ToolUseBlock, check_tool_name,
-    provider, schema, schemars, serde, serde_json, sniff_media_type,
+    ArgumentError, ArtifactRef, BoxFuture, Capabilities, Capability, ContentBlock, DefinitionError,
+    DynTool, DynamicTool, Exposure, FromToolContext, IMAGE_MEDIA_TYPES, ImageBlock, ImageError,
+    IntoMiddlewareResult, IntoToolResult, Json, MAX_IMAGE_BYTES, MAX_TOOL_NAME_LEN, Middleware,
+    MiddlewareError, Next, ResultPolicy, RunId, State, StopFlag, Tool, ToolBody, ToolCall,
+    ToolContext, ToolContextBuilder, ToolDefinition, ToolDefinitionBuilder, ToolErrorKind,
+    ToolExecutionContext, ToolFailure, ToolName, ToolOrigin, ToolResult, ToolSpec, ToolUseBlock,
+    check_tool_name, provider, schema, schemars, serde, serde_json, sniff_media_type,
 };
 
 // The executor's side of `DynTool` (how a call is started between its
@@ -134,16 +134,16 @@ pub use iris_macros::tool;
 ///
 /// The function takes the call and `next`, and optionally the context in
 /// between; it returns a `ToolResult` or a `Result<ToolResult, E>` with any
-/// error type `E` (`ToolError`, an error of your own, `Box<dyn Error + Send +
+/// error type `E` (`MiddlewareError`, an error of your own, `Box<dyn Error + Send +
 /// Sync>`); an `Err` becomes the call's error result, naming the middleware. `fn timing` becomes
 /// `struct Timing`, registered with `ToolExecutorBuilder::middleware`.
 ///
 /// ```
-/// use iris::{Next, ToolCall, ToolContext, ToolError, ToolResult};
+/// use iris::{Next, ToolCall, ToolContext, MiddlewareError, ToolResult};
 ///
 /// /// Adds how long the rest of the stack took to the result's stats.
 /// #[iris::middleware]
-/// async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, ToolError> {
+/// async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, MiddlewareError> {
 ///     let started = std::time::Instant::now();
 ///     let result = next.run(call).await?;
 ///     Ok(result.with_stat("wrapped_seconds", started.elapsed().as_secs_f64()))

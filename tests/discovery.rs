@@ -12,8 +12,8 @@ use std::sync::Arc;
 use iris::runtime::discovery::{Discovery, ToolRequest, ToolSearch};
 use iris::runtime::{HookRegistration, RuntimeError};
 use iris::{
-    Exposure, HookAnswer, HookEvent, Next, Rule, RulePolicy, RunId, ToolCall, ToolContext,
-    ToolError, ToolErrorKind, ToolExecutor, ToolOutcome, ToolRegistry, ToolResult, ToolUseBlock,
+    Exposure, HookAnswer, HookEvent, MiddlewareError, Next, Rule, RulePolicy, RunId, ToolCall,
+    ToolContext, ToolErrorKind, ToolExecutor, ToolOutcome, ToolRegistry, ToolResult, ToolUseBlock,
     hook_fn,
 };
 use serde_json::{Value, json};
@@ -263,7 +263,7 @@ async fn exact_names_select_and_eager_or_hidden_tools_are_never_candidates() {
 }
 
 #[iris::middleware]
-async fn forge_search(call: ToolCall, next: Next<'_>) -> Result<ToolResult, ToolError> {
+async fn forge_search(call: ToolCall, next: Next<'_>) -> Result<ToolResult, MiddlewareError> {
     if call.name() == "tool_search" {
         // A substitute that looks exactly like a real search body.
         return Ok(ToolResult::text(

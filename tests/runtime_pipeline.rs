@@ -57,7 +57,7 @@ impl iris::Middleware for Recorder {
         mut call: ToolCall,
         _cx: &'a ToolContext,
         next: Next<'a>,
-    ) -> iris::BoxFuture<'a, Result<ToolResult, iris::ToolError>> {
+    ) -> iris::BoxFuture<'a, Result<ToolResult, iris::MiddlewareError>> {
         Box::pin(async move {
             record(&self.log, format!("{} before", self.name));
             if self.short_circuit {

@@ -7,7 +7,7 @@ use std::path::Path;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-use crate::error::ToolError;
+use crate::error::ImageError;
 
 /// One block of model-facing content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,16 +62,16 @@ impl ImageBlock {
     /// at most [`MAX_IMAGE_BYTES`].
     ///
     /// # Errors
-    /// [`ToolError::UnsupportedImage`] for other content,
-    /// [`ToolError::ImageTooLarge`] past the limit.
-    pub fn checked(bytes: &[u8]) -> Result<Self, ToolError> {
+    /// [`ImageError::Unsupported`] for other content,
+    /// [`ImageError::TooLarge`] past the limit.
+    pub fn checked(bytes: &[u8]) -> Result<Self, ImageError> {
         let Some(media_type) = sniff_media_type(bytes) else {
-            return Err(ToolError::UnsupportedImage {
+            return Err(ImageError::Unsupported {
                 found: describe_start(bytes),
             });
         };
         if bytes.len() > MAX_IMAGE_BYTES {
-            return Err(ToolError::ImageTooLarge {
+            return Err(ImageError::TooLarge {
                 size: bytes.len(),
                 limit: MAX_IMAGE_BYTES,
             });
@@ -82,15 +82,15 @@ impl ImageBlock {
     /// Reads an image file and checks it like [`ImageBlock::checked`].
     ///
     /// # Errors
-    /// [`ToolError::ImageFile`] when the file cannot be read, or the errors
+    /// [`ImageError::File`] when the file cannot be read, or the errors
     /// of [`ImageBlock::checked`].
-    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ToolError> {
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ImageError> {
         let path = path.as_ref();
         let size = std::fs::metadata(path)
             .map_err(|e| image_file_error(path, e))?
             .len();
         if size > MAX_IMAGE_BYTES as u64 {
-            return Err(ToolError::ImageTooLarge {
+            return Err(ImageError::TooLarge {
                 size: usize::try_from(size).unwrap_or(usize::MAX),
                 limit: MAX_IMAGE_BYTES,
             });
@@ -150,8 +150,8 @@ fn describe_start(bytes: &[u8]) -> String {
     format!("content starting with bytes {}", head.join(" "))
 }
 
-fn image_file_error(path: &Path, source: std::io::Error) -> ToolError {
-    ToolError::ImageFile {
+fn image_file_error(path: &Path, source: std::io::Error) -> ImageError {
+    ImageError::File {
         path: path.to_path_buf(),
         source: std::sync::Arc::new(source),
     }
@@ -176,7 +176,7 @@ mod tests {
         big.resize(MAX_IMAGE_BYTES + 1, 0);
         assert!(matches!(
             ImageBlock::checked(&big),
-            Err(ToolError::ImageTooLarge { .. })
+            Err(ImageError::TooLarge { .. })
         ));
     }
 }

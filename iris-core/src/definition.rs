@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::capability::{Capabilities, Capability};
-use crate::error::ToolError;
+use crate::error::DefinitionError;
 use crate::name::ToolName;
 
 /// Whether a tool is offered with every request or found through `tool_search`.
@@ -287,31 +287,31 @@ impl ToolDefinitionBuilder {
     /// Checks the parts and builds the definition.
     ///
     /// # Errors
-    /// [`ToolError`] when the description is blank, an alias repeats the
+    /// [`DefinitionError`] when the description is blank, an alias repeats the
     /// name or another alias, `read_only` is combined with `write` or `exec`,
     /// or the input schema is not an object schema.
-    pub fn build(self) -> Result<ToolDefinition, ToolError> {
+    pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
         let name = self.name;
         if self.description.trim().is_empty() {
-            return Err(ToolError::MissingDescription {
+            return Err(DefinitionError::MissingDescription {
                 name: name.to_string(),
             });
         }
         for (i, alias) in self.aliases.iter().enumerate() {
             if *alias == name {
-                return Err(ToolError::AliasEqualsName {
+                return Err(DefinitionError::AliasEqualsName {
                     name: name.to_string(),
                 });
             }
             if self.aliases[..i].contains(alias) {
-                return Err(ToolError::DuplicateAlias {
+                return Err(DefinitionError::DuplicateAlias {
                     name: name.to_string(),
                     alias: alias.to_string(),
                 });
             }
         }
         if let Some(conflict) = self.capabilities.read_only_conflict() {
-            return Err(ToolError::ConflictingCapabilities {
+            return Err(DefinitionError::ConflictingCapabilities {
                 name: name.to_string(),
                 conflict: conflict.as_str(),
             });
@@ -338,7 +338,7 @@ impl ToolDefinitionBuilder {
     }
 }
 
-fn check_object_schema(name: &ToolName, schema: &Value) -> Result<(), ToolError> {
+fn check_object_schema(name: &ToolName, schema: &Value) -> Result<(), DefinitionError> {
     let found = match schema {
         Value::Object(map) => match map.get("type") {
             Some(Value::String(t)) if t == "object" => return Ok(()),
@@ -347,7 +347,7 @@ fn check_object_schema(name: &ToolName, schema: &Value) -> Result<(), ToolError>
         },
         other => format!("a JSON {}", crate::schema::json_kind(other)),
     };
-    Err(ToolError::SchemaNotObject {
+    Err(DefinitionError::SchemaNotObject {
         name: name.to_string(),
         found,
     })
@@ -403,13 +403,13 @@ mod tests {
         let same = ToolDefinition::builder(name("square"), "d")
             .alias(name("square"))
             .build();
-        assert!(matches!(same, Err(ToolError::AliasEqualsName { .. })));
+        assert!(matches!(same, Err(DefinitionError::AliasEqualsName { .. })));
 
         let twice = ToolDefinition::builder(name("square"), "d")
             .alias(name("sq"))
             .alias(name("sq"))
             .build();
-        assert!(matches!(twice, Err(ToolError::DuplicateAlias { .. })));
+        assert!(matches!(twice, Err(DefinitionError::DuplicateAlias { .. })));
 
         let conflict = ToolDefinition::builder(name("rm"), "d")
             .capability(Capability::ReadOnly)
@@ -417,19 +417,25 @@ mod tests {
             .build();
         assert!(matches!(
             conflict,
-            Err(ToolError::ConflictingCapabilities {
+            Err(DefinitionError::ConflictingCapabilities {
                 conflict: "write",
                 ..
             })
         ));
 
         let blank = ToolDefinition::builder(name("x"), "  ").build();
-        assert!(matches!(blank, Err(ToolError::MissingDescription { .. })));
+        assert!(matches!(
+            blank,
+            Err(DefinitionError::MissingDescription { .. })
+        ));
 
         let array = ToolDefinition::builder(name("x"), "d")
             .input_schema(json!({"type": "array"}))
             .build();
-        assert!(matches!(array, Err(ToolError::SchemaNotObject { .. })));
+        assert!(matches!(
+            array,
+            Err(DefinitionError::SchemaNotObject { .. })
+        ));
     }
 
     #[test]

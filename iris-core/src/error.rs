@@ -3,38 +3,14 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// What went wrong while building or checking tool metadata.
+/// Why a tool's definition (its name, aliases, description, capability
+/// tags or input schema) is not one providers accept.
 ///
 /// These are host errors (a misconfigured tool, a bad name): failures the
 /// model should read travel as [`ToolResult`](crate::ToolResult) errors instead.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
-pub enum ToolError {
-    /// Bytes given as an image that are not PNG, JPEG, GIF or WebP.
-    #[error("{found} is not an image providers accept; give PNG, JPEG, GIF or WebP bytes")]
-    UnsupportedImage {
-        /// What the bytes look like.
-        found: String,
-    },
-    /// An image past the size every provider accepts.
-    #[error(
-        "the image is {size} bytes; providers accept at most {limit}: scale it down or compress it"
-    )]
-    ImageTooLarge {
-        /// Its size.
-        size: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// An image file that could not be read.
-    #[error("cannot read image file `{}`: {source}", path.display())]
-    ImageFile {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Why.
-        #[source]
-        source: Arc<std::io::Error>,
-    },
+pub enum DefinitionError {
     /// A tool name or alias was empty.
     #[error("tool name is empty; expected 1 to 64 characters from `A-Z a-z 0-9 _ -`")]
     EmptyName,
@@ -84,15 +60,6 @@ pub enum ToolError {
         /// The tool name.
         name: String,
     },
-    /// A middleware failed; the call's result is an error naming it.
-    #[error("middleware `{name}` failed: {source}")]
-    Middleware {
-        /// The middleware's name.
-        name: String,
-        /// What went wrong.
-        #[source]
-        source: Arc<dyn std::error::Error + Send + Sync>,
-    },
     /// An input schema whose root is not an object schema.
     #[error(
         "input schema of tool `{name}` must be a JSON object with `type: object`, found {found}"
@@ -105,15 +72,76 @@ pub enum ToolError {
     },
 }
 
-impl ToolError {
-    /// A middleware failure named `name` caused by `source`.
-    pub fn middleware(
-        name: impl Into<String>,
+/// Why bytes cannot become an image block of a result.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImageError {
+    /// Bytes given as an image that are not PNG, JPEG, GIF or WebP.
+    #[error("{found} is not an image providers accept; give PNG, JPEG, GIF or WebP bytes")]
+    Unsupported {
+        /// What the bytes look like.
+        found: String,
+    },
+    /// An image past the size every provider accepts.
+    #[error(
+        "the image is {size} bytes; providers accept at most {limit}: scale it down or compress it"
+    )]
+    TooLarge {
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// An image file that could not be read.
+    #[error("cannot read image file `{}`: {source}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+}
+
+/// A middleware failed; the call's result is an error naming it.
+///
+/// A middleware may fail with any error type; the stack wraps it in this,
+/// naming the middleware that failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("middleware `{middleware}` failed: {source}")]
+pub struct MiddlewareError {
+    middleware: String,
+    #[source]
+    source: Arc<dyn std::error::Error + Send + Sync>,
+}
+
+impl MiddlewareError {
+    /// A failure of the middleware named `middleware` caused by `source`.
+    pub fn new(
+        middleware: impl Into<String>,
         source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
     ) -> Self {
-        ToolError::Middleware {
-            name: name.into(),
+        Self {
+            middleware: middleware.into(),
             source: Arc::from(source.into()),
+        }
+    }
+
+    /// The name of the middleware that failed.
+    #[must_use]
+    pub fn middleware(&self) -> &str {
+        &self.middleware
+    }
+
+    /// The same failure, named after `middleware` unless a name is known.
+    pub(crate) fn named(self, middleware: &str) -> Self {
+        if self.middleware.is_empty() {
+            Self {
+                middleware: middleware.to_owned(),
+                ..self
+            }
+        } else {
+            self
         }
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::call::ToolCall;
 use crate::context::ToolContext;
-use crate::error::ToolError;
+use crate::error::MiddlewareError;
 use crate::result::ToolResult;
 use crate::tool::BoxFuture;
 
@@ -24,7 +24,7 @@ pub trait Middleware: Send + Sync + 'static {
         call: ToolCall,
         cx: &'a ToolContext,
         next: Next<'a>,
-    ) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
+    ) -> BoxFuture<'a, Result<ToolResult, MiddlewareError>>;
 
     /// The name errors of this middleware carry.
     fn name(&self) -> &str {
@@ -38,7 +38,7 @@ impl<M: Middleware + ?Sized> Middleware for Arc<M> {
         call: ToolCall,
         cx: &'a ToolContext,
         next: Next<'a>,
-    ) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<ToolResult, MiddlewareError>> {
         (**self).handle(call, cx, next)
     }
 
@@ -76,7 +76,7 @@ impl<'a> Next<'a> {
     ///
     /// # Errors
     /// The error of a middleware further down.
-    pub async fn run(self, call: ToolCall) -> Result<ToolResult, ToolError> {
+    pub async fn run(self, call: ToolCall) -> Result<ToolResult, MiddlewareError> {
         match self.rest.split_first() {
             Some((first, rest)) => {
                 let next = Next {
@@ -88,16 +88,7 @@ impl<'a> Next<'a> {
                 first
                     .handle(call, self.cx, next)
                     .await
-                    .map_err(|err| match err {
-                        ToolError::Middleware { name, source } if name.is_empty() => {
-                            ToolError::Middleware {
-                                name: first.name().to_owned(),
-                                source,
-                            }
-                        }
-                        ToolError::Middleware { .. } => err,
-                        other => ToolError::middleware(first.name(), other),
-                    })
+                    .map_err(|err| err.named(first.name()))
             }
             None => Ok((self.endpoint)().await),
         }
@@ -113,7 +104,7 @@ impl std::fmt::Debug for Next<'_> {
 }
 
 /// What a `#[middleware]` function may return: a `ToolResult`, or a
-/// `Result<ToolResult, E>` with any error `E` (`ToolError`, your own error
+/// `Result<ToolResult, E>` with any error `E` (`MiddlewareError` from `next.run`, your own error
 /// type, `Box<dyn Error + Send + Sync>`); an `Err` becomes the call's error
 /// result, naming the middleware.
 #[diagnostic::on_unimplemented(
@@ -125,11 +116,11 @@ pub trait IntoMiddlewareResult {
     ///
     /// # Errors
     /// The middleware's own error.
-    fn into_middleware_result(self) -> Result<ToolResult, ToolError>;
+    fn into_middleware_result(self) -> Result<ToolResult, MiddlewareError>;
 }
 
 impl IntoMiddlewareResult for ToolResult {
-    fn into_middleware_result(self) -> Result<ToolResult, ToolError> {
+    fn into_middleware_result(self) -> Result<ToolResult, MiddlewareError> {
         Ok(self)
     }
 }
@@ -138,13 +129,14 @@ impl<E> IntoMiddlewareResult for Result<ToolResult, E>
 where
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    fn into_middleware_result(self) -> Result<ToolResult, ToolError> {
+    fn into_middleware_result(self) -> Result<ToolResult, MiddlewareError> {
         self.map_err(|error| {
             let error: Box<dyn std::error::Error + Send + Sync> = error.into();
-            match error.downcast::<ToolError>() {
+            match error.downcast::<MiddlewareError>() {
+                // A failure further down the stack, already named.
                 Ok(error) => *error,
                 // Named by `Next::run`, which knows which middleware it ran.
-                Err(other) => ToolError::middleware(String::new(), other),
+                Err(other) => MiddlewareError::new(String::new(), other),
             }
         })
     }

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::error::ToolError;
+use crate::error::DefinitionError;
 
 /// The longest name every supported provider accepts.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -21,9 +21,9 @@ impl ToolName {
     /// Checks `name` and wraps it.
     ///
     /// # Errors
-    /// [`ToolError`] when the name is empty, longer than 64 bytes or holds a
+    /// [`DefinitionError`] when the name is empty, longer than 64 bytes or holds a
     /// character outside `A-Z a-z 0-9 _ -`.
-    pub fn new(name: impl Into<Cow<'static, str>>) -> Result<Self, ToolError> {
+    pub fn new(name: impl Into<Cow<'static, str>>) -> Result<Self, DefinitionError> {
         let name = name.into();
         check_tool_name(&name)?;
         Ok(Self(name))
@@ -44,13 +44,13 @@ impl ToolName {
 /// Checks a tool name against `^[A-Za-z0-9_-]{1,64}$`.
 ///
 /// # Errors
-/// [`ToolError`] saying which rule the name breaks.
-pub fn check_tool_name(name: &str) -> Result<(), ToolError> {
+/// [`DefinitionError`] saying which rule the name breaks.
+pub fn check_tool_name(name: &str) -> Result<(), DefinitionError> {
     if name.is_empty() {
-        return Err(ToolError::EmptyName);
+        return Err(DefinitionError::EmptyName);
     }
     if name.len() > MAX_TOOL_NAME_LEN {
-        return Err(ToolError::NameTooLong {
+        return Err(DefinitionError::NameTooLong {
             name: name.to_owned(),
             len: name.len(),
         });
@@ -59,7 +59,7 @@ pub fn check_tool_name(name: &str) -> Result<(), ToolError> {
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
     {
-        return Err(ToolError::NameInvalidChar {
+        return Err(DefinitionError::NameInvalidChar {
             name: name.to_owned(),
             found: bad,
         });
@@ -104,14 +104,14 @@ impl PartialEq<&str> for ToolName {
 }
 
 impl TryFrom<&str> for ToolName {
-    type Error = ToolError;
+    type Error = DefinitionError;
     fn try_from(value: &str) -> Result<Self, Self::Error> {
         Self::new(value.to_owned())
     }
 }
 
 impl TryFrom<String> for ToolName {
-    type Error = ToolError;
+    type Error = DefinitionError;
     fn try_from(value: String) -> Result<Self, Self::Error> {
         Self::new(value)
     }
@@ -143,18 +143,18 @@ mod tests {
 
     #[test]
     fn rejects_names_providers_refuse() {
-        assert!(matches!(ToolName::new(""), Err(ToolError::EmptyName)));
+        assert!(matches!(ToolName::new(""), Err(DefinitionError::EmptyName)));
         assert!(matches!(
             ToolName::new("x".repeat(65)),
-            Err(ToolError::NameTooLong { len: 65, .. })
+            Err(DefinitionError::NameTooLong { len: 65, .. })
         ));
         assert!(matches!(
             ToolName::new("read.file"),
-            Err(ToolError::NameInvalidChar { found: '.', .. })
+            Err(DefinitionError::NameInvalidChar { found: '.', .. })
         ));
         assert!(matches!(
             ToolName::new("café"),
-            Err(ToolError::NameInvalidChar { found: 'é', .. })
+            Err(DefinitionError::NameInvalidChar { found: 'é', .. })
         ));
     }
 }

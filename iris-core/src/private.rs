@@ -22,7 +22,7 @@ pub use crate::capability::Capability;
 pub use crate::context::{FromToolContext, ToolContext};
 pub use crate::definition::ToolDefinition;
 pub use crate::error::ArgumentError;
-pub use crate::error::ToolError;
+pub use crate::error::MiddlewareError;
 pub use crate::into_result::IntoToolResult;
 pub use crate::middleware::{IntoMiddlewareResult, Middleware, Next};
 pub use crate::result::ToolResult;

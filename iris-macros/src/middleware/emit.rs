@@ -55,7 +55,7 @@ pub(crate) fn emit(middleware: &MiddlewareFn, item: &FnItem) -> TokenStream {
                     call: __iris::ToolCall,
                     cx: &'a __iris::ToolContext,
                     next: __iris::Next<'a>,
-                ) -> __iris::BoxFuture<'a, ::core::result::Result<__iris::ToolResult, __iris::ToolError>> {
+                ) -> __iris::BoxFuture<'a, ::core::result::Result<__iris::ToolResult, __iris::MiddlewareError>> {
                     __iris::Box::pin(async move {
                         let __iris_out = #call;
                         #convert
@@ -79,7 +79,7 @@ mod tests {
         let out = super::super::expand(
             quote!(),
             quote! {
-                async fn audit(call: ToolCall, cx: &ToolContext, next: Next<'_>) -> Result<ToolResult, ToolError> {
+                async fn audit(call: ToolCall, cx: &ToolContext, next: Next<'_>) -> Result<ToolResult, MiddlewareError> {
                     next.run(call).await
                 }
             },

@@ -1,8 +1,8 @@
-use iris::{Middleware, Next, ToolCall, ToolContext, ToolError, ToolResult};
+use iris::{Middleware, Next, ToolCall, ToolContext, MiddlewareError, ToolResult};
 
 /// Times the call.
 #[iris::middleware]
-pub async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, ToolError> {
+pub async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, MiddlewareError> {
     let started = std::time::Instant::now();
     let result = next.run(call).await?;
     Ok(result.with_stat("wrapped_seconds", started.elapsed().as_secs_f64()))
