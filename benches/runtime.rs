@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use iris::{
-    HookAnswer, HookEvent, HookRegistration, MiddlewareError, Next, RunId, ToolCall, ToolContext,
-    ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock, hook_fn,
+    AfterAnswer, BeforeAnswer, HookInput, HookRegistration, MiddlewareError, Next, RunId, ToolCall,
+    ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -77,16 +77,12 @@ fn registry() -> ToolRegistry {
 
 fn with_hooks() -> ToolExecutor {
     ToolExecutor::builder(registry())
-        .hook(HookRegistration::new(
-            "before",
-            HookEvent::ToolBefore,
-            hook_fn(|_| async { Ok(HookAnswer::nothing()) }),
-        ))
-        .hook(HookRegistration::new(
-            "after",
-            HookEvent::ToolAfter,
-            hook_fn(|_| async { Ok(HookAnswer::nothing()) }),
-        ))
+        .hook(HookRegistration::before("before", |_: &HookInput| {
+            BeforeAnswer::Allow
+        }))
+        .hook(HookRegistration::after("after", |_: &HookInput| {
+            AfterAnswer::Nothing
+        }))
         .middleware(PassThrough)
         .build()
         .unwrap()

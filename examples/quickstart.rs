@@ -13,8 +13,8 @@ use iris::provider::openai_chat;
 use iris::serde::Deserialize;
 use iris::serde_json::json;
 use iris::{
-    HookAnswer, HookEvent, HookFactories, HookRegistration, RunId, Tool, ToolContext, ToolExecutor,
-    ToolRegistry, ToolUseBlock, hook_fn,
+    AfterAnswer, Hook, HookEvent, HookFactories, HookInput, HookRegistration, RunId, Tool,
+    ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock,
 };
 
 /// Return the square of an integer.
@@ -42,10 +42,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // Factories turn configuration (a name and options) into hooks.
     let mut factories = HookFactories::new();
     factories.register("append_text", |options: AppendText| {
-        hook_fn(move |_input| {
-            let text = options.text.clone();
-            async move { Ok(HookAnswer::feedback(text)) }
-        })
+        Hook::after(move |_: &HookInput| AfterAnswer::feedback(&options.text))
     });
     let reminder = factories.build(
         "append_text",

@@ -170,8 +170,8 @@ pub use iris_runtime as runtime;
 
 #[cfg(feature = "runtime")]
 pub use iris_runtime::{
-    ApprovalDecision, ApprovalRequest, CancellationToken, CommandHook, HookAnswer, HookEvent,
-    HookFactories, HookHandler, HookInput, HookRegistration, Permission, PermissionPolicy, Rule,
-    RulePolicy, RunEvent, RunEventObserver, ToolExecutor, ToolExecutorBuilder, ToolOutcome,
-    ToolRegistry, ToolRegistryView, hook_fn,
+    AfterAnswer, AfterHook, ApprovalDecision, ApprovalRequest, BeforeAnswer, BeforeHook,
+    CancellationToken, CommandHook, Hook, HookEvent, HookFactories, HookFailure, HookInput,
+    HookRegistration, Permission, PermissionPolicy, Rule, RulePolicy, RunEvent, RunEventObserver,
+    RunHook, ToolExecutor, ToolExecutorBuilder, ToolOutcome, ToolRegistry, ToolRegistryView,
 };

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use iris::runtime::RuntimeError;
 use iris::{
-    HookAnswer, HookEvent, HookRegistration, RunId, ToolContext, ToolErrorKind, ToolExecutor,
-    ToolRegistry, ToolUseBlock, hook_fn,
+    BeforeAnswer, HookInput, HookRegistration, RunId, ToolContext, ToolErrorKind, ToolExecutor,
+    ToolRegistry, ToolUseBlock,
 };
 use serde_json::json;
 
@@ -39,8 +39,8 @@ fn registry() -> ToolRegistry {
     registry
 }
 
-fn deny_all() -> Arc<dyn iris::HookHandler> {
-    hook_fn(|_| async { Ok(HookAnswer::deny("no")) })
+fn deny_all(name: &str) -> HookRegistration {
+    HookRegistration::before(name, |_: &HookInput| BeforeAnswer::deny("no"))
 }
 
 fn unknown(result: Result<ToolExecutor, RuntimeError>) -> String {
@@ -53,8 +53,7 @@ fn unknown(result: Result<ToolExecutor, RuntimeError>) -> String {
 
 #[test]
 fn a_misspelt_tool_anywhere_fails_the_build_with_the_closest_name() {
-    let hook =
-        HookRegistration::new("guard", HookEvent::ToolBefore, deny_all()).for_tools(["sqaure"]);
+    let hook = deny_all("guard").for_tools(["sqaure"]);
     let message = unknown(ToolExecutor::builder(registry()).hook(hook).build());
     assert!(message.contains("hook `guard`"), "{message}");
     assert!(message.contains("did you mean `square`"), "{message}");
@@ -77,14 +76,10 @@ fn a_misspelt_tool_anywhere_fails_the_build_with_the_closest_name() {
 async fn an_alias_in_a_filter_means_its_tool() {
     let calls = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&calls);
-    let hook = HookRegistration::new(
-        "guard",
-        HookEvent::ToolBefore,
-        hook_fn(move |_| {
-            seen.fetch_add(1, Ordering::SeqCst);
-            async { Ok(HookAnswer::deny("not today")) }
-        }),
-    )
+    let hook = HookRegistration::before("guard", move |_: &HookInput| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        BeforeAnswer::deny("not today")
+    })
     .for_tools(["sq"]);
     let executor = ToolExecutor::builder(registry())
         .hook(hook)
@@ -159,5 +154,21 @@ async fn hostile_arguments_are_not_echoed_whole() {
             "{id}: {} characters",
             result.text_content().len()
         );
+    }
+}
+
+#[test]
+fn a_hook_registered_for_an_event_its_code_cannot_answer_fails_the_build() {
+    let feedback = iris::Hook::after(|_: &HookInput| iris::AfterAnswer::feedback("hi"));
+    let hook = HookRegistration::new("explain", iris::HookEvent::ToolBefore, feedback);
+    match ToolExecutor::builder(registry()).hook(hook).build() {
+        Err(error @ RuntimeError::HookEventMismatch { .. }) => {
+            let message = error.to_string();
+            assert!(message.contains("hook `explain`"), "{message}");
+            assert!(message.contains("`tool.before`"), "{message}");
+            assert!(message.contains("answers tool.after"), "{message}");
+        }
+        Err(other) => panic!("another error: {other}"),
+        Ok(_) => panic!("an executor was built"),
     }
 }

@@ -11,14 +11,13 @@
     reason = "tests fail loudly, and tools and middleware take what the macros hand them"
 )]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use iris::runtime::CommandHook;
 use iris::{
-    HookAnswer, HookEvent, HookRegistration, Next, RunId, State, ToolCall, ToolContext,
-    ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock, hook_fn,
+    AfterAnswer, BeforeAnswer, Hook, HookEvent, HookInput, HookRegistration, Next, RunId, State,
+    ToolCall, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde_json::json;
 
@@ -57,7 +56,7 @@ fn shell(name: &str, event: HookEvent, script: &str) -> HookRegistration {
     let command = CommandHook::new(name, ["sh", "-c", script])
         .unwrap()
         .timeout(Duration::from_secs(5));
-    HookRegistration::new(name, event, Arc::new(command))
+    HookRegistration::new(name, event, Hook::command(command))
 }
 
 fn call(id: &str) -> ToolUseBlock {
@@ -155,15 +154,11 @@ async fn a_dropped_call_takes_its_hook_along() {
 
 #[tokio::test]
 async fn code_hooks_have_deadlines() {
-    let stuck = HookRegistration::new(
-        "stuck",
-        HookEvent::ToolBefore,
-        hook_fn(|_| async {
-            tokio::time::sleep(Duration::from_secs(60)).await;
-            Ok(HookAnswer::nothing())
-        }),
-    )
-    .timeout(Duration::from_millis(50));
+    async fn stuck(_: &HookInput) -> BeforeAnswer {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        BeforeAnswer::Allow
+    }
+    let stuck = HookRegistration::before("stuck", stuck).timeout(Duration::from_millis(50));
     let executor = executor(vec![stuck]);
     let cx = cx();
     let started = Instant::now();
@@ -173,12 +168,17 @@ async fn code_hooks_have_deadlines() {
     assert_eq!(writes(&cx), 0);
 }
 
+/// A hook of `event` that panics while it is awaited.
 fn panicking(event: HookEvent) -> HookRegistration {
-    HookRegistration::new(
-        "boom",
-        event,
-        hook_fn(|_| async { panic!("hook exploded") }),
-    )
+    async fn explode<A>(_: &HookInput) -> A {
+        panic!("hook exploded")
+    }
+    let hook = match event {
+        HookEvent::ToolBefore => Hook::before(explode::<BeforeAnswer>),
+        HookEvent::ToolAfter => Hook::after(explode::<AfterAnswer>),
+        _ => Hook::run(explode::<()>),
+    };
+    HookRegistration::new("boom", event, hook)
 }
 
 #[tokio::test]
@@ -218,6 +218,23 @@ async fn a_panicking_before_hook_denies_and_the_batch_keeps_every_outcome() {
             Some(ToolErrorKind::DeniedByHook)
         );
     }
+    assert_eq!(writes(&cx), 0);
+}
+
+#[tokio::test]
+async fn a_closure_hook_that_panics_while_answering_at_once_denies() {
+    let boom = HookRegistration::before("boom", |_: &HookInput| -> BeforeAnswer {
+        panic!("closure exploded")
+    });
+    let executor = executor(vec![boom]);
+    let cx = cx();
+    let result = run(&executor, &cx, "c1").await;
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::DeniedByHook));
+    assert!(
+        result.text_content().contains("closure exploded"),
+        "{}",
+        result.text_content()
+    );
     assert_eq!(writes(&cx), 0);
 }
 

@@ -196,13 +196,12 @@ async fn the_permission_stage_is_the_same_with_hooks_registered() {
     let policy = Arc::new(RulePolicy::new().write(Rule::Ask));
     let executor = ToolExecutor::builder(registry)
         .shared_policy(policy.clone())
-        .hook(iris::HookRegistration::new(
+        .hook(iris::HookRegistration::before(
             "count",
-            iris::HookEvent::ToolBefore,
-            iris::hook_fn(move |_| {
+            move |_: &iris::HookInput| {
                 seen.fetch_add(1, Ordering::SeqCst);
-                async { Ok(iris::HookAnswer::nothing()) }
-            }),
+                iris::BeforeAnswer::Allow
+            },
         ))
         .build()
         .unwrap();

@@ -41,7 +41,7 @@ fn hook(name: &str, event: HookEvent, extra: &[&str]) -> HookRegistration {
     let handler = CommandHook::new(name, argv)
         .unwrap()
         .timeout(Duration::from_millis(1500));
-    HookRegistration::new(name, event, std::sync::Arc::new(handler))
+    HookRegistration::new(name, event, iris::Hook::command(handler))
 }
 
 async fn run_with(hooks: Vec<HookRegistration>) -> ToolResult {
@@ -94,6 +94,9 @@ async fn before_hooks_fail_closed_naming_the_hook() {
     for (name, expected) in [
         ("garbage.sh", "malformed JSON"),
         ("fail.sh", "config file missing"),
+        // Feedback is what `tool.after` hooks give: before a call it is a
+        // mistake, never silently dropped.
+        ("feedback.sh", "a `tool.before` hook answers a decision"),
     ] {
         let result = run_with(vec![hook(name, HookEvent::ToolBefore, &[])]).await;
         assert_eq!(

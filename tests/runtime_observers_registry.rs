@@ -200,10 +200,9 @@ async fn events_of(
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut builder = ToolExecutor::builder(registry).observer(Record(Arc::clone(&seen)));
     if hooked {
-        builder = builder.hook(iris::HookRegistration::new(
+        builder = builder.hook(iris::HookRegistration::before(
             "watch",
-            iris::HookEvent::ToolBefore,
-            iris::hook_fn(|_| async { Ok(iris::HookAnswer::nothing()) }),
+            |_: &iris::HookInput| iris::BeforeAnswer::Allow,
         ));
     }
     let executor = builder.build().unwrap();

@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use iris::runtime::{HookAnswer, HookEvent, HookRegistration, PermissionRequest, hook_fn};
+use iris::runtime::{AfterAnswer, BeforeAnswer, HookInput, HookRegistration, PermissionRequest};
 use iris::{
     Next, Permission, PermissionPolicy, RunId, State, ToolCall, ToolContext, ToolErrorKind,
     ToolExecutor, ToolOutcome, ToolRegistry, ToolResult, ToolUseBlock,
@@ -79,32 +79,21 @@ fn executor(log: &Log, short_circuit: bool, deny_before: bool) -> ToolExecutor {
     let after_log = Arc::clone(log);
     ToolExecutor::builder(registry)
         .policy(RecordingPolicy(Arc::clone(log)))
-        .hook(HookRegistration::new(
-            "before",
-            HookEvent::ToolBefore,
-            hook_fn(move |_| {
-                let log = Arc::clone(&before_log);
-                async move {
-                    record(&log, "tool.before");
-                    Ok(if deny_before {
-                        HookAnswer::deny("not today")
-                    } else {
-                        HookAnswer::nothing()
-                    })
-                }
-            }),
-        ))
-        .hook(HookRegistration::new(
+        .hook(HookRegistration::before("before", move |_: &HookInput| {
+            record(&before_log, "tool.before");
+            if deny_before {
+                BeforeAnswer::deny("not today")
+            } else {
+                BeforeAnswer::Allow
+            }
+        }))
+        .hook(HookRegistration::after(
             "after",
-            HookEvent::ToolAfter,
-            hook_fn(move |input| {
-                let log = Arc::clone(&after_log);
-                async move {
-                    let seen = input.result.map(|r| r.text).unwrap_or_default();
-                    record(&log, format!("tool.after saw {seen}"));
-                    Ok(HookAnswer::feedback(format!("checked {seen}")))
-                }
-            }),
+            move |input: &HookInput| {
+                let seen = input.result.as_ref().map_or("", |r| r.text.as_str());
+                record(&after_log, format!("tool.after saw {seen}"));
+                AfterAnswer::feedback(format!("checked {seen}"))
+            },
         ))
         .middleware(Recorder {
             log: Arc::clone(log),
@@ -212,19 +201,13 @@ async fn every_deny_reason_is_kept_and_after_hooks_see_failures_too() {
     registry.register(FailAlways).unwrap();
     let seen: Log = Arc::default();
     let seen_by_hook = Arc::clone(&seen);
-    let deny = |reason: &'static str| hook_fn(move |_| async move { Ok(HookAnswer::deny(reason)) });
+    let deny = |name: &str, reason: &'static str| {
+        HookRegistration::before(name, move |_: &HookInput| BeforeAnswer::deny(reason))
+    };
     let denying = ToolExecutor::builder(registry.clone())
         .policy(iris::RulePolicy::new().other(iris::Rule::Allow))
-        .hook(HookRegistration::new(
-            "one",
-            HookEvent::ToolBefore,
-            deny("first"),
-        ))
-        .hook(HookRegistration::new(
-            "two",
-            HookEvent::ToolBefore,
-            deny("second"),
-        ))
+        .hook(deny("one", "first"))
+        .hook(deny("two", "second"))
         .build()
         .unwrap();
     let cx = ToolContext::builder(".", RunId::new("r")).build();
@@ -242,18 +225,14 @@ async fn every_deny_reason_is_kept_and_after_hooks_see_failures_too() {
     let watching = ToolExecutor::builder(registry)
         .policy(iris::RulePolicy::new().other(iris::Rule::Allow))
         .hook(
-            HookRegistration::new(
-                "watch",
-                HookEvent::ToolAfter,
-                hook_fn(move |input| {
-                    let seen = Arc::clone(&seen_by_hook);
-                    async move {
-                        let view = input.result.unwrap();
-                        record(&seen, format!("{} {:?}", view.text, view.error_kind));
-                        Ok(HookAnswer::nothing())
-                    }
-                }),
-            )
+            HookRegistration::after("watch", move |input: &HookInput| {
+                let view = input.result.as_ref().unwrap();
+                record(
+                    &seen_by_hook,
+                    format!("{} {:?}", view.text, view.error_kind),
+                );
+                AfterAnswer::Nothing
+            })
             .for_tools(["fail_always"]),
         )
         .build()
@@ -287,31 +266,23 @@ fn add_watched(log: &Log) -> ToolExecutor {
     ToolExecutor::builder(registry)
         .policy(RecordingPolicy(Arc::clone(log)))
         .hook(
-            HookRegistration::new(
-                "before",
-                HookEvent::ToolBefore,
-                hook_fn(move |input| {
-                    let log = Arc::clone(&before_log);
-                    async move {
-                        record(&log, format!("tool.before {}", input.tool.unwrap()));
-                        Ok(HookAnswer::nothing())
-                    }
-                }),
-            )
+            HookRegistration::before("before", move |input: &HookInput| {
+                record(
+                    &before_log,
+                    format!("tool.before {}", input.tool.as_ref().unwrap()),
+                );
+                BeforeAnswer::Allow
+            })
             .for_tools(["add"]),
         )
         .hook(
-            HookRegistration::new(
-                "after",
-                HookEvent::ToolAfter,
-                hook_fn(move |input| {
-                    let log = Arc::clone(&after_log);
-                    async move {
-                        record(&log, format!("tool.after {}", input.tool.unwrap()));
-                        Ok(HookAnswer::feedback("seen"))
-                    }
-                }),
-            )
+            HookRegistration::after("after", move |input: &HookInput| {
+                record(
+                    &after_log,
+                    format!("tool.after {}", input.tool.as_ref().unwrap()),
+                );
+                AfterAnswer::feedback("seen")
+            })
             .for_tools(["add"]),
         )
         .build()

@@ -85,6 +85,18 @@ pub enum RuntimeError {
         #[source]
         source: serde_json::Error,
     },
+    /// A hook registered for an event its code cannot answer.
+    #[error(
+        "hook `{hook}` is registered for `{event}` but its code answers {answers}; register it for that event, or give it code for `{event}`"
+    )]
+    HookEventMismatch {
+        /// The hook's name.
+        hook: String,
+        /// The event it was registered for.
+        event: String,
+        /// The events its code answers.
+        answers: &'static str,
+    },
     /// A command hook without a program to run.
     #[error("command hook `{hook}` has an empty argv; give the program and its arguments")]
     EmptyCommand {

@@ -37,8 +37,8 @@ pub use executor::permissions::{
 };
 pub use executor::{ExecutorConfig, ToolExecutor, ToolExecutorBuilder, ToolOutcome};
 pub use hooks::{
-    CommandHook, HookAnswer, HookDecision, HookDispatcher, HookEvent, HookFactories, HookFailure,
-    HookHandler, HookInput, HookRegistration, hook_fn,
+    AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent, HookFactories,
+    HookFailure, HookInput, HookRegistration, RunHook,
 };
 pub use observers::{ObserverStats, RunEvent, RunEventObserver};
 pub use registry::{ToolRegistry, ToolRegistryView};

@@ -157,7 +157,7 @@ impl ToolExecutor {
         ToolExecutorBuilder {
             registry: registry.into(),
             policy: Arc::new(RulePolicy::default()),
-            hooks: HookDispatcher::default(),
+            hooks: Vec::new(),
             middleware: Vec::new(),
             observers: Observers::default(),
             config: ExecutorConfig::default(),
@@ -367,7 +367,7 @@ impl fmt::Debug for ToolExecutor {
 pub struct ToolExecutorBuilder {
     registry: Arc<ToolRegistry>,
     policy: Arc<dyn PermissionPolicy>,
-    hooks: HookDispatcher,
+    hooks: Vec<HookRegistration>,
     middleware: Vec<Arc<dyn Middleware>>,
     observers: Observers,
     config: ExecutorConfig,
@@ -389,7 +389,7 @@ impl ToolExecutorBuilder {
 
     /// Adds a hook after those already added.
     pub fn hook(mut self, hook: HookRegistration) -> Self {
-        self.hooks.register(hook);
+        self.hooks.push(hook);
         self
     }
 
@@ -476,7 +476,7 @@ impl ToolExecutorBuilder {
     /// registered tool: a typo would otherwise leave, say, a deny hook that
     /// never fires.
     pub fn build(mut self) -> Result<ToolExecutor, RuntimeError> {
-        self.hooks.resolve_tools(&self.registry)?;
+        let hooks = HookDispatcher::new(std::mem::take(&mut self.hooks), &self.registry)?;
         let registry = &self.registry;
         self.config.tool_timeouts = canonical_keys(
             std::mem::take(&mut self.config.tool_timeouts),
@@ -493,8 +493,8 @@ impl ToolExecutorBuilder {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 policy: RwLock::new(self.policy),
-                staged: Staged::new(!self.middleware.is_empty(), &self.hooks),
-                hooks: self.hooks,
+                staged: Staged::new(!self.middleware.is_empty(), &hooks),
+                hooks,
                 middleware: self.middleware,
                 observers: self.observers,
                 config: self.config,

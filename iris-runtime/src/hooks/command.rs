@@ -3,11 +3,11 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use iris_core::BoxFuture;
 use tokio::io::AsyncWriteExt as _;
 use tokio::process::Command;
 
-use super::{HookAnswer, HookFailure, HookHandler, HookInput};
+use super::answer::wire;
+use super::{AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, HookFailure, HookInput, RunHook};
 
 /// Runs a program for each event: the event as JSON on stdin, one JSON
 /// object answered on stdout, stderr kept as diagnostics.
@@ -59,9 +59,15 @@ impl CommandHook {
         self
     }
 
-    async fn run(&self, input: &HookInput) -> Result<HookAnswer, HookFailure> {
-        let payload =
-            serde_json::to_vec(input).map_err(|source| HookFailure::Malformed { source })?;
+    /// Runs the command for one event: what it wrote to stdout.
+    async fn exchange(&self, input: &HookInput) -> Result<Vec<u8>, HookFailure> {
+        // The input is plain data (strings, numbers, JSON values): it
+        // always serializes.
+        let payload = serde_json::to_vec(input).map_err(|err| {
+            HookFailure::Io(std::io::Error::other(format!(
+                "the hook input could not be serialized: {err}"
+            )))
+        })?;
         let token = crate::temp_name::temp_name("hook");
         let mut command = Command::new(&self.argv[0]);
         command
@@ -143,7 +149,7 @@ impl CommandHook {
                 stderr,
             });
         }
-        serde_json::from_slice(&stdout).map_err(|source| HookFailure::Malformed { source })
+        Ok(stdout)
     }
 }
 
@@ -280,11 +286,20 @@ fn kill_marked(token: &str) {
 #[cfg(not(target_os = "linux"))]
 fn kill_marked(_token: &str) {}
 
-impl HookHandler for CommandHook {
-    fn handle<'a>(
-        &'a self,
-        input: &'a HookInput,
-    ) -> BoxFuture<'a, Result<HookAnswer, HookFailure>> {
-        Box::pin(self.run(input))
+impl BeforeHook for CommandHook {
+    async fn before(&self, input: &HookInput) -> Result<BeforeAnswer, HookFailure> {
+        wire::before(&self.exchange(input).await?)
+    }
+}
+
+impl AfterHook for CommandHook {
+    async fn after(&self, input: &HookInput) -> Result<AfterAnswer, HookFailure> {
+        wire::after(&self.exchange(input).await?)
+    }
+}
+
+impl RunHook for CommandHook {
+    async fn on_run(&self, input: &HookInput) -> Result<(), HookFailure> {
+        wire::run(&self.exchange(input).await?)
     }
 }

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::HookHandler;
+use super::Hook;
 use crate::error::RuntimeError;
 
-type Factory = Arc<dyn Fn(Value) -> Result<Arc<dyn HookHandler>, RuntimeError> + Send + Sync>;
+type Factory = Arc<dyn Fn(Value) -> Result<Hook, RuntimeError> + Send + Sync>;
 
 /// Named hook factories.
 #[derive(Clone, Default)]
@@ -30,7 +30,7 @@ impl HookFactories {
     pub fn register<O, F>(&mut self, name: impl Into<String>, make: F) -> &mut Self
     where
         O: DeserializeOwned,
-        F: Fn(O) -> Arc<dyn HookHandler> + Send + Sync + 'static,
+        F: Fn(O) -> Hook + Send + Sync + 'static,
     {
         let name = name.into();
         let factory_name = name.clone();
@@ -49,11 +49,11 @@ impl HookFactories {
         self
     }
 
-    /// Builds a handler from the factory `name` with `options`.
+    /// Builds a hook from the factory `name` with `options`.
     ///
     /// # Errors
     /// [`RuntimeError::UnknownHookFactory`] or [`RuntimeError::HookOptions`].
-    pub fn build(&self, name: &str, options: Value) -> Result<Arc<dyn HookHandler>, RuntimeError> {
+    pub fn build(&self, name: &str, options: Value) -> Result<Hook, RuntimeError> {
         let factory = self
             .factories
             .get(name)

@@ -23,15 +23,39 @@
 //! answers malformed JSON denies the call, naming the hook (fail closed). A
 //! `tool.after` failure is recorded in the result's `stats.hook_failures` and
 //! adds no feedback. Run events log failures and go on.
+//!
+//! In code, each event has its own answer type, so a wrong answer does not
+//! compile: a `tool.before` hook answers [`BeforeAnswer`], a `tool.after`
+//! hook [`AfterAnswer`], a run hook `()`. A hook is a type implementing
+//! [`BeforeHook`], [`AfterHook`] or [`RunHook`], an `async fn` taking
+//! `&HookInput`, or a closure; any of them may return the answer itself or
+//! a `Result` of it:
+//!
+//! ```
+//! use iris_runtime::hooks::{AfterAnswer, BeforeAnswer, HookInput, HookRegistration};
+//!
+//! async fn no_deletes(input: &HookInput) -> BeforeAnswer {
+//!     match input.tool.as_ref().map(|t| t.as_str()) {
+//!         Some("delete_file") => BeforeAnswer::deny("deleting is not allowed here"),
+//!         _ => BeforeAnswer::Allow,
+//!     }
+//! }
+//!
+//! let text = String::from("Check the units.");
+//! let hooks = [
+//!     HookRegistration::before("no-deletes", no_deletes),
+//!     HookRegistration::after("remind", move |_: &HookInput| AfterAnswer::feedback(&text)),
+//! ];
+//! ```
 
+mod answer;
 mod command;
 mod factory;
+mod handler;
 
 use rustc_hash::FxHashSet;
 use std::fmt;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -40,8 +64,14 @@ use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolName, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub(crate) use answer::panic_message;
+pub use answer::{AfterAnswer, BeforeAnswer, HookFailure, IntoHookAnswer};
 pub use command::{CommandHook, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
 pub use factory::HookFactories;
+use handler::Handler;
+pub use handler::{AfterHook, BeforeHook, Hook, IntoHook, RunHook};
+#[doc(hidden)]
+pub use handler::{AnswerLater, AnswerNow, ByFn, ByTrait, ErasedHook, HookFn, HookReturn};
 
 /// The events hooks attach to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -58,6 +88,25 @@ pub enum HookEvent {
     /// A call's body ran.
     #[serde(rename = "tool.after")]
     ToolAfter,
+}
+
+impl HookEvent {
+    /// The event's name, as configuration and command hooks spell it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::RunStarted => "run.started",
+            HookEvent::RunFinished => "run.finished",
+            HookEvent::ToolBefore => "tool.before",
+            HookEvent::ToolAfter => "tool.after",
+        }
+    }
+}
+
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The result of a call, as `tool.after` hooks see it.
@@ -106,167 +155,13 @@ pub struct HookInput {
     pub result: Option<HookResultView>,
 }
 
-/// A `tool.before` verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HookDecision {
-    /// Let the call go on (the same as saying nothing).
-    Allow,
-    /// Refuse the call.
-    Deny,
-}
-
-/// What a hook answers; `{}` (the default) says nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HookAnswer {
-    /// `tool.before`: allow or deny.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decision: Option<HookDecision>,
-    /// Why, for a denial; the model reads it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// `tool.after`: text the model reads after the real result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub feedback: Option<String>,
-}
-
-impl HookAnswer {
-    /// Nothing to say.
-    #[must_use]
-    pub fn nothing() -> Self {
-        Self::default()
-    }
-
-    /// Deny the call, telling the model why.
-    pub fn deny(reason: impl Into<String>) -> Self {
-        Self {
-            decision: Some(HookDecision::Deny),
-            reason: Some(reason.into()),
-            feedback: None,
-        }
-    }
-
-    /// Feedback the model reads after the result.
-    pub fn feedback(text: impl Into<String>) -> Self {
-        Self {
-            feedback: Some(text.into()),
-            ..Self::default()
-        }
-    }
-}
-
-/// Why a hook could not answer.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HookFailure {
-    /// The hook ran past its deadline.
-    #[error("did not answer within {0:?}")]
-    Timeout(std::time::Duration),
-    /// The command could not be started.
-    #[error("could not start `{program}`: {source}")]
-    Spawn {
-        /// The program.
-        program: String,
-        /// The operating system's reason.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Reading or writing the command's pipes failed.
-    #[error("talking to the command failed: {0}")]
-    Io(#[source] std::io::Error),
-    /// The command exited unsuccessfully.
-    #[error("exited with {status}{}", stderr_note(.stderr))]
-    Exit {
-        /// The exit status.
-        status: String,
-        /// What it wrote to stderr.
-        stderr: String,
-    },
-    /// The command wrote more than it may to one of its streams.
-    #[error("wrote more than {limit} bytes to {stream}, so it was killed")]
-    OutputTooLarge {
-        /// `stdout` or `stderr`.
-        stream: &'static str,
-        /// The limit in bytes.
-        limit: usize,
-    },
-    /// A hook written in code panicked.
-    #[error("panicked: {0}")]
-    Panicked(String),
-    /// The answer was not one JSON object of the documented shape.
-    #[error(
-        "answered malformed JSON ({source}); expected one object such as `{{}}`, `{{\"decision\": \"deny\", \"reason\": \"...\"}}` or `{{\"feedback\": \"...\"}}`"
-    )]
-    Malformed {
-        /// The parse error.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// A hook written in code reported a failure.
-    #[error("{0}")]
-    Failed(Box<dyn std::error::Error + Send + Sync>),
-}
-
-/// The text of a panic's payload.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_owned())
-}
-
-fn stderr_note(stderr: &str) -> String {
-    let stderr = stderr.trim();
-    if stderr.is_empty() {
-        String::new()
-    } else {
-        format!("; stderr: {stderr}")
-    }
-}
-
-/// A hook's code.
-pub trait HookHandler: Send + Sync + 'static {
-    /// Answers one event.
-    ///
-    /// # Errors
-    /// [`HookFailure`] when the hook cannot answer.
-    fn handle<'a>(&'a self, input: &'a HookInput)
-    -> BoxFuture<'a, Result<HookAnswer, HookFailure>>;
-}
-
-/// A hook from an async closure that takes the input by value.
-pub fn hook_fn<F, Fut>(f: F) -> Arc<dyn HookHandler>
-where
-    F: Fn(HookInput) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<HookAnswer, HookFailure>> + Send + 'static,
-{
-    Arc::new(FnHook(f))
-}
-
-struct FnHook<F>(F);
-
-impl<F, Fut> HookHandler for FnHook<F>
-where
-    F: Fn(HookInput) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<HookAnswer, HookFailure>> + Send + 'static,
-{
-    fn handle<'a>(
-        &'a self,
-        input: &'a HookInput,
-    ) -> BoxFuture<'a, Result<HookAnswer, HookFailure>> {
-        Box::pin((self.0)(input.clone()))
-    }
-}
-
-/// A hook: a name, the event, which tools it watches and its handler.
+/// A hook: a name, the event, which tools it watches and its code.
 #[derive(Clone)]
 pub struct HookRegistration {
     name: String,
     event: HookEvent,
     tools: Option<Vec<String>>,
-    handler: Arc<dyn HookHandler>,
+    hook: Hook,
     timeout: Duration,
 }
 
@@ -274,15 +169,36 @@ pub struct HookRegistration {
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl HookRegistration {
-    /// A hook on every tool (for tool events).
-    pub fn new(name: impl Into<String>, event: HookEvent, handler: Arc<dyn HookHandler>) -> Self {
+    /// A hook on `event`, for every tool (for tool events). The executor's
+    /// `build()` refuses a hook whose code cannot answer `event`.
+    pub fn new(name: impl Into<String>, event: HookEvent, hook: Hook) -> Self {
         Self {
             name: name.into(),
             event,
             tools: None,
-            handler,
+            hook,
             timeout: DEFAULT_HOOK_TIMEOUT,
         }
+    }
+
+    /// A `tool.before` hook, which may deny a call.
+    pub fn before<M>(name: impl Into<String>, hook: impl IntoHook<BeforeAnswer, M>) -> Self {
+        Self::new(name, HookEvent::ToolBefore, Hook::before(hook))
+    }
+
+    /// A `tool.after` hook, which may add feedback to a result.
+    pub fn after<M>(name: impl Into<String>, hook: impl IntoHook<AfterAnswer, M>) -> Self {
+        Self::new(name, HookEvent::ToolAfter, Hook::after(hook))
+    }
+
+    /// A `run.started` hook.
+    pub fn run_started<M>(name: impl Into<String>, hook: impl IntoHook<(), M>) -> Self {
+        Self::new(name, HookEvent::RunStarted, Hook::run(hook))
+    }
+
+    /// A `run.finished` hook.
+    pub fn run_finished<M>(name: impl Into<String>, hook: impl IntoHook<(), M>) -> Self {
+        Self::new(name, HookEvent::RunFinished, Hook::run(hook))
     }
 
     /// Sets the hook's deadline (default [`DEFAULT_HOOK_TIMEOUT`]); past
@@ -294,18 +210,8 @@ impl HookRegistration {
         self
     }
 
-    /// Runs the handler within the deadline; a panic is a failure like any
-    /// other, never the caller's.
-    async fn answer(&self, input: &HookInput) -> Result<HookAnswer, HookFailure> {
-        let handled = AssertUnwindSafe(self.handler.handle(input)).catch_unwind();
-        match tokio::time::timeout(self.timeout, handled).await {
-            Err(_) => Err(HookFailure::Timeout(self.timeout)),
-            Ok(Err(panic)) => Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
-            Ok(Ok(answer)) => answer,
-        }
-    }
-
-    /// Only for calls of these tools (canonical call names, such as `write_file`).
+    /// Only for calls of these tools (names or aliases; the executor's
+    /// `build()` refuses a name no tool answers to).
     #[must_use]
     pub fn for_tools<I, S>(mut self, tools: I) -> Self
     where
@@ -322,12 +228,10 @@ impl HookRegistration {
         &self.name
     }
 
-    fn matches(&self, event: HookEvent, tool: Option<&ToolName>) -> bool {
-        self.event == event
-            && match (&self.tools, tool) {
-                (Some(filter), Some(tool)) => filter.iter().any(|t| tool == t.as_str()),
-                _ => true,
-            }
+    /// The event it is registered for.
+    #[must_use]
+    pub fn event(&self) -> HookEvent {
+        self.event
     }
 }
 
@@ -337,8 +241,48 @@ impl fmt::Debug for HookRegistration {
             .field("name", &self.name)
             .field("event", &self.event)
             .field("tools", &self.tools)
+            .field("hook", &self.hook)
             .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
+            .finish()
+    }
+}
+
+/// A hook as the dispatcher runs it: its code for its one event, its tool
+/// filter in canonical names.
+struct Registered {
+    name: String,
+    event: HookEvent,
+    tools: Option<Vec<String>>,
+    handler: Handler,
+    timeout: Duration,
+}
+
+impl Registered {
+    fn matches(&self, event: HookEvent, tool: Option<&ToolName>) -> bool {
+        self.event == event
+            && match (&self.tools, tool) {
+                (Some(filter), Some(tool)) => filter.iter().any(|t| tool == t.as_str()),
+                _ => true,
+            }
+    }
+
+    /// Runs the hook's answer within the deadline; a panic, while the
+    /// answer is made (a closure answering at once) or while it is awaited,
+    /// is a failure like any other, never the caller's.
+    async fn guarded<'a, A>(
+        &self,
+        answer: impl FnOnce() -> BoxFuture<'a, Result<A, HookFailure>>,
+    ) -> Result<A, HookFailure> {
+        let answer = match std::panic::catch_unwind(AssertUnwindSafe(answer)) {
+            Ok(answer) => answer,
+            Err(panic) => return Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
+        };
+        let handled = AssertUnwindSafe(answer).catch_unwind();
+        match tokio::time::timeout(self.timeout, handled).await {
+            Err(_) => Err(HookFailure::Timeout(self.timeout)),
+            Ok(Err(panic)) => Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
+            Ok(Ok(answer)) => answer,
+        }
     }
 }
 
@@ -350,37 +294,63 @@ pub(crate) struct Denial {
 }
 
 /// Runs the registered hooks of each event, in registration order.
-#[derive(Debug, Clone, Default)]
-pub struct HookDispatcher {
-    hooks: Vec<HookRegistration>,
+#[derive(Default)]
+pub(crate) struct HookDispatcher {
+    hooks: Vec<Registered>,
 }
 
 impl HookDispatcher {
-    /// Adds a hook after the ones already registered.
-    pub fn register(&mut self, hook: HookRegistration) {
-        self.hooks.push(hook);
-    }
-
-    /// Rewrites every tool filter to canonical names (an alias becomes its
-    /// tool's name), so that a filter never silently matches nothing.
+    /// The hooks as they will run, every tool filter rewritten to canonical
+    /// names (an alias becomes its tool's name) so that a filter never
+    /// silently matches nothing.
     ///
     /// # Errors
     /// [`RuntimeError::UnknownToolName`](crate::RuntimeError::UnknownToolName)
-    /// for a name no registered tool answers to, with the closest names.
-    pub(crate) fn resolve_tools(
-        &mut self,
+    /// for a name no registered tool answers to, with the closest names;
+    /// [`RuntimeError::HookEventMismatch`](crate::RuntimeError::HookEventMismatch)
+    /// for a hook whose code cannot answer its event.
+    pub(crate) fn new(
+        registrations: Vec<HookRegistration>,
         registry: &crate::ToolRegistry,
-    ) -> Result<(), crate::RuntimeError> {
-        for hook in &mut self.hooks {
-            if let Some(tools) = &mut hook.tools {
-                for tool in tools.iter_mut() {
-                    *tool = registry.canonical_name(tool, || {
-                        format!("the tool filter of hook `{}`", hook.name)
-                    })?;
-                }
-            }
+    ) -> Result<Self, crate::RuntimeError> {
+        let mut hooks = Vec::with_capacity(registrations.len());
+        for registration in registrations {
+            let HookRegistration {
+                name,
+                event,
+                tools,
+                hook,
+                timeout,
+            } = registration;
+            let Some(handler) = hook.for_event(event) else {
+                return Err(crate::RuntimeError::HookEventMismatch {
+                    hook: name,
+                    event: event.as_str().to_owned(),
+                    answers: hook.answers(),
+                });
+            };
+            let tools = match tools {
+                None => None,
+                Some(tools) => Some(
+                    tools
+                        .iter()
+                        .map(|tool| {
+                            registry.canonical_name(tool, || {
+                                format!("the tool filter of hook `{name}`")
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+            };
+            hooks.push(Registered {
+                name,
+                event,
+                tools,
+                handler,
+                timeout,
+            });
         }
-        Ok(())
+        Ok(Self { hooks })
     }
 
     pub(crate) fn has(&self, event: HookEvent) -> bool {
@@ -405,7 +375,7 @@ impl HookDispatcher {
         self.hooks.iter().any(|h| h.matches(event, Some(tool)))
     }
 
-    fn matching<'a>(&'a self, input: &'a HookInput) -> impl Iterator<Item = &'a HookRegistration> {
+    fn matching<'a>(&'a self, input: &'a HookInput) -> impl Iterator<Item = &'a Registered> {
         self.hooks
             .iter()
             .filter(|h| h.matches(input.event, input.tool.as_ref()))
@@ -415,14 +385,15 @@ impl HookDispatcher {
     pub(crate) async fn before(&self, input: &HookInput) -> Vec<Denial> {
         let mut denials = Vec::new();
         for hook in self.matching(input) {
-            match hook.answer(input).await {
-                Ok(answer) if answer.decision == Some(HookDecision::Deny) => denials.push(Denial {
+            let Handler::Before(handler) = &hook.handler else {
+                continue;
+            };
+            match hook.guarded(|| handler.answer(input)).await {
+                Ok(BeforeAnswer::Allow) => {}
+                Ok(BeforeAnswer::Deny { reason }) => denials.push(Denial {
                     hook: hook.name.clone(),
-                    reason: answer
-                        .reason
-                        .unwrap_or_else(|| "no reason given".to_owned()),
+                    reason,
                 }),
-                Ok(_) => {}
                 Err(failure) => {
                     tracing::warn!(hook = %hook.name, %failure, "tool.before hook failed; denying the call");
                     denials.push(Denial {
@@ -440,8 +411,12 @@ impl HookDispatcher {
         let mut feedback = Vec::new();
         let mut failures = Vec::new();
         for hook in self.matching(input) {
-            match hook.answer(input).await {
-                Ok(answer) => feedback.extend(answer.feedback.filter(|f| !f.trim().is_empty())),
+            let Handler::After(handler) = &hook.handler else {
+                continue;
+            };
+            match hook.guarded(|| handler.answer(input)).await {
+                Ok(AfterAnswer::Feedback(text)) if !text.trim().is_empty() => feedback.push(text),
+                Ok(_) => {}
                 Err(failure) => {
                     tracing::warn!(hook = %hook.name, %failure, "tool.after hook failed");
                     failures.push(format!("{}: {failure}", hook.name));
@@ -451,12 +426,23 @@ impl HookDispatcher {
         (feedback, failures)
     }
 
-    /// Run events: answers are ignored, failures logged.
+    /// Run events: failures logged.
     pub(crate) async fn notify(&self, input: &HookInput) {
         for hook in self.matching(input) {
-            if let Err(failure) = hook.answer(input).await {
+            let Handler::Run(handler) = &hook.handler else {
+                continue;
+            };
+            if let Err(failure) = hook.guarded(|| handler.answer(input)).await {
                 tracing::warn!(hook = %hook.name, event = ?input.event, %failure, "run hook failed");
             }
         }
+    }
+}
+
+impl fmt::Debug for HookDispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.hooks.iter().map(|h| (&h.name, h.event)))
+            .finish()
     }
 }

@@ -32,4 +32,6 @@ fn ui() {
     cases.compile_fail("tests/ui/tool/fail/*.rs");
     cases.pass("tests/ui/middleware/pass/*.rs");
     cases.compile_fail("tests/ui/middleware/fail/*.rs");
+    cases.pass("tests/ui/hooks/pass/*.rs");
+    cases.compile_fail("tests/ui/hooks/fail/*.rs");
 }
