@@ -58,11 +58,7 @@ impl ToolExecutor {
     }
 
     pub(super) fn permission_for(&self, request: &PermissionRequest<'_>) -> Permission {
-        self.inner
-            .policy
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .check(request)
+        self.inner.policy.check(request)
     }
 
     /// Parks a call until a person decides. Its id is claimed now, as if it

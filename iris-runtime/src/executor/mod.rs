@@ -15,7 +15,7 @@ mod stages;
 use std::collections::HashMap;
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use iris_core::{Middleware, ToolContext, ToolResult, ToolUseBlock};
@@ -131,7 +131,10 @@ pub struct ToolExecutor {
 
 struct Inner {
     registry: Arc<ToolRegistry>,
-    policy: RwLock<Arc<dyn PermissionPolicy>>,
+    /// Fixed for the executor's life: a policy that changes (such as a
+    /// shared [`RulePolicy`] whose per-tool rules are set later) does so
+    /// behind its own `check`, so a call takes no lock here.
+    policy: Arc<dyn PermissionPolicy>,
     hooks: HookDispatcher,
     middleware: Vec<Arc<dyn Middleware>>,
     /// Which calls take the flat path: those that no middleware and no
@@ -169,16 +172,6 @@ impl ToolExecutor {
     #[must_use]
     pub fn registry(&self) -> &Arc<ToolRegistry> {
         &self.inner.registry
-    }
-
-    /// Replaces the permission policy; calls that wait for approval are
-    /// checked against the new one at their gate.
-    pub fn set_policy(&self, policy: Arc<dyn PermissionPolicy>) {
-        *self
-            .inner
-            .policy
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = policy;
     }
 
     /// Runs one call.
@@ -381,7 +374,9 @@ impl ToolExecutorBuilder {
         self
     }
 
-    /// Sets a shared permission policy, kept by the caller to change rules later.
+    /// Sets a shared permission policy, kept by the caller to change rules
+    /// later (calls that wait for approval are checked against the rules
+    /// of the moment at their gate).
     pub fn shared_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
         self.policy = policy;
         self
@@ -492,7 +487,7 @@ impl ToolExecutorBuilder {
         Ok(ToolExecutor {
             inner: Arc::new(Inner {
                 registry: self.registry,
-                policy: RwLock::new(self.policy),
+                policy: self.policy,
                 staged: Staged::new(!self.middleware.is_empty(), &hooks),
                 hooks,
                 middleware: self.middleware,

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use iris_core::{Capability, RunId, ToolDefinition, ToolName};
 use serde::{Deserialize, Serialize};
@@ -63,32 +64,30 @@ pub enum Rule {
 ///
 /// The class of a call is decided in this order: a per-tool rule; `exec`;
 /// `write`; read-only (per the tool's answer for these arguments); anything
-/// else. Defaults: read-only allowed, everything else asks. Rules can change
-/// while the executor runs; approvals are checked again at the gate.
+/// else. Defaults: read-only allowed, everything else asks. Per-tool rules
+/// can change while the executor runs ([`RulePolicy::set_tool`], on a policy
+/// given with `shared_policy`); approvals are checked again at the gate.
 #[derive(Debug)]
 pub struct RulePolicy {
-    rules: RwLock<Rules>,
-}
-
-#[derive(Debug, Clone)]
-struct Rules {
     read_only: Rule,
     write: Rule,
     exec: Rule,
     other: Rule,
-    tools: HashMap<ToolName, Rule>,
+    tools: RwLock<HashMap<ToolName, Rule>>,
+    /// Set once a per-tool rule exists: until then a check never takes the
+    /// lock, which would cost every call more than the rest of the check.
+    has_tool_rules: AtomicBool,
 }
 
 impl Default for RulePolicy {
     fn default() -> Self {
         Self {
-            rules: RwLock::new(Rules {
-                read_only: Rule::Allow,
-                write: Rule::Ask,
-                exec: Rule::Ask,
-                other: Rule::Ask,
-                tools: HashMap::new(),
-            }),
+            read_only: Rule::Allow,
+            write: Rule::Ask,
+            exec: Rule::Ask,
+            other: Rule::Ask,
+            tools: RwLock::new(HashMap::new()),
+            has_tool_rules: AtomicBool::new(false),
         }
     }
 }
@@ -102,29 +101,29 @@ impl RulePolicy {
 
     /// Sets the rule for tools tagged `write`.
     #[must_use]
-    pub fn write(self, rule: Rule) -> Self {
-        self.update(|r| r.write = rule);
+    pub fn write(mut self, rule: Rule) -> Self {
+        self.write = rule;
         self
     }
 
     /// Sets the rule for tools tagged `exec`.
     #[must_use]
-    pub fn exec(self, rule: Rule) -> Self {
-        self.update(|r| r.exec = rule);
+    pub fn exec(mut self, rule: Rule) -> Self {
+        self.exec = rule;
         self
     }
 
     /// Sets the rule for read-only calls.
     #[must_use]
-    pub fn read_only(self, rule: Rule) -> Self {
-        self.update(|r| r.read_only = rule);
+    pub fn read_only(mut self, rule: Rule) -> Self {
+        self.read_only = rule;
         self
     }
 
     /// Sets the rule for calls that are neither read-only, write nor exec.
     #[must_use]
-    pub fn other(self, rule: Rule) -> Self {
-        self.update(|r| r.other = rule);
+    pub fn other(mut self, rule: Rule) -> Self {
+        self.other = rule;
         self
     }
 
@@ -137,45 +136,42 @@ impl RulePolicy {
 
     /// Changes the rule for one tool while the policy is in use.
     pub fn set_tool(&self, name: ToolName, rule: Rule) {
-        self.update(|r| {
-            r.tools.insert(name, rule);
-        });
+        // A poisoned lock only means a writer panicked mid-insert; the
+        // rules are plain values, so carry on with what is there.
+        self.tools
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name, rule);
+        self.has_tool_rules.store(true, Ordering::Release);
     }
 
-    fn update(&self, change: impl FnOnce(&mut Rules)) {
-        // A poisoned lock only means a writer panicked mid-update; the
-        // rules are plain values, so carry on with what is there.
-        let mut rules = self
-            .rules
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        change(&mut rules);
+    /// The per-tool rule for `name`, if any.
+    fn tool_rule(&self, name: &ToolName) -> Option<Rule> {
+        if !self.has_tool_rules.load(Ordering::Acquire) {
+            return None;
+        }
+        self.tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(name)
+            .copied()
     }
 }
 
 impl PermissionPolicy for RulePolicy {
     fn check(&self, request: &PermissionRequest<'_>) -> Permission {
-        let rules = self
-            .rules
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let caps = request.definition.capabilities();
         let name = request.definition.name();
-        let per_tool = if rules.tools.is_empty() {
-            None
-        } else {
-            rules.tools.get(name)
-        };
-        let (rule, class) = if let Some(rule) = per_tool {
-            (*rule, "this tool")
+        let (rule, class) = if let Some(rule) = self.tool_rule(name) {
+            (rule, "this tool")
         } else if caps.contains(Capability::Exec) {
-            (rules.exec, "tools that run programs")
+            (self.exec, "tools that run programs")
         } else if caps.contains(Capability::Write) {
-            (rules.write, "tools that write")
+            (self.write, "tools that write")
         } else if request.read_only {
-            (rules.read_only, "read-only tools")
+            (self.read_only, "read-only tools")
         } else {
-            (rules.other, "tools that are not read-only")
+            (self.other, "tools that are not read-only")
         };
         match rule {
             Rule::Allow => Permission::Allow,
