@@ -10,7 +10,7 @@ pub use iris_core::{
     MiddlewareError, Next, ResultPolicy, RunId, State, StopFlag, Tool, ToolBody, ToolCall,
     ToolContext, ToolContextBuilder, ToolDefinition, ToolDefinitionBuilder, ToolErrorKind,
     ToolExecutionContext, ToolFailure, ToolName, ToolOrigin, ToolResult, ToolSpec, ToolUseBlock,
-    check_tool_name, provider, schema, schemars, serde, serde_json, sniff_media_type,
+    Toolbox, check_tool_name, provider, schema, schemars, serde, serde_json, sniff_media_type,
 };
 
 // The executor's side of `DynTool` (how a call is started between its
@@ -163,6 +163,54 @@ pub use iris_macros::tool;
 /// Keys: `name = "..."` (the name its errors carry), `crate = "..."`.
 #[cfg(feature = "macros")]
 pub use iris_macros::middleware;
+
+/// Turns the `#[tool]` methods of an `impl` block into tools, each bound to
+/// an `Arc` of the service: what a service with a database pool, a client or
+/// a cache is written as.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::collections::HashMap;
+///
+/// use iris::ToolRegistry;
+///
+/// struct Billing {
+///     invoices: HashMap<String, u64>,
+/// }
+///
+/// #[iris::toolbox]
+/// impl Billing {
+///     /// Look up an invoice's amount, in cents.
+///     #[tool(read_only, concurrency_safe)]
+///     async fn invoice_amount(
+///         &self,
+///         /// The invoice id, such as `INV-1`.
+///         id: String,
+///     ) -> Result<u64, String> {
+///         self.invoices.get(&id).copied().ok_or_else(|| format!("no invoice `{id}`"))
+///     }
+///
+///     /// Not a tool: methods without `#[tool]` stay plain methods.
+///     fn total(&self) -> u64 {
+///         self.invoices.values().sum()
+///     }
+/// }
+///
+/// let billing = Arc::new(Billing { invoices: HashMap::from([("INV-1".into(), 1200)]) });
+/// let mut registry = ToolRegistry::new();
+/// registry.register_toolbox(Arc::clone(&billing))?;
+/// assert!(registry.resolve("invoice_amount").is_some());
+/// assert_eq!(billing.total(), 1200);
+/// # Ok::<(), iris::runtime::RuntimeError>(())
+/// ```
+///
+/// A `#[tool]` method takes `&self` (never `&mut self`: calls of one service
+/// may run at the same time) and has the same keys, doc comments,
+/// parameters (`#[ctx]`, `#[state]`, `#[args]`) and checks as a free
+/// `#[tool]` function. The block must be the type's own, non-generic
+/// `impl`. Key: `crate = "..."`.
+#[cfg(feature = "macros")]
+pub use iris_macros::toolbox;
 
 /// The runtime: registry, executor, permissions, hooks and observers.
 #[cfg(feature = "runtime")]

@@ -107,3 +107,15 @@ fn discovery_eval_reports_both_rankers() {
         assert!(out.contains(line), "missing `{line}` in\n{out}");
     }
 }
+
+#[test]
+fn toolbox_reserves_from_the_shared_stock() {
+    let out = run_example("toolbox");
+    assert!(
+        out.contains("tool `stock_level` from toolbox::Inventory::stock_level"),
+        "{out}"
+    );
+    assert!(out.contains("c1: reserved 2 of `MUG-RED`; 3 left"), "{out}");
+    assert!(out.contains("c2: only 1 of `MUG-BLUE` left"), "{out}");
+    assert!(out.contains("c3: 3"), "{out}");
+}

@@ -9,6 +9,10 @@ struct Box;
 struct OnceLock;
 struct Tool;
 struct ToolBody;
+struct Arc;
+struct Vec;
+struct Toolbox;
+struct DynTool;
 mod serde {}
 mod serde_json {}
 mod schemars {}
@@ -49,6 +53,44 @@ pub async fn fail(
 #[iris::tool(read_only)]
 pub fn run_id(#[ctx] cx: &iris::ToolContext) -> String {
     cx.run_id().to_string()
+}
+
+/// A service whose methods are tools.
+pub struct Greeter {
+    /// The greeting.
+    pub greeting: ::std::string::String,
+}
+
+#[iris::toolbox]
+impl Greeter {
+    /// Greet someone.
+    #[must_use]
+    #[tool(read_only)]
+    pub async fn greet(
+        &self,
+        /// Whom.
+        name: ::std::string::String,
+    ) -> ::std::string::String {
+        ::core::future::ready(()).await;
+        ::std::format!("{} {name}", self.greeting)
+    }
+
+    /// Count the greeting's letters.
+    #[must_use]
+    #[tool(read_only)]
+    pub fn letters(&self) -> usize {
+        self.greeting.len()
+    }
+}
+
+#[test]
+fn a_toolbox_next_to_shadowing_names_compiles_and_works() {
+    let greeter = ::std::sync::Arc::new(Greeter {
+        greeting: "hello".into(),
+    });
+    let tools = <Greeter as iris::Toolbox>::tools(greeter);
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0].definition_dyn().name(), "greet");
 }
 
 #[test]

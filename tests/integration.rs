@@ -30,3 +30,4 @@ mod runtime_observers_registry;
 mod runtime_pipeline;
 mod runtime_stop;
 mod tool_macro;
+mod toolbox;

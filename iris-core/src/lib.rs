@@ -54,6 +54,7 @@ mod result;
 pub mod schema;
 mod stop;
 mod tool;
+mod toolbox;
 
 #[doc(hidden)]
 pub mod __private {
@@ -93,3 +94,4 @@ pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};
 pub use result::{ArtifactRef, ToolErrorKind, ToolFailure, ToolResult};
 pub use stop::StopFlag;
 pub use tool::{BoxFuture, CallTraits, DynTool, ParsedArgs, Proceed, Started, Tool, ToolBody};
+pub use toolbox::Toolbox;

@@ -4,7 +4,6 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt::Display;
-use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -15,7 +14,9 @@ pub use ::schemars;
 pub use ::serde;
 pub use ::serde_json;
 pub use std::boxed::Box;
+pub use std::sync::Arc;
 pub use std::sync::OnceLock;
+pub use std::vec::Vec;
 
 pub use crate::call::ToolCall;
 pub use crate::capability::Capability;
@@ -26,7 +27,8 @@ pub use crate::error::MiddlewareError;
 pub use crate::into_result::IntoToolResult;
 pub use crate::middleware::{IntoMiddlewareResult, Middleware, Next};
 pub use crate::result::ToolResult;
-pub use crate::tool::{BoxFuture, Tool, ToolBody};
+pub use crate::tool::{BoxFuture, DynTool, Tool, ToolBody};
+pub use crate::toolbox::Toolbox;
 
 use crate::capability::Capabilities;
 use crate::definition::{Exposure, ResultPolicy};

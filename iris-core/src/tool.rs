@@ -76,6 +76,13 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the body with already parsed arguments.
     fn call<'a>(&'a self, args: Self::Args, cx: &'a ToolContext) -> ToolBody<'a>;
 
+    /// The Rust item behind the tool (a type's path, or for a toolbox
+    /// method `my_crate::Service::method`), for messages that must tell two
+    /// tools apart when they share a name.
+    fn rust_item(&self) -> &'static str {
+        core::any::type_name::<Self>()
+    }
+
     /// Whether this particular call only reads; defaults to the `read_only` tag.
     fn is_read_only(&self, args: &Self::Args) -> bool {
         let _ = args;
@@ -224,6 +231,10 @@ fn traits_of<T: Tool>(tool: &T, args: &T::Args) -> CallTraits {
 }
 
 impl<T: Tool> DynTool for T {
+    fn rust_item(&self) -> &'static str {
+        Tool::rust_item(self)
+    }
+
     fn definition_dyn(&self) -> &ToolDefinition {
         Tool::definition(self)
     }

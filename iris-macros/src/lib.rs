@@ -10,6 +10,7 @@ mod fallback;
 mod middleware;
 mod paths;
 mod tool;
+mod toolbox;
 
 use proc_macro::TokenStream;
 
@@ -24,4 +25,11 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn middleware(attr: TokenStream, item: TokenStream) -> TokenStream {
     middleware::expand(attr.into(), item.into()).into()
+}
+
+/// Turns the `#[tool]` methods of an `impl` block into tools bound to an
+/// `Arc` of the service. See `iris::toolbox`.
+#[proc_macro_attribute]
+pub fn toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
+    toolbox::expand(attr.into(), item.into()).into()
 }

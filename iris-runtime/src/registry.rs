@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use iris_core::{
     ArgumentError, CallTraits, Capability, DynTool, Exposure, ParsedArgs, Proceed, Started, Tool,
-    ToolBody, ToolContext, ToolDefinition, ToolName, ToolSpec,
+    ToolBody, ToolContext, ToolDefinition, ToolName, ToolSpec, Toolbox,
 };
 
 use crate::error::RuntimeError;
@@ -94,6 +94,32 @@ impl ToolRegistry {
         }
         self.tools.push(tool);
         Ok(self)
+    }
+
+    /// Registers every `#[tool]` method of a service (an `impl` block
+    /// marked `#[iris::toolbox]`), each bound to `service`.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NameCollision`] when a name or an alias is taken;
+    /// then none of the service's tools is registered.
+    pub fn register_toolbox<S: Toolbox>(
+        &mut self,
+        service: Arc<S>,
+    ) -> Result<&mut Self, RuntimeError> {
+        let registered = self.tools.len();
+        for tool in S::tools(service) {
+            if let Err(collision) = self.register_dyn(tool) {
+                self.forget_from(registered);
+                return Err(collision);
+            }
+        }
+        Ok(self)
+    }
+
+    /// Drops the tools registered from index `first` on.
+    fn forget_from(&mut self, first: usize) {
+        self.tools.truncate(first);
+        self.by_name.retain(|_, index| *index < first);
     }
 
     /// The tool a name or alias resolves to.

@@ -325,3 +325,95 @@ pub(crate) async fn load_config(
         format!("no config file at {path}"),
     ))
 }
+
+/// A service whose methods are tools: a library catalogue that counts the
+/// calls it served.
+pub(crate) struct Library {
+    pub(crate) books: Vec<(String, String)>,
+    pub(crate) served: std::sync::atomic::AtomicUsize,
+}
+
+/// A shelf's position in the building.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub(crate) enum Floor {
+    /// The ground floor.
+    Ground,
+    /// The first floor, up the stairs.
+    First,
+}
+
+#[iris::toolbox]
+impl Library {
+    pub(crate) fn new(books: &[(&str, &str)]) -> Self {
+        Self {
+            books: books
+                .iter()
+                .map(|(title, author)| ((*title).to_owned(), (*author).to_owned()))
+                .collect(),
+            served: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn serve(&self) {
+        self.served
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Find books whose title contains the words given.
+    ///
+    /// Returns matching titles with their authors.
+    #[tool(read_only, concurrency_safe, aliases = ["find_books"])]
+    async fn search_books(
+        &self,
+        /// Words of the title, compared case-insensitively.
+        query: String,
+        /// At most this many results.
+        #[serde(default)]
+        limit: Option<u8>,
+    ) -> Vec<String> {
+        self.serve();
+        let query = query.to_lowercase();
+        self.books
+            .iter()
+            .filter(|(title, _)| title.to_lowercase().contains(&query))
+            .take(usize::from(limit.unwrap_or(10)))
+            .map(|(title, author)| format!("{title} by {author}"))
+            .collect()
+    }
+
+    /// Count the books on a floor.
+    #[iris::tool(read_only, name = "count_on_floor")]
+    fn count(
+        &self,
+        /// The floor.
+        floor: Floor,
+        #[ctx] cx: &iris::ToolContext,
+    ) -> String {
+        self.serve();
+        let n = match floor {
+            Floor::Ground => self.books.len(),
+            Floor::First => 0,
+        };
+        format!("{n} books (run {})", cx.run_id())
+    }
+
+    /// Lend a book to a member.
+    #[tool(write, description = "Lend a book; the member must have a card.")]
+    async fn lend(&self, #[args] request: LendRequest) -> Result<String, String> {
+        self.serve();
+        if request.card.is_empty() {
+            return Err("the member has no card".to_owned());
+        }
+        Ok(format!("lent `{}`", request.title))
+    }
+}
+
+/// Who borrows what.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LendRequest {
+    /// The book's title.
+    pub(crate) title: String,
+    /// The member's card number.
+    pub(crate) card: String,
+}

@@ -4,7 +4,7 @@ use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 
-use super::model::{Description, Output, Param, ToolFn};
+use super::model::{Description, Output, Param, Site, ToolFn};
 use super::parse::{FnItem, stripped_fn};
 use crate::paths::private_path;
 
@@ -53,7 +53,7 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
 
 /// The argument type: the `#[args]` struct, or a struct of the loose
 /// parameters that derives `Deserialize` and `JsonSchema`.
-fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
+pub(crate) fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
     if let Some(ty) = tool.params.iter().find_map(|param| match param {
         Param::Args { ty } => Some(ty),
         _ => None,
@@ -91,7 +91,7 @@ fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
     (quote!(__IrisArgs), args_struct)
 }
 
-fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
+pub(crate) fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
     let name = &tool.name.value;
     let description = match &tool.description {
         Description::Literal(lit) => quote!(#lit),
@@ -155,7 +155,7 @@ fn doc_expr(docs: &[syn::Expr]) -> TokenStream {
     quote!(::core::concat!(#(#parts),*))
 }
 
-fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
+pub(crate) fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
     let takes_struct = tool
         .params
         .iter()
@@ -180,7 +180,7 @@ fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStrea
     }
 }
 
-fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+pub(crate) fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let mut extractions = Vec::new();
     let mut call_args = Vec::new();
     let mut fields = Vec::new();
@@ -223,19 +223,31 @@ fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     } else {
         quote!()
     };
+    // A toolbox tool holds its service in an `Arc`: an async body borrows
+    // it for the call, a blocking body (which must own what it uses) takes
+    // a clone of the `Arc`.
+    let (service, callee) = match tool.site {
+        Site::FreeFn => (quote!(), quote!(#fn_ident)),
+        Site::Method if tool.is_async => (quote!(), quote!(self.0.#fn_ident)),
+        Site::Method => (
+            quote!(let __iris_service = #p::Arc::clone(&self.0);),
+            quote!(__iris_service.#fn_ident),
+        ),
+    };
     let body = if tool.is_async {
         quote! {
             #p::ToolBody::Async(#p::Box::pin(async move {
                 #destructure
-                let __iris_out = #fn_ident(#(#call_args),*).await;
+                let __iris_out = #callee(#(#call_args),*).await;
                 #convert
             }))
         }
     } else {
         quote! {
+            #service
             #p::ToolBody::Blocking(#p::Box::new(move || {
                 #destructure
-                let __iris_out = #fn_ident(#(#call_args),*);
+                let __iris_out = #callee(#(#call_args),*);
                 #convert
             }))
         }

@@ -1,13 +1,13 @@
 //! `#[tool]`: parse, check into a model, emit.
 
-mod emit;
+pub(crate) mod emit;
 mod model;
 mod parse;
 
 use proc_macro2::TokenStream;
 
-pub(crate) use model::struct_name;
-pub(crate) use parse::{FnItem, stripped_fn};
+pub(crate) use model::{ToolFn, struct_name};
+pub(crate) use parse::{FnItem, ToolInput, stripped_fn};
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let input = match parse::parse(attr, item.clone()) {

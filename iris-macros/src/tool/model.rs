@@ -68,7 +68,16 @@ pub(crate) enum Param {
     Context { ty: Type, by_ref: bool },
 }
 
+/// Where the function sits: a free function, or a method of an
+/// `#[iris::toolbox]` impl.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Site {
+    FreeFn,
+    Method,
+}
+
 pub(crate) struct ToolFn {
+    pub(crate) site: Site,
     pub(crate) vis: Visibility,
     pub(crate) fn_ident: Ident,
     pub(crate) struct_ident: Ident,
@@ -87,6 +96,15 @@ pub(crate) struct ToolFn {
 
 impl ToolFn {
     pub(crate) fn from_input(input: &ToolInput) -> syn::Result<Self> {
+        Self::at_site(input, Site::FreeFn)
+    }
+
+    /// A `#[tool]` method of an `#[iris::toolbox]` impl, which takes `&self`.
+    pub(crate) fn from_method(input: &ToolInput) -> syn::Result<Self> {
+        Self::at_site(input, Site::Method)
+    }
+
+    fn at_site(input: &ToolInput, site: Site) -> syn::Result<Self> {
         let mut errors = Errors::default();
         let args = match &input.args {
             Ok(args) => check_keys(args.clone(), KEYS, &mut errors),
@@ -99,6 +117,7 @@ impl ToolFn {
         check_signature(item, &mut errors);
         let fn_ident = item.sig.ident.clone();
         let mut tool = ToolFn {
+            site,
             vis: item.vis.clone(),
             struct_ident: Ident::new(&struct_name(&fn_ident.unraw().to_string()), fn_ident.span()),
             name: Spanned {
@@ -128,7 +147,7 @@ impl ToolFn {
         }
         tool.check_aliases(&mut errors);
         tool.check_description(&mut errors);
-        tool.params = params(item, &mut errors);
+        tool.params = params(item, site, &mut errors);
         errors.finish()?;
         Ok(tool)
     }
@@ -317,16 +336,19 @@ fn check_name(name: &str, span: Span, from_fn: bool, errors: &mut Errors) {
     }
 }
 
-fn params(item: &FnItem, errors: &mut Errors) -> Vec<Param> {
+fn params(item: &FnItem, site: Site, errors: &mut Errors) -> Vec<Param> {
     let mut params = Vec::new();
     let mut ctx_seen = false;
+    if site == Site::Method && item.sig.receiver().is_none() {
+        errors.at(
+            item.sig.ident.span(),
+            "a `#[tool]` in a toolbox is a method taking `&self`; a function without `self` can be a free `#[tool]` function outside the impl",
+        );
+    }
     for input in &item.sig.inputs {
         let param = match input {
             FnArg::Receiver(receiver) => {
-                errors.at(
-                    receiver.self_token.span,
-                    "`#[tool]` goes on free functions, not methods; call the method from a free function instead of taking `self`",
-                );
+                check_receiver(receiver, site, errors);
                 continue;
             }
             FnArg::Typed(param) => param,
@@ -388,6 +410,26 @@ fn params(item: &FnItem, errors: &mut Errors) -> Vec<Param> {
     }
     check_args_struct(&params, item, errors);
     params
+}
+
+/// A free `#[tool]` takes no `self`; a toolbox method takes exactly `&self`.
+fn check_receiver(receiver: &syn::Receiver, site: Site, errors: &mut Errors) {
+    // Spanned on the whole receiver (`&mut self`, `self: Arc<Self>`).
+    let mut at = |message: &str| errors.push(syn::Error::new_spanned(receiver, message));
+    match site {
+        Site::FreeFn => at(
+            "`#[tool]` on a method needs `#[iris::toolbox]` on its `impl` block, which makes every `#[tool]` method a tool bound to an `Arc` of the service (`registry.register_toolbox(Arc::new(service))`); or keep a free function and reach the service through a `#[state] service: State<Service>` parameter",
+        ),
+        Site::Method => match &receiver.kind {
+            syn::ReceiverKind::Reference(_, _, None) => {}
+            syn::ReceiverKind::Reference(_, _, Some(_)) => at(
+                "a toolbox tool takes `&self`, not `&mut self`: calls of one service may run at the same time, so keep changing state behind a `Mutex` or an atomic",
+            ),
+            _ => at(
+                "a toolbox tool takes `&self`: its service is shared as an `Arc` by all of its tools",
+            ),
+        },
+    }
 }
 
 fn context_param(ty: Type) -> Param {
@@ -536,7 +578,7 @@ mod tests {
             "conflicting capabilities",
             "own name",
             "cannot be generic",
-            "not methods",
+            "#[iris::toolbox]",
             "plain parameter name",
             "no description",
         ] {

@@ -38,6 +38,24 @@ fn definitions() {
     }
 }
 
+/// The tools of a toolbox, one per `#[tool]` method, with the same
+/// definitions a free function's would have.
+#[test]
+fn toolbox_definitions_and_projections() {
+    let library = std::sync::Arc::new(Library::new(&[]));
+    for tool in <Library as iris::Toolbox>::tools(library) {
+        let definition = tool.definition_dyn();
+        let name = definition.name().to_string();
+        insta::assert_json_snapshot!(format!("toolbox_definition_{name}"), definition);
+        let spec = definition.spec();
+        let projections = json!({
+            "openai_chat": openai_chat(&spec.clone().with_strict(true)),
+            "gemini": gemini(&spec),
+        });
+        insta::assert_json_snapshot!(format!("toolbox_projections_{name}"), projections);
+    }
+}
+
 #[test]
 fn projections() {
     for (name, tool) in all_tools() {

@@ -34,4 +34,6 @@ fn ui() {
     cases.compile_fail("tests/ui/middleware/fail/*.rs");
     cases.pass("tests/ui/hooks/pass/*.rs");
     cases.compile_fail("tests/ui/hooks/fail/*.rs");
+    cases.pass("tests/ui/toolbox/pass/*.rs");
+    cases.compile_fail("tests/ui/toolbox/fail/*.rs");
 }

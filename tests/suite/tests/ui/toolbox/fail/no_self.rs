@@ -1,0 +1,12 @@
+struct Service;
+
+#[iris::toolbox]
+impl Service {
+    /// Say hello.
+    #[tool]
+    fn hello(name: String) -> String {
+        format!("hello {name}")
+    }
+}
+
+fn main() {}
