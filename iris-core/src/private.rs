@@ -82,6 +82,19 @@ pub trait ToolArgs: DeserializeOwned + JsonSchema {}
 
 impl<T: DeserializeOwned + JsonSchema> ToolArgs for T {}
 
+/// What a tool's parameter type must be. Generated code states it once per
+/// parameter, in the `where` clauses of the argument struct and the tool,
+/// so a type without the derives is one error on the parameter's type
+/// instead of one from each use inside the derived code.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: parameters are parsed from JSON and described by a JSON Schema",
+    label = "`{Self}` needs `#[derive(Deserialize, JsonSchema)]`",
+    note = "derive both on the type, from `serde` and `schemars` (or `iris::serde` and `iris::schemars`, adding `#[serde(crate = \"iris::serde\")]` and `#[schemars(crate = \"iris::schemars\")]`)"
+)]
+pub trait ToolParam: DeserializeOwned + JsonSchema {}
+
+impl<T: DeserializeOwned + JsonSchema> ToolParam for T {}
+
 /// The cached definition of a tool whose arguments are `A`.
 pub fn definition<A: ToolArgs>(tool: &'static ToolStatic) -> &'static ToolDefinition {
     tool.definition

@@ -1,7 +1,7 @@
 //! From the checked model to Rust: the only module that writes tokens.
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens as _, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 
 use super::model::{Description, Output, Param, Site, ToolFn};
@@ -21,6 +21,7 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
         tool.name.value
     );
     let (args_ty, args_struct) = args_type(tool, &p);
+    let bounds = param_bounds(tool, &p);
     let definition = definition_fn(tool, &p, &args_ty);
     let parse = parse_fn(tool, &p, &args_ty);
     let call = call_fn(tool, &p);
@@ -41,7 +42,7 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
             #args_struct
 
             #[automatically_derived]
-            impl #p::Tool for #struct_ident {
+            impl #p::Tool for #struct_ident #bounds {
                 type Args = #args_ty;
                 #definition
                 #parse
@@ -49,6 +50,65 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
             }
         };
     }
+}
+
+/// `where T: ToolParam` for each parameter type, spanned on the type: a type
+/// without `Deserialize` or `JsonSchema` fails this one predicate, on the
+/// parameter, and the derived code (which may assume it) reports nothing
+/// more. A field parsed or described through `with` needs neither derive,
+/// so it is left out.
+pub(crate) fn param_bounds(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+    let predicates = param_predicates(tool, p);
+    if predicates.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(where #(#predicates),*)
+    }
+}
+
+/// The predicates of [`param_bounds`].
+pub(crate) fn param_predicates(tool: &ToolFn, p: &TokenStream) -> Vec<TokenStream> {
+    tool.params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Arg {
+                ty, field_attrs, ..
+            } if !uses_with(field_attrs) && !is_plain_std_type(ty) => Some(ty),
+            Param::Args { ty } => Some(ty),
+            _ => None,
+        })
+        .map(|ty| {
+            let bound = respan(quote!(#p::ToolParam), ty.span());
+            quote_spanned!(ty.span()=> #ty: #bound)
+        })
+        .collect()
+}
+
+/// `String`, `bool`, a number or `char` written as one bare name: it has
+/// both derives, so checking it would only cost compile time.
+fn is_plain_std_type(ty: &syn::Type) -> bool {
+    const PLAIN: &[&str] = &[
+        "String", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32",
+        "u64", "u128", "usize", "f32", "f64",
+    ];
+    matches!(ty, syn::Type::Path(path) if path.qself.is_none()
+        && path.path.leading_colon.is_none()
+        && path.path.segments.len() == 1
+        && path.path.segments[0].arguments.is_none()
+        && PLAIN.iter().any(|name| path.path.segments[0].ident == name))
+}
+
+/// Whether `#[serde(with | deserialize_with ..)]` or `#[schemars(with |
+/// schema_with ..)]` takes the field's parsing or schema out of its type.
+fn uses_with(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        (attr.path().is_ident("serde") || attr.path().is_ident("schemars"))
+            && attr.meta.to_token_stream().into_iter().any(|token| {
+                matches!(&token, TokenTree::Group(group) if group.stream().into_iter().any(|inner| {
+                    matches!(&inner, TokenTree::Ident(ident) if ident.to_string().ends_with("with"))
+                }))
+            })
+    })
 }
 
 /// The argument type: the `#[args]` struct, or a struct of the loose
@@ -70,19 +130,20 @@ pub(crate) fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenSt
         } => Some(quote!(#(#field_attrs)* #ident: #ty,)),
         _ => None,
     });
+    let bounds = param_bounds(tool, p);
     let args_struct = quote! {
         #[doc(hidden)]
         #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
         #[serde(crate = #serde_crate, deny_unknown_fields)]
         #[schemars(crate = #schemars_crate)]
-        pub struct __IrisArgs {
+        pub struct __IrisArgs #bounds {
             #(#fields)*
         }
 
         // Shown without its fields, which need not be `Debug`: enough for
         // `Tool::parse(..).expect_err(..)` and for logs.
         #[automatically_derived]
-        impl ::core::fmt::Debug for __IrisArgs {
+        impl ::core::fmt::Debug for __IrisArgs #bounds {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct("Args").finish_non_exhaustive()
             }

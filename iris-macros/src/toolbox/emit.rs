@@ -16,10 +16,15 @@ pub(crate) fn emit(block: &ImplBlock, tools: &[ToolFn], root: Option<&syn::Path>
     let impl_block = impl_block(block);
     let mut types = Vec::with_capacity(tools.len());
     let mut constructors = Vec::with_capacity(tools.len());
+    // Every tool's parameter checks, so a failing one is reported on the
+    // parameter alone, not again where the tools are made.
+    let mut predicates = Vec::new();
     for tool in tools {
+        predicates.extend(tool_emit::param_predicates(tool, &p));
         let method = tool.fn_ident.unraw().to_string();
         let struct_ident = format_ident!("__IrisTool_{}", method);
         let (args_ty, args_struct) = tool_emit::args_type(tool, &p);
+        let bounds = tool_emit::param_bounds(tool, &p);
         let definition = tool_emit::definition_fn(tool, &p, &args_ty);
         let parse = tool_emit::parse_fn(tool, &p, &args_ty);
         let call = tool_emit::call_fn(tool, &p);
@@ -31,7 +36,7 @@ pub(crate) fn emit(block: &ImplBlock, tools: &[ToolFn], root: Option<&syn::Path>
                 #args_struct
 
                 #[automatically_derived]
-                impl #p::Tool for #struct_ident {
+                impl #p::Tool for #struct_ident #bounds {
                     type Args = #args_ty;
                     #definition
                     #parse
@@ -53,6 +58,11 @@ pub(crate) fn emit(block: &ImplBlock, tools: &[ToolFn], root: Option<&syn::Path>
             #p::Arc::new(#struct_ident(#p::Arc::clone(&service))) as #p::Arc<dyn #p::DynTool>
         });
     }
+    let where_clause = if predicates.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(where #(#predicates),*)
+    };
     quote! {
         #impl_block
 
@@ -64,7 +74,7 @@ pub(crate) fn emit(block: &ImplBlock, tools: &[ToolFn], root: Option<&syn::Path>
             #(#types)*
 
             #[automatically_derived]
-            impl #p::Toolbox for #self_ty {
+            impl #p::Toolbox for #self_ty #where_clause {
                 fn tools(service: #p::Arc<Self>) -> #p::Vec<#p::Arc<dyn #p::DynTool>> {
                     #p::Vec::from([#(#constructors),*])
                 }
