@@ -47,6 +47,7 @@ mod definition;
 mod dynamic;
 mod error;
 mod into_result;
+mod locate;
 mod middleware;
 mod name;
 pub mod provider;

@@ -34,7 +34,7 @@ use crate::capability::Capabilities;
 use crate::definition::{Exposure, ResultPolicy};
 use crate::into_result::{error_result, serialized_result};
 use crate::name::ToolName;
-use crate::schema::{input_schema_for, parse_arguments, reject_unknown_keys};
+use crate::schema::{input_schema_for, reject_unknown_keys};
 
 /// The attribute values of one `#[tool]`, checked at compile time.
 #[derive(Debug)]
@@ -158,10 +158,16 @@ pub fn parse_args<A: ToolArgs>(
     input: &Value,
     definition: &ToolDefinition,
 ) -> Result<A, ArgumentError> {
-    match without_optional_nulls(input, definition.input_schema()) {
-        Cow::Borrowed(input) => parse_arguments(input),
-        Cow::Owned(input) => parse_arguments(&input),
-    }
+    let schema = definition.input_schema();
+    let input = without_optional_nulls(input, schema);
+    A::deserialize(&*input).map_err(|error| located(&input, schema, &error))
+}
+
+/// A parse failure with the path of the value at fault, found by walking
+/// the schema (not generic: one copy for every tool).
+fn located(input: &Value, schema: &Value, error: &serde_json::Error) -> ArgumentError {
+    let path = crate::locate::first_mismatch(input, schema).unwrap_or_else(|| "$".to_owned());
+    ArgumentError::new(path, error.to_string())
 }
 
 /// Parses the input of a tool that takes an `#[args]` struct, which may not

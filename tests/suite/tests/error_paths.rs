@@ -1,0 +1,137 @@
+//! The path a failed parse names is found by walking the tool's schema, not
+//! by tracking the parser. Over random corruptions of valid inputs, it must
+//! name the value that a path-tracking parse (`iris::schema::parse_arguments`)
+//! names, or one inside it: the tracking parse cannot see into an internally
+//! tagged enum, which it reads whole, and stops at the enum.
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers outside #[test] fns fail loudly too"
+)]
+
+use crate::support;
+
+use iris::Tool;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use support::tools::{BookFlight, CreateEvent, DrawShape, LabelDocument, RegisterCustomer};
+
+/// A valid input per tool.
+fn valid_inputs() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "create_event",
+            json!({
+                "title": "Review",
+                "when": {"start": "2026-01-01T10:00", "end": "2026-01-01T11:00"},
+                "attendees": [{"email": "a@x", "required": true}, {"email": "b@x"}]
+            }),
+        ),
+        (
+            "register_customer",
+            json!({"name": "Ada", "address": {"street": "1 Way", "city": "Paris"}, "age": 36}),
+        ),
+        (
+            "draw_shape",
+            json!({"shape": {"kind": "rectangle", "width": 2.0, "height": 3.0}}),
+        ),
+        (
+            "label_document",
+            json!({"id": "d1", "labels": ["a", "b"], "metadata": {"k": "v"}}),
+        ),
+        (
+            "book_flight",
+            json!({"from": "LIS", "to": "OSL", "date": "2026-03-01", "passengers": 2}),
+        ),
+    ]
+}
+
+/// Every path to a value inside `value`, as keys and indexes.
+fn leaf_paths(value: &Value, prefix: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+    out.push(prefix.clone());
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                prefix.push(json!(key));
+                leaf_paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (index, child) in items.iter().enumerate() {
+                prefix.push(json!(index));
+                leaf_paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn replace(value: &mut Value, path: &[Value], with: Value) {
+    let mut node = value;
+    for step in path {
+        node = match step {
+            Value::String(key) => node.get_mut(key.as_str()).unwrap(),
+            Value::Number(index) => node
+                .get_mut(usize::try_from(index.as_u64().unwrap()).unwrap())
+                .unwrap(),
+            _ => unreachable!(),
+        };
+    }
+    *node = with;
+}
+
+fn wrong_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        Just(json!(true)),
+        Just(json!(-7)),
+        Just(json!(70_000)),
+        Just(json!(2.5)),
+        Just(json!("text")),
+        Just(json!([1, "x"])),
+        Just(json!({"unexpected": 1})),
+    ]
+}
+
+/// The path a tool's own parse names, and the path a tracking parse names.
+fn both_paths(tool: &str, input: &Value) -> Option<(String, String)> {
+    fn pair<T: Tool>(tool: &T, input: &Value) -> Option<(String, String)>
+    where
+        T::Args: serde::de::DeserializeOwned,
+    {
+        let walked = tool.parse(input).err()?;
+        let tracked = iris::schema::parse_arguments::<T::Args>(input).err()?;
+        Some((walked.path().to_owned(), tracked.path().to_owned()))
+    }
+    match tool {
+        "create_event" => pair(&CreateEvent, input),
+        "register_customer" => pair(&RegisterCustomer, input),
+        "draw_shape" => pair(&DrawShape, input),
+        "label_document" => pair(&LabelDocument, input),
+        "book_flight" => pair(&BookFlight, input),
+        _ => unreachable!(),
+    }
+}
+
+proptest! {
+    #[test]
+    fn the_schema_walk_names_the_value_the_parser_refused(
+        which in 0..5usize,
+        pick in any::<prop::sample::Index>(),
+        with in wrong_value(),
+    ) {
+        let (tool, valid) = valid_inputs().swap_remove(which);
+        let mut paths = Vec::new();
+        leaf_paths(&valid, &mut Vec::new(), &mut paths);
+        let path = pick.get(&paths[1..]).clone();
+        let mut input = valid;
+        replace(&mut input, &path, with);
+        if let Some((walked, tracked)) = both_paths(tool, &input) {
+            let inside = walked == tracked
+                || walked.starts_with(&format!("{tracked}."))
+                || walked.starts_with(&format!("{tracked}["));
+            prop_assert!(inside, "{} with {}: walked {}, tracked {}", tool, input, walked, tracked);
+        }
+    }
+}
