@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
-"""Writes a workspace of three crates with the same 100 tools, for measuring
-what `#[iris::tool]` costs at compile time:
+"""Writes a workspace of crates with the same 100 tools, for measuring what
+`#[iris::tool]` costs at compile time:
 
-- plain:  100 plain functions;
-- derive: the same functions taking hand-written
-          `#[derive(Deserialize, JsonSchema)]` argument structs;
-- iris:   the same functions under `#[iris::tool]`.
+- plain:      100 plain functions;
+- derive:     the same functions taking hand-written
+              `#[derive(Deserialize, JsonSchema)]` argument structs;
+- dispatch:   `derive`, plus what a host needs to serve them by hand: each
+              tool's schema, and a `match` from name and JSON to the call;
+- iris:       the same functions under `#[iris::tool]`, not registered;
+- registered: `iris`, plus one function registering all 100 in a
+              `ToolRegistry` (what every user writes);
+- toolbox:    the same 100 as `#[tool]` methods of one `#[iris::toolbox]`
+              service, registered with `register_toolbox`;
+- rmcp:       the same 100 as `#[tool]` methods of an rmcp `#[tool_router]`
+              service taking `Parameters<Args>` of the derived structs.
 
 Usage: generate.py OUT_DIR IRIS_PATH
 """
@@ -46,6 +54,65 @@ def derive(i, params):
     )
 
 
+def dispatch_fns(params_of):
+    """The schemas and the hand-written dispatch over every tool."""
+    schemas = "".join(
+        f'        ("tool_{i}", schemars::schema_for!(Tool{i}Args)),\n' for i in range(COUNT)
+    )
+    arms = "".join(
+        f'        "tool_{i}" => serde_json::from_value::<Tool{i}Args>(input).map(tool_{i}),\n'
+        for i in range(COUNT)
+    )
+    return (
+        "/// Every tool's name and input schema.\n"
+        "pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {\n    vec![\n"
+        f"{schemas}    ]\n}}\n\n"
+        "/// Runs the tool `name` with `input`.\n"
+        "pub fn dispatch(name: &str, input: serde_json::Value) -> Result<String, String> {\n"
+        "    match name {\n"
+        f"{arms}"
+        '        _ => return Err(format!("no tool named {name}")),\n'
+        "    }\n    .map_err(|e| e.to_string())\n}\n"
+    )
+
+
+def registry_fn():
+    calls = "".join(f"    registry.register(Tool{i}).unwrap();\n" for i in range(COUNT))
+    return (
+        "/// Every tool, registered.\n"
+        "pub fn registry() -> iris::ToolRegistry {\n"
+        "    let mut registry = iris::ToolRegistry::new();\n"
+        f"{calls}    registry\n}}\n"
+    )
+
+
+def toolbox_method(i, params):
+    sig = "".join(f"        /// {d}\n        {n}: {t},\n" for n, t, d in params)
+    names = [n for n, _, _ in params]
+    return (
+        f"    /// Tool number {i}.\n    #[tool(read_only)]\n"
+        f"    pub fn tool_{i}(\n        &self,\n{sig}    ) -> String {{\n        {body(i, names)}\n    }}\n"
+    )
+
+
+def rmcp_method(i, params):
+    names = [n for n, _, _ in params]
+    binds = ", ".join(names)
+    return (
+        f'    #[tool(description = "Tool number {i}.")]\n'
+        f"    pub fn tool_{i}(&self, Parameters(args): Parameters<Tool{i}Args>) -> String {{\n"
+        f"        let Tool{i}Args {{ {binds} }} = args;\n        {body(i, names)}\n    }}\n"
+    )
+
+
+def args_struct(i, params):
+    fields = "".join(f"    /// {d}\n    pub {n}: {t},\n" for n, t, d in params)
+    return (
+        f"#[derive(Deserialize, JsonSchema)]\n#[serde(deny_unknown_fields)]\n"
+        f"/// Arguments of tool {i}.\npub struct Tool{i}Args {{\n{fields}}}\n"
+    )
+
+
 def iris(i, params):
     sig = "".join(f"    /// {d}\n    {n}: {t},\n" for n, t, d in params)
     names = [n for n, _, _ in params]
@@ -60,22 +127,61 @@ def write(path, text):
 
 def main():
     out, iris_path = sys.argv[1], os.path.abspath(sys.argv[2])
-    write(f"{out}/Cargo.toml", '[workspace]\nmembers = ["plain", "derive", "iris"]\nresolver = "3"\n')
+    crates = ["plain", "derive", "dispatch", "iris", "registered", "toolbox", "rmcp"]
+    members = ", ".join(f'"{c}"' for c in crates)
+    write(f"{out}/Cargo.toml", f'[workspace]\nmembers = [{members}]\nresolver = "3"\n')
+    serde_deps = 'serde = { version = "1", features = ["derive"] }\nschemars = "1"\n'
+    iris_macros = f'iris = {{ path = "{iris_path}", default-features = false, features = ["macros"] }}\n'
+    iris_full = f'iris = {{ path = "{iris_path}" }}\n'
     deps = {
         "plain": "",
-        "derive": 'serde = { version = "1", features = ["derive"] }\nschemars = "1"\n',
-        "iris": f'iris = {{ path = "{iris_path}", default-features = false, features = ["macros"] }}\n',
+        "derive": serde_deps,
+        "dispatch": serde_deps + 'serde_json = "1"\n',
+        "iris": iris_macros,
+        "registered": iris_full,
+        "toolbox": iris_full,
+        "rmcp": serde_deps
+        + 'rmcp = { version = "3.11", default-features = false, features = ["server", "macros"] }\n',
     }
-    makers = {"plain": plain, "derive": derive, "iris": iris}
-    for name, make in makers.items():
+    derive_head = "use schemars::JsonSchema;\nuse serde::Deserialize;\n"
+    for name in crates:
         write(
             f"{out}/{name}/Cargo.toml",
             f'[package]\nname = "bench-{name}"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n[dependencies]\n{deps[name]}',
         )
         head = "//! Generated for the compile-time benchmark.\n"
-        if name == "derive":
-            head += "use schemars::JsonSchema;\nuse serde::Deserialize;\n"
-        items = [make(i, PARAMS[i % len(PARAMS)]) for i in range(COUNT)]
+        shapes = [PARAMS[i % len(PARAMS)] for i in range(COUNT)]
+        if name == "plain":
+            items = [plain(i, p) for i, p in enumerate(shapes)]
+        elif name in ("derive", "dispatch"):
+            head += derive_head
+            items = [derive(i, p) for i, p in enumerate(shapes)]
+            if name == "dispatch":
+                items.append(dispatch_fns(shapes))
+        elif name in ("iris", "registered"):
+            items = [iris(i, p) for i, p in enumerate(shapes)]
+            if name == "registered":
+                items.append(registry_fn())
+        elif name == "toolbox":
+            methods = "".join(toolbox_method(i, p) for i, p in enumerate(shapes))
+            items = [
+                "/// The service.\npub struct Service;\n",
+                f"#[iris::toolbox]\nimpl Service {{\n{methods}}}\n",
+                "/// Every tool, registered.\npub fn registry() -> iris::ToolRegistry {\n"
+                "    let mut registry = iris::ToolRegistry::new();\n"
+                "    registry.register_toolbox(std::sync::Arc::new(Service)).unwrap();\n"
+                "    registry\n}\n",
+            ]
+        else:
+            head += derive_head
+            head += "use rmcp::handler::server::router::tool::ToolRouter;\n"
+            head += "use rmcp::handler::server::wrapper::Parameters;\nuse rmcp::{tool, tool_router};\n"
+            methods = "".join(rmcp_method(i, p) for i, p in enumerate(shapes))
+            items = [args_struct(i, p) for i, p in enumerate(shapes)] + [
+                "/// The service.\npub struct Service;\n",
+                f"#[tool_router]\nimpl Service {{\n{methods}}}\n",
+                "/// Every tool, routed.\npub fn router() -> ToolRouter<Service> {\n    Service::tool_router()\n}\n",
+            ]
         write(f"{out}/{name}/src/lib.rs", head + "\n" + "\n".join(items))
 
 

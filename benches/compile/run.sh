@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Compile-time cost of #[iris::tool]: clean and incremental builds of 100
-# tools, against the same 100 plain functions (a) and against hand-written
-# #[derive(Deserialize, JsonSchema)] argument structs (b), measured in one
-# run on this machine. Usage: benches/compile/run.sh [ROUNDS] (default 5).
+# Compile-time cost of #[iris::tool]: clean and incremental builds of the
+# same 100 tools written seven ways (see generate.py), measured in one run on
+# this machine. The figures to compare: a registered tool against the
+# hand-written derive + dispatch, and against rmcp's #[tool_router].
+# Usage: benches/compile/run.sh [ROUNDS] (default 5).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 rounds="${1:-5}"
@@ -10,10 +11,13 @@ work="${COMPILE_BENCH_DIR:-$root/target/compile-bench}"
 rm -rf "$work/src-tree"
 python3 "$root/benches/compile/generate.py" "$work/src-tree" "$root"
 cd "$work/src-tree"
-# The generated workspace resolves the same dependency versions as Iris.
+# The generated workspace resolves the same dependency versions as Iris
+# (rmcp, which Iris does not use, is resolved on top).
 cp "$root/Cargo.lock" Cargo.lock
 export CARGO_TARGET_DIR="$work/target"
 export CARGO_TERM_QUIET=true
+
+crates=(plain derive dispatch iris registered toolbox rmcp)
 
 # Dependencies are built once; only the generated crates are timed.
 cargo build --workspace >/dev/null 2>&1 || cargo build --workspace
@@ -37,28 +41,37 @@ measure_incremental() {
 }
 
 declare -A clean incr
-for crate in plain derive iris; do
+for crate in "${crates[@]}"; do
   clean[$crate]=""; incr[$crate]=""
 done
 for round in $(seq 1 "$rounds"); do
   # Interleaved so that drift on a shared machine hits every variant alike.
-  for crate in plain derive iris; do
+  for crate in "${crates[@]}"; do
     clean[$crate]+="$(measure_clean "$crate") "
     incr[$crate]+="$(measure_incremental "$crate" "$round") "
   done
 done
 
-python3 - "${clean[plain]}" "${clean[derive]}" "${clean[iris]}" "${incr[plain]}" "${incr[derive]}" "${incr[iris]}" <<'PY'
+args=()
+for crate in "${crates[@]}"; do
+  args+=("$crate=${clean[$crate]}|${incr[$crate]}")
+done
+python3 - "${args[@]}" <<'PY'
 import statistics, sys
-vals = [[float(x) for x in a.split()] for a in sys.argv[1:]]
-med = [statistics.median(v) for v in vals]
-low = [min(v) for v in vals]
-names = ["(a) plain", "(b) derive", "iris"]
+runs = {}
+for arg in sys.argv[1:]:
+    name, times = arg.split("=", 1)
+    clean, incr = times.split("|")
+    runs[name] = ([float(x) for x in clean.split()], [float(x) for x in incr.split()])
+med = {n: (statistics.median(c), statistics.median(i)) for n, (c, i) in runs.items()}
 print(f"{'':12} {'clean build (s)':>16} {'incremental (s)':>16}")
-for i, n in enumerate(names):
-    print(f"{n:12} {med[i]:>16.3f} {med[i+3]:>16.3f}")
-print(f"iris / (b):  clean {med[2]/med[1]:.3f}x   incremental {med[5]/med[4]:.3f}x   (goal: at most 1.15x)")
-print(f"iris / (a):  clean {med[2]/med[0]:.3f}x   incremental {med[5]/med[3]:.3f}x")
-print(f"fastest runs, iris / (b): clean {low[2]/low[1]:.3f}x   incremental {low[5]/low[4]:.3f}x")
-print(f"rounds: {len(vals[0])}, medians; raw clean: {vals[:3]}, raw incremental: {vals[3:]}")
+for n, (c, i) in med.items():
+    print(f"{n:12} {c:>16.3f} {i:>16.3f}")
+def ratio(a, b):
+    return f"clean {med[a][0] / med[b][0]:.3f}x   incremental {med[a][1] / med[b][1]:.3f}x"
+print(f"registered / dispatch: {ratio('registered', 'dispatch')}   (goal: at most 1.15x)")
+print(f"rmcp / registered:     {ratio('rmcp', 'registered')}   (goal: at least 1.3x)")
+print(f"toolbox / dispatch:    {ratio('toolbox', 'dispatch')}")
+print(f"iris / derive:         {ratio('iris', 'derive')}   (unregistered)")
+print(f"rounds: {len(next(iter(runs.values()))[0])}, medians; raw: {runs}")
 PY

@@ -97,8 +97,14 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {}
 
 /// The cached definition of a tool whose arguments are `A`.
 pub fn definition<A: ToolArgs>(tool: &'static ToolStatic) -> &'static ToolDefinition {
+    definition_with(tool, input_schema_for::<A>)
+}
+
+// The cache is reached through a function pointer, so its code (the
+// `OnceLock` and its closure) is compiled once here rather than per tool.
+fn definition_with(tool: &'static ToolStatic, schema: fn() -> Value) -> &'static ToolDefinition {
     tool.definition
-        .get_or_init(|| build_definition(&tool.meta, input_schema_for::<A>()))
+        .get_or_init(|| build_definition(&tool.meta, schema()))
 }
 
 // Not generic, so it is compiled once here rather than once per tool.

@@ -14,9 +14,18 @@ use crate::error::ArgumentError;
 /// noise (the description lives in the definition).
 #[must_use]
 pub fn input_schema_for<T: JsonSchema>() -> Value {
+    finish_schema(generator().into_root_schema_for::<T>())
+}
+
+// What does not depend on `T` stays out of `input_schema_for`, so it is
+// compiled once rather than once per argument type.
+fn generator() -> schemars::SchemaGenerator {
     let mut settings = SchemaSettings::draft2020_12();
     settings.meta_schema = None;
-    let schema = settings.into_generator().into_root_schema_for::<T>();
+    settings.into_generator()
+}
+
+fn finish_schema(schema: schemars::Schema) -> Value {
     let mut value = Value::from(schema);
     collapse_unit_enums(&mut value);
     if let Value::Object(root) = &mut value {
