@@ -174,6 +174,7 @@ pub(crate) fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStrea
         schema_span,
     );
     quote! {
+        #[inline]
         fn definition(&self) -> &#p::ToolDefinition {
             static __IRIS_TOOL: #p::ToolStatic = #p::ToolStatic::new(#p::ToolMeta {
                 name: #name,
@@ -230,6 +231,7 @@ pub(crate) fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) ->
         args_span(tool),
     );
     quote! {
+        #[inline]
         fn parse(
             &self,
             input: &#p::serde_json::Value,
@@ -312,6 +314,7 @@ pub(crate) fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
         }
     };
     quote! {
+        #[inline]
         fn call<'a>(
             &'a self,
             __iris_args: Self::Args,
