@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::inline::inline_refs;
-use super::walk::child;
+use super::walk::{child, merge_descriptions};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
 
@@ -156,7 +156,16 @@ fn fold_null_any_of(map: &mut Map<String, Value>) {
     {
         map.remove("anyOf");
         for (key, value) in inner {
-            map.entry(key).or_insert(value);
+            match (map.get_mut(&key), &value) {
+                // The property's words first, then its type's.
+                (Some(Value::String(own)), Value::String(of_type)) if key == "description" => {
+                    *own = merge_descriptions(own, of_type);
+                }
+                (Some(_), _) => {}
+                (None, _) => {
+                    map.insert(key, value);
+                }
+            }
         }
     } else {
         map.insert("anyOf".to_owned(), Value::Array(rest));

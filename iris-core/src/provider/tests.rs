@@ -303,3 +303,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_inlined_type_keeps_its_description_after_the_property_s() {
+    let parameters = json!({
+        "type": "object",
+        "properties": {
+            "level": {"$ref": "#/$defs/Level", "description": "The new level."},
+            "again": {"$ref": "#/$defs/Level", "description": "How verbose it is."}
+        },
+        "required": ["level", "again"],
+        "$defs": {"Level": {"type": "string", "enum": ["low", "high"], "description": "How verbose it is."}}
+    });
+    for tool in [
+        openai_chat(&spec(parameters.clone(), true)).tool,
+        gemini(&spec(parameters.clone(), false)).tool,
+    ] {
+        let text = tool.to_string();
+        assert!(
+            text.contains(r#""The new level.\n\nHow verbose it is.""#),
+            "{text}"
+        );
+        // Said once when the property repeats its type's words.
+        assert!(
+            !text.contains(r#""How verbose it is.\n\nHow verbose it is.""#),
+            "{text}"
+        );
+    }
+}

@@ -16,13 +16,36 @@ pub(super) fn local_def_name(reference: &str) -> Option<&str> {
 }
 
 /// The schema a `$ref` node stands for: the target's keywords, overridden
-/// by the node's own siblings of `$ref` (such as a field's `description`).
+/// by the node's own siblings of `$ref`, except that a field's
+/// `description` is joined with the type's rather than replacing it.
 pub(super) fn merge_ref(target: &Map<String, Value>, node: &Map<String, Value>) -> Value {
     let mut merged = target.clone();
     for (key, value) in node {
-        if key != "$ref" {
-            merged.insert(key.clone(), value.clone());
+        if key == "$ref" {
+            continue;
         }
+        if key == "description"
+            && let (Some(own), Some(Value::String(of_type))) = (value.as_str(), target.get(key))
+        {
+            // Both say something the author wrote: the property's words
+            // first, then the type's (a unit enum's variant list among them).
+            merged.insert(key.clone(), Value::String(merge_descriptions(own, of_type)));
+            continue;
+        }
+        merged.insert(key.clone(), value.clone());
     }
     Value::Object(merged)
+}
+
+/// A property's description followed by its type's, as two paragraphs;
+/// one when they say the same.
+pub(super) fn merge_descriptions(own: &str, of_type: &str) -> String {
+    let (own, of_type) = (own.trim(), of_type.trim());
+    if own.is_empty() || own == of_type {
+        return of_type.to_owned();
+    }
+    if of_type.is_empty() {
+        return own.to_owned();
+    }
+    format!("{own}\n\n{of_type}")
 }

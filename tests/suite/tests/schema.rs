@@ -85,3 +85,50 @@ fn schemas_have_the_promised_shape() {
     assert_eq!(level["type"], "string");
     assert_eq!(level["enum"], json!(["debug", "info", "warn", "error"]));
 }
+
+/// Every `description` string under `node`.
+fn descriptions(node: &serde_json::Value, out: &mut Vec<String>) {
+    match node {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                match value {
+                    serde_json::Value::String(text) if key == "description" => {
+                        out.push(text.clone());
+                    }
+                    _ => descriptions(value, out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| descriptions(i, out)),
+        _ => {}
+    }
+}
+
+/// What the author wrote reaches every provider: each description of the
+/// raw schema (properties, types, variants) is found in each projection,
+/// even where a `$ref` was inlined over a property's own description.
+#[test]
+fn no_projection_loses_a_description() {
+    for (name, tool) in all_tools() {
+        let spec = tool.definition_dyn().spec();
+        let strict = spec.clone().with_strict(true);
+        let mut written = Vec::new();
+        descriptions(&spec.parameters, &mut written);
+        let projected = [
+            ("openai_chat", openai_chat(&strict).tool),
+            ("openai_responses", openai_responses(&strict).tool),
+            ("anthropic", anthropic(&spec).tool),
+            ("gemini", gemini(&spec).tool),
+        ];
+        for (provider, form) in projected {
+            let mut sent = Vec::new();
+            descriptions(&form, &mut sent);
+            for text in &written {
+                assert!(
+                    sent.iter().any(|s| s.contains(text.as_str())),
+                    "{name} → {provider} lost {text:?}"
+                );
+            }
+        }
+    }
+}
