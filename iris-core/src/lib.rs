@@ -50,6 +50,7 @@ mod into_result;
 mod locate;
 mod middleware;
 mod name;
+mod nulls;
 pub mod provider;
 mod result;
 pub mod schema;

@@ -165,7 +165,7 @@ pub fn parse_args<A: ToolArgs>(
     definition: &ToolDefinition,
 ) -> Result<A, ArgumentError> {
     let schema = definition.input_schema();
-    let input = without_optional_nulls(input, schema);
+    let input = crate::nulls::without_optional_nulls(input, schema);
     A::deserialize(&*input).map_err(|error| located(&input, schema, &error))
 }
 
@@ -187,29 +187,6 @@ pub fn parse_args_struct<A: ToolArgs>(
 ) -> Result<A, ArgumentError> {
     reject_unknown_keys(input, definition.input_schema())?;
     parse_args(input, definition)
-}
-
-/// Strict-mode providers send `null` for optional properties they leave
-/// out; a defaulted parameter must then get its default, not a type error.
-fn without_optional_nulls<'v>(input: &'v Value, schema: &Value) -> Cow<'v, Value> {
-    let Value::Object(map) = input else {
-        return Cow::Borrowed(input);
-    };
-    // Most inputs hold no null at all; only then is the schema consulted.
-    if !map.values().any(Value::is_null) {
-        return Cow::Borrowed(input);
-    }
-    let required = schema.get("required").and_then(Value::as_array);
-    let is_required = |key: &str| required.is_some_and(|r| r.iter().any(|k| k == key));
-    if !map.iter().any(|(k, v)| v.is_null() && !is_required(k)) {
-        return Cow::Borrowed(input);
-    }
-    let kept = map
-        .iter()
-        .filter(|(k, v)| !v.is_null() || is_required(k))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    Cow::Owned(Value::Object(kept))
 }
 
 /// Holds a body's return value while the expansion picks how to convert it:
@@ -368,18 +345,5 @@ mod tests {
         let err: Result<Vec<u8>, String> = Err("nope".into());
         let err = (&&&Returned::new(err)).__iris_into_result();
         assert_eq!(err.text_content(), "nope");
-    }
-
-    #[test]
-    fn optional_nulls_are_dropped_required_ones_kept() {
-        let schema = serde_json::json!({"required": ["a"]});
-        let input = serde_json::json!({"a": null, "b": null, "c": 1});
-        let cleaned = without_optional_nulls(&input, &schema);
-        assert_eq!(*cleaned, serde_json::json!({"a": null, "c": 1}));
-        let clean = serde_json::json!({"c": 1});
-        assert!(matches!(
-            without_optional_nulls(&clean, &schema),
-            Cow::Borrowed(_)
-        ));
     }
 }

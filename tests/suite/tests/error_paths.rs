@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use support::tools::{BookFlight, CreateEvent, DrawShape, LabelDocument, RegisterCustomer};
 
 /// A valid input per tool.
-fn valid_inputs() -> Vec<(&'static str, Value)> {
+pub(crate) fn valid_inputs() -> Vec<(&'static str, Value)> {
     vec![
         (
             "create_event",

@@ -13,4 +13,5 @@ mod hostile_inputs;
 mod image_results;
 mod openai_wire;
 mod schema;
+mod strict_inputs;
 mod ui;

@@ -1,0 +1,171 @@
+//! `null` for an optional property, at any depth.
+//!
+//! Strict-mode providers must send every property, so an optional or
+//! defaulted one comes as `null` when the model leaves it out; inside a
+//! nested object too. Such a `null` means "absent": dropped before parsing,
+//! it gives `None` or the default, where serde would refuse `null` for a
+//! defaulted `bool`. A `null` for a required property is left for the
+//! parser to refuse.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+/// Deepest a walk goes; deeper input is left as it is.
+const MAX_DEPTH: usize = 128;
+
+/// `input` without the `null`s of optional properties, borrowed when it
+/// holds no `null` at all (the common case, checked first).
+pub(crate) fn without_optional_nulls<'v>(input: &'v Value, schema: &Value) -> Cow<'v, Value> {
+    if !has_null(input, 0) {
+        return Cow::Borrowed(input);
+    }
+    let mut owned = input.clone();
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    Stripper { defs }.strip(&mut owned, schema, 0);
+    Cow::Owned(owned)
+}
+
+fn has_null(value: &Value, depth: usize) -> bool {
+    match value {
+        Value::Null => true,
+        _ if depth > MAX_DEPTH => false,
+        Value::Object(map) => map.values().any(|v| has_null(v, depth + 1)),
+        Value::Array(items) => items.iter().any(|v| has_null(v, depth + 1)),
+        _ => false,
+    }
+}
+
+struct Stripper<'s> {
+    defs: Option<&'s Map<String, Value>>,
+}
+
+impl<'s> Stripper<'s> {
+    fn strip(&self, value: &mut Value, schema: &'s Value, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let mut candidates = Vec::new();
+        self.branches(schema, &mut candidates, depth);
+        match value {
+            Value::Object(object) => self.strip_object(object, &candidates, depth),
+            Value::Array(items) => {
+                let item_schemas: Vec<&Value> =
+                    candidates.iter().filter_map(|c| c.get("items")).collect();
+                for (index, item) in items.iter_mut().enumerate() {
+                    let prefix = candidates.iter().find_map(|c| {
+                        c.get("prefixItems")
+                            .and_then(Value::as_array)
+                            .and_then(|p| p.get(index))
+                    });
+                    if let Some(schema) = prefix.or_else(|| item_schemas.first().copied()) {
+                        self.strip(item, schema, depth + 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The object schemas `schema` stands for: itself, what its `$ref`
+    /// names, and the branches of its `anyOf`/`oneOf`/`allOf`.
+    fn branches(&self, schema: &'s Value, out: &mut Vec<&'s Map<String, Value>>, depth: usize) {
+        let Value::Object(map) = schema else {
+            return;
+        };
+        if depth > MAX_DEPTH {
+            return;
+        }
+        out.push(map);
+        if let Some(target) = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(|name| self.defs?.get(name))
+        {
+            self.branches(target, out, depth + 1);
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(Value::Array(list)) = map.get(key) {
+                for branch in list {
+                    self.branches(branch, out, depth + 1);
+                }
+            }
+        }
+    }
+
+    fn strip_object(
+        &self,
+        object: &mut Map<String, Value>,
+        candidates: &[&'s Map<String, Value>],
+        depth: usize,
+    ) {
+        let property = |key: &str| {
+            candidates.iter().find_map(|c| {
+                let schema = c.get("properties")?.get(key)?;
+                let required = c
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|k| k == key));
+                Some((schema, required))
+            })
+        };
+        object.retain(|key, value| !value.is_null() || property(key).is_none_or(|(_, r)| r));
+        for (key, value) in object.iter_mut() {
+            if let Some((schema, _)) = property(key) {
+                self.strip(value, schema, depth + 1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::without_optional_nulls;
+
+    #[test]
+    fn drops_the_nulls_of_optional_properties_at_any_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "filter": {"$ref": "#/$defs/Filter"},
+                "items": {"type": "array", "items": {"$ref": "#/$defs/Filter"}},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Filter"}, {"type": "null"}]}
+            },
+            "required": ["name", "filter"],
+            "$defs": {"Filter": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}, "case": {"type": "boolean", "default": false}},
+                "required": ["text"]
+            }}
+        });
+        let input = json!({
+            "name": null,
+            "filter": {"text": "a", "case": null},
+            "items": [{"text": "b", "case": null}, null],
+            "maybe": {"text": null, "case": null}
+        });
+        let out = without_optional_nulls(&input, &schema).into_owned();
+        assert_eq!(
+            out,
+            json!({
+                "name": null,
+                "filter": {"text": "a"},
+                "items": [{"text": "b"}, null],
+                "maybe": {"text": null}
+            })
+        );
+    }
+
+    #[test]
+    fn input_without_null_is_borrowed() {
+        let input = json!({"a": [1, {"b": "c"}]});
+        assert!(matches!(
+            without_optional_nulls(&input, &json!({})),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+}
