@@ -269,3 +269,47 @@ fn a_failed_parse_can_be_expected() {
     let args = Opaque.parse(&serde_json::json!({"p": {"x": 1}})).unwrap();
     assert_eq!(format!("{args:?}"), "Args { .. }");
 }
+
+/// Constraints that a strict projection may drop still hold: a value
+/// outside one is refused with its path and the bound.
+#[test]
+fn schema_constraints_hold_at_parse_time() {
+    let ok = RollDice.parse(&json!({"sides": 6, "player": "ada"}));
+    assert!(ok.is_ok(), "{ok:?}");
+    for (input, path, says) in [
+        (
+            json!({"sides": 0, "player": "ada"}),
+            "$.sides",
+            "0 is below the minimum 1",
+        ),
+        (
+            json!({"sides": 101, "player": "ada"}),
+            "$.sides",
+            "101 is above the maximum 100",
+        ),
+        (json!({"sides": 6, "player": "a"}), "$.player", "at least 2"),
+        (
+            json!({"sides": 6, "player": "Ada"}),
+            "$.player",
+            "does not match the pattern",
+        ),
+        (
+            json!({"sides": 6, "player": "ada", "history": [1, 2, 3, 4]}),
+            "$.history",
+            "at most 3",
+        ),
+        // A set would drop the repeat; its schema says the items differ.
+        (
+            json!({"sides": 6, "player": "ada", "history": [2, 2]}),
+            "$.history",
+            "repeats item 1",
+        ),
+    ] {
+        let err = refused(RollDice.parse(&input));
+        assert_eq!(err.path(), path, "{input}: {err}");
+        assert!(err.message().contains(says), "{input}: {err}");
+    }
+    // A type's own range stays serde's to enforce, with serde's message.
+    let err = refused(RollDice.parse(&json!({"sides": 1000, "player": "ada"})));
+    assert_eq!(err.path(), "$.sides");
+}

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::capability::{Capabilities, Capability};
-use crate::error::DefinitionError;
+use crate::constraints::Constraints;
+use crate::error::{ArgumentError, DefinitionError};
 use crate::name::ToolName;
 
 /// Whether a tool is offered with every request or found through `tool_search`.
@@ -78,6 +79,10 @@ pub struct ToolDefinition {
     result_policy: ResultPolicy,
     exposure: Exposure,
     origin: ToolOrigin,
+    /// What the schema asks beyond its types, compiled once; `None` for
+    /// most tools, which then pay nothing after parsing.
+    #[serde(skip)]
+    constraints: Option<Arc<Constraints>>,
 }
 
 impl ToolDefinition {
@@ -111,6 +116,7 @@ impl ToolDefinition {
             name,
             aliases,
             description,
+            constraints: Constraints::of(&input_schema).map(Arc::new),
             input_schema: Arc::new(input_schema),
             output_schema: None,
             capabilities,
@@ -118,6 +124,19 @@ impl ToolDefinition {
             result_policy,
             exposure,
             origin: ToolOrigin::Native,
+        }
+    }
+
+    /// Checks parsed input against the constraints its types do not carry
+    /// (ranges, lengths, patterns, item counts, formats).
+    ///
+    /// # Errors
+    /// [`ArgumentError`] with the path of the first value outside one and
+    /// the bound it broke.
+    pub(crate) fn check_constraints(&self, input: &Value) -> Result<(), ArgumentError> {
+        match &self.constraints {
+            None => Ok(()),
+            Some(constraints) => constraints.check(input, &self.input_schema),
         }
     }
 
@@ -327,6 +346,7 @@ impl ToolDefinitionBuilder {
             name,
             aliases: self.aliases,
             description: self.description,
+            constraints: Constraints::of(&input_schema).map(Arc::new),
             input_schema: Arc::new(input_schema),
             output_schema: self.output_schema.map(Arc::new),
             capabilities: self.capabilities,

@@ -41,6 +41,7 @@
 
 mod call;
 mod capability;
+mod constraints;
 mod content;
 mod context;
 mod definition;

@@ -1,31 +1,65 @@
-//! Where input departs from its tool's JSON Schema: the JSON path of the
-//! first value that cannot match.
+//! Input against its tool's JSON Schema, in one walk with two uses.
 //!
-//! Generated tools parse valid input straight into their argument type. Only
-//! when that fails is the input walked against the schema, to tell the model
-//! where the problem is; serde's message says what it is. Walking the schema
-//! is one function for every tool, where tracking the path while parsing
-//! would compile the argument type's parser a second time for each tool.
+//! - After a failed parse, where the input departs from the schema: the
+//!   JSON path of the first value that cannot match. Generated tools parse
+//!   valid input straight into their argument type; only a failure is walked,
+//!   to tell the model where the problem is (serde's message says what it
+//!   is). Walking the schema is one function for every tool, where tracking
+//!   the path while parsing would compile each argument type's parser twice.
+//! - After a successful parse, the constraints serde does not check (ranges,
+//!   lengths, patterns, item counts, unique items, formats): the first value
+//!   outside one, with the bound. Only for schemas that have any
+//!   ([`Constraints::of`]); a tool without pays one `Option` check.
 
 use serde_json::{Map, Value};
+
+use crate::constraints::{Constraints, violation};
 
 /// The JSON path (`$.items[2].name`) of the first value in `input` that
 /// `schema` refuses, or `None` when the walk finds nothing wrong (the
 /// parser refused something the schema does not describe).
 pub(crate) fn first_mismatch(input: &Value, schema: &Value) -> Option<String> {
-    let defs = schema.get("$defs").and_then(Value::as_object);
-    let walker = Walker { defs, depth: 0 };
+    let walker = Walker::new(schema, Mode::Locate, None);
     walker
         .walk(schema, input, &mut Path::root())
-        .map(Found::render)
+        .map(|found| found.path.render())
+}
+
+/// The first value of a parsed `input` outside a constraint of `schema`:
+/// its path and what is wrong with it.
+pub(crate) fn first_violation(
+    input: &Value,
+    schema: &Value,
+    constraints: &Constraints,
+) -> Option<(String, String)> {
+    let walker = Walker::new(schema, Mode::Validate, Some(constraints));
+    match walker.walk(schema, input, &mut Path::root()) {
+        Some(Found {
+            path,
+            kind: Kind::Bound(message),
+        }) => Some((path.render(), message)),
+        // The parser took it, so a shape the walk does not follow (an
+        // alternative it could not tell apart) is not a violation.
+        _ => None,
+    }
 }
 
 /// Deepest a walk goes: hostile input cannot overflow the stack, and
 /// recursive schemas end.
 const MAX_DEPTH: usize = 128;
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Any departure counts.
+    Locate,
+    /// Only constraints count; shapes only pick among alternatives.
+    Validate,
+}
+
 struct Walker<'s> {
     defs: Option<&'s Map<String, Value>>,
+    mode: Mode,
+    constraints: Option<&'s Constraints>,
     depth: usize,
 }
 
@@ -33,33 +67,6 @@ struct Walker<'s> {
 #[derive(Clone)]
 struct Path {
     segments: Vec<Segment>,
-}
-
-/// Where a walk stopped, and whether only a tag (`const` or `enum`) was
-/// wrong there: among alternatives, the branch that failed on a tag is the
-/// one the input was not meant for.
-struct Found {
-    path: Path,
-    on_tag: bool,
-}
-
-impl Found {
-    fn at(path: &Path) -> Self {
-        Self {
-            path: path.clone(),
-            on_tag: false,
-        }
-    }
-
-    fn render(self) -> String {
-        self.path.render()
-    }
-
-    /// How close the input came to matching: deeper is closer, and a
-    /// failure past the tag is closer than one on it.
-    fn closeness(&self) -> (usize, bool) {
-        (self.path.segments.len(), !self.on_tag)
-    }
 }
 
 #[derive(Clone)]
@@ -94,22 +101,68 @@ impl Path {
     }
 }
 
-impl Walker<'_> {
-    /// The first mismatch under `path`, or `None`.
+/// What was wrong where the walk stopped.
+enum Kind {
+    /// The value's type or structure (a missing or unknown key).
+    Shape,
+    /// Only a tag (`const` or `enum`): among alternatives, the branch that
+    /// failed on a tag is the one the input was not meant for.
+    Tag,
+    /// A constraint, with what the model reads about it.
+    Bound(String),
+}
+
+struct Found {
+    path: Path,
+    kind: Kind,
+}
+
+impl Found {
+    fn at(path: &Path, kind: Kind) -> Self {
+        Self {
+            path: path.clone(),
+            kind,
+        }
+    }
+
+    /// How close the input came to matching: deeper is closer, and a
+    /// failure past the tag is closer than one on it.
+    fn closeness(&self) -> (usize, bool) {
+        (self.path.segments.len(), !matches!(self.kind, Kind::Tag))
+    }
+}
+
+impl<'s> Walker<'s> {
+    fn new(schema: &'s Value, mode: Mode, constraints: Option<&'s Constraints>) -> Self {
+        Self {
+            defs: schema.get("$defs").and_then(Value::as_object),
+            mode,
+            constraints,
+            depth: 0,
+        }
+    }
+
+    fn deeper(&self) -> Self {
+        Self {
+            defs: self.defs,
+            mode: self.mode,
+            constraints: self.constraints,
+            depth: self.depth + 1,
+        }
+    }
+
+    /// The first departure under `path`, or `None`.
     fn walk(&self, schema: &Value, value: &Value, path: &mut Path) -> Option<Found> {
         if self.depth > MAX_DEPTH {
             return None;
         }
         let schema = match schema {
-            Value::Bool(false) => return Some(Found::at(path)),
+            Value::Bool(false) => return Some(Found::at(path, Kind::Shape)),
             Value::Object(schema) => schema,
             // `true`, or nothing a schema can be: anything goes.
             _ => return None,
         };
-        let deeper = Walker {
-            defs: self.defs,
-            depth: self.depth + 1,
-        };
+        let deeper = self.deeper();
         if let Some(target) = schema.get("$ref").and_then(Value::as_str)
             && let Some(found) = deeper.walk(self.resolve(target)?, value, path)
         {
@@ -136,17 +189,17 @@ impl Walker<'_> {
             return Some(
                 deeper
                     .walk_fields_in_order(schema, items, path)
-                    .unwrap_or_else(|| Found::at(path)),
+                    .unwrap_or_else(|| Found::at(path, Kind::Shape)),
             );
         }
-        if !type_allows(schema.get("type"), value) || !within_bounds(schema, value) {
-            return Some(Found::at(path));
+        if !type_allows(schema.get("type"), value) {
+            return Some(Found::at(path, Kind::Shape));
         }
         if !listed(schema, value) {
-            return Some(Found {
-                path: path.clone(),
-                on_tag: true,
-            });
+            return Some(Found::at(path, Kind::Tag));
+        }
+        if let Some(message) = violation(schema, value, self.constraints) {
+            return Some(Found::at(path, Kind::Bound(message)));
         }
         match value {
             Value::Object(object) => deeper.walk_object(schema, object, path),
@@ -156,25 +209,37 @@ impl Walker<'_> {
     }
 
     /// The schema a local `$ref` (`#/$defs/Name`) names.
-    fn resolve(&self, target: &str) -> Option<&Value> {
+    fn resolve(&self, target: &str) -> Option<&'s Value> {
         let name = target.strip_prefix("#/$defs/")?;
         self.defs?.get(name)
     }
 
-    /// `None` when one branch matches; else the deepest mismatch among the
-    /// branches, which is where the input came closest to one of them.
+    /// `None` when one branch matches. Else, to locate: the deepest
+    /// departure, where the input came closest to a branch; to validate: a
+    /// constraint of a branch whose shape the value has.
     fn best_branch(&self, branches: &[Value], value: &Value, path: &mut Path) -> Option<Found> {
         let mut best: Option<Found> = None;
         for branch in branches {
             let found = self.walk(branch, value, path)?;
-            if best
-                .as_ref()
-                .is_none_or(|b| found.closeness() > b.closeness())
-            {
+            let better = match (&best, self.mode) {
+                (None, _) => true,
+                (Some(b), Mode::Locate) => found.closeness() > b.closeness(),
+                (Some(b), Mode::Validate) => {
+                    matches!(found.kind, Kind::Bound(_)) && !matches!(b.kind, Kind::Bound(_))
+                }
+            };
+            if better {
                 best = Some(found);
             }
         }
         best
+    }
+
+    /// Whether a departure below this node ends the walk. To validate, a
+    /// value whose shape the walk does not follow is the parser's business
+    /// (it took the input), and its siblings are still checked.
+    fn ends(&self, found: &Found) -> bool {
+        self.mode == Mode::Locate || !matches!(found.kind, Kind::Shape)
     }
 
     fn walk_object(
@@ -191,7 +256,11 @@ impl Walker<'_> {
                 Some(child) => child,
                 None => match additional {
                     Some(Value::Bool(false)) => {
-                        return Some(Found::at(&with(path, Segment::Key(key.clone()))));
+                        let found = Found::at(&with(path, Segment::Key(key.clone())), Kind::Shape);
+                        if self.ends(&found) {
+                            return Some(found);
+                        }
+                        continue;
                     }
                     Some(child @ Value::Object(_)) => child,
                     _ => continue,
@@ -200,8 +269,10 @@ impl Walker<'_> {
             path.segments.push(Segment::Key(key.clone()));
             let found = self.walk(child, value, path);
             path.segments.pop();
-            if found.is_some() {
-                return found;
+            if let Some(found) = found
+                && self.ends(&found)
+            {
+                return Some(found);
             }
         }
         let missing = schema
@@ -211,7 +282,7 @@ impl Walker<'_> {
             .flatten()
             .filter_map(Value::as_str)
             .any(|key| !object.contains_key(key));
-        missing.then(|| Found::at(path))
+        (missing && self.mode == Mode::Locate).then(|| Found::at(path, Kind::Shape))
     }
 
     /// An array given where a struct is expected: its items against the
@@ -252,8 +323,10 @@ impl Walker<'_> {
             path.segments.push(Segment::Index(index));
             let found = self.walk(child, item, path);
             path.segments.pop();
-            if found.is_some() {
-                return found;
+            if let Some(found) = found
+                && self.ends(&found)
+            {
+                return Some(found);
             }
         }
         None
@@ -300,18 +373,6 @@ fn listed(schema: &Map<String, Value>, value: &Value) -> bool {
         _ => true,
     };
     in_enum && schema.get("const").is_none_or(|c| c == value)
-}
-
-/// `minimum`, `maximum` and their exclusive forms, for numbers.
-fn within_bounds(schema: &Map<String, Value>, value: &Value) -> bool {
-    let Some(n) = value.as_f64() else {
-        return true;
-    };
-    let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
-    bound("minimum").is_none_or(|min| n >= min)
-        && bound("maximum").is_none_or(|max| n <= max)
-        && bound("exclusiveMinimum").is_none_or(|min| n > min)
-        && bound("exclusiveMaximum").is_none_or(|max| n < max)
 }
 
 #[cfg(test)]

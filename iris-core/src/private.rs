@@ -166,7 +166,9 @@ pub fn parse_args<A: ToolArgs>(
 ) -> Result<A, ArgumentError> {
     let schema = definition.input_schema();
     let input = crate::nulls::without_optional_nulls(input, schema);
-    A::deserialize(&*input).map_err(|error| located(&input, schema, &error))
+    let args = A::deserialize(&*input).map_err(|error| located(&input, schema, &error))?;
+    definition.check_constraints(&input)?;
+    Ok(args)
 }
 
 /// A parse failure with the path of the value at fault, found by walking

@@ -417,3 +417,20 @@ pub(crate) struct LendRequest {
     /// The member's card number.
     pub(crate) card: String,
 }
+
+/// Roll a die and name the player.
+#[iris::tool(read_only)]
+pub(crate) fn roll_dice(
+    /// How many sides the die has.
+    #[schemars(range(min = 1, max = 100))]
+    sides: u8,
+    /// Who rolls: lowercase letters.
+    #[schemars(length(min = 2, max = 12), regex(pattern = r"^[a-z]+$"))]
+    player: String,
+    /// Earlier results, each different.
+    #[serde(default)]
+    #[schemars(length(max = 3))]
+    history: std::collections::BTreeSet<u8>,
+) -> String {
+    format!("{player} rolls a d{sides} ({} before)", history.len())
+}

@@ -86,13 +86,7 @@ fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
         .filter(|k| !SUPPORTED.contains(&k.as_str()))
         .cloned()
         .collect();
-    for keyword in dropped {
-        map.remove(&keyword);
-        notes.push(ProjectionNote::DroppedKeyword {
-            at: at.to_owned(),
-            keyword,
-        });
-    }
+    super::describe::remove_keywords(map, &dropped, at, notes);
     drop_foreign_format(map, at, notes);
     if let Some(Value::Object(props)) = map.get_mut("properties") {
         let base = child(at, "properties");
@@ -182,10 +176,6 @@ fn drop_foreign_format(map: &mut Map<String, Value>, at: &str, notes: &mut Vec<P
         .find(|(t, _)| *t == ty)
         .is_some_and(|(_, formats)| formats.contains(&format));
     if !allowed {
-        map.remove("format");
-        notes.push(ProjectionNote::DroppedKeyword {
-            at: at.to_owned(),
-            keyword: "format".to_owned(),
-        });
+        super::describe::remove_keywords(map, &["format".to_owned()], at, notes);
     }
 }

@@ -18,6 +18,7 @@
 //! provider's message shape.
 
 mod anthropic;
+mod describe;
 mod gemini;
 mod inline;
 mod openai;
@@ -82,6 +83,15 @@ pub enum ProjectionNote {
     },
     /// A keyword the target does not support was removed.
     DroppedKeyword {
+        /// Where it was.
+        at: String,
+        /// The keyword.
+        keyword: String,
+    },
+    /// A constraint the target does not support was removed, and its
+    /// meaning added to the description ("2 to 12 characters"); the
+    /// runtime still enforces it.
+    DescribedKeyword {
         /// Where it was.
         at: String,
         /// The keyword.

@@ -220,25 +220,19 @@ impl StrictPass<'_> {
     }
 
     fn drop_unsupported(&mut self, map: &mut Map<String, Value>, at: &str) {
-        for keyword in UNSUPPORTED {
-            if map.remove(*keyword).is_some() {
-                self.notes.push(ProjectionNote::DroppedKeyword {
-                    at: at.to_owned(),
-                    keyword: (*keyword).to_owned(),
-                });
-            }
-        }
+        let mut removed: Vec<String> = UNSUPPORTED
+            .iter()
+            .filter(|k| map.contains_key(**k))
+            .map(|k| (*k).to_owned())
+            .collect();
         let unsupported_format = map
             .get("format")
             .and_then(Value::as_str)
             .is_some_and(|f| !FORMATS.contains(&f));
         if unsupported_format {
-            map.remove("format");
-            self.notes.push(ProjectionNote::DroppedKeyword {
-                at: at.to_owned(),
-                keyword: "format".to_owned(),
-            });
+            removed.push("format".to_owned());
         }
+        super::describe::remove_keywords(map, &removed, at, &mut self.notes);
     }
 
     fn close_object(&mut self, map: &mut Map<String, Value>, at: &str) -> Result<(), NotStrict> {

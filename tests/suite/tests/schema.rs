@@ -28,6 +28,7 @@ fn all_tools() -> Vec<(&'static str, &'static dyn DynTool)> {
         ("store_json", &StoreJson),
         ("register_customer", &RegisterCustomer),
         ("read_config", &LoadConfig),
+        ("roll_dice", &RollDice),
     ]
 }
 

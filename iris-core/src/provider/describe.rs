@@ -1,0 +1,108 @@
+//! A constraint a provider cannot take, kept in words: when a projection
+//! removes `minLength` or `uniqueItems`, the property's description says
+//! "2 to 12 characters" or "every item different", so the model still knows.
+//! The runtime enforces the constraint either way.
+
+use serde_json::{Map, Value};
+
+use super::ProjectionNote;
+
+/// Removes `keywords` from `map`, adds the meaning of those that are
+/// constraints to its description, and notes each removal.
+pub(super) fn remove_keywords(
+    map: &mut Map<String, Value>,
+    keywords: &[String],
+    at: &str,
+    notes: &mut Vec<ProjectionNote>,
+) {
+    let removed: Vec<(String, Value)> = keywords
+        .iter()
+        .filter_map(|k| map.remove(k).map(|v| (k.clone(), v)))
+        .collect();
+    let (words, described) = meaning(&removed);
+    if !words.is_empty() {
+        let sentence = format!("({})", words.join("; "));
+        let description = match map.get("description").and_then(Value::as_str) {
+            Some(text) if !text.trim().is_empty() => format!("{} {sentence}", text.trim_end()),
+            _ => sentence,
+        };
+        map.insert("description".to_owned(), Value::String(description));
+    }
+    for (keyword, _) in removed {
+        notes.push(if described.contains(&keyword.as_str()) {
+            ProjectionNote::DescribedKeyword {
+                at: at.to_owned(),
+                keyword,
+            }
+        } else {
+            ProjectionNote::DroppedKeyword {
+                at: at.to_owned(),
+                keyword,
+            }
+        });
+    }
+}
+
+/// The words for the removed constraints, and which keywords they cover.
+fn meaning(removed: &[(String, Value)]) -> (Vec<String>, Vec<&'static str>) {
+    let get = |key: &str| removed.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    let mut words = Vec::new();
+    let mut described = Vec::new();
+    let mut range = |min: &'static str, max: &'static str, unit: &str| {
+        let (lo, hi) = (get(min).map(show), get(max).map(show));
+        let phrase = match (lo, hi) {
+            (Some(lo), Some(hi)) => format!("{lo} to {hi}{unit}"),
+            (Some(lo), None) => format!("at least {lo}{unit}"),
+            (None, Some(hi)) => format!("at most {hi}{unit}"),
+            (None, None) => return,
+        };
+        words.push(phrase.trim().to_owned());
+        described.extend([min, max]);
+    };
+    range("minimum", "maximum", "");
+    range("minLength", "maxLength", " characters");
+    range("minItems", "maxItems", " items");
+    range("minProperties", "maxProperties", " keys");
+    if let Some(min) = get("exclusiveMinimum") {
+        words.push(format!("greater than {}", show(min)));
+        described.push("exclusiveMinimum");
+    }
+    if let Some(max) = get("exclusiveMaximum") {
+        words.push(format!("less than {}", show(max)));
+        described.push("exclusiveMaximum");
+    }
+    if let Some(step) = get("multipleOf") {
+        words.push(format!("a multiple of {}", show(step)));
+        described.push("multipleOf");
+    }
+    if get("uniqueItems") == Some(&Value::Bool(true)) {
+        words.push("every item different".to_owned());
+        described.push("uniqueItems");
+    }
+    if let Some(pattern) = get("pattern").and_then(Value::as_str) {
+        words.push(format!("matching `{pattern}`"));
+        described.push("pattern");
+    }
+    if let Some(format) = get("format").and_then(Value::as_str)
+        && is_string_format(format)
+    {
+        words.push(format!("format: {format}"));
+        described.push("format");
+    }
+    (words, described)
+}
+
+/// Numeric formats (`uint8`, `double`) restate the type and its range,
+/// which stay; string formats carry meaning of their own.
+fn is_string_format(format: &str) -> bool {
+    !(format.starts_with("int")
+        || format.starts_with("uint")
+        || matches!(format, "float" | "double" | "number"))
+}
+
+fn show(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
