@@ -133,6 +133,7 @@ impl ToolDefinition {
     /// # Errors
     /// [`ArgumentError`] with the path of the first value outside one and
     /// the bound it broke.
+    #[inline]
     pub(crate) fn check_constraints(&self, input: &Value) -> Result<(), ArgumentError> {
         match &self.constraints {
             None => Ok(()),

@@ -16,24 +16,34 @@ const MAX_DEPTH: usize = 128;
 
 /// `input` without the `null`s of optional properties, borrowed when it
 /// holds no `null` at all (the common case, checked first).
+#[inline]
 pub(crate) fn without_optional_nulls<'v>(input: &'v Value, schema: &Value) -> Cow<'v, Value> {
-    if !has_null(input, 0) {
+    if !holds_null(input, 0) {
         return Cow::Borrowed(input);
     }
+    Cow::Owned(stripped(input, schema))
+}
+
+/// Whether a container holds a `null` at any depth. Scalars are tested in
+/// place: this runs for every call, and most arguments are flat.
+fn holds_null(container: &Value, depth: usize) -> bool {
+    let is_or_holds = |value: &Value| match value {
+        Value::Null => true,
+        Value::Object(_) | Value::Array(_) => depth < MAX_DEPTH && holds_null(value, depth + 1),
+        _ => false,
+    };
+    match container {
+        Value::Object(map) => map.values().any(is_or_holds),
+        Value::Array(items) => items.iter().any(is_or_holds),
+        other => other.is_null(),
+    }
+}
+
+fn stripped(input: &Value, schema: &Value) -> Value {
     let mut owned = input.clone();
     let defs = schema.get("$defs").and_then(Value::as_object);
     Stripper { defs }.strip(&mut owned, schema, 0);
-    Cow::Owned(owned)
-}
-
-fn has_null(value: &Value, depth: usize) -> bool {
-    match value {
-        Value::Null => true,
-        _ if depth > MAX_DEPTH => false,
-        Value::Object(map) => map.values().any(|v| has_null(v, depth + 1)),
-        Value::Array(items) => items.iter().any(|v| has_null(v, depth + 1)),
-        _ => false,
-    }
+    owned
 }
 
 struct Stripper<'s> {
