@@ -43,12 +43,10 @@ def plain(i, params):
 
 
 def derive(i, params):
-    fields = "".join(f"    /// {d}\n    pub {n}: {t},\n" for n, t, d in params)
     names = [n for n, _, _ in params]
     binds = ", ".join(names)
     return (
-        f"#[derive(Deserialize, JsonSchema)]\n#[serde(deny_unknown_fields)]\n"
-        f"/// Arguments of tool {i}.\npub struct Tool{i}Args {{\n{fields}}}\n\n"
+        f"{args_struct(i, params)}\n"
         f"/// Tool number {i}.\npub fn tool_{i}(args: Tool{i}Args) -> String {{\n"
         f"    let Tool{i}Args {{ {binds} }} = args;\n    {body(i, names)}\n}}\n"
     )

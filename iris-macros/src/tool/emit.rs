@@ -20,11 +20,7 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
         "The `{}` tool, written by `#[tool]` from the function of the same name.",
         tool.name.value
     );
-    let (args_ty, args_struct) = args_type(tool, &p);
-    let bounds = param_bounds(tool, &p);
-    let definition = definition_fn(tool, &p, &args_ty);
-    let parse = parse_fn(tool, &p, &args_ty);
-    let call = call_fn(tool, &p);
+    let tool_impl = tool_impl(tool, &p, struct_ident, &TokenStream::new());
     quote! {
         // Tool arguments arrive owned, parsed from JSON, so taking them by
         // value is the design rather than an oversight.
@@ -39,16 +35,36 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
             #[allow(unused_imports)]
             use __iris::{ViaIntoToolResult as _, ViaSerializeOk as _};
 
-            #args_struct
-
-            #[automatically_derived]
-            impl #p::Tool for #struct_ident #bounds {
-                type Args = #args_ty;
-                #definition
-                #parse
-                #call
-            }
+            #tool_impl
         };
+    }
+}
+
+/// The argument struct (when the parameters make one) and `impl Tool` for
+/// `struct_ident`, with `extra` items in the impl; inside a block where
+/// `p` names the private module.
+pub(crate) fn tool_impl(
+    tool: &ToolFn,
+    p: &TokenStream,
+    struct_ident: &syn::Ident,
+    extra: &TokenStream,
+) -> TokenStream {
+    let (args_ty, args_struct) = args_type(tool, p);
+    let bounds = param_bounds(tool, p);
+    let definition = definition_fn(tool, p, &args_ty);
+    let parse = parse_fn(tool, p, &args_ty);
+    let call = call_fn(tool, p);
+    quote! {
+        #args_struct
+
+        #[automatically_derived]
+        impl #p::Tool for #struct_ident #bounds {
+            type Args = #args_ty;
+            #definition
+            #parse
+            #call
+            #extra
+        }
     }
 }
 
@@ -57,7 +73,7 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
 /// parameter, and the derived code (which may assume it) reports nothing
 /// more. A field parsed or described through `with` needs neither derive,
 /// so it is left out.
-pub(crate) fn param_bounds(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+fn param_bounds(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let predicates = param_predicates(tool, p);
     if predicates.is_empty() {
         TokenStream::new()
@@ -113,7 +129,7 @@ fn uses_with(attrs: &[syn::Attribute]) -> bool {
 
 /// The argument type: the `#[args]` struct, or a struct of the loose
 /// parameters that derives `Deserialize` and `JsonSchema`.
-pub(crate) fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
+fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenStream) {
     if let Some(ty) = tool.params.iter().find_map(|param| match param {
         Param::Args { ty } => Some(ty),
         _ => None,
@@ -152,7 +168,7 @@ pub(crate) fn args_type(tool: &ToolFn, p: &TokenStream) -> (TokenStream, TokenSt
     (quote!(__IrisArgs), args_struct)
 }
 
-pub(crate) fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
+fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
     let name = &tool.name.value;
     let description = match &tool.description {
         Description::Literal(lit) => quote!(#lit),
@@ -216,7 +232,7 @@ fn doc_expr(docs: &[syn::Expr]) -> TokenStream {
     quote!(::core::concat!(#(#parts),*))
 }
 
-pub(crate) fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
+fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
     let takes_struct = tool
         .params
         .iter()
@@ -241,7 +257,7 @@ pub(crate) fn parse_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) ->
     }
 }
 
-pub(crate) fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+fn call_fn(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     let mut extractions = Vec::new();
     let mut call_args = Vec::new();
     let mut fields = Vec::new();

@@ -23,35 +23,24 @@ pub(crate) fn emit(block: &ImplBlock, tools: &[ToolFn], root: Option<&syn::Path>
         predicates.extend(tool_emit::param_predicates(tool, &p));
         let method = tool.fn_ident.unraw().to_string();
         let struct_ident = format_ident!("__IrisTool_{}", method);
-        let (args_ty, args_struct) = tool_emit::args_type(tool, &p);
-        let bounds = tool_emit::param_bounds(tool, &p);
-        let definition = tool_emit::definition_fn(tool, &p, &args_ty);
-        let parse = tool_emit::parse_fn(tool, &p, &args_ty);
-        let call = tool_emit::call_fn(tool, &p);
+        let rust_item = quote! {
+            fn rust_item(&self) -> &'static str {
+                ::core::concat!(
+                    ::core::module_path!(),
+                    "::",
+                    ::core::stringify!(#self_ty),
+                    "::",
+                    #method
+                )
+            }
+        };
+        let tool_impl = tool_emit::tool_impl(tool, &p, &struct_ident, &rust_item);
         types.push(quote! {
             #[allow(non_camel_case_types)]
             struct #struct_ident(#p::Arc<#self_ty>);
 
             const _: () = {
-                #args_struct
-
-                #[automatically_derived]
-                impl #p::Tool for #struct_ident #bounds {
-                    type Args = #args_ty;
-                    #definition
-                    #parse
-                    #call
-
-                    fn rust_item(&self) -> &'static str {
-                        ::core::concat!(
-                            ::core::module_path!(),
-                            "::",
-                            ::core::stringify!(#self_ty),
-                            "::",
-                            #method
-                        )
-                    }
-                }
+                #tool_impl
             };
         });
         constructors.push(quote! {
