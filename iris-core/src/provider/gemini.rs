@@ -79,7 +79,9 @@ fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
     if let Some(value) = map.remove("const") {
         map.insert("enum".to_owned(), Value::Array(vec![value]));
     }
-    fold_null_any_of(map);
+    if let Some(moved) = fold_null_any_of(map) {
+        repoint(notes, &child(at, "anyOf"), at, &moved);
+    }
     fold_null_type(map);
     let dropped: Vec<String> = map
         .keys()
@@ -135,16 +137,27 @@ fn fold_null_type(map: &mut Map<String, Value>) {
 }
 
 /// `anyOf: [X, {"type": "null"}]` -> `X` with `nullable: true`.
-fn fold_null_any_of(map: &mut Map<String, Value>) {
+/// Returns where each kept branch went: `Some(i)` for its new index in
+/// `anyOf`, `None` when it was folded into the node itself.
+fn fold_null_any_of(map: &mut Map<String, Value>) -> Option<Vec<(usize, Option<usize>)>> {
     let Some(Value::Array(any_of)) = map.get("anyOf") else {
-        return;
+        return None;
     };
     let is_null = |s: &Value| s.get("type").is_some_and(|t| t == "null");
     if !any_of.iter().any(is_null) {
-        return;
+        return None;
     }
-    let mut rest: Vec<Value> = any_of.iter().filter(|s| !is_null(s)).cloned().collect();
+    let kept: Vec<usize> = (0..any_of.len())
+        .filter(|&i| !is_null(&any_of[i]))
+        .collect();
+    let mut rest: Vec<Value> = kept.iter().map(|&i| any_of[i].clone()).collect();
     map.insert("nullable".to_owned(), Value::Bool(true));
+    let folded = rest.len() == 1;
+    let moved = kept
+        .iter()
+        .enumerate()
+        .map(|(new, &old)| (old, (!folded).then_some(new)))
+        .collect();
     if rest.len() == 1
         && let Some(Value::Object(inner)) = rest.pop()
     {
@@ -163,6 +176,34 @@ fn fold_null_any_of(map: &mut Map<String, Value>) {
         }
     } else {
         map.insert("anyOf".to_owned(), Value::Array(rest));
+    }
+    Some(moved)
+}
+
+/// Notes made inside branches of `branches` (a pointer to an `anyOf`)
+/// follow them to where folding moved them: a new index, or `node` itself.
+fn repoint(
+    notes: &mut [ProjectionNote],
+    branches: &str,
+    node: &str,
+    moved: &[(usize, Option<usize>)],
+) {
+    for note in notes {
+        for (old, new) in moved {
+            let from = child(branches, &old.to_string());
+            let Some(rest) = note.at().strip_prefix(&from) else {
+                continue;
+            };
+            if !(rest.is_empty() || rest.starts_with('/')) {
+                continue;
+            }
+            let to = match new {
+                Some(new) => child(branches, &new.to_string()),
+                None => node.to_owned(),
+            };
+            note.set_at(format!("{to}{rest}"));
+            break;
+        }
     }
 }
 

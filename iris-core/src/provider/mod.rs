@@ -131,6 +131,37 @@ pub enum ProjectionNote {
     },
 }
 
+impl ProjectionNote {
+    /// Where in the emitted schema the change was made (a JSON Pointer).
+    #[must_use]
+    pub fn at(&self) -> &str {
+        match self {
+            ProjectionNote::NotStrict { at, .. }
+            | ProjectionNote::DroppedKeyword { at, .. }
+            | ProjectionNote::DescribedKeyword { at, .. }
+            | ProjectionNote::MadeNullable { at }
+            | ProjectionNote::OneOfToAnyOf { at }
+            | ProjectionNote::InlinedRef { at, .. }
+            | ProjectionNote::RecursionCut { at, .. }
+            | ProjectionNote::TooLarge { at, .. } => at,
+        }
+    }
+
+    /// Points the note at `at` (a node moved by a later rewrite).
+    fn set_at(&mut self, to: String) {
+        match self {
+            ProjectionNote::NotStrict { at, .. }
+            | ProjectionNote::DroppedKeyword { at, .. }
+            | ProjectionNote::DescribedKeyword { at, .. }
+            | ProjectionNote::MadeNullable { at }
+            | ProjectionNote::OneOfToAnyOf { at }
+            | ProjectionNote::InlinedRef { at, .. }
+            | ProjectionNote::RecursionCut { at, .. }
+            | ProjectionNote::TooLarge { at, .. } => *at = to,
+        }
+    }
+}
+
 /// Projects every spec with `project`, keeping the wire values and the
 /// reports apart.
 pub fn project_all(

@@ -79,8 +79,18 @@ pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>)
     };
     let mut out = schema.clone();
     pass.visit(&mut out, "", 0)?;
-    prune_unused_defs(&mut out);
-    Ok((out, pass.notes))
+    let pruned = prune_unused_defs(&mut out);
+    // A note must point into the schema that is sent: changes made inside a
+    // definition that was inlined everywhere and removed are reported where
+    // it was inlined.
+    let mut notes = pass.notes;
+    notes.retain(|note| {
+        !pruned.iter().any(|name| {
+            let def = child("/$defs", name);
+            note.at() == def || note.at().starts_with(&format!("{def}/"))
+        })
+    });
+    Ok((out, notes))
 }
 
 /// Whether a schema constrains its values to some type.
@@ -91,10 +101,11 @@ fn is_typed(map: &Map<String, Value>) -> bool {
 }
 
 /// Drops `$defs` entries that nothing references any more (inlining can
-/// leave some behind), so the request carries no dead schema.
-fn prune_unused_defs(root: &mut Value) {
+/// leave some behind), so the request carries no dead schema; returns their
+/// names.
+fn prune_unused_defs(root: &mut Value) -> Vec<String> {
     let Some(Value::Object(defs)) = root.get("$defs").cloned() else {
-        return;
+        return Vec::new();
     };
     let mut used: Vec<String> = Vec::new();
     let mut outside = root.clone();
@@ -119,6 +130,10 @@ fn prune_unused_defs(root: &mut Value) {
             defs.retain(|name, _| used.contains(name));
         }
     }
+    defs.keys()
+        .filter(|name| !used.contains(name))
+        .cloned()
+        .collect()
 }
 
 fn collect_refs(node: &Value, out: &mut Vec<String>) {

@@ -133,3 +133,29 @@ fn no_projection_loses_a_description() {
         }
     }
 }
+
+/// Every note of a projection report points at a node of the schema that
+/// is sent, never into a definition that was inlined and removed.
+#[test]
+fn report_notes_point_into_the_emitted_schema() {
+    for (name, tool) in all_tools() {
+        let spec = tool.definition_dyn().spec();
+        let strict = spec.clone().with_strict(true);
+        let projected = [
+            ("openai_chat", openai_chat(&strict), "/function/parameters"),
+            ("openai_responses", openai_responses(&strict), "/parameters"),
+            ("gemini", gemini(&spec), "/parameters"),
+        ];
+        for (provider, projection, root) in projected {
+            let Some(schema) = projection.tool.pointer(root) else {
+                continue;
+            };
+            for note in &projection.report.notes {
+                assert!(
+                    schema.pointer(note.at()).is_some(),
+                    "{name} → {provider}: {note:?} points outside {schema}"
+                );
+            }
+        }
+    }
+}
