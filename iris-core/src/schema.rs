@@ -71,7 +71,7 @@ fn string_enum(map: &Map<String, Value>) -> Option<Map<String, Value>> {
         values.push(Value::String(value.to_owned()));
     }
     let mut out = map.clone();
-    out.remove("oneOf");
+    out.shift_remove("oneOf");
     out.insert("type".to_owned(), Value::String("string".to_owned()));
     out.insert("enum".to_owned(), Value::Array(values));
     if !docs.is_empty() {
@@ -90,7 +90,7 @@ fn string_enum(map: &Map<String, Value>) -> Option<Map<String, Value>> {
 
 fn tidy_root(root: &mut Map<String, Value>) {
     for noise in ["$schema", "title", "description"] {
-        root.remove(noise);
+        root.shift_remove(noise);
     }
     if root.get("type").and_then(Value::as_str) == Some("object") {
         root.entry("properties")

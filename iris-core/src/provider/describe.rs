@@ -17,7 +17,7 @@ pub(super) fn remove_keywords(
 ) {
     let removed: Vec<(String, Value)> = keywords
         .iter()
-        .filter_map(|k| map.remove(k).map(|v| (k.clone(), v)))
+        .filter_map(|k| map.shift_remove(k).map(|v| (k.clone(), v)))
         .collect();
     let (words, described) = meaning(&removed);
     if !words.is_empty() {

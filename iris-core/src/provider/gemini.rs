@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::inline::inline_refs;
-use super::walk::{child, merge_descriptions};
+use super::walk::{child, merge_descriptions, rename_key};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
 
@@ -72,12 +72,13 @@ fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
         *node = json!({});
         return;
     };
-    if let Some(one_of) = map.remove("oneOf") {
-        map.insert("anyOf".to_owned(), one_of);
+    if rename_key(map, "oneOf", "anyOf") {
         notes.push(ProjectionNote::OneOfToAnyOf { at: at.to_owned() });
     }
-    if let Some(value) = map.remove("const") {
-        map.insert("enum".to_owned(), Value::Array(vec![value]));
+    if rename_key(map, "const", "enum")
+        && let Some(value) = map.get_mut("enum")
+    {
+        *value = Value::Array(vec![value.take()]);
     }
     if let Some(moved) = fold_null_any_of(map) {
         repoint(notes, &child(at, "anyOf"), at, &moved);
@@ -123,7 +124,7 @@ fn fold_null_type(map: &mut Map<String, Value>) {
             map.insert("type".to_owned(), single.clone());
         }
         _ => {
-            map.remove("type");
+            map.shift_remove("type");
             let any_of = rest.into_iter().map(|t| json!({ "type": t })).collect();
             map.insert("anyOf".to_owned(), Value::Array(any_of));
         }
@@ -161,7 +162,7 @@ fn fold_null_any_of(map: &mut Map<String, Value>) -> Option<Vec<(usize, Option<u
     if rest.len() == 1
         && let Some(Value::Object(inner)) = rest.pop()
     {
-        map.remove("anyOf");
+        map.shift_remove("anyOf");
         for (key, value) in inner {
             match (map.get_mut(&key), &value) {
                 // The property's words first, then its type's.

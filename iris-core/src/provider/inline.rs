@@ -35,7 +35,7 @@ pub(super) fn inline_refs(schema: &Value) -> (Value, Vec<ProjectionNote>) {
     };
     let mut out = schema.clone();
     if let Value::Object(map) = &mut out {
-        map.remove("$defs");
+        map.shift_remove("$defs");
     }
     pass.visit(&mut out, "");
     (out, pass.notes)
@@ -88,7 +88,7 @@ impl InlinePass<'_> {
             return;
         };
         if self.nodes >= MAX_INLINED_NODES {
-            map.remove("$ref");
+            map.shift_remove("$ref");
             map.insert("type".to_owned(), json!("object"));
             self.notes.push(ProjectionNote::TooLarge {
                 at: at.to_owned(),
@@ -107,7 +107,7 @@ impl InlinePass<'_> {
     }
 
     fn cut(&mut self, map: &mut Map<String, Value>, at: &str, reference: String, recursive: bool) {
-        map.remove("$ref");
+        map.shift_remove("$ref");
         map.insert("type".to_owned(), json!("object"));
         if recursive {
             self.notes.push(ProjectionNote::RecursionCut {

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::ProjectionNote;
-use super::walk::{child, local_def_name, merge_ref};
+use super::walk::{child, local_def_name, merge_ref, rename_key};
 
 /// OpenAI's documented limit on object nesting in strict schemas.
 const MAX_OBJECT_DEPTH: usize = 10;
@@ -110,7 +110,7 @@ fn prune_unused_defs(root: &mut Value) -> Vec<String> {
     let mut used: Vec<String> = Vec::new();
     let mut outside = root.clone();
     if let Value::Object(map) = &mut outside {
-        map.remove("$defs");
+        map.shift_remove("$defs");
     }
     let mut queue = Vec::new();
     collect_refs(&outside, &mut queue);
@@ -125,7 +125,7 @@ fn prune_unused_defs(root: &mut Value) -> Vec<String> {
     }
     if let Value::Object(map) = root {
         if used.is_empty() {
-            map.remove("$defs");
+            map.shift_remove("$defs");
         } else if let Some(Value::Object(defs)) = map.get_mut("$defs") {
             defs.retain(|name, _| used.contains(name));
         }
@@ -173,8 +173,7 @@ impl StrictPass<'_> {
             ));
         }
         self.drop_unsupported(map, at);
-        if let Some(one_of) = map.remove("oneOf") {
-            map.insert("anyOf".to_owned(), one_of);
+        if rename_key(map, "oneOf", "anyOf") {
             self.notes
                 .push(ProjectionNote::OneOfToAnyOf { at: at.to_owned() });
         }
@@ -215,7 +214,7 @@ impl StrictPass<'_> {
             // strict mode refuses next to it.
             let siblings: Vec<String> = map.keys().filter(|k| *k != "$ref").cloned().collect();
             for keyword in siblings {
-                map.remove(&keyword);
+                map.shift_remove(&keyword);
                 self.notes.push(ProjectionNote::DroppedKeyword {
                     at: at.to_owned(),
                     keyword,

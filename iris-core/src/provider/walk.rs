@@ -8,6 +8,25 @@ pub(super) fn child(at: &str, token: &str) -> String {
     format!("{at}/{escaped}")
 }
 
+/// Renames `from` to `to` where it stands, keeping the author's key order
+/// (an insert would move it to the end); `false` when `from` is absent.
+pub(super) fn rename_key(map: &mut Map<String, Value>, from: &str, to: &str) -> bool {
+    if !map.contains_key(from) {
+        return false;
+    }
+    *map = std::mem::take(map)
+        .into_iter()
+        .map(|(key, value)| {
+            if key == from {
+                (to.to_owned(), value)
+            } else {
+                (key, value)
+            }
+        })
+        .collect();
+    true
+}
+
 /// The `$defs` name a local reference points to (`#/$defs/Name`).
 pub(super) fn local_def_name(reference: &str) -> Option<&str> {
     reference
