@@ -434,3 +434,14 @@ pub(crate) fn roll_dice(
 ) -> String {
     format!("{player} rolls a d{sides} ({} before)", history.len())
 }
+
+/// Move the cursor to a point.
+#[iris::tool]
+pub(crate) fn move_cursor(
+    /// Where to: column, then row.
+    point: (u32, u32),
+    /// A label and a weight for the move.
+    tag: Option<(String, f32)>,
+) -> String {
+    format!("{point:?} {tag:?}")
+}

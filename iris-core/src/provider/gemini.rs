@@ -84,6 +84,7 @@ fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
         repoint(notes, &child(at, "anyOf"), at, &moved);
     }
     fold_null_type(map);
+    tuple_to_items(map, at, notes);
     let dropped: Vec<String> = map
         .keys()
         .filter(|k| !SUPPORTED.contains(&k.as_str()))
@@ -138,6 +139,46 @@ fn fold_null_type(map: &mut Map<String, Value>) {
 }
 
 /// `anyOf: [X, {"type": "null"}]` -> `X` with `nullable: true`.
+/// A tuple (`prefixItems`) has no OpenAPI form, and Gemini refuses an
+/// array without `items`: the items become one schema admitting every
+/// position's, and what each position holds goes into the description.
+fn tuple_to_items(map: &mut Map<String, Value>, at: &str, notes: &mut Vec<ProjectionNote>) {
+    let Some(Value::Array(positions)) = map.shift_remove("prefixItems") else {
+        return;
+    };
+    if !matches!(map.get("items"), Some(Value::Object(_))) {
+        let mut distinct: Vec<Value> = Vec::new();
+        for position in &positions {
+            if !distinct.contains(position) {
+                distinct.push(position.clone());
+            }
+        }
+        let items = match distinct.len() {
+            1 => distinct.swap_remove(0),
+            _ => json!({ "anyOf": distinct }),
+        };
+        map.insert("items".to_owned(), items);
+    }
+    let kinds: Vec<String> = positions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let kind = p.get("type").and_then(Value::as_str).unwrap_or("value");
+            format!("{}: {kind}", i + 1)
+        })
+        .collect();
+    let sentence = format!("(in this order: {})", kinds.join(", "));
+    let description = match map.get("description").and_then(Value::as_str) {
+        Some(text) if !text.trim().is_empty() => format!("{} {sentence}", text.trim_end()),
+        _ => sentence,
+    };
+    map.insert("description".to_owned(), Value::String(description));
+    notes.push(ProjectionNote::DescribedKeyword {
+        at: at.to_owned(),
+        keyword: "prefixItems".to_owned(),
+    });
+}
+
 /// Returns where each kept branch went: `Some(i)` for its new index in
 /// `anyOf`, `None` when it was folded into the node itself.
 fn fold_null_any_of(map: &mut Map<String, Value>) -> Option<Vec<(usize, Option<usize>)>> {

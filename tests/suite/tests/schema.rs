@@ -29,6 +29,7 @@ fn all_tools() -> Vec<(&'static str, &'static dyn DynTool)> {
         ("register_customer", &RegisterCustomer),
         ("read_config", &LoadConfig),
         ("roll_dice", &RollDice),
+        ("move_cursor", &MoveCursor),
     ]
 }
 
