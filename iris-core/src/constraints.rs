@@ -265,10 +265,23 @@ fn unique_violation(schema: &Map<String, Value>, items: &[Value]) -> Option<Stri
     if schema.get("uniqueItems") != Some(&Value::Bool(true)) {
         return None;
     }
-    let repeated = (1..items.len()).find(|&i| items[..i].contains(&items[i]))?;
+    let repeated = first_repeat(items)?;
     Some(format!(
         "repeats item {repeated}; every item must be different"
     ))
+}
+
+/// The index of the first item equal to an earlier one. Pairwise for short
+/// arrays; by their JSON text past that, so a long array costs linear time,
+/// not quadratic (objects that differ only in key order then count as
+/// different).
+fn first_repeat(items: &[Value]) -> Option<usize> {
+    const PAIRWISE: usize = 64;
+    if items.len() <= PAIRWISE {
+        return (1..items.len()).find(|&i| items[..i].contains(&items[i]));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items.iter().position(|item| !seen.insert(item.to_string()))
 }
 
 /// A bound as the author would write it: `1`, not `1.0`.
@@ -411,6 +424,17 @@ mod tests {
                 .unwrap_err()
                 .contains("`date`")
         );
+    }
+
+    #[test]
+    fn a_long_array_is_checked_for_repeats_in_linear_time() {
+        let schema = json!({"type": "array", "uniqueItems": true});
+        let constraints = Constraints::of(&schema).unwrap();
+        let mut items: Vec<serde_json::Value> = (0..200_000).map(|i| json!(i)).collect();
+        assert!(constraints.check(&json!(items.clone()), &schema).is_ok());
+        items.push(json!(7));
+        let err = constraints.check(&json!(items), &schema).unwrap_err();
+        assert!(err.message().contains("repeats item 200000"), "{err}");
     }
 
     #[test]

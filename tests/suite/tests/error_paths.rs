@@ -135,3 +135,56 @@ proptest! {
         }
     }
 }
+
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(|f| json!(f)),
+        "[a-z \\-@.:0-9T]{0,12}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(6, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::from),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("title".to_owned()),
+                    Just("when".to_owned()),
+                    Just("attendees".to_owned()),
+                    Just("email".to_owned()),
+                    Just("shape".to_owned()),
+                    Just("kind".to_owned()),
+                    Just("sides".to_owned()),
+                    Just("player".to_owned()),
+                    Just("history".to_owned()),
+                    "[a-z]{1,6}",
+                ],
+                inner,
+                0..6,
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    /// Whatever a model sends, parsing answers (a value or an error with a
+    /// path), never panics.
+    #[test]
+    fn arbitrary_input_never_panics(input in any_json()) {
+        for tool in [
+            &CreateEvent as &dyn iris::DynTool,
+            &RegisterCustomer,
+            &DrawShape,
+            &LabelDocument,
+            &BookFlight,
+            &support::tools::RollDice,
+            &support::tools::MoveCursor,
+        ] {
+            if let Err(err) = tool.parse_dyn(&input) {
+                prop_assert!(err.path().starts_with('$'), "{err}");
+            }
+        }
+    }
+}
