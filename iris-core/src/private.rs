@@ -71,19 +71,8 @@ impl ToolStatic {
     }
 }
 
-/// What a tool's argument type must be; exists to word the compile error
-/// for an `#[args]` type that lacks one of the derives.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's arguments",
-    label = "this type needs `Deserialize` and `JsonSchema`",
-    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to it"
-)]
-pub trait ToolArgs: DeserializeOwned + JsonSchema {}
-
-impl<T: DeserializeOwned + JsonSchema> ToolArgs for T {}
-
-/// What a tool's parameter type must be. Generated code states it once per
-/// parameter, in the `where` clauses of the argument struct and the tool,
+/// What a tool's parameter type, and its argument type, must be. Generated
+/// code states it once per parameter, in the `where` clauses of the argument struct and the tool,
 /// so a type without the derives is one error on the parameter's type
 /// instead of one from each use inside the derived code.
 #[diagnostic::on_unimplemented(
@@ -96,7 +85,7 @@ pub trait ToolParam: DeserializeOwned + JsonSchema {}
 impl<T: DeserializeOwned + JsonSchema> ToolParam for T {}
 
 /// The cached definition of a tool whose arguments are `A`.
-pub fn definition<A: ToolArgs>(tool: &'static ToolStatic) -> &'static ToolDefinition {
+pub fn definition<A: ToolParam>(tool: &'static ToolStatic) -> &'static ToolDefinition {
     definition_with(tool, input_schema_for::<A>)
 }
 
@@ -160,7 +149,7 @@ pub fn normalize_doc(raw: &str) -> String {
 ///
 /// # Errors
 /// [`ArgumentError`] from parsing.
-pub fn parse_args<A: ToolArgs>(
+pub fn parse_args<A: ToolParam>(
     input: &Value,
     definition: &ToolDefinition,
 ) -> Result<A, ArgumentError> {
@@ -183,7 +172,7 @@ fn located(input: &Value, schema: &Value, error: &serde_json::Error) -> Argument
 ///
 /// # Errors
 /// [`ArgumentError`] for unknown keys or from parsing.
-pub fn parse_args_struct<A: ToolArgs>(
+pub fn parse_args_struct<A: ToolParam>(
     input: &Value,
     definition: &ToolDefinition,
 ) -> Result<A, ArgumentError> {

@@ -21,12 +21,7 @@ pub(super) fn remove_keywords(
         .collect();
     let (words, described) = meaning(&removed);
     if !words.is_empty() {
-        let sentence = format!("({})", words.join("; "));
-        let description = match map.get("description").and_then(Value::as_str) {
-            Some(text) if !text.trim().is_empty() => format!("{} {sentence}", text.trim_end()),
-            _ => sentence,
-        };
-        map.insert("description".to_owned(), Value::String(description));
+        append_to_description(map, &format!("({})", words.join("; ")));
     }
     for (keyword, _) in removed {
         notes.push(if described.contains(&keyword.as_str()) {
@@ -41,6 +36,16 @@ pub(super) fn remove_keywords(
             }
         });
     }
+}
+
+/// Adds `sentence` after the schema's description (or as it, when there
+/// is none), where a removed keyword's meaning is kept.
+pub(super) fn append_to_description(map: &mut Map<String, Value>, sentence: &str) {
+    let description = match map.get("description").and_then(Value::as_str) {
+        Some(text) if !text.trim().is_empty() => format!("{} {sentence}", text.trim_end()),
+        _ => sentence.to_owned(),
+    };
+    map.insert("description".to_owned(), Value::String(description));
 }
 
 /// The words for the removed constraints, and which keywords they cover.

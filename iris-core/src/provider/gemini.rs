@@ -167,12 +167,7 @@ fn tuple_to_items(map: &mut Map<String, Value>, at: &str, notes: &mut Vec<Projec
             format!("{}: {kind}", i + 1)
         })
         .collect();
-    let sentence = format!("(in this order: {})", kinds.join(", "));
-    let description = match map.get("description").and_then(Value::as_str) {
-        Some(text) if !text.trim().is_empty() => format!("{} {sentence}", text.trim_end()),
-        _ => sentence,
-    };
-    map.insert("description".to_owned(), Value::String(description));
+    super::describe::append_to_description(map, &format!("(in this order: {})", kinds.join(", ")));
     notes.push(ProjectionNote::DescribedKeyword {
         at: at.to_owned(),
         keyword: "prefixItems".to_owned(),
