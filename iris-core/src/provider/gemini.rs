@@ -1,57 +1,59 @@
-//! Gemini function declarations: an OpenAPI 3 subset without `$ref`.
+//! Gemini function declarations in the JSON Schema form
+//! (`parametersJsonSchema`): references, open maps and tuples keep their
+//! meaning; keywords outside Gemini's subset are dropped, their meaning kept
+//! in the description.
+
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
-use super::inline::inline_refs;
-use super::walk::{child, merge_descriptions, rename_key};
+use super::walk::{child, collect_local_refs, local_def_name, merge_all_of, rename_key};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
 
-/// The schema fields Gemini's `Schema` object accepts.
+/// The JSON Schema keywords Gemini reads in `parametersJsonSchema`.
 const SUPPORTED: &[&str] = &[
+    "$id",
+    "$defs",
+    "$ref",
+    "$anchor",
     "type",
     "format",
     "title",
     "description",
-    "nullable",
     "enum",
-    "maxItems",
-    "minItems",
-    "properties",
-    "required",
-    "minProperties",
-    "maxProperties",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "example",
-    "anyOf",
-    "propertyOrdering",
-    "default",
     "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
     "minimum",
     "maximum",
+    "anyOf",
+    "properties",
+    "additionalProperties",
+    "required",
+    "propertyOrdering",
 ];
 
-/// Formats Gemini accepts, by type.
-const FORMATS: &[(&str, &[&str])] = &[
-    ("integer", &["int32", "int64"]),
-    ("number", &["float", "double"]),
-    ("string", &["enum", "date-time"]),
-];
-
-/// The function declaration shape: `{name, description, parameters}`.
+/// The function declaration shape `{name, description, parametersJsonSchema}`,
+/// which keeps the most of a Rust type's schema.
 ///
-/// References are inlined (recursion cut and reported), `[T, "null"]`
-/// becomes `nullable`, `oneOf` becomes `anyOf`, `const` becomes a one-value
-/// `enum`, and unsupported keywords are dropped and reported. A tool without
-/// parameters omits `parameters`, which Gemini requires to be non-empty.
+/// `$ref`s stay (one definition however often it is used); a `$ref` with a
+/// description beside it, which Gemini refuses, becomes a one-branch
+/// `anyOf` so both descriptions are sent. `oneOf` becomes `anyOf`, `const`
+/// a one-value `enum`; constraints Gemini does not read (`minLength`,
+/// `pattern`, `exclusiveMinimum`, `multipleOf`, `uniqueItems`) move into the
+/// description. Gemini unrolls a recursive type to a limited depth, which the
+/// report notes. A tool without parameters omits the field.
+///
+/// For models or gateways that only take the OpenAPI form, use
+/// [`gemini_openapi`](super::gemini_openapi).
 #[must_use]
 pub fn gemini(spec: &ToolSpec) -> Projection {
     let mut report = ProjectionReport::new(&spec.name);
-    let (mut schema, notes) = inline_refs(&spec.parameters);
-    report.notes = notes;
-    to_openapi(&mut schema, "", &mut report.notes);
+    let mut schema = (*spec.parameters).clone();
+    let cyclic = cyclic_defs(&schema);
+    to_gemini_schema(&mut schema, "", &cyclic, &mut report.notes);
     let has_params = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -61,17 +63,40 @@ pub fn gemini(spec: &ToolSpec) -> Projection {
         "description": &*spec.description,
     });
     if has_params && let Value::Object(map) = &mut tool {
-        map.insert("parameters".to_owned(), schema);
+        map.insert("parametersJsonSchema".to_owned(), schema);
     }
     Projection { tool, report }
 }
 
-fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
+fn to_gemini_schema(
+    node: &mut Value,
+    at: &str,
+    cyclic: &[String],
+    notes: &mut Vec<ProjectionNote>,
+) {
     let Value::Object(map) = node else {
-        // `true` (any value) has no OpenAPI spelling; an untyped schema is closest.
+        // `true` (any value): the untyped schema says the same.
         *node = json!({});
         return;
     };
+    if merge_all_of(map) {
+        notes.push(ProjectionNote::MergedAllOf { at: at.to_owned() });
+    }
+    if let Some(reference) = map.get("$ref").and_then(Value::as_str).map(str::to_owned) {
+        if map.len() > 1 {
+            // The `$ref` moves into the `anyOf`, where the walk below meets it.
+            wrap_ref(map, &reference);
+            notes.push(ProjectionNote::RefWrapped {
+                at: at.to_owned(),
+                reference,
+            });
+        } else if local_def_name(&reference).is_some_and(|name| cyclic.iter().any(|c| c == name)) {
+            notes.push(ProjectionNote::RecursionLimited {
+                at: at.to_owned(),
+                reference,
+            });
+        }
+    }
     if rename_key(map, "oneOf", "anyOf") {
         notes.push(ProjectionNote::OneOfToAnyOf { at: at.to_owned() });
     }
@@ -80,180 +105,178 @@ fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
     {
         *value = Value::Array(vec![value.take()]);
     }
-    if let Some(moved) = fold_null_any_of(map) {
-        repoint(notes, &child(at, "anyOf"), at, &moved);
-    }
-    fold_null_type(map);
-    tuple_to_items(map, at, notes);
+    drop_null_from_enum(map);
+    unrequire_recursive(map, at, cyclic, notes);
     let dropped: Vec<String> = map
         .keys()
         .filter(|k| !SUPPORTED.contains(&k.as_str()))
         .cloned()
         .collect();
     super::describe::remove_keywords(map, &dropped, at, notes);
-    drop_foreign_format(map, at, notes);
-    if let Some(Value::Object(props)) = map.get_mut("properties") {
-        let base = child(at, "properties");
-        for (key, value) in props.iter_mut() {
-            to_openapi(value, &child(&base, key), notes);
+    for keyword in ["properties", "$defs"] {
+        if let Some(Value::Object(children)) = map.get_mut(keyword) {
+            let base = child(at, keyword);
+            for (key, value) in children.iter_mut() {
+                to_gemini_schema(value, &child(&base, key), cyclic, notes);
+            }
+        }
+    }
+    for keyword in ["anyOf", "prefixItems"] {
+        if let Some(Value::Array(children)) = map.get_mut(keyword) {
+            let base = child(at, keyword);
+            for (i, value) in children.iter_mut().enumerate() {
+                to_gemini_schema(value, &child(&base, &i.to_string()), cyclic, notes);
+            }
         }
     }
     if let Some(items) = map.get_mut("items") {
-        to_openapi(items, &child(at, "items"), notes);
+        to_gemini_schema(items, &child(at, "items"), cyclic, notes);
     }
-    if let Some(Value::Array(any_of)) = map.get_mut("anyOf") {
-        let base = child(at, "anyOf");
-        for (i, value) in any_of.iter_mut().enumerate() {
-            to_openapi(value, &child(&base, &i.to_string()), notes);
-        }
+    if let Some(values @ Value::Object(_)) = map.get_mut("additionalProperties") {
+        to_gemini_schema(values, &child(at, "additionalProperties"), cyclic, notes);
     }
 }
 
-/// `type: [T, "null"]` -> `type: T, nullable: true`; several non-null types
-/// become an `anyOf` of single types.
-fn fold_null_type(map: &mut Map<String, Value>) {
-    let Some(Value::Array(types)) = map.get("type") else {
-        return;
-    };
-    let nullable = types.iter().any(|t| t == "null");
-    let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
-    match rest.as_slice() {
-        [] => {
-            map.insert("type".to_owned(), json!("null"));
-        }
-        [single] => {
-            map.insert("type".to_owned(), single.clone());
-        }
-        _ => {
-            map.shift_remove("type");
-            let any_of = rest.into_iter().map(|t| json!({ "type": t })).collect();
-            map.insert("anyOf".to_owned(), Value::Array(any_of));
-        }
-    }
-    if nullable {
-        map.insert("nullable".to_owned(), Value::Bool(true));
-    }
-    if let Some(Value::Array(values)) = map.get_mut("enum") {
-        values.retain(|v| !v.is_null());
-    }
-}
-
-/// `anyOf: [X, {"type": "null"}]` -> `X` with `nullable: true`.
-/// A tuple (`prefixItems`) has no OpenAPI form, and Gemini refuses an
-/// array without `items`: the items become one schema admitting every
-/// position's, and what each position holds goes into the description.
-fn tuple_to_items(map: &mut Map<String, Value>, at: &str, notes: &mut Vec<ProjectionNote>) {
-    let Some(Value::Array(positions)) = map.shift_remove("prefixItems") else {
-        return;
-    };
-    if !matches!(map.get("items"), Some(Value::Object(_))) {
-        let mut distinct: Vec<Value> = Vec::new();
-        for position in &positions {
-            if !distinct.contains(position) {
-                distinct.push(position.clone());
+/// `{"$ref": R, "description": D}` -> `{"anyOf": [{"$ref": R}], "description": D}`:
+/// Gemini takes no keyword beside `$ref` except `$`-prefixed ones, and the
+/// property's words must not be lost.
+fn wrap_ref(map: &mut Map<String, Value>, reference: &str) {
+    *map = std::mem::take(map)
+        .into_iter()
+        .map(|(key, value)| {
+            if key == "$ref" {
+                ("anyOf".to_owned(), json!([{ "$ref": reference }]))
+            } else {
+                (key, value)
             }
-        }
-        let items = match distinct.len() {
-            1 => distinct.swap_remove(0),
-            _ => json!({ "anyOf": distinct }),
-        };
-        map.insert("items".to_owned(), items);
-    }
-    let kinds: Vec<String> = positions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let kind = p.get("type").and_then(Value::as_str).unwrap_or("value");
-            format!("{}: {kind}", i + 1)
         })
         .collect();
-    super::describe::append_to_description(map, &format!("(in this order: {})", kinds.join(", ")));
-    notes.push(ProjectionNote::DescribedKeyword {
-        at: at.to_owned(),
-        keyword: "prefixItems".to_owned(),
-    });
 }
 
-/// Returns where each kept branch went: `Some(i)` for its new index in
-/// `anyOf`, `None` when it was folded into the node itself.
-fn fold_null_any_of(map: &mut Map<String, Value>) -> Option<Vec<(usize, Option<usize>)>> {
-    let Some(Value::Array(any_of)) = map.get("anyOf") else {
-        return None;
-    };
-    let is_null = |s: &Value| s.get("type").is_some_and(|t| t == "null");
-    if !any_of.iter().any(is_null) {
-        return None;
-    }
-    let kept: Vec<usize> = (0..any_of.len())
-        .filter(|&i| !is_null(&any_of[i]))
-        .collect();
-    let mut rest: Vec<Value> = kept.iter().map(|&i| any_of[i].clone()).collect();
-    map.insert("nullable".to_owned(), Value::Bool(true));
-    let folded = rest.len() == 1;
-    let moved = kept
-        .iter()
-        .enumerate()
-        .map(|(new, &old)| (old, (!folded).then_some(new)))
-        .collect();
-    if rest.len() == 1
-        && let Some(Value::Object(inner)) = rest.pop()
-    {
-        map.shift_remove("anyOf");
-        for (key, value) in inner {
-            match (map.get_mut(&key), &value) {
-                // The property's words first, then its type's.
-                (Some(Value::String(own)), Value::String(of_type)) if key == "description" => {
-                    *own = merge_descriptions(own, of_type);
-                }
-                (Some(_), _) => {}
-                (None, _) => {
-                    map.insert(key, value);
-                }
-            }
-        }
-    } else {
-        map.insert("anyOf".to_owned(), Value::Array(rest));
-    }
-    Some(moved)
-}
-
-/// Notes made inside branches of `branches` (a pointer to an `anyOf`)
-/// follow them to where folding moved them: a new index, or `node` itself.
-fn repoint(
-    notes: &mut [ProjectionNote],
-    branches: &str,
-    node: &str,
-    moved: &[(usize, Option<usize>)],
+/// Gemini takes a recursive reference only in a property that is not
+/// required (it unrolls the recursion and must be able to stop): such a
+/// property leaves `required`, and its description says it is required.
+fn unrequire_recursive(
+    map: &mut Map<String, Value>,
+    at: &str,
+    cyclic: &[String],
+    notes: &mut Vec<ProjectionNote>,
 ) {
-    for note in notes {
-        for (old, new) in moved {
-            let from = child(branches, &old.to_string());
-            let Some(rest) = note.at().strip_prefix(&from) else {
-                continue;
-            };
-            if !(rest.is_empty() || rest.starts_with('/')) {
-                continue;
-            }
-            let to = match new {
-                Some(new) => child(branches, &new.to_string()),
-                None => node.to_owned(),
-            };
-            note.set_at(format!("{to}{rest}"));
-            break;
-        }
+    if cyclic.is_empty() {
+        return;
     }
-}
-
-fn drop_foreign_format(map: &mut Map<String, Value>, at: &str, notes: &mut Vec<ProjectionNote>) {
-    let Some(format) = map.get("format").and_then(Value::as_str) else {
+    let (Some(Value::Array(required)), Some(Value::Object(props))) =
+        (map.get("required"), map.get("properties"))
+    else {
         return;
     };
-    let ty = map.get("type").and_then(Value::as_str).unwrap_or_default();
-    let allowed = FORMATS
+    let recursive: Vec<String> = required
         .iter()
-        .find(|(t, _)| *t == ty)
-        .is_some_and(|(_, formats)| formats.contains(&format));
-    if !allowed {
-        super::describe::remove_keywords(map, &["format".to_owned()], at, notes);
+        .filter_map(Value::as_str)
+        .filter(|key| props.get(*key).is_some_and(|p| holds_ref_to(p, cyclic)))
+        .map(str::to_owned)
+        .collect();
+    if recursive.is_empty() {
+        return;
     }
+    if let Some(Value::Array(required)) = map.get_mut("required") {
+        required.retain(|key| {
+            !key.as_str()
+                .is_some_and(|k| recursive.iter().any(|r| r == k))
+        });
+    }
+    let Some(Value::Object(props)) = map.get_mut("properties") else {
+        return;
+    };
+    for key in recursive {
+        if let Some(Value::Object(prop)) = props.get_mut(&key) {
+            super::describe::append_to_description(prop, "(required)");
+        }
+        notes.push(ProjectionNote::DescribedKeyword {
+            at: child(&child(at, "properties"), &key),
+            keyword: "required".to_owned(),
+        });
+    }
+}
+
+/// Whether `schema` is, or holds without an object in between, a
+/// reference to one of `cyclic`.
+fn holds_ref_to(schema: &Value, cyclic: &[String]) -> bool {
+    let Value::Object(map) = schema else {
+        return false;
+    };
+    if let Some(name) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(local_def_name)
+    {
+        return cyclic.iter().any(|c| c == name);
+    }
+    let in_list = |key: &str| {
+        map.get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|list| list.iter().any(|s| holds_ref_to(s, cyclic)))
+    };
+    map.get("items")
+        .is_some_and(|items| holds_ref_to(items, cyclic))
+        || in_list("anyOf")
+        || in_list("oneOf")
+        || in_list("prefixItems")
+}
+
+/// Gemini reads `enum` values of strings and numbers only; `null` (an
+/// optional enum) moves to the type, which says the same.
+fn drop_null_from_enum(map: &mut Map<String, Value>) {
+    let Some(Value::Array(values)) = map.get_mut("enum") else {
+        return;
+    };
+    let before = values.len();
+    values.retain(|v| !v.is_null());
+    if values.len() == before {
+        return;
+    }
+    match map.get_mut("type") {
+        Some(Value::String(ty)) if ty != "null" => {
+            let ty = std::mem::take(ty);
+            map.insert("type".to_owned(), json!([ty, "null"]));
+        }
+        Some(Value::Array(types)) if !types.iter().any(|t| t == "null") => {
+            types.push(json!("null"));
+        }
+        _ => {}
+    }
+}
+
+/// The `$defs` names that reach themselves through references.
+fn cyclic_defs(schema: &Value) -> Vec<String> {
+    let Some(Value::Object(defs)) = schema.get("$defs") else {
+        return Vec::new();
+    };
+    let edges: HashMap<&str, Vec<String>> = defs
+        .iter()
+        .map(|(name, def)| {
+            let mut refs = Vec::new();
+            collect_local_refs(def, &mut refs);
+            (name.as_str(), refs)
+        })
+        .collect();
+    let reaches_itself = |from: &str| {
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut queue: Vec<&str> = edges[from].iter().map(String::as_str).collect();
+        while let Some(next) = queue.pop() {
+            if next == from {
+                return true;
+            }
+            if seen.insert(next)
+                && let Some(refs) = edges.get(next)
+            {
+                queue.extend(refs.iter().map(String::as_str));
+            }
+        }
+        false
+    };
+    defs.keys()
+        .filter(|name| reaches_itself(name))
+        .cloned()
+        .collect()
 }

@@ -10,16 +10,24 @@
 //! | OpenAI Chat Completions | [`openai_chat`] | `{"type":"function","function":{name, description, parameters, strict}}` |
 //! | OpenAI Responses | [`openai_responses`] | `{"type":"function", name, description, parameters, strict}` |
 //! | Anthropic Messages | [`anthropic`] | `{name, description, input_schema}` |
-//! | Gemini | [`gemini`] | `{name, description, parameters}` (OpenAPI subset, no `$ref`) |
+//! | Gemini | [`gemini`] | `{name, description, parametersJsonSchema}` (JSON Schema subset) |
+//! | Gemini, OpenAPI form | [`gemini_openapi`] | `{name, description, parameters}` (OpenAPI subset, no `$ref`) |
+//!
+//! Gemini takes a tool's parameters in either of two fields; [`gemini`] uses
+//! the JSON Schema one, which keeps references, open maps and tuples, and
+//! [`gemini_openapi`] the OpenAPI one, for models and gateways that only
+//! take that.
 //!
 //! Results travel back the same way: [`openai_chat_result`],
 //! [`openai_responses_result`], [`anthropic_result`] and [`gemini_result`]
 //! turn a [`ToolResult`](crate::ToolResult), images included, into each
 //! provider's message shape.
+#![doc = include_str!("keywords.md")]
 
 mod anthropic;
 mod describe;
 mod gemini;
+mod gemini_openapi;
 mod inline;
 mod openai;
 mod results;
@@ -34,6 +42,7 @@ use crate::name::ToolName;
 
 pub use anthropic::anthropic;
 pub use gemini::gemini;
+pub use gemini_openapi::gemini_openapi;
 pub use openai::{openai_chat, openai_responses};
 pub use results::{anthropic_result, gemini_result, openai_chat_result, openai_responses_result};
 
@@ -107,6 +116,12 @@ pub enum ProjectionNote {
         /// Where.
         at: String,
     },
+    /// The branches of an `allOf` were folded into one schema (the target
+    /// has no `allOf`).
+    MergedAllOf {
+        /// Where.
+        at: String,
+    },
     /// A `$ref` was replaced by the schema it points to.
     InlinedRef {
         /// Where.
@@ -121,6 +136,34 @@ pub enum ProjectionNote {
         at: String,
         /// The reference.
         reference: String,
+    },
+    /// A `$ref` with keywords beside it (a description), which the target
+    /// refuses, became a one-branch `anyOf` holding the `$ref`, the keywords
+    /// kept beside the `anyOf`.
+    RefWrapped {
+        /// Where.
+        at: String,
+        /// The reference.
+        reference: String,
+    },
+    /// A reference into a recursive type, which the provider expands only
+    /// to a limited depth (Gemini): deeper values are not described.
+    RecursionLimited {
+        /// Where.
+        at: String,
+        /// The reference.
+        reference: String,
+    },
+    /// A recursive type was inlined where it is used with a description
+    /// (strict mode refuses keywords beside `$ref`) and also kept in
+    /// `$defs` for its own references: its schema is sent twice.
+    RepeatedDefinition {
+        /// Where the copy was inlined.
+        at: String,
+        /// The reference.
+        reference: String,
+        /// Characters of schema the copy adds to the request.
+        chars: usize,
     },
     /// Inlining stopped because the schema grew past the limit.
     TooLarge {
@@ -141,8 +184,12 @@ impl ProjectionNote {
             | ProjectionNote::DescribedKeyword { at, .. }
             | ProjectionNote::MadeNullable { at }
             | ProjectionNote::OneOfToAnyOf { at }
+            | ProjectionNote::MergedAllOf { at }
             | ProjectionNote::InlinedRef { at, .. }
             | ProjectionNote::RecursionCut { at, .. }
+            | ProjectionNote::RefWrapped { at, .. }
+            | ProjectionNote::RecursionLimited { at, .. }
+            | ProjectionNote::RepeatedDefinition { at, .. }
             | ProjectionNote::TooLarge { at, .. } => at,
         }
     }
@@ -155,8 +202,12 @@ impl ProjectionNote {
             | ProjectionNote::DescribedKeyword { at, .. }
             | ProjectionNote::MadeNullable { at }
             | ProjectionNote::OneOfToAnyOf { at }
+            | ProjectionNote::MergedAllOf { at }
             | ProjectionNote::InlinedRef { at, .. }
             | ProjectionNote::RecursionCut { at, .. }
+            | ProjectionNote::RefWrapped { at, .. }
+            | ProjectionNote::RecursionLimited { at, .. }
+            | ProjectionNote::RepeatedDefinition { at, .. }
             | ProjectionNote::TooLarge { at, .. } => *at = to,
         }
     }

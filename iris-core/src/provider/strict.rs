@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::ProjectionNote;
-use super::walk::{child, local_def_name, merge_ref, rename_key};
+use super::walk::{child, collect_local_refs, local_def_name, merge_all_of, merge_ref, rename_key};
 
 /// OpenAI's documented limit on object nesting in strict schemas.
 const MAX_OBJECT_DEPTH: usize = 10;
@@ -33,6 +33,19 @@ const OPENING: &[&str] = &[
     "patternProperties",
     "unevaluatedProperties",
     "propertyNames",
+];
+
+/// Keywords that narrow what a value may be in ways strict mode cannot
+/// express and the runtime does not check: dropping them would let the
+/// model send values the author excluded, so the tool goes non-strict.
+const REFUSED: &[&str] = &[
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
 ];
 
 /// String formats strict mode accepts.
@@ -90,7 +103,32 @@ pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>)
             note.at() == def || note.at().starts_with(&format!("{def}/"))
         })
     });
+    let repeated = repeated_definitions(&out, &notes);
+    notes.extend(repeated);
     Ok((out, notes))
+}
+
+/// A definition inlined somewhere (for a description beside its `$ref`)
+/// and still kept in `$defs` (a recursive type's own references need it) is
+/// sent twice; each such copy is reported with what it costs.
+fn repeated_definitions(out: &Value, notes: &[ProjectionNote]) -> Vec<ProjectionNote> {
+    let Some(Value::Object(kept)) = out.get("$defs") else {
+        return Vec::new();
+    };
+    notes
+        .iter()
+        .filter_map(|note| {
+            let ProjectionNote::InlinedRef { at, reference } = note else {
+                return None;
+            };
+            let def = kept.get(local_def_name(reference)?)?;
+            Some(ProjectionNote::RepeatedDefinition {
+                at: at.clone(),
+                reference: reference.clone(),
+                chars: def.to_string().len(),
+            })
+        })
+        .collect()
 }
 
 /// Whether a schema constrains its values to some type.
@@ -113,13 +151,13 @@ fn prune_unused_defs(root: &mut Value) -> Vec<String> {
         map.shift_remove("$defs");
     }
     let mut queue = Vec::new();
-    collect_refs(&outside, &mut queue);
+    collect_local_refs(&outside, &mut queue);
     while let Some(name) = queue.pop() {
         if used.contains(&name) {
             continue;
         }
         if let Some(def) = defs.get(&name) {
-            collect_refs(def, &mut queue);
+            collect_local_refs(def, &mut queue);
         }
         used.push(name);
     }
@@ -136,23 +174,6 @@ fn prune_unused_defs(root: &mut Value) -> Vec<String> {
         .collect()
 }
 
-fn collect_refs(node: &Value, out: &mut Vec<String>) {
-    match node {
-        Value::Object(map) => {
-            if let Some(name) = map
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(local_def_name)
-            {
-                out.push(name.to_owned());
-            }
-            map.values().for_each(|v| collect_refs(v, out));
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
-        _ => {}
-    }
-}
-
 impl StrictPass<'_> {
     fn visit(&mut self, node: &mut Value, at: &str, depth: usize) -> Result<(), NotStrict> {
         let Value::Object(map) = node else {
@@ -163,6 +184,10 @@ impl StrictPass<'_> {
             };
             return Err(not_strict(at, reason));
         };
+        if merge_all_of(map) {
+            self.notes
+                .push(ProjectionNote::MergedAllOf { at: at.to_owned() });
+        }
         if map.contains_key("$ref") && map.len() > 1 {
             return self.expand_ref_with_siblings(node, at, depth);
         }
@@ -170,6 +195,12 @@ impl StrictPass<'_> {
             return Err(not_strict(
                 at,
                 "a schema without `type` accepts any value; strict mode needs a typed schema",
+            ));
+        }
+        if let Some(keyword) = REFUSED.iter().find(|k| map.contains_key(**k)) {
+            return Err(not_strict(
+                at,
+                format!("strict mode does not support `{keyword}`"),
             ));
         }
         self.drop_unsupported(map, at);
@@ -312,7 +343,7 @@ impl StrictPass<'_> {
                 }
             }
         }
-        for keyword in ["anyOf", "allOf", "prefixItems"] {
+        for keyword in ["anyOf", "prefixItems"] {
             if let Some(Value::Array(children)) = map.get_mut(keyword) {
                 let base = child(at, keyword);
                 for (i, value) in children.iter_mut().enumerate() {

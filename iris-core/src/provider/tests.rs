@@ -107,8 +107,8 @@ fn non_strict_openai_sends_the_schema_untouched() {
 }
 
 #[test]
-fn gemini_inlines_folds_nulls_and_cuts_recursion() {
-    let p = gemini(&spec(
+fn gemini_openapi_inlines_folds_nulls_and_cuts_recursion() {
+    let p = gemini_openapi(&spec(
         json!({
             "type": "object",
             "properties": {
@@ -152,8 +152,131 @@ fn gemini_inlines_folds_nulls_and_cuts_recursion() {
 
 #[test]
 fn gemini_omits_empty_parameters() {
-    let p = gemini(&spec(json!({"type": "object", "properties": {}}), false));
-    assert!(p.tool.get("parameters").is_none());
+    let empty = spec(json!({"type": "object", "properties": {}}), false);
+    assert!(gemini(&empty).tool.get("parametersJsonSchema").is_none());
+    assert!(gemini_openapi(&empty).tool.get("parameters").is_none());
+}
+
+#[test]
+fn gemini_keeps_refs_maps_and_tuples_and_wraps_a_described_ref() {
+    let p = gemini(&spec(
+        json!({
+            "type": "object",
+            "properties": {
+                "root": {"$ref": "#/$defs/Node", "description": "The top folder."},
+                "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "at": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2},
+                "name": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"},
+                "mode": {"type": ["string", "null"], "enum": ["a", "b", null]},
+                "kind": {"oneOf": [{"const": "x"}, {"const": "y"}]}
+            },
+            "required": ["root"],
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "description": "A folder.",
+                    "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+                    "required": ["children"]
+                }
+            }
+        }),
+        false,
+    ));
+    let params = &p.tool["parametersJsonSchema"];
+    assert_eq!(
+        params["properties"]["root"],
+        json!({"anyOf": [{"$ref": "#/$defs/Node"}], "description": "The top folder. (required)"})
+    );
+    assert_eq!(params["$defs"]["Node"]["description"], "A folder.");
+    // A recursive property leaves `required`; its description keeps it.
+    assert_eq!(params["$defs"]["Node"]["required"], json!([]));
+    assert_eq!(
+        params["$defs"]["Node"]["properties"]["children"]["description"],
+        "(required)"
+    );
+    assert_eq!(params["required"], json!([]));
+    assert_eq!(
+        params["properties"]["counts"]["additionalProperties"],
+        json!({"type": "integer"})
+    );
+    assert_eq!(
+        params["properties"]["at"]["prefixItems"][1]["type"],
+        "string"
+    );
+    assert_eq!(
+        params["properties"]["name"],
+        json!({"type": "string", "description": "(at least 2 characters; matching `^[a-z]+$`)"})
+    );
+    assert_eq!(params["properties"]["mode"]["enum"], json!(["a", "b"]));
+    assert_eq!(
+        params["properties"]["kind"]["anyOf"][1],
+        json!({"enum": ["y"]})
+    );
+    let limited: Vec<&str> = p
+        .report
+        .notes
+        .iter()
+        .filter(|n| matches!(n, ProjectionNote::RecursionLimited { .. }))
+        .map(ProjectionNote::at)
+        .collect();
+    assert_eq!(
+        limited,
+        [
+            "/properties/root/anyOf/0",
+            "/$defs/Node/properties/children/items"
+        ]
+    );
+}
+
+#[test]
+fn gemini_openapi_describes_an_open_map_s_values() {
+    let p = gemini_openapi(&spec(
+        json!({
+            "type": "object",
+            "properties": {
+                "stock": {
+                    "type": "object",
+                    "description": "Per shelf.",
+                    "additionalProperties": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}}
+                }
+            }
+        }),
+        false,
+    ));
+    assert_eq!(
+        p.tool["parameters"]["properties"]["stock"]["description"],
+        "Per shelf. (an object whose values are each a list of {sku: a string, qty: an integer})"
+    );
+    assert!(p.report.notes.contains(&ProjectionNote::DescribedKeyword {
+        at: "/properties/stock".into(),
+        keyword: "additionalProperties".into(),
+    }));
+}
+
+#[test]
+fn strict_reports_a_recursive_type_sent_twice() {
+    let p = openai_chat(&spec(
+        json!({
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Node", "description": "The top."}},
+            "required": ["root"],
+            "$defs": {"Node": {"type": "object", "properties": {"next": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}, "required": ["next"]}}
+        }),
+        true,
+    ));
+    assert!(p.report.strict);
+    let kept = p.tool["function"]["parameters"]["$defs"]["Node"]
+        .to_string()
+        .len();
+    assert!(
+        p.report
+            .notes
+            .contains(&ProjectionNote::RepeatedDefinition {
+                at: "/properties/root".into(),
+                reference: "#/$defs/Node".into(),
+                chars: kept,
+            })
+    );
 }
 
 #[test]
@@ -168,7 +291,7 @@ fn gemini_stops_inlining_past_the_node_limit() {
         );
     }
     defs.insert("L20".into(), json!({"type": "string"}));
-    let p = gemini(&spec(
+    let p = gemini_openapi(&spec(
         json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/L0"}}, "$defs": defs}),
         false,
     ));
@@ -298,8 +421,9 @@ proptest! {
             }
             let _ = openai_responses(&s);
             let _ = anthropic(&s);
-            let g = gemini(&s);
+            let g = gemini_openapi(&s);
             prop_assert!(g.tool.get("parameters").is_none_or(|p| !has_ref(p)));
+            let _ = gemini(&s);
         }
     }
 }
@@ -317,7 +441,7 @@ fn an_inlined_type_keeps_its_description_after_the_property_s() {
     });
     for tool in [
         openai_chat(&spec(parameters.clone(), true)).tool,
-        gemini(&spec(parameters.clone(), false)).tool,
+        gemini_openapi(&spec(parameters.clone(), false)).tool,
     ] {
         let text = tool.to_string();
         assert!(

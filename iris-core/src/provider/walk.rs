@@ -68,3 +68,69 @@ pub(super) fn merge_descriptions(own: &str, of_type: &str) -> String {
     }
     format!("{own}\n\n{of_type}")
 }
+
+/// Pushes the `$defs` name of every local `$ref` under `node` onto `out`.
+pub(super) fn collect_local_refs(node: &Value, out: &mut Vec<String>) {
+    match node {
+        Value::Object(map) => {
+            if let Some(name) = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(local_def_name)
+            {
+                out.push(name.to_owned());
+            }
+            map.values().for_each(|v| collect_local_refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_local_refs(v, out)),
+        _ => {}
+    }
+}
+
+/// Folds the branches of `allOf` into the node itself (properties joined,
+/// `required` united), for targets without `allOf`; `false`, leaving it
+/// as it was, when two branches set one keyword to different values.
+pub(super) fn merge_all_of(map: &mut Map<String, Value>) -> bool {
+    let Some(Value::Array(branches)) = map.get("allOf") else {
+        return false;
+    };
+    let mut merged = map.clone();
+    merged.shift_remove("allOf");
+    for branch in branches {
+        let Value::Object(branch) = branch else {
+            return false;
+        };
+        for (key, value) in branch {
+            match (key.as_str(), merged.get_mut(key), value) {
+                (_, None, _) => {
+                    merged.insert(key.clone(), value.clone());
+                }
+                ("properties", Some(Value::Object(ours)), Value::Object(theirs)) => {
+                    for (name, schema) in theirs {
+                        match ours.get(name) {
+                            None => {
+                                ours.insert(name.clone(), schema.clone());
+                            }
+                            Some(existing) if existing == schema => {}
+                            Some(_) => return false,
+                        }
+                    }
+                }
+                ("required", Some(Value::Array(ours)), Value::Array(theirs)) => {
+                    for name in theirs {
+                        if !ours.contains(name) {
+                            ours.push(name.clone());
+                        }
+                    }
+                }
+                ("description", Some(Value::String(ours)), Value::String(theirs)) => {
+                    *ours = merge_descriptions(ours, theirs);
+                }
+                (_, Some(existing), _) if existing == value => {}
+                _ => return false,
+            }
+        }
+    }
+    *map = merged;
+    true
+}

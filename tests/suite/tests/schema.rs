@@ -3,7 +3,7 @@
 #[allow(dead_code, reason = "each test binary uses part of the shared tools")]
 use crate::support;
 
-use iris::provider::{anthropic, gemini, openai_chat, openai_responses};
+use iris::provider::{anthropic, gemini, gemini_openapi, openai_chat, openai_responses};
 use iris::{DynTool, Tool};
 use serde_json::json;
 use support::tools::*;
@@ -68,6 +68,7 @@ fn projections() {
             "openai_responses": openai_responses(&strict),
             "anthropic": anthropic(&spec),
             "gemini": gemini(&spec),
+            "gemini_openapi": gemini_openapi(&spec),
         });
         insta::assert_json_snapshot!(format!("projections_{name}"), projections);
     }
@@ -121,6 +122,7 @@ fn no_projection_loses_a_description() {
             ("openai_responses", openai_responses(&strict).tool),
             ("anthropic", anthropic(&spec).tool),
             ("gemini", gemini(&spec).tool),
+            ("gemini_openapi", gemini_openapi(&spec).tool),
         ];
         for (provider, form) in projected {
             let mut sent = Vec::new();
@@ -145,7 +147,8 @@ fn report_notes_point_into_the_emitted_schema() {
         let projected = [
             ("openai_chat", openai_chat(&strict), "/function/parameters"),
             ("openai_responses", openai_responses(&strict), "/parameters"),
-            ("gemini", gemini(&spec), "/parameters"),
+            ("gemini", gemini(&spec), "/parametersJsonSchema"),
+            ("gemini_openapi", gemini_openapi(&spec), "/parameters"),
         ];
         for (provider, projection, root) in projected {
             let Some(schema) = projection.tool.pointer(root) else {
@@ -158,5 +161,47 @@ fn report_notes_point_into_the_emitted_schema() {
                 );
             }
         }
+    }
+}
+
+/// The rows of the provider keyword table in `iris::provider`'s docs: a
+/// property using the keyword, and the definitions it refers to.
+const KEYWORD_ROWS: &str = include_str!("keyword_rows.json");
+
+/// Every row of the keyword table, projected to every provider.
+#[test]
+fn keyword_table() {
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(KEYWORD_ROWS).expect("keyword_rows.json is a list of rows");
+    for entry in rows {
+        let (row, property, defs) = (&entry["row"], &entry["property"], &entry["defs"]);
+        let row = row.as_str().expect("each row has a name");
+        let mut parameters = json!({
+            "type": "object",
+            "properties": {"p": property.clone()},
+            "required": ["p"],
+            "additionalProperties": false,
+        });
+        if defs.as_object().is_some_and(|d| !d.is_empty()) {
+            parameters["$defs"] = defs.clone();
+        }
+        let spec = iris::ToolSpec {
+            name: iris::ToolName::new("t").expect("valid name"),
+            description: "A tool.".into(),
+            parameters: std::sync::Arc::new(parameters),
+            strict: false,
+        };
+        let strict = spec.clone().with_strict(true);
+        let projected = |projection: iris::provider::Projection, root: &str| {
+            let schema = projection.tool.pointer(root).cloned();
+            json!({"schema": schema, "notes": projection.report.notes, "strict": projection.report.strict})
+        };
+        let table = json!({
+            "openai_strict": projected(openai_chat(&strict), "/function/parameters"),
+            "anthropic": projected(anthropic(&spec), "/input_schema"),
+            "gemini": projected(gemini(&spec), "/parametersJsonSchema"),
+            "gemini_openapi": projected(gemini_openapi(&spec), "/parameters"),
+        });
+        insta::assert_json_snapshot!(format!("keyword_{row}"), table);
     }
 }
