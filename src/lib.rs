@@ -7,7 +7,7 @@ pub use iris_core::{
     ArgumentError, ArtifactRef, BoxFuture, Capabilities, Capability, ContentBlock, DefinitionError,
     DynTool, DynamicTool, Exposure, FromToolContext, IMAGE_MEDIA_TYPES, ImageBlock, ImageError,
     IntoMiddlewareResult, IntoToolResult, Json, MAX_IMAGE_BYTES, MAX_TOOL_NAME_LEN, Middleware,
-    MiddlewareError, Next, ResultPolicy, RunId, State, StopFlag, Tool, ToolBody, ToolCall,
+    MiddlewareError, Next, Patch, ResultPolicy, RunId, State, StopFlag, Tool, ToolBody, ToolCall,
     ToolContext, ToolContextBuilder, ToolDefinition, ToolDefinitionBuilder, ToolErrorKind,
     ToolExecutionContext, ToolFailure, ToolName, ToolOrigin, ToolResult, ToolSpec, ToolUseBlock,
     Toolbox, check_tool_name, provider, schema, schemars, serde, serde_json, sniff_media_type,

@@ -21,6 +21,7 @@ mod fs_messages;
 mod hooks_under_attack;
 /// Tools expanded next to names that shadow what generated code uses.
 pub mod hygiene;
+mod patch_args;
 mod runtime_approval;
 mod runtime_approval_binding;
 mod runtime_command_hooks;

@@ -11,6 +11,8 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use crate::patch::PATCH_KEYWORD;
+
 /// Deepest a walk goes; deeper input is left as it is.
 const MAX_DEPTH: usize = 128;
 
@@ -120,7 +122,13 @@ impl<'s> Stripper<'s> {
                 Some((schema, required))
             })
         };
-        object.retain(|key, value| !value.is_null() || property(key).is_none_or(|(_, r)| r));
+        // A `Patch` property's `null` means "clear", not "absent": kept.
+        object.retain(|key, value| {
+            !value.is_null()
+                || property(key).is_none_or(|(schema, required)| {
+                    required || schema.get(PATCH_KEYWORD).is_some()
+                })
+        });
         for (key, value) in object.iter_mut() {
             if let Some((schema, _)) = property(key) {
                 self.strip(value, schema, depth + 1);

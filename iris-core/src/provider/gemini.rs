@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use super::walk::{child, collect_local_refs, local_def_name, merge_all_of, rename_key};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
+use crate::patch::PATCH_KEYWORD;
 
 /// The JSON Schema keywords Gemini reads in `parametersJsonSchema`.
 const SUPPORTED: &[&str] = &[
@@ -79,6 +80,8 @@ fn to_gemini_schema(
         *node = json!({});
         return;
     };
+    // Iris's own marker; the model learns what `null` does from the doc.
+    map.shift_remove(PATCH_KEYWORD);
     if merge_all_of(map) {
         notes.push(ProjectionNote::MergedAllOf { at: at.to_owned() });
     }

@@ -8,6 +8,7 @@ use super::inline::inline_refs;
 use super::walk::{child, merge_all_of, merge_descriptions, rename_key};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
+use crate::patch::PATCH_KEYWORD;
 
 /// The schema fields Gemini's `Schema` object accepts.
 const SUPPORTED: &[&str] = &[
@@ -76,6 +77,8 @@ fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
         *node = json!({});
         return;
     };
+    // Iris's own marker; the model learns what `null` does from the doc.
+    map.shift_remove(PATCH_KEYWORD);
     if merge_all_of(map) {
         notes.push(ProjectionNote::MergedAllOf { at: at.to_owned() });
     }

@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::ProjectionNote;
 use super::walk::{child, collect_local_refs, local_def_name, merge_all_of, merge_ref, rename_key};
+use crate::patch::PATCH_KEYWORD;
 
 /// OpenAI's documented limit on object nesting in strict schemas.
 const MAX_OBJECT_DEPTH: usize = 10;
@@ -195,6 +196,12 @@ impl StrictPass<'_> {
             return Err(not_strict(
                 at,
                 "a schema without `type` accepts any value; strict mode needs a typed schema",
+            ));
+        }
+        if map.contains_key(PATCH_KEYWORD) {
+            return Err(not_strict(
+                at,
+                "a `Patch` property keeps the value when left out and clears it on `null`; strict mode sends every property, so it could never keep",
             ));
         }
         if let Some(keyword) = REFUSED.iter().find(|k| map.contains_key(**k)) {

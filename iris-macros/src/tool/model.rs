@@ -395,21 +395,43 @@ fn params(item: &FnItem, site: Site, errors: &mut Errors) -> Vec<Param> {
                     continue;
                 };
                 check_owned(&ty, errors);
+                let mut field_attrs: Vec<Attribute> = param
+                    .attrs
+                    .iter()
+                    .filter(|a| is_field_attr(a))
+                    .cloned()
+                    .collect();
+                default_patch(&ty, &mut field_attrs);
                 params.push(Param::Arg {
                     ident,
                     ty,
-                    field_attrs: param
-                        .attrs
-                        .iter()
-                        .filter(|a| is_field_attr(a))
-                        .cloned()
-                        .collect(),
+                    field_attrs,
                 });
             }
         }
     }
     check_args_struct(&params, item, errors);
     params
+}
+
+/// A `Patch<T>` parameter is optional as an `Option<T>` one is (serde
+/// defaults that by its name alone): a left-out property must reach it as
+/// `Patch::Keep`, not as a "missing field" error.
+fn default_patch(ty: &syn::Type, attrs: &mut Vec<Attribute>) {
+    let is_patch = matches!(ty, syn::Type::Path(path) if path.qself.is_none()
+        && path.path.segments.last().is_some_and(|last| last.ident == "Patch"
+            && matches!(last.arguments, syn::PathArguments::AngleBracketed(_))));
+    let has_default = attrs.iter().any(|attr| {
+        attr.path().is_ident("serde")
+            && quote::ToTokens::to_token_stream(&attr.meta).into_iter().any(|token| {
+                matches!(&token, proc_macro2::TokenTree::Group(group) if group.stream().into_iter().any(|inner| {
+                    matches!(&inner, proc_macro2::TokenTree::Ident(ident) if ident == "default")
+                }))
+            })
+    });
+    if is_patch && !has_default {
+        attrs.push(syn::parse_quote!(#[serde(default)]));
+    }
 }
 
 /// A free `#[tool]` takes no `self`; a toolbox method takes exactly `&self`.
