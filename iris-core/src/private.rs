@@ -155,9 +155,15 @@ pub fn parse_args<A: ToolParam>(
 ) -> Result<A, ArgumentError> {
     let schema = definition.input_schema();
     let input = crate::nulls::without_optional_nulls(input, schema);
-    let args = A::deserialize(&*input).map_err(|error| located(&input, schema, &error))?;
-    definition.check_constraints(&input)?;
-    Ok(args)
+    // A `match`, not `map_err` with a closure: a closure is one more
+    // function compiled per tool.
+    match A::deserialize(&*input) {
+        Ok(args) => {
+            definition.check_constraints(&input)?;
+            Ok(args)
+        }
+        Err(error) => Err(located(&input, schema, &error)),
+    }
 }
 
 /// A parse failure with the path of the value at fault, found by walking

@@ -260,13 +260,19 @@ impl<T: Tool> DynTool for T {
     }
 
     fn call_dyn<'a>(&'a self, args: ParsedArgs, cx: &'a ToolContext) -> ToolBody<'a> {
-        if let Ok(args) = args.args.downcast::<T::Args>() {
-            return self.call(*args, cx);
+        match args.args.downcast::<T::Args>() {
+            Ok(args) => self.call(*args, cx),
+            Err(_) => parsed_by_another_tool(Tool::definition(self)),
         }
-        let name = Tool::definition(self).name();
-        ToolBody::ready(ToolResult::error(
-            ToolErrorKind::Internal,
-            format!("arguments handed to `{name}` were parsed by another tool"),
-        ))
     }
+}
+
+// Not generic: the message is formatted by one copy of this code, not by
+// one per tool.
+fn parsed_by_another_tool(definition: &ToolDefinition) -> ToolBody<'static> {
+    let name = definition.name();
+    ToolBody::ready(ToolResult::error(
+        ToolErrorKind::Internal,
+        format!("arguments handed to `{name}` were parsed by another tool"),
+    ))
 }
