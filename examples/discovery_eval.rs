@@ -1,20 +1,35 @@
 //! Measures the local `tool_search` ranker on a labelled set, next to plain
-//! BM25 over names and descriptions.
+//! BM25 over the same names and descriptions, on two fixed halves of the
+//! catalog: tune on one, report the other.
 //!
 //! ```sh
 //! cargo run --release --example discovery_eval                       # the sample in tests/data/metatool
 //! cargo run --release --example discovery_eval -- --data ../shared/eval/metatool
+//! cargo run --release --example discovery_eval -- --data ../shared/eval/metatool --calibrate
 //! ```
 //!
 //! The set is JSON Lines: `catalog.jsonl` (`name`, `description`),
 //! `queries.jsonl` (`query` with `gold` or `gold_any`) and optionally
-//! `multi.jsonl` (`query` with `gold_all`). Printed per ranker: top-1
-//! accuracy, recall@5, macro top-1 (mean over tools), and for two-tool
-//! requests the share with both tools in the first five. For "none": every
-//! `--holdout`-th tool (10th by default) is removed from the catalog and its
-//! requests are asked again; the share answered with no selection is the
-//! none-rate. Options: `--limit N` evaluates the first N requests only;
-//! `--min-coverage X` and `--min-lead Y` try another selection rule.
+//! `multi.jsonl` (`query` with `gold_all`).
+//!
+//! The halves: the catalog's tools sorted by name, every other one to the
+//! tuning half, the rest to validation; a request belongs to the half of its
+//! (first) right tool. Every request is ranked against the whole catalog.
+//! Printed per half and ranker: top-1 of the ranking; top-1 as `tool_search`
+//! selects (a request with no selection counts as a miss); how often a
+//! selection is made (coverage) and how often it is right (precision);
+//! recall@5; macro top-1 (mean over tools); the none-rate (every
+//! `--holdout`-th tool of the half, 10th by default, is removed from the
+//! catalog and its requests asked again: the share answered with no
+//! selection); and for two-tool requests within the half, the share with
+//! both tools in the first five.
+//!
+//! Options: `--limit N` evaluates the first N requests only;
+//! `--min-coverage X` and `--min-lead Y` try another selection rule;
+//! `--failures N` prints N requests of the tuning half whose right tool was
+//! not ranked first (a sample every so many, to look for classes);
+//! `--calibrate` searches the rule with the most coverage at a precision of
+//! 0.90 or more on the tuning half, and reports it on both.
 #![allow(
     clippy::print_stdout,
     clippy::cast_precision_loss,
@@ -56,6 +71,7 @@ impl Query {
     fn golds(&self) -> Vec<&str> {
         let mut golds: Vec<&str> = self.gold.iter().map(String::as_str).collect();
         golds.extend(self.gold_any.iter().map(String::as_str));
+        golds.extend(self.gold_all.iter().map(String::as_str));
         golds
     }
 }
@@ -65,6 +81,8 @@ struct Options {
     limit: usize,
     holdout: usize,
     rule: SelectionRule,
+    calibrate: bool,
+    failures: usize,
 }
 
 fn options() -> Result<Options, Box<dyn Error>> {
@@ -73,9 +91,15 @@ fn options() -> Result<Options, Box<dyn Error>> {
         limit: usize::MAX,
         holdout: 10,
         rule: SelectionRule::default(),
+        calibrate: false,
+        failures: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--calibrate" {
+            options.calibrate = true;
+            continue;
+        }
         let value = args.next().ok_or(format!("`{flag}` needs a value"))?;
         match flag.as_str() {
             "--data" => options.data = value.into(),
@@ -83,9 +107,10 @@ fn options() -> Result<Options, Box<dyn Error>> {
             "--holdout" => options.holdout = value.parse::<usize>()?.max(2),
             "--min-coverage" => options.rule.min_coverage = value.parse()?,
             "--min-lead" => options.rule.min_lead = value.parse()?,
+            "--failures" => options.failures = value.parse()?,
             other => {
                 return Err(format!(
-                    "unknown option `{other}`; expected --data, --limit, --holdout, --min-coverage or --min-lead"
+                    "unknown option `{other}`; expected --data, --limit, --holdout, --min-coverage, --min-lead, --failures or --calibrate"
                 )
                 .into());
             }
@@ -198,6 +223,7 @@ impl PlainBm25 {
                     .sum();
                 (score, i)
             })
+            .filter(|&(score, _)| score > 0.0)
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored
@@ -208,16 +234,27 @@ impl PlainBm25 {
     }
 }
 
+/// What the selection rule sees of one request, kept to try other rules.
+#[derive(Clone, Copy)]
+struct Seen {
+    top: f32,
+    second: Option<f32>,
+    coverage: f32,
+    top_right: bool,
+}
+
 #[derive(Default)]
 struct Tally {
     requests: usize,
     top1: usize,
     recall5: usize,
+    selected: usize,
+    selected_right: usize,
     per_tool: BTreeMap<String, (usize, usize)>,
+    orphans: usize,
+    declined: usize,
     multi: usize,
     multi_both: usize,
-    multi_needed: usize,
-    multi_found: usize,
 }
 
 impl Tally {
@@ -231,6 +268,13 @@ impl Tally {
         entry.1 += usize::from(hit);
     }
 
+    fn selection(&mut self, golds: &[&str], selected: Option<&str>) {
+        if let Some(name) = selected {
+            self.selected += 1;
+            self.selected_right += usize::from(golds.contains(&name));
+        }
+    }
+
     fn multi(&mut self, golds: &[String], ranked: &[&str]) {
         let found = golds
             .iter()
@@ -238,11 +282,9 @@ impl Tally {
             .count();
         self.multi += 1;
         self.multi_both += usize::from(found == golds.len());
-        self.multi_needed += golds.len();
-        self.multi_found += found;
     }
 
-    fn print(&self, label: &str) {
+    fn row(&self, half: &str, ranker: &str, selects: bool) {
         let ratio = |a: usize, b: usize| a as f64 / b.max(1) as f64;
         let macro_top1 = self
             .per_tool
@@ -250,21 +292,196 @@ impl Tally {
             .map(|&(n, hit)| ratio(hit, n))
             .sum::<f64>()
             / self.per_tool.len().max(1) as f64;
+        let or_dash = |value: f64| {
+            if selects {
+                format!("{value:.3}")
+            } else {
+                "—".to_owned()
+            }
+        };
         println!(
-            "{label:<13} top-1 {:.3}  recall@5 {:.3}  macro top-1 {macro_top1:.3}  ({} requests)",
+            "| {half} | {ranker} | {:.3} | {} | {} | {} | {:.3} | {macro_top1:.3} | {} | {:.3} | {} |",
             ratio(self.top1, self.requests),
+            or_dash(ratio(self.selected_right, self.requests)),
+            or_dash(ratio(self.selected, self.requests)),
+            or_dash(ratio(self.selected_right, self.selected)),
             ratio(self.recall5, self.requests),
-            self.requests
+            or_dash(ratio(self.declined, self.orphans)),
+            ratio(self.multi_both, self.multi),
+            self.requests,
         );
-        if self.multi > 0 {
-            println!(
-                "{:<13} two-tool requests: both in top 5 {:.3}, needed tools found {:.3}  ({} requests)",
-                "",
-                ratio(self.multi_both, self.multi),
-                ratio(self.multi_found, self.multi_needed),
-                self.multi
-            );
+    }
+}
+
+/// The two fixed halves of the catalog: tool name to `true` for tuning.
+fn halves(catalog: &[CatalogEntry]) -> HashMap<String, bool> {
+    let mut names: Vec<&str> = catalog.iter().map(|e| e.name.as_str()).collect();
+    names.sort_unstable();
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| (name.to_owned(), i % 2 == 0))
+        .collect()
+}
+
+struct Evaluation {
+    /// Per half (`true` = tuning): plain BM25, then Iris.
+    tallies: [[Tally; 2]; 2],
+    /// Per half: what the rule saw of each request with a right tool.
+    seen: [Vec<Seen>; 2],
+    /// Per half: what it saw of each request whose tool was held out.
+    seen_orphans: [Vec<Seen>; 2],
+}
+
+fn evaluate(
+    catalog: &[CatalogEntry],
+    queries: &[Query],
+    multi: &[Query],
+    options: &Options,
+) -> Result<Evaluation, Box<dyn Error>> {
+    let half_of = halves(catalog);
+    let half = |q: &Query| usize::from(half_of.get(q.golds()[0]).copied().unwrap_or(false));
+    let registry = Arc::new(registry_of(catalog, &HashSet::new())?);
+    let scope = SearchScope::all(&registry);
+    let bm25 = PlainBm25::new(catalog);
+    let local = LocalRanker::with_rule(options.rule);
+    let mut eval = Evaluation {
+        tallies: Default::default(),
+        seen: Default::default(),
+        seen_orphans: Default::default(),
+    };
+    let tuning_misses = queries.iter().filter(|q| half(q) == 1).count() / options.failures.max(1);
+    let mut misses = 0;
+    for query in queries {
+        let golds = query.golds();
+        let h = half(query);
+        let ranking = local.rank(&query.query, &scope, 5);
+        if options.failures > 0
+            && h == 1
+            && ranking
+                .candidates
+                .first()
+                .is_none_or(|c| !golds.contains(&c.name.as_str()))
+        {
+            misses += 1;
+            if misses % tuning_misses.max(1) == 0 {
+                let ranked: Vec<String> = ranking
+                    .candidates
+                    .iter()
+                    .take(3)
+                    .map(|c| format!("{} {:.1}", c.name, c.score))
+                    .collect();
+                println!(
+                    "miss: {:?} wants {:?}, got [{}]",
+                    query.query,
+                    golds,
+                    ranked.join(", ")
+                );
+            }
         }
+        let names: Vec<&str> = ranking.candidates.iter().map(|c| c.name.as_str()).collect();
+        eval.tallies[h][0].single(&golds, &bm25.top(&query.query, 5));
+        eval.tallies[h][1].single(&golds, &names);
+        eval.tallies[h][1].selection(&golds, ranking.selected.as_ref().map(ToolName::as_str));
+        eval.seen[h].push(seen_of(&ranking, &golds));
+    }
+    for query in multi {
+        let golds: Vec<bool> = query
+            .gold_all
+            .iter()
+            .filter_map(|g| half_of.get(g).copied())
+            .collect();
+        if golds.len() != query.gold_all.len() || golds.iter().any(|&g| g != golds[0]) {
+            continue;
+        }
+        let h = usize::from(golds[0]);
+        let ranking = local.rank(&query.query, &scope, 5);
+        let names: Vec<&str> = ranking.candidates.iter().map(|c| c.name.as_str()).collect();
+        eval.tallies[h][0].multi(&query.gold_all, &bm25.top(&query.query, 5));
+        eval.tallies[h][1].multi(&query.gold_all, &names);
+    }
+    // None: requests whose tool is not in the catalog, per half.
+    let mut sorted: Vec<&str> = catalog.iter().map(|e| e.name.as_str()).collect();
+    sorted.sort_unstable();
+    for h in [0, 1] {
+        let held_out: HashSet<&str> = sorted
+            .iter()
+            .copied()
+            .filter(|name| usize::from(half_of[*name]) == h)
+            .enumerate()
+            .filter(|(i, _)| i % options.holdout == options.holdout - 1)
+            .map(|(_, name)| name)
+            .collect();
+        let reduced = Arc::new(registry_of(catalog, &held_out)?);
+        let reduced_scope = SearchScope::all(&reduced);
+        for query in queries
+            .iter()
+            .filter(|q| q.golds().iter().all(|g| held_out.contains(g)))
+        {
+            let ranking = local.rank(&query.query, &reduced_scope, 2);
+            let tally = &mut eval.tallies[h][1];
+            tally.orphans += 1;
+            tally.declined += usize::from(ranking.selected.is_none());
+            eval.seen_orphans[h].push(seen_of(&ranking, &[]));
+        }
+    }
+    Ok(eval)
+}
+
+fn seen_of(ranking: &iris::runtime::discovery::Ranking, golds: &[&str]) -> Seen {
+    let first = ranking.candidates.first();
+    Seen {
+        top: first.map_or(0.0, |c| c.score),
+        second: ranking.candidates.get(1).map(|c| c.score),
+        coverage: first.map_or(0.0, |c| c.coverage),
+        top_right: first.is_some_and(|c| golds.contains(&c.name.as_str())),
+    }
+}
+
+/// Coverage, precision and none-rate of `rule` over what was seen.
+fn rule_figures(rule: SelectionRule, seen: &[Seen], orphans: &[Seen]) -> (f64, f64, f64) {
+    let selects = |s: &Seen| s.top > 0.0 && rule.selects(s.top, s.second, s.coverage);
+    let selected = seen.iter().filter(|s| selects(s)).count();
+    let right = seen.iter().filter(|s| selects(s) && s.top_right).count();
+    let declined = orphans.iter().filter(|s| !selects(s)).count();
+    (
+        selected as f64 / seen.len().max(1) as f64,
+        right as f64 / selected.max(1) as f64,
+        declined as f64 / orphans.len().max(1) as f64,
+    )
+}
+
+/// The rule with the most coverage at a precision of at least 0.90 on the
+/// tuning half, printed with its figures on both halves.
+fn calibrate(eval: &Evaluation) {
+    const PRECISION: f64 = 0.90;
+    let mut best: Option<(f64, SelectionRule)> = None;
+    for coverage_step in 0..=18 {
+        for lead_step in 0..=60 {
+            let rule = SelectionRule {
+                min_coverage: coverage_step as f32 * 0.05,
+                min_lead: 1.0 + lead_step as f32 * 0.05,
+            };
+            let (coverage, precision, _) = rule_figures(rule, &eval.seen[1], &eval.seen_orphans[1]);
+            if precision >= PRECISION && best.is_none_or(|(c, _)| coverage > c) {
+                best = Some((coverage, rule));
+            }
+        }
+    }
+    let Some((_, rule)) = best else {
+        println!("no rule reaches a precision of {PRECISION:.2} on the tuning half");
+        return;
+    };
+    println!(
+        "calibrated on the tuning half: min_coverage {:.2}, min_lead {:.2}",
+        rule.min_coverage, rule.min_lead
+    );
+    for (h, half) in [(1, "tuning"), (0, "validation")] {
+        let (coverage, precision, none) = rule_figures(rule, &eval.seen[h], &eval.seen_orphans[h]);
+        println!(
+            "  {half:<10} coverage {coverage:.3}  precision {precision:.3}  selected top-1 {:.3}  none-rate {none:.3}",
+            coverage * precision
+        );
     }
 }
 
@@ -281,63 +498,22 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     multi.truncate(options.limit);
 
-    let registry = Arc::new(registry_of(&catalog, &HashSet::new())?);
-    let scope = SearchScope::all(&registry);
-    let bm25 = PlainBm25::new(&catalog);
-    let local = LocalRanker::with_rule(options.rule);
-    let (mut ours, mut plain) = (Tally::default(), Tally::default());
-    let (mut selected, mut selected_right) = (0, 0);
-    for query in &queries {
-        let golds = query.golds();
-        let answer = local.answer(&query.query, &scope);
-        let names: Vec<&str> = answer.candidates.iter().map(|c| c.name.as_str()).collect();
-        ours.single(&golds, &names);
-        plain.single(&golds, &bm25.top(&query.query, 5));
-        if let Some(name) = &answer.selected {
-            selected += 1;
-            selected_right += usize::from(golds.contains(&name.as_str()));
-        }
-    }
-    for query in &multi {
-        let answer = local.answer(&query.query, &scope);
-        let names: Vec<&str> = answer.candidates.iter().map(|c| c.name.as_str()).collect();
-        ours.multi(&query.gold_all, &names);
-        plain.multi(&query.gold_all, &bm25.top(&query.query, 5));
-    }
-
-    // None: requests whose tool is not in the catalog.
-    let held_out: HashSet<&str> = catalog
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| i % options.holdout == options.holdout - 1)
-        .map(|(_, e)| e.name.as_str())
-        .collect();
-    let reduced = Arc::new(registry_of(&catalog, &held_out)?);
-    let reduced_scope = SearchScope::all(&reduced);
-    let orphans: Vec<&Query> = queries
-        .iter()
-        .filter(|q| q.golds().iter().all(|g| held_out.contains(g)))
-        .collect();
-    let none = orphans
-        .iter()
-        .filter(|q| local.answer(&q.query, &reduced_scope).selected.is_none())
-        .count();
-
+    let eval = evaluate(&catalog, &queries, &multi, &options)?;
     println!("data: {} ({} tools)", options.data.display(), catalog.len());
-    plain.print("plain BM25");
-    ours.print("iris local");
-    let ratio = |a: usize, b: usize| a as f64 / b.max(1) as f64;
     println!(
-        "iris local    selection: made for {:.3} of requests, right {:.3} of the time",
-        ratio(selected, queries.len()),
-        ratio(selected_right, selected)
+        "selection rule: min_coverage {:.2}, min_lead {:.2}",
+        options.rule.min_coverage, options.rule.min_lead
     );
     println!(
-        "iris local    none-rate on requests whose tool was held out: {:.3}  ({} requests, {} of {} tools held out)",
-        ratio(none, orphans.len()),
-        orphans.len(),
-        held_out.len(),
-        catalog.len()
+        "| half | ranker | top-1 ranked | top-1 selected | coverage | precision | recall@5 | macro top-1 | none-rate | two-tool both in top 5 | requests |"
     );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (h, half) in [(1, "tuning"), (0, "validation")] {
+        eval.tallies[h][0].row(half, "plain BM25", false);
+        eval.tallies[h][1].row(half, "iris local", true);
+    }
+    if options.calibrate {
+        calibrate(&eval);
+    }
     Ok(())
 }

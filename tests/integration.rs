@@ -11,6 +11,7 @@ mod support;
 mod artifact_escapes;
 mod artifacts;
 mod discovery;
+mod discovery_ranking;
 mod dyn_tool;
 mod examples;
 mod executor_config;

@@ -202,6 +202,14 @@ impl ToolDefinition {
         self
     }
 
+    /// A copy the model calls by `name` (aliases kept), as for a tool
+    /// whose own name is taken.
+    #[must_use]
+    pub fn with_name(mut self, name: ToolName) -> Self {
+        self.name = name;
+        self
+    }
+
     /// A copy with another origin, as for tools that ship with Iris.
     #[must_use]
     pub fn with_origin(mut self, origin: ToolOrigin) -> Self {

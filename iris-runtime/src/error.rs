@@ -23,6 +23,18 @@ pub enum RuntimeError {
         /// The Rust item behind it.
         new_item: &'static str,
     },
+    /// A tool other than the built-in search tool uses its name.
+    #[error(
+        "`{name}` is reserved for the built-in search tool (`ToolSearch`); register `{tool}` (`{item}`) under another name: `#[tool(name = \"...\")]` on a tool you define, or `ToolRegistry::register_renamed(tool, \"...\")` for one you do not"
+    )]
+    ReservedToolName {
+        /// The reserved name or alias it used.
+        name: &'static str,
+        /// The refused tool.
+        tool: ToolName,
+        /// The Rust item behind it.
+        item: &'static str,
+    },
     /// Configuration names a tool that is not registered: a hook filter, a
     /// per-tool deadline or result limit that would never apply.
     #[error(

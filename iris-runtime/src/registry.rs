@@ -9,6 +9,7 @@ use iris_core::{
     ToolBody, ToolContext, ToolDefinition, ToolName, ToolSpec, Toolbox,
 };
 
+use crate::discovery::TOOL_SEARCH;
 use crate::error::RuntimeError;
 
 /// Owns the tools and resolves names and aliases to them.
@@ -69,13 +70,42 @@ impl ToolRegistry {
         }))
     }
 
+    /// Registers a tool under `name` in place of its own (its aliases
+    /// kept), for a tool whose name is taken or reserved and whose
+    /// definition is not yours to change.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NameCollision`] when `name` or an alias is taken.
+    pub fn register_renamed<T: Tool>(
+        &mut self,
+        tool: T,
+        name: ToolName,
+    ) -> Result<&mut Self, RuntimeError> {
+        let tool: Arc<dyn DynTool> = Arc::new(tool);
+        let definition = tool.definition_dyn().clone().with_name(name);
+        self.register_dyn(Arc::new(Relabeled {
+            inner: tool,
+            definition,
+        }))
+    }
+
     /// Registers a shared, type-erased tool (MCP tools, tools built at run time).
     ///
     /// # Errors
-    /// [`RuntimeError::NameCollision`] when its name or an alias is taken.
+    /// [`RuntimeError::NameCollision`] when its name or an alias is taken;
+    /// [`RuntimeError::ReservedToolName`] when it would answer to
+    /// `tool_search` and is not the built-in search tool.
     pub fn register_dyn(&mut self, tool: Arc<dyn DynTool>) -> Result<&mut Self, RuntimeError> {
         let definition = tool.definition_dyn();
         let names = std::iter::once(definition.name()).chain(definition.aliases());
+        let builtin_search = DynTool::rust_item(&crate::discovery::ToolSearch);
+        if names.clone().any(|n| n.as_str() == TOOL_SEARCH) && tool.rust_item() != builtin_search {
+            return Err(RuntimeError::ReservedToolName {
+                name: TOOL_SEARCH,
+                tool: definition.name().clone(),
+                item: tool.rust_item(),
+            });
+        }
         for name in names.clone() {
             if let Some(&index) = self.by_name.get(name.as_str()) {
                 let existing = &self.tools[index];

@@ -3,17 +3,19 @@
 //! register — no index service, no rebuild.
 //!
 //! Fields and weights: the name split into words and the aliases (3), tags
-//! (2), the description, parameter names and parameter descriptions (1). A
-//! term's frequency in a tool is the weighted sum over fields, and so is the
-//! tool's length; scoring is BM25 with `k1 = 1.5`, `b = 0.9` (long
-//! descriptions are common and should not win by length).
+//! (2), the description (1), parameter names, descriptions and enum values
+//! (0.5), and the examples inside parameter descriptions ("such as 'San
+//! Francisco, CA'", quoted values: 0.1), which name things a tool handles,
+//! not what it is for. A term's frequency in a tool is the weighted sum over
+//! fields, and so is the tool's length; scoring is BM25 with `k1 = 1.5`,
+//! `b = 0.9` (long descriptions are common and should not win by length).
 
 use rustc_hash::FxHashMap;
-use serde_json::Value;
 
 use iris_core::{ToolDefinition, ToolName};
 
-use super::tokenize::{for_each_term, for_each_word, term_of};
+use super::parameters::{MAX_SCHEMA_NODES, ParameterText, split_examples, visit_parameters};
+use super::tokenize::{for_each_word, term_of};
 
 /// The word id of stop words.
 const STOP: u32 = u32::MAX;
@@ -22,9 +24,8 @@ const B: f32 = 0.9;
 const NAME_WEIGHT: f32 = 3.0;
 const TAG_WEIGHT: f32 = 2.0;
 const TEXT_WEIGHT: f32 = 1.0;
-/// Most schema nodes visited for parameter names, so a hostile schema
-/// cannot make indexing slow.
-const MAX_SCHEMA_NODES: usize = 256;
+const PARAMETER_WEIGHT: f32 = 0.5;
+const EXAMPLE_WEIGHT: f32 = 0.1;
 
 /// One indexed tool.
 #[derive(Debug, Clone)]
@@ -57,6 +58,15 @@ pub(crate) struct Scored {
     pub(crate) score: f32,
     /// Share of the query's weight (by IDF) that this tool matched, 0 to 1.
     pub(crate) coverage: f32,
+}
+
+/// One distinct term of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QueryTerm {
+    /// A term of the catalog, by id.
+    Known(u32),
+    /// A term no tool has (numbers left out).
+    Unseen,
 }
 
 /// Per-thread buffers of a query: dense score arrays are far faster to
@@ -129,10 +139,14 @@ impl SearchIndex {
         visit_parameters(
             definition.input_schema(),
             &mut budget,
-            &mut |name, description| {
-                add(name, TEXT_WEIGHT);
-                if let Some(description) = description {
-                    add(description, TEXT_WEIGHT);
+            &mut |text| match text {
+                ParameterText::Name(name) | ParameterText::Value(name) => {
+                    add(name, PARAMETER_WEIGHT);
+                }
+                ParameterText::Description(description) => {
+                    let (prose, examples) = split_examples(description);
+                    add(&prose, PARAMETER_WEIGHT);
+                    add(&examples, EXAMPLE_WEIGHT);
                 }
             },
         );
@@ -207,12 +221,7 @@ impl SearchIndex {
         limit: usize,
         allowed: Option<&dyn Fn(&ToolName) -> bool>,
     ) -> Vec<Scored> {
-        let mut query_terms: Vec<String> = Vec::new();
-        for_each_term(query, |t| {
-            if !query_terms.iter().any(|q| q == t) {
-                query_terms.push(t.to_owned());
-            }
-        });
+        let query_terms = self.query_terms(query);
         if query_terms.is_empty() || self.tools.is_empty() || limit == 0 {
             return Vec::new();
         }
@@ -234,9 +243,42 @@ impl SearchIndex {
         })
     }
 
+    /// The distinct terms of `query`. A word the catalog has is looked up
+    /// as it was indexed, without stemming it again; only new words are.
+    fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
+        let mut terms: Vec<QueryTerm> = Vec::new();
+        let mut unseen: Vec<String> = Vec::new();
+        let mut stemmed = String::with_capacity(24);
+        for_each_word(query, |word| {
+            let term = match self.word_ids.get(word) {
+                Some(&STOP) => return,
+                Some(&id) => QueryTerm::Known(id),
+                None => {
+                    if !term_of(word, &mut stemmed) {
+                        return;
+                    }
+                    match self.term_ids.get(stemmed.as_str()) {
+                        Some(&id) => QueryTerm::Known(id),
+                        // Numbers are amounts and dates, not what a tool is for.
+                        None if stemmed.bytes().all(|b| b.is_ascii_digit()) => return,
+                        None if unseen.contains(&stemmed) => return,
+                        None => {
+                            unseen.push(stemmed.clone());
+                            QueryTerm::Unseen
+                        }
+                    }
+                }
+            };
+            if term == QueryTerm::Unseen || !terms.contains(&term) {
+                terms.push(term);
+            }
+        });
+        terms
+    }
+
     /// Adds every query term's BM25 gain into the scratch arrays; returns
     /// the query's whole weight (the sum of its terms' IDF).
-    fn accumulate(&self, query_terms: &[String], scratch: &mut Scratch) -> f32 {
+    fn accumulate(&self, query_terms: &[QueryTerm], scratch: &mut Scratch) -> f32 {
         #[allow(
             clippy::cast_precision_loss,
             reason = "catalog sizes are far below where f32 loses whole numbers"
@@ -252,11 +294,8 @@ impl SearchIndex {
         let unseen_idf = idf(n, 0.0);
         let mut total_weight = 0.0;
         for term in query_terms {
-            let Some(&term_id) = self.term_ids.get(term.as_str()) else {
-                // Numbers are amounts and dates, not what a tool is for.
-                if !term.bytes().all(|b| b.is_ascii_digit()) {
-                    total_weight += unseen_idf;
-                }
+            let QueryTerm::Known(term_id) = *term else {
+                total_weight += unseen_idf;
                 continue;
             };
             let postings = &self.postings[term_id as usize];
@@ -382,50 +421,5 @@ pub(crate) fn summary_of(description: &str) -> String {
     } else {
         let cut: String = sentence.chars().take(157).collect();
         format!("{cut}...")
-    }
-}
-
-/// Calls `visit` with each property name and description in `schema`,
-/// nested objects included, within `budget` nodes.
-fn visit_parameters(
-    schema: &Value,
-    budget: &mut usize,
-    visit: &mut impl FnMut(&str, Option<&str>),
-) {
-    if *budget == 0 {
-        return;
-    }
-    *budget -= 1;
-    match schema {
-        // One pass over the keys: schema maps keep insertion order and hash
-        // with SipHash, so a lookup per keyword would cost more than this.
-        Value::Object(map) => {
-            for (key, child) in map {
-                match (key.as_str(), child) {
-                    ("properties", Value::Object(properties)) => {
-                        for (name, property) in properties {
-                            let description = property.get("description").and_then(Value::as_str);
-                            visit(name, description);
-                            visit_parameters(property, budget, visit);
-                        }
-                    }
-                    ("$defs", Value::Object(definitions)) => {
-                        for definition in definitions.values() {
-                            visit_parameters(definition, budget, visit);
-                        }
-                    }
-                    ("items" | "anyOf" | "oneOf" | "allOf", _) => {
-                        visit_parameters(child, budget, visit);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                visit_parameters(item, budget, visit);
-            }
-        }
-        _ => {}
     }
 }

@@ -7,7 +7,8 @@
 //!   [`ToolRegistry::register_as`], configuration). [`Discovery`] refuses a
 //!   registry with deferred tools but no `tool_search`, or with every tool
 //!   deferred.
-//! - **`tool_search`** takes 1 to 8 intents of at most 500 characters. Per
+//! - **`tool_search`** takes 1 to 8 intents; each is ranked on its first
+//!   500 characters (a longer one is cut at a word and the answer says so). Per
 //!   intent it answers at most one selected tool and up to five candidates
 //!   (name, one-line summary, score). An intent that is exactly a tool's
 //!   name or alias selects it. The local rule: the top candidate is
@@ -61,6 +62,7 @@ mod budget;
 #[cfg(feature = "decision")]
 pub mod decision;
 mod index;
+mod parameters;
 mod tokenize;
 mod tool_search;
 
@@ -75,9 +77,9 @@ use crate::error::RuntimeError;
 use crate::registry::{ToolRegistry, ToolRegistryView};
 
 pub use backend::{
-    CANDIDATES_PER_INTENT, Candidate, IntentAnswer, LocalRanker, SELECT_MIN_COVERAGE,
-    SELECT_MIN_LEAD, SearchAnswer, SearchBackend, SearchFailure, SearchScope, SelectionRule,
-    candidate_of,
+    CANDIDATES_PER_INTENT, Candidate, IntentAnswer, LocalRanker, RankedCandidate, Ranking,
+    SELECT_MIN_COVERAGE, SELECT_MIN_LEAD, SearchAnswer, SearchBackend, SearchFailure, SearchScope,
+    SelectionRule, candidate_of,
 };
 pub use budget::{CHARS_PER_TOKEN, DEFAULT_BUDGET_TOKENS, schema_tokens};
 pub use index::SearchIndex;
@@ -87,7 +89,8 @@ pub use tool_search::{ToolSearch, tool_search};
 pub const TOOL_SEARCH: &str = "tool_search";
 /// Most intents in one search.
 pub const MAX_INTENTS: usize = 8;
-/// Most characters in one intent.
+/// Most characters of one intent that are ranked; a longer intent is
+/// ranked on its first this many, and the answer says so.
 pub const MAX_INTENT_CHARS: usize = 500;
 
 /// The tools of one model request.
@@ -305,11 +308,17 @@ impl Discovery {
         if let Err(message) = check_intents(&intents) {
             return ToolResult::error(ToolErrorKind::InvalidArguments, message);
         }
+        // Long intents are ranked on a bounded prefix rather than refused.
+        let shortened: Vec<bool> = intents.iter().map(|i| bounded(i).is_some()).collect();
+        let intents: Vec<String> = intents
+            .into_iter()
+            .map(|intent| bounded(&intent).unwrap_or(intent))
+            .collect();
         let allowed = self.lock().get(cx.run_id()).and_then(|s| s.allowed.clone());
         let scope = SearchScope {
             registry: &self.registry,
             index: std::borrow::Cow::Borrowed(&self.index),
-            allowed: allowed.as_deref(),
+            allowed: allowed.as_deref().map(std::borrow::Cow::Borrowed),
         };
 
         // Exact names answer themselves; the rest go to the backend.
@@ -364,9 +373,16 @@ impl Discovery {
             .collect();
 
         let loading = self.disclose(cx.run_id(), &answers);
-        let text = describe(&answers, &loading, self.budget_tokens);
+        let text = describe(&answers, &shortened, &loading, self.budget_tokens);
+        let shortened: Vec<usize> = shortened
+            .iter()
+            .enumerate()
+            .filter(|(_, cut)| **cut)
+            .map(|(i, _)| i + 1)
+            .collect();
         let mut result = ToolResult::text(text).with_data(json!({
             "intents": answers,
+            "shortened_intents": shortened,
             "loaded": loading.loaded,
             "already_loaded": loading.already,
             "not_loaded": loading.not_loaded,
@@ -438,15 +454,20 @@ fn check_intents(intents: &[String]) -> Result<(), String> {
                 i + 1
             ));
         }
-        let chars = intent.chars().count();
-        if chars > MAX_INTENT_CHARS {
-            return Err(format!(
-                "intent {} is {chars} characters; keep each under {MAX_INTENT_CHARS}",
-                i + 1
-            ));
-        }
     }
     Ok(())
+}
+
+/// `intent` cut to its first [`MAX_INTENT_CHARS`] characters, at the last
+/// word boundary before them when there is one; `None` when it fits.
+fn bounded(intent: &str) -> Option<String> {
+    let (cut, _) = intent.char_indices().nth(MAX_INTENT_CHARS)?;
+    let head = &intent[..cut];
+    let at_word = head
+        .rfind(char::is_whitespace)
+        .filter(|&space| space > cut / 2)
+        .map_or(head, |space| &head[..space]);
+    Some(at_word.trim_end().to_owned())
 }
 
 fn exact_answer(intent: &str, scope: &SearchScope<'_>) -> Option<IntentAnswer> {
@@ -463,10 +484,18 @@ fn exact_answer(intent: &str, scope: &SearchScope<'_>) -> Option<IntentAnswer> {
 }
 
 /// The short text the model reads.
-fn describe(answers: &[IntentAnswer], loading: &Loading, budget: usize) -> String {
+fn describe(
+    answers: &[IntentAnswer],
+    shortened: &[bool],
+    loading: &Loading,
+    budget: usize,
+) -> String {
     let mut out = String::new();
     for (i, answer) in answers.iter().enumerate() {
         let _ = write!(out, "{}. \"{}\": ", i + 1, shorten(&answer.intent, 80));
+        if shortened.get(i).copied().unwrap_or(false) {
+            let _ = write!(out, "(ranked on its first {MAX_INTENT_CHARS} characters) ");
+        }
         match &answer.selected {
             Some(name) => {
                 let _ = write!(out, "selected `{name}`");

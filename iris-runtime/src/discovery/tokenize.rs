@@ -1,7 +1,13 @@
 //! Words for ranking: names split at `_`, `-`, `.`, `/` and camelCase humps,
 //! everything lowercased, stop words dropped (including the request
-//! boilerplate models write: "can you help me find ..."), and a light
-//! suffix stemmer so "renting", "rents" and "rent" meet.
+//! boilerplate models write: "can you help me find ..."), English words
+//! reduced to their Snowball stems so "discovered" and "discover" meet, and
+//! scripts written without spaces (Chinese, Japanese, Korean, Thai) indexed
+//! as overlapping character pairs, as Lucene's CJK analyzer does.
+
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
 
 /// Words that say nothing about which tool is wanted.
 const STOP_WORDS: &[&str] = &[
@@ -10,35 +16,17 @@ const STOP_WORDS: &[&str] = &[
     "can", "could", "did", "do", "does", "doing", "don", "down", "during", "each", "every", "few",
     "find", "for", "from", "further", "get", "give", "had", "has", "have", "having", "he", "help",
     "her", "here", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "know",
-    "let", "like", "make", "may", "me", "might", "more", "most", "must", "my", "need", "no", "nor",
-    "not", "now", "of", "on", "once", "only", "or", "other", "our", "out", "over", "own", "please",
-    "same", "shall", "she", "should", "show", "so", "some", "such", "tell", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
-    "under", "up", "use", "using", "very", "want", "was", "we", "were", "what", "when", "where",
-    "which", "who", "whom", "whose", "why", "will", "with", "without", "would", "you", "your",
-];
-
-/// Suffixes removed by the stemmer, longest first, with what replaces them.
-const SUFFIXES: &[(&str, &str)] = &[
-    ("ational", "ate"),
-    ("ization", "ize"),
-    ("ations", "ate"),
-    ("ation", "ate"),
-    ("sses", "ss"),
-    ("ments", "ment"),
-    ("edly", ""),
-    ("ness", ""),
-    ("ings", ""),
-    ("ies", "y"),
-    ("ing", ""),
-    ("ers", "er"),
-    ("ed", ""),
-    ("es", "e"),
-    ("s", ""),
+    "let", "like", "may", "me", "might", "more", "most", "must", "my", "need", "no", "nor", "not",
+    "now", "of", "on", "once", "only", "or", "other", "our", "out", "over", "own", "please",
+    "same", "shall", "she", "should", "so", "some", "such", "tell", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
+    "up", "use", "using", "very", "want", "was", "we", "were", "what", "when", "where", "which",
+    "who", "whom", "whose", "why", "will", "with", "without", "would", "you", "your",
 ];
 
 /// Calls `emit` with each indexable word of `text`, stemmed.
-pub(crate) fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
+#[cfg(test)]
+fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
     let mut stemmed = String::with_capacity(24);
     for_each_word(text, |word| {
         if term_of(word, &mut stemmed) {
@@ -47,12 +35,23 @@ pub(crate) fn for_each_term(text: &str, mut emit: impl FnMut(&str)) {
     });
 }
 
-/// Calls `emit` with each word of `text` of two or more characters,
-/// lowercased, before stop words and stemming.
+/// Calls `emit` with each word of `text`, lowercased, before stop words and
+/// stemming: runs of letters and digits of two or more characters, and the
+/// character pairs of runs in scripts written without spaces.
 pub(crate) fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
     let mut word = String::with_capacity(24);
+    let mut unspaced: Vec<char> = Vec::new();
     let mut previous_lower = false;
     for ch in text.chars() {
+        if !ch.is_ascii() && is_unspaced_script(ch) {
+            flush(&mut word, &mut emit);
+            unspaced.push(ch);
+            previous_lower = false;
+            continue;
+        }
+        if !unspaced.is_empty() {
+            flush_pairs(&mut unspaced, &mut word, &mut emit);
+        }
         if ch.is_alphanumeric() {
             // A lower-to-upper step is a camelCase boundary.
             if ch.is_uppercase() && previous_lower && !word.is_empty() {
@@ -69,7 +68,44 @@ pub(crate) fn for_each_word(text: &str, mut emit: impl FnMut(&str)) {
             flush(&mut word, &mut emit);
         }
     }
+    flush_pairs(&mut unspaced, &mut word, &mut emit);
     flush(&mut word, &mut emit);
+}
+
+/// Han, kana, Hangul and Thai: a request in them has no spaces between
+/// words, so a whole sentence would otherwise be one token.
+fn is_unspaced_script(ch: char) -> bool {
+    matches!(ch,
+        '\u{3040}'..='\u{30FF}'     // Hiragana, Katakana
+        | '\u{3400}'..='\u{4DBF}'   // CJK Extension A
+        | '\u{4E00}'..='\u{9FFF}'   // CJK Unified Ideographs
+        | '\u{F900}'..='\u{FAFF}'   // CJK Compatibility Ideographs
+        | '\u{AC00}'..='\u{D7AF}'   // Hangul syllables
+        | '\u{0E00}'..='\u{0E7F}'   // Thai
+        | '\u{20000}'..='\u{2FA1F}' // CJK Extensions B to F
+    )
+}
+
+/// Emits each overlapping pair of a run (the character itself when the
+/// run has one), then empties it.
+fn flush_pairs(run: &mut Vec<char>, buffer: &mut String, emit: &mut impl FnMut(&str)) {
+    match run.as_slice() {
+        [] => return,
+        [single] => {
+            buffer.clear();
+            buffer.push(*single);
+            emit(buffer);
+        }
+        chars => {
+            for pair in chars.windows(2) {
+                buffer.clear();
+                buffer.extend(pair);
+                emit(buffer);
+            }
+        }
+    }
+    buffer.clear();
+    run.clear();
 }
 
 fn flush(word: &mut String, emit: &mut impl FnMut(&str)) {
@@ -102,8 +138,7 @@ fn terms(text: &str) -> Vec<String> {
 fn is_stop_word(word: &str) -> bool {
     /// The longest stop word: longer words skip the lookup.
     const LONGEST: usize = 7;
-    static SET: std::sync::OnceLock<rustc_hash::FxHashSet<&'static str>> =
-        std::sync::OnceLock::new();
+    static SET: OnceLock<rustc_hash::FxHashSet<&'static str>> = OnceLock::new();
     if word.len() > LONGEST {
         return false;
     }
@@ -111,27 +146,17 @@ fn is_stop_word(word: &str) -> bool {
         .contains(word)
 }
 
-/// A light stemmer: one suffix off (keeping a stem of three letters or
-/// more), then a final `e` off longer stems so "rate" and "rating" meet.
+/// The Snowball English stem of an ASCII word; other words (numbers,
+/// identifiers with digits, other scripts) are kept as they are.
 fn stem_into(word: &str, out: &mut String) {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     out.clear();
-    out.push_str(word);
-    if word.bytes().any(|b| b.is_ascii_digit()) {
+    if !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        out.push_str(word);
         return;
     }
-    for (suffix, replacement) in SUFFIXES {
-        if let Some(stem) = word.strip_suffix(suffix)
-            && stem.chars().count() >= 3
-        {
-            out.clear();
-            out.push_str(stem);
-            out.push_str(replacement);
-            break;
-        }
-    }
-    if out.len() > 4 && out.ends_with('e') {
-        out.pop();
-    }
+    let stemmer = STEMMER.get_or_init(|| Stemmer::create(Algorithm::English));
+    out.push_str(&stemmer.stem(word));
 }
 
 #[cfg(test)]
@@ -153,6 +178,15 @@ mod tests {
         assert_eq!(terms("fs.read-file/v2"), ["fs", "read", "file", "v2"]);
         assert_eq!(terms("Can you help me find rentals?"), ["rental"]);
         assert_eq!(terms("rents"), terms("renting"));
+        assert_eq!(terms("discovered"), terms("discover"));
         assert_eq!(terms("HTTPServer"), ["httpserver"]);
+    }
+
+    #[test]
+    fn unspaced_scripts_become_character_pairs() {
+        assert_eq!(terms("天气预报"), ["天气", "气预", "预报"]);
+        assert_eq!(terms("北京 weather"), ["北京", "weather"]);
+        assert_eq!(terms("查weather"), ["查", "weather"]);
+        assert_eq!(terms("날씨를 알려줘"), ["날씨", "씨를", "알려", "려줘"]);
     }
 }

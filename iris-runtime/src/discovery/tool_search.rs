@@ -9,8 +9,9 @@ use super::Discovery;
 /// for each is selected and its schema is loaded for your next request.
 #[iris_macros::tool(crate = "::iris_core", read_only, concurrency_safe)]
 pub async fn tool_search(
-    /// What you need, one entry per separate need: 1 to 8 intents of at
-    /// most 500 characters, such as "convert a PDF to text".
+    /// What you need, one entry per separate need: 1 to 8 short intents,
+    /// such as "convert a PDF to text" (only the first 500 characters of
+    /// each are read).
     intents: Vec<String>,
     #[ctx] cx: &ToolContext,
     #[state] discovery: State<Discovery>,
