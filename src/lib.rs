@@ -17,7 +17,16 @@ pub use iris_core::{
 // parse and its body) and what generated code reaches for: public because
 // hand-written `DynTool`s and expansions name them, kept out of the docs.
 #[doc(hidden)]
-pub use iris_core::{__private, CallTraits, Endpoint, ParsedArgs, Proceed, Started};
+pub use iris_core::{CallTraits, Endpoint, ParsedArgs, Proceed, Started};
+
+/// What generated code reaches for. Not a public API: anything here may
+/// change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use iris_core::__private::*;
+    #[cfg(feature = "assembly")]
+    pub use iris_runtime::assembly::__private::*;
+}
 
 /// Turns a function into an LLM tool.
 ///
@@ -215,6 +224,70 @@ pub use iris_macros::toolbox;
 /// The runtime: registry, executor, permissions, hooks and observers.
 #[cfg(feature = "runtime")]
 pub use iris_runtime as runtime;
+
+/// Agents assembled from a YAML file (feature `assembly`); see
+/// [`assembly::Agent::from_path`].
+#[cfg(feature = "assembly")]
+pub use iris_runtime::assembly;
+
+/// Turns a function into a hook factory that an agent file names
+/// (feature `assembly`).
+///
+/// The function is called once, while the agent is assembled, with the
+/// options the file gives; its parameters (or one `#[args]` struct) make the
+/// options, parsed like a tool's arguments (unknown options refused, doc
+/// comments in the schema). It returns the [`Hook`] it makes. `fn
+/// create_feedback` becomes `struct CreateFeedback`, which implements
+/// [`assembly::HookFactory`] and is in the link-time catalog under
+/// `create_feedback` and its module path.
+///
+/// ```
+/// use iris::{AfterAnswer, Hook, HookInput};
+///
+/// /// Adds a sentence after a tool's result.
+/// #[iris::hook_factory]
+/// fn create_feedback(
+///     /// The sentence to add.
+///     text: String,
+/// ) -> Hook {
+///     Hook::after(move |_input: &HookInput| AfterAnswer::Feedback(text.clone()))
+/// }
+///
+/// use iris::assembly::HookFactory as _;
+/// let hook = CreateFeedback.build(&serde_json::json!({"text": "Checked."}));
+/// assert!(hook.is_ok());
+/// let wrong = CreateFeedback.build(&serde_json::json!({"txt": "Checked."})).unwrap_err();
+/// assert!(wrong.message().contains("unknown field `txt`"));
+/// ```
+///
+/// Keys: `name = "..."` (the name configuration uses), `crate = "..."`.
+#[cfg(feature = "assembly")]
+pub use iris_macros::hook_factory;
+
+/// Turns a function into a middleware factory that an agent file names
+/// (feature `assembly`), as [`hook_factory`] does for hooks: it returns the
+/// middleware it makes (a type implementing [`Middleware`], such as one
+/// `#[iris::middleware]` wrote).
+///
+/// ```
+/// use iris::{MiddlewareError, Next, ToolCall, ToolResult};
+///
+/// /// Adds how long the rest of the stack took to the result's stats.
+/// #[iris::middleware]
+/// async fn timing(call: ToolCall, next: Next<'_>) -> Result<ToolResult, MiddlewareError> {
+///     let started = std::time::Instant::now();
+///     let result = next.run(call).await?;
+///     Ok(result.with_stat("wrapped_seconds", started.elapsed().as_secs_f64()))
+/// }
+///
+/// /// Times every call.
+/// #[iris::middleware_factory]
+/// fn create_timing() -> Timing {
+///     Timing
+/// }
+/// ```
+#[cfg(feature = "assembly")]
+pub use iris_macros::middleware_factory;
 
 #[cfg(feature = "runtime")]
 pub use iris_runtime::{

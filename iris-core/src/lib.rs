@@ -41,6 +41,8 @@
 
 mod call;
 mod capability;
+#[cfg(feature = "catalog")]
+pub mod catalog;
 mod constraints;
 mod content;
 mod context;

@@ -30,6 +30,24 @@ pub use crate::result::ToolResult;
 pub use crate::tool::{BoxFuture, DynTool, Tool, ToolBody};
 pub use crate::toolbox::Toolbox;
 
+#[cfg(feature = "catalog")]
+pub use crate::__iris_catalog_tool as catalog_tool;
+#[cfg(feature = "catalog")]
+pub use crate::catalog::CatalogTool;
+#[cfg(feature = "catalog")]
+pub use ::inventory;
+
+/// Without the catalog, a `#[tool]` registers nothing at link time (and
+/// costs nothing more to compile).
+#[cfg(not(feature = "catalog"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __iris_no_catalog_tool {
+    ($($tokens:tt)*) => {};
+}
+#[cfg(not(feature = "catalog"))]
+pub use crate::__iris_no_catalog_tool as catalog_tool;
+
 use crate::capability::Capabilities;
 use crate::definition::{Exposure, ResultPolicy};
 use crate::into_result::{error_result, serialized_result};

@@ -1,4 +1,5 @@
-//! The `#[tool]` and `#[middleware]` attribute macros of Iris.
+//! The `#[tool]`, `#[middleware]`, `#[toolbox]` and factory attribute
+//! macros of Iris.
 //!
 //! Use them through the `iris` crate (`#[iris::tool]`), which documents every
 //! key and shows the code they write; this crate holds only the expansions.
@@ -6,6 +7,7 @@
 mod attrs;
 mod docs;
 mod errors;
+mod factory;
 mod fallback;
 mod middleware;
 mod paths;
@@ -32,4 +34,18 @@ pub fn middleware(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
     toolbox::expand(attr.into(), item.into()).into()
+}
+
+/// Turns a function into a hook factory that configuration names. See
+/// `iris::hook_factory`.
+#[proc_macro_attribute]
+pub fn hook_factory(attr: TokenStream, item: TokenStream) -> TokenStream {
+    factory::expand(factory::Kind::Hook, attr.into(), item.into()).into()
+}
+
+/// Turns a function into a middleware factory that configuration names. See
+/// `iris::middleware_factory`.
+#[proc_macro_attribute]
+pub fn middleware_factory(attr: TokenStream, item: TokenStream) -> TokenStream {
+    factory::expand(factory::Kind::Middleware, attr.into(), item.into()).into()
 }

@@ -14,6 +14,8 @@
 //! `iris::runtime` and its main types at the top level.
 
 pub mod artifacts;
+#[cfg(feature = "assembly")]
+pub mod assembly;
 #[cfg(feature = "discovery")]
 pub mod discovery;
 mod error;

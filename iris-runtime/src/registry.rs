@@ -9,7 +9,6 @@ use iris_core::{
     ToolBody, ToolContext, ToolDefinition, ToolName, ToolSpec, Toolbox,
 };
 
-use crate::discovery::TOOL_SEARCH;
 use crate::error::RuntimeError;
 
 /// Owns the tools and resolves names and aliases to them.
@@ -98,13 +97,19 @@ impl ToolRegistry {
     pub fn register_dyn(&mut self, tool: Arc<dyn DynTool>) -> Result<&mut Self, RuntimeError> {
         let definition = tool.definition_dyn();
         let names = std::iter::once(definition.name()).chain(definition.aliases());
-        let builtin_search = DynTool::rust_item(&crate::discovery::ToolSearch);
-        if names.clone().any(|n| n.as_str() == TOOL_SEARCH) && tool.rust_item() != builtin_search {
-            return Err(RuntimeError::ReservedToolName {
-                name: TOOL_SEARCH,
-                tool: definition.name().clone(),
-                item: tool.rust_item(),
-            });
+        #[cfg(feature = "discovery")]
+        {
+            use crate::discovery::TOOL_SEARCH;
+            let builtin_search = DynTool::rust_item(&crate::discovery::ToolSearch);
+            if names.clone().any(|n| n.as_str() == TOOL_SEARCH)
+                && tool.rust_item() != builtin_search
+            {
+                return Err(RuntimeError::ReservedToolName {
+                    name: TOOL_SEARCH,
+                    tool: definition.name().clone(),
+                    item: tool.rust_item(),
+                });
+            }
         }
         for name in names.clone() {
             if let Some(&index) = self.by_name.get(name.as_str()) {

@@ -21,6 +21,8 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
         tool.name.value
     );
     let tool_impl = tool_impl(tool, &p, struct_ident, &TokenStream::new());
+    let name = &tool.name.value;
+    let function = syn::ext::IdentExt::unraw(&tool.fn_ident).to_string();
     quote! {
         // Tool arguments arrive owned, parsed from JSON, so taking them by
         // value is the design rather than an oversight.
@@ -36,6 +38,8 @@ pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {
             use __iris::{ViaIntoToolResult as _, ViaSerializeOk as _};
 
             #tool_impl
+
+            __iris::catalog_tool!(#struct_ident, #name, #function);
         };
     }
 }

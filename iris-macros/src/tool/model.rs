@@ -417,7 +417,7 @@ fn params(item: &FnItem, site: Site, errors: &mut Errors) -> Vec<Param> {
 /// A `Patch<T>` parameter is optional as an `Option<T>` one is (serde
 /// defaults that by its name alone): a left-out property must reach it as
 /// `Patch::Keep`, not as a "missing field" error.
-fn default_patch(ty: &syn::Type, attrs: &mut Vec<Attribute>) {
+pub(crate) fn default_patch(ty: &syn::Type, attrs: &mut Vec<Attribute>) {
     let is_patch = matches!(ty, syn::Type::Path(path) if path.qself.is_none()
         && path.path.segments.last().is_some_and(|last| last.ident == "Patch"
             && matches!(last.arguments, syn::PathArguments::AngleBracketed(_))));

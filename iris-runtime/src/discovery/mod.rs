@@ -151,6 +151,12 @@ impl DiscoveryBuilder {
         self
     }
 
+    /// Uses a backend that is already shared.
+    pub fn backend_shared(mut self, backend: Arc<dyn SearchBackend>) -> Self {
+        self.backend = backend;
+        self
+    }
+
     /// Sets the tokens disclosed schemas may take per run
     /// (default [`DEFAULT_BUDGET_TOKENS`]).
     pub fn budget_tokens(mut self, tokens: usize) -> Self {

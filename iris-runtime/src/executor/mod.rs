@@ -394,6 +394,12 @@ impl ToolExecutorBuilder {
         self
     }
 
+    /// Adds a middleware that is already shared (as factories make them).
+    pub fn shared_middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
+        self.middleware.push(middleware);
+        self
+    }
+
     /// Adds an observer.
     pub fn observer(mut self, observer: impl RunEventObserver) -> Self {
         self.observers.add(Arc::new(observer));

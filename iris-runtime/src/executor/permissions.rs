@@ -49,7 +49,7 @@ pub trait PermissionPolicy: Send + Sync + 'static {
 }
 
 /// One rule of a [`RulePolicy`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     /// Run without asking.

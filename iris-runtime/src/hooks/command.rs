@@ -1,5 +1,6 @@
 //! Hooks that are external commands.
 
+use std::fmt;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -21,10 +22,25 @@ use super::{AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, HookFailure, HookI
 /// mark in the environment: children that left the group with `setsid`
 /// included. Elsewhere, and for a child that clears its environment, only
 /// the process group is reached.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CommandHook {
     argv: Vec<String>,
     timeout: Duration,
+    env: Vec<(String, String)>,
+    cwd: Option<std::path::PathBuf>,
+}
+
+/// The variables' values stay out: they are often secrets.
+impl fmt::Debug for CommandHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: Vec<&str> = self.env.iter().map(|(key, _)| key.as_str()).collect();
+        f.debug_struct("CommandHook")
+            .field("argv", &self.argv)
+            .field("timeout", &self.timeout)
+            .field("env", &env)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
 }
 
 impl CommandHook {
@@ -49,7 +65,24 @@ impl CommandHook {
         Ok(Self {
             argv,
             timeout: Self::DEFAULT_TIMEOUT,
+            env: Vec::new(),
+            cwd: None,
         })
+    }
+
+    /// Sets an environment variable for the command (the rest of the
+    /// host's environment is inherited).
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Runs the command in `dir` instead of the host's working directory.
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
     }
 
     /// Sets the deadline.
@@ -70,6 +103,10 @@ impl CommandHook {
         })?;
         let token = crate::temp_name::temp_name("hook");
         let mut command = Command::new(&self.argv[0]);
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
         command
             .args(&self.argv[1..])
             // Inherited by everything the hook starts, even what leaves its

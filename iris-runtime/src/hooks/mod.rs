@@ -74,7 +74,7 @@ pub use handler::{AfterHook, BeforeHook, Hook, IntoHook, RunHook};
 pub use handler::{AnswerLater, AnswerNow, ByFn, ByTrait, ErasedHook, HookFn, HookReturn};
 
 /// The events hooks attach to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum HookEvent {
     /// A run began.
     #[serde(rename = "run.started")]

@@ -1,0 +1,242 @@
+//! The functions and factories an agent file may name: everything in the
+//! link-time catalog, or an explicit list.
+
+use std::sync::Arc;
+
+use iris_core::{DynTool, Tool};
+
+use super::factory::{
+    HookFactory, MiddlewareFactory, catalog_hook_factories, catalog_middleware_factories,
+};
+
+/// One nameable thing: its name, its path, and the thing.
+pub(crate) struct Entry<T: ?Sized> {
+    pub(crate) name: String,
+    pub(crate) path: String,
+    pub(crate) item: Arc<T>,
+}
+
+impl<T: ?Sized> Clone for Entry<T> {
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            path: self.path.clone(),
+            item: Arc::clone(&self.item),
+        }
+    }
+}
+
+/// What an agent file can name: `#[tool]` functions, hook factories and
+/// middleware factories, each by its name and by its module path.
+///
+/// [`Assembly::from_catalog`] takes everything the program links;
+/// [`Assembly::builder`] lists them by hand, for hosts that want no
+/// link-time collection.
+#[derive(Clone, Default)]
+pub struct Assembly {
+    pub(crate) tools: Vec<Entry<dyn DynTool>>,
+    pub(crate) hook_factories: Vec<Entry<dyn HookFactory>>,
+    pub(crate) middleware_factories: Vec<Entry<dyn MiddlewareFactory>>,
+}
+
+impl std::fmt::Debug for Assembly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = |entries: &[String]| entries.join(", ");
+        f.debug_struct("Assembly")
+            .field(
+                "tools",
+                &names(
+                    &self
+                        .tools
+                        .iter()
+                        .map(|e| e.path.clone())
+                        .collect::<Vec<_>>(),
+                ),
+            )
+            .field(
+                "hook_factories",
+                &names(
+                    &self
+                        .hook_factories
+                        .iter()
+                        .map(|e| e.path.clone())
+                        .collect::<Vec<_>>(),
+                ),
+            )
+            .field(
+                "middleware_factories",
+                &names(
+                    &self
+                        .middleware_factories
+                        .iter()
+                        .map(|e| e.path.clone())
+                        .collect::<Vec<_>>(),
+                ),
+            )
+            .finish()
+    }
+}
+
+impl Assembly {
+    /// Every `#[tool]` function and factory linked into the program.
+    #[must_use]
+    pub fn from_catalog() -> Self {
+        let mut assembly = Self::default();
+        for tool in iris_core::catalog::tools() {
+            assembly.tools.push(Entry {
+                name: tool.name().to_owned(),
+                path: tool.path().to_owned(),
+                item: tool.tool(),
+            });
+        }
+        for entry in catalog_hook_factories() {
+            assembly.hook_factories.push(Entry {
+                name: entry.factory.name().to_owned(),
+                path: entry.path.to_owned(),
+                item: Arc::new(StaticHookFactory(entry.factory)),
+            });
+        }
+        for entry in catalog_middleware_factories() {
+            assembly.middleware_factories.push(Entry {
+                name: entry.factory.name().to_owned(),
+                path: entry.path.to_owned(),
+                item: Arc::new(StaticMiddlewareFactory(entry.factory)),
+            });
+        }
+        // The linker's order is not the source's: sort for stable errors.
+        assembly.tools.sort_by(|a, b| a.path.cmp(&b.path));
+        assembly.hook_factories.sort_by(|a, b| a.path.cmp(&b.path));
+        assembly
+            .middleware_factories
+            .sort_by(|a, b| a.path.cmp(&b.path));
+        assembly
+    }
+
+    /// An empty list to fill by hand.
+    pub fn builder() -> AssemblyBuilder {
+        AssemblyBuilder {
+            assembly: Self::default(),
+        }
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&Entry<dyn DynTool>> {
+        find(&self.tools, name)
+    }
+
+    pub(crate) fn hook_factory(&self, name: &str) -> Option<&Entry<dyn HookFactory>> {
+        find(&self.hook_factories, name)
+    }
+
+    pub(crate) fn middleware_factory(&self, name: &str) -> Option<&Entry<dyn MiddlewareFactory>> {
+        find(&self.middleware_factories, name)
+    }
+}
+
+/// By name first, then by path; a name two functions share resolves to
+/// neither (the path tells them apart).
+fn find<'a, T: ?Sized>(entries: &'a [Entry<T>], wanted: &str) -> Option<&'a Entry<T>> {
+    let mut by_name = entries.iter().filter(|e| e.name == wanted);
+    if let Some(first) = by_name.next() {
+        return by_name.next().is_none().then_some(first);
+    }
+    entries.iter().find(|e| e.path == wanted)
+}
+
+/// Names that more than one entry answers to.
+pub(crate) fn shared_names<T: ?Sized>(entries: &[Entry<T>], wanted: &str) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| e.name == wanted)
+        .map(|e| e.path.clone())
+        .collect()
+}
+
+/// Builds an [`Assembly`] by hand.
+#[must_use]
+pub struct AssemblyBuilder {
+    assembly: Assembly,
+}
+
+impl AssemblyBuilder {
+    /// A tool, named as its definition says (and by its Rust path).
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        let tool: Arc<dyn DynTool> = Arc::new(tool);
+        self.assembly.tools.push(Entry {
+            name: tool.definition_dyn().name().to_string(),
+            path: tool.rust_item().to_owned(),
+            item: tool,
+        });
+        self
+    }
+
+    /// A hook factory under `name`.
+    pub fn hook_factory(mut self, name: impl Into<String>, factory: impl HookFactory) -> Self {
+        let name = name.into();
+        self.assembly.hook_factories.push(Entry {
+            path: name.clone(),
+            name,
+            item: Arc::new(factory),
+        });
+        self
+    }
+
+    /// A middleware factory under `name`.
+    pub fn middleware_factory(
+        mut self,
+        name: impl Into<String>,
+        factory: impl MiddlewareFactory,
+    ) -> Self {
+        let name = name.into();
+        self.assembly.middleware_factories.push(Entry {
+            path: name.clone(),
+            name,
+            item: Arc::new(factory),
+        });
+        self
+    }
+
+    /// The finished list.
+    #[must_use]
+    pub fn build(self) -> Assembly {
+        self.assembly
+    }
+}
+
+/// A catalog factory behind an `Arc`, like one given by hand.
+struct StaticHookFactory(&'static dyn HookFactory);
+
+impl HookFactory for StaticHookFactory {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn options_schema(&self) -> serde_json::Value {
+        self.0.options_schema()
+    }
+
+    fn build(
+        &self,
+        options: &serde_json::Value,
+    ) -> Result<crate::hooks::Hook, iris_core::ArgumentError> {
+        self.0.build(options)
+    }
+}
+
+struct StaticMiddlewareFactory(&'static dyn MiddlewareFactory);
+
+impl MiddlewareFactory for StaticMiddlewareFactory {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn options_schema(&self) -> serde_json::Value {
+        self.0.options_schema()
+    }
+
+    fn build(
+        &self,
+        options: &serde_json::Value,
+    ) -> Result<Arc<dyn iris_core::Middleware>, iris_core::ArgumentError> {
+        self.0.build(options)
+    }
+}
