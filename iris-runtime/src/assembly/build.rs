@@ -40,8 +40,9 @@ pub(crate) fn assemble(
     {
         require_variable(variable, "model.api_key_env", &mut issues);
     }
-    if !file.tools.mcp.is_empty() {
-        issues.whole(
+    if let Some(mcp) = &file.tools.mcp {
+        issues.at(
+            mcp.referenced,
             "tools.mcp",
             "MCP servers are not available in this build of Iris; remove `tools.mcp`",
         );
@@ -335,7 +336,7 @@ fn hooks(
             continue;
         };
         let mut registration = HookRegistration::new(section.name.clone(), section.event, hook);
-        if let Some(timeout) = section.timeout.or(section.handler.timeout) {
+        if let Some(timeout) = section.timeout.or(section.handler.value.timeout) {
             registration = registration.timeout(timeout.0);
         }
         if filter_ok && !section.tools.is_empty() && !run_event {
@@ -353,18 +354,21 @@ fn handler(
     base: &Path,
     issues: &mut Issues,
 ) -> Option<Hook> {
-    let handler = &section.handler;
+    let handler = &section.handler.value;
+    let place = section.handler.referenced;
     let at = format!("{key}.handler");
     match handler.kind {
         HandlerKind::Factory => {
             if handler.command.is_some() || !handler.env.is_empty() || handler.cwd.is_some() {
-                issues.whole(
+                issues.at(
+                    place,
                     at.clone(),
                     "`command`, `env` and `cwd` belong to `type: command`; a factory hook takes `factory` and `options`",
                 );
             }
             let Some(factory) = &handler.factory else {
-                issues.whole(
+                issues.at(
+                    place,
                     at,
                     "`type: factory` needs `factory`: the name of a `#[hook_factory]` function",
                 );
@@ -389,36 +393,53 @@ fn handler(
             };
             let options = handler.options.clone().unwrap_or(serde_json::Value::Null);
             match entry.item.build(&options) {
-                Ok(hook) => Some(hook),
+                Ok(hook) if hook.answers_event(section.event) => Some(hook),
+                Ok(hook) => {
+                    issues.at(
+                        factory.referenced,
+                        format!("{key}.event"),
+                        format!(
+                            "hook factory `{}` makes a hook that answers {}, but this hook is for `{}`; change `event`, or use a factory for `{}`",
+                            entry.name,
+                            hook.answers(),
+                            section.event,
+                            section.event
+                        ),
+                    );
+                    None
+                }
                 Err(err) => {
                     issues.at(
                         factory.referenced,
                         option_key(&at, err.path()),
-                        format!("hook factory `{}`: {}", entry.name, err.message()),
+                        format!("hook factory `{}`: {}", entry.name, option_message(err.message())),
                     );
                     None
                 }
             }
         }
-        HandlerKind::Command => command_hook(section, handler, &at, base, issues),
+        HandlerKind::Command => command_hook(section, handler, place, &at, base, issues),
     }
 }
 
 fn command_hook(
     section: &HookSection,
     handler: &HandlerSection,
+    place: Location,
     at: &str,
     base: &Path,
     issues: &mut Issues,
 ) -> Option<Hook> {
     if handler.factory.is_some() || handler.options.is_some() {
-        issues.whole(
+        issues.at(
+            place,
             at,
             "`factory` and `options` belong to `type: factory`; a command hook takes `command`, `env`, `cwd` and `timeout`",
         );
     }
     let Some(argv) = handler.command.as_ref().filter(|argv| !argv.is_empty()) else {
-        issues.whole(
+        issues.at(
+            place,
             format!("{at}.command"),
             "`type: command` needs `command`: the program and its arguments, such as `[\"./hooks/audit.sh\"]`",
         );
@@ -427,14 +448,15 @@ fn command_hook(
     let mut hook = match CommandHook::new(&section.name, argv.iter().cloned()) {
         Ok(hook) => hook,
         Err(err) => {
-            issues.whole(format!("{at}.command"), err.to_string());
+            issues.at(place, format!("{at}.command"), err.to_string());
             return None;
         }
     };
     for (name, value) in &handler.env {
-        match expand_variables(value) {
-            Ok(value) => hook = hook.env(name, value),
-            Err(variable) => issues.whole(
+        match expand_variables(&value.value) {
+            Ok(expanded) => hook = hook.env(name, expanded),
+            Err(variable) => issues.at(
+                value.referenced,
                 format!("{at}.env.{name}"),
                 format!(
                     "environment variable `{variable}` is not set; set it before starting the agent"
@@ -472,6 +494,11 @@ fn expand_variables(value: &str) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// A factory's parse error in the words of options.
+fn option_message(message: &str) -> String {
+    super::parse::reworded_as(message, "option").unwrap_or_else(|| message.to_owned())
 }
 
 /// `hooks[0].handler.options.text` from the option path `$.text`.
@@ -512,7 +539,7 @@ fn middleware(
             Err(err) => issues.at(
                 factory.referenced,
                 option_key(&at, err.path()),
-                format!("middleware factory `{}`: {}", found.name, err.message()),
+                format!("middleware factory `{}`: {}", found.name, option_message(err.message())),
             ),
         }
     }

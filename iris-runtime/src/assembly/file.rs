@@ -104,7 +104,8 @@ pub struct ToolsSection {
     pub functions: Vec<Named>,
     /// MCP servers whose tools the agent has (feature `mcp`).
     #[serde(default)]
-    pub mcp: Vec<Value>,
+    #[schemars(with = "Option<Vec<Value>>")]
+    pub mcp: Option<Spanned<Vec<Value>>>,
     /// Tools kept out of requests until `tool_search` finds them, by
     /// model-facing name.
     #[serde(default)]
@@ -126,7 +127,8 @@ pub struct HookSection {
     #[schemars(with = "Vec<String>")]
     pub tools: Vec<Named>,
     /// What runs.
-    pub handler: HandlerSection,
+    #[schemars(with = "HandlerSection")]
+    pub handler: Spanned<HandlerSection>,
     /// The hook's deadline, such as `5s` (30 seconds when left out).
     #[serde(default)]
     pub timeout: Option<Seconds>,
@@ -152,7 +154,8 @@ pub struct HandlerSection {
     /// Extra environment variables of the command; `${NAME}` takes a
     /// variable of the host's environment, which must be set.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub env: BTreeMap<String, Spanned<String>>,
     /// The command's working directory, relative to this file.
     #[serde(default)]
     pub cwd: Option<String>,

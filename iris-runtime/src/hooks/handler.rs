@@ -271,6 +271,12 @@ impl Hook {
         }
     }
 
+    /// Whether this hook can answer `event`.
+    #[must_use]
+    pub fn answers_event(&self, event: HookEvent) -> bool {
+        self.for_event(event).is_some()
+    }
+
     /// The handler for `event`, or `None` when this hook cannot answer it.
     pub(crate) fn for_event(&self, event: HookEvent) -> Option<Handler> {
         Some(match (&self.kind, event) {

@@ -7,6 +7,7 @@ mod files;
 #[path = "../../support/mod.rs"]
 mod support;
 
+mod assembly;
 mod error_paths;
 mod fs_edit_props;
 mod hostile_inputs;
