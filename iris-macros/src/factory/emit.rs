@@ -2,7 +2,8 @@
 //! impl on a unit struct, and the catalog entry.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned as _;
 
 use super::Kind;
 use super::model::{FactoryFn, Options};
@@ -17,18 +18,16 @@ pub(crate) fn emit(factory: &FactoryFn, item: &FnItem) -> TokenStream {
     let fn_ident = &factory.fn_ident;
     let name = &factory.name;
     let function = syn::ext::IdentExt::unraw(fn_ident).to_string();
-    let (trait_name, made, catalog, wrap) = match factory.kind {
+    let (trait_name, made, catalog) = match factory.kind {
         Kind::Hook => (
             quote!(HookFactory),
             quote!(__iris::Hook),
             quote!(catalog_hook_factory),
-            quote!(::core::convert::Into::<__iris::Hook>::into),
         ),
         Kind::Middleware => (
             quote!(MiddlewareFactory),
             quote!(__iris::Arc<dyn __iris::Middleware>),
             quote!(catalog_middleware_factory),
-            quote!(__iris::arc_middleware),
         ),
     };
     let struct_doc = format!(
@@ -36,6 +35,16 @@ pub(crate) fn emit(factory: &FactoryFn, item: &FnItem) -> TokenStream {
         factory.kind.made(),
         factory.kind.attribute()
     );
+    // A return type that is not what the factory must make is reported on
+    // the type.
+    let span = factory
+        .output
+        .as_ref()
+        .map_or_else(proc_macro2::Span::call_site, |ty| ty.span());
+    let wrap = match factory.kind {
+        Kind::Hook => quote_spanned!(span=> ::core::convert::Into::<__iris::Hook>::into),
+        Kind::Middleware => quote_spanned!(span=> __iris::arc_middleware),
+    };
     let (options_ty, options_struct, build_body) = match &factory.options {
         Options::Struct(ty) => (
             quote!(#ty),

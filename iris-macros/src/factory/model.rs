@@ -33,6 +33,8 @@ pub(crate) struct FactoryFn {
     pub(crate) name: String,
     pub(crate) root: Option<syn::Path>,
     pub(crate) options: Options,
+    /// The return type, where a wrong one is reported.
+    pub(crate) output: Option<Box<Type>>,
 }
 
 impl FactoryFn {
@@ -59,6 +61,10 @@ impl FactoryFn {
             fn_ident,
             root: None,
             options: Options::Fields(Vec::new()),
+            output: match &item.sig.output {
+                ReturnType::Default => None,
+                ReturnType::Type(_, ty) => Some(ty.clone()),
+            },
         };
         for arg in &args {
             factory.apply_key(arg, &mut errors);
@@ -111,10 +117,10 @@ fn check_signature(kind: Kind, item: &FnItem, errors: &mut Errors) {
         );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.at(
-            sig.generics.span(),
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
             "a factory cannot be generic; configuration calls it by name, so its options need concrete types",
-        );
+        ));
     }
     if let syn::Safety::Unsafe(token) = &sig.safety {
         errors.at(
@@ -166,17 +172,17 @@ fn options(kind: Kind, item: &FnItem, errors: &mut Errors) -> Options {
         if let Some(marker) = param.attrs.iter().find(|a| is_marker(a)) {
             if marker.path().is_ident("args") {
                 if args_struct.is_some() {
-                    errors.at(
-                        marker.span(),
+                    errors.push(syn::Error::new_spanned(
+                        marker,
                         "a factory takes at most one `#[args]` struct; put every option in it",
-                    );
+                    ));
                 }
                 args_struct = Some((*param.ty).clone());
             } else {
-                errors.at(
-                    marker.span(),
+                errors.push(syn::Error::new_spanned(
+                    marker,
                     format!("a factory runs before any call, so it has no call context: take what the {} needs as an option, or let the {} read the context when it runs", kind.made(), kind.made()),
-                );
+                ));
             }
             continue;
         }
@@ -190,14 +196,14 @@ fn options(kind: Kind, item: &FnItem, errors: &mut Errors) -> Options {
         let ident = pat.ident.clone();
         let ty = (*param.ty).clone();
         match &ty {
-            Type::Reference(_) => errors.at(
-                ty.span(),
+            Type::Reference(_) => errors.push(syn::Error::new_spanned(
+                &ty,
                 "a factory option must be an owned type, since options are parsed from configuration; use `String` instead of `&str`",
-            ),
-            Type::ImplTrait(_) => errors.at(
-                ty.span(),
+            )),
+            Type::ImplTrait(_) => errors.push(syn::Error::new_spanned(
+                &ty,
                 "a factory option cannot be `impl Trait`; its schema needs a concrete type",
-            ),
+            )),
             _ => {}
         }
         let mut attrs: Vec<Attribute> = param

@@ -412,7 +412,11 @@ fn handler(
                     issues.at(
                         factory.referenced,
                         option_key(&at, err.path()),
-                        format!("hook factory `{}`: {}", entry.name, option_message(err.message())),
+                        format!(
+                            "hook factory `{}`: {}",
+                            entry.name,
+                            option_message(err.message())
+                        ),
                     );
                     None
                 }
@@ -539,7 +543,11 @@ fn middleware(
             Err(err) => issues.at(
                 factory.referenced,
                 option_key(&at, err.path()),
-                format!("middleware factory `{}`: {}", found.name, option_message(err.message())),
+                format!(
+                    "middleware factory `{}`: {}",
+                    found.name,
+                    option_message(err.message())
+                ),
             ),
         }
     }

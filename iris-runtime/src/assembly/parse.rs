@@ -111,7 +111,10 @@ pub(crate) fn reworded_as(message: &str, what: &str) -> Option<String> {
     }
     if let Some(rest) = message.strip_prefix("unknown variant `") {
         let (value, rest) = rest.split_once('`')?;
-        let known: Vec<String> = expected_names(rest).iter().map(|n| format!("`{n}`")).collect();
+        let known: Vec<String> = expected_names(rest)
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect();
         return Some(format!("`{value}` is not one of {}", known.join(", ")));
     }
     if let Some(kind) = message.strip_prefix("invalid ")

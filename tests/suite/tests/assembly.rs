@@ -6,8 +6,7 @@ use std::path::Path;
 use iris::assembly::{Agent, Assembly, AssemblyError, HookFactory as _};
 use iris::serde_json::json;
 use iris::{
-    AfterAnswer, Hook, HookInput, MiddlewareError, Next, RunId, ToolCall, ToolResult,
-    ToolUseBlock,
+    AfterAnswer, Hook, HookInput, MiddlewareError, Next, RunId, ToolCall, ToolResult, ToolUseBlock,
 };
 
 /// Return twice an integer.
@@ -161,7 +160,10 @@ context_policy: { enabled: true, deferred_tools: true }
     let discovery = agent.discovery().expect("deferral needs discovery");
     let request = discovery.request(&agent.registry().view(), &RunId::new("r"));
     let offered: Vec<&str> = request.offered.iter().map(|n| n.as_str()).collect();
-    assert!(offered.contains(&"double") && !offered.contains(&"cube"), "{offered:?}");
+    assert!(
+        offered.contains(&"double") && !offered.contains(&"cube"),
+        "{offered:?}"
+    );
 
     let cx = agent
         .context_builder(dir.path(), RunId::new("r"))
@@ -171,7 +173,10 @@ context_policy: { enabled: true, deferred_tools: true }
     let executor = agent.executor();
     executor.start_run(&cx).await;
     let outcome = executor
-        .execute_one(ToolUseBlock::new("double-1", "double", json!({"value": 4})), &cx)
+        .execute_one(
+            ToolUseBlock::new("double-1", "double", json!({"value": 4})),
+            &cx,
+        )
         .await;
     let result = outcome.result().expect("read-only calls are allowed");
     let text = result.text_content();
@@ -181,7 +186,11 @@ context_policy: { enabled: true, deferred_tools: true }
     // `write_file` is allowed by its own rule, past the `write: ask` class rule.
     let written = executor
         .execute_one(
-            ToolUseBlock::new("w-1", "write_file", json!({"path": "out.txt", "content": "hi"})),
+            ToolUseBlock::new(
+                "w-1",
+                "write_file",
+                json!({"path": "out.txt", "content": "hi"}),
+            ),
             &cx,
         )
         .await;
@@ -219,14 +228,28 @@ hooks:
         .build();
     let read = agent
         .executor()
-        .execute_one(ToolUseBlock::new("r-1", "read_file", json!({"path": "notes.txt"})), &cx)
+        .execute_one(
+            ToolUseBlock::new("r-1", "read_file", json!({"path": "notes.txt"})),
+            &cx,
+        )
         .await;
-    assert!(read.result().expect("allowed").text_content().contains("Quote the file."));
+    assert!(
+        read.result()
+            .expect("allowed")
+            .text_content()
+            .contains("Quote the file.")
+    );
     let doubled = agent
         .executor()
         .execute_one(ToolUseBlock::new("s-1", "double", json!({"value": 3})), &cx)
         .await;
-    assert!(!doubled.result().expect("allowed").text_content().contains("Quote"));
+    assert!(
+        !doubled
+            .result()
+            .expect("allowed")
+            .text_content()
+            .contains("Quote")
+    );
 }
 
 /// A tool and a factory from another library crate of the workspace are
@@ -251,10 +274,17 @@ hooks:
         .build();
     let outcome = agent
         .executor()
-        .execute_one(ToolUseBlock::new("c-1", "reverse_text", json!({"text": "abc"})), &cx)
+        .execute_one(
+            ToolUseBlock::new("c-1", "reverse_text", json!({"text": "abc"})),
+            &cx,
+        )
         .await;
     let result = outcome.result().expect("denied by the hook, not held");
-    assert!(result.text_content().contains("read-only day"), "{}", result.text_content());
+    assert!(
+        result.text_content().contains("read-only day"),
+        "{}",
+        result.text_content()
+    );
 }
 
 /// Hosts that want no link-time collection list names by hand.
@@ -277,13 +307,20 @@ middleware: { tools: [ { factory: timing } ] }
     let err = assembly
         .parse("name: x\ntools: { functions: [cube] }\n", Path::new(ORIGIN))
         .expect_err("cube is not listed");
-    assert!(err.to_string().contains("no `#[tool]` function is named `cube`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("no `#[tool]` function is named `cube`"),
+        "{err}"
+    );
 }
 
 #[test]
 fn factory_options_are_typed_and_documented() {
     let schema = CreateFeedback.options_schema();
-    assert_eq!(schema["properties"]["text"]["description"], "The sentence to add.");
+    assert_eq!(
+        schema["properties"]["text"]["description"],
+        "The sentence to add."
+    );
     assert_eq!(schema["required"], json!(["text"]));
     let err = CreateFeedback
         .build(&json!({"text": 3}))
@@ -303,7 +340,9 @@ fn the_decision_path_is_relative_to_the_agent_file() {
     let missing = Agent::from_path(&agent).expect_err("no decision.yaml yet");
     let expected = dir.path().join("decision.yaml");
     assert!(
-        missing.to_string().contains(&expected.display().to_string()),
+        missing
+            .to_string()
+            .contains(&expected.display().to_string()),
         "{missing}"
     );
     write(
@@ -340,9 +379,9 @@ fn the_committed_schema_is_current() {
     let with_factories = Assembly::from_catalog().schema();
     let rules = &with_factories["$defs"]["HandlerSection"]["allOf"];
     assert!(
-        rules
-            .as_array()
-            .is_some_and(|r| r.iter().any(|rule| rule["if"]["properties"]["factory"]["const"] == "create_feedback")),
+        rules.as_array().is_some_and(|r| r
+            .iter()
+            .any(|rule| rule["if"]["properties"]["factory"]["const"] == "create_feedback")),
         "{rules}"
     );
 }
@@ -351,34 +390,98 @@ fn the_committed_schema_is_current() {
 #[test]
 fn error_messages() {
     let cases: &[(&str, &str)] = &[
-        ("unknown_top_key", "name: a\ntool: { functions: [double] }\n"),
+        (
+            "unknown_top_key",
+            "name: a\ntool: { functions: [double] }\n",
+        ),
         ("unknown_nested_key", "name: a\nlimits: { max_step: 3 }\n"),
         ("wrong_type", "name: a\nlimits: { max_steps: many }\n"),
         ("missing_name", "tools: { functions: [double] }\n"),
-        ("unknown_function", "name: a\ntools: { functions: [doubel] }\n"),
-        ("shared_function_name", "name: a\ntools: { functions: [ping] }\n"),
-        ("unknown_builtin", "name: a\ntools: { builtin: [file.reed] }\n"),
-        ("unknown_hook_factory", "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory, factory: create_fedback } } ]\n"),
-        ("unknown_factory_option", "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory, factory: create_feedback, options: { txt: hi } } } ]\n"),
-        ("wrong_factory_option", "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory, factory: create_feedback, options: { text: hi, times: lots } } } ]\n"),
-        ("factory_without_name", "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory } } ]\n"),
-        ("command_without_command", "name: a\nhooks: [ { name: h, event: tool.before, handler: { type: command } } ]\n"),
-        ("run_event_with_tools", "name: a\ntools: { functions: [double] }\nhooks: [ { name: h, event: run.started, tools: [double], handler: { type: factory, factory: create_run_log } } ]\n"),
-        ("builtin_key_in_hook_filter", "name: a\ntools: { builtin: [file.write] }\nhooks: [ { name: h, event: tool.before, tools: [file.write], handler: { type: command, command: [\"true\"] } } ]\n"),
-        ("event_mismatch", "name: a\nhooks: [ { name: h, event: tool.before, handler: { type: factory, factory: create_feedback, options: { text: x } } } ]\n"),
-        ("unknown_deferred", "name: a\ntools: { functions: [double], deferred: [cube] }\n"),
-        ("missing_variable", "name: a\nmodel: { provider: openai_chat, model: m, api_key_env: IRIS_ASSEMBLY_TEST_UNSET_KEY }\n"),
-        ("missing_variable_in_env", "name: a\nhooks: [ { name: h, event: tool.before, handler: { type: command, command: [\"true\"], env: { TOKEN: \"${IRIS_ASSEMBLY_TEST_UNSET_TOKEN}\" } } } ]\n"),
-        ("both_instructions", "name: a\ninstructions: hi\ninstructions_file: prompt.md\n"),
+        (
+            "unknown_function",
+            "name: a\ntools: { functions: [doubel] }\n",
+        ),
+        (
+            "shared_function_name",
+            "name: a\ntools: { functions: [ping] }\n",
+        ),
+        (
+            "unknown_builtin",
+            "name: a\ntools: { builtin: [file.reed] }\n",
+        ),
+        (
+            "unknown_hook_factory",
+            "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory, factory: create_fedback } } ]\n",
+        ),
+        (
+            "unknown_factory_option",
+            "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory, factory: create_feedback, options: { txt: hi } } } ]\n",
+        ),
+        (
+            "wrong_factory_option",
+            "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory, factory: create_feedback, options: { text: hi, times: lots } } } ]\n",
+        ),
+        (
+            "factory_without_name",
+            "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory } } ]\n",
+        ),
+        (
+            "command_without_command",
+            "name: a\nhooks: [ { name: h, event: tool.before, handler: { type: command } } ]\n",
+        ),
+        (
+            "run_event_with_tools",
+            "name: a\ntools: { functions: [double] }\nhooks: [ { name: h, event: run.started, tools: [double], handler: { type: factory, factory: create_run_log } } ]\n",
+        ),
+        (
+            "builtin_key_in_hook_filter",
+            "name: a\ntools: { builtin: [file.write] }\nhooks: [ { name: h, event: tool.before, tools: [file.write], handler: { type: command, command: [\"true\"] } } ]\n",
+        ),
+        (
+            "event_mismatch",
+            "name: a\nhooks: [ { name: h, event: tool.before, handler: { type: factory, factory: create_feedback, options: { text: x } } } ]\n",
+        ),
+        (
+            "unknown_deferred",
+            "name: a\ntools: { functions: [double], deferred: [cube] }\n",
+        ),
+        (
+            "missing_variable",
+            "name: a\nmodel: { provider: openai_chat, model: m, api_key_env: IRIS_ASSEMBLY_TEST_UNSET_KEY }\n",
+        ),
+        (
+            "missing_variable_in_env",
+            "name: a\nhooks: [ { name: h, event: tool.before, handler: { type: command, command: [\"true\"], env: { TOKEN: \"${IRIS_ASSEMBLY_TEST_UNSET_TOKEN}\" } } } ]\n",
+        ),
+        (
+            "both_instructions",
+            "name: a\ninstructions: hi\ninstructions_file: prompt.md\n",
+        ),
         ("mcp", "name: a\ntools: { mcp: [ { name: fs } ] }\n"),
-        ("unknown_middleware", "name: a\nmiddleware: { tools: [ { factory: create_timer } ] }\n"),
-        ("unknown_permission_tool", "name: a\ntools: { functions: [double] }\npermissions: { tools: { doubel: allow } }\n"),
+        (
+            "unknown_middleware",
+            "name: a\nmiddleware: { tools: [ { factory: create_timer } ] }\n",
+        ),
+        (
+            "unknown_permission_tool",
+            "name: a\ntools: { functions: [double] }\npermissions: { tools: { doubel: allow } }\n",
+        ),
         ("bad_rule", "name: a\npermissions: { write: maybe }\n"),
         ("bad_duration", "name: a\nlimits: { timeout: soon }\n"),
         ("duplicate_key", "name: a\nname: b\n"),
         ("not_yaml", "name: [a\n"),
-        ("deep_nesting", &format!("name: a\nhooks: [ {{ name: h, event: tool.after, handler: {{ type: factory, factory: create_feedback, options: {{ text: x, deep: {}1{} }} }} }} ]\n", "[".repeat(40), "]".repeat(40))),
-        ("several_at_once", "name: a\ntools: { functions: [doubel, cub], builtin: [file.reed] }\nhooks: [ { name: h, event: tool.after, tools: [nothing], handler: { type: factory, factory: create_feedback, options: { txt: x } } } ]\n"),
+        (
+            "deep_nesting",
+            &format!(
+                "name: a\nhooks: [ {{ name: h, event: tool.after, handler: {{ type: factory, factory: create_feedback, options: {{ text: x, deep: {}1{} }} }} }} ]\n",
+                "[".repeat(40),
+                "]".repeat(40)
+            ),
+        ),
+        (
+            "several_at_once",
+            "name: a\ntools: { functions: [doubel, cub], builtin: [file.reed] }\nhooks: [ { name: h, event: tool.after, tools: [nothing], handler: { type: factory, factory: create_feedback, options: { txt: x } } } ]\n",
+        ),
     ];
     for (name, yaml) in cases {
         insta::assert_snapshot!(format!("assembly_error_{name}"), error_of(yaml).to_string());
@@ -390,7 +493,10 @@ fn hostile_files_are_refused_in_bounded_time() {
     // A "billion laughs": each level doubles the one before.
     let mut laughs = String::from("a0: &a0 [\"lol\"]\n");
     for level in 1..40 {
-        laughs.push_str(&format!("a{level}: &a{level} [*a{p}, *a{p}]\n", p = level - 1));
+        laughs.push_str(&format!(
+            "a{level}: &a{level} [*a{p}, *a{p}]\n",
+            p = level - 1
+        ));
     }
     laughs.push_str("name: *a39\n");
     let err = error_of(&laughs).to_string();
@@ -443,8 +549,21 @@ mod properties {
     fn arb_json() -> impl Strategy<Value = iris::serde_json::Value> {
         use iris::serde_json::Value;
         let keys = prop::sample::select(vec![
-            "name", "tools", "functions", "hooks", "handler", "type", "factory", "options",
-            "event", "limits", "permissions", "middleware", "deferred", "builtin", "x",
+            "name",
+            "tools",
+            "functions",
+            "hooks",
+            "handler",
+            "type",
+            "factory",
+            "options",
+            "event",
+            "limits",
+            "permissions",
+            "middleware",
+            "deferred",
+            "builtin",
+            "x",
         ]);
         let leaf = prop_oneof![
             Just(Value::Null),

@@ -36,4 +36,6 @@ fn ui() {
     cases.compile_fail("tests/ui/hooks/fail/*.rs");
     cases.pass("tests/ui/toolbox/pass/*.rs");
     cases.compile_fail("tests/ui/toolbox/fail/*.rs");
+    cases.pass("tests/ui/factory/pass/*.rs");
+    cases.compile_fail("tests/ui/factory/fail/*.rs");
 }
