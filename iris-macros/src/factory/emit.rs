@@ -40,7 +40,7 @@ pub(crate) fn emit(factory: &FactoryFn, item: &FnItem) -> TokenStream {
     let span = factory
         .output
         .as_ref()
-        .map_or_else(proc_macro2::Span::call_site, |ty| ty.span());
+        .map_or_else(proc_macro2::Span::call_site, syn::spanned::Spanned::span);
     let wrap = match factory.kind {
         Kind::Hook => quote_spanned!(span=> ::core::convert::Into::<__iris::Hook>::into),
         Kind::Middleware => quote_spanned!(span=> __iris::arc_middleware),
