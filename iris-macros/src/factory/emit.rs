@@ -3,7 +3,6 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::spanned::Spanned as _;
 
 use super::Kind;
 use super::model::{FactoryFn, Options};
