@@ -1,6 +1,12 @@
 //! Agents assembled from YAML: every key, names found in the catalog across
 //! crates or listed by hand, and the exact text of every kind of error.
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails loudly on what it does not expect"
+)]
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use iris::assembly::{Agent, Assembly, AssemblyError, HookFactory as _};
@@ -159,7 +165,7 @@ context_policy: { enabled: true, deferred_tools: true }
     assert_eq!(cube.definition_dyn().exposure(), iris::Exposure::Deferred);
     let discovery = agent.discovery().expect("deferral needs discovery");
     let request = discovery.request(&agent.registry().view(), &RunId::new("r"));
-    let offered: Vec<&str> = request.offered.iter().map(|n| n.as_str()).collect();
+    let offered: Vec<&str> = request.offered.iter().map(iris::ToolName::as_str).collect();
     assert!(
         offered.contains(&"double") && !offered.contains(&"cube"),
         "{offered:?}"
@@ -493,10 +499,8 @@ fn hostile_files_are_refused_in_bounded_time() {
     // A "billion laughs": each level doubles the one before.
     let mut laughs = String::from("a0: &a0 [\"lol\"]\n");
     for level in 1..40 {
-        laughs.push_str(&format!(
-            "a{level}: &a{level} [*a{p}, *a{p}]\n",
-            p = level - 1
-        ));
+        let previous = level - 1;
+        let _ = writeln!(laughs, "a{level}: &a{level} [*a{previous}, *a{previous}]");
     }
     laughs.push_str("name: *a39\n");
     let err = error_of(&laughs).to_string();
@@ -568,7 +572,7 @@ mod properties {
         let leaf = prop_oneof![
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(|n| Value::from(n)),
+            any::<i64>().prop_map(Value::from),
             "[a-z._:]{0,12}".prop_map(Value::String),
         ];
         leaf.prop_recursive(4, 48, 6, move |inner| {
