@@ -25,7 +25,7 @@
 //! both tools in the first five.
 //!
 //! Options: `--limit N` evaluates the first N requests only;
-//! `--min-coverage X` and `--min-lead Y` try another selection rule;
+//! `--min-coverage X` and `--min-confidence Y` try another selection rule;
 //! `--failures N` prints N requests of the tuning half whose right tool was
 //! not ranked first (a sample every so many, to look for classes);
 //! `--calibrate` searches the rule with the most coverage at a precision of
@@ -106,11 +106,11 @@ fn options() -> Result<Options, Box<dyn Error>> {
             "--limit" => options.limit = value.parse()?,
             "--holdout" => options.holdout = value.parse::<usize>()?.max(2),
             "--min-coverage" => options.rule.min_coverage = value.parse()?,
-            "--min-lead" => options.rule.min_lead = value.parse()?,
+            "--min-confidence" => options.rule.min_confidence = value.parse()?,
             "--failures" => options.failures = value.parse()?,
             other => {
                 return Err(format!(
-                    "unknown option `{other}`; expected --data, --limit, --holdout, --min-coverage, --min-lead, --failures or --calibrate"
+                    "unknown option `{other}`; expected --data, --limit, --holdout, --min-coverage, --min-confidence, --failures or --calibrate"
                 )
                 .into());
             }
@@ -457,10 +457,10 @@ fn calibrate(eval: &Evaluation) {
     const PRECISION: f64 = 0.90;
     let mut best: Option<(f64, SelectionRule)> = None;
     for coverage_step in 0..=18 {
-        for lead_step in 0..=60 {
+        for confidence_step in 0..=80 {
             let rule = SelectionRule {
                 min_coverage: coverage_step as f32 * 0.05,
-                min_lead: 1.0 + lead_step as f32 * 0.05,
+                min_confidence: confidence_step as f32 * 0.01,
             };
             let (coverage, precision, _) = rule_figures(rule, &eval.seen[1], &eval.seen_orphans[1]);
             if precision >= PRECISION && best.is_none_or(|(c, _)| coverage > c) {
@@ -473,8 +473,8 @@ fn calibrate(eval: &Evaluation) {
         return;
     };
     println!(
-        "calibrated on the tuning half: min_coverage {:.2}, min_lead {:.2}",
-        rule.min_coverage, rule.min_lead
+        "calibrated on the tuning half: min_coverage {:.2}, min_confidence {:.2}",
+        rule.min_coverage, rule.min_confidence
     );
     for (h, half) in [(1, "tuning"), (0, "validation")] {
         let (coverage, precision, none) = rule_figures(rule, &eval.seen[h], &eval.seen_orphans[h]);
@@ -501,8 +501,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     let eval = evaluate(&catalog, &queries, &multi, &options)?;
     println!("data: {} ({} tools)", options.data.display(), catalog.len());
     println!(
-        "selection rule: min_coverage {:.2}, min_lead {:.2}",
-        options.rule.min_coverage, options.rule.min_lead
+        "selection rule: min_coverage {:.2}, min_confidence {:.2}",
+        options.rule.min_coverage, options.rule.min_confidence
     );
     println!(
         "| half | ranker | top-1 ranked | top-1 selected | coverage | precision | recall@5 | macro top-1 | none-rate | two-tool both in top 5 | requests |"

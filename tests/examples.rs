@@ -36,6 +36,23 @@ fn quickstart_shows_the_result_then_the_hook_feedback() {
     assert!(result < marker && marker < text, "{out}");
 }
 
+/// The quickstart's scene from YAML: `16`, then the factory hook's text from
+/// the file, then the timing middleware's figure.
+#[cfg(feature = "assembly")]
+#[test]
+fn extension_demo_assembles_the_quickstart_from_yaml() {
+    let out = run_example("extension_demo");
+    let result = out.find("16").expect("the square of 4");
+    let marker = out.find("[Hook feedback]").expect("the feedback marker");
+    let text = out
+        .find("A square is never negative")
+        .expect("the hook's text from the agent file");
+    let stats = out
+        .find("stats.wrapped_seconds: ")
+        .expect("the timing middleware's stat");
+    assert!(result < marker && marker < text && text < stats, "{out}");
+}
+
 #[test]
 fn middleware_adds_wrapped_seconds() {
     let out = run_example("middleware");
@@ -99,10 +116,12 @@ fn discovery_eval_reports_both_rankers() {
     assert!(output.status.success(), "{output:?}");
     let out = String::from_utf8(output.stdout).unwrap();
     for line in [
-        "plain BM25    top-1",
-        "iris local    top-1",
-        "none-rate on requests",
-        "two-tool requests",
+        "| tuning | plain BM25 |",
+        "| tuning | iris local |",
+        "| validation | plain BM25 |",
+        "| validation | iris local |",
+        "none-rate",
+        "two-tool both in top 5",
     ] {
         assert!(out.contains(line), "missing `{line}` in\n{out}");
     }

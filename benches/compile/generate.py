@@ -10,6 +10,8 @@
 - iris:       the same functions under `#[iris::tool]`, not registered;
 - registered: `iris`, plus one function registering all 100 in a
               `ToolRegistry` (what every user writes);
+- cataloged:  `iris` with the `assembly` feature: each tool enters the
+              link-time catalog that agent files name tools from;
 - toolbox:    the same 100 as `#[tool]` methods of one `#[iris::toolbox]`
               service, registered with `register_toolbox`;
 - rmcp:       the same 100 as `#[tool]` methods of an rmcp `#[tool_router]`
@@ -125,7 +127,7 @@ def write(path, text):
 
 def main():
     out, iris_path = sys.argv[1], os.path.abspath(sys.argv[2])
-    crates = ["plain", "derive", "dispatch", "iris", "registered", "toolbox", "rmcp"]
+    crates = ["plain", "derive", "dispatch", "iris", "registered", "cataloged", "toolbox", "rmcp"]
     members = ", ".join(f'"{c}"' for c in crates)
     write(f"{out}/Cargo.toml", f'[workspace]\nmembers = [{members}]\nresolver = "3"\n')
     serde_deps = 'serde = { version = "1", features = ["derive"] }\nschemars = "1"\n'
@@ -137,6 +139,7 @@ def main():
         "dispatch": serde_deps + 'serde_json = "1"\n',
         "iris": iris_macros,
         "registered": iris_full,
+        "cataloged": f'iris = {{ path = "{iris_path}", features = ["assembly"] }}\n',
         "toolbox": iris_full,
         "rmcp": serde_deps
         + 'rmcp = { version = "3.11", default-features = false, features = ["server", "macros"] }\n',
@@ -156,7 +159,7 @@ def main():
             items = [derive(i, p) for i, p in enumerate(shapes)]
             if name == "dispatch":
                 items.append(dispatch_fns(shapes))
-        elif name in ("iris", "registered"):
+        elif name in ("iris", "registered", "cataloged"):
             items = [iris(i, p) for i, p in enumerate(shapes)]
             if name == "registered":
                 items.append(registry_fn())

@@ -17,10 +17,14 @@ cp "$root/Cargo.lock" Cargo.lock
 export CARGO_TARGET_DIR="$work/target"
 export CARGO_TERM_QUIET=true
 
-crates=(plain derive dispatch iris registered toolbox rmcp)
+crates=(plain derive dispatch iris registered cataloged toolbox rmcp)
 
-# Dependencies are built once; only the generated crates are timed.
-cargo build --workspace >/dev/null 2>&1 || cargo build --workspace
+# Dependencies are built once, for each crate on its own (their feature sets
+# differ: building them together would unify them); only the generated
+# crates are timed.
+for crate in "${crates[@]}"; do
+  cargo build -p "bench-$crate" >/dev/null 2>&1 || cargo build -p "bench-$crate"
+done
 
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }
@@ -73,5 +77,6 @@ print(f"registered / dispatch: {ratio('registered', 'dispatch')}   (goal: at mos
 print(f"rmcp / registered:     {ratio('rmcp', 'registered')}   (goal: at least 1.3x)")
 print(f"toolbox / dispatch:    {ratio('toolbox', 'dispatch')}")
 print(f"iris / derive:         {ratio('iris', 'derive')}   (unregistered)")
+print(f"cataloged / derive:    {ratio('cataloged', 'derive')}   (each tool in the assembly catalog; goal: at most 1.15x)")
 print(f"rounds: {len(next(iter(runs.values()))[0])}, medians; raw: {runs}")
 PY

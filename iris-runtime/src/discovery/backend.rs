@@ -22,11 +22,14 @@ pub const CANDIDATES_PER_INTENT: usize = 5;
 ///
 /// Both thresholds were calibrated on the tuning half of the `MetaTool` set
 /// for a selection precision of 0.90 (`discovery_eval --calibrate`); on its
-/// validation half a selection is right 0.83 of the time.
-pub const SELECT_MIN_COVERAGE: f32 = 0.2;
-/// ...and its score leads the runner-up by at least this factor; otherwise
-/// the answer is none and the candidates let the model refine its intent.
-pub const SELECT_MIN_LEAD: f32 = 1.95;
+/// validation half a selection is right 0.86 of the time.
+pub const SELECT_MIN_COVERAGE: f32 = 0.25;
+/// ...and its confidence, the coverage times the share by which its score
+/// leads the runner-up's (`coverage × (1 − second / top)`), reaches this;
+/// otherwise the answer is none and the candidates let the model refine its
+/// intent. A full match that leads a family of similar tools by a third is
+/// selected; a partial match needs a wider lead.
+pub const SELECT_MIN_CONFIDENCE: f32 = 0.2;
 
 /// The deferred tools a search may choose from: those the request's view
 /// allows.
@@ -157,15 +160,16 @@ pub trait SearchBackend: Send + Sync + 'static {
 pub struct SelectionRule {
     /// Least share of the intent's weight the top candidate must match.
     pub min_coverage: f32,
-    /// Least factor by which its score must lead the runner-up's.
-    pub min_lead: f32,
+    /// Least confidence: coverage times the share by which the top score
+    /// leads the runner-up's.
+    pub min_confidence: f32,
 }
 
 impl Default for SelectionRule {
     fn default() -> Self {
         Self {
             min_coverage: SELECT_MIN_COVERAGE,
-            min_lead: SELECT_MIN_LEAD,
+            min_confidence: SELECT_MIN_CONFIDENCE,
         }
     }
 }
@@ -269,8 +273,11 @@ impl SelectionRule {
     /// intent's weight) is selected over a runner-up scoring `second`.
     #[must_use]
     pub fn selects(self, top: f32, second: Option<f32>, coverage: f32) -> bool {
-        let leads = second.is_none_or(|second| top >= second * self.min_lead);
-        coverage >= self.min_coverage && leads
+        if top <= 0.0 || coverage < self.min_coverage {
+            return false;
+        }
+        let lead = second.map_or(1.0, |second| (1.0 - second / top).max(0.0));
+        coverage * lead >= self.min_confidence
     }
 }
 

@@ -13,7 +13,8 @@
 //!   (name, one-line summary, score). An intent that is exactly a tool's
 //!   name or alias selects it. The local rule: the top candidate is
 //!   selected when it matched at least [`SELECT_MIN_COVERAGE`] of the
-//!   intent's weight and scores [`SELECT_MIN_LEAD`] times the runner-up;
+//!   intent's weight and its confidence (coverage times its lead over the
+//!   runner-up) reaches [`SELECT_MIN_CONFIDENCE`];
 //!   otherwise the answer is none. Candidates are the deferred tools the
 //!   request's view allows; eager tools never are.
 //! - **Budget.** Selected tools load in selection order while their
@@ -78,8 +79,8 @@ use crate::registry::{ToolRegistry, ToolRegistryView};
 
 pub use backend::{
     CANDIDATES_PER_INTENT, Candidate, IntentAnswer, LocalRanker, RankedCandidate, Ranking,
-    SELECT_MIN_COVERAGE, SELECT_MIN_LEAD, SearchAnswer, SearchBackend, SearchFailure, SearchScope,
-    SelectionRule, candidate_of,
+    SELECT_MIN_CONFIDENCE, SELECT_MIN_COVERAGE, SearchAnswer, SearchBackend, SearchFailure,
+    SearchScope, SelectionRule, candidate_of,
 };
 pub use budget::{CHARS_PER_TOKEN, DEFAULT_BUDGET_TOKENS, schema_tokens};
 pub use index::SearchIndex;

@@ -323,6 +323,7 @@ middleware: { tools: [ { factory: timing } ] }
 #[test]
 fn factory_options_are_typed_and_documented() {
     let schema = CreateFeedback.options_schema();
+    insta::assert_json_snapshot!("assembly_options_create_feedback", schema);
     assert_eq!(
         schema["properties"]["text"]["description"],
         "The sentence to add."
