@@ -55,6 +55,15 @@ pub fn gemini(spec: &ToolSpec) -> Projection {
     let mut schema = (*spec.parameters).clone();
     let cyclic = cyclic_defs(&schema);
     to_gemini_schema(&mut schema, "", &cyclic, &mut report.notes);
+    Projection {
+        tool: declaration(spec, "parametersJsonSchema", schema),
+        report,
+    }
+}
+
+/// `{name, description, <field>: schema}`, the field left out when the tool
+/// takes no parameters (Gemini refuses an empty object there).
+pub(super) fn declaration(spec: &ToolSpec, field: &str, schema: Value) -> Value {
     let has_params = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -64,9 +73,9 @@ pub fn gemini(spec: &ToolSpec) -> Projection {
         "description": &*spec.description,
     });
     if has_params && let Value::Object(map) = &mut tool {
-        map.insert("parametersJsonSchema".to_owned(), schema);
+        map.insert(field.to_owned(), schema);
     }
-    Projection { tool, report }
+    tool
 }
 
 fn to_gemini_schema(

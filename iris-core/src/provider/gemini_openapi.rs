@@ -57,18 +57,10 @@ pub fn gemini_openapi(spec: &ToolSpec) -> Projection {
     let (mut schema, notes) = inline_refs(&spec.parameters);
     report.notes = notes;
     to_openapi(&mut schema, "", &mut report.notes);
-    let has_params = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty());
-    let mut tool = json!({
-        "name": spec.name,
-        "description": &*spec.description,
-    });
-    if has_params && let Value::Object(map) = &mut tool {
-        map.insert("parameters".to_owned(), schema);
+    Projection {
+        tool: super::gemini::declaration(spec, "parameters", schema),
+        report,
     }
-    Projection { tool, report }
 }
 
 fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {

@@ -12,7 +12,7 @@ use serde_saphyr::{Location, Spanned};
 use super::agent::Agent;
 use super::error::{AssemblyError, Issues, closest};
 use super::file::{AgentFile, HandlerKind, HandlerSection, HookSection};
-use super::names::{Assembly, shared_names};
+use super::names::{Assembly, shared_names, unknown_name};
 use crate::discovery::{Discovery, TOOL_SEARCH, ToolSearch};
 use crate::hooks::{CommandHook, Hook, HookEvent, HookRegistration};
 use crate::registry::ToolRegistry;
@@ -209,16 +209,7 @@ fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> (Vec
                     .join(", ")
             )
         } else {
-            let known: Vec<&str> = names
-                .tools
-                .iter()
-                .flat_map(|e| [e.name.as_str(), e.path.as_str()])
-                .collect();
-            format!(
-                "no `#[tool]` function is named `{}`; {}",
-                wanted.value,
-                closest(&wanted.value, &known, "function")
-            )
+            unknown_name(&names.tools, &wanted.value, "`#[tool]` function")
         };
         issues.at(wanted.referenced, at, message);
     }
@@ -375,19 +366,10 @@ fn handler(
                 return None;
             };
             let Some(entry) = names.hook_factory(&factory.value) else {
-                let known: Vec<&str> = names
-                    .hook_factories
-                    .iter()
-                    .flat_map(|e| [e.name.as_str(), e.path.as_str()])
-                    .collect();
                 issues.at(
                     factory.referenced,
                     format!("{at}.factory"),
-                    format!(
-                        "no hook factory is named `{}`; {}",
-                        factory.value,
-                        closest(&factory.value, &known, "hook factory")
-                    ),
+                    unknown_name(&names.hook_factories, &factory.value, "hook factory"),
                 );
                 return None;
             };
@@ -521,18 +503,13 @@ fn middleware(
         let at = format!("middleware.tools[{i}]");
         let factory = &entry.factory;
         let Some(found) = names.middleware_factory(&factory.value) else {
-            let known: Vec<&str> = names
-                .middleware_factories
-                .iter()
-                .flat_map(|e| [e.name.as_str(), e.path.as_str()])
-                .collect();
             issues.at(
                 factory.referenced,
                 format!("{at}.factory"),
-                format!(
-                    "no middleware factory is named `{}`; {}",
-                    factory.value,
-                    closest(&factory.value, &known, "middleware factory")
+                unknown_name(
+                    &names.middleware_factories,
+                    &factory.value,
+                    "middleware factory",
                 ),
             );
             continue;

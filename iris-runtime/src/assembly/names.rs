@@ -41,40 +41,32 @@ pub struct Assembly {
 
 impl std::fmt::Debug for Assembly {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names = |entries: &[String]| entries.join(", ");
         f.debug_struct("Assembly")
-            .field(
-                "tools",
-                &names(
-                    &self
-                        .tools
-                        .iter()
-                        .map(|e| e.path.clone())
-                        .collect::<Vec<_>>(),
-                ),
-            )
-            .field(
-                "hook_factories",
-                &names(
-                    &self
-                        .hook_factories
-                        .iter()
-                        .map(|e| e.path.clone())
-                        .collect::<Vec<_>>(),
-                ),
-            )
-            .field(
-                "middleware_factories",
-                &names(
-                    &self
-                        .middleware_factories
-                        .iter()
-                        .map(|e| e.path.clone())
-                        .collect::<Vec<_>>(),
-                ),
-            )
+            .field("tools", &paths(&self.tools))
+            .field("hook_factories", &paths(&self.hook_factories))
+            .field("middleware_factories", &paths(&self.middleware_factories))
             .finish()
     }
+}
+
+fn paths<T: ?Sized>(entries: &[Entry<T>]) -> String {
+    entries
+        .iter()
+        .map(|e| e.path.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "no `what` is named `wanted`" with the closest name or path of `entries`.
+pub(crate) fn unknown_name<T: ?Sized>(entries: &[Entry<T>], wanted: &str, what: &str) -> String {
+    let known: Vec<&str> = entries
+        .iter()
+        .flat_map(|e| [e.name.as_str(), e.path.as_str()])
+        .collect();
+    format!(
+        "no {what} is named `{wanted}`; {}",
+        super::error::closest(wanted, &known, what)
+    )
 }
 
 impl Assembly {
