@@ -230,6 +230,11 @@ pub use iris_runtime as runtime;
 #[cfg(feature = "assembly")]
 pub use iris_runtime::assembly;
 
+/// The run loop (feature `assembly`): an agent driven by a model, paused for
+/// approvals and resumed from saved state; see [`runner::AgentRunner`].
+#[cfg(feature = "assembly")]
+pub use iris_runtime::runner;
+
 /// Turns a function into a hook factory that an agent file names
 /// (feature `assembly`).
 ///

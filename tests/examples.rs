@@ -53,6 +53,24 @@ fn extension_demo_assembles_the_quickstart_from_yaml() {
     assert!(result < marker && marker < text && text < stats, "{out}");
 }
 
+/// A run pauses at the edit, is saved and resumed after approval, and the
+/// file changes only then.
+#[cfg(feature = "assembly")]
+#[test]
+fn agent_pauses_for_the_edit_and_resumes_from_saved_state() {
+    let out = run_example("agent");
+    let waiting = out
+        .find("waiting for approval: edit_file")
+        .expect("the pause");
+    let saved = out.find("saved the run's state").expect("the saved state");
+    let edited = out
+        .find("edit_file -> Edited `config.yaml`")
+        .expect("the edit ran");
+    let file = out.find("config.yaml now:").expect("the file printed");
+    assert!(waiting < saved && saved < edited && edited < file, "{out}");
+    assert!(out[file..].contains("log_level: INFO"), "{out}");
+}
+
 #[test]
 fn middleware_adds_wrapped_seconds() {
     let out = run_example("middleware");

@@ -111,7 +111,7 @@ pub struct ArtifactRef {
 /// and a message for the model. Results are values: the `with_*` methods
 /// return a modified copy, so a middleware can derive its own result from
 /// the one it was handed.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ToolResult {
     content: Vec<ContentBlock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,6 +130,19 @@ struct Extra {
     artifacts: Vec<ArtifactRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<ToolFailure>,
+}
+
+/// Equal when everything a reader sees is equal: a result whose stats and
+/// artifacts are empty equals one that never had any (as after a JSON round
+/// trip, which leaves empty ones out).
+impl PartialEq for ToolResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.content == other.content
+            && self.data == other.data
+            && self.stats() == other.stats()
+            && self.artifacts() == other.artifacts()
+            && self.failure() == other.failure()
+    }
 }
 
 fn empty_stats() -> &'static Map<String, Value> {

@@ -29,6 +29,8 @@ pub mod observers;
 mod registry;
 #[cfg(feature = "fs-tools")]
 mod run_table;
+#[cfg(feature = "assembly")]
+pub mod runner;
 mod temp_name;
 
 pub use artifacts::ArtifactStore;

@@ -27,6 +27,9 @@ pub struct Agent {
     pub(crate) discovery: Option<Arc<Discovery>>,
     pub(crate) uses_files: bool,
     pub(crate) origin: PathBuf,
+    /// One file service per workspace, shared by every context made for
+    /// it: what a run read is what its later edits are checked against.
+    pub(crate) files: std::sync::Mutex<Vec<(PathBuf, Arc<FileService>)>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -102,9 +105,10 @@ impl Agent {
     }
 
     /// A context for calls of run `run` in `workspace`, carrying what the
-    /// agent's tools need: the file service for the built-in file tools,
-    /// discovery for `tool_search`. Add more state to the builder before
-    /// building it.
+    /// agent's tools need: the file service for the built-in file tools (one
+    /// per workspace, kept by the agent, so reads and edits of a run meet
+    /// across steps), discovery for `tool_search`. Add more state to the
+    /// builder before building it.
     ///
     /// # Errors
     /// [`RuntimeError`] when the workspace cannot be opened for the file
@@ -117,11 +121,24 @@ impl Agent {
         let workspace = workspace.as_ref();
         let mut builder = ToolContext::builder(workspace, run);
         if self.uses_files {
-            builder = builder.shared_state(Arc::new(FileService::open(workspace)?));
+            builder = builder.shared_state(self.file_service(workspace)?);
         }
         if let Some(discovery) = &self.discovery {
             builder = builder.shared_state(Arc::clone(discovery));
         }
         Ok(builder)
+    }
+
+    fn file_service(&self, workspace: &Path) -> Result<Arc<FileService>, RuntimeError> {
+        let mut files = self
+            .files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, service)) = files.iter().find(|(root, _)| root == workspace) {
+            return Ok(Arc::clone(service));
+        }
+        let service = Arc::new(FileService::open(workspace)?);
+        files.push((workspace.to_path_buf(), Arc::clone(&service)));
+        Ok(service)
     }
 }

@@ -111,6 +111,7 @@ pub(crate) fn assemble(
         discovery,
         uses_files,
         origin: origin.to_path_buf(),
+        files: std::sync::Mutex::new(Vec::new()),
     })
 }
 

@@ -289,6 +289,33 @@ impl Discovery {
             .unwrap_or_default()
     }
 
+    /// Restores what `run` had disclosed (as [`Discovery::disclosed`] gave
+    /// it), for a run resumed from saved state, possibly in another process.
+    /// Names that are no longer deferred tools of the registry are skipped,
+    /// and the budget holds as for a search.
+    pub fn restore_disclosed(&self, run: &RunId, names: &[ToolName]) {
+        let mut runs = self.lock();
+        let state = runs.entry(run.clone()).or_default();
+        let mut used: usize = state.disclosed.iter().map(|(_, t)| t).sum();
+        for name in names {
+            if state.disclosed.iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            let Some(tool) = self.registry.resolve(name.as_str()) else {
+                continue;
+            };
+            let definition = tool.definition_dyn();
+            if definition.exposure() != Exposure::Deferred {
+                continue;
+            }
+            let tokens = schema_tokens(definition);
+            if used + tokens <= self.budget_tokens {
+                used += tokens;
+                state.disclosed.push((definition.name().clone(), tokens));
+            }
+        }
+    }
+
     /// Forgets what `run` disclosed; call it when the run ends.
     pub fn forget_run(&self, run: &RunId) {
         self.lock().remove(run);

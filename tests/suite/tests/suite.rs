@@ -13,6 +13,7 @@ mod fs_edit_props;
 mod hostile_inputs;
 mod image_results;
 mod openai_wire;
+mod runner;
 mod schema;
 mod strict_inputs;
 mod ui;

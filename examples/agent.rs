@@ -1,0 +1,128 @@
+//! A run of an agent assembled from `examples/agents/agent.yaml`, driven by
+//! a scripted model (no network): it reads `config.yaml`, then edits the log
+//! level to `INFO`. The edit waits for approval; the run's state is saved as
+//! JSON, read back, approved, and the run resumed by a new runner. The file
+//! and the run's history are printed at the end.
+//!
+//! Run with `cargo run --example agent --features assembly`.
+#![allow(
+    clippy::print_stdout,
+    reason = "an example shows what it does on stdout"
+)]
+
+use std::collections::VecDeque;
+use std::error::Error;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use iris::assembly::Agent;
+use iris::runner::{
+    AgentRunner, Message, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
+    RunState,
+};
+use iris::serde_json::json;
+use iris::{ApprovalDecision, BoxFuture, RunId, ToolUseBlock};
+
+const CONFIG: &str = "service: billing\nlog_level: DEBUG\nworkers: 4\n";
+
+/// Plays the model's part from a script: what a real model would answer to
+/// "set the log level to INFO".
+struct Scripted(Mutex<VecDeque<ModelResponse>>);
+
+impl Model for Scripted {
+    fn complete<'a>(
+        &'a self,
+        _request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let answer = self.0.lock().ok().and_then(|mut script| script.pop_front());
+        Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })
+    }
+}
+
+fn script() -> Scripted {
+    let call = |id: &str, tool: &str, input| ModelResponse {
+        tool_calls: vec![ToolUseBlock::new(id, tool, input)],
+        ..ModelResponse::default()
+    };
+    Scripted(Mutex::new(VecDeque::from([
+        call("read-1", "read_file", json!({"path": "config.yaml"})),
+        call(
+            "edit-1",
+            "edit_file",
+            json!({"path": "config.yaml", "old_string": "log_level: DEBUG", "new_string": "log_level: INFO"}),
+        ),
+    ])))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let workspace = tempfile::tempdir()?;
+    std::fs::write(workspace.path().join("config.yaml"), CONFIG)?;
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/agents/agent.yaml");
+    let agent = Arc::new(Agent::from_path(&file)?);
+    let cx = RunContext::new(workspace.path(), RunId::new("run-1"));
+
+    let runner = AgentRunner::new(Arc::clone(&agent), script());
+    let outcome = runner
+        .run("Set the log level of config.yaml to INFO.", &cx)
+        .await?;
+    let RunOutcome::Waiting(state) = outcome else {
+        return Err(format!("expected the edit to wait for approval, got {outcome:?}").into());
+    };
+    for pending in &state.pending {
+        println!(
+            "waiting for approval: {} {} ({})",
+            pending.request.tool,
+            pending.request.arguments,
+            pending.request.reason.as_deref().unwrap_or("")
+        );
+    }
+    let saved = iris::serde_json::to_string_pretty(&state)?;
+    println!("saved the run's state ({} bytes of JSON)", saved.len());
+
+    // Later, perhaps elsewhere: the state comes back and a person approves.
+    let state: RunState = iris::serde_json::from_str(&saved)?;
+    let decisions: Vec<(String, ApprovalDecision)> = state
+        .pending
+        .iter()
+        .map(|p| (p.call.id.clone(), ApprovalDecision::approve(&p.request)))
+        .collect();
+    let runner = AgentRunner::new(Arc::clone(&agent), script_after_approval());
+    let outcome = runner.resume(state, decisions, &cx).await?;
+
+    println!("\nthe run:");
+    for message in &outcome.state().messages {
+        match message {
+            Message::User { text } => println!("  user: {text}"),
+            Message::Assistant { text, tool_calls } => {
+                for call in tool_calls {
+                    println!("  model calls {} {}", call.name, call.input);
+                }
+                if let Some(text) = text {
+                    println!("  model: {text}");
+                }
+            }
+            Message::Tool { tool, result, .. } => {
+                let first = result.text_content();
+                let first = first.lines().next().unwrap_or_default();
+                println!("  {tool} -> {first}");
+            }
+        }
+    }
+    if let RunOutcome::Finished { text, .. } = &outcome {
+        println!("\nfinished: {text}");
+    }
+    println!(
+        "\nconfig.yaml now:\n{}",
+        std::fs::read_to_string(workspace.path().join("config.yaml"))?
+    );
+    Ok(())
+}
+
+/// What the model answers once the edit ran.
+fn script_after_approval() -> Scripted {
+    Scripted(Mutex::new(VecDeque::from([ModelResponse {
+        text: Some("The log level is INFO now.".to_owned()),
+        ..ModelResponse::default()
+    }])))
+}

@@ -1,0 +1,440 @@
+//! The run loop (feature `assembly`): an [`AgentRunner`] asks a [`Model`],
+//! runs its calls through the agent's executor, feeds the results back, and
+//! ends with the model's answer, `max_steps`, cancellation or an error. When
+//! a call waits for a person the run returns [`RunOutcome::Waiting`] with a
+//! serializable [`RunState`], which [`AgentRunner::resume`] continues, in
+//! this process or another started from the same agent file.
+//!
+//! Per run, `run.started` hooks and the event come once (never on resume),
+//! `run.finished` only at the real end. Per step the request carries the
+//! instructions, the history, the eager tools and the deferred tools
+//! disclosed so far; every call gets exactly one result, in call order, even
+//! one that could not run.
+
+mod error;
+mod model;
+mod state;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use iris_core::{RunId, ToolContext, ToolResult, ToolSpec, ToolUseBlock};
+use rustc_hash::FxHashMap;
+use tokio_util::sync::CancellationToken;
+
+pub use error::RunError;
+pub use model::{
+    FinishReason, Message, Model, ModelError, ModelOptions, ModelRequest, ModelResponse,
+    ToolChoice, Usage,
+};
+pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
+
+use crate::assembly::{Agent, AssemblyError};
+use crate::{ApprovalDecision, RuntimeError, ToolOutcome};
+
+/// Steps a run takes when the agent file sets no `limits.max_steps`.
+pub const DEFAULT_MAX_STEPS: u32 = 40;
+
+/// Where a run's calls happen and how it is stopped.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    workspace: PathBuf,
+    run_id: RunId,
+    cancel: CancellationToken,
+}
+
+impl RunContext {
+    /// Calls of run `run_id` in `workspace` (the file tools' root).
+    pub fn new(workspace: impl Into<PathBuf>, run_id: RunId) -> Self {
+        Self {
+            workspace: workspace.into(),
+            run_id,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Stops the run with this token: between steps, while the model
+    /// answers, and in the middle of a tool (which is cancelled).
+    #[must_use]
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// The run.
+    #[must_use]
+    pub fn run_id(&self) -> &RunId {
+        &self.run_id
+    }
+
+    /// The token that cancels the run.
+    #[must_use]
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+}
+
+/// Drives an [`Agent`] with a [`Model`].
+pub struct AgentRunner {
+    agent: Arc<Agent>,
+    model: Arc<dyn Model>,
+    options: ModelOptions,
+}
+
+impl std::fmt::Debug for AgentRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRunner")
+            .field("agent", &self.agent.name())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentRunner {
+    /// A runner of `agent` asking `model`; sampling options come from the
+    /// agent file's `model` section.
+    pub fn new(agent: impl Into<Arc<Agent>>, model: impl Model) -> Self {
+        let agent = agent.into();
+        let options = ModelOptions {
+            temperature: agent.model().and_then(|m| m.temperature),
+            max_tokens: agent.model().and_then(|m| m.max_tokens),
+            tool_choice: model::ToolChoice::Auto,
+            parallel_tool_calls: true,
+        };
+        Self {
+            agent,
+            model: Arc::new(model),
+            options,
+        }
+    }
+
+    /// A runner of the agent file at `path` (functions and factories from
+    /// the link-time catalog) asking `model`.
+    ///
+    /// # Errors
+    /// [`AssemblyError`] as for [`Agent::from_path`].
+    pub fn from_config_path(
+        path: impl AsRef<Path>,
+        model: impl Model,
+    ) -> Result<Self, AssemblyError> {
+        Ok(Self::new(Agent::from_path(path)?, model))
+    }
+
+    /// The agent.
+    #[must_use]
+    pub fn agent(&self) -> &Arc<Agent> {
+        &self.agent
+    }
+
+    /// Starts a run with the person's `input`.
+    ///
+    /// # Errors
+    /// [`RunError`] when the model fails or the tool context cannot be made;
+    /// the run is finished (`run.finished` hooks ran) either way.
+    pub async fn run(
+        &self,
+        input: impl Into<String>,
+        cx: &RunContext,
+    ) -> Result<RunOutcome, RunError> {
+        let tools_cx = self.tool_context(cx, &[])?;
+        self.agent.executor().start_run(&tools_cx).await;
+        let state = RunState {
+            version: RUN_STATE_VERSION,
+            agent: self.agent.name().to_owned(),
+            run_id: cx.run_id.clone(),
+            step: 0,
+            messages: vec![Message::User { text: input.into() }],
+            finished: Vec::new(),
+            pending: Vec::new(),
+            disclosed: Vec::new(),
+            usage: Usage::default(),
+        };
+        self.drive(state, cx).await
+    }
+
+    /// Continues a run that waited, with one decision per waiting call (by
+    /// call id). Calls that finished before the pause keep their results and
+    /// never run again; a denied call gives the model the denial. An approval
+    /// runs exactly the call that was shown: if the tool, its arguments or
+    /// the policy changed since, the executor refuses it at the gate.
+    ///
+    /// # Errors
+    /// [`RunError::WrongState`] for a state of another agent or version,
+    /// [`RunError::MissingDecision`] / [`RunError::UnknownDecision`] when
+    /// the decisions do not match the waiting calls, [`RunError::Runtime`]
+    /// when an approval no longer matches its call; nothing runs then.
+    pub async fn resume(
+        &self,
+        mut state: RunState,
+        decisions: impl IntoIterator<Item = (String, ApprovalDecision)>,
+        cx: &RunContext,
+    ) -> Result<RunOutcome, RunError> {
+        if state.version != RUN_STATE_VERSION || state.agent != self.agent.name() {
+            return Err(RunError::WrongState {
+                saved: format!("agent `{}` (state version {})", state.agent, state.version),
+                running: format!(
+                    "agent `{}` (state version {RUN_STATE_VERSION})",
+                    self.agent.name()
+                ),
+            });
+        }
+        let mut decisions: FxHashMap<String, ApprovalDecision> = decisions.into_iter().collect();
+        for pending in &state.pending {
+            if !decisions.contains_key(&pending.call.id) {
+                return Err(RunError::MissingDecision {
+                    call_id: pending.call.id.clone(),
+                });
+            }
+        }
+        if let Some(extra) = decisions
+            .keys()
+            .find(|id| !state.pending.iter().any(|p| &p.call.id == *id))
+        {
+            return Err(RunError::UnknownDecision {
+                call_id: extra.clone(),
+            });
+        }
+        if let Some(discovery) = self.agent.discovery() {
+            discovery.restore_disclosed(&state.run_id, &state.disclosed);
+        }
+        let tools_cx = self.tool_context(cx, &state.disclosed)?;
+        let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
+            .into_iter()
+            .map(|f| (f.call_id, f.result))
+            .collect();
+        for pending in std::mem::take(&mut state.pending) {
+            let decision = decisions
+                .remove(&pending.call.id)
+                .unwrap_or_else(|| ApprovalDecision::deny("no decision"));
+            let result = self.decide(pending, decision, &tools_cx).await?;
+            results.insert(result.0, result.1);
+        }
+        let Some(Message::Assistant { tool_calls, .. }) = state.messages.last() else {
+            return self.drive(state, cx).await;
+        };
+        let calls = tool_calls.clone();
+        append_results(&mut state, &calls, &mut results);
+        self.drive(state, cx).await
+    }
+
+    /// The outcome of one waiting call under `decision`.
+    async fn decide(
+        &self,
+        pending: PendingCall,
+        decision: ApprovalDecision,
+        cx: &ToolContext,
+    ) -> Result<(String, ToolResult), RunError> {
+        let executor = self.agent.executor();
+        let call_id = pending.call.id.clone();
+        let outcome = match executor.resume(&call_id, decision.clone(), cx).await {
+            Ok(outcome) => outcome,
+            // Another process paused this run: the call is admitted again,
+            // and its fresh request must be the one the person decided on.
+            Err(RuntimeError::NoPendingApproval { .. }) => {
+                if let ApprovalDecision::Deny { reason } = &decision {
+                    let result = ToolResult::error(
+                        iris_core::ToolErrorKind::PermissionDenied,
+                        format!("the user denied this call: {reason}"),
+                    );
+                    return Ok((call_id, result));
+                }
+                match executor.execute_one(pending.call, cx).await {
+                    ToolOutcome::Waiting(request)
+                        if request.approval_id == pending.request.approval_id =>
+                    {
+                        executor.resume(&call_id, decision, cx).await?
+                    }
+                    ToolOutcome::Waiting(_) => {
+                        // Drop the fresh wait: the approval was for another call.
+                        let _ = executor
+                            .resume(&call_id, ApprovalDecision::deny("approval mismatch"), cx)
+                            .await;
+                        return Err(RunError::Runtime(RuntimeError::ApprovalMismatch {
+                            call_id,
+                        }));
+                    }
+                    finished @ ToolOutcome::Finished { .. } => finished,
+                }
+            }
+            Err(other) => return Err(other.into()),
+        };
+        match outcome {
+            ToolOutcome::Finished { call_id, result } => Ok((call_id, result)),
+            ToolOutcome::Waiting(request) => {
+                Err(RunError::Runtime(RuntimeError::ApprovalMismatch {
+                    call_id: request.call_id,
+                }))
+            }
+        }
+    }
+
+    /// Steps until the model answers without calls, a call waits, the step
+    /// limit, cancellation or an error.
+    async fn drive(&self, mut state: RunState, cx: &RunContext) -> Result<RunOutcome, RunError> {
+        let max_steps = self.agent.max_steps().unwrap_or(DEFAULT_MAX_STEPS);
+        loop {
+            if cx.cancel.is_cancelled() {
+                return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
+            }
+            if state.step >= max_steps {
+                return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
+            }
+            let (request, tools_cx) = self.request(&state, cx)?;
+            let response = tokio::select! {
+                response = self.model.complete(&request) => response,
+                () = cx.cancel.cancelled() => {
+                    return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
+                }
+            };
+            let response = match response {
+                Ok(response) => response,
+                Err(err) => {
+                    self.end(RunOutcome::Cancelled(state), cx).await;
+                    return Err(err.into());
+                }
+            };
+            state.step += 1;
+            state.usage += response.usage;
+            let calls = response.tool_calls;
+            state.messages.push(Message::Assistant {
+                text: response.text.clone(),
+                tool_calls: calls.clone(),
+            });
+            if calls.is_empty() {
+                let text = response.text.unwrap_or_default();
+                return Ok(self.end(RunOutcome::Finished { text, state }, cx).await);
+            }
+            let outcomes = self
+                .agent
+                .executor()
+                .execute_batch(calls.clone(), &tools_cx)
+                .await;
+            let mut results: FxHashMap<String, ToolResult> = FxHashMap::default();
+            let mut pending = Vec::new();
+            for (call, outcome) in calls.iter().zip(outcomes) {
+                match outcome {
+                    ToolOutcome::Finished { result, .. } => {
+                        results.insert(call.id.clone(), result);
+                    }
+                    ToolOutcome::Waiting(request) => pending.push(PendingCall {
+                        call: call.clone(),
+                        request: *request,
+                    }),
+                }
+            }
+            if let Some(discovery) = self.agent.discovery() {
+                state.disclosed = discovery.disclosed(&state.run_id);
+            }
+            if !pending.is_empty() {
+                state.finished = calls
+                    .iter()
+                    .filter_map(|call| {
+                        results.remove(&call.id).map(|result| FinishedCall {
+                            call_id: call.id.clone(),
+                            result,
+                        })
+                    })
+                    .collect();
+                state.pending = pending;
+                return Ok(RunOutcome::Waiting(state));
+            }
+            append_results(&mut state, &calls, &mut results);
+        }
+    }
+
+    /// This step's request, and the context its calls run in (offering the
+    /// same tools).
+    fn request(
+        &self,
+        state: &RunState,
+        cx: &RunContext,
+    ) -> Result<(ModelRequest, ToolContext), RunError> {
+        let (tools, offered): (Vec<ToolSpec>, Vec<iris_core::ToolName>) =
+            match self.agent.discovery() {
+                Some(discovery) => {
+                    let request = discovery.request(&self.agent.registry().view(), &state.run_id);
+                    (request.specs, request.offered)
+                }
+                None => self
+                    .agent
+                    .registry()
+                    .tools()
+                    .map(|t| {
+                        let definition = t.definition_dyn();
+                        (definition.spec(), definition.name().clone())
+                    })
+                    .unzip(),
+            };
+        let tools_cx = self
+            .agent
+            .context_builder(&cx.workspace, state.run_id.clone())
+            .map_err(RunError::Context)?
+            .offered(offered)
+            .extension(cx.cancel.clone())
+            .build();
+        let request = ModelRequest {
+            instructions: self.agent.instructions().map(str::to_owned),
+            messages: state.messages.clone(),
+            tools,
+            options: self.options.clone(),
+        };
+        Ok((request, tools_cx))
+    }
+
+    /// A context for calls outside a step (run events, resumed calls),
+    /// offering the eager tools and those disclosed.
+    fn tool_context(
+        &self,
+        cx: &RunContext,
+        disclosed: &[iris_core::ToolName],
+    ) -> Result<ToolContext, RunError> {
+        let offered = self
+            .agent
+            .registry()
+            .tools()
+            .map(|t| t.definition_dyn())
+            .filter(|d| d.exposure() == iris_core::Exposure::Eager || disclosed.contains(d.name()))
+            .map(|d| d.name().clone());
+        Ok(self
+            .agent
+            .context_builder(&cx.workspace, cx.run_id.clone())
+            .map_err(RunError::Context)?
+            .offered(offered)
+            .extension(cx.cancel.clone())
+            .build())
+    }
+
+    /// Announces the real end of the run.
+    async fn end(&self, outcome: RunOutcome, cx: &RunContext) -> RunOutcome {
+        if let Ok(tools_cx) = self.tool_context(cx, &[]) {
+            self.agent.executor().finish_run(&tools_cx).await;
+        }
+        if let Some(discovery) = self.agent.discovery() {
+            discovery.forget_run(&cx.run_id);
+        }
+        outcome
+    }
+}
+
+/// One `Tool` message per call, in call order; a call without a result
+/// (which the executor never leaves) still gets one, so the model never
+/// sees a call without an output.
+fn append_results(
+    state: &mut RunState,
+    calls: &[ToolUseBlock],
+    results: &mut FxHashMap<String, ToolResult>,
+) {
+    for call in calls {
+        let result = results.remove(&call.id).unwrap_or_else(|| {
+            ToolResult::error(
+                iris_core::ToolErrorKind::Internal,
+                "this call got no result; try it again",
+            )
+        });
+        state.messages.push(Message::Tool {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            result,
+        });
+    }
+}

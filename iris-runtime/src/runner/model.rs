@@ -1,0 +1,143 @@
+//! The model boundary: a provider-neutral request and response, and the
+//! trait a host (or an adapter) implements to answer them.
+
+use iris_core::{BoxFuture, ToolResult, ToolSpec, ToolUseBlock};
+use serde::{Deserialize, Serialize};
+
+/// One entry of a run's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// What the person asked.
+    User {
+        /// The text.
+        text: String,
+    },
+    /// What the model answered: text, tool calls, or both.
+    Assistant {
+        /// The text, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// The calls, in the order the model made them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolUseBlock>,
+    },
+    /// The result of one call, answering the call with the same id.
+    Tool {
+        /// The call's id.
+        call_id: String,
+        /// The tool the model called (providers such as Gemini answer by name).
+        tool: String,
+        /// The result: text, images, or an error with its kind.
+        result: ToolResult,
+    },
+}
+
+/// Whether and how the model should call tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// No tool calls.
+    None,
+    /// At least one tool call.
+    Required,
+}
+
+/// Sampling and tool options of a request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ModelOptions {
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Most tokens of the answer.
+    pub max_tokens: Option<u32>,
+    /// Whether and how to call tools.
+    pub tool_choice: ToolChoice,
+    /// Whether several calls may come in one answer.
+    pub parallel_tool_calls: bool,
+}
+
+/// What one step asks the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// The system instructions.
+    pub instructions: Option<String>,
+    /// The history, oldest first.
+    pub messages: Vec<Message>,
+    /// The tools offered this step: the eager ones and those disclosed.
+    pub tools: Vec<ToolSpec>,
+    /// Sampling and tool options.
+    pub options: ModelOptions,
+}
+
+/// Tokens a model reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens read.
+    pub input_tokens: u64,
+    /// Tokens written.
+    pub output_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// It finished its answer.
+    #[default]
+    Stop,
+    /// It called tools.
+    ToolCalls,
+    /// It reached the token limit.
+    Length,
+    /// The provider filtered or the model refused.
+    ContentFilter,
+}
+
+/// The model's answer to one step.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelResponse {
+    /// Its text, if any.
+    pub text: Option<String>,
+    /// Its tool calls, in order.
+    pub tool_calls: Vec<ToolUseBlock>,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Why it stopped.
+    pub finish: FinishReason,
+}
+
+/// A model that could not answer (after any retries of its own).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the model failed: {message}")]
+pub struct ModelError {
+    /// What went wrong, without secrets.
+    pub message: String,
+}
+
+impl ModelError {
+    /// A failure described by `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// Answers model requests: a provider adapter, or a host's own model.
+pub trait Model: Send + Sync + 'static {
+    /// Answers one step.
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+}

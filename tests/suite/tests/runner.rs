@@ -1,0 +1,383 @@
+//! The run loop with a scripted model: a pause for approval saved as JSON
+//! and resumed by a new runner, denial, no call run twice, run events once,
+//! the step limit and cancellation in the middle of a tool.
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails loudly on what it does not expect"
+)]
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use iris::assembly::{Agent, Assembly};
+use iris::runner::{
+    AgentRunner, Message, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
+    RunState,
+};
+use iris::serde_json::json;
+use iris::{ApprovalDecision, BoxFuture, Hook, HookInput, RunId, ToolUseBlock};
+
+static READS: AtomicUsize = AtomicUsize::new(0);
+static WRITES: AtomicUsize = AtomicUsize::new(0);
+static STARTED: AtomicUsize = AtomicUsize::new(0);
+static FINISHED: AtomicUsize = AtomicUsize::new(0);
+
+/// Read the ledger.
+#[iris::tool(read_only)]
+fn read_ledger() -> &'static str {
+    READS.fetch_add(1, Ordering::SeqCst);
+    "balance: 10"
+}
+
+/// Write to the ledger.
+#[iris::tool(write)]
+fn write_ledger(
+    /// The amount to add.
+    amount: i64,
+) -> String {
+    WRITES.fetch_add(1, Ordering::SeqCst);
+    format!("added {amount}")
+}
+
+/// Wait a long time.
+#[iris::tool(read_only)]
+async fn wait_long() -> &'static str {
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    "woke"
+}
+
+/// Counts run starts.
+#[iris::hook_factory]
+fn count_starts() -> Hook {
+    Hook::run(|_input: &HookInput| {
+        STARTED.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+/// Counts run ends.
+#[iris::hook_factory]
+fn count_ends() -> Hook {
+    Hook::run(|_input: &HookInput| {
+        FINISHED.fetch_add(1, Ordering::SeqCst);
+    })
+}
+
+/// Answers from a script, recording what it was asked.
+struct Scripted {
+    answers: Mutex<VecDeque<ModelResponse>>,
+    asked: Mutex<Vec<ModelRequest>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<ModelResponse>) -> Self {
+        Self {
+            answers: Mutex::new(answers.into()),
+            asked: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Model for Scripted {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.asked
+            .lock()
+            .expect("not poisoned")
+            .push(request.clone());
+        let answer = self.answers.lock().expect("not poisoned").pop_front();
+        Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })
+    }
+}
+
+/// A model that calls `wait_long` on every step.
+struct Endless;
+
+impl Model for Endless {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let id = format!("c{}", request.messages.len());
+        Box::pin(async move { Ok(calls(vec![ToolUseBlock::new(id, "read_ledger", json!({}))])) })
+    }
+}
+
+fn calls(calls: Vec<ToolUseBlock>) -> ModelResponse {
+    ModelResponse {
+        tool_calls: calls,
+        ..ModelResponse::default()
+    }
+}
+
+fn text(text: &str) -> ModelResponse {
+    ModelResponse {
+        text: Some(text.to_owned()),
+        ..ModelResponse::default()
+    }
+}
+
+const AGENT: &str = r"
+name: ledger
+instructions: Keep the ledger.
+tools: { functions: [read_ledger, write_ledger, wait_long] }
+hooks:
+  - { name: starts, event: run.started, handler: { type: factory, factory: count_starts } }
+  - { name: ends, event: run.finished, handler: { type: factory, factory: count_ends } }
+permissions: { read_only: allow, write: ask }
+limits: { max_steps: 3 }
+";
+
+fn agent() -> Agent {
+    Assembly::builder()
+        .tool(ReadLedger)
+        .tool(WriteLedger)
+        .tool(WaitLong)
+        .hook_factory("count_starts", CountStarts)
+        .hook_factory("count_ends", CountEnds)
+        .build()
+        .parse(AGENT, Path::new("agents/ledger.yaml"))
+        .expect("the agent assembles")
+}
+
+fn counts() -> [usize; 4] {
+    [&READS, &WRITES, &STARTED, &FINISHED].map(|c| c.load(Ordering::SeqCst))
+}
+
+/// The tests share counters: one at a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn step_one() -> ModelResponse {
+    calls(vec![
+        ToolUseBlock::new("r1", "read_ledger", json!({})),
+        ToolUseBlock::new("w1", "write_ledger", json!({"amount": 5})),
+    ])
+}
+
+async fn paused(dir: &Path) -> (RunState, [usize; 4]) {
+    let before = counts();
+    let runner = AgentRunner::new(agent(), Scripted::new(vec![step_one()]));
+    let cx = RunContext::new(dir, RunId::new("run-1"));
+    let outcome = runner.run("Add 5 to the ledger.", &cx).await.expect("runs");
+    let RunOutcome::Waiting(state) = outcome else {
+        panic!("expected a pause, got {outcome:?}");
+    };
+    (state, before)
+}
+
+#[tokio::test]
+async fn a_paused_run_resumes_from_json_in_a_new_runner() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let (state, before) = paused(dir.path()).await;
+    assert_eq!(
+        state.finished.len(),
+        1,
+        "the read finished before the pause"
+    );
+    assert_eq!(state.pending.len(), 1);
+    assert_eq!(state.pending[0].request.tool.as_str(), "write_ledger");
+    let saved = iris::serde_json::to_string(&state).expect("a state serializes");
+
+    // Another process: a new agent and runner from the same file.
+    let restored: RunState = iris::serde_json::from_str(&saved).expect("and comes back");
+    assert_eq!(restored, state);
+    let model = Scripted::new(vec![text("Added 5; the balance was 10.")]);
+    let runner = AgentRunner::new(agent(), model);
+    let cx = RunContext::new(dir.path(), RunId::new("run-1"));
+    let approve = ApprovalDecision::approve(&restored.pending[0].request);
+    let outcome = runner
+        .resume(restored, [("w1".to_owned(), approve)], &cx)
+        .await
+        .expect("resumes");
+    let RunOutcome::Finished { text, state } = outcome else {
+        panic!("expected the end, got {outcome:?}");
+    };
+    assert_eq!(text, "Added 5; the balance was 10.");
+    let after = counts();
+    assert_eq!(
+        after[0] - before[0],
+        1,
+        "the read ran once, before the pause"
+    );
+    assert_eq!(
+        after[1] - before[1],
+        1,
+        "the write ran once, after the approval"
+    );
+    assert_eq!(after[2] - before[2], 1, "run.started once");
+    assert_eq!(after[3] - before[3], 1, "run.finished once, at the end");
+    // One result per call, in call order, then the answer.
+    let roles: Vec<String> = state
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::User { .. } => "user".to_owned(),
+            Message::Assistant { .. } => "assistant".to_owned(),
+            Message::Tool { call_id, .. } => format!("tool {call_id}"),
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool r1", "tool w1", "assistant"]
+    );
+}
+
+#[tokio::test]
+async fn a_denied_call_gives_the_model_the_denial() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let (state, before) = paused(dir.path()).await;
+    let runner = AgentRunner::new(agent(), Scripted::new(vec![text("Not added.")]));
+    let cx = RunContext::new(dir.path(), RunId::new("run-1"));
+    let deny = ApprovalDecision::deny("not today");
+    let outcome = runner
+        .resume(state, [("w1".to_owned(), deny)], &cx)
+        .await
+        .expect("resumes");
+    let state = outcome.state();
+    let denial = state
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::Tool {
+                call_id, result, ..
+            } if call_id == "w1" => Some(result.clone()),
+            _ => None,
+        })
+        .expect("the write has a result");
+    assert!(denial.text_content().contains("not today"), "{denial:?}");
+    assert_eq!(counts()[1], before[1], "the write never ran");
+}
+
+#[tokio::test]
+async fn changed_arguments_are_refused_and_nothing_runs() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let (mut state, before) = paused(dir.path()).await;
+    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    state.pending[0].call.input = json!({"amount": 5000});
+    let runner = AgentRunner::new(agent(), Scripted::new(vec![text("unused")]));
+    let cx = RunContext::new(dir.path(), RunId::new("run-1"));
+    let err = runner
+        .resume(state, [("w1".to_owned(), approve)], &cx)
+        .await
+        .expect_err("the approval was for 5, not 5000");
+    assert!(err.to_string().contains("w1"), "{err}");
+    assert_eq!(counts()[1], before[1], "the write never ran");
+}
+
+#[tokio::test]
+async fn decisions_must_match_the_waiting_calls() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let (state, _) = paused(dir.path()).await;
+    let runner = AgentRunner::new(agent(), Scripted::new(Vec::new()));
+    let cx = RunContext::new(dir.path(), RunId::new("run-1"));
+    let none: [(String, ApprovalDecision); 0] = [];
+    let err = runner
+        .resume(state.clone(), none, &cx)
+        .await
+        .expect_err("w1 has no decision");
+    assert!(err.to_string().contains("`w1` waits for approval"), "{err}");
+    let err = runner
+        .resume(
+            state,
+            [
+                ("w1".to_owned(), ApprovalDecision::deny("no")),
+                ("zz".to_owned(), ApprovalDecision::deny("no")),
+            ],
+            &cx,
+        )
+        .await
+        .expect_err("zz does not wait");
+    assert!(err.to_string().contains("`zz`"), "{err}");
+}
+
+#[tokio::test]
+async fn the_step_limit_ends_the_run() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let before = counts();
+    let runner = AgentRunner::new(agent(), Endless);
+    let cx = RunContext::new(dir.path(), RunId::new("run-steps"));
+    let outcome = runner.run("Read forever.", &cx).await.expect("runs");
+    let RunOutcome::MaxSteps(state) = outcome else {
+        panic!("expected the step limit, got {outcome:?}");
+    };
+    assert_eq!(state.step, 3);
+    assert_eq!(counts()[0] - before[0], 3);
+    assert_eq!(counts()[3] - before[3], 1, "run.finished at the real end");
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_tool_in_flight() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let model = Scripted::new(vec![
+        calls(vec![ToolUseBlock::new("long", "wait_long", json!({}))]),
+        text("unused"),
+    ]);
+    let runner = AgentRunner::new(agent(), model);
+    let cx = RunContext::new(dir.path(), RunId::new("run-cancel"));
+    let token = cx.cancellation().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        token.cancel();
+    });
+    let started = std::time::Instant::now();
+    let outcome = runner.run("Wait.", &cx).await.expect("runs");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the tool was not cancelled"
+    );
+    let RunOutcome::Cancelled(state) = outcome else {
+        panic!("expected cancellation, got {outcome:?}");
+    };
+    let cancelled = state.messages.iter().any(|m| {
+        matches!(m, Message::Tool { call_id, result, .. } if call_id == "long" && result.is_error())
+    });
+    assert!(cancelled, "{:?}", state.messages);
+}
+
+/// A scripted model the test keeps a handle on.
+struct Shared(std::sync::Arc<Scripted>);
+impl Model for Shared {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.0.complete(request)
+    }
+}
+
+#[tokio::test]
+async fn each_step_asks_with_instructions_history_and_tools() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let model = std::sync::Arc::new(Scripted::new(vec![
+        calls(vec![ToolUseBlock::new("r1", "read_ledger", json!({}))]),
+        text("The balance is 10."),
+    ]));
+    let runner = AgentRunner::new(agent(), Shared(std::sync::Arc::clone(&model)));
+    let cx = RunContext::new(dir.path(), RunId::new("run-ask"));
+    let outcome = runner.run("What is the balance?", &cx).await.expect("runs");
+    assert!(
+        matches!(outcome, RunOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
+    let asked = model.asked.lock().expect("not poisoned");
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0].instructions.as_deref(), Some("Keep the ledger."));
+    let tools: Vec<&str> = asked[0].tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(
+        tools.contains(&"read_ledger") && tools.contains(&"write_ledger"),
+        "{tools:?}"
+    );
+    assert_eq!(asked[1].messages.len(), 3, "question, calls, result");
+}
