@@ -32,7 +32,7 @@ struct Scripted(Mutex<VecDeque<ModelResponse>>);
 impl Model for Scripted {
     fn complete<'a>(
         &'a self,
-        _request: &'a ModelRequest,
+        _request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let answer = self.0.lock().ok().and_then(|mut script| script.pop_front());
         Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })

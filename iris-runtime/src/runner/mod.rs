@@ -279,9 +279,15 @@ impl AgentRunner {
             if state.step >= max_steps {
                 return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
             }
-            let (request, tools_cx) = self.request(&state, cx)?;
+            let (tools, tools_cx) = self.offer(&state, cx)?;
+            let request = ModelRequest {
+                instructions: self.agent.instructions(),
+                messages: &state.messages,
+                tools: &tools,
+                options: &self.options,
+            };
             let response = tokio::select! {
-                response = self.model.complete(&request) => response,
+                response = self.model.complete(request) => response,
                 () = cx.cancel.cancelled() => {
                     return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
                 }
@@ -342,13 +348,13 @@ impl AgentRunner {
         }
     }
 
-    /// This step's request, and the context its calls run in (offering the
-    /// same tools).
-    fn request(
+    /// The tools this step offers, and the context its calls run in
+    /// (offering the same tools).
+    fn offer(
         &self,
         state: &RunState,
         cx: &RunContext,
-    ) -> Result<(ModelRequest, ToolContext), RunError> {
+    ) -> Result<(Vec<ToolSpec>, ToolContext), RunError> {
         let (tools, offered): (Vec<ToolSpec>, Vec<iris_core::ToolName>) =
             match self.agent.discovery() {
                 Some(discovery) => {
@@ -372,13 +378,7 @@ impl AgentRunner {
             .offered(offered)
             .extension(cx.cancel.clone())
             .build();
-        let request = ModelRequest {
-            instructions: self.agent.instructions().map(str::to_owned),
-            messages: state.messages.clone(),
-            tools,
-            options: self.options.clone(),
-        };
-        Ok((request, tools_cx))
+        Ok((tools, tools_cx))
     }
 
     /// A context for calls outside a step (run events, resumed calls),

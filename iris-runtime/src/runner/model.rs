@@ -59,17 +59,18 @@ pub struct ModelOptions {
     pub parallel_tool_calls: bool,
 }
 
-/// What one step asks the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelRequest {
+/// What one step asks the model. It borrows the run's history rather than
+/// copying it: a long run would otherwise copy its whole history every step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelRequest<'a> {
     /// The system instructions.
-    pub instructions: Option<String>,
+    pub instructions: Option<&'a str>,
     /// The history, oldest first.
-    pub messages: Vec<Message>,
+    pub messages: &'a [Message],
     /// The tools offered this step: the eager ones and those disclosed.
-    pub tools: Vec<ToolSpec>,
+    pub tools: &'a [ToolSpec],
     /// Sampling and tool options.
-    pub options: ModelOptions,
+    pub options: &'a ModelOptions,
 }
 
 /// Tokens a model reported.
@@ -138,6 +139,6 @@ pub trait Model: Send + Sync + 'static {
     /// Answers one step.
     fn complete<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 }
