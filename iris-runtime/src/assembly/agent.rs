@@ -30,6 +30,7 @@ pub struct Agent {
     /// One file service per workspace, shared by every context made for
     /// it: what a run read is what its later edits are checked against.
     pub(crate) files: std::sync::Mutex<Vec<(PathBuf, Arc<FileService>)>>,
+    pub(crate) results_budget: Option<usize>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -96,6 +97,13 @@ impl Agent {
     #[must_use]
     pub fn discovery(&self) -> Option<&Arc<Discovery>> {
         self.discovery.as_ref()
+    }
+
+    /// Characters of tool results a request may carry before older
+    /// observations are shortened (`context_policy.results_budget`).
+    #[must_use]
+    pub fn results_budget(&self) -> Option<usize> {
+        self.results_budget
     }
 
     /// The file the agent was assembled from.

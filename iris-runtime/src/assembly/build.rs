@@ -101,6 +101,7 @@ pub(crate) fn assemble(
     } else {
         None
     };
+    let budget = results_budget(&file);
     Ok(Agent {
         name: file.name,
         instructions,
@@ -112,7 +113,14 @@ pub(crate) fn assemble(
         uses_files,
         origin: origin.to_path_buf(),
         files: std::sync::Mutex::new(Vec::new()),
+        results_budget: budget,
     })
+}
+
+/// The context policy's budget for tool results, when it applies.
+fn results_budget(file: &AgentFile) -> Option<usize> {
+    let policy = &file.context_policy;
+    policy.results_budget.filter(|_| policy.enabled)
 }
 
 fn finish(issues: Issues) -> AssemblyError {
@@ -254,6 +262,11 @@ fn tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Tools {
         if let Err(err) = registry.register_dyn_as(tool, exposure) {
             issues.at(at, key, err.to_string());
         }
+    }
+    if results_budget(file).is_some()
+        && let Err(err) = registry.register(crate::runner::ReadHistory)
+    {
+        issues.whole("context_policy.results_budget", err.to_string());
     }
     if any_deferred && registry.resolve(TOOL_SEARCH).is_none() {
         // Deferred tools are reached through `tool_search`, added here.

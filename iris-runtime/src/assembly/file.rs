@@ -256,6 +256,11 @@ pub struct ContextPolicySection {
     /// (needs `tool_search`, which is added when some tool is deferred).
     #[serde(default = "yes")]
     pub deferred_tools: bool,
+    /// Characters of tool results one request may carry: past it, older
+    /// results of read-only tools are sent as short previews, and the
+    /// `read_history` tool (added then) gives them back. Off when left out.
+    #[serde(default)]
+    pub results_budget: Option<usize>,
 }
 
 impl Default for ContextPolicySection {
@@ -263,6 +268,7 @@ impl Default for ContextPolicySection {
         Self {
             enabled: true,
             deferred_tools: true,
+            results_budget: None,
         }
     }
 }

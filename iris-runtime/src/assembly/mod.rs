@@ -56,6 +56,7 @@
 //! | `limits.max_concurrency`, `limits.timeout`, `limits.max_result_chars` | calls at once, a call's deadline, the longest result read whole |
 //! | `decision.path` | a `decision.yaml` (relative to the agent file) for the remote `tool_search` backend (feature `decision`) |
 //! | `context_policy.enabled`, `.deferred_tools` | whether deferral applies; with either false every tool is sent on every step |
+//! | `context_policy.results_budget` | characters of tool results one request may carry; past it, older results of read-only tools go to the model as previews with a handle, and the added `read_history` tool gives them back (off when left out) |
 //!
 //! # Names
 //!

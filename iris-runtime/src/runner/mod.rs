@@ -12,6 +12,7 @@
 //! one that could not run.
 
 mod error;
+mod history;
 mod model;
 mod state;
 
@@ -23,6 +24,7 @@ use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
 
 pub use error::RunError;
+pub use history::{HistoryStore, ReadHistory, read_history};
 pub use model::{
     FinishReason, Message, Model, ModelError, ModelOptions, ModelRequest, ModelResponse,
     ToolChoice, Usage,
@@ -79,6 +81,9 @@ pub struct AgentRunner {
     agent: Arc<Agent>,
     model: Arc<dyn Model>,
     options: ModelOptions,
+    /// Full tool results for `read_history`, when the context policy
+    /// shortens old ones.
+    history: Arc<HistoryStore>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -105,6 +110,7 @@ impl AgentRunner {
             agent,
             model: Arc::new(model),
             options,
+            history: Arc::new(HistoryStore::default()),
         }
     }
 
@@ -197,6 +203,9 @@ impl AgentRunner {
         if let Some(discovery) = self.agent.discovery() {
             discovery.restore_disclosed(&state.run_id, &state.disclosed);
         }
+        if self.agent.results_budget().is_some() {
+            self.history.record_all(&state.run_id, &state.messages);
+        }
         let tools_cx = self.tool_context(cx, &state.disclosed)?;
         let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
             .into_iter()
@@ -213,7 +222,7 @@ impl AgentRunner {
             return self.drive(state, cx).await;
         };
         let calls = tool_calls.clone();
-        append_results(&mut state, &calls, &mut results);
+        self.append(&mut state, &calls, &mut results);
         self.drive(state, cx).await
     }
 
@@ -280,9 +289,15 @@ impl AgentRunner {
                 return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
             }
             let (tools, tools_cx) = self.offer(&state, cx)?;
+            let messages = match self.agent.results_budget() {
+                Some(budget) => {
+                    history::within_budget(&state.messages, budget, |tool| self.is_read_only(tool))
+                }
+                None => std::borrow::Cow::Borrowed(state.messages.as_slice()),
+            };
             let request = ModelRequest {
                 instructions: self.agent.instructions(),
-                messages: &state.messages,
+                messages: &messages,
                 tools: &tools,
                 options: &self.options,
             };
@@ -292,6 +307,7 @@ impl AgentRunner {
                     return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
                 }
             };
+            drop(messages);
             let response = match response {
                 Ok(response) => response,
                 Err(err) => {
@@ -344,7 +360,7 @@ impl AgentRunner {
                 state.pending = pending;
                 return Ok(RunOutcome::Waiting(state));
             }
-            append_results(&mut state, &calls, &mut results);
+            self.append(&mut state, &calls, &mut results);
         }
     }
 
@@ -377,6 +393,7 @@ impl AgentRunner {
             .map_err(RunError::Context)?
             .offered(offered)
             .extension(cx.cancel.clone())
+            .shared_state(Arc::clone(&self.history))
             .build();
         Ok((tools, tools_cx))
     }
@@ -401,11 +418,37 @@ impl AgentRunner {
             .map_err(RunError::Context)?
             .offered(offered)
             .extension(cx.cancel.clone())
+            .shared_state(Arc::clone(&self.history))
             .build())
+    }
+
+    /// Appends the results of `calls` and keeps their full text for
+    /// `read_history` when old ones may be shortened.
+    fn append(
+        &self,
+        state: &mut RunState,
+        calls: &[ToolUseBlock],
+        results: &mut FxHashMap<String, ToolResult>,
+    ) {
+        let first = state.messages.len();
+        append_results(state, calls, results);
+        if self.agent.results_budget().is_some() {
+            self.history
+                .record_all(&state.run_id, &state.messages[first..]);
+        }
+    }
+
+    /// Whether `tool` (as the model called it) only observes.
+    fn is_read_only(&self, tool: &str) -> bool {
+        self.agent
+            .registry()
+            .resolve(tool)
+            .is_some_and(|t| t.definition_dyn().capabilities().is_read_only())
     }
 
     /// Announces the real end of the run.
     async fn end(&self, outcome: RunOutcome, cx: &RunContext) -> RunOutcome {
+        self.history.forget(&cx.run_id);
         if let Ok(tools_cx) = self.tool_context(cx, &[]) {
             self.agent.executor().finish_run(&tools_cx).await;
         }

@@ -142,3 +142,13 @@ pub trait Model: Send + Sync + 'static {
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 }
+
+/// A shared model answers as the model it shares.
+impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        (**self).complete(request)
+    }
+}

@@ -350,17 +350,6 @@ async fn cancellation_stops_a_tool_in_flight() {
     assert!(cancelled, "{:?}", state.messages);
 }
 
-/// A scripted model the test keeps a handle on.
-struct Shared(std::sync::Arc<Scripted>);
-impl Model for Shared {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        self.0.complete(request)
-    }
-}
-
 #[tokio::test]
 async fn each_step_asks_with_instructions_history_and_tools() {
     let _serial = SERIAL.lock().await;
@@ -369,7 +358,7 @@ async fn each_step_asks_with_instructions_history_and_tools() {
         calls(vec![ToolUseBlock::new("r1", "read_ledger", json!({}))]),
         text("The balance is 10."),
     ]));
-    let runner = AgentRunner::new(agent(), Shared(std::sync::Arc::clone(&model)));
+    let runner = AgentRunner::new(agent(), std::sync::Arc::clone(&model));
     let cx = RunContext::new(dir.path(), RunId::new("run-ask"));
     let outcome = runner.run("What is the balance?", &cx).await.expect("runs");
     assert!(
@@ -385,4 +374,107 @@ async fn each_step_asks_with_instructions_history_and_tools() {
         "{tools:?}"
     );
     assert_eq!(asked[1].2, 3, "question, calls, result");
+}
+
+/// Return a long report.
+#[iris::tool(read_only)]
+fn long_report(
+    /// Which report.
+    name: String,
+) -> String {
+    format!("{name}: {}", "lorem ipsum ".repeat(200))
+}
+
+/// Answers from a script, keeping every tool text each request carried.
+struct Watching {
+    answers: Mutex<VecDeque<ModelResponse>>,
+    seen: Mutex<Vec<Vec<(String, String)>>>,
+}
+
+impl Model for Watching {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let tools: Vec<(String, String)> = request
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool {
+                    call_id, result, ..
+                } => Some((call_id.clone(), result.text_content())),
+                _ => None,
+            })
+            .collect();
+        self.seen.lock().expect("not poisoned").push(tools);
+        let answer = self.answers.lock().expect("not poisoned").pop_front();
+        Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })
+    }
+}
+
+/// Past the budget, an old observation goes to the model as a preview with
+/// its handle, `read_history` gives it back whole, and the stored history
+/// keeps everything.
+#[tokio::test]
+async fn old_observations_become_previews_and_read_back_whole() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let agent = Assembly::builder()
+        .tool(LongReport)
+        .build()
+        .parse(
+            "name: reports\ntools: { functions: [long_report] }\ncontext_policy: { results_budget: 3000 }\n",
+            Path::new("agents/reports.yaml"),
+        )
+        .expect("assembles");
+    assert!(agent.registry().resolve("read_history").is_some());
+    let report = |id: &str, name: &str| {
+        calls(vec![ToolUseBlock::new(
+            id,
+            "long_report",
+            json!({"name": name}),
+        )])
+    };
+    let model = std::sync::Arc::new(Watching {
+        answers: Mutex::new(VecDeque::from([
+            report("b1", "north"),
+            report("b2", "south"),
+            calls(vec![ToolUseBlock::new(
+                "h1",
+                "read_history",
+                json!({"call_id": "b1"}),
+            )]),
+            text("Both read."),
+        ])),
+        seen: Mutex::new(Vec::new()),
+    });
+    let runner = AgentRunner::new(agent, std::sync::Arc::clone(&model));
+    let cx = RunContext::new(dir.path(), RunId::new("run-history"));
+    let outcome = runner.run("Read both reports.", &cx).await.expect("runs");
+    let RunOutcome::Finished { state, .. } = outcome else {
+        panic!("expected the end, got {outcome:?}");
+    };
+    let seen = model.seen.lock().expect("not poisoned");
+    let third = &seen[2];
+    assert!(
+        third[0].1.contains("shortened to save context"),
+        "{third:?}"
+    );
+    assert!(
+        third[0].1.contains(r#"read_history {"call_id": "b1"}"#),
+        "{third:?}"
+    );
+    assert!(third[1].1.len() > 2000, "the latest result stays whole");
+    // The stored history keeps everything, and the read-back is whole.
+    let full = |id: &str| {
+        state.messages.iter().find_map(|m| match m {
+            Message::Tool {
+                call_id, result, ..
+            } if call_id == id => Some(result.text_content()),
+            _ => None,
+        })
+    };
+    let original = full("b1").expect("b1 is kept");
+    assert!(original.len() > 2000 && !original.contains("shortened"));
+    assert_eq!(full("h1").expect("read back"), original);
 }
