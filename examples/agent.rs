@@ -4,7 +4,11 @@
 //! JSON, read back, approved, and the run resumed by a new runner. The file
 //! and the run's history are printed at the end.
 //!
-//! Run with `cargo run --example agent --features assembly`.
+//! Run with `cargo run --example agent --features openai`. With `--live` the
+//! same task goes to a real model through the OpenAI Chat Completions
+//! adapter: `OPENAI_API_KEY` must be set; `OPENAI_BASE_URL` points it at
+//! another OpenAI-compatible server and `OPENAI_MODEL` picks the model
+//! (`gpt-4.1-mini` when unset). Every waiting call is approved.
 #![allow(
     clippy::print_stdout,
     reason = "an example shows what it does on stdout"
@@ -14,11 +18,12 @@ use std::collections::VecDeque;
 use std::error::Error;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use iris::assembly::Agent;
 use iris::runner::{
-    AgentRunner, Message, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
-    RunState,
+    AgentRunner, Message, Model, ModelError, ModelRequest, ModelResponse, OPENAI_BASE_URL,
+    OpenAiChat, RunContext, RunOutcome, RunState,
 };
 use iris::serde_json::json;
 use iris::{ApprovalDecision, BoxFuture, RunId, ToolUseBlock};
@@ -62,7 +67,17 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let agent = Arc::new(Agent::from_path(&file)?);
     let cx = RunContext::new(workspace.path(), RunId::new("run-1"));
 
-    let runner = AgentRunner::new(Arc::clone(&agent), script());
+    let live = std::env::args().any(|arg| arg == "--live");
+    let (first, second): (Box<dyn Model>, Box<dyn Model>) = if live {
+        let key = std::env::var("OPENAI_API_KEY").map_err(|_| "set OPENAI_API_KEY for --live")?;
+        let base = std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| OPENAI_BASE_URL.to_owned());
+        let name = std::env::var("OPENAI_MODEL").unwrap_or_else(|_| "gpt-4.1-mini".to_owned());
+        let model = Arc::new(OpenAiChat::new(name, key, &base, Duration::from_secs(120))?);
+        (Box::new(Arc::clone(&model)), Box::new(model))
+    } else {
+        (Box::new(script()), Box::new(script_after_approval()))
+    };
+    let runner = AgentRunner::new(Arc::clone(&agent), first);
     let outcome = runner
         .run("Set the log level of config.yaml to INFO.", &cx)
         .await?;
@@ -87,7 +102,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .iter()
         .map(|p| (p.call.id.clone(), ApprovalDecision::approve(&p.request)))
         .collect();
-    let runner = AgentRunner::new(Arc::clone(&agent), script_after_approval());
+    let runner = AgentRunner::new(Arc::clone(&agent), second);
     let outcome = runner.resume(state, decisions, &cx).await?;
 
     println!("\nthe run:");

@@ -55,7 +55,7 @@ fn extension_demo_assembles_the_quickstart_from_yaml() {
 
 /// A run pauses at the edit, is saved and resumed after approval, and the
 /// file changes only then.
-#[cfg(feature = "assembly")]
+#[cfg(feature = "openai")]
 #[test]
 fn agent_pauses_for_the_edit_and_resumes_from_saved_state() {
     let out = run_example("agent");

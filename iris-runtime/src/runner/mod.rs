@@ -14,6 +14,8 @@
 mod error;
 mod history;
 mod model;
+#[cfg(feature = "openai")]
+mod openai_chat;
 mod state;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +31,8 @@ pub use model::{
     FinishReason, Message, Model, ModelError, ModelOptions, ModelRequest, ModelResponse,
     ToolChoice, Usage,
 };
+#[cfg(feature = "openai")]
+pub use openai_chat::{OPENAI_BASE_URL, OpenAiChat, RetryPolicy};
 pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
 
 use crate::assembly::{Agent, AssemblyError};

@@ -152,3 +152,13 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
         (**self).complete(request)
     }
 }
+
+/// A boxed model answers as the model it holds.
+impl Model for Box<dyn Model> {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        (**self).complete(request)
+    }
+}

@@ -10,8 +10,7 @@
     reason = "a scripted scenario reads best in one piece"
 )]
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use iris::runtime::RuntimeError;
@@ -21,8 +20,6 @@ use iris::{
     RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 /// Tell the current time.
 #[iris::tool(read_only)]
@@ -48,75 +45,10 @@ fn convert_currency(
     amount.to_string()
 }
 
-enum Reply {
-    Status(u16, String),
-    Sleep(Duration),
-}
+#[path = "loopback.rs"]
+mod loopback;
 
-#[derive(Default)]
-struct Script {
-    replies: Mutex<VecDeque<Reply>>,
-    requests: Mutex<Vec<(String, Value)>>,
-}
-
-/// A minimal HTTP/1.1 server: one scripted reply per connection.
-async fn serve(script: Arc<Script>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut socket, _)) = listener.accept().await else {
-                return;
-            };
-            let script = Arc::clone(&script);
-            tokio::spawn(async move {
-                let mut raw = Vec::new();
-                let mut buf = [0_u8; 4096];
-                let (head, body) = loop {
-                    let n = socket.read(&mut buf).await.unwrap();
-                    raw.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&raw).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let head = text[..end].to_owned();
-                        let length: usize = head
-                            .lines()
-                            .find_map(|l| {
-                                l.to_ascii_lowercase()
-                                    .strip_prefix("content-length:")
-                                    .map(|v| v.trim().parse().unwrap())
-                            })
-                            .unwrap_or(0);
-                        while raw.len() < end + 4 + length {
-                            let n = socket.read(&mut buf).await.unwrap();
-                            raw.extend_from_slice(&buf[..n]);
-                        }
-                        break (head, String::from_utf8_lossy(&raw[end + 4..]).to_string());
-                    }
-                };
-                script
-                    .requests
-                    .lock()
-                    .unwrap()
-                    .push((head, serde_json::from_str(&body).unwrap()));
-                let reply = script.replies.lock().unwrap().pop_front();
-                let (status, body) = match reply {
-                    Some(Reply::Status(status, body)) => (status, body),
-                    Some(Reply::Sleep(delay)) => {
-                        tokio::time::sleep(delay).await;
-                        (200, "{}".to_owned())
-                    }
-                    None => (500, "no reply scripted".to_owned()),
-                };
-                let response = format!(
-                    "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    format!("http://{address}/v1/chat/completions")
-}
+use loopback::{Reply, Script, serve};
 
 fn completion(content: &str) -> Reply {
     Reply::Status(

@@ -12,6 +12,7 @@ mod error_paths;
 mod fs_edit_props;
 mod hostile_inputs;
 mod image_results;
+mod model_openai;
 mod openai_wire;
 mod runner;
 mod schema;

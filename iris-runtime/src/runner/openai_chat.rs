@@ -1,0 +1,347 @@
+//! The OpenAI Chat Completions adapter (feature `openai`): also any server
+//! speaking the same API through `base_url` (vLLM, Ollama, `llama.cpp`,
+//! `LiteLLM`). Tools and results travel in the existing projections; the key
+//! comes from the environment and never appears in errors or `Debug`;
+//! rate limits, server errors and dropped connections are retried with
+//! exponential back-off and jitter, honouring `Retry-After`.
+
+use std::time::Duration;
+
+use iris_core::provider::{openai_chat, openai_chat_result};
+use iris_core::{BoxFuture, ToolUseBlock};
+use serde_json::{Value, json};
+
+use super::model::{
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
+};
+use crate::assembly::{ModelProvider, ModelSection};
+
+/// The endpoint when the agent file gives no `base_url`.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// Characters of an error body quoted back.
+const QUOTED_BODY_CHARS: usize = 300;
+
+/// How failed requests are retried.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts after the first.
+    pub retries: u32,
+    /// The first back-off; each later one doubles, with jitter.
+    pub base_delay: Duration,
+    /// The longest wait, `Retry-After` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A model behind the OpenAI Chat Completions API.
+pub struct OpenAiChat {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: String,
+    retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for OpenAiChat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiChat")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &"[redacted]")
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiChat {
+    /// `model` at `base_url` (such as `https://api.openai.com/v1`), with a
+    /// request timeout.
+    ///
+    /// # Errors
+    /// [`ModelError`] when no HTTP client can be built.
+    pub fn new(
+        model: impl Into<String>,
+        api_key: impl Into<String>,
+        base_url: &str,
+        timeout: Duration,
+    ) -> Result<Self, ModelError> {
+        // reqwest is built without a crypto provider of its own; use ring
+        // unless the host installed one.
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| ModelError::new(format!("no HTTP client could be built: {e}")))?;
+        Ok(Self {
+            client,
+            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            model: model.into(),
+            api_key: api_key.into(),
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// The model an agent file's `model` section names (`provider:
+    /// openai_chat`), its key read now from `api_key_env`.
+    ///
+    /// # Errors
+    /// [`ModelError`] for another provider, or a key variable that is not
+    /// set (named, never its value).
+    pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
+        if section.provider != ModelProvider::OpenaiChat {
+            return Err(ModelError::new(
+                "this adapter speaks OpenAI Chat Completions; the agent file names another provider",
+            ));
+        }
+        let api_key = match &section.api_key_env {
+            Some(variable) => std::env::var(&variable.value).map_err(|_| {
+                ModelError::new(format!(
+                    "environment variable `{}` is not set; it holds the API key",
+                    variable.value
+                ))
+            })?,
+            // Local servers often take no key.
+            None => String::new(),
+        };
+        let base_url = section.base_url.as_deref().unwrap_or(OPENAI_BASE_URL);
+        Self::new(&section.model, api_key, base_url, Duration::from_secs(120))
+    }
+
+    /// Retries by `policy` instead of the default (3 retries from 500 ms).
+    #[must_use]
+    pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The request body of `request`.
+    #[must_use]
+    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut messages = Vec::new();
+        if let Some(instructions) = request.instructions {
+            messages.push(json!({"role": "system", "content": instructions}));
+        }
+        for message in request.messages {
+            match message {
+                Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+                Message::Assistant { text, tool_calls } => {
+                    let mut assistant = json!({"role": "assistant"});
+                    // Left out, not null, when the model only called tools.
+                    if let Some(text) = text {
+                        assistant["content"] = json!(text);
+                    }
+                    if !tool_calls.is_empty() {
+                        assistant["tool_calls"] = tool_calls.iter().map(wire_call).collect();
+                    }
+                    messages.push(assistant);
+                }
+                Message::Tool {
+                    call_id, result, ..
+                } => messages.extend(openai_chat_result(call_id, result)),
+            }
+        }
+        let mut body = json!({"model": self.model, "messages": messages});
+        let options = request.options;
+        if let Some(temperature) = options.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(max_tokens) = options.max_tokens {
+            body["max_completion_tokens"] = json!(max_tokens);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|spec| openai_chat(spec).tool)
+                .collect();
+            body["tool_choice"] = json!(match options.tool_choice {
+                ToolChoice::Auto => "auto",
+                ToolChoice::None => "none",
+                ToolChoice::Required => "required",
+            });
+            body["parallel_tool_calls"] = json!(options.parallel_tool_calls);
+        }
+        body
+    }
+
+    async fn send(&self, body: &Value) -> Result<Value, ModelError> {
+        let mut attempt = 0;
+        loop {
+            let failure = match self.attempt(body).await {
+                Ok(answer) => return Ok(answer),
+                Err(failure) => failure,
+            };
+            if !failure.retryable || attempt >= self.retry.retries {
+                let tries = attempt + 1;
+                return Err(ModelError::new(format!(
+                    "{} ({tries} attempt{})",
+                    failure.message,
+                    if tries == 1 { "" } else { "s" }
+                )));
+            }
+            let wait = failure
+                .retry_after
+                .unwrap_or_else(|| backoff(self.retry.base_delay, attempt))
+                .min(self.retry.max_delay);
+            tracing::debug!(attempt, ?wait, reason = %failure.message, "retrying the model request");
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    async fn attempt(&self, body: &Value) -> Result<Value, Failure> {
+        let mut request = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        if !self.api_key.is_empty() {
+            request = request.bearer_auth(&self.api_key);
+        }
+        let response = request.send().await.map_err(|e| Failure {
+            message: describe(&e),
+            retryable: e.is_timeout() || e.is_connect() || e.is_request(),
+            retry_after: None,
+        })?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64);
+        let text = response.text().await.map_err(|e| Failure {
+            message: describe(&e),
+            retryable: true,
+            retry_after: None,
+        })?;
+        if !status.is_success() {
+            let quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
+            return Err(Failure {
+                message: format!("the model endpoint answered HTTP {status}: {quoted}"),
+                retryable: status.as_u16() == 429 || status.is_server_error(),
+                retry_after,
+            });
+        }
+        serde_json::from_str(&text).map_err(|e| Failure {
+            message: format!("the model endpoint answered something that is not JSON ({e})"),
+            retryable: false,
+            retry_after: None,
+        })
+    }
+}
+
+impl Model for OpenAiChat {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let body = self.body(&request);
+        Box::pin(async move {
+            let answer = self.send(&body).await?;
+            parse_response(&answer)
+        })
+    }
+}
+
+struct Failure {
+    message: String,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+fn describe(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "the model endpoint did not answer in time".to_owned()
+    } else if error.is_connect() {
+        "the model endpoint could not be reached".to_owned()
+    } else {
+        // reqwest's message names the URL, never the headers.
+        format!("the request to the model endpoint failed: {error}")
+    }
+}
+
+/// `base × 2^attempt`, with up to half of it taken off at random so that
+/// clients that failed together do not retry together.
+fn backoff(base: Duration, attempt: u32) -> Duration {
+    let full = base.saturating_mul(1_u32 << attempt.min(16));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let jitter = f64::from(nanos % 1000) / 2000.0;
+    full.mul_f64(1.0 - jitter)
+}
+
+fn wire_call(call: &ToolUseBlock) -> Value {
+    json!({
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.input.to_string()},
+    })
+}
+
+/// The first choice of a Chat Completions answer.
+fn parse_response(answer: &Value) -> Result<ModelResponse, ModelError> {
+    let choice = answer
+        .pointer("/choices/0")
+        .ok_or_else(|| ModelError::new("the model endpoint answered without a choice"))?;
+    let message = &choice["message"];
+    let text = message["content"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .or_else(|| {
+            message["refusal"]
+                .as_str()
+                .map(|r| format!("[refused] {r}"))
+        });
+    let tool_calls = message["tool_calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|call| {
+                    let raw = call["function"]["arguments"].as_str().unwrap_or("{}");
+                    // Arguments that are not JSON reach the tool as text, and
+                    // the model reads why they were refused.
+                    let input =
+                        serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()));
+                    ToolUseBlock::new(
+                        call["id"].as_str().unwrap_or_default(),
+                        call["function"]["name"].as_str().unwrap_or_default(),
+                        input,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let finish = match choice["finish_reason"].as_str() {
+        Some("tool_calls") => FinishReason::ToolCalls,
+        Some("length") => FinishReason::Length,
+        Some("content_filter") => FinishReason::ContentFilter,
+        _ if message["refusal"].is_string() => FinishReason::ContentFilter,
+        _ => FinishReason::Stop,
+    };
+    let usage = Usage {
+        input_tokens: answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+        output_tokens: answer["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+    };
+    Ok(ModelResponse {
+        text,
+        tool_calls,
+        usage,
+        finish,
+    })
+}

@@ -1,0 +1,218 @@
+//! The OpenAI Chat Completions adapter against a loopback server: every
+//! request it sends parses as async-openai's request type and serializes
+//! back to the same JSON; answers with text, parallel tool calls, a refusal
+//! and a length stop are read; 429 with `Retry-After` and 500s are retried,
+//! and a request that keeps failing or answers something other than JSON
+//! is an error that never shows the key.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_pass_by_value,
+    reason = "a scripted scenario fails loudly and builds its replies inline"
+)]
+
+#[path = "loopback.rs"]
+mod loopback;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_openai::types::chat::CreateChatCompletionRequest;
+use iris::runner::{
+    FinishReason, Message, Model, ModelOptions, ModelRequest, OpenAiChat, RetryPolicy,
+};
+use iris::{Tool, ToolResult, ToolUseBlock};
+use loopback::{Reply, Script, serve};
+use serde_json::{Value, json};
+
+/// Look up a price.
+#[iris::tool(read_only)]
+fn price(
+    /// The item.
+    item: String,
+) -> String {
+    item
+}
+
+const KEY: &str = "sk-loopback-secret";
+
+async fn adapter(script: &Arc<Script>) -> OpenAiChat {
+    let endpoint = serve(Arc::clone(script)).await;
+    let base = endpoint.trim_end_matches("/chat/completions").to_owned();
+    OpenAiChat::new("gpt-test", KEY, &base, Duration::from_secs(5))
+        .unwrap()
+        .with_retries(RetryPolicy {
+            retries: 2,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(200),
+        })
+}
+
+fn history() -> Vec<Message> {
+    vec![
+        Message::User {
+            text: "What does tea cost?".into(),
+        },
+        Message::Assistant {
+            text: None,
+            tool_calls: vec![ToolUseBlock::new("c1", "price", json!({"item": "tea"}))],
+        },
+        Message::Tool {
+            call_id: "c1".into(),
+            tool: "price".into(),
+            result: ToolResult::text("tea: 3"),
+        },
+    ]
+}
+
+fn answer(message: Value, finish: &str) -> Reply {
+    Reply::Status(
+        200,
+        json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57},
+        })
+        .to_string(),
+    )
+}
+
+#[tokio::test]
+async fn requests_are_what_the_client_library_sends_and_answers_are_read() {
+    let script = Arc::new(Script::default());
+    let model = adapter(&script).await;
+    let messages = history();
+    let tools = [Price.definition().spec().with_strict(true)];
+    let options = ModelOptions {
+        temperature: Some(0.5),
+        max_tokens: Some(300),
+        parallel_tool_calls: true,
+        ..ModelOptions::default()
+    };
+    let request = ModelRequest {
+        instructions: Some("Answer briefly."),
+        messages: &messages,
+        tools: &tools,
+        options: &options,
+    };
+    let replies = [
+        answer(
+            json!({"role": "assistant", "content": "Tea costs 3."}),
+            "stop",
+        ),
+        answer(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "price", "arguments": "{\"item\":\"tea\"}"}},
+                {"id": "b", "type": "function", "function": {"name": "price", "arguments": "{\"item\":"}}
+            ]}),
+            "tool_calls",
+        ),
+        answer(
+            json!({"role": "assistant", "content": null, "refusal": "I cannot help with that."}),
+            "stop",
+        ),
+        answer(json!({"role": "assistant", "content": "Tea co"}), "length"),
+    ];
+    script.replies.lock().unwrap().extend(replies);
+
+    let text = model.complete(request).await.expect("text");
+    assert_eq!(text.text.as_deref(), Some("Tea costs 3."));
+    assert_eq!((text.usage.input_tokens, text.usage.output_tokens), (50, 7));
+    let calls = model.complete(request).await.expect("calls");
+    assert_eq!(calls.finish, FinishReason::ToolCalls);
+    assert_eq!(calls.tool_calls.len(), 2, "parallel calls");
+    assert_eq!(calls.tool_calls[0].input, json!({"item": "tea"}));
+    // Arguments that are not JSON reach the executor as text, to be refused there.
+    assert_eq!(calls.tool_calls[1].input, json!("{\"item\":"));
+    let refused = model.complete(request).await.expect("refusal");
+    assert_eq!(refused.finish, FinishReason::ContentFilter);
+    assert!(refused.text.unwrap().contains("cannot help"));
+    let cut = model.complete(request).await.expect("cut");
+    assert_eq!(cut.finish, FinishReason::Length);
+
+    let requests = script.requests.lock().unwrap();
+    let (head, body) = &requests[0];
+    assert!(
+        head.to_ascii_lowercase()
+            .contains(&format!("authorization: bearer {KEY}").to_ascii_lowercase())
+    );
+    let typed: CreateChatCompletionRequest =
+        serde_json::from_value(body.clone()).expect("async-openai reads the request");
+    let back = serde_json::to_value(&typed).unwrap();
+    assert_eq!(&back, body, "no field misnamed or dropped");
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "Answer briefly."})
+    );
+    assert_eq!(
+        body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+        "{\"item\":\"tea\"}"
+    );
+    assert_eq!(
+        body["messages"][3],
+        json!({"role": "tool", "tool_call_id": "c1", "content": "tea: 3"})
+    );
+    assert_eq!(body["tools"][0]["function"]["strict"], true);
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_are_retried_and_then_reported() {
+    let script = Arc::new(Script::default());
+    let model = adapter(&script).await;
+    let messages = vec![Message::User { text: "Hi".into() }];
+    let options = ModelOptions::default();
+    let request = ModelRequest {
+        instructions: None,
+        messages: &messages,
+        tools: &[],
+        options: &options,
+    };
+    script.replies.lock().unwrap().extend([
+        Reply::WithHeaders(
+            429,
+            "Retry-After: 0\r\n".into(),
+            r#"{"error": "slow down"}"#.into(),
+        ),
+        Reply::Status(503, r#"{"error": "busy"}"#.into()),
+        answer(json!({"role": "assistant", "content": "Hello."}), "stop"),
+    ]);
+    let ok = model
+        .complete(request)
+        .await
+        .expect("succeeds on the third try");
+    assert_eq!(ok.text.as_deref(), Some("Hello."));
+    assert_eq!(script.requests.lock().unwrap().len(), 3);
+
+    script.replies.lock().unwrap().extend([
+        Reply::Status(500, r#"{"error": "down"}"#.into()),
+        Reply::Status(500, r#"{"error": "down"}"#.into()),
+        Reply::Status(500, r#"{"error": "down"}"#.into()),
+    ]);
+    let err = model.complete(request).await.expect_err("500 three times");
+    let message = err.to_string();
+    assert!(
+        message.contains("HTTP 500") && message.contains("3 attempts"),
+        "{message}"
+    );
+    assert!(!message.contains(KEY));
+
+    script
+        .replies
+        .lock()
+        .unwrap()
+        .push_back(Reply::Status(200, "not json".into()));
+    let err = model.complete(request).await.expect_err("malformed");
+    assert!(err.to_string().contains("not JSON"), "{err}");
+
+    script
+        .replies
+        .lock()
+        .unwrap()
+        .push_back(Reply::Status(401, r#"{"error": "bad key"}"#.into()));
+    let err = model.complete(request).await.expect_err("not retried");
+    assert!(err.to_string().contains("1 attempt)"), "{err}");
+    assert!(
+        !format!("{model:?}").contains(KEY),
+        "the key stays out of Debug"
+    );
+}
