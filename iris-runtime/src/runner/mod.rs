@@ -11,8 +11,12 @@
 //! disclosed so far; every call gets exactly one result, in call order, even
 //! one that could not run.
 
+#[cfg(feature = "anthropic")]
+mod anthropic;
 mod error;
 mod history;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+mod http;
 mod model;
 #[cfg(feature = "openai")]
 mod openai_chat;
@@ -25,14 +29,18 @@ use iris_core::{RunId, ToolContext, ToolResult, ToolSpec, ToolUseBlock};
 use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "anthropic")]
+pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS};
 pub use error::RunError;
 pub use history::{HistoryStore, ReadHistory, read_history};
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub use http::RetryPolicy;
 pub use model::{
     FinishReason, Message, Model, ModelError, ModelOptions, ModelRequest, ModelResponse,
     ToolChoice, Usage,
 };
 #[cfg(feature = "openai")]
-pub use openai_chat::{OPENAI_BASE_URL, OpenAiChat, RetryPolicy};
+pub use openai_chat::{OPENAI_BASE_URL, OpenAiChat};
 pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
 
 use crate::assembly::{Agent, AssemblyError};

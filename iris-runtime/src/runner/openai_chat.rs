@@ -11,6 +11,7 @@ use iris_core::provider::{openai_chat, openai_chat_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
+use super::http::{RetryPolicy, client, send};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
 };
@@ -18,30 +19,6 @@ use crate::assembly::{ModelProvider, ModelSection};
 
 /// The endpoint when the agent file gives no `base_url`.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-/// Characters of an error body quoted back.
-const QUOTED_BODY_CHARS: usize = 300;
-
-/// How failed requests are retried.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RetryPolicy {
-    /// Attempts after the first.
-    pub retries: u32,
-    /// The first back-off; each later one doubles, with jitter.
-    pub base_delay: Duration,
-    /// The longest wait, `Retry-After` included.
-    pub max_delay: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            retries: 3,
-            base_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(30),
-        }
-    }
-}
-
 /// A model behind the OpenAI Chat Completions API.
 pub struct OpenAiChat {
     client: reqwest::Client,
@@ -74,15 +51,7 @@ impl OpenAiChat {
         base_url: &str,
         timeout: Duration,
     ) -> Result<Self, ModelError> {
-        // reqwest is built without a crypto provider of its own; use ring
-        // unless the host installed one.
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| ModelError::new(format!("no HTTP client could be built: {e}")))?;
+        let client = client(timeout)?;
         Ok(Self {
             client,
             url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
@@ -174,73 +143,6 @@ impl OpenAiChat {
         }
         body
     }
-
-    async fn send(&self, body: &Value) -> Result<Value, ModelError> {
-        let mut attempt = 0;
-        loop {
-            let failure = match self.attempt(body).await {
-                Ok(answer) => return Ok(answer),
-                Err(failure) => failure,
-            };
-            if !failure.retryable || attempt >= self.retry.retries {
-                let tries = attempt + 1;
-                return Err(ModelError::new(format!(
-                    "{} ({tries} attempt{})",
-                    failure.message,
-                    if tries == 1 { "" } else { "s" }
-                )));
-            }
-            let wait = failure
-                .retry_after
-                .unwrap_or_else(|| backoff(self.retry.base_delay, attempt))
-                .min(self.retry.max_delay);
-            tracing::debug!(attempt, ?wait, reason = %failure.message, "retrying the model request");
-            tokio::time::sleep(wait).await;
-            attempt += 1;
-        }
-    }
-
-    async fn attempt(&self, body: &Value) -> Result<Value, Failure> {
-        let mut request = self
-            .client
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        if !self.api_key.is_empty() {
-            request = request.bearer_auth(&self.api_key);
-        }
-        let response = request.send().await.map_err(|e| Failure {
-            message: describe(&e),
-            retryable: e.is_timeout() || e.is_connect() || e.is_request(),
-            retry_after: None,
-        })?;
-        let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
-        let text = response.text().await.map_err(|e| Failure {
-            message: describe(&e),
-            retryable: true,
-            retry_after: None,
-        })?;
-        if !status.is_success() {
-            let quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
-            return Err(Failure {
-                message: format!("the model endpoint answered HTTP {status}: {quoted}"),
-                retryable: status.as_u16() == 429 || status.is_server_error(),
-                retry_after,
-            });
-        }
-        serde_json::from_str(&text).map_err(|e| Failure {
-            message: format!("the model endpoint answered something that is not JSON ({e})"),
-            retryable: false,
-            retry_after: None,
-        })
-    }
 }
 
 impl Model for OpenAiChat {
@@ -250,38 +152,17 @@ impl Model for OpenAiChat {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let body = self.body(&request);
         Box::pin(async move {
-            let answer = self.send(&body).await?;
+            let mut headers = Vec::new();
+            if !self.api_key.is_empty() {
+                headers.push((
+                    reqwest::header::AUTHORIZATION,
+                    format!("Bearer {}", self.api_key),
+                ));
+            }
+            let answer = send(&self.client, &self.url, &headers, &body, self.retry).await?;
             parse_response(&answer)
         })
     }
-}
-
-struct Failure {
-    message: String,
-    retryable: bool,
-    retry_after: Option<Duration>,
-}
-
-fn describe(error: &reqwest::Error) -> String {
-    if error.is_timeout() {
-        "the model endpoint did not answer in time".to_owned()
-    } else if error.is_connect() {
-        "the model endpoint could not be reached".to_owned()
-    } else {
-        // reqwest's message names the URL, never the headers.
-        format!("the request to the model endpoint failed: {error}")
-    }
-}
-
-/// `base × 2^attempt`, with up to half of it taken off at random so that
-/// clients that failed together do not retry together.
-fn backoff(base: Duration, attempt: u32) -> Duration {
-    let full = base.saturating_mul(1_u32 << attempt.min(16));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let jitter = f64::from(nanos % 1000) / 2000.0;
-    full.mul_f64(1.0 - jitter)
 }
 
 fn wire_call(call: &ToolUseBlock) -> Value {

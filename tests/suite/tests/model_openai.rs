@@ -11,18 +11,15 @@
     reason = "a scripted scenario fails loudly and builds its replies inline"
 )]
 
-#[path = "loopback.rs"]
-mod loopback;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::loopback::{Reply, Script, serve};
 use async_openai::types::chat::CreateChatCompletionRequest;
 use iris::runner::{
     FinishReason, Message, Model, ModelOptions, ModelRequest, OpenAiChat, RetryPolicy,
 };
 use iris::{Tool, ToolResult, ToolUseBlock};
-use loopback::{Reply, Script, serve};
 use serde_json::{Value, json};
 
 /// Look up a price.

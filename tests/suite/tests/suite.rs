@@ -4,6 +4,9 @@
 
 #[path = "../../files/mod.rs"]
 mod files;
+/// A loopback HTTP server for the model adapters' tests.
+#[path = "loopback.rs"]
+mod loopback;
 #[path = "../../support/mod.rs"]
 mod support;
 
@@ -12,6 +15,7 @@ mod error_paths;
 mod fs_edit_props;
 mod hostile_inputs;
 mod image_results;
+mod model_anthropic;
 mod model_openai;
 mod openai_wire;
 mod runner;

@@ -1,0 +1,228 @@
+//! The Anthropic Messages adapter (feature `anthropic`): tools and results
+//! in the existing projections, the key from the environment (never in
+//! errors or `Debug`), retries as for every adapter.
+
+use std::time::Duration;
+
+use iris_core::provider::{anthropic, anthropic_result};
+use iris_core::{BoxFuture, ToolUseBlock};
+use reqwest::header::HeaderName;
+use serde_json::{Value, json};
+
+use super::http::{RetryPolicy, client, send};
+use super::model::{
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
+};
+use crate::assembly::{ModelProvider, ModelSection};
+
+/// The endpoint when the agent file gives no `base_url`.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The API version sent with every request.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// Tokens of an answer when the agent file sets no `max_tokens` (the API
+/// requires a value).
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// A model behind the Anthropic Messages API.
+pub struct AnthropicMessages {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: String,
+    retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for AnthropicMessages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicMessages")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &"[redacted]")
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AnthropicMessages {
+    /// `model` at `base_url` (such as `https://api.anthropic.com/v1`), with
+    /// a request timeout.
+    ///
+    /// # Errors
+    /// [`ModelError`] when no HTTP client can be built.
+    pub fn new(
+        model: impl Into<String>,
+        api_key: impl Into<String>,
+        base_url: &str,
+        timeout: Duration,
+    ) -> Result<Self, ModelError> {
+        Ok(Self {
+            client: client(timeout)?,
+            url: format!("{}/messages", base_url.trim_end_matches('/')),
+            model: model.into(),
+            api_key: api_key.into(),
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// The model an agent file's `model` section names (`provider:
+    /// anthropic`), its key read now from `api_key_env`.
+    ///
+    /// # Errors
+    /// [`ModelError`] for another provider, or a key variable that is not
+    /// set (named, never its value).
+    pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
+        if section.provider != ModelProvider::Anthropic {
+            return Err(ModelError::new(
+                "this adapter speaks Anthropic Messages; the agent file names another provider",
+            ));
+        }
+        let variable = section
+            .api_key_env
+            .as_ref()
+            .map_or("ANTHROPIC_API_KEY", |v| v.value.as_str());
+        let api_key = std::env::var(variable).map_err(|_| {
+            ModelError::new(format!(
+                "environment variable `{variable}` is not set; it holds the API key"
+            ))
+        })?;
+        let base_url = section.base_url.as_deref().unwrap_or(ANTHROPIC_BASE_URL);
+        Self::new(&section.model, api_key, base_url, Duration::from_secs(120))
+    }
+
+    /// Retries by `policy` instead of the default (3 retries from 500 ms).
+    #[must_use]
+    pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The request body of `request`. Consecutive tool results join one
+    /// user turn, as the API requires.
+    #[must_use]
+    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut messages: Vec<Value> = Vec::new();
+        for message in request.messages {
+            match message {
+                Message::User { text } => messages.push(json!({
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}],
+                })),
+                Message::Assistant { text, tool_calls } => {
+                    let mut content = Vec::new();
+                    if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
+                        content.push(json!({"type": "text", "text": text}));
+                    }
+                    content.extend(tool_calls.iter().map(wire_call));
+                    messages.push(json!({"role": "assistant", "content": content}));
+                }
+                Message::Tool {
+                    call_id, result, ..
+                } => {
+                    let block = anthropic_result(call_id, result);
+                    let joins = messages.last().is_some_and(|last| {
+                        last["role"] == "user"
+                            && last["content"]
+                                .as_array()
+                                .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
+                    });
+                    match messages.last_mut() {
+                        Some(last) if joins => {
+                            if let Some(content) = last["content"].as_array_mut() {
+                                content.push(block);
+                            }
+                        }
+                        _ => messages.push(json!({"role": "user", "content": [block]})),
+                    }
+                }
+            }
+        }
+        let options = request.options;
+        let mut body = json!({
+            "model": self.model,
+            "max_tokens": options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "messages": messages,
+        });
+        if let Some(instructions) = request.instructions {
+            body["system"] = json!(instructions);
+        }
+        if let Some(temperature) = options.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|spec| anthropic(spec).tool)
+                .collect();
+            let mut choice = match options.tool_choice {
+                ToolChoice::Auto => json!({"type": "auto"}),
+                ToolChoice::None => json!({"type": "none"}),
+                ToolChoice::Required => json!({"type": "any"}),
+            };
+            if !options.parallel_tool_calls && options.tool_choice != ToolChoice::None {
+                choice["disable_parallel_tool_use"] = json!(true);
+            }
+            body["tool_choice"] = choice;
+        }
+        body
+    }
+}
+
+impl Model for AnthropicMessages {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let body = self.body(&request);
+        Box::pin(async move {
+            let headers = [
+                (HeaderName::from_static("x-api-key"), self.api_key.clone()),
+                (
+                    HeaderName::from_static("anthropic-version"),
+                    ANTHROPIC_VERSION.to_owned(),
+                ),
+            ];
+            let answer = send(&self.client, &self.url, &headers, &body, self.retry).await?;
+            parse_response(&answer)
+        })
+    }
+}
+
+fn wire_call(call: &ToolUseBlock) -> Value {
+    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
+}
+
+/// The text and tool calls of a Messages answer.
+fn parse_response(answer: &Value) -> Result<ModelResponse, ModelError> {
+    let content = answer["content"]
+        .as_array()
+        .ok_or_else(|| ModelError::new("the model endpoint answered without content"))?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for block in content {
+        match block["type"].as_str() {
+            Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
+            Some("tool_use") => tool_calls.push(ToolUseBlock::new(
+                block["id"].as_str().unwrap_or_default(),
+                block["name"].as_str().unwrap_or_default(),
+                block["input"].clone(),
+            )),
+            _ => {}
+        }
+    }
+    let finish = match answer["stop_reason"].as_str() {
+        Some("tool_use") => FinishReason::ToolCalls,
+        Some("max_tokens") => FinishReason::Length,
+        Some("refusal") => FinishReason::ContentFilter,
+        _ => FinishReason::Stop,
+    };
+    Ok(ModelResponse {
+        text: (!text.is_empty()).then_some(text),
+        tool_calls,
+        usage: Usage {
+            input_tokens: answer["usage"]["input_tokens"].as_u64().unwrap_or(0),
+            output_tokens: answer["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        },
+        finish,
+    })
+}
