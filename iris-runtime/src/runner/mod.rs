@@ -20,6 +20,8 @@ mod http;
 mod model;
 #[cfg(feature = "openai")]
 mod openai_chat;
+#[cfg(feature = "openai")]
+mod openai_responses;
 mod state;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +43,8 @@ pub use model::{
 };
 #[cfg(feature = "openai")]
 pub use openai_chat::{OPENAI_BASE_URL, OpenAiChat};
+#[cfg(feature = "openai")]
+pub use openai_responses::OpenAiResponses;
 pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
 
 use crate::assembly::{Agent, AssemblyError};

@@ -213,3 +213,92 @@ async fn rate_limits_and_server_errors_are_retried_and_then_reported() {
         "the key stays out of Debug"
     );
 }
+
+/// The Responses adapter: the history as input items that async-openai's
+/// `CreateResponse` reads back to the same JSON; text, calls, a refusal and
+/// an incomplete answer read.
+#[tokio::test]
+async fn responses_requests_round_trip_and_output_items_are_read() {
+    use async_openai::types::responses::CreateResponse;
+    use iris::runner::OpenAiResponses;
+
+    let script = Arc::new(Script::default());
+    let endpoint = serve(Arc::clone(&script)).await;
+    let base = endpoint.trim_end_matches("/chat/completions").to_owned();
+    let model = OpenAiResponses::new("gpt-test", KEY, &base, Duration::from_secs(5)).unwrap();
+    let messages = history();
+    let tools = [Price.definition().spec().with_strict(true)];
+    let options = ModelOptions {
+        temperature: Some(0.5),
+        max_tokens: Some(300),
+        parallel_tool_calls: true,
+        ..ModelOptions::default()
+    };
+    let request = ModelRequest {
+        instructions: Some("Answer briefly."),
+        messages: &messages,
+        tools: &tools,
+        options: &options,
+    };
+    let output = |items: Value, extra: Value| {
+        let mut body = json!({
+            "id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-test",
+            "status": "completed", "output": items,
+            "usage": {"input_tokens": 30, "output_tokens": 4, "total_tokens": 34},
+        });
+        if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
+            body.extend(extra);
+        }
+        Reply::Status(200, body.to_string())
+    };
+    script.replies.lock().unwrap().extend([
+        output(
+            json!([{"type": "message", "id": "m1", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": "Tea costs 3.", "annotations": []}]}]),
+            json!({}),
+        ),
+        output(
+            json!([{"type": "function_call", "id": "f1", "call_id": "k1", "name": "price",
+                    "arguments": "{\"item\":\"milk\"}", "status": "completed"}]),
+            json!({}),
+        ),
+        output(
+            json!([{"type": "message", "id": "m2", "role": "assistant", "status": "completed",
+                    "content": [{"type": "refusal", "refusal": "No."}]}]),
+            json!({}),
+        ),
+        output(
+            json!([{"type": "message", "id": "m3", "role": "assistant", "status": "incomplete",
+                    "content": [{"type": "output_text", "text": "Tea co", "annotations": []}]}]),
+            json!({"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}),
+        ),
+    ]);
+    let text = model.complete(request).await.expect("text");
+    assert_eq!(text.text.as_deref(), Some("Tea costs 3."));
+    assert_eq!(text.usage.input_tokens, 30);
+    let call = model.complete(request).await.expect("call");
+    assert_eq!(call.finish, FinishReason::ToolCalls);
+    assert_eq!(call.tool_calls[0].id, "k1");
+    assert_eq!(call.tool_calls[0].input, json!({"item": "milk"}));
+    let refused = model.complete(request).await.expect("refusal");
+    assert_eq!(refused.finish, FinishReason::ContentFilter);
+    let cut = model.complete(request).await.expect("incomplete");
+    assert_eq!(cut.finish, FinishReason::Length);
+
+    let requests = script.requests.lock().unwrap();
+    let (head, body) = &requests[0];
+    assert!(head.contains("/v1/responses"), "{head}");
+    let typed: CreateResponse =
+        serde_json::from_value(body.clone()).expect("async-openai reads the request");
+    assert_eq!(
+        &serde_json::to_value(&typed).unwrap(),
+        body,
+        "no field misnamed or dropped"
+    );
+    assert_eq!(body["instructions"], "Answer briefly.");
+    assert_eq!(body["input"][1]["type"], "function_call");
+    assert_eq!(
+        body["input"][2],
+        json!({"type": "function_call_output", "call_id": "c1", "output": "tea: 3"})
+    );
+}

@@ -1,0 +1,228 @@
+//! The OpenAI Responses adapter (feature `openai`): the run's history as
+//! input items, tools and results in the existing projections, retries as
+//! for every adapter. Each request carries the whole history (no stored
+//! conversation on the provider's side), so a run resumes anywhere.
+
+use std::time::Duration;
+
+use iris_core::provider::{openai_responses, openai_responses_result};
+use iris_core::{BoxFuture, ToolUseBlock};
+use serde_json::{Value, json};
+
+use super::http::{RetryPolicy, client, send};
+use super::model::{
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
+};
+use super::openai_chat::OPENAI_BASE_URL;
+use crate::assembly::{ModelProvider, ModelSection};
+
+/// A model behind the OpenAI Responses API.
+pub struct OpenAiResponses {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: String,
+    retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for OpenAiResponses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiResponses")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &"[redacted]")
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiResponses {
+    /// `model` at `base_url` (such as `https://api.openai.com/v1`), with a
+    /// request timeout.
+    ///
+    /// # Errors
+    /// [`ModelError`] when no HTTP client can be built.
+    pub fn new(
+        model: impl Into<String>,
+        api_key: impl Into<String>,
+        base_url: &str,
+        timeout: Duration,
+    ) -> Result<Self, ModelError> {
+        Ok(Self {
+            client: client(timeout)?,
+            url: format!("{}/responses", base_url.trim_end_matches('/')),
+            model: model.into(),
+            api_key: api_key.into(),
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// The model an agent file's `model` section names (`provider:
+    /// openai_responses`), its key read now from `api_key_env`.
+    ///
+    /// # Errors
+    /// [`ModelError`] for another provider, or a key variable that is not
+    /// set (named, never its value).
+    pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
+        if section.provider != ModelProvider::OpenaiResponses {
+            return Err(ModelError::new(
+                "this adapter speaks OpenAI Responses; the agent file names another provider",
+            ));
+        }
+        let variable = section
+            .api_key_env
+            .as_ref()
+            .map_or("OPENAI_API_KEY", |v| v.value.as_str());
+        let api_key = std::env::var(variable).map_err(|_| {
+            ModelError::new(format!(
+                "environment variable `{variable}` is not set; it holds the API key"
+            ))
+        })?;
+        let base_url = section.base_url.as_deref().unwrap_or(OPENAI_BASE_URL);
+        Self::new(&section.model, api_key, base_url, Duration::from_secs(120))
+    }
+
+    /// Retries by `policy` instead of the default (3 retries from 500 ms).
+    #[must_use]
+    pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The request body of `request`.
+    #[must_use]
+    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut input = Vec::new();
+        for message in request.messages {
+            match message {
+                Message::User { text } => {
+                    input.push(json!({"type": "message", "role": "user", "content": text}));
+                }
+                Message::Assistant { text, tool_calls } => {
+                    if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
+                        input
+                            .push(json!({"type": "message", "role": "assistant", "content": text}));
+                    }
+                    input.extend(tool_calls.iter().map(wire_call));
+                }
+                Message::Tool {
+                    call_id, result, ..
+                } => input.push(openai_responses_result(call_id, result)),
+            }
+        }
+        let mut body = json!({"model": self.model, "input": input});
+        if let Some(instructions) = request.instructions {
+            body["instructions"] = json!(instructions);
+        }
+        let options = request.options;
+        if let Some(temperature) = options.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(max_tokens) = options.max_tokens {
+            body["max_output_tokens"] = json!(max_tokens);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|spec| openai_responses(spec).tool)
+                .collect();
+            body["tool_choice"] = json!(match options.tool_choice {
+                ToolChoice::Auto => "auto",
+                ToolChoice::None => "none",
+                ToolChoice::Required => "required",
+            });
+            body["parallel_tool_calls"] = json!(options.parallel_tool_calls);
+        }
+        body
+    }
+}
+
+impl Model for OpenAiResponses {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let body = self.body(&request);
+        Box::pin(async move {
+            let mut headers = Vec::new();
+            if !self.api_key.is_empty() {
+                headers.push((
+                    reqwest::header::AUTHORIZATION,
+                    format!("Bearer {}", self.api_key),
+                ));
+            }
+            let answer = send(&self.client, &self.url, &headers, &body, self.retry).await?;
+            parse_response(&answer)
+        })
+    }
+}
+
+fn wire_call(call: &ToolUseBlock) -> Value {
+    json!({
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": call.input.to_string(),
+    })
+}
+
+/// The text and calls among a Responses answer's output items.
+fn parse_response(answer: &Value) -> Result<ModelResponse, ModelError> {
+    let output = answer["output"]
+        .as_array()
+        .ok_or_else(|| ModelError::new("the model endpoint answered without output"))?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    let mut refused = false;
+    for item in output {
+        match item["type"].as_str() {
+            Some("message") => {
+                for part in item["content"].as_array().into_iter().flatten() {
+                    match part["type"].as_str() {
+                        Some("output_text") => {
+                            text.push_str(part["text"].as_str().unwrap_or_default());
+                        }
+                        Some("refusal") => {
+                            refused = true;
+                            text.push_str("[refused] ");
+                            text.push_str(part["refusal"].as_str().unwrap_or_default());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("function_call") => {
+                let raw = item["arguments"].as_str().unwrap_or("{}");
+                let input =
+                    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()));
+                tool_calls.push(ToolUseBlock::new(
+                    item["call_id"].as_str().unwrap_or_default(),
+                    item["name"].as_str().unwrap_or_default(),
+                    input,
+                ));
+            }
+            _ => {}
+        }
+    }
+    let incomplete = answer["status"] == "incomplete"
+        && answer["incomplete_details"]["reason"] == "max_output_tokens";
+    let finish = if refused {
+        FinishReason::ContentFilter
+    } else if incomplete {
+        FinishReason::Length
+    } else if tool_calls.is_empty() {
+        FinishReason::Stop
+    } else {
+        FinishReason::ToolCalls
+    };
+    Ok(ModelResponse {
+        text: (!text.is_empty()).then_some(text),
+        tool_calls,
+        usage: Usage {
+            input_tokens: answer["usage"]["input_tokens"].as_u64().unwrap_or(0),
+            output_tokens: answer["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        },
+        finish,
+    })
+}
