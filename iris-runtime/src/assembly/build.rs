@@ -69,6 +69,9 @@ pub(crate) fn assemble(
     for layer in middleware {
         builder = builder.shared_middleware(layer);
     }
+    for observer in &names.observers {
+        builder = builder.shared_observer(Arc::clone(observer));
+    }
     let limits = &file.limits;
     if let Some(limit) = limits.max_concurrency {
         builder = builder.max_concurrency(limit);

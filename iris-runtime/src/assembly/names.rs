@@ -37,6 +37,8 @@ pub struct Assembly {
     pub(crate) tools: Vec<Entry<dyn DynTool>>,
     pub(crate) hook_factories: Vec<Entry<dyn HookFactory>>,
     pub(crate) middleware_factories: Vec<Entry<dyn MiddlewareFactory>>,
+    /// Observers the assembled executor reports to.
+    pub(crate) observers: Vec<Arc<dyn crate::RunEventObserver>>,
 }
 
 impl std::fmt::Debug for Assembly {
@@ -45,6 +47,7 @@ impl std::fmt::Debug for Assembly {
             .field("tools", &paths(&self.tools))
             .field("hook_factories", &paths(&self.hook_factories))
             .field("middleware_factories", &paths(&self.middleware_factories))
+            .field("observers", &self.observers.len())
             .finish()
     }
 }
@@ -109,6 +112,17 @@ impl Assembly {
         AssemblyBuilder {
             assembly: Self::default(),
         }
+    }
+
+    /// Observers the executors of agents assembled from now on report to
+    /// (run and call events).
+    #[must_use]
+    pub fn with_observers(
+        mut self,
+        observers: impl IntoIterator<Item = Arc<dyn crate::RunEventObserver>>,
+    ) -> Self {
+        self.observers.extend(observers);
+        self
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<&Entry<dyn DynTool>> {

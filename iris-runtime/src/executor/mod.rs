@@ -406,6 +406,12 @@ impl ToolExecutorBuilder {
         self
     }
 
+    /// Adds an observer that is already shared.
+    pub fn shared_observer(mut self, observer: Arc<dyn RunEventObserver>) -> Self {
+        self.observers.add(observer);
+        self
+    }
+
     /// Sets how many calls of a read-only window run at once (at least 1).
     pub fn max_concurrency(mut self, limit: usize) -> Self {
         self.config.max_concurrency = limit.max(1);

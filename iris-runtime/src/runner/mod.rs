@@ -47,7 +47,7 @@ pub use openai_chat::{OPENAI_BASE_URL, OpenAiChat};
 pub use openai_responses::OpenAiResponses;
 pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
 
-use crate::assembly::{Agent, AssemblyError};
+use crate::assembly::Agent;
 use crate::{ApprovalDecision, RuntimeError, ToolOutcome};
 
 /// Steps a run takes when the agent file sets no `limits.max_steps`.
@@ -131,15 +131,24 @@ impl AgentRunner {
     }
 
     /// A runner of the agent file at `path` (functions and factories from
-    /// the link-time catalog) asking `model`.
+    /// the link-time catalog), its executor reporting to `observers`, asking
+    /// the model its `model` section names through the matching adapter
+    /// (`openai_chat` and `openai_responses` with feature `openai`,
+    /// `anthropic` with feature `anthropic`).
     ///
     /// # Errors
-    /// [`AssemblyError`] as for [`Agent::from_path`].
+    /// [`RunError::Assembly`] as for [`Agent::from_path`]; [`RunError::Model`]
+    /// when the file names no model, names one whose adapter is not built
+    /// in, or its key variable is not set.
     pub fn from_config_path(
         path: impl AsRef<Path>,
-        model: impl Model,
-    ) -> Result<Self, AssemblyError> {
-        Ok(Self::new(Agent::from_path(path)?, model))
+        observers: impl IntoIterator<Item = Arc<dyn crate::RunEventObserver>>,
+    ) -> Result<Self, RunError> {
+        let agent = crate::assembly::Assembly::from_catalog()
+            .with_observers(observers)
+            .load(path)?;
+        let model = model_for(&agent)?;
+        Ok(Self::new(agent, model))
     }
 
     /// The agent.
@@ -472,6 +481,44 @@ impl AgentRunner {
             discovery.forget_run(&cx.run_id);
         }
         outcome
+    }
+}
+
+/// The adapter for the model an agent file names.
+fn model_for(agent: &Agent) -> Result<Box<dyn Model>, RunError> {
+    let Some(section) = agent.model() else {
+        return Err(ModelError::new(
+            "the agent file names no `model`; add a `model` section, or build the runner with `AgentRunner::new(agent, model)`",
+        )
+        .into());
+    };
+    let missing = |feature: &str| {
+        ModelError::new(format!(
+            "the agent file's model provider needs Iris's `{feature}` feature; enable it, or build the runner with `AgentRunner::new(agent, model)`"
+        ))
+    };
+    match section.provider {
+        #[cfg(feature = "openai")]
+        crate::assembly::ModelProvider::OpenaiChat => {
+            Ok(Box::new(OpenAiChat::from_section(section)?))
+        }
+        #[cfg(feature = "openai")]
+        crate::assembly::ModelProvider::OpenaiResponses => {
+            Ok(Box::new(OpenAiResponses::from_section(section)?))
+        }
+        #[cfg(feature = "anthropic")]
+        crate::assembly::ModelProvider::Anthropic => {
+            Ok(Box::new(AnthropicMessages::from_section(section)?))
+        }
+        #[allow(
+            unreachable_patterns,
+            reason = "which arms exist depends on the features"
+        )]
+        provider => Err(missing(match provider {
+            crate::assembly::ModelProvider::Anthropic => "anthropic",
+            _ => "openai",
+        })
+        .into()),
     }
 }
 

@@ -302,3 +302,64 @@ async fn responses_requests_round_trip_and_output_items_are_read() {
         json!({"type": "function_call_output", "call_id": "c1", "output": "tea: 3"})
     );
 }
+
+/// Counts the run events it is handed.
+#[derive(Default)]
+struct Counting(std::sync::Mutex<Vec<String>>);
+
+impl iris::RunEventObserver for Counting {
+    fn on_event(&self, event: &iris::RunEvent) {
+        let name = match event {
+            iris::RunEvent::RunStarted { .. } => "run.started",
+            iris::RunEvent::RunFinished { .. } => "run.finished",
+            _ => "other",
+        };
+        self.0.lock().unwrap().push(name.to_owned());
+    }
+}
+
+/// A runner made from the agent file alone: the adapter its `model` section
+/// names, the observers given.
+#[tokio::test]
+async fn a_runner_from_the_agent_file_asks_the_model_it_names() {
+    use iris::runner::{AgentRunner, RunContext, RunOutcome};
+
+    let script = Arc::new(Script::default());
+    let endpoint = serve(Arc::clone(&script)).await;
+    let base = endpoint.trim_end_matches("/chat/completions").to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("agent.yaml");
+    // Any variable that is set serves as the key on loopback.
+    std::fs::write(
+        &file,
+        format!("name: greeter\nmodel: {{ provider: openai_chat, model: gpt-test, base_url: \"{base}\", api_key_env: PATH }}\n"),
+    )
+    .unwrap();
+    script.replies.lock().unwrap().push_back(answer(
+        json!({"role": "assistant", "content": "Hello."}),
+        "stop",
+    ));
+    let events = Arc::new(Counting::default());
+    let observer: Arc<dyn iris::RunEventObserver> = Arc::clone(&events) as _;
+    let runner = AgentRunner::from_config_path(&file, [observer]).expect("built from the file");
+    let outcome = runner
+        .run("Hi", &RunContext::new(dir.path(), iris::RunId::new("r")))
+        .await
+        .expect("runs");
+    let RunOutcome::Finished { text, .. } = outcome else {
+        panic!("expected the answer, got {outcome:?}");
+    };
+    assert_eq!(text, "Hello.");
+    // Observers are told on their own task: give them a moment.
+    for _ in 0..50 {
+        if events.0.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(*events.0.lock().unwrap(), ["run.started", "run.finished"]);
+
+    std::fs::write(&file, "name: silent\n").unwrap();
+    let err = AgentRunner::from_config_path(&file, []).expect_err("no model named");
+    assert!(err.to_string().contains("names no `model`"), "{err}");
+}
