@@ -56,6 +56,14 @@ pub enum RunEvent {
         /// The tool.
         tool: ToolName,
     },
+    /// A piece of the model's text, as it streams in (from the runner,
+    /// with a streaming model).
+    ModelText {
+        /// The run.
+        run_id: RunId,
+        /// The new text.
+        text: String,
+    },
 }
 
 /// Receives committed facts.

@@ -341,6 +341,12 @@ impl ToolExecutor {
             self.inner.observers.emit(&event());
         }
     }
+
+    /// Hands `event` to the observers (for events of the run loop, such as
+    /// streamed model text).
+    pub fn emit_event(&self, event: RunEvent) {
+        self.emit(|| event);
+    }
 }
 
 impl fmt::Debug for ToolExecutor {

@@ -56,27 +56,98 @@ pub(super) async fn send(
     body: &Value,
     retry: RetryPolicy,
 ) -> Result<Value, ModelError> {
-    let mut attempt = 0;
+    retrying(retry, || once(client, url, headers, body)).await
+}
+
+/// POSTs `body` and hands back the response whose status is a success,
+/// retried by `retry` until then, for a body read as a stream.
+#[cfg(feature = "openai")]
+pub(super) async fn open_stream(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(HeaderName, String)],
+    body: &Value,
+    retry: RetryPolicy,
+) -> Result<reqwest::Response, ModelError> {
+    retrying(retry, || async {
+        let response = respond(client, url, headers, body).await?;
+        if response.status().is_success() {
+            Ok(response)
+        } else {
+            Err(failed(response).await)
+        }
+    })
+    .await
+}
+
+/// Runs `attempt` until it succeeds, fails for good, or `retry` runs out.
+async fn retrying<T, Fut>(
+    retry: RetryPolicy,
+    mut attempt: impl FnMut() -> Fut,
+) -> Result<T, ModelError>
+where
+    Fut: std::future::Future<Output = Result<T, Failure>>,
+{
+    let mut tries = 0;
     loop {
-        let failure = match once(client, url, headers, body).await {
+        let failure = match attempt().await {
             Ok(answer) => return Ok(answer),
             Err(failure) => failure,
         };
-        if !failure.retryable || attempt >= retry.retries {
-            let tries = attempt + 1;
+        if !failure.retryable || tries >= retry.retries {
+            let made = tries + 1;
             return Err(ModelError::new(format!(
-                "{} ({tries} attempt{})",
+                "{} ({made} attempt{})",
                 failure.message,
-                if tries == 1 { "" } else { "s" }
+                if made == 1 { "" } else { "s" }
             )));
         }
         let wait = failure
             .retry_after
-            .unwrap_or_else(|| backoff(retry.base_delay, attempt))
+            .unwrap_or_else(|| backoff(retry.base_delay, tries))
             .min(retry.max_delay);
-        tracing::debug!(attempt, ?wait, reason = %failure.message, "retrying the model request");
+        tracing::debug!(attempt = tries, ?wait, reason = %failure.message, "retrying the model request");
         tokio::time::sleep(wait).await;
-        attempt += 1;
+        tries += 1;
+    }
+}
+
+async fn respond(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(HeaderName, String)],
+    body: &Value,
+) -> Result<reqwest::Response, Failure> {
+    let mut request = client
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    request.send().await.map_err(|e| Failure {
+        message: describe(&e),
+        retryable: e.is_timeout() || e.is_connect() || e.is_request(),
+        retry_after: None,
+    })
+}
+
+/// The failure an unsuccessful response stands for.
+async fn failed(response: reqwest::Response) -> Failure {
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64);
+    let text = response.text().await.unwrap_or_default();
+    let quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
+    Failure {
+        message: format!("the model endpoint answered HTTP {status}: {quoted}"),
+        retryable: status.as_u16() == 429 || status.is_server_error(),
+        retry_after,
     }
 }
 
@@ -86,39 +157,15 @@ async fn once(
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<Value, Failure> {
-    let mut request = client
-        .post(url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body.to_string());
-    for (name, value) in headers {
-        request = request.header(name, value);
+    let response = respond(client, url, headers, body).await?;
+    if !response.status().is_success() {
+        return Err(failed(response).await);
     }
-    let response = request.send().await.map_err(|e| Failure {
-        message: describe(&e),
-        retryable: e.is_timeout() || e.is_connect() || e.is_request(),
-        retry_after: None,
-    })?;
-    let status = response.status();
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64);
     let text = response.text().await.map_err(|e| Failure {
         message: describe(&e),
         retryable: true,
         retry_after: None,
     })?;
-    if !status.is_success() {
-        let quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
-        return Err(Failure {
-            message: format!("the model endpoint answered HTTP {status}: {quoted}"),
-            retryable: status.as_u16() == 429 || status.is_server_error(),
-            retry_after,
-        });
-    }
     serde_json::from_str(&text).map_err(|e| Failure {
         message: format!("the model endpoint answered something that is not JSON ({e})"),
         retryable: false,

@@ -13,6 +13,8 @@
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
+#[cfg(feature = "openai")]
+mod chat_stream;
 mod error;
 mod history;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
@@ -38,7 +40,7 @@ pub use history::{HistoryStore, ReadHistory, read_history};
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use http::RetryPolicy;
 pub use model::{
-    FinishReason, Message, Model, ModelError, ModelOptions, ModelRequest, ModelResponse,
+    FinishReason, Message, Model, ModelError, ModelOptions, ModelRequest, ModelResponse, OnText,
     ToolChoice, Usage,
 };
 #[cfg(feature = "openai")]
@@ -326,8 +328,16 @@ impl AgentRunner {
                 tools: &tools,
                 options: &self.options,
             };
+            let executor = self.agent.executor();
+            let run_id = state.run_id.clone();
+            let on_text = move |text: &str| {
+                executor.emit_event(crate::RunEvent::ModelText {
+                    run_id: run_id.clone(),
+                    text: text.to_owned(),
+                });
+            };
             let response = tokio::select! {
-                response = self.model.complete(request) => response,
+                response = self.model.complete_streaming(request, &on_text) => response,
                 () = cx.cancel.cancelled() => {
                     return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
                 }

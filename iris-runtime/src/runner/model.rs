@@ -134,6 +134,9 @@ impl ModelError {
     }
 }
 
+/// What a streaming model calls with each piece of text as it arrives.
+pub type OnText<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
 /// Answers model requests: a provider adapter, or a host's own model.
 pub trait Model: Send + Sync + 'static {
     /// Answers one step.
@@ -141,6 +144,23 @@ pub trait Model: Send + Sync + 'static {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+
+    /// Answers one step, calling `on_text` with each piece of text as it
+    /// streams in. A model that does not stream answers as
+    /// [`Model::complete`] and hands its whole text over once.
+    fn complete_streaming<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        on_text: OnText<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(async move {
+            let response = self.complete(request).await?;
+            if let Some(text) = &response.text {
+                on_text(text);
+            }
+            Ok(response)
+        })
+    }
 }
 
 /// A shared model answers as the model it shares.
@@ -151,6 +171,14 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
     }
+
+    fn complete_streaming<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        on_text: OnText<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        (**self).complete_streaming(request, on_text)
+    }
 }
 
 /// A boxed model answers as the model it holds.
@@ -160,5 +188,13 @@ impl Model for Box<dyn Model> {
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
+    }
+
+    fn complete_streaming<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        on_text: OnText<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        (**self).complete_streaming(request, on_text)
     }
 }

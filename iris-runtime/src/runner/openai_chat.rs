@@ -11,9 +11,10 @@ use iris_core::provider::{openai_chat, openai_chat_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
-use super::http::{RetryPolicy, client, send};
+use super::http::{RetryPolicy, client, open_stream, send};
 use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnText, ToolChoice,
+    Usage,
 };
 use crate::assembly::{ModelProvider, ModelSection};
 
@@ -26,6 +27,7 @@ pub struct OpenAiChat {
     model: String,
     api_key: String,
     retry: RetryPolicy,
+    stream: bool,
 }
 
 impl std::fmt::Debug for OpenAiChat {
@@ -58,6 +60,7 @@ impl OpenAiChat {
             model: model.into(),
             api_key: api_key.into(),
             retry: RetryPolicy::default(),
+            stream: false,
         })
     }
 
@@ -92,6 +95,27 @@ impl OpenAiChat {
     pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
         self
+    }
+
+    /// Streams answers (server-sent events): text reaches the runner's
+    /// observers as it arrives, tool-call arguments are joined from their
+    /// fragments. A stream that breaks off is an error, not retried (part of
+    /// it may have been shown).
+    #[must_use]
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    fn headers(&self) -> Vec<(reqwest::header::HeaderName, String)> {
+        let mut headers = Vec::new();
+        if !self.api_key.is_empty() {
+            headers.push((
+                reqwest::header::AUTHORIZATION,
+                format!("Bearer {}", self.api_key),
+            ));
+        }
+        headers
     }
 
     /// The request body of `request`.
@@ -152,15 +176,32 @@ impl Model for OpenAiChat {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let body = self.body(&request);
         Box::pin(async move {
-            let mut headers = Vec::new();
-            if !self.api_key.is_empty() {
-                headers.push((
-                    reqwest::header::AUTHORIZATION,
-                    format!("Bearer {}", self.api_key),
-                ));
-            }
-            let answer = send(&self.client, &self.url, &headers, &body, self.retry).await?;
+            let answer = send(&self.client, &self.url, &self.headers(), &body, self.retry).await?;
             parse_response(&answer)
+        })
+    }
+
+    fn complete_streaming<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        on_text: OnText<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        if !self.stream {
+            return Box::pin(async move {
+                let response = self.complete(request).await?;
+                if let Some(text) = &response.text {
+                    on_text(text);
+                }
+                Ok(response)
+            });
+        }
+        let mut body = self.body(&request);
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+        Box::pin(async move {
+            let response =
+                open_stream(&self.client, &self.url, &self.headers(), &body, self.retry).await?;
+            super::chat_stream::read(response, on_text).await
         })
     }
 }

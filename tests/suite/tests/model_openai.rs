@@ -312,6 +312,7 @@ impl iris::RunEventObserver for Counting {
         let name = match event {
             iris::RunEvent::RunStarted { .. } => "run.started",
             iris::RunEvent::RunFinished { .. } => "run.finished",
+            iris::RunEvent::ModelText { .. } => "model.text",
             _ => "other",
         };
         self.0.lock().unwrap().push(name.to_owned());
@@ -352,14 +353,86 @@ async fn a_runner_from_the_agent_file_asks_the_model_it_names() {
     assert_eq!(text, "Hello.");
     // Observers are told on their own task: give them a moment.
     for _ in 0..50 {
-        if events.0.lock().unwrap().len() >= 2 {
+        if events.0.lock().unwrap().len() >= 3 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(*events.0.lock().unwrap(), ["run.started", "run.finished"]);
+    assert_eq!(
+        *events.0.lock().unwrap(),
+        ["run.started", "model.text", "run.finished"]
+    );
 
     std::fs::write(&file, "name: silent\n").unwrap();
     let err = AgentRunner::from_config_path(&file, []).expect_err("no model named");
     assert!(err.to_string().contains("names no `model`"), "{err}");
+}
+
+fn sse(chunks: &[Value], done: bool) -> Reply {
+    let mut body = String::new();
+    for chunk in chunks {
+        body.push_str("data: ");
+        body.push_str(&chunk.to_string());
+        body.push_str("\n\n");
+    }
+    if done {
+        body.push_str("data: [DONE]\n\n");
+    }
+    Reply::WithHeaders(200, "Cache-Control: no-cache\r\n".into(), body)
+}
+
+/// A streamed answer: text pieces handed on as they come, tool-call
+/// argument fragments joined, usage from the last chunk; a stream cut
+/// before `[DONE]` is an error.
+#[tokio::test]
+async fn streamed_answers_are_joined_and_a_cut_stream_is_an_error() {
+    let script = Arc::new(Script::default());
+    let model = adapter(&script).await.streaming(true);
+    let messages = vec![Message::User { text: "Hi".into() }];
+    let options = ModelOptions::default();
+    let request = ModelRequest {
+        instructions: None,
+        messages: &messages,
+        tools: &[],
+        options: &options,
+    };
+    let delta = |d: Value| json!({"choices": [{"index": 0, "delta": d, "finish_reason": null}]});
+    script.replies.lock().unwrap().extend([
+        sse(
+            &[
+                delta(json!({"role": "assistant", "content": "Hel"})),
+                delta(json!({"content": "lo."})),
+                delta(json!({"tool_calls": [{"index": 0, "id": "k1", "type": "function", "function": {"name": "price", "arguments": "{\"it"}}]})),
+                delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "em\":\"tea\"}"}}]})),
+                json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+                json!({"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5}}),
+            ],
+            true,
+        ),
+        sse(&[delta(json!({"content": "Hel"}))], false),
+    ]);
+    let pieces = std::sync::Mutex::new(Vec::new());
+    let on_text = |piece: &str| pieces.lock().unwrap().push(piece.to_owned());
+    let answer = model
+        .complete_streaming(request, &on_text)
+        .await
+        .expect("a whole stream");
+    assert_eq!(*pieces.lock().unwrap(), ["Hel", "lo."]);
+    assert_eq!(answer.text.as_deref(), Some("Hello."));
+    assert_eq!(answer.finish, FinishReason::ToolCalls);
+    assert_eq!(answer.tool_calls[0].id, "k1");
+    assert_eq!(answer.tool_calls[0].input, json!({"item": "tea"}));
+    assert_eq!(
+        (answer.usage.input_tokens, answer.usage.output_tokens),
+        (12, 5)
+    );
+    let body = script.requests.lock().unwrap()[0].1.clone();
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+
+    let err = model
+        .complete_streaming(request, &on_text)
+        .await
+        .expect_err("the stream was cut");
+    assert!(err.to_string().contains("before it finished"), "{err}");
 }
