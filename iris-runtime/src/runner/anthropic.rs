@@ -9,7 +9,7 @@ use iris_core::{BoxFuture, ToolUseBlock};
 use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
-use super::http::{RetryPolicy, client, send};
+use super::http::{Api, Endpoint, RetryPolicy, send};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
 };
@@ -24,24 +24,18 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// A model behind the Anthropic Messages API.
+#[derive(Debug)]
 pub struct AnthropicMessages {
-    client: reqwest::Client,
-    url: String,
-    model: String,
-    api_key: String,
-    retry: RetryPolicy,
+    endpoint: Endpoint,
 }
 
-impl std::fmt::Debug for AnthropicMessages {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicMessages")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .field("api_key", &"[redacted]")
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
-    }
-}
+const API: Api = Api {
+    provider: ModelProvider::Anthropic,
+    name: "Anthropic Messages",
+    base_url: ANTHROPIC_BASE_URL,
+    key_variable: Some("ANTHROPIC_API_KEY"),
+    path: "messages",
+};
 
 impl AnthropicMessages {
     /// `model` at `base_url` (such as `https://api.anthropic.com/v1`), with
@@ -55,44 +49,27 @@ impl AnthropicMessages {
         base_url: &str,
         timeout: Duration,
     ) -> Result<Self, ModelError> {
-        Ok(Self {
-            client: client(timeout)?,
-            url: format!("{}/messages", base_url.trim_end_matches('/')),
-            model: model.into(),
-            api_key: api_key.into(),
-            retry: RetryPolicy::default(),
-        })
+        let endpoint = Endpoint::new(model.into(), api_key.into(), base_url, API.path, timeout)?;
+        Ok(Self { endpoint })
     }
 
     /// The model an agent file's `model` section names (`provider:
-    /// anthropic`), its key read now from `api_key_env`.
+    /// anthropic`), its key read now from `api_key_env` (or
+    /// `ANTHROPIC_API_KEY`).
     ///
     /// # Errors
     /// [`ModelError`] for another provider, or a key variable that is not
     /// set (named, never its value).
     pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
-        if section.provider != ModelProvider::Anthropic {
-            return Err(ModelError::new(
-                "this adapter speaks Anthropic Messages; the agent file names another provider",
-            ));
-        }
-        let variable = section
-            .api_key_env
-            .as_ref()
-            .map_or("ANTHROPIC_API_KEY", |v| v.value.as_str());
-        let api_key = std::env::var(variable).map_err(|_| {
-            ModelError::new(format!(
-                "environment variable `{variable}` is not set; it holds the API key"
-            ))
-        })?;
-        let base_url = section.base_url.as_deref().unwrap_or(ANTHROPIC_BASE_URL);
-        Self::new(&section.model, api_key, base_url, Duration::from_secs(120))
+        Ok(Self {
+            endpoint: Endpoint::from_section(section, &API)?,
+        })
     }
 
     /// Retries by `policy` instead of the default (3 retries from 500 ms).
     #[must_use]
     pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
+        self.endpoint.retry = policy;
         self
     }
 
@@ -138,7 +115,7 @@ impl AnthropicMessages {
         }
         let options = request.options;
         let mut body = json!({
-            "model": self.model,
+            "model": self.endpoint.model,
             "max_tokens": options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             "messages": messages,
         });
@@ -175,14 +152,25 @@ impl Model for AnthropicMessages {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let body = self.body(&request);
         Box::pin(async move {
+            let endpoint = &self.endpoint;
             let headers = [
-                (HeaderName::from_static("x-api-key"), self.api_key.clone()),
+                (
+                    HeaderName::from_static("x-api-key"),
+                    endpoint.api_key().to_owned(),
+                ),
                 (
                     HeaderName::from_static("anthropic-version"),
                     ANTHROPIC_VERSION.to_owned(),
                 ),
             ];
-            let answer = send(&self.client, &self.url, &headers, &body, self.retry).await?;
+            let answer = send(
+                &endpoint.client,
+                &endpoint.url,
+                &headers,
+                &body,
+                endpoint.retry,
+            )
+            .await?;
             parse_response(&answer)
         })
     }

@@ -9,6 +9,7 @@ use reqwest::header::HeaderName;
 use serde_json::Value;
 
 use super::model::ModelError;
+use crate::assembly::{ModelProvider, ModelSection};
 
 /// Characters of an error body quoted back.
 const QUOTED_BODY_CHARS: usize = 300;
@@ -34,8 +35,114 @@ impl Default for RetryPolicy {
     }
 }
 
+/// What every adapter holds: the client, the endpoint's URL, the model, the
+/// key (never shown) and the retry policy.
+pub(super) struct Endpoint {
+    pub(super) client: reqwest::Client,
+    pub(super) url: String,
+    pub(super) model: String,
+    api_key: String,
+    pub(super) retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &"[redacted]")
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How an adapter reads an agent file's `model` section.
+pub(super) struct Api {
+    /// The provider the section must name.
+    pub(super) provider: ModelProvider,
+    /// The API's name, for the error when it names another.
+    pub(super) name: &'static str,
+    /// The base URL when the section gives none.
+    pub(super) base_url: &'static str,
+    /// The key's variable when the section names none; `None` sends no key
+    /// (local servers often take none).
+    pub(super) key_variable: Option<&'static str>,
+    /// The path after the base URL.
+    pub(super) path: &'static str,
+}
+
+impl Endpoint {
+    /// `model` at `base_url` followed by `path`, with a request timeout.
+    pub(super) fn new(
+        model: String,
+        api_key: String,
+        base_url: &str,
+        path: &str,
+        timeout: Duration,
+    ) -> Result<Self, ModelError> {
+        Ok(Self {
+            client: client(timeout)?,
+            url: format!("{}/{path}", base_url.trim_end_matches('/')),
+            model,
+            api_key,
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// The endpoint an agent file's `model` section names for `api`, its key
+    /// read now (a variable that is not set is named, never a value).
+    pub(super) fn from_section(section: &ModelSection, api: &Api) -> Result<Self, ModelError> {
+        if section.provider != api.provider {
+            return Err(ModelError::new(format!(
+                "this adapter speaks {}; the agent file names another provider",
+                api.name
+            )));
+        }
+        let variable = section
+            .api_key_env
+            .as_ref()
+            .map(|v| v.value.as_str())
+            .or(api.key_variable);
+        let api_key = match variable {
+            Some(variable) => std::env::var(variable).map_err(|_| {
+                ModelError::new(format!(
+                    "environment variable `{variable}` is not set; it holds the API key"
+                ))
+            })?,
+            None => String::new(),
+        };
+        let base_url = section.base_url.as_deref().unwrap_or(api.base_url);
+        Self::new(
+            section.model.clone(),
+            api_key,
+            base_url,
+            api.path,
+            Duration::from_secs(120),
+        )
+    }
+
+    /// The key as a bearer token, when there is one.
+    #[cfg(feature = "openai")]
+    pub(super) fn bearer(&self) -> Vec<(HeaderName, String)> {
+        if self.api_key.is_empty() {
+            Vec::new()
+        } else {
+            vec![(
+                reqwest::header::AUTHORIZATION,
+                format!("Bearer {}", self.api_key),
+            )]
+        }
+    }
+
+    /// The key, for an API that takes it in a header of its own.
+    #[cfg(feature = "anthropic")]
+    pub(super) fn api_key(&self) -> &str {
+        &self.api_key
+    }
+}
+
 /// An HTTP client with `timeout` per request.
-pub(super) fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
+fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
     // reqwest is built without a crypto provider of its own; use ring
     // unless the host installed one.
     if rustls::crypto::CryptoProvider::get_default().is_none() {

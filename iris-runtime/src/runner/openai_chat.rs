@@ -11,7 +11,7 @@ use iris_core::provider::{openai_chat, openai_chat_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
-use super::http::{RetryPolicy, client, open_stream, send};
+use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnText, ToolChoice,
     Usage,
@@ -21,25 +21,19 @@ use crate::assembly::{ModelProvider, ModelSection};
 /// The endpoint when the agent file gives no `base_url`.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// A model behind the OpenAI Chat Completions API.
+#[derive(Debug)]
 pub struct OpenAiChat {
-    client: reqwest::Client,
-    url: String,
-    model: String,
-    api_key: String,
-    retry: RetryPolicy,
+    endpoint: Endpoint,
     stream: bool,
 }
 
-impl std::fmt::Debug for OpenAiChat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiChat")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .field("api_key", &"[redacted]")
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
-    }
-}
+const API: Api = Api {
+    provider: ModelProvider::OpenaiChat,
+    name: "OpenAI Chat Completions",
+    base_url: OPENAI_BASE_URL,
+    key_variable: None,
+    path: "chat/completions",
+};
 
 impl OpenAiChat {
     /// `model` at `base_url` (such as `https://api.openai.com/v1`), with a
@@ -53,47 +47,31 @@ impl OpenAiChat {
         base_url: &str,
         timeout: Duration,
     ) -> Result<Self, ModelError> {
-        let client = client(timeout)?;
+        let endpoint = Endpoint::new(model.into(), api_key.into(), base_url, API.path, timeout)?;
         Ok(Self {
-            client,
-            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
-            model: model.into(),
-            api_key: api_key.into(),
-            retry: RetryPolicy::default(),
+            endpoint,
             stream: false,
         })
     }
 
     /// The model an agent file's `model` section names (`provider:
-    /// openai_chat`), its key read now from `api_key_env`.
+    /// openai_chat`), its key read now from `api_key_env` (no key when the
+    /// section names none: local servers often take none).
     ///
     /// # Errors
     /// [`ModelError`] for another provider, or a key variable that is not
     /// set (named, never its value).
     pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
-        if section.provider != ModelProvider::OpenaiChat {
-            return Err(ModelError::new(
-                "this adapter speaks OpenAI Chat Completions; the agent file names another provider",
-            ));
-        }
-        let api_key = match &section.api_key_env {
-            Some(variable) => std::env::var(&variable.value).map_err(|_| {
-                ModelError::new(format!(
-                    "environment variable `{}` is not set; it holds the API key",
-                    variable.value
-                ))
-            })?,
-            // Local servers often take no key.
-            None => String::new(),
-        };
-        let base_url = section.base_url.as_deref().unwrap_or(OPENAI_BASE_URL);
-        Self::new(&section.model, api_key, base_url, Duration::from_secs(120))
+        Ok(Self {
+            endpoint: Endpoint::from_section(section, &API)?,
+            stream: false,
+        })
     }
 
     /// Retries by `policy` instead of the default (3 retries from 500 ms).
     #[must_use]
     pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
+        self.endpoint.retry = policy;
         self
     }
 
@@ -105,17 +83,6 @@ impl OpenAiChat {
     pub fn streaming(mut self, stream: bool) -> Self {
         self.stream = stream;
         self
-    }
-
-    fn headers(&self) -> Vec<(reqwest::header::HeaderName, String)> {
-        let mut headers = Vec::new();
-        if !self.api_key.is_empty() {
-            headers.push((
-                reqwest::header::AUTHORIZATION,
-                format!("Bearer {}", self.api_key),
-            ));
-        }
-        headers
     }
 
     /// The request body of `request`.
@@ -144,7 +111,7 @@ impl OpenAiChat {
                 } => messages.extend(openai_chat_result(call_id, result)),
             }
         }
-        let mut body = json!({"model": self.model, "messages": messages});
+        let mut body = json!({"model": self.endpoint.model, "messages": messages});
         let options = request.options;
         if let Some(temperature) = options.temperature {
             body["temperature"] = json!(temperature);
@@ -176,7 +143,16 @@ impl Model for OpenAiChat {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let body = self.body(&request);
         Box::pin(async move {
-            let answer = send(&self.client, &self.url, &self.headers(), &body, self.retry).await?;
+            let endpoint = &self.endpoint;
+            let headers = endpoint.bearer();
+            let answer = send(
+                &endpoint.client,
+                &endpoint.url,
+                &headers,
+                &body,
+                endpoint.retry,
+            )
+            .await?;
             parse_response(&answer)
         })
     }
@@ -199,8 +175,16 @@ impl Model for OpenAiChat {
         body["stream"] = json!(true);
         body["stream_options"] = json!({"include_usage": true});
         Box::pin(async move {
-            let response =
-                open_stream(&self.client, &self.url, &self.headers(), &body, self.retry).await?;
+            let endpoint = &self.endpoint;
+            let headers = endpoint.bearer();
+            let response = open_stream(
+                &endpoint.client,
+                &endpoint.url,
+                &headers,
+                &body,
+                endpoint.retry,
+            )
+            .await?;
             super::chat_stream::read(response, on_text).await
         })
     }

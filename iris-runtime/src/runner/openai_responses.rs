@@ -9,7 +9,7 @@ use iris_core::provider::{openai_responses, openai_responses_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
-use super::http::{RetryPolicy, client, send};
+use super::http::{Api, Endpoint, RetryPolicy, send};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
 };
@@ -17,24 +17,18 @@ use super::openai_chat::OPENAI_BASE_URL;
 use crate::assembly::{ModelProvider, ModelSection};
 
 /// A model behind the OpenAI Responses API.
+#[derive(Debug)]
 pub struct OpenAiResponses {
-    client: reqwest::Client,
-    url: String,
-    model: String,
-    api_key: String,
-    retry: RetryPolicy,
+    endpoint: Endpoint,
 }
 
-impl std::fmt::Debug for OpenAiResponses {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponses")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .field("api_key", &"[redacted]")
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
-    }
-}
+const API: Api = Api {
+    provider: ModelProvider::OpenaiResponses,
+    name: "OpenAI Responses",
+    base_url: OPENAI_BASE_URL,
+    key_variable: Some("OPENAI_API_KEY"),
+    path: "responses",
+};
 
 impl OpenAiResponses {
     /// `model` at `base_url` (such as `https://api.openai.com/v1`), with a
@@ -48,44 +42,27 @@ impl OpenAiResponses {
         base_url: &str,
         timeout: Duration,
     ) -> Result<Self, ModelError> {
-        Ok(Self {
-            client: client(timeout)?,
-            url: format!("{}/responses", base_url.trim_end_matches('/')),
-            model: model.into(),
-            api_key: api_key.into(),
-            retry: RetryPolicy::default(),
-        })
+        let endpoint = Endpoint::new(model.into(), api_key.into(), base_url, API.path, timeout)?;
+        Ok(Self { endpoint })
     }
 
     /// The model an agent file's `model` section names (`provider:
-    /// openai_responses`), its key read now from `api_key_env`.
+    /// openai_responses`), its key read now from `api_key_env` (or
+    /// `OPENAI_API_KEY`).
     ///
     /// # Errors
     /// [`ModelError`] for another provider, or a key variable that is not
     /// set (named, never its value).
     pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
-        if section.provider != ModelProvider::OpenaiResponses {
-            return Err(ModelError::new(
-                "this adapter speaks OpenAI Responses; the agent file names another provider",
-            ));
-        }
-        let variable = section
-            .api_key_env
-            .as_ref()
-            .map_or("OPENAI_API_KEY", |v| v.value.as_str());
-        let api_key = std::env::var(variable).map_err(|_| {
-            ModelError::new(format!(
-                "environment variable `{variable}` is not set; it holds the API key"
-            ))
-        })?;
-        let base_url = section.base_url.as_deref().unwrap_or(OPENAI_BASE_URL);
-        Self::new(&section.model, api_key, base_url, Duration::from_secs(120))
+        Ok(Self {
+            endpoint: Endpoint::from_section(section, &API)?,
+        })
     }
 
     /// Retries by `policy` instead of the default (3 retries from 500 ms).
     #[must_use]
     pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
+        self.endpoint.retry = policy;
         self
     }
 
@@ -110,7 +87,7 @@ impl OpenAiResponses {
                 } => input.push(openai_responses_result(call_id, result)),
             }
         }
-        let mut body = json!({"model": self.model, "input": input});
+        let mut body = json!({"model": self.endpoint.model, "input": input});
         if let Some(instructions) = request.instructions {
             body["instructions"] = json!(instructions);
         }
@@ -145,14 +122,16 @@ impl Model for OpenAiResponses {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let body = self.body(&request);
         Box::pin(async move {
-            let mut headers = Vec::new();
-            if !self.api_key.is_empty() {
-                headers.push((
-                    reqwest::header::AUTHORIZATION,
-                    format!("Bearer {}", self.api_key),
-                ));
-            }
-            let answer = send(&self.client, &self.url, &headers, &body, self.retry).await?;
+            let endpoint = &self.endpoint;
+            let headers = endpoint.bearer();
+            let answer = send(
+                &endpoint.client,
+                &endpoint.url,
+                &headers,
+                &body,
+                endpoint.retry,
+            )
+            .await?;
             parse_response(&answer)
         })
     }
