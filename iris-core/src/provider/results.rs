@@ -68,7 +68,11 @@ pub fn openai_responses_result(call_id: &str, result: &ToolResult) -> Value {
         .iter()
         .map(|block| match block {
             ContentBlock::Image(image) => {
-                json!({"type": "input_image", "image_url": image.data_url()})
+                json!({
+                    "type": "input_image",
+                    "image_url": image.data_url(),
+                    "detail": "auto",
+                })
             }
             other => json!({"type": "input_text", "text": other.as_text().unwrap_or_default()}),
         })

@@ -75,6 +75,10 @@ pub struct ModelSection {
     /// Most tokens per answer.
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// Stream answers (server-sent events), so observers see the model's
+    /// text as it arrives.
+    #[serde(default)]
+    pub stream: bool,
 }
 
 /// The provider APIs a model can be reached through.

@@ -9,9 +9,10 @@ use iris_core::{BoxFuture, ToolUseBlock};
 use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
-use super::http::{Api, Endpoint, RetryPolicy, send};
+use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
 use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnText, ToolChoice,
+    Usage, complete_whole,
 };
 use crate::assembly::{ModelProvider, ModelSection};
 
@@ -71,6 +72,30 @@ impl AnthropicMessages {
     pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
         self.endpoint.retry = policy;
         self
+    }
+
+    /// Streams answers (server-sent events; `stream: true` in the agent
+    /// file): text reaches the runner's observers as it arrives, tool input
+    /// is joined from its fragments. A stream that breaks off is an error,
+    /// not retried (part of it may have been shown).
+    #[must_use]
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.endpoint.stream = stream;
+        self
+    }
+
+    /// The headers every request carries: the key and the API version.
+    fn headers(&self) -> [(HeaderName, String); 2] {
+        [
+            (
+                HeaderName::from_static("x-api-key"),
+                self.endpoint.api_key().to_owned(),
+            ),
+            (
+                HeaderName::from_static("anthropic-version"),
+                ANTHROPIC_VERSION.to_owned(),
+            ),
+        ]
     }
 
     /// The request body of `request`. Consecutive tool results join one
@@ -153,25 +178,39 @@ impl Model for AnthropicMessages {
         let body = self.body(&request);
         Box::pin(async move {
             let endpoint = &self.endpoint;
-            let headers = [
-                (
-                    HeaderName::from_static("x-api-key"),
-                    endpoint.api_key().to_owned(),
-                ),
-                (
-                    HeaderName::from_static("anthropic-version"),
-                    ANTHROPIC_VERSION.to_owned(),
-                ),
-            ];
             let answer = send(
                 &endpoint.client,
                 &endpoint.url,
-                &headers,
+                &self.headers(),
                 &body,
                 endpoint.retry,
             )
             .await?;
             parse_response(&answer)
+        })
+    }
+
+    fn complete_streaming<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        on_text: OnText<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        if !self.endpoint.stream {
+            return complete_whole(self, request, on_text);
+        }
+        let mut body = self.body(&request);
+        body["stream"] = json!(true);
+        Box::pin(async move {
+            let endpoint = &self.endpoint;
+            let response = open_stream(
+                &endpoint.client,
+                &endpoint.url,
+                &self.headers(),
+                &body,
+                endpoint.retry,
+            )
+            .await?;
+            super::anthropic_stream::read(response, on_text).await
         })
     }
 }

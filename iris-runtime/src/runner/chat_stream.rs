@@ -6,9 +6,7 @@ use iris_core::ToolUseBlock;
 use serde_json::Value;
 
 use super::model::{FinishReason, ModelError, ModelResponse, OnText, Usage};
-
-/// Largest event the reader buffers; a longer one is not an event stream.
-const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
+use super::sse::SseReader;
 
 /// One call being put together from its fragments.
 #[derive(Default)]
@@ -20,69 +18,40 @@ struct PartialCall {
 
 /// Reads `response` to its `[DONE]`.
 pub(super) async fn read(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     on_text: OnText<'_>,
 ) -> Result<ModelResponse, ModelError> {
-    let mut pending: Vec<u8> = Vec::new();
+    let mut events = SseReader::new(response);
     let mut text = String::new();
     let mut calls: Vec<PartialCall> = Vec::new();
     let mut finish = FinishReason::Stop;
     let mut usage = Usage::default();
-    loop {
-        let chunk = response
-            .chunk()
-            .await
-            .map_err(|e| ModelError::new(format!("the answer's stream broke off: {e}")))?;
-        let Some(chunk) = chunk else {
+    while let Some(event) = events.next().await? {
+        if event.data.trim() == "[DONE]" {
+            return Ok(finished(text, calls, finish, usage));
+        }
+        let Ok(chunk) = serde_json::from_str::<Value>(&event.data) else {
             return Err(ModelError::new(
-                "the answer's stream ended before it finished (no `[DONE]`); ask again",
+                "the answer's stream sent an event that is not JSON",
             ));
         };
-        pending.extend_from_slice(&chunk);
-        if pending.len() > MAX_EVENT_BYTES {
-            return Err(ModelError::new(
-                "the answer's stream sent an event over 4 MiB",
-            ));
+        if let Some(message) = chunk["error"]["message"].as_str() {
+            return Err(ModelError::new(format!(
+                "the model endpoint failed mid-stream: {message}"
+            )));
         }
-        while let Some(end) = find_event_end(&pending) {
-            let event: Vec<u8> = pending.drain(..end).collect();
-            for line in String::from_utf8_lossy(&event).lines() {
-                let Some(data) = line.strip_prefix("data:").map(str::trim) else {
-                    continue;
-                };
-                if data == "[DONE]" {
-                    return Ok(finished(text, calls, finish, usage));
-                }
-                let Ok(chunk) = serde_json::from_str::<Value>(data) else {
-                    return Err(ModelError::new(
-                        "the answer's stream sent an event that is not JSON",
-                    ));
-                };
-                take(
-                    &chunk,
-                    on_text,
-                    &mut text,
-                    &mut calls,
-                    &mut finish,
-                    &mut usage,
-                );
-            }
-        }
+        take(
+            &chunk,
+            on_text,
+            &mut text,
+            &mut calls,
+            &mut finish,
+            &mut usage,
+        );
     }
-}
-
-/// The end of the first complete event (after its blank line).
-fn find_event_end(buffer: &[u8]) -> Option<usize> {
-    buffer
-        .windows(2)
-        .position(|w| w == b"\n\n")
-        .map(|i| i + 2)
-        .or_else(|| {
-            buffer
-                .windows(4)
-                .position(|w| w == b"\r\n\r\n")
-                .map(|i| i + 4)
-        })
+    Err(ModelError::new(
+        "the answer's stream ended before it finished (no `[DONE]`); ask again",
+    ))
 }
 
 fn take(

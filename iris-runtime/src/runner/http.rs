@@ -43,6 +43,8 @@ pub(super) struct Endpoint {
     pub(super) model: String,
     api_key: String,
     pub(super) retry: RetryPolicy,
+    /// Whether answers are asked for as server-sent events.
+    pub(super) stream: bool,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -52,6 +54,7 @@ impl std::fmt::Debug for Endpoint {
             .field("model", &self.model)
             .field("api_key", &"[redacted]")
             .field("retry", &self.retry)
+            .field("stream", &self.stream)
             .finish_non_exhaustive()
     }
 }
@@ -86,6 +89,7 @@ impl Endpoint {
             model,
             api_key,
             retry: RetryPolicy::default(),
+            stream: false,
         })
     }
 
@@ -112,13 +116,15 @@ impl Endpoint {
             None => String::new(),
         };
         let base_url = section.base_url.as_deref().unwrap_or(api.base_url);
-        Self::new(
+        let mut endpoint = Self::new(
             section.model.clone(),
             api_key,
             base_url,
             api.path,
             Duration::from_secs(120),
-        )
+        )?;
+        endpoint.stream = section.stream;
+        Ok(endpoint)
     }
 
     /// The key as a bearer token, when there is one.
@@ -168,7 +174,6 @@ pub(super) async fn send(
 
 /// POSTs `body` and hands back the response whose status is a success,
 /// retried by `retry` until then, for a body read as a stream.
-#[cfg(feature = "openai")]
 pub(super) async fn open_stream(
     client: &reqwest::Client,
     url: &str,

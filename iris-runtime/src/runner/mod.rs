@@ -13,6 +13,8 @@
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
+#[cfg(feature = "anthropic")]
+mod anthropic_stream;
 #[cfg(feature = "openai")]
 mod chat_stream;
 mod error;
@@ -24,6 +26,10 @@ mod model;
 mod openai_chat;
 #[cfg(feature = "openai")]
 mod openai_responses;
+#[cfg(feature = "openai")]
+mod responses_stream;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+mod sse;
 mod state;
 
 use std::path::{Path, PathBuf};

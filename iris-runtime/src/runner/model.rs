@@ -153,14 +153,24 @@ pub trait Model: Send + Sync + 'static {
         request: ModelRequest<'a>,
         on_text: OnText<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        Box::pin(async move {
-            let response = self.complete(request).await?;
-            if let Some(text) = &response.text {
-                on_text(text);
-            }
-            Ok(response)
-        })
+        complete_whole(self, request, on_text)
     }
+}
+
+/// Answers as [`Model::complete`] and hands the whole text to `on_text`
+/// once: what a model that does not stream does.
+pub(super) fn complete_whole<'a, M: Model + ?Sized>(
+    model: &'a M,
+    request: ModelRequest<'a>,
+    on_text: OnText<'a>,
+) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    Box::pin(async move {
+        let response = model.complete(request).await?;
+        if let Some(text) = &response.text {
+            on_text(text);
+        }
+        Ok(response)
+    })
 }
 
 /// A shared model answers as the model it shares.

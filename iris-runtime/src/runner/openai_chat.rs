@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnText, ToolChoice,
-    Usage,
+    Usage, complete_whole,
 };
 use crate::assembly::{ModelProvider, ModelSection};
 
@@ -24,7 +24,6 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 #[derive(Debug)]
 pub struct OpenAiChat {
     endpoint: Endpoint,
-    stream: bool,
 }
 
 const API: Api = Api {
@@ -48,10 +47,7 @@ impl OpenAiChat {
         timeout: Duration,
     ) -> Result<Self, ModelError> {
         let endpoint = Endpoint::new(model.into(), api_key.into(), base_url, API.path, timeout)?;
-        Ok(Self {
-            endpoint,
-            stream: false,
-        })
+        Ok(Self { endpoint })
     }
 
     /// The model an agent file's `model` section names (`provider:
@@ -64,7 +60,6 @@ impl OpenAiChat {
     pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
         Ok(Self {
             endpoint: Endpoint::from_section(section, &API)?,
-            stream: false,
         })
     }
 
@@ -75,13 +70,13 @@ impl OpenAiChat {
         self
     }
 
-    /// Streams answers (server-sent events): text reaches the runner's
-    /// observers as it arrives, tool-call arguments are joined from their
-    /// fragments. A stream that breaks off is an error, not retried (part of
-    /// it may have been shown).
+    /// Streams answers (server-sent events; `stream: true` in the agent
+    /// file): text reaches the runner's observers as it arrives, tool-call
+    /// arguments are joined from their fragments. A stream that breaks off
+    /// is an error, not retried (part of it may have been shown).
     #[must_use]
     pub fn streaming(mut self, stream: bool) -> Self {
-        self.stream = stream;
+        self.endpoint.stream = stream;
         self
     }
 
@@ -162,14 +157,8 @@ impl Model for OpenAiChat {
         request: ModelRequest<'a>,
         on_text: OnText<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        if !self.stream {
-            return Box::pin(async move {
-                let response = self.complete(request).await?;
-                if let Some(text) = &response.text {
-                    on_text(text);
-                }
-                Ok(response)
-            });
+        if !self.endpoint.stream {
+            return complete_whole(self, request, on_text);
         }
         let mut body = self.body(&request);
         body["stream"] = json!(true);

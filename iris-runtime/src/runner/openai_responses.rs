@@ -9,9 +9,10 @@ use iris_core::provider::{openai_responses, openai_responses_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
-use super::http::{Api, Endpoint, RetryPolicy, send};
+use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
 use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ToolChoice, Usage,
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnText, ToolChoice,
+    Usage, complete_whole,
 };
 use super::openai_chat::OPENAI_BASE_URL;
 use crate::assembly::{ModelProvider, ModelSection};
@@ -63,6 +64,16 @@ impl OpenAiResponses {
     #[must_use]
     pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
         self.endpoint.retry = policy;
+        self
+    }
+
+    /// Streams answers (server-sent events; `stream: true` in the agent
+    /// file): text reaches the runner's observers as it arrives; calls and
+    /// usage come from the final event. A stream that breaks off is an
+    /// error, not retried (part of it may have been shown).
+    #[must_use]
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.endpoint.stream = stream;
         self
     }
 
@@ -133,6 +144,30 @@ impl Model for OpenAiResponses {
             )
             .await?;
             parse_response(&answer)
+        })
+    }
+
+    fn complete_streaming<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        on_text: OnText<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        if !self.endpoint.stream {
+            return complete_whole(self, request, on_text);
+        }
+        let mut body = self.body(&request);
+        body["stream"] = json!(true);
+        Box::pin(async move {
+            let endpoint = &self.endpoint;
+            let response = open_stream(
+                &endpoint.client,
+                &endpoint.url,
+                &endpoint.bearer(),
+                &body,
+                endpoint.retry,
+            )
+            .await?;
+            super::responses_stream::read(response, on_text, parse_response).await
         })
     }
 }

@@ -24,10 +24,10 @@ use serde_json::{Value, json};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Request {
+pub(crate) struct Request {
     model: String,
     max_tokens: u32,
-    messages: Vec<Turn>,
+    pub(crate) messages: Vec<Turn>,
     #[serde(default)]
     system: Option<String>,
     #[serde(default)]
@@ -36,25 +36,27 @@ struct Request {
     tools: Vec<ToolDef>,
     #[serde(default)]
     tool_choice: Option<Choice>,
+    #[serde(default)]
+    pub(crate) stream: Option<bool>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Turn {
-    role: Role,
-    content: Vec<Block>,
+pub(crate) struct Turn {
+    pub(crate) role: Role,
+    pub(crate) content: Vec<Block>,
 }
 
 #[derive(Deserialize, PartialEq, Debug)]
 #[serde(rename_all = "snake_case")]
-enum Role {
+pub(crate) enum Role {
     User,
     Assistant,
 }
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-enum Block {
+pub(crate) enum Block {
     Text {
         text: String,
     },
@@ -73,7 +75,7 @@ enum Block {
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-enum ResultBlock {
+pub(crate) enum ResultBlock {
     Text { text: String },
     Image { source: Value },
 }
@@ -102,14 +104,14 @@ enum Choice {
 
 /// Look up a price.
 #[iris::tool(read_only)]
-fn price(
+pub(crate) fn price(
     /// The item.
     item: String,
 ) -> String {
     item
 }
 
-const KEY: &str = "sk-ant-loopback-secret";
+pub(crate) const KEY: &str = "sk-ant-loopback-secret";
 
 fn reply(content: Value, stop: &str) -> Reply {
     Reply::Status(
