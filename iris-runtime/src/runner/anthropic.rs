@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
 use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnText, ToolChoice,
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
 };
 use crate::assembly::{ModelProvider, ModelSection};
@@ -193,10 +193,10 @@ impl Model for AnthropicMessages {
     fn complete_streaming<'a>(
         &'a self,
         request: ModelRequest<'a>,
-        on_text: OnText<'a>,
+        on_delta: OnDelta<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         if !self.endpoint.stream {
-            return complete_whole(self, request, on_text);
+            return complete_whole(self, request, on_delta);
         }
         let mut body = self.body(&request);
         body["stream"] = json!(true);
@@ -210,7 +210,7 @@ impl Model for AnthropicMessages {
                 endpoint.retry,
             )
             .await?;
-            super::anthropic_stream::read(response, on_text).await
+            super::anthropic_stream::read(response, on_delta).await
         })
     }
 }

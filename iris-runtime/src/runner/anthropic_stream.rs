@@ -6,7 +6,7 @@
 use iris_core::ToolUseBlock;
 use serde_json::Value;
 
-use super::model::{FinishReason, ModelError, ModelResponse, OnText, Usage};
+use super::model::{FinishReason, ModelDelta, ModelError, ModelResponse, OnDelta, Usage};
 use super::sse::SseReader;
 
 /// Most content blocks one answer may open; a server naming more is not
@@ -28,7 +28,7 @@ enum Block {
 /// Reads `response` to its `message_stop`.
 pub(super) async fn read(
     response: reqwest::Response,
-    on_text: OnText<'_>,
+    on_delta: OnDelta<'_>,
 ) -> Result<ModelResponse, ModelError> {
     let mut events = SseReader::new(response);
     let mut blocks: Vec<Block> = Vec::new();
@@ -46,52 +46,8 @@ pub(super) async fn read(
                 usage.input_tokens = start["input_tokens"].as_u64().unwrap_or(0);
                 usage.output_tokens = start["output_tokens"].as_u64().unwrap_or(0);
             }
-            Some("content_block_start") => {
-                let Some(index) = block_index(&data, blocks.len()) else {
-                    continue;
-                };
-                let block = &data["content_block"];
-                let opened = match block["type"].as_str() {
-                    Some("text") => {
-                        let text = block["text"].as_str().unwrap_or_default();
-                        if !text.is_empty() {
-                            on_text(text);
-                        }
-                        Block::Text(text.to_owned())
-                    }
-                    Some("tool_use") => Block::ToolUse {
-                        id: block["id"].as_str().unwrap_or_default().to_owned(),
-                        name: block["name"].as_str().unwrap_or_default().to_owned(),
-                        input: String::new(),
-                    },
-                    _ => Block::Other,
-                };
-                if index == blocks.len() {
-                    blocks.push(opened);
-                } else {
-                    blocks[index] = opened;
-                }
-            }
-            Some("content_block_delta") => {
-                let Some(index) = data["index"].as_u64().and_then(|i| usize::try_from(i).ok())
-                else {
-                    continue;
-                };
-                let delta = &data["delta"];
-                match (blocks.get_mut(index), delta["type"].as_str()) {
-                    (Some(Block::Text(text)), Some("text_delta")) => {
-                        let piece = delta["text"].as_str().unwrap_or_default();
-                        if !piece.is_empty() {
-                            text.push_str(piece);
-                            on_text(piece);
-                        }
-                    }
-                    (Some(Block::ToolUse { input, .. }), Some("input_json_delta")) => {
-                        input.push_str(delta["partial_json"].as_str().unwrap_or_default());
-                    }
-                    _ => {}
-                }
-            }
+            Some("content_block_start") => open_block(&data, &mut blocks, on_delta),
+            Some("content_block_delta") => fill_block(&data, &mut blocks, on_delta),
             Some("message_delta") => {
                 if let Some(reason) = data["delta"]["stop_reason"].as_str() {
                     stop_reason = Some(reason.to_owned());
@@ -115,6 +71,83 @@ pub(super) async fn read(
     Err(ModelError::new(
         "the answer's stream ended before it finished (no `message_stop`); ask again",
     ))
+}
+
+/// Opens the block a `content_block_start` event names.
+fn open_block(data: &Value, blocks: &mut Vec<Block>, on_delta: OnDelta<'_>) {
+    let Some(index) = block_index(data, blocks.len()) else {
+        return;
+    };
+    let block = &data["content_block"];
+    let opened = match block["type"].as_str() {
+        Some("text") => {
+            let text = block["text"].as_str().unwrap_or_default();
+            if !text.is_empty() {
+                on_delta(ModelDelta::Text(text));
+            }
+            Block::Text(text.to_owned())
+        }
+        Some("tool_use") => {
+            let id = block["id"].as_str().unwrap_or_default();
+            let name = block["name"].as_str().unwrap_or_default();
+            on_delta(ModelDelta::ToolCall {
+                index: calls_before(blocks, index),
+                id: Some(id),
+                name: Some(name),
+                arguments: "",
+            });
+            Block::ToolUse {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                input: String::new(),
+            }
+        }
+        _ => Block::Other,
+    };
+    if index == blocks.len() {
+        blocks.push(opened);
+    } else {
+        blocks[index] = opened;
+    }
+}
+
+/// Adds a `content_block_delta` event's piece to its open block.
+fn fill_block(data: &Value, blocks: &mut [Block], on_delta: OnDelta<'_>) {
+    let Some(index) = data["index"].as_u64().and_then(|i| usize::try_from(i).ok()) else {
+        return;
+    };
+    let delta = &data["delta"];
+    let call = calls_before(blocks, index);
+    match (blocks.get_mut(index), delta["type"].as_str()) {
+        (Some(Block::Text(text)), Some("text_delta")) => {
+            let piece = delta["text"].as_str().unwrap_or_default();
+            if !piece.is_empty() {
+                text.push_str(piece);
+                on_delta(ModelDelta::Text(piece));
+            }
+        }
+        (Some(Block::ToolUse { input, .. }), Some("input_json_delta")) => {
+            let piece = delta["partial_json"].as_str().unwrap_or_default();
+            input.push_str(piece);
+            on_delta(ModelDelta::ToolCall {
+                index: call,
+                id: None,
+                name: None,
+                arguments: piece,
+            });
+        }
+        _ => {}
+    }
+}
+
+/// The place among the answer's calls of a call in block `index`: the
+/// calls in the blocks before it.
+fn calls_before(blocks: &[Block], index: usize) -> usize {
+    blocks
+        .iter()
+        .take(index)
+        .filter(|b| matches!(b, Block::ToolUse { .. }))
+        .count()
 }
 
 /// The index of a block being opened: the next one, or one already open

@@ -5,7 +5,7 @@
 use iris_core::ToolUseBlock;
 use serde_json::Value;
 
-use super::model::{FinishReason, ModelError, ModelResponse, OnText, Usage};
+use super::model::{FinishReason, ModelDelta, ModelError, ModelResponse, OnDelta, Usage};
 use super::sse::SseReader;
 
 /// One call being put together from its fragments.
@@ -19,7 +19,7 @@ struct PartialCall {
 /// Reads `response` to its `[DONE]`.
 pub(super) async fn read(
     response: reqwest::Response,
-    on_text: OnText<'_>,
+    on_delta: OnDelta<'_>,
 ) -> Result<ModelResponse, ModelError> {
     let mut events = SseReader::new(response);
     let mut text = String::new();
@@ -42,7 +42,7 @@ pub(super) async fn read(
         }
         take(
             &chunk,
-            on_text,
+            on_delta,
             &mut text,
             &mut calls,
             &mut finish,
@@ -56,7 +56,7 @@ pub(super) async fn read(
 
 fn take(
     chunk: &Value,
-    on_text: OnText<'_>,
+    on_delta: OnDelta<'_>,
     text: &mut String,
     calls: &mut Vec<PartialCall>,
     finish: &mut FinishReason,
@@ -72,7 +72,7 @@ fn take(
     let delta = &choice["delta"];
     if let Some(piece) = delta["content"].as_str().filter(|p| !p.is_empty()) {
         text.push_str(piece);
-        on_text(piece);
+        on_delta(ModelDelta::Text(piece));
     }
     for fragment in delta["tool_calls"].as_array().into_iter().flatten() {
         let index = fragment["index"]
@@ -88,15 +88,24 @@ fn take(
             calls.push(PartialCall::default());
         }
         let call = &mut calls[index];
-        if let Some(id) = fragment["id"].as_str() {
+        let id = fragment["id"].as_str();
+        let name = fragment["function"]["name"].as_str();
+        let arguments = fragment["function"]["arguments"]
+            .as_str()
+            .unwrap_or_default();
+        if let Some(id) = id {
             id.clone_into(&mut call.id);
         }
-        if let Some(name) = fragment["function"]["name"].as_str() {
+        if let Some(name) = name {
             call.name.push_str(name);
         }
-        if let Some(arguments) = fragment["function"]["arguments"].as_str() {
-            call.arguments.push_str(arguments);
-        }
+        call.arguments.push_str(arguments);
+        on_delta(ModelDelta::ToolCall {
+            index,
+            id,
+            name,
+            arguments,
+        });
     }
     *finish = match choice["finish_reason"].as_str() {
         Some("tool_calls") => FinishReason::ToolCalls,

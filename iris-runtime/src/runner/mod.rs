@@ -46,8 +46,8 @@ pub use history::{HistoryStore, ReadHistory, read_history};
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use http::RetryPolicy;
 pub use model::{
-    FinishReason, Message, Model, ModelError, ModelOptions, ModelRequest, ModelResponse, OnText,
-    ToolChoice, Usage,
+    FinishReason, Message, Model, ModelDelta, ModelError, ModelOptions, ModelRequest,
+    ModelResponse, OnDelta, ToolChoice, Usage,
 };
 #[cfg(feature = "openai")]
 pub use openai_chat::{OPENAI_BASE_URL, OpenAiChat};
@@ -336,14 +336,17 @@ impl AgentRunner {
             };
             let executor = self.agent.executor();
             let run_id = state.run_id.clone();
-            let on_text = move |text: &str| {
-                executor.emit_event(crate::RunEvent::ModelText {
-                    run_id: run_id.clone(),
-                    text: text.to_owned(),
-                });
+            // Observers see text as it arrives; calls run once complete.
+            let on_delta = move |delta: ModelDelta<'_>| {
+                if let ModelDelta::Text(text) = delta {
+                    executor.emit_event(crate::RunEvent::ModelText {
+                        run_id: run_id.clone(),
+                        text: text.to_owned(),
+                    });
+                }
             };
             let response = tokio::select! {
-                response = self.model.complete_streaming(request, &on_text) => response,
+                response = self.model.complete_streaming(request, &on_delta) => response,
                 () = cx.cancel.cancelled() => {
                     return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
                 }

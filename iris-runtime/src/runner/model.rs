@@ -134,8 +134,29 @@ impl ModelError {
     }
 }
 
-/// What a streaming model calls with each piece of text as it arrives.
-pub type OnText<'a> = &'a (dyn Fn(&str) + Send + Sync);
+/// A piece of an answer as it streams in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModelDelta<'a> {
+    /// Text, in order.
+    Text(&'a str),
+    /// A fragment of the tool call at `index` (its place among the
+    /// answer's calls): the id and name when the call first appears, then
+    /// pieces of its JSON arguments, which join in order.
+    ToolCall {
+        /// The call's place among the answer's calls.
+        index: usize,
+        /// The call's id, when this fragment carries it.
+        id: Option<&'a str>,
+        /// The tool's name, when this fragment carries it.
+        name: Option<&'a str>,
+        /// The next piece of the arguments' JSON text (may be empty).
+        arguments: &'a str,
+    },
+}
+
+/// What a streaming model calls with each piece of its answer.
+pub type OnDelta<'a> = &'a (dyn Fn(ModelDelta<'_>) + Send + Sync);
 
 /// Answers model requests: a provider adapter, or a host's own model.
 pub trait Model: Send + Sync + 'static {
@@ -145,29 +166,38 @@ pub trait Model: Send + Sync + 'static {
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 
-    /// Answers one step, calling `on_text` with each piece of text as it
-    /// streams in. A model that does not stream answers as
-    /// [`Model::complete`] and hands its whole text over once.
+    /// Answers one step, calling `on_delta` with each piece of text and of
+    /// each tool call as it streams in. A model that does not stream
+    /// answers as [`Model::complete`] and hands its whole text, then each
+    /// whole call, over once.
     fn complete_streaming<'a>(
         &'a self,
         request: ModelRequest<'a>,
-        on_text: OnText<'a>,
+        on_delta: OnDelta<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        complete_whole(self, request, on_text)
+        complete_whole(self, request, on_delta)
     }
 }
 
-/// Answers as [`Model::complete`] and hands the whole text to `on_text`
-/// once: what a model that does not stream does.
+/// Answers as [`Model::complete`] and hands the whole text, then each
+/// whole call, to `on_delta` once: what a model that does not stream does.
 pub(super) fn complete_whole<'a, M: Model + ?Sized>(
     model: &'a M,
     request: ModelRequest<'a>,
-    on_text: OnText<'a>,
+    on_delta: OnDelta<'a>,
 ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
     Box::pin(async move {
         let response = model.complete(request).await?;
         if let Some(text) = &response.text {
-            on_text(text);
+            on_delta(ModelDelta::Text(text));
+        }
+        for (index, call) in response.tool_calls.iter().enumerate() {
+            on_delta(ModelDelta::ToolCall {
+                index,
+                id: Some(&call.id),
+                name: Some(&call.name),
+                arguments: &call.input.to_string(),
+            });
         }
         Ok(response)
     })
@@ -185,9 +215,9 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
     fn complete_streaming<'a>(
         &'a self,
         request: ModelRequest<'a>,
-        on_text: OnText<'a>,
+        on_delta: OnDelta<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        (**self).complete_streaming(request, on_text)
+        (**self).complete_streaming(request, on_delta)
     }
 }
 
@@ -203,8 +233,8 @@ impl Model for Box<dyn Model> {
     fn complete_streaming<'a>(
         &'a self,
         request: ModelRequest<'a>,
-        on_text: OnText<'a>,
+        on_delta: OnDelta<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        (**self).complete_streaming(request, on_text)
+        (**self).complete_streaming(request, on_delta)
     }
 }

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
 use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnText, ToolChoice,
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
 };
 use crate::assembly::{ModelProvider, ModelSection};
@@ -155,10 +155,10 @@ impl Model for OpenAiChat {
     fn complete_streaming<'a>(
         &'a self,
         request: ModelRequest<'a>,
-        on_text: OnText<'a>,
+        on_delta: OnDelta<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         if !self.endpoint.stream {
-            return complete_whole(self, request, on_text);
+            return complete_whole(self, request, on_delta);
         }
         let mut body = self.body(&request);
         body["stream"] = json!(true);
@@ -174,7 +174,7 @@ impl Model for OpenAiChat {
                 endpoint.retry,
             )
             .await?;
-            super::chat_stream::read(response, on_text).await
+            super::chat_stream::read(response, on_delta).await
         })
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
 use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnText, ToolChoice,
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
 };
 use super::openai_chat::OPENAI_BASE_URL;
@@ -150,10 +150,10 @@ impl Model for OpenAiResponses {
     fn complete_streaming<'a>(
         &'a self,
         request: ModelRequest<'a>,
-        on_text: OnText<'a>,
+        on_delta: OnDelta<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         if !self.endpoint.stream {
-            return complete_whole(self, request, on_text);
+            return complete_whole(self, request, on_delta);
         }
         let mut body = self.body(&request);
         body["stream"] = json!(true);
@@ -167,7 +167,7 @@ impl Model for OpenAiResponses {
                 endpoint.retry,
             )
             .await?;
-            super::responses_stream::read(response, on_text, parse_response).await
+            super::responses_stream::read(response, on_delta, parse_response).await
         })
     }
 }

@@ -5,16 +5,21 @@
 
 use serde_json::Value;
 
-use super::model::{ModelError, ModelResponse, OnText};
+use super::model::{ModelDelta, ModelError, ModelResponse, OnDelta};
 use super::sse::SseReader;
+
+/// Most calls one answer's deltas are told apart for.
+const MAX_CALLS: usize = 1024;
 
 /// Reads `response` to its final event; `parse` reads the answer it holds.
 pub(super) async fn read(
     response: reqwest::Response,
-    on_text: OnText<'_>,
+    on_delta: OnDelta<'_>,
     parse: fn(&Value) -> Result<ModelResponse, ModelError>,
 ) -> Result<ModelResponse, ModelError> {
     let mut events = SseReader::new(response);
+    // The output indexes of the answer's calls, in the order they appeared.
+    let mut calls: Vec<u64> = Vec::new();
     while let Some(event) = events.next().await? {
         let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
             return Err(ModelError::new(
@@ -24,8 +29,26 @@ pub(super) async fn read(
         match data["type"].as_str() {
             Some("response.output_text.delta") => {
                 if let Some(piece) = data["delta"].as_str().filter(|p| !p.is_empty()) {
-                    on_text(piece);
+                    on_delta(ModelDelta::Text(piece));
                 }
+            }
+            Some("response.output_item.added") if data["item"]["type"] == "function_call" => {
+                let index = call_index(&mut calls, &data);
+                on_delta(ModelDelta::ToolCall {
+                    index,
+                    id: data["item"]["call_id"].as_str(),
+                    name: data["item"]["name"].as_str(),
+                    arguments: data["item"]["arguments"].as_str().unwrap_or_default(),
+                });
+            }
+            Some("response.function_call_arguments.delta") => {
+                let index = call_index(&mut calls, &data);
+                on_delta(ModelDelta::ToolCall {
+                    index,
+                    id: None,
+                    name: None,
+                    arguments: data["delta"].as_str().unwrap_or_default(),
+                });
             }
             Some("response.completed" | "response.incomplete") => {
                 return parse(&data["response"]);
@@ -53,4 +76,17 @@ pub(super) async fn read(
     Err(ModelError::new(
         "the answer's stream ended before it finished (no `response.completed`); ask again",
     ))
+}
+
+/// The place among the answer's calls of the call at the event's output
+/// index, given one when first seen.
+fn call_index(calls: &mut Vec<u64>, data: &Value) -> usize {
+    let output = data["output_index"].as_u64().unwrap_or(u64::MAX);
+    calls.iter().position(|&o| o == output).unwrap_or_else(|| {
+        // Bounded, so a server naming endless calls cannot grow it.
+        if calls.len() < MAX_CALLS {
+            calls.push(output);
+        }
+        calls.len() - 1
+    })
 }

@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::loopback::{Reply, Script, serve};
+use crate::model_streams::describe;
 use async_openai::types::chat::CreateChatCompletionRequest;
 use iris::runner::{
-    FinishReason, Message, Model, ModelOptions, ModelRequest, OpenAiChat, RetryPolicy,
+    FinishReason, Message, Model, ModelDelta, ModelOptions, ModelRequest, OpenAiChat, RetryPolicy,
 };
 use iris::{Tool, ToolResult, ToolUseBlock};
 use serde_json::{Value, json};
@@ -412,12 +413,20 @@ async fn streamed_answers_are_joined_and_a_cut_stream_is_an_error() {
         sse(&[delta(json!({"content": "Hel"}))], false),
     ]);
     let pieces = std::sync::Mutex::new(Vec::new());
-    let on_text = |piece: &str| pieces.lock().unwrap().push(piece.to_owned());
+    let on_delta = |delta: ModelDelta<'_>| pieces.lock().unwrap().push(describe(delta));
     let answer = model
-        .complete_streaming(request, &on_text)
+        .complete_streaming(request, &on_delta)
         .await
         .expect("a whole stream");
-    assert_eq!(*pieces.lock().unwrap(), ["Hel", "lo."]);
+    assert_eq!(
+        *pieces.lock().unwrap(),
+        [
+            "Hel",
+            "lo.",
+            "call 0 k1 price {\"it",
+            "call 0 - - em\":\"tea\"}"
+        ]
+    );
     assert_eq!(answer.text.as_deref(), Some("Hello."));
     assert_eq!(answer.finish, FinishReason::ToolCalls);
     assert_eq!(answer.tool_calls[0].id, "k1");
@@ -431,7 +440,7 @@ async fn streamed_answers_are_joined_and_a_cut_stream_is_an_error() {
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
 
     let err = model
-        .complete_streaming(request, &on_text)
+        .complete_streaming(request, &on_delta)
         .await
         .expect_err("the stream was cut");
     assert!(err.to_string().contains("before it finished"), "{err}");

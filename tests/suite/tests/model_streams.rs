@@ -6,7 +6,8 @@
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "a scripted scenario fails loudly"
+    clippy::too_many_lines,
+    reason = "a scripted scenario fails loudly, and a recorded stream is long"
 )]
 
 use std::fmt::Write as _;
@@ -15,7 +16,8 @@ use std::time::Duration;
 
 use crate::loopback::{Reply, Script, serve};
 use iris::runner::{
-    AnthropicMessages, FinishReason, Message, Model, ModelOptions, ModelRequest, OpenAiResponses,
+    AnthropicMessages, FinishReason, Message, Model, ModelDelta, ModelOptions, ModelRequest,
+    OpenAiResponses,
 };
 use serde_json::{Value, json};
 
@@ -41,8 +43,26 @@ fn ask() -> Vec<Message> {
     }]
 }
 
-/// Text pieces seen, in order.
+/// Deltas seen, in order, as text.
 type Pieces = Mutex<Vec<String>>;
+
+/// A delta as a line of text: the text itself, or the call fragment.
+pub(crate) fn describe(delta: ModelDelta<'_>) -> String {
+    match delta {
+        ModelDelta::Text(text) => text.to_owned(),
+        ModelDelta::ToolCall {
+            index,
+            id,
+            name,
+            arguments,
+        } => format!(
+            "call {index} {} {} {arguments}",
+            id.unwrap_or("-"),
+            name.unwrap_or("-")
+        ),
+        other => format!("{other:?}"),
+    }
+}
 
 #[tokio::test]
 async fn anthropic_streams_join_text_and_tool_input_and_errors_end_them() {
@@ -106,12 +126,22 @@ async fn anthropic_streams_join_text_and_tool_input_and_errors_end_them() {
         ]),
     ]);
     let pieces = Pieces::default();
-    let on_text = |piece: &str| pieces.lock().unwrap().push(piece.to_owned());
+    let on_delta = |delta: ModelDelta<'_>| pieces.lock().unwrap().push(describe(delta));
     let answer = model
-        .complete_streaming(request, &on_text)
+        .complete_streaming(request, &on_delta)
         .await
         .expect("a whole stream");
-    assert_eq!(*pieces.lock().unwrap(), ["Let me ", "look."]);
+    assert_eq!(
+        *pieces.lock().unwrap(),
+        [
+            "Let me ",
+            "look.",
+            "call 0 toolu_1 price ",
+            "call 0 - - {\"item\": \"t",
+            "call 0 - - ea\"}",
+            "call 1 toolu_2 clock ",
+        ]
+    );
     assert_eq!(answer.text.as_deref(), Some("Let me look."));
     assert_eq!(answer.finish, FinishReason::ToolCalls);
     assert_eq!(answer.tool_calls.len(), 2);
@@ -132,12 +162,12 @@ async fn anthropic_streams_join_text_and_tool_input_and_errors_end_them() {
     assert_eq!(wire.stream, Some(true));
 
     let cut = model
-        .complete_streaming(request, &on_text)
+        .complete_streaming(request, &on_delta)
         .await
         .expect_err("the stream was cut");
     assert!(cut.to_string().contains("before it finished"), "{cut}");
     let failed = model
-        .complete_streaming(request, &on_text)
+        .complete_streaming(request, &on_delta)
         .await
         .expect_err("the stream failed");
     assert!(failed.to_string().contains("Overloaded"), "{failed}");
@@ -193,6 +223,12 @@ async fn responses_streams_hand_on_text_and_read_the_completed_answer() {
                 "item_id": "m1", "output_index": 0, "content_index": 0, "delta": "ing."}),
             ),
             (
+                "response.output_item.added",
+                json!({"type": "response.output_item.added", "output_index": 1,
+                       "item": {"type": "function_call", "id": "f1", "call_id": "k1",
+                                "name": "price", "arguments": "", "status": "in_progress"}}),
+            ),
+            (
                 "response.function_call_arguments.delta",
                 json!({
                 "type": "response.function_call_arguments.delta",
@@ -217,12 +253,20 @@ async fn responses_streams_hand_on_text_and_read_the_completed_answer() {
         )]),
     ]);
     let pieces = Pieces::default();
-    let on_text = |piece: &str| pieces.lock().unwrap().push(piece.to_owned());
+    let on_delta = |delta: ModelDelta<'_>| pieces.lock().unwrap().push(describe(delta));
     let answer = model
-        .complete_streaming(request, &on_text)
+        .complete_streaming(request, &on_delta)
         .await
         .expect("a whole stream");
-    assert_eq!(*pieces.lock().unwrap(), ["Check", "ing."]);
+    assert_eq!(
+        *pieces.lock().unwrap(),
+        [
+            "Check",
+            "ing.",
+            "call 0 k1 price ",
+            "call 0 - - {\"item\":\"tea\"}"
+        ]
+    );
     assert_eq!(answer.text.as_deref(), Some("Checking."));
     assert_eq!(answer.finish, FinishReason::ToolCalls);
     assert_eq!(answer.tool_calls[0].id, "k1");
@@ -235,12 +279,12 @@ async fn responses_streams_hand_on_text_and_read_the_completed_answer() {
     assert_eq!(serde_json::to_value(&typed).unwrap(), body);
 
     let cut = model
-        .complete_streaming(request, &on_text)
+        .complete_streaming(request, &on_delta)
         .await
         .expect_err("the stream was cut");
     assert!(cut.to_string().contains("before it finished"), "{cut}");
     let failed = model
-        .complete_streaming(request, &on_text)
+        .complete_streaming(request, &on_delta)
         .await
         .expect_err("the stream failed");
     assert!(failed.to_string().contains("The model crashed"), "{failed}");
