@@ -235,6 +235,11 @@ pub use iris_runtime::assembly;
 #[cfg(feature = "assembly")]
 pub use iris_runtime::runner;
 
+/// MCP (feature `mcp`): the tools of MCP servers as Iris tools, and Iris
+/// tools served over MCP; see [`mcp::McpClient`] and [`mcp::serve`].
+#[cfg(feature = "mcp")]
+pub use iris_runtime::mcp;
+
 /// Turns a function into a hook factory that an agent file names
 /// (feature `assembly`).
 ///

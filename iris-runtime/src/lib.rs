@@ -18,11 +18,15 @@ pub mod artifacts;
 pub mod assembly;
 #[cfg(feature = "discovery")]
 pub mod discovery;
+#[cfg(any(feature = "assembly", feature = "mcp"))]
+mod duration;
 mod error;
 pub mod executor;
 #[cfg(feature = "fs-tools")]
 pub mod fs;
 pub mod hooks;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 #[cfg(unix)]
 mod nonblocking;
 pub mod observers;
@@ -32,6 +36,13 @@ mod run_table;
 #[cfg(feature = "assembly")]
 pub mod runner;
 mod temp_name;
+#[cfg(any(
+    feature = "decision",
+    feature = "openai",
+    feature = "anthropic",
+    feature = "mcp"
+))]
+mod tls;
 
 pub use artifacts::ArtifactStore;
 pub use error::RuntimeError;

@@ -149,11 +149,7 @@ impl Endpoint {
 
 /// An HTTP client with `timeout` per request.
 fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
-    // reqwest is built without a crypto provider of its own; use ring
-    // unless the host installed one.
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
+    crate::tls::install_default_provider();
     reqwest::Client::builder()
         .timeout(timeout)
         .build()

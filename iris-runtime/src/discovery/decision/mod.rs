@@ -70,12 +70,7 @@ impl DecisionBackend {
                 variable,
                 provider: config.provider.clone(),
             })?;
-        // reqwest is built without a crypto provider of its own; use ring
-        // unless the host installed one (installing fails only when another
-        // thread installed one first, which serves as well).
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        crate::tls::install_default_provider();
         let client = reqwest::Client::builder()
             .timeout(config.timeout())
             .build()

@@ -1,0 +1,349 @@
+//! A connected MCP server's catalog as Iris tools.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use iris_core::{DynTool, Exposure, ToolDefinition, ToolName, ToolOrigin};
+use rmcp::model::PaginatedRequestParams;
+use serde_json::Value;
+
+use super::McpError;
+use super::config::{AUTO_DEFER_ABOVE, McpExposure, McpServerConfig};
+use super::connection::Connection;
+use super::names::model_facing;
+use super::remote_tool::{Described, RemoteTool, capabilities};
+use crate::ToolRegistry;
+
+/// Most pages of `tools/list` followed; a server whose cursors never end is
+/// stopped there and reported.
+const MAX_PAGES: usize = 1000;
+/// Longest description kept; a longer one is cut and reported.
+pub const MAX_DESCRIPTION_CHARS: usize = 16 * 1024;
+
+/// What connecting made of a server's catalog.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpCatalogReport {
+    /// Tools whose model-facing name is not `prefix__wire_name` as it
+    /// stands (invalid characters, or too long).
+    pub renamed: Vec<McpRenamed>,
+    /// Tools left out, with why (filtered out by `include`/`exclude`,
+    /// or unusable as sent).
+    pub skipped: Vec<McpSkipped>,
+    /// Other things worth knowing (a description cut, pages stopped).
+    pub notes: Vec<String>,
+}
+
+/// One tool under a changed model-facing name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpRenamed {
+    /// The name on the server.
+    pub wire_name: String,
+    /// The name the model sees.
+    pub name: String,
+}
+
+/// One tool left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpSkipped {
+    /// The name on the server.
+    pub wire_name: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Counts of a server's calls, readable while calls run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct McpStats {
+    /// Calls sent (or attempted).
+    pub calls: u64,
+    /// Calls that ended in an error result.
+    pub failures: u64,
+    /// Sessions started again after the server went away.
+    pub reconnects: u64,
+    /// How the server's last process ended, when one did.
+    pub last_exit: Option<String>,
+}
+
+/// A connected MCP server and its tools, ready to register.
+pub struct McpClient {
+    connection: Arc<Connection>,
+    tools: Vec<Arc<RemoteTool>>,
+    report: McpCatalogReport,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.connection.name())
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpClient {
+    /// Starts (or reaches) the server, initializes the session within its
+    /// startup timeout, and lists its whole catalog.
+    ///
+    /// # Errors
+    /// [`McpError`] when the server cannot be started or reached, does not
+    /// finish `initialize` in time, or its catalog cannot be listed.
+    pub async fn connect(config: McpServerConfig) -> Result<Self, McpError> {
+        let connection = Connection::open(config).await?;
+        let (tools, report) = catalog(&connection).await?;
+        Ok(Self {
+            connection,
+            tools,
+            report,
+        })
+    }
+
+    /// The server's configured name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.connection.name()
+    }
+
+    /// What connecting made of the catalog.
+    #[must_use]
+    pub fn report(&self) -> &McpCatalogReport {
+        &self.report
+    }
+
+    /// The definitions of the server's tools, as the model sees them.
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.tools.iter().map(|tool| &tool.definition)
+    }
+
+    /// The server's calls so far.
+    #[must_use]
+    pub fn stats(&self) -> McpStats {
+        let counters = &self.connection.counters;
+        McpStats {
+            calls: counters.calls.load(Ordering::Relaxed),
+            failures: counters.failures.load(Ordering::Relaxed),
+            reconnects: counters.reconnects.load(Ordering::Relaxed),
+            last_exit: self.connection.last_exit(),
+        }
+    }
+
+    /// Registers every tool of the server in `registry`; calls then run
+    /// through the executor like any other tool's.
+    ///
+    /// # Errors
+    /// [`McpError::NameCollision`] naming both tools when a model-facing
+    /// name is taken; then none of the server's tools is registered.
+    pub fn register_into(&self, registry: &mut ToolRegistry) -> Result<(), McpError> {
+        for tool in &self.tools {
+            let name = tool.definition.name();
+            if let Some(existing) = registry.resolve(name.as_str()) {
+                return Err(McpError::NameCollision {
+                    name: name.to_string(),
+                    server: self.name().to_owned(),
+                    wire_name: tool.wire_name.clone(),
+                    existing: describe(existing.as_ref()),
+                });
+            }
+        }
+        for tool in &self.tools {
+            let tool: Arc<dyn DynTool> = Arc::clone(tool) as _;
+            registry
+                .register_dyn(tool)
+                .map_err(|error| McpError::Register {
+                    server: self.name().to_owned(),
+                    message: error.to_string(),
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Ends the session and stops the server's process (once no call is
+    /// in flight); a later call of one of its tools starts it again.
+    pub fn close(&self) {
+        if let Some(session) = self.connection.current() {
+            self.connection.lost(&session);
+        }
+    }
+}
+
+/// Says which tool holds a name, for a collision's error.
+fn describe(tool: &dyn DynTool) -> String {
+    match tool.definition_dyn().origin() {
+        ToolOrigin::Mcp { server, wire_name } => {
+            format!("`{wire_name}` of MCP server `{server}`")
+        }
+        _ => format!("the Rust tool `{}`", tool.rust_item()),
+    }
+}
+
+/// Lists the whole catalog (every page) and makes each wanted tool an Iris
+/// tool.
+async fn catalog(
+    connection: &Arc<Connection>,
+) -> Result<(Vec<Arc<RemoteTool>>, McpCatalogReport), McpError> {
+    let config = &connection.config;
+    let server = config.name.as_str();
+    let session = connection.current().ok_or_else(|| McpError::Unavailable {
+        server: server.to_owned(),
+        message: "it went away before its tools were listed".to_owned(),
+    })?;
+    let mut report = McpCatalogReport::default();
+    let listed = list_all(&session.service, config, &mut report).await?;
+    let wanted: Vec<_> = listed
+        .into_iter()
+        .filter(|tool| {
+            let keep = config.wants(&tool.name);
+            if !keep {
+                report.skipped.push(McpSkipped {
+                    wire_name: tool.name.to_string(),
+                    reason: "left out by `include`/`exclude`".to_owned(),
+                });
+            }
+            keep
+        })
+        .collect();
+    let exposure = match config.exposure {
+        McpExposure::Deferred => Exposure::Deferred,
+        McpExposure::Auto if wanted.len() > AUTO_DEFER_ABOVE => Exposure::Deferred,
+        McpExposure::Eager | McpExposure::Auto => Exposure::Eager,
+    };
+    let mut tools = Vec::with_capacity(wanted.len());
+    let mut names = HashSet::new();
+    for tool in wanted {
+        let wire_name = tool.name.to_string();
+        if !names.insert(wire_name.clone()) {
+            report.skipped.push(McpSkipped {
+                wire_name,
+                reason: "the server listed this name twice; the first is kept".to_owned(),
+            });
+            continue;
+        }
+        let (name, renamed) = model_facing(config.prefix(), &wire_name);
+        let Ok(name) = ToolName::new(name.clone()) else {
+            report.skipped.push(McpSkipped {
+                wire_name,
+                reason: format!("no valid model-facing name could be made (`{name}`)"),
+            });
+            continue;
+        };
+        if renamed {
+            report.renamed.push(McpRenamed {
+                wire_name: wire_name.clone(),
+                name: name.to_string(),
+            });
+        }
+        let description = description(&tool, server, &wire_name, &mut report);
+        let input_schema = Value::Object((*tool.input_schema).clone());
+        let validator = match jsonschema::validator_for(&input_schema) {
+            Ok(validator) => Some(validator),
+            Err(error) => {
+                report.skipped.push(McpSkipped {
+                    wire_name,
+                    reason: format!("its input schema is not a usable JSON Schema: {error}"),
+                });
+                continue;
+            }
+        };
+        let definition = Described {
+            name,
+            server,
+            wire_name: &wire_name,
+            description,
+            input_schema,
+            capabilities: capabilities(config.trust_annotations, tool.annotations.as_ref()),
+            exposure,
+        }
+        .build();
+        match definition {
+            Ok(definition) => tools.push(Arc::new(RemoteTool::new(
+                definition,
+                wire_name,
+                validator,
+                Arc::clone(connection),
+            ))),
+            Err(error) => report.skipped.push(McpSkipped {
+                wire_name,
+                reason: error.to_string(),
+            }),
+        }
+    }
+    Ok((tools, report))
+}
+
+/// Every page of `tools/list`, following cursors until they end (or
+/// repeat, or pass [`MAX_PAGES`]: then reported).
+async fn list_all(
+    service: &rmcp::service::RunningService<
+        rmcp::service::RoleClient,
+        super::connection::IrisClient,
+    >,
+    config: &McpServerConfig,
+    report: &mut McpCatalogReport,
+) -> Result<Vec<rmcp::model::Tool>, McpError> {
+    let peer = service.peer().clone();
+    let server = config.name.as_str();
+    let mut listed = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen_cursors = HashSet::new();
+    for page in 0.. {
+        if page == MAX_PAGES {
+            report.notes.push(format!(
+                "listing stopped after {MAX_PAGES} pages; the server's cursors did not end"
+            ));
+            break;
+        }
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let answer = tokio::time::timeout(config.startup_timeout(), peer.list_tools(Some(params)))
+            .await
+            .map_err(|_| McpError::Catalog {
+                server: server.to_owned(),
+                message: format!(
+                    "`tools/list` got no answer within {} s",
+                    config.startup_timeout().as_secs_f64()
+                ),
+            })?
+            .map_err(|error| McpError::Catalog {
+                server: server.to_owned(),
+                message: format!("`tools/list` failed: {error}"),
+            })?;
+        listed.extend(answer.tools);
+        match answer.next_cursor {
+            Some(next) if seen_cursors.insert(next.clone()) => cursor = Some(next),
+            Some(_) => {
+                report
+                    .notes
+                    .push("listing stopped: the server repeated a cursor".to_owned());
+                break;
+            }
+            None => break,
+        }
+    }
+    Ok(listed)
+}
+
+/// The description as sent, cut when it is past the limit, or one made
+/// up when the server sent none.
+fn description(
+    tool: &rmcp::model::Tool,
+    server: &str,
+    wire_name: &str,
+    report: &mut McpCatalogReport,
+) -> String {
+    let sent = tool
+        .description
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+        .or(tool.title.as_deref().filter(|t| !t.trim().is_empty()));
+    let Some(sent) = sent else {
+        return format!("`{wire_name}` of MCP server `{server}` (the server gave no description)");
+    };
+    if sent.chars().count() <= MAX_DESCRIPTION_CHARS {
+        return sent.to_owned();
+    }
+    report.notes.push(format!(
+        "the description of `{wire_name}` was cut to {MAX_DESCRIPTION_CHARS} of its {} characters",
+        sent.chars().count()
+    ));
+    sent.chars().take(MAX_DESCRIPTION_CHARS).collect()
+}

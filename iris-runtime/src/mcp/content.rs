@@ -1,0 +1,198 @@
+//! MCP tool results as Iris results, and Iris results as MCP tool results.
+//!
+//! From a server: text → text; image → a checked [`ImageBlock`] (a bad one
+//! makes the result `unsupported_content`, never a crash); audio and
+//! embedded resources → a text note, the raw item kept in `data`; resource
+//! links → text naming the URI; `structuredContent` → `data`;
+//! `isError: true` → an `execution` error carrying the server's text.
+
+use base64::Engine as _;
+use iris_core::{ContentBlock, ImageBlock, ToolErrorKind, ToolResult};
+use rmcp::model::{self as mcp, ResourceContents};
+use serde_json::{Value, json};
+
+/// The Iris result of one MCP `tools/call` answer from `server`.
+pub(super) fn from_mcp(server: &str, answer: mcp::CallToolResult) -> ToolResult {
+    let mut blocks: Vec<ContentBlock> = Vec::new();
+    let mut raw_items: Vec<Value> = Vec::new();
+    let mut bad_images: Vec<String> = Vec::new();
+    for (index, item) in answer.content.into_iter().enumerate() {
+        match item {
+            mcp::ContentBlock::Text(text) => blocks.push(ContentBlock::text(text.text)),
+            mcp::ContentBlock::Image(image) => match checked_image(&image.data) {
+                Ok(block) => blocks.push(ContentBlock::Image(block)),
+                Err(why) => {
+                    bad_images.push(format!("item {index} claims {} but {why}", image.mime_type));
+                }
+            },
+            mcp::ContentBlock::Audio(audio) => {
+                blocks.push(ContentBlock::text(format!(
+                    "[audio ({}), about {} bytes: kept in the result's data, not shown]",
+                    audio.mime_type,
+                    audio.data.len() / 4 * 3
+                )));
+                raw_items.push(
+                    json!({"type": "audio", "mimeType": audio.mime_type, "data": audio.data}),
+                );
+            }
+            mcp::ContentBlock::Resource(embedded) => {
+                let (note, raw) = embedded_resource(embedded.resource);
+                blocks.push(ContentBlock::text(note));
+                raw_items.extend(raw);
+            }
+            mcp::ContentBlock::ResourceLink(link) => {
+                let about = link
+                    .description
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default();
+                blocks.push(ContentBlock::text(format!(
+                    "[resource link] {} <{}>{about}",
+                    link.name, link.uri
+                )));
+            }
+            #[allow(unreachable_patterns, reason = "the MCP model is non-exhaustive")]
+            _ => blocks.push(ContentBlock::text("[content of a kind Iris does not know]")),
+        }
+    }
+    let data = match (answer.structured_content, raw_items.is_empty()) {
+        (Some(structured), true) => Some(structured),
+        (None, true) => None,
+        (structured, false) => Some(json!({
+            "structured_content": structured,
+            "mcp_content": raw_items,
+        })),
+    };
+    let text = || {
+        blocks
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut result = if answer.is_error == Some(true) {
+        let said = text();
+        let message = if said.is_empty() {
+            format!("MCP server `{server}` reported an error without a message")
+        } else {
+            said
+        };
+        ToolResult::error(ToolErrorKind::Execution, message)
+    } else if !bad_images.is_empty() {
+        let mut message = format!(
+            "MCP server `{server}` sent an image that cannot be used: {}",
+            bad_images.join("; ")
+        );
+        let said = text();
+        if !said.is_empty() {
+            message.push_str("\nThe rest of its answer:\n");
+            message.push_str(&said);
+        }
+        ToolResult::error(ToolErrorKind::UnsupportedContent, message)
+    } else {
+        ToolResult::from_content(blocks)
+    };
+    if let Some(data) = data {
+        result = result.with_data(data);
+    }
+    result
+}
+
+/// The note the model reads for an embedded resource (a text resource's
+/// text itself), and the raw item kept for a binary one.
+fn embedded_resource(resource: ResourceContents) -> (String, Option<Value>) {
+    match resource {
+        ResourceContents::TextResourceContents { uri, text, .. } => {
+            (format!("[resource {uri}]\n{text}"), None)
+        }
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => {
+            let mime = mime_type
+                .clone()
+                .unwrap_or_else(|| "unknown type".to_owned());
+            let raw = json!({"type": "resource", "resource": {
+                "uri": uri, "mimeType": mime_type, "blob": blob,
+            }});
+            (
+                format!("[resource {uri} ({mime}): binary, kept in the result's data, not shown]"),
+                Some(raw),
+            )
+        }
+        #[allow(unreachable_patterns, reason = "the MCP model is non-exhaustive")]
+        other => (
+            format!(
+                "[resource of a kind Iris does not know: {}]",
+                serde_json::to_string(&other).unwrap_or_default()
+            ),
+            serde_json::to_value(&other).ok(),
+        ),
+    }
+}
+
+/// The image in base64 `data`, checked: its type read from its bytes.
+fn checked_image(data: &str) -> Result<ImageBlock, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| format!("its data is not base64 ({e})"))?;
+    ImageBlock::checked(&bytes).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(content: Vec<mcp::ContentBlock>) -> mcp::CallToolResult {
+        mcp::CallToolResult::success(content)
+    }
+
+    #[test]
+    fn a_false_image_is_unsupported_content_and_keeps_the_text() {
+        let claimed_png = base64::engine::general_purpose::STANDARD.encode(b"not a png at all");
+        let result = from_mcp(
+            "hostile",
+            answer(vec![
+                mcp::ContentBlock::text("a chart"),
+                mcp::ContentBlock::image(claimed_png, "image/png"),
+            ]),
+        );
+        assert_eq!(result.error_kind(), Some(ToolErrorKind::UnsupportedContent));
+        let text = result.text_content();
+        assert!(text.contains("claims image/png"), "{text}");
+        assert!(text.contains("a chart"), "{text}");
+        let garbage = from_mcp(
+            "hostile",
+            answer(vec![mcp::ContentBlock::image("%%%", "image/png")]),
+        );
+        assert!(garbage.text_content().contains("not base64"));
+    }
+
+    #[test]
+    fn errors_audio_and_links_read_as_text() {
+        let mut failed = answer(vec![mcp::ContentBlock::text("disk full")]);
+        failed.is_error = Some(true);
+        let failed = from_mcp("s", failed);
+        assert_eq!(failed.error_kind(), Some(ToolErrorKind::Execution));
+        assert!(failed.text_content().contains("disk full"));
+
+        let mixed = from_mcp(
+            "s",
+            answer(vec![
+                mcp::ContentBlock::audio("AAAA", "audio/wav"),
+                mcp::ContentBlock::embedded_text("file:///a.txt", "hello"),
+            ]),
+        );
+        let text = mixed.text_content();
+        assert!(text.contains("[audio (audio/wav)"), "{text}");
+        assert!(text.contains("[resource file:///a.txt]\nhello"), "{text}");
+        assert_eq!(
+            mixed
+                .data()
+                .and_then(|d| d["mcp_content"][0]["type"].as_str()),
+            Some("audio")
+        );
+    }
+}

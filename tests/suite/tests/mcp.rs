@@ -1,0 +1,10 @@
+//! MCP against real peers: the reference servers from npm, the official
+//! Python SDK's client, and servers written to misbehave. The peers are
+//! installed by `tests/mcp-peers/install.sh` (run here when missing), never
+//! skipped.
+
+#[path = "mcp/peers.rs"]
+mod peers;
+
+#[path = "mcp/client_everything.rs"]
+mod client_everything;
