@@ -141,6 +141,28 @@ fn checked_image(data: &str) -> Result<ImageBlock, String> {
     ImageBlock::checked(&bytes).map_err(|e| e.to_string())
 }
 
+/// The MCP answer of an Iris result: text → text, images → images,
+/// `data` → `structuredContent`, an error → `isError` with its message.
+pub(super) fn to_mcp(result: &ToolResult) -> mcp::CallToolResult {
+    let content: Vec<mcp::ContentBlock> = result
+        .content()
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Image(image) => {
+                mcp::ContentBlock::image(image.data.to_string(), image.media_type.clone())
+            }
+            other => mcp::ContentBlock::text(other.as_text().unwrap_or_default()),
+        })
+        .collect();
+    let mut answer = if result.is_error() {
+        mcp::CallToolResult::error(content)
+    } else {
+        mcp::CallToolResult::success(content)
+    };
+    answer.structured_content = result.data().cloned();
+    answer
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,11 @@
 //! observers); arguments are checked against the server's input schema
 //! before anything is sent, and calls always go out under the wire name.
 //!
+//! A server ([`serve`]) hands the tools of an executor to any MCP host:
+//! calls run through the executor, and a call the policy asks about is put
+//! to a person through the client's elicitation, or refused when it has
+//! none; it never runs silently.
+//!
 //! Annotations are hints from a server that may not be trusted: unless
 //! `trust_annotations` is set, every remote tool is `write` + `network`, so
 //! the default policy asks before running it.
@@ -18,6 +23,8 @@ mod connection;
 mod content;
 mod names;
 mod remote_tool;
+mod serve;
+mod server;
 
 pub use client::{
     MAX_DESCRIPTION_CHARS, McpCatalogReport, McpClient, McpRenamed, McpSkipped, McpStats,
@@ -26,6 +33,8 @@ pub use config::{
     AUTO_DEFER_ABOVE, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpExposure, McpServerConfig,
     McpTransport,
 };
+pub use serve::{ServeTransport, run, serve, serve_with};
+pub use server::{DEFAULT_PAGE_SIZE, IrisServer, ServeOptions, ServedTools};
 
 /// Why an MCP server could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +86,12 @@ pub enum McpError {
         wire_name: String,
         /// The tool already holding it.
         existing: String,
+    },
+    /// Serving failed.
+    #[error("serving over MCP failed: {message}")]
+    Serve {
+        /// What happened.
+        message: String,
     },
     /// The registry refused a tool.
     #[error("MCP server `{server}`: a tool could not be registered: {message}")]

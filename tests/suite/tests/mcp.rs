@@ -8,3 +8,9 @@ mod peers;
 
 #[path = "mcp/client_everything.rs"]
 mod client_everything;
+
+#[path = "mcp/client_iris.rs"]
+mod client_iris;
+
+#[path = "mcp/server_python.rs"]
+mod server_python;

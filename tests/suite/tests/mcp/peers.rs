@@ -42,7 +42,6 @@ pub(crate) fn npm_bin(name: &str) -> String {
 }
 
 /// The Python of the virtual environment holding the `mcp` package.
-#[allow(dead_code, reason = "used by the server tests")]
 pub(crate) fn python() -> String {
     folder()
         .join(".venv/bin/python")

@@ -1,0 +1,350 @@
+//! An Iris executor served over MCP: `tools/list` from its registry (with
+//! annotations from capabilities, input and output schemas, pages), and
+//! `tools/call` through the executor, so permissions, hooks, middleware,
+//! artifacts and observers all apply. A call the policy asks about is put
+//! to a person through the client's elicitation when it has one, and
+//! refused with a message saying so when it has not; it never runs
+//! silently.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use iris_core::{
+    Capability, Exposure, RunId, ToolContext, ToolDefinition, ToolErrorKind, ToolResult,
+    ToolUseBlock,
+};
+use rmcp::model::{
+    self as mcp, CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::Value;
+
+use super::content::to_mcp;
+use crate::{ApprovalDecision, ApprovalRequest, ToolExecutor, ToolOutcome};
+
+/// Tools per `tools/list` page unless the options say otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Which tools a served registry lists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ServedTools {
+    /// Every tool, deferred ones included.
+    #[default]
+    All,
+    /// The eager tools and `tool_search`; deferred tools are found through
+    /// it, as a model in Iris finds them.
+    EagerAndSearch,
+}
+
+/// How an executor is served.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The name the server gives in `initialize`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Which tools are listed.
+    pub tools: ServedTools,
+    /// Tools per `tools/list` page.
+    pub page_size: usize,
+    /// The workspace calls run in (the file tools' root).
+    pub workspace: PathBuf,
+    /// Instructions for the client's model, when given.
+    pub instructions: Option<String>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            name: "iris".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            tools: ServedTools::All,
+            page_size: DEFAULT_PAGE_SIZE,
+            workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            instructions: None,
+        }
+    }
+}
+
+/// The MCP face of an executor: one per connection.
+#[derive(Clone)]
+pub struct IrisServer {
+    executor: Arc<ToolExecutor>,
+    options: Arc<ServeOptions>,
+    /// The run every call of this connection belongs to.
+    run_id: RunId,
+    next_call: Arc<AtomicU64>,
+    /// What the file tools keep between calls (reads before edits).
+    #[cfg(feature = "fs-tools")]
+    files: Option<Arc<crate::fs::FileService>>,
+}
+
+impl std::fmt::Debug for IrisServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IrisServer")
+            .field("name", &self.options.name)
+            .field("run_id", &self.run_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Connections served so far, for each one's run id.
+static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+
+impl IrisServer {
+    /// Serves `executor` as `options` say.
+    #[must_use]
+    pub fn new(executor: Arc<ToolExecutor>, options: ServeOptions) -> Self {
+        let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        #[cfg(feature = "fs-tools")]
+        let files = match crate::fs::FileService::open(&options.workspace) {
+            Ok(files) => Some(Arc::new(files)),
+            Err(error) => {
+                tracing::warn!(%error, workspace = %options.workspace.display(),
+                    "the file tools have no workspace to work in");
+                None
+            }
+        };
+        Self {
+            executor,
+            options: Arc::new(options),
+            run_id: RunId::new(format!("mcp-{}-{connection}", std::process::id())),
+            next_call: Arc::new(AtomicU64::new(0)),
+            #[cfg(feature = "fs-tools")]
+            files,
+        }
+    }
+
+    /// The same executor and options for another connection (a run of its
+    /// own).
+    #[must_use]
+    pub fn for_new_connection(&self) -> Self {
+        Self::new(Arc::clone(&self.executor), (*self.options).clone())
+    }
+
+    /// The definitions listed, in registry order.
+    fn listed(&self) -> impl Iterator<Item = &ToolDefinition> {
+        let tools = self.options.tools;
+        self.executor
+            .registry()
+            .tools()
+            .map(|tool| tool.definition_dyn())
+            .filter(move |definition| match tools {
+                ServedTools::All => true,
+                ServedTools::EagerAndSearch => definition.exposure() == Exposure::Eager,
+            })
+    }
+
+    /// The context of this connection's calls.
+    pub(super) fn context(&self) -> ToolContext {
+        let builder = ToolContext::builder(self.options.workspace.clone(), self.run_id.clone());
+        #[cfg(feature = "fs-tools")]
+        let builder = match &self.files {
+            Some(files) => builder.shared_state(Arc::clone(files)),
+            None => builder,
+        };
+        builder.build()
+    }
+
+    /// Ends this connection's run: what the executor kept for it is freed.
+    pub(super) async fn finish(&self) {
+        self.executor.finish_run(&self.context()).await;
+    }
+
+    /// Puts `request` to the person behind the client, when the client can
+    /// ask one: their decision, or (as the error) why no person could be
+    /// asked.
+    async fn ask(
+        &self,
+        request: &ApprovalRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ApprovalDecision, String> {
+        let can_ask = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        if !can_ask {
+            return Err(format!(
+                "approval required: `{}` needs a person's approval before it runs, and this \
+                 MCP client cannot ask one (it does not support elicitation); the call did not run",
+                request.tool
+            ));
+        }
+        let schema = match ElicitationSchema::builder()
+            .required_bool("approve")
+            .build()
+        {
+            Ok(schema) => schema,
+            Err(error) => {
+                return Err(format!(
+                    "approval required: the question for the person could not be built ({error}); \
+                     the call did not run"
+                ));
+            }
+        };
+        let message = format!(
+            "Allow `{}` to run with {}?{}",
+            request.tool,
+            request.arguments,
+            request
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        );
+        let asked = context
+            .peer
+            .create_elicitation(ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema: schema,
+            })
+            .await;
+        Ok(match asked {
+            Ok(answer)
+                if answer.action == ElicitationAction::Accept
+                    && answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get("approve"))
+                        .and_then(Value::as_bool)
+                        == Some(true) =>
+            {
+                ApprovalDecision::approve(request)
+            }
+            Ok(_) => ApprovalDecision::deny(format!(
+                "the person declined to run `{}`; the call did not run",
+                request.tool
+            )),
+            Err(error) => {
+                return Err(format!(
+                    "approval required: asking the person failed ({error}); the call did not run"
+                ));
+            }
+        })
+    }
+}
+
+/// The MCP listing of one Iris tool.
+fn listing(definition: &ToolDefinition) -> mcp::Tool {
+    let schema = match definition.input_schema() {
+        Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let caps = definition.capabilities();
+    let mut annotations = ToolAnnotations::new()
+        .read_only(caps.is_read_only())
+        .open_world(caps.contains(Capability::Network));
+    if caps.is_read_only() {
+        annotations = annotations.destructive(false).idempotent(true);
+    }
+    let mut tool = mcp::Tool::new(
+        definition.name().to_string(),
+        definition.description().to_owned(),
+        schema,
+    )
+    .with_annotations(annotations);
+    if let Some(Value::Object(output)) = definition.output_schema()
+        && output.get("type").and_then(Value::as_str) == Some("object")
+    {
+        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
+    }
+    tool
+}
+
+impl ServerHandler for IrisServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                self.options.name.clone(),
+                self.options.version.clone(),
+            ));
+        if let Some(instructions) = &self.options.instructions {
+            config = config.with_instructions(instructions.clone());
+        }
+        config
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(
+                    format!("`{cursor}` is not a cursor this server gave"),
+                    None,
+                )
+            })?,
+        };
+        let page_size = self.options.page_size.max(1);
+        let mut page: Vec<mcp::Tool> = self
+            .listed()
+            .skip(start)
+            .take(page_size + 1)
+            .map(listing)
+            .collect();
+        let more = page.len() > page_size;
+        page.truncate(page_size);
+        let mut result = ListToolsResult::with_all_items(page);
+        if more {
+            result.next_cursor = Some((start + page_size).to_string());
+        }
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<mcp::Tool> {
+        self.listed()
+            .find(|definition| definition.answers_to(name))
+            .map(listing)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolUseBlock::new(call_id.clone(), request.name.to_string(), arguments);
+        let cx = self.context();
+        let run = async {
+            match self.executor.execute_one(call, &cx).await {
+                ToolOutcome::Finished { result, .. } => Ok(result),
+                ToolOutcome::Waiting(approval) => {
+                    let (decision, unasked) = match self.ask(&approval, &context).await {
+                        Ok(decision) => (decision, None),
+                        Err(why) => (ApprovalDecision::deny(why.clone()), Some(why)),
+                    };
+                    // Resumed either way, so nothing is left waiting.
+                    let resumed = self.executor.resume(&call_id, decision, &cx).await;
+                    if let Some(why) = unasked {
+                        return Ok(ToolResult::error(ToolErrorKind::PermissionDenied, why));
+                    }
+                    match resumed {
+                        Ok(ToolOutcome::Finished { result, .. }) => Ok(result),
+                        Ok(ToolOutcome::Waiting(_)) => Err(ErrorData::internal_error(
+                            "the call still waits for approval after it was answered",
+                            None,
+                        )),
+                        Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
+                    }
+                }
+            }
+        };
+        // The client's `notifications/cancelled` drops the call.
+        let result = tokio::select! {
+            result = run => result?,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
+            }
+        };
+        Ok(CallToolResponse::Complete(to_mcp(&result)))
+    }
+}

@@ -1,0 +1,77 @@
+"""Checks an Iris MCP server with the official Python SDK's client.
+
+Usage: check_iris_server.py stdio COMMAND [ARGS...]
+
+Prints one JSON report of what the client saw: the pages and tools of
+`tools/list` (annotations, schemas, output schemas) and the answers to
+calls of text, image, structured, failing and approval-needing tools, once
+from a client without elicitation and once from one that approves.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+
+
+def dump(model):
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def list_all(session):
+    pages, tools, cursor = 0, [], None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        result = await session.list_tools(params=params)
+        pages += 1
+        tools.extend(dump(tool) for tool in result.tools)
+        cursor = result.next_cursor
+        if not cursor:
+            return pages, tools
+
+
+async def call(session, name, arguments):
+    return dump(await session.call_tool(name, arguments))
+
+
+async def approve(context, params):
+    return types.ElicitResult(action="accept", content={"approve": True})
+
+
+async def check(streams, report, elicitation):
+    read, write = streams
+    callback = approve if elicitation else None
+    async with ClientSession(read, write, elicitation_callback=callback) as session:
+        init = await session.initialize()
+        report["server"] = dump(init.server_info)
+        if not elicitation:
+            report["pages"], report["tools"] = await list_all(session)
+            report["square"] = await call(session, "square", {"value": 7})
+            report["chart"] = await call(session, "chart", {})
+            report["fail"] = await call(session, "fail", {})
+            report["weather"] = await call(session, "weather", {"city": "Oslo"})
+            report["bad_arguments"] = await call(session, "square", {"value": "seven"})
+            report["asked_without_elicitation"] = await call(
+                session, "delete_note", {"title": "groceries"}
+            )
+        else:
+            report["asked_with_elicitation"] = await call(
+                session, "delete_note", {"title": "groceries"}
+            )
+
+
+async def main():
+    transport, *command = sys.argv[1:]
+    report = {}
+    if transport != "stdio":
+        raise SystemExit(f"unknown transport {transport}")
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    for elicitation in (False, True):
+        async with stdio_client(params) as streams:
+            await check(streams, report, elicitation)
+    print(json.dumps(report))
+
+
+asyncio.run(main())

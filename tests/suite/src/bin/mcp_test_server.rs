@@ -1,0 +1,118 @@
+//! An Iris registry served over MCP for the MCP tests: typed tools, an
+//! image, an error, a structured result with an output schema, a tool the
+//! policy asks about, the file tools, and padding tools so `tools/list`
+//! takes several pages.
+//!
+//! `iris-mcp-test-server [stdio] [--page-size N] [--padding N] [--workspace DIR]`
+
+use std::error::Error;
+use std::sync::Arc;
+
+use iris::mcp::{ServeOptions, ServeTransport, serve_with};
+use iris::runtime::fs::register_file_tools;
+use iris::{DynamicTool, ToolDefinition, ToolExecutor, ToolName, ToolRegistry, ToolResult};
+use serde_json::json;
+
+/// Return the square of an integer.
+#[iris::tool(read_only, concurrency_safe)]
+fn square(
+    /// The integer to square.
+    value: i64,
+) -> i64 {
+    value * value
+}
+
+/// Draw a one-pixel chart.
+#[iris::tool(read_only)]
+fn chart() -> ToolResult {
+    ToolResult::text("a chart").with_image(iris::ImageBlock::from_bytes("image/png", PIXEL_PNG))
+}
+
+/// Always fail, saying why.
+#[iris::tool(read_only)]
+fn fail() -> Result<String, String> {
+    Err("the disk is full".to_owned())
+}
+
+/// Delete a note (asks for approval under the default policy).
+#[iris::tool(write)]
+fn delete_note(
+    /// The note's title.
+    title: String,
+) -> String {
+    format!("deleted {title}")
+}
+
+/// A 1x1 PNG.
+const PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+    0x42, 0x60, 0x82,
+];
+
+fn weather() -> Result<DynamicTool, Box<dyn Error>> {
+    let definition = ToolDefinition::builder(ToolName::new("weather")?, "The weather in a city.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        }))
+        .output_schema(json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
+            "required": ["city", "celsius"],
+        }))
+        .capability(iris::Capability::ReadOnly)
+        .build()?;
+    Ok(DynamicTool::new(definition, |input, _cx| async move {
+        let city = input["city"].as_str().unwrap_or("nowhere").to_owned();
+        ToolResult::json(json!({"city": city, "celsius": 21.5}))
+    }))
+}
+
+fn padding(index: usize) -> Result<DynamicTool, Box<dyn Error>> {
+    let definition = ToolDefinition::builder(
+        ToolName::new(format!("padding_{index:04}"))?,
+        format!("Padding tool number {index}."),
+    )
+    .capability(iris::Capability::ReadOnly)
+    .build()?;
+    Ok(DynamicTool::new(definition, move |_, _| async move {
+        ToolResult::text(format!("padding {index}"))
+    }))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let mut options = ServeOptions {
+        page_size: 3,
+        ..ServeOptions::default()
+    };
+    let mut padding_tools = 0;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "stdio" => {}
+            "--page-size" => options.page_size = args.next().ok_or("a number")?.parse()?,
+            "--padding" => padding_tools = args.next().ok_or("a number")?.parse()?,
+            "--workspace" => options.workspace = args.next().ok_or("a folder")?.into(),
+            other => return Err(format!("unknown argument `{other}`").into()),
+        }
+    }
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(Square)?
+        .register(Chart)?
+        .register(Fail)?
+        .register(DeleteNote)?
+        .register(weather()?)?;
+    register_file_tools(&mut registry)?;
+    for index in 0..padding_tools {
+        registry.register(padding(index)?)?;
+    }
+    let executor = Arc::new(ToolExecutor::builder(registry).build()?);
+    serve_with(executor, ServeTransport::Stdio, options).await?;
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! The Iris client against the Iris server: every page listed, calls
+//! through both executors, a structured result carried as data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a scenario against a real server fails loudly"
+)]
+
+use iris::mcp::{McpClient, McpExposure, McpServerConfig};
+use iris::{RulePolicy, ToolContext, ToolExecutor, ToolOutcome, ToolRegistry, ToolUseBlock};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_is_listed_and_calls_cross_both_executors() {
+    let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
+    let config = McpServerConfig::stdio("iris", server, ["stdio", "--padding", "40"]);
+    let client = McpClient::connect(config).await.expect("connects");
+    // 8 tools and 40 padding tools, 3 to a page: 16 pages.
+    assert_eq!(client.definitions().count(), 48);
+    // More than 20 tools: deferred behind `tool_search`.
+    assert!(
+        client
+            .definitions()
+            .all(|d| d.exposure() == iris::Exposure::Deferred)
+    );
+    client.close();
+    let eager = McpServerConfig::stdio("iris", server, ["stdio"]).with_exposure(McpExposure::Eager);
+    let client = McpClient::connect(eager).await.expect("connects");
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(iris::Rule::Allow))
+        .build()
+        .unwrap();
+    let cx = ToolContext::builder(std::env::temp_dir(), iris::RunId::new("iris-to-iris")).build();
+    let run = |id: &str, name: &str, input| {
+        let call = ToolUseBlock::new(id, name, input);
+        let executor = &executor;
+        let cx = &cx;
+        async move {
+            match executor.execute_one(call, cx).await {
+                ToolOutcome::Finished { result, .. } => result,
+                ToolOutcome::Waiting(request) => panic!("asked: {request:?}"),
+            }
+        }
+    };
+    let square = run("a", "iris__square", json!({"value": 12})).await;
+    assert_eq!(square.text_content(), "144");
+    let weather = run("b", "iris__weather", json!({"city": "Oslo"})).await;
+    assert_eq!(
+        weather.data(),
+        Some(&json!({"city": "Oslo", "celsius": 21.5}))
+    );
+    // The Iris server asks a person for `delete_note`; this client cannot
+    // answer elicitation, so the remote side refuses.
+    let refused = run("c", "iris__delete_note", json!({"title": "x"})).await;
+    assert!(refused.is_error());
+    assert!(
+        refused.text_content().contains("approval required"),
+        "{refused:?}"
+    );
+}

@@ -1,0 +1,85 @@
+//! The Iris server checked by the official Python SDK's client over stdio:
+//! pages of `tools/list` with annotations and schemas, calls answering
+//! text, an image, structured content and errors, and a call the policy
+//! asks about: refused without elicitation, run once a person approves.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a scenario against a real client fails loudly"
+)]
+
+use serde_json::{Value, json};
+
+use crate::peers::{folder, python};
+
+fn check(args: &[&str]) -> Value {
+    let output = std::process::Command::new(python())
+        .arg(folder().join("check_iris_server.py"))
+        .args(args)
+        .output()
+        .expect("python runs");
+    assert!(
+        output.status.success(),
+        "the Python client failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("not a report ({e}): {stdout}"))
+}
+
+fn tool<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("`{name}` is not listed"))
+}
+
+#[test]
+fn the_python_client_lists_and_calls_over_stdio() {
+    let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
+    let report = check(&["stdio", server]);
+    assert_eq!(report["server"]["name"], "iris");
+    // Eight tools, three to a page.
+    assert_eq!(report["pages"], 3);
+    assert_eq!(report["tools"].as_array().unwrap().len(), 8);
+
+    let square = tool(&report, "square");
+    assert_eq!(square["inputSchema"]["required"], json!(["value"]));
+    assert_eq!(square["annotations"]["readOnlyHint"], true);
+    assert_eq!(square["annotations"]["openWorldHint"], false);
+    let delete = tool(&report, "delete_note");
+    assert_eq!(delete["annotations"]["readOnlyHint"], false);
+    assert_eq!(
+        tool(&report, "weather")["outputSchema"]["required"],
+        json!(["city", "celsius"])
+    );
+
+    assert_eq!(report["square"]["content"][0]["text"], "49");
+    assert_eq!(report["square"]["isError"], false);
+    assert_eq!(report["chart"]["content"][1]["type"], "image");
+    assert_eq!(report["chart"]["content"][1]["mimeType"], "image/png");
+    assert_eq!(report["fail"]["isError"], true);
+    assert_eq!(report["fail"]["content"][0]["text"], "the disk is full");
+    assert_eq!(
+        report["weather"]["structuredContent"],
+        json!({"city": "Oslo", "celsius": 21.5})
+    );
+    assert_eq!(report["bad_arguments"]["isError"], true);
+    let text = report["bad_arguments"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("$.value"), "{text}");
+
+    let refused = &report["asked_without_elicitation"];
+    assert_eq!(refused["isError"], true);
+    let text = refused["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("approval required"), "{text}");
+    assert_eq!(
+        report["asked_with_elicitation"]["content"][0]["text"],
+        "deleted groceries"
+    );
+}
