@@ -1,6 +1,7 @@
 """Checks an Iris MCP server with the official Python SDK's client.
 
 Usage: check_iris_server.py stdio COMMAND [ARGS...]
+       check_iris_server.py http URL
 
 Prints one JSON report of what the client saw: the pages and tools of
 `tools/list` (annotations, schemas, output schemas) and the answers to
@@ -14,6 +15,7 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def dump(model):
@@ -62,15 +64,20 @@ async def check(streams, report, elicitation):
             )
 
 
+def connect(transport, command):
+    if transport == "stdio":
+        return stdio_client(StdioServerParameters(command=command[0], args=command[1:]))
+    if transport == "http":
+        return streamable_http_client(command[0])
+    raise SystemExit(f"unknown transport {transport}")
+
+
 async def main():
     transport, *command = sys.argv[1:]
     report = {}
-    if transport != "stdio":
-        raise SystemExit(f"unknown transport {transport}")
-    params = StdioServerParameters(command=command[0], args=command[1:])
     for elicitation in (False, True):
-        async with stdio_client(params) as streams:
-            await check(streams, report, elicitation)
+        async with connect(transport, command) as streams:
+            await check(streams[:2], report, elicitation)
     print(json.dumps(report))
 
 

@@ -21,6 +21,7 @@ mod client;
 mod config;
 mod connection;
 mod content;
+mod http_server;
 mod names;
 mod remote_tool;
 mod serve;
@@ -33,6 +34,7 @@ pub use config::{
     AUTO_DEFER_ABOVE, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpExposure, McpServerConfig,
     McpTransport,
 };
+pub use http_server::McpHttpServer;
 pub use serve::{ServeTransport, run, serve, serve_with};
 pub use server::{DEFAULT_PAGE_SIZE, IrisServer, ServeOptions, ServedTools};
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt as _;
 
 use super::McpError;
+use super::http_server::McpHttpServer;
 use super::server::{IrisServer, ServeOptions};
 use crate::ToolExecutor;
 
@@ -15,10 +16,13 @@ pub enum ServeTransport {
     /// This process's standard input and output (how MCP hosts start a
     /// server). Nothing else may write to standard output meanwhile.
     Stdio,
+    /// Streamable HTTP on this address, at `/mcp`, for local hosts only
+    /// (see [`McpHttpServer`] to allow others or to stop it).
+    Http(std::net::SocketAddr),
 }
 
 /// Serves the tools of `executor` over `transport` with the default
-/// options, until the client goes away.
+/// options, until the client goes away (stdio) or the process ends (HTTP).
 ///
 /// # Errors
 /// [`McpError::Serve`] when the session cannot start (the client does not
@@ -46,6 +50,12 @@ pub async fn serve_with(
         ServeTransport::Stdio => {
             let (stdin, stdout) = rmcp::transport::stdio();
             run(server, (stdin, stdout)).await
+        }
+        ServeTransport::Http(address) => {
+            let executor = server.executor();
+            let http = McpHttpServer::bind(executor, address, server.options().clone()).await?;
+            tracing::info!(url = %http.url(), "serving MCP over streamable HTTP");
+            http.run().await
         }
     }
 }

@@ -126,6 +126,18 @@ impl IrisServer {
         Self::new(Arc::clone(&self.executor), (*self.options).clone())
     }
 
+    /// The executor served.
+    #[must_use]
+    pub fn executor(&self) -> Arc<ToolExecutor> {
+        Arc::clone(&self.executor)
+    }
+
+    /// The options served with.
+    #[must_use]
+    pub fn options(&self) -> &ServeOptions {
+        &self.options
+    }
+
     /// The definitions listed, in registry order.
     fn listed(&self) -> impl Iterator<Item = &ToolDefinition> {
         let tools = self.options.tools;

@@ -3,15 +3,19 @@
 //! policy asks about, the file tools, and padding tools so `tools/list`
 //! takes several pages.
 //!
-//! `iris-mcp-test-server [stdio] [--page-size N] [--padding N] [--workspace DIR]`
+//! `iris-mcp-test-server [stdio | http] [--page-size N] [--padding N] [--workspace DIR]`
+//!
+//! Over HTTP it binds a free local port and prints the endpoint's URL as
+//! its first line.
 
 use std::error::Error;
 use std::sync::Arc;
 
-use iris::mcp::{ServeOptions, ServeTransport, serve_with};
+use iris::mcp::{McpHttpServer, ServeOptions, ServeTransport, serve_with};
 use iris::runtime::fs::register_file_tools;
 use iris::{DynamicTool, ToolDefinition, ToolExecutor, ToolName, ToolRegistry, ToolResult};
 use serde_json::json;
+use std::io::Write as _;
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]
@@ -91,10 +95,12 @@ async fn main() -> Result<(), Box<dyn Error>> {
         ..ServeOptions::default()
     };
     let mut padding_tools = 0;
+    let mut http = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "stdio" => {}
+            "http" => http = true,
             "--page-size" => options.page_size = args.next().ok_or("a number")?.parse()?,
             "--padding" => padding_tools = args.next().ok_or("a number")?.parse()?,
             "--workspace" => options.workspace = args.next().ok_or("a folder")?.into(),
@@ -113,6 +119,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
         registry.register(padding(index)?)?;
     }
     let executor = Arc::new(ToolExecutor::builder(registry).build()?);
-    serve_with(executor, ServeTransport::Stdio, options).await?;
+    if http {
+        let server = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options).await?;
+        let mut stdout = std::io::stdout();
+        writeln!(stdout, "{}", server.url())?;
+        stdout.flush()?;
+        server.run().await?;
+    } else {
+        serve_with(executor, ServeTransport::Stdio, options).await?;
+    }
     Ok(())
 }

@@ -227,3 +227,36 @@ fn kill_servers_named(program: &str) {
             .unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_reaches_server_everything_over_streamable_http() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = tokio::process::Command::new(npm_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let config = McpServerConfig::http("everything", format!("http://127.0.0.1:{port}/mcp"))
+        .with_startup_timeout(Duration::from_secs(10));
+    // The server takes a moment to listen.
+    let mut client = None;
+    for _ in 0..50 {
+        if let Ok(connected) = McpClient::connect(config.clone()).await {
+            client = Some(connected);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let client = client.expect("server-everything answers over HTTP");
+    let executor = executor(&client);
+    let sum = call(&executor, "everything__get-sum", json!({"a": 20, "b": 22})).await;
+    assert!(sum.text_content().contains("42"), "{sum:?}");
+    server.kill().await.unwrap();
+}

@@ -61,3 +61,32 @@ async fn every_page_is_listed_and_calls_cross_both_executors() {
         "{refused:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_reaches_a_server_over_streamable_http() {
+    let server = crate::peers::HttpTestServer::start(&["--page-size", "2"]);
+    let config = McpServerConfig::http("remote", &server.url).with_exposure(McpExposure::Eager);
+    let client = McpClient::connect(config)
+        .await
+        .expect("connects over HTTP");
+    assert_eq!(client.definitions().count(), 8);
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry).build().unwrap();
+    let cx = ToolContext::builder(std::env::temp_dir(), iris::RunId::new("over-http")).build();
+    // Untrusted: even `square` asks first.
+    let outcome = executor
+        .execute_one(
+            ToolUseBlock::new("s", "remote__square", json!({"value": 9})),
+            &cx,
+        )
+        .await;
+    let ToolOutcome::Waiting(request) = outcome else {
+        panic!("an untrusted remote tool asks first: {outcome:?}");
+    };
+    let done = executor
+        .resume("s", iris::ApprovalDecision::approve(&request), &cx)
+        .await
+        .unwrap();
+    assert_eq!(done.result().unwrap().text_content(), "81");
+}

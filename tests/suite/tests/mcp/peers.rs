@@ -48,3 +48,38 @@ pub(crate) fn python() -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// The Iris test server over HTTP on a free local port, stopped on drop.
+pub(crate) struct HttpTestServer {
+    child: std::process::Child,
+    /// The endpoint's URL.
+    pub(crate) url: String,
+}
+
+impl HttpTestServer {
+    /// Starts `iris-mcp-test-server http` with `args`.
+    pub(crate) fn start(args: &[&str]) -> Self {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iris-mcp-test-server"))
+            .arg("http")
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut url = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut url)
+            .unwrap();
+        Self {
+            child,
+            url: url.trim().to_owned(),
+        }
+    }
+}
+
+impl Drop for HttpTestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -11,7 +11,7 @@
 
 use serde_json::{Value, json};
 
-use crate::peers::{folder, python};
+use crate::peers::{HttpTestServer, folder, python};
 
 fn check(args: &[&str]) -> Value {
     let output = std::process::Command::new(python())
@@ -41,7 +41,17 @@ fn tool<'a>(report: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn the_python_client_lists_and_calls_over_stdio() {
     let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
-    let report = check(&["stdio", server]);
+    assert_report(&check(&["stdio", server]));
+}
+
+#[test]
+fn the_python_client_lists_and_calls_over_http() {
+    let server = HttpTestServer::start(&[]);
+    assert_report(&check(&["http", &server.url]));
+}
+
+fn assert_report(report: &Value) {
+    let report = report.clone();
     assert_eq!(report["server"]["name"], "iris");
     // Eight tools, three to a page.
     assert_eq!(report["pages"], 3);
