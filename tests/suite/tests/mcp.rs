@@ -9,8 +9,14 @@ mod peers;
 #[path = "mcp/client_everything.rs"]
 mod client_everything;
 
+#[path = "mcp/client_filesystem.rs"]
+mod client_filesystem;
+
 #[path = "mcp/client_iris.rs"]
 mod client_iris;
 
 #[path = "mcp/server_python.rs"]
 mod server_python;
+
+#[path = "mcp/inspector.rs"]
+mod inspector;
