@@ -9,6 +9,7 @@
 //!
 //! It needs Node.js: the server is started with `npx`, or taken from
 //! `tests/mcp-peers` when `tests/mcp-peers/install.sh` has run.
+#![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
 use std::error::Error;
 use std::path::Path;
