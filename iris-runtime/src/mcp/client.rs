@@ -5,19 +5,16 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use iris_core::{DynTool, Exposure, ToolDefinition, ToolName, ToolOrigin};
-use rmcp::model::PaginatedRequestParams;
 use serde_json::Value;
 
 use super::McpError;
 use super::config::{AUTO_DEFER_ABOVE, McpExposure, McpServerConfig};
 use super::connection::Connection;
+use super::listing::list_all;
 use super::names::model_facing;
 use super::remote_tool::{Described, RemoteTool, capabilities};
 use crate::ToolRegistry;
 
-/// Most pages of `tools/list` followed; a server whose cursors never end is
-/// stopped there and reported.
-const MAX_PAGES: usize = 1000;
 /// Longest description kept; a longer one is cut and reported.
 pub const MAX_DESCRIPTION_CHARS: usize = 16 * 1024;
 
@@ -269,57 +266,6 @@ async fn catalog(
         }
     }
     Ok((tools, report))
-}
-
-/// Every page of `tools/list`, following cursors until they end (or
-/// repeat, or pass [`MAX_PAGES`]: then reported).
-async fn list_all(
-    service: &rmcp::service::RunningService<
-        rmcp::service::RoleClient,
-        super::connection::IrisClient,
-    >,
-    config: &McpServerConfig,
-    report: &mut McpCatalogReport,
-) -> Result<Vec<rmcp::model::Tool>, McpError> {
-    let peer = service.peer().clone();
-    let server = config.name.as_str();
-    let mut listed = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut seen_cursors = HashSet::new();
-    for page in 0.. {
-        if page == MAX_PAGES {
-            report.notes.push(format!(
-                "listing stopped after {MAX_PAGES} pages; the server's cursors did not end"
-            ));
-            break;
-        }
-        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-        let answer = tokio::time::timeout(config.startup_timeout(), peer.list_tools(Some(params)))
-            .await
-            .map_err(|_| McpError::Catalog {
-                server: server.to_owned(),
-                message: format!(
-                    "`tools/list` got no answer within {} s",
-                    config.startup_timeout().as_secs_f64()
-                ),
-            })?
-            .map_err(|error| McpError::Catalog {
-                server: server.to_owned(),
-                message: format!("`tools/list` failed: {error}"),
-            })?;
-        listed.extend(answer.tools);
-        match answer.next_cursor {
-            Some(next) if seen_cursors.insert(next.clone()) => cursor = Some(next),
-            Some(_) => {
-                report
-                    .notes
-                    .push("listing stopped: the server repeated a cursor".to_owned());
-                break;
-            }
-            None => break,
-        }
-    }
-    Ok(listed)
 }
 
 /// The description as sent, cut when it is past the limit, or one made

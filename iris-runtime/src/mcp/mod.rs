@@ -22,6 +22,7 @@ mod config;
 mod connection;
 mod content;
 mod http_server;
+mod listing;
 mod names;
 mod remote_tool;
 mod serve;

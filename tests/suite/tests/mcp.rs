@@ -20,3 +20,6 @@ mod server_python;
 
 #[path = "mcp/inspector.rs"]
 mod inspector;
+
+#[path = "mcp/hostile.rs"]
+mod hostile;
