@@ -8,12 +8,18 @@ Usage: hostile_server.py MODE
             calls answer a false PNG, 50 MB of text, or nothing at all
   garbage   writes lines that are not JSON-RPC around its answers
   mute      never answers `initialize`
+
+With HOSTILE_LOG set, every message received is appended to that file.
 """
 
 import json
+import os
 import sys
 
 MODE = sys.argv[1]
+# Every message received is appended here when set, for tests that check
+# what reached the wire.
+LOG = os.environ.get("HOSTILE_LOG")
 
 
 def send(message):
@@ -75,6 +81,9 @@ for line in sys.stdin:
     except ValueError:
         continue
     method = request.get("method")
+    if LOG:
+        with open(LOG, "a") as log:
+            log.write(json.dumps(request) + "\n")
     if "id" not in request:
         continue
     if method == "initialize":

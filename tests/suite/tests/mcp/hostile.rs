@@ -147,3 +147,54 @@ async fn garbage_on_stdout_and_a_mute_server_end_in_clear_errors() {
     let names: Vec<String> = client.definitions().map(|d| d.name().to_string()).collect();
     assert_eq!(names, ["hostile__ok"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_cancels_its_request_on_the_wire() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut config = hostile("catalog");
+    if let iris::mcp::McpTransport::Stdio { env, .. } = &mut config.transport {
+        env.insert(
+            "HOSTILE_LOG".to_owned(),
+            log.path().to_string_lossy().into_owned(),
+        );
+    }
+    let client = McpClient::connect(config.with_timeout(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Allow))
+        .build()
+        .unwrap();
+    let cancel = iris::CancellationToken::new();
+    let cx = ToolContext::builder(std::env::temp_dir(), iris::RunId::new("cancelled"))
+        .extension(cancel.clone())
+        .build();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let outcome = executor
+        .execute_one(ToolUseBlock::new("s", "hostile__silent", json!({})), &cx)
+        .await;
+    canceller.await.unwrap();
+    let result = outcome.result().unwrap();
+    assert_eq!(
+        result.error_kind(),
+        Some(ToolErrorKind::Cancelled),
+        "{result:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5), "not waited out");
+    // The server hears about it.
+    let mut heard = String::new();
+    for _ in 0..50 {
+        heard = std::fs::read_to_string(log.path()).unwrap();
+        if heard.contains("notifications/cancelled") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(heard.contains("notifications/cancelled"), "{heard}");
+}
