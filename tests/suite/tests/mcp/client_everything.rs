@@ -23,8 +23,10 @@ use serde_json::json;
 use crate::peers::npm_bin;
 
 fn everything() -> McpServerConfig {
+    // Node takes a while to start on a busy machine.
     McpServerConfig::stdio("everything", npm_bin("mcp-server-everything"), ["stdio"])
         .with_timeout(Duration::from_secs(20))
+        .with_startup_timeout(Duration::from_secs(120))
 }
 
 fn executor(client: &McpClient) -> ToolExecutor {
@@ -187,11 +189,15 @@ async fn a_slow_call_times_out_and_a_killed_server_is_reconnected() {
             call(
                 &executor,
                 "everything__trigger-long-running-operation",
-                json!({"duration": 1, "steps": 1}),
+                json!({"duration": 10, "steps": 2}),
             )
             .await
         })
     };
+    // Once the call has gone out (and a little more), the server dies.
+    while client.stats().calls < 2 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     tokio::time::sleep(Duration::from_millis(300)).await;
     kill_servers_named("mcp-server-everything");
     let lost = in_flight.await.unwrap();
@@ -238,23 +244,43 @@ async fn the_client_reaches_server_everything_over_streamable_http() {
     let mut server = tokio::process::Command::new(npm_bin("mcp-server-everything"))
         .arg("streamableHttp")
         .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let config = McpServerConfig::http("everything", format!("http://127.0.0.1:{port}/mcp"))
-        .with_startup_timeout(Duration::from_secs(10));
-    // The server takes a moment to listen.
-    let mut client = None;
-    for _ in 0..50 {
-        if let Ok(connected) = McpClient::connect(config.clone()).await {
-            client = Some(connected);
-            break;
+    // It says when it listens (on either stream, depending on the version);
+    // Node takes a while to start on a busy machine. Both streams are read
+    // to their end, so the server never blocks on a full pipe.
+    let (listening, heard) = tokio::sync::oneshot::channel();
+    let mut listening = Some(listening);
+    let (stdout, stderr) = (server.stdout.take().unwrap(), server.stderr.take().unwrap());
+    tokio::spawn(async move {
+        use tokio::io::AsyncBufReadExt as _;
+        let mut out = tokio::io::BufReader::new(stdout).lines();
+        let mut err = tokio::io::BufReader::new(stderr).lines();
+        let (mut out_open, mut err_open) = (true, true);
+        while out_open || err_open {
+            let line = tokio::select! {
+                line = out.next_line(), if out_open => line.ok().flatten().or_else(|| { out_open = false; None }),
+                line = err.next_line(), if err_open => line.ok().flatten().or_else(|| { err_open = false; None }),
+            };
+            if line.is_some_and(|l| l.contains("listening"))
+                && let Some(listening) = listening.take()
+            {
+                let _ = listening.send(());
+            }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let client = client.expect("server-everything answers over HTTP");
+    });
+    tokio::time::timeout(Duration::from_secs(120), heard)
+        .await
+        .expect("server-everything listens within two minutes")
+        .expect("server-everything ended before it listened");
+    let config = McpServerConfig::http("everything", format!("http://127.0.0.1:{port}/mcp"))
+        .with_startup_timeout(Duration::from_secs(60));
+    let client = McpClient::connect(config)
+        .await
+        .expect("server-everything answers over HTTP");
     let executor = executor(&client);
     let sum = call(&executor, "everything__get-sum", json!({"a": 20, "b": 22})).await;
     assert!(sum.text_content().contains("42"), "{sum:?}");

@@ -28,7 +28,9 @@ async fn reads_run_and_a_write_waits_for_approval() {
         [root.to_string_lossy().into_owned()],
     )
     .with_trusted_annotations(true)
-    .with_exposure(McpExposure::Eager);
+    .with_exposure(McpExposure::Eager)
+    // Node takes a while to start on a busy machine.
+    .with_startup_timeout(std::time::Duration::from_secs(120));
     let client = McpClient::connect(config).await.expect("connects");
     let read = client
         .definitions()
