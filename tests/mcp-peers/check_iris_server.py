@@ -58,6 +58,12 @@ async def check(streams, report, elicitation):
             report["asked_without_elicitation"] = await call(
                 session, "delete_note", {"title": "groceries"}
             )
+            long = await call(session, "long_report", {})
+            report["long_report"] = long
+            preview = long["content"][0]["text"]
+            handle = preview[preview.index("artifact://"):].split()[0].strip("`.,;:()")
+            read = await session.read_resource(handle)
+            report["artifact"] = {"uri": handle, "text": read.contents[0].text}
         else:
             report["asked_with_elicitation"] = await call(
                 session, "delete_note", {"title": "groceries"}

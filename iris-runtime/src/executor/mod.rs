@@ -168,6 +168,16 @@ impl ToolExecutor {
         }
     }
 
+    /// Where the oversized results of calls in `cx` are saved: the
+    /// configured store, or the workspace's (`<root>/.iris/artifacts`).
+    #[must_use]
+    pub fn artifact_store(&self, cx: &ToolContext) -> ArtifactStore {
+        self.inner
+            .artifacts
+            .clone()
+            .unwrap_or_else(|| ArtifactStore::in_workspace(cx.workspace_root()))
+    }
+
     /// The registry.
     #[must_use]
     pub fn registry(&self) -> &Arc<ToolRegistry> {

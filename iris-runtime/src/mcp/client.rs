@@ -113,6 +113,13 @@ impl McpClient {
         self.tools.iter().map(|tool| &tool.definition)
     }
 
+    /// The process id of a stdio server's current process (`None` over
+    /// HTTP, or while no session is live).
+    #[must_use]
+    pub fn process_id(&self) -> Option<u32> {
+        self.connection.current()?.process_id()
+    }
+
     /// The server's calls so far.
     #[must_use]
     pub fn stats(&self) -> McpStats {

@@ -44,6 +44,11 @@ pub(super) struct Session {
 }
 
 impl Session {
+    /// The process id of a stdio server's process.
+    pub(super) fn process_id(&self) -> Option<u32> {
+        self.child.as_ref()?.lock().ok()?.id()
+    }
+
     /// How the process ended, once it has: `exit status 1`, `signal 9`.
     pub(super) fn exit_status(&self) -> Option<String> {
         let child = self.child.as_ref()?;

@@ -37,7 +37,7 @@ pub use config::{
 };
 pub use http_server::McpHttpServer;
 pub use serve::{ServeTransport, run, serve, serve_with};
-pub use server::{DEFAULT_PAGE_SIZE, IrisServer, ServeOptions, ServedTools};
+pub use server::{DEFAULT_PAGE_SIZE, IrisServer, MAX_RESOURCE_BYTES, ServeOptions, ServedTools};
 
 /// Why an MCP server could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -16,8 +16,9 @@ use iris_core::{
 };
 use rmcp::model::{
     self as mcp, CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
-    ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, ToolAnnotations,
+    ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
+    ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -241,6 +242,50 @@ impl IrisServer {
     }
 }
 
+/// Largest artifact `resources/read` returns whole; past it, the client is
+/// told to page it with `read_file`.
+pub const MAX_RESOURCE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The contents of the artifact behind `uri` (a handle such as
+/// `artifact://…` that a preview named): text when it is UTF-8, base64
+/// otherwise.
+fn read_artifact(store: &crate::ArtifactStore, uri: &str) -> Result<ResourceContents, ErrorData> {
+    use std::io::Read as _;
+    if !crate::artifacts::is_handle(uri) {
+        return Err(ErrorData::resource_not_found(
+            format!(
+                "`{uri}` is not a resource of this server; it serves the artifacts (`artifact://…`) its results name"
+            ),
+            None,
+        ));
+    }
+    let file = store
+        .open(uri)
+        .map_err(|error| ErrorData::resource_not_found(error.to_string(), None))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_RESOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| {
+            ErrorData::internal_error(format!("`{uri}` could not be read: {error}"), None)
+        })?;
+    if bytes.len() as u64 > MAX_RESOURCE_BYTES {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "`{uri}` is larger than {MAX_RESOURCE_BYTES} bytes; page it with the `read_file` tool instead"
+            ),
+            None,
+        ));
+    }
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => ResourceContents::text(text, uri),
+        Err(not_text) => {
+            use base64::Engine as _;
+            let blob = base64::engine::general_purpose::STANDARD.encode(not_text.as_bytes());
+            ResourceContents::blob(blob, uri)
+        }
+    })
+}
+
 /// The MCP listing of one Iris tool.
 fn listing(definition: &ToolDefinition) -> mcp::Tool {
     let schema = match definition.input_schema() {
@@ -270,11 +315,15 @@ fn listing(definition: &ToolDefinition) -> mcp::Tool {
 
 impl ServerHandler for IrisServer {
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                self.options.name.clone(),
-                self.options.version.clone(),
-            ));
+        // Resources: the artifacts that previews name, read by handle.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
+        let mut config = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            self.options.name.clone(),
+            self.options.version.clone(),
+        ));
         if let Some(instructions) = &self.options.instructions {
             config = config.with_instructions(instructions.clone());
         }
@@ -309,6 +358,18 @@ impl ServerHandler for IrisServer {
             result.next_cursor = Some((start + page_size).to_string());
         }
         Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let store = self.executor.artifact_store(&self.context());
+        let contents = read_artifact(&store, &request.uri)?;
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![contents],
+        )))
     }
 
     fn get_tool(&self, name: &str) -> Option<mcp::Tool> {

@@ -15,6 +15,7 @@ use iris::mcp::{McpHttpServer, ServeOptions, ServeTransport, serve_with};
 use iris::runtime::fs::register_file_tools;
 use iris::{DynamicTool, ToolDefinition, ToolExecutor, ToolName, ToolRegistry, ToolResult};
 use serde_json::json;
+use std::fmt::Write as _;
 use std::io::Write as _;
 
 /// Return the square of an integer.
@@ -36,6 +37,16 @@ fn chart() -> ToolResult {
 #[iris::tool(read_only)]
 fn fail() -> Result<String, String> {
     Err("the disk is full".to_owned())
+}
+
+/// Write a long report (past the result limit: previewed, saved whole).
+#[iris::tool(read_only)]
+fn long_report() -> String {
+    let mut report = String::new();
+    for n in 0..20_000 {
+        let _ = writeln!(report, "line {n}");
+    }
+    report
 }
 
 /// Delete a note (asks for approval under the default policy).
@@ -113,7 +124,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .register(Chart)?
         .register(Fail)?
         .register(DeleteNote)?
-        .register(weather()?)?;
+        .register(weather()?)?
+        .register(LongReport)?;
     register_file_tools(&mut registry)?;
     for index in 0..padding_tools {
         registry.register(padding(index)?)?;

@@ -199,7 +199,7 @@ async fn a_slow_call_times_out_and_a_killed_server_is_reconnected() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    kill_servers_named("mcp-server-everything");
+    kill(client.process_id().expect("a stdio server has a process"));
     let lost = in_flight.await.unwrap();
     assert_eq!(
         lost.error_kind(),
@@ -217,21 +217,13 @@ async fn a_slow_call_times_out_and_a_killed_server_is_reconnected() {
     assert_eq!(client.stats().reconnects, 1);
 }
 
-/// Kills this test process's children running `program`.
-fn kill_servers_named(program: &str) {
-    let me = std::process::id().to_string();
-    let output = std::process::Command::new("pgrep")
-        .args(["-P", &me, "-f", program])
-        .output()
+/// Kills the process `pid` at once (as a crash would end it).
+fn kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
         .unwrap();
-    let pids = String::from_utf8_lossy(&output.stdout);
-    assert!(!pids.trim().is_empty(), "no `{program}` child to kill");
-    for pid in pids.split_whitespace() {
-        std::process::Command::new("kill")
-            .args(["-9", pid])
-            .status()
-            .unwrap();
-    }
+    assert!(status.success(), "process {pid} could not be killed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

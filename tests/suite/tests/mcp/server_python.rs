@@ -41,21 +41,24 @@ fn tool<'a>(report: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn the_python_client_lists_and_calls_over_stdio() {
     let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
-    assert_report(&check(&["stdio", server]));
+    let workspace = tempfile::tempdir().unwrap();
+    let workspace = workspace.path().to_string_lossy();
+    assert_report(&check(&["stdio", server, "--workspace", &workspace]));
 }
 
 #[test]
 fn the_python_client_lists_and_calls_over_http() {
-    let server = HttpTestServer::start(&[]);
+    let workspace = tempfile::tempdir().unwrap();
+    let server = HttpTestServer::start(&["--workspace", &workspace.path().to_string_lossy()]);
     assert_report(&check(&["http", &server.url]));
 }
 
 fn assert_report(report: &Value) {
     let report = report.clone();
     assert_eq!(report["server"]["name"], "iris");
-    // Eight tools, three to a page.
+    // Nine tools, three to a page.
     assert_eq!(report["pages"], 3);
-    assert_eq!(report["tools"].as_array().unwrap().len(), 8);
+    assert_eq!(report["tools"].as_array().unwrap().len(), 9);
 
     let square = tool(&report, "square");
     assert_eq!(square["inputSchema"]["required"], json!(["value"]));
@@ -83,6 +86,15 @@ fn assert_report(report: &Value) {
         .as_str()
         .unwrap();
     assert!(text.contains("$.value"), "{text}");
+
+    // A long result reaches the client as a preview naming its artifact,
+    // which `resources/read` gives back whole.
+    let preview = report["long_report"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(preview.len() <= 41_000, "a preview, not the whole");
+    let whole = report["artifact"]["text"].as_str().unwrap();
+    assert!(whole.starts_with("line 0\n") && whole.ends_with("line 19999\n"));
 
     let refused = &report["asked_without_elicitation"];
     assert_eq!(refused["isError"], true);
