@@ -32,6 +32,17 @@ pub(crate) fn assemble(
     file: AgentFile,
     origin: &Path,
 ) -> Result<Agent, AssemblyError> {
+    assemble_with(names, file, origin, None)
+}
+
+/// Assembles `file` with the tools of its MCP servers, connected already
+/// (`None` when it was loaded without connecting them).
+pub(crate) fn assemble_with(
+    names: &Assembly,
+    file: AgentFile,
+    origin: &Path,
+    remote: Option<Vec<Chosen>>,
+) -> Result<Agent, AssemblyError> {
     let mut issues = Issues::new(origin);
     let base = origin.parent().unwrap_or_else(|| Path::new("."));
     let instructions = instructions(&file, base, &mut issues);
@@ -40,14 +51,19 @@ pub(crate) fn assemble(
     {
         require_variable(variable, "model.api_key_env", &mut issues);
     }
-    if let Some(mcp) = &file.tools.mcp {
-        issues.at(
-            mcp.referenced,
-            "tools.mcp",
-            "MCP servers are not available in this build of Iris; remove `tools.mcp`",
-        );
+    if let Some(mcp) = &file.tools.mcp
+        && remote.is_none()
+    {
+        let message = if cfg!(feature = "mcp") {
+            "MCP servers are started and listed before the agent is built: load this file with \
+             `Agent::connect(path).await` (or `AgentRunner::connect_config_path`)"
+        } else {
+            "MCP servers are not available in this build of Iris (enable the `mcp` feature); \
+             remove `tools.mcp`"
+        };
+        issues.at(mcp.referenced, "tools.mcp", message);
     }
-    let tools = tools(names, &file, &mut issues);
+    let tools = tools(names, &file, remote.unwrap_or_default(), &mut issues);
     let hooks = hooks(names, &file.hooks, &tools.names, base, &mut issues);
     let middleware = middleware(names, &file, &mut issues);
     let policy = policy(&file, &tools.names, &mut issues);
@@ -178,7 +194,7 @@ fn require_variable(variable: &Spanned<String>, key: &str, issues: &mut Issues) 
 }
 
 /// A tool the file names, with where and under which key.
-type Chosen = (String, Location, Arc<dyn DynTool>);
+pub(crate) type Chosen = (String, Location, Arc<dyn DynTool>);
 
 /// The built-in and function tools the file names; whether a file tool is
 /// among them.
@@ -228,9 +244,10 @@ fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> (Vec
     (chosen, uses_files)
 }
 
-fn tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Tools {
+fn tools(names: &Assembly, file: &AgentFile, remote: Vec<Chosen>, issues: &mut Issues) -> Tools {
     let section = &file.tools;
-    let (chosen, uses_files) = chosen_tools(names, file, issues);
+    let (mut chosen, uses_files) = chosen_tools(names, file, issues);
+    chosen.extend(remote);
     let model_names: Vec<String> = chosen
         .iter()
         .map(|(_, _, tool)| tool.definition_dyn().name().to_string())

@@ -107,9 +107,14 @@ pub struct ToolsSection {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub functions: Vec<Named>,
-    /// MCP servers whose tools the agent has (feature `mcp`).
+    /// MCP servers whose tools the agent has (feature `mcp`); an agent
+    /// file naming any is loaded with `Agent::connect`.
     #[serde(default)]
-    #[schemars(with = "Option<Vec<Value>>")]
+    #[cfg_attr(
+        feature = "mcp",
+        schemars(with = "Option<Vec<crate::mcp::McpServerConfig>>")
+    )]
+    #[cfg_attr(not(feature = "mcp"), schemars(with = "Option<Vec<Value>>"))]
     pub mcp: Option<Spanned<Vec<Value>>>,
     /// Tools kept out of requests until `tool_search` finds them, by
     /// model-facing name.

@@ -42,7 +42,7 @@
 //! | `model.api_key_env` | the variable holding the API key; it must be set (its value never appears in errors or `Debug`) |
 //! | `tools.builtin` | `file.read`, `file.write`, `file.edit` (the tools `read_file`, `write_file`, `edit_file`) |
 //! | `tools.functions` | `#[tool]` functions, by name (`square`) or module path (`my_crate::math::square`) |
-//! | `tools.mcp` | MCP servers; not available in this build (an error says so) |
+//! | `tools.mcp` | MCP servers (feature `mcp`), each as the `McpServerConfig` of `iris::mcp` reads it; load the file with `Agent::connect(path).await`, which starts them |
 //! | `tools.deferred` | tools, by the name the model calls, kept out of requests until `tool_search` finds them (`tool_search` is then added) |
 //! | `hooks[].name`, `hooks[].event` | a name for logs; `tool.before`, `tool.after`, `run.started` or `run.finished` |
 //! | `hooks[].tools` | only calls of these tools, by the name the model calls (`write_file`, never `file.write`); run events take none |
@@ -87,6 +87,8 @@ mod build;
 mod error;
 mod factory;
 mod file;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod names;
 mod parse;
 mod schema;
@@ -112,20 +114,7 @@ impl Assembly {
     /// [`AssemblyError`] with every problem found.
     pub fn load(&self, path: impl AsRef<Path>) -> Result<Agent, AssemblyError> {
         let path = path.as_ref();
-        let text = match read_bounded(path) {
-            Ok(text) => text,
-            Err(message) => {
-                return Err(AssemblyError {
-                    issues: vec![AssemblyIssue {
-                        path: path.to_path_buf(),
-                        line: 0,
-                        column: 0,
-                        key: String::new(),
-                        message,
-                    }],
-                });
-            }
-        };
+        let text = read_file(path)?;
         self.parse(&text, path)
     }
 
@@ -138,6 +127,19 @@ impl Assembly {
         let file = parse::parse(text, origin)?;
         build::assemble(self, file, origin)
     }
+}
+
+/// The file's text, or the issue that it cannot be read.
+fn read_file(path: &Path) -> Result<String, AssemblyError> {
+    read_bounded(path).map_err(|message| AssemblyError {
+        issues: vec![AssemblyIssue {
+            path: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            key: String::new(),
+            message,
+        }],
+    })
 }
 
 /// The file's text, refusing one over [`MAX_FILE_BYTES`] before reading it.

@@ -120,6 +120,15 @@ impl McpClient {
         self.connection.current()?.process_id()
     }
 
+    /// The server's tools, for a registry built elsewhere (assembly).
+    #[cfg(feature = "assembly")]
+    pub(crate) fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        self.tools
+            .iter()
+            .map(|tool| Arc::clone(tool) as Arc<dyn DynTool>)
+            .collect()
+    }
+
     /// The server's calls so far.
     #[must_use]
     pub fn stats(&self) -> McpStats {

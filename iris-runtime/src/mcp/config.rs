@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::McpError;
@@ -21,7 +22,7 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 pub const AUTO_DEFER_ABOVE: usize = 20;
 
 /// One MCP server: how to reach it and how its tools are offered.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The server's name: in errors, in each tool's origin, and the default
@@ -57,7 +58,7 @@ pub struct McpServerConfig {
 }
 
 /// How an MCP server is reached.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum McpTransport {
     /// A child process speaking MCP on its standard input and output.
@@ -86,7 +87,7 @@ pub enum McpTransport {
 }
 
 /// Whether a server's tools are offered up front.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum McpExposure {
     /// Every tool is offered with each request.

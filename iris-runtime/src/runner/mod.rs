@@ -159,6 +159,25 @@ impl AgentRunner {
         Ok(Self::new(agent, model))
     }
 
+    /// As [`AgentRunner::from_config_path`], after starting the MCP
+    /// servers the file names (`tools.mcp`, feature `mcp`).
+    ///
+    /// # Errors
+    /// As [`AgentRunner::from_config_path`], and [`RunError::Assembly`]
+    /// for a server that cannot be started or listed.
+    #[cfg(feature = "mcp")]
+    pub async fn connect_config_path(
+        path: impl AsRef<Path>,
+        observers: impl IntoIterator<Item = Arc<dyn crate::RunEventObserver>>,
+    ) -> Result<Self, RunError> {
+        let agent = crate::assembly::Assembly::from_catalog()
+            .with_observers(observers)
+            .connect(path)
+            .await?;
+        let model = model_for(&agent)?;
+        Ok(Self::new(agent, model))
+    }
+
     /// The agent.
     #[must_use]
     pub fn agent(&self) -> &Arc<Agent> {

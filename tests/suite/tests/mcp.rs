@@ -6,6 +6,9 @@
 #[path = "mcp/peers.rs"]
 mod peers;
 
+#[path = "mcp/assembly.rs"]
+mod assembly;
+
 #[path = "mcp/client_everything.rs"]
 mod client_everything;
 
