@@ -9,7 +9,7 @@ use iris_core::{BoxFuture, ToolUseBlock};
 use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
-use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
+use super::http::{Api, Endpoint, RetryPolicy, send, streamed};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
@@ -198,19 +198,13 @@ impl Model for AnthropicMessages {
         if !self.endpoint.stream {
             return complete_whole(self, request, on_delta);
         }
-        let mut body = self.body(&request);
-        body["stream"] = json!(true);
+        let body = self.body(&request);
         Box::pin(async move {
-            let endpoint = &self.endpoint;
-            let response = open_stream(
-                &endpoint.client,
-                &endpoint.url,
-                &self.headers(),
-                &body,
-                endpoint.retry,
-            )
-            .await?;
-            super::anthropic_stream::read(response, on_delta).await
+            let headers = self.headers();
+            streamed(&self.endpoint, &headers, body, |response| {
+                super::anthropic_stream::read(response, on_delta)
+            })
+            .await
         })
     }
 }

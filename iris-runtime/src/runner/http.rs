@@ -168,9 +168,34 @@ pub(super) async fn send(
     retrying(retry, || once(client, url, headers, body)).await
 }
 
+/// Asks `endpoint` for a streamed answer to `body` (`"stream": true`
+/// added) and reads it with `read`. Opening the stream is retried; a stream
+/// that breaks off is not (part of it may have been shown).
+pub(super) async fn streamed<Read, Fut>(
+    endpoint: &Endpoint,
+    headers: &[(HeaderName, String)],
+    mut body: Value,
+    read: Read,
+) -> Result<super::model::ModelResponse, ModelError>
+where
+    Read: FnOnce(reqwest::Response) -> Fut,
+    Fut: std::future::Future<Output = Result<super::model::ModelResponse, ModelError>>,
+{
+    body["stream"] = Value::Bool(true);
+    let response = open_stream(
+        &endpoint.client,
+        &endpoint.url,
+        headers,
+        &body,
+        endpoint.retry,
+    )
+    .await?;
+    read(response).await
+}
+
 /// POSTs `body` and hands back the response whose status is a success,
 /// retried by `retry` until then, for a body read as a stream.
-pub(super) async fn open_stream(
+async fn open_stream(
     client: &reqwest::Client,
     url: &str,
     headers: &[(HeaderName, String)],

@@ -11,7 +11,7 @@ use iris_core::provider::{openai_chat, openai_chat_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
-use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
+use super::http::{Api, Endpoint, RetryPolicy, send, streamed};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
@@ -161,20 +161,13 @@ impl Model for OpenAiChat {
             return complete_whole(self, request, on_delta);
         }
         let mut body = self.body(&request);
-        body["stream"] = json!(true);
         body["stream_options"] = json!({"include_usage": true});
         Box::pin(async move {
-            let endpoint = &self.endpoint;
-            let headers = endpoint.bearer();
-            let response = open_stream(
-                &endpoint.client,
-                &endpoint.url,
-                &headers,
-                &body,
-                endpoint.retry,
-            )
-            .await?;
-            super::chat_stream::read(response, on_delta).await
+            let headers = self.endpoint.bearer();
+            streamed(&self.endpoint, &headers, body, |response| {
+                super::chat_stream::read(response, on_delta)
+            })
+            .await
         })
     }
 }

@@ -9,7 +9,7 @@ use iris_core::provider::{openai_responses, openai_responses_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
-use super::http::{Api, Endpoint, RetryPolicy, open_stream, send};
+use super::http::{Api, Endpoint, RetryPolicy, send, streamed};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
@@ -155,19 +155,13 @@ impl Model for OpenAiResponses {
         if !self.endpoint.stream {
             return complete_whole(self, request, on_delta);
         }
-        let mut body = self.body(&request);
-        body["stream"] = json!(true);
+        let body = self.body(&request);
         Box::pin(async move {
-            let endpoint = &self.endpoint;
-            let response = open_stream(
-                &endpoint.client,
-                &endpoint.url,
-                &endpoint.bearer(),
-                &body,
-                endpoint.retry,
-            )
-            .await?;
-            super::responses_stream::read(response, on_delta, parse_response).await
+            let headers = self.endpoint.bearer();
+            streamed(&self.endpoint, &headers, body, |response| {
+                super::responses_stream::read(response, on_delta, parse_response)
+            })
+            .await
         })
     }
 }
