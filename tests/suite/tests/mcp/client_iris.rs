@@ -90,3 +90,32 @@ async fn the_client_reaches_a_server_over_streamable_http() {
         .unwrap();
     assert_eq!(done.result().unwrap().text_content(), "81");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_collision_names_both_tools_and_registers_none() {
+    /// Return the square of an integer (a native tool whose name an MCP
+    /// tool will want).
+    #[iris::tool(name = "iris__square")]
+    fn native_square(value: i64) -> i64 {
+        value * value
+    }
+
+    let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
+    let config =
+        McpServerConfig::stdio("iris", server, ["stdio"]).with_exposure(McpExposure::Eager);
+    let client = McpClient::connect(config).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register(NativeSquare).unwrap();
+    let error = client.register_into(&mut registry).unwrap_err().to_string();
+    assert!(
+        error.contains(
+            "tool `iris__square` (`square` of MCP server `iris`) collides with the Rust tool"
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        registry.len(),
+        1,
+        "none of the server's tools was registered"
+    );
+}
