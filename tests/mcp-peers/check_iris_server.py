@@ -2,6 +2,10 @@
 
 Usage: check_iris_server.py stdio COMMAND [ARGS...]
        check_iris_server.py http URL
+       check_iris_server.py search COMMAND [ARGS...]
+
+`search` checks a server whose deferred tools sit behind `tool_search`:
+a deferred tool called before the search, the search, and the call again.
 
 Prints one JSON report of what the client saw: the pages and tools of
 `tools/list` (annotations, schemas, output schemas) and the answers to
@@ -78,8 +82,23 @@ def connect(transport, command):
     raise SystemExit(f"unknown transport {transport}")
 
 
+async def search(command):
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    async with stdio_client(params) as streams:
+        async with ClientSession(*streams[:2]) as session:
+            await session.initialize()
+            return {
+                "before": await call(session, "padding_0003", {}),
+                "search": await call(session, "tool_search", {"intents": ["padding_0003"]}),
+                "after": await call(session, "padding_0003", {}),
+            }
+
+
 async def main():
     transport, *command = sys.argv[1:]
+    if transport == "search":
+        print(json.dumps(await search(command)))
+        return
     report = {}
     for elicitation in (False, True):
         async with connect(transport, command) as streams:

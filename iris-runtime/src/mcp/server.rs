@@ -79,6 +79,13 @@ pub struct IrisServer {
     /// The run every call of this connection belongs to.
     run_id: RunId,
     next_call: Arc<AtomicU64>,
+    /// The context of every call when the offered set never changes
+    /// (every tool listed, or no deferred tool at all): built once.
+    fixed_context: Option<ToolContext>,
+    /// `tool_search` and what it disclosed, when deferred tools are served
+    /// behind it.
+    #[cfg(feature = "discovery")]
+    discovery: Option<Arc<crate::discovery::Discovery>>,
     /// What the file tools keep between calls (reads before edits).
     #[cfg(feature = "fs-tools")]
     files: Option<Arc<crate::fs::FileService>>,
@@ -110,14 +117,40 @@ impl IrisServer {
                 None
             }
         };
-        Self {
+        let any_deferred = executor
+            .registry()
+            .tools()
+            .any(|tool| tool.definition_dyn().exposure() == Exposure::Deferred);
+        #[cfg(feature = "discovery")]
+        let discovery = (any_deferred && options.tools == ServedTools::EagerAndSearch)
+            .then(|| {
+                crate::discovery::Discovery::builder(Arc::clone(executor.registry()))
+                    .build()
+                    .map_err(|error| tracing::warn!(%error, "`tool_search` cannot be served"))
+                    .ok()
+            })
+            .flatten()
+            .map(Arc::new);
+        let mut server = Self {
             executor,
             options: Arc::new(options),
             run_id: RunId::new(format!("mcp-{}-{connection}", std::process::id())),
             next_call: Arc::new(AtomicU64::new(0)),
+            fixed_context: None,
+            #[cfg(feature = "discovery")]
+            discovery,
             #[cfg(feature = "fs-tools")]
             files,
+        };
+        if !any_deferred || server.options.tools == ServedTools::All {
+            let mut builder = server.context_builder();
+            if any_deferred {
+                // A client calls what it was listed: deferred tools too.
+                builder = builder.offered(server.listed().map(|d| d.name().clone()));
+            }
+            server.fixed_context = Some(builder.build());
         }
+        server
     }
 
     /// The same executor and options for another connection (a run of its
@@ -152,15 +185,36 @@ impl IrisServer {
             })
     }
 
-    /// The context of this connection's calls.
+    /// The context of this connection's calls: every listed tool offered,
+    /// or (deferred tools behind `tool_search`) the eager ones and those
+    /// `tool_search` disclosed to this connection so far.
     pub(super) fn context(&self) -> ToolContext {
+        if let Some(cx) = &self.fixed_context {
+            return cx.clone();
+        }
+        let builder = self.context_builder();
+        #[cfg(feature = "discovery")]
+        let builder = match &self.discovery {
+            Some(discovery) => {
+                let disclosed = discovery.disclosed(&self.run_id);
+                let eager = self.listed().map(|d| d.name().clone());
+                builder
+                    .offered(eager.chain(disclosed))
+                    .shared_state(Arc::clone(discovery))
+            }
+            None => builder,
+        };
+        builder.build()
+    }
+
+    fn context_builder(&self) -> iris_core::ToolContextBuilder {
         let builder = ToolContext::builder(self.options.workspace.clone(), self.run_id.clone());
         #[cfg(feature = "fs-tools")]
         let builder = match &self.files {
             Some(files) => builder.shared_state(Arc::clone(files)),
             None => builder,
         };
-        builder.build()
+        builder
     }
 
     /// Ends this connection's run: what the executor kept for it is freed.

@@ -3,7 +3,11 @@
 //! policy asks about, the file tools, and padding tools so `tools/list`
 //! takes several pages.
 //!
-//! `iris-mcp-test-server [stdio | http] [--page-size N] [--padding N] [--workspace DIR]`
+//! `iris-mcp-test-server [stdio | http] [--page-size N] [--padding N] [--deferred]
+//! [--search] [--workspace DIR]`
+//!
+//! `--deferred` makes the padding tools deferred (with `tool_search`);
+//! `--search` serves them behind `tool_search` instead of listing them.
 //!
 //! Over HTTP it binds a free local port and prints the endpoint's URL as
 //! its first line.
@@ -107,11 +111,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
     };
     let mut padding_tools = 0;
     let mut http = false;
+    let mut deferred = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "stdio" => {}
             "http" => http = true,
+            "--deferred" => deferred = true,
+            "--search" => options.tools = iris::mcp::ServedTools::EagerAndSearch,
             "--page-size" => options.page_size = args.next().ok_or("a number")?.parse()?,
             "--padding" => padding_tools = args.next().ok_or("a number")?.parse()?,
             "--workspace" => options.workspace = args.next().ok_or("a folder")?.into(),
@@ -127,8 +134,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .register(weather()?)?
         .register(LongReport)?;
     register_file_tools(&mut registry)?;
+    let exposure = if deferred {
+        registry.register(iris::runtime::discovery::ToolSearch)?;
+        iris::Exposure::Deferred
+    } else {
+        iris::Exposure::Eager
+    };
     for index in 0..padding_tools {
-        registry.register(padding(index)?)?;
+        registry.register_as(padding(index)?, exposure)?;
     }
     let executor = Arc::new(ToolExecutor::builder(registry).build()?);
     if http {

@@ -119,3 +119,58 @@ async fn a_name_collision_names_both_tools_and_registers_none() {
         "none of the server's tools was registered"
     );
 }
+
+/// Calls `name` through a fresh client of the test server started with
+/// `args`, which trusts nothing, so every call is approved by policy.
+async fn remote(args: &[&str]) -> (McpClient, ToolExecutor) {
+    let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
+    let mut all = vec!["stdio"];
+    all.extend_from_slice(args);
+    let config = McpServerConfig::stdio("s", server, all).with_exposure(McpExposure::Eager);
+    let client = McpClient::connect(config).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(iris::Rule::Allow))
+        .build()
+        .unwrap();
+    (client, executor)
+}
+
+async fn call(
+    executor: &ToolExecutor,
+    id: &str,
+    name: &str,
+    input: serde_json::Value,
+) -> iris::ToolResult {
+    let cx = ToolContext::builder(std::env::temp_dir(), iris::RunId::new("deferred")).build();
+    executor
+        .execute_one(ToolUseBlock::new(id, name, input), &cx)
+        .await
+        .result()
+        .cloned()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferred_tools_are_served_listed_or_behind_tool_search() {
+    // Listed (the default): a client calls them as listed.
+    let (client, executor) = remote(&["--padding", "5", "--deferred"]).await;
+    assert!(client.definitions().any(|d| d.name() == "s__padding_0003"));
+    let direct = call(&executor, "a", "s__padding_0003", json!({})).await;
+    assert_eq!(direct.text_content(), "padding 3", "{direct:?}");
+
+    // Behind `tool_search`: not listed, not callable until found.
+    let (client, executor) = remote(&["--padding", "5", "--deferred", "--search"]).await;
+    let names: Vec<String> = client.definitions().map(|d| d.name().to_string()).collect();
+    assert!(names.contains(&"s__tool_search".to_owned()), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("padding")), "{names:?}");
+    let found = call(
+        &executor,
+        "b",
+        "s__tool_search",
+        json!({"intents": ["padding tool number 3"]}),
+    )
+    .await;
+    assert!(found.text_content().contains("padding_0003"), "{found:?}");
+}

@@ -105,3 +105,16 @@ fn assert_report(report: &Value) {
         "deleted groceries"
     );
 }
+
+#[test]
+fn a_deferred_tool_is_callable_once_tool_search_found_it() {
+    let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
+    let report = check(&["search", server, "--padding", "5", "--deferred", "--search"]);
+    let before = &report["before"];
+    assert_eq!(before["isError"], true);
+    let text = before["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("tool_search"), "{text}");
+    let found = report["search"]["content"][0]["text"].as_str().unwrap();
+    assert!(found.contains("padding_0003"), "{found}");
+    assert_eq!(report["after"]["content"][0]["text"], "padding 3");
+}
