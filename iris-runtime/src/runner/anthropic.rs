@@ -2,14 +2,12 @@
 //! in the existing projections, the key from the environment (never in
 //! errors or `Debug`), retries as for every adapter.
 
-use std::time::Duration;
-
 use iris_core::provider::{anthropic, anthropic_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
-use super::http::{Api, Endpoint, RetryPolicy, send, streamed};
+use super::http::{Api, Endpoint, RetryPolicy, endpoint_constructors, send, streamed};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
@@ -38,52 +36,13 @@ const API: Api = Api {
     path: "messages",
 };
 
+endpoint_constructors!(
+    AnthropicMessages,
+    "https://api.anthropic.com/v1",
+    "from `api_key_env` (or `ANTHROPIC_API_KEY`)"
+);
+
 impl AnthropicMessages {
-    /// `model` at `base_url` (such as `https://api.anthropic.com/v1`), with
-    /// a request timeout.
-    ///
-    /// # Errors
-    /// [`ModelError`] when no HTTP client can be built.
-    pub fn new(
-        model: impl Into<String>,
-        api_key: impl Into<String>,
-        base_url: &str,
-        timeout: Duration,
-    ) -> Result<Self, ModelError> {
-        let endpoint = Endpoint::new(model.into(), api_key.into(), base_url, API.path, timeout)?;
-        Ok(Self { endpoint })
-    }
-
-    /// The model an agent file's `model` section names (`provider:
-    /// anthropic`), its key read now from `api_key_env` (or
-    /// `ANTHROPIC_API_KEY`).
-    ///
-    /// # Errors
-    /// [`ModelError`] for another provider, or a key variable that is not
-    /// set (named, never its value).
-    pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
-        Ok(Self {
-            endpoint: Endpoint::from_section(section, &API)?,
-        })
-    }
-
-    /// Retries by `policy` instead of the default (3 retries from 500 ms).
-    #[must_use]
-    pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
-        self.endpoint.retry = policy;
-        self
-    }
-
-    /// Streams answers (server-sent events; `stream: true` in the agent
-    /// file): text reaches the runner's observers as it arrives, tool input
-    /// is joined from its fragments. A stream that breaks off is an error,
-    /// not retried (part of it may have been shown).
-    #[must_use]
-    pub fn streaming(mut self, stream: bool) -> Self {
-        self.endpoint.stream = stream;
-        self
-    }
-
     /// The headers every request carries: the key and the API version.
     fn headers(&self) -> [(HeaderName, String); 2] {
         [

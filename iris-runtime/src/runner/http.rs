@@ -147,6 +147,62 @@ impl Endpoint {
     }
 }
 
+/// The constructors every adapter has (`new`, `from_section`,
+/// `with_retries`, `streaming`), for a type holding an `endpoint` and an
+/// `API` constant in its module. `$example_url` is the base URL the docs
+/// show; `$key` says where `from_section` finds the key.
+macro_rules! endpoint_constructors {
+    ($adapter:ty, $example_url:literal, $key:literal) => {
+        impl $adapter {
+            #[doc = concat!("`model` at `base_url` (such as `", $example_url, "`), with a request timeout.")]
+            ///
+            /// # Errors
+            /// [`ModelError`] when no HTTP client can be built.
+            pub fn new(
+                model: impl Into<String>,
+                api_key: impl Into<String>,
+                base_url: &str,
+                timeout: std::time::Duration,
+            ) -> Result<Self, ModelError> {
+                let endpoint =
+                    Endpoint::new(model.into(), api_key.into(), base_url, API.path, timeout)?;
+                Ok(Self { endpoint })
+            }
+
+            #[doc = concat!("The model an agent file's `model` section names, its key read now ", $key, ".")]
+            ///
+            /// # Errors
+            /// [`ModelError`] for another provider, or a key variable that is
+            /// not set (named, never its value).
+            pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
+                Ok(Self {
+                    endpoint: Endpoint::from_section(section, &API)?,
+                })
+            }
+
+            /// Retries by `policy` instead of the default (3 retries from
+            /// 500 ms).
+            #[must_use]
+            pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
+                self.endpoint.retry = policy;
+                self
+            }
+
+            /// Streams answers (server-sent events; `stream: true` in the
+            /// agent file): text reaches the runner's observers as it
+            /// arrives, tool-call arguments are joined from their fragments.
+            /// A stream that breaks off is an error, not retried (part of it
+            /// may have been shown).
+            #[must_use]
+            pub fn streaming(mut self, stream: bool) -> Self {
+                self.endpoint.stream = stream;
+                self
+            }
+        }
+    };
+}
+pub(super) use endpoint_constructors;
+
 /// An HTTP client with `timeout` per request.
 fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
     crate::tls::install_default_provider();

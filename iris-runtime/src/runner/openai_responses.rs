@@ -3,13 +3,11 @@
 //! for every adapter. Each request carries the whole history (no stored
 //! conversation on the provider's side), so a run resumes anywhere.
 
-use std::time::Duration;
-
 use iris_core::provider::{openai_responses, openai_responses_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
-use super::http::{Api, Endpoint, RetryPolicy, send, streamed};
+use super::http::{Api, Endpoint, RetryPolicy, endpoint_constructors, send, streamed};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
@@ -31,52 +29,13 @@ const API: Api = Api {
     path: "responses",
 };
 
+endpoint_constructors!(
+    OpenAiResponses,
+    "https://api.openai.com/v1",
+    "from `api_key_env` (or `OPENAI_API_KEY`)"
+);
+
 impl OpenAiResponses {
-    /// `model` at `base_url` (such as `https://api.openai.com/v1`), with a
-    /// request timeout.
-    ///
-    /// # Errors
-    /// [`ModelError`] when no HTTP client can be built.
-    pub fn new(
-        model: impl Into<String>,
-        api_key: impl Into<String>,
-        base_url: &str,
-        timeout: Duration,
-    ) -> Result<Self, ModelError> {
-        let endpoint = Endpoint::new(model.into(), api_key.into(), base_url, API.path, timeout)?;
-        Ok(Self { endpoint })
-    }
-
-    /// The model an agent file's `model` section names (`provider:
-    /// openai_responses`), its key read now from `api_key_env` (or
-    /// `OPENAI_API_KEY`).
-    ///
-    /// # Errors
-    /// [`ModelError`] for another provider, or a key variable that is not
-    /// set (named, never its value).
-    pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
-        Ok(Self {
-            endpoint: Endpoint::from_section(section, &API)?,
-        })
-    }
-
-    /// Retries by `policy` instead of the default (3 retries from 500 ms).
-    #[must_use]
-    pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
-        self.endpoint.retry = policy;
-        self
-    }
-
-    /// Streams answers (server-sent events; `stream: true` in the agent
-    /// file): text reaches the runner's observers as it arrives; calls and
-    /// usage come from the final event. A stream that breaks off is an
-    /// error, not retried (part of it may have been shown).
-    #[must_use]
-    pub fn streaming(mut self, stream: bool) -> Self {
-        self.endpoint.stream = stream;
-        self
-    }
-
     /// The request body of `request`.
     #[must_use]
     pub fn body(&self, request: &ModelRequest<'_>) -> Value {
