@@ -136,15 +136,7 @@ impl Model for AnthropicMessages {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let body = self.body(&request);
         Box::pin(async move {
-            let endpoint = &self.endpoint;
-            let answer = send(
-                &endpoint.client,
-                &endpoint.url,
-                &self.headers(),
-                &body,
-                endpoint.retry,
-            )
-            .await?;
+            let answer = send(&self.endpoint, &self.headers(), &body).await?;
             parse_response(&answer)
         })
     }

@@ -212,16 +212,15 @@ fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
         .map_err(|e| ModelError::new(format!("no HTTP client could be built: {e}")))
 }
 
-/// POSTs `body` to `url` with `headers`, retried by `retry`; the answer as
-/// JSON.
+/// POSTs `body` to `endpoint` with `headers`, retried by its policy; the
+/// answer as JSON.
 pub(super) async fn send(
-    client: &reqwest::Client,
-    url: &str,
+    endpoint: &Endpoint,
     headers: &[(HeaderName, String)],
     body: &Value,
-    retry: RetryPolicy,
 ) -> Result<Value, ModelError> {
-    retrying(retry, || once(client, url, headers, body)).await
+    let (client, url) = (&endpoint.client, endpoint.url.as_str());
+    retrying(endpoint.retry, || once(client, url, headers, body)).await
 }
 
 /// Asks `endpoint` for a streamed answer to `body` (`"stream": true`

@@ -222,7 +222,7 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
 }
 
 /// A boxed model answers as the model it holds.
-impl Model for Box<dyn Model> {
+impl<M: Model + ?Sized> Model for Box<M> {
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,

@@ -97,16 +97,7 @@ impl Model for OpenAiChat {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let body = self.body(&request);
         Box::pin(async move {
-            let endpoint = &self.endpoint;
-            let headers = endpoint.bearer();
-            let answer = send(
-                &endpoint.client,
-                &endpoint.url,
-                &headers,
-                &body,
-                endpoint.retry,
-            )
-            .await?;
+            let answer = send(&self.endpoint, &self.endpoint.bearer(), &body).await?;
             parse_response(&answer)
         })
     }
