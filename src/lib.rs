@@ -304,5 +304,6 @@ pub use iris_runtime::{
     AfterAnswer, AfterHook, ApprovalDecision, ApprovalRequest, BeforeAnswer, BeforeHook,
     CancellationToken, CommandHook, Hook, HookEvent, HookFactories, HookFailure, HookInput,
     HookRegistration, Permission, PermissionPolicy, Rule, RulePolicy, RunEvent, RunEventObserver,
-    RunHook, ToolExecutor, ToolExecutorBuilder, ToolOutcome, ToolRegistry, ToolRegistryView,
+    RunHook, SharedRegistry, ToolExecutor, ToolExecutorBuilder, ToolOutcome, ToolRegistry,
+    ToolRegistryView,
 };

@@ -30,6 +30,7 @@ pub mod mcp;
 #[cfg(unix)]
 mod nonblocking;
 pub mod observers;
+mod progress;
 mod registry;
 #[cfg(feature = "fs-tools")]
 mod run_table;
@@ -56,5 +57,6 @@ pub use hooks::{
     HookFailure, HookInput, HookRegistration, RunHook,
 };
 pub use observers::{ObserverStats, RunEvent, RunEventObserver};
-pub use registry::{ToolRegistry, ToolRegistryView};
+pub use progress::ToolProgress;
+pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView};
 pub use tokio_util::sync::CancellationToken;

@@ -56,6 +56,23 @@ pub enum RunEvent {
         /// The tool.
         tool: ToolName,
     },
+    /// A running call reported how far it got (an MCP server's
+    /// `notifications/progress`, or a body through
+    /// [`ToolProgress`](crate::ToolProgress)).
+    ToolProgress {
+        /// The run.
+        run_id: RunId,
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool: ToolName,
+        /// How much is done; it grows with each report.
+        progress: f64,
+        /// How much there is in all, when known.
+        total: Option<f64>,
+        /// What it is doing, when said.
+        message: Option<String>,
+    },
     /// A piece of the model's text, as it streams in (from the runner,
     /// with a streaming model).
     ModelText {

@@ -22,7 +22,6 @@ pub struct Agent {
     pub(crate) instructions: Option<String>,
     pub(crate) model: Option<ModelSection>,
     pub(crate) max_steps: Option<u32>,
-    pub(crate) registry: Arc<ToolRegistry>,
     pub(crate) executor: ToolExecutor,
     pub(crate) discovery: Option<Arc<Discovery>>,
     pub(crate) uses_files: bool,
@@ -40,7 +39,7 @@ impl std::fmt::Debug for Agent {
             .field("origin", &self.origin)
             .field("model", &self.model)
             .field("max_steps", &self.max_steps)
-            .field("tools", &self.registry.len())
+            .field("tools", &self.executor.registry().len())
             .field("discovery", &self.discovery.is_some())
             .finish_non_exhaustive()
     }
@@ -81,10 +80,11 @@ impl Agent {
         self.max_steps
     }
 
-    /// Every tool the agent has.
+    /// Every tool the agent has, as of now (MCP servers' tools are kept
+    /// current when their servers announce changes).
     #[must_use]
-    pub fn registry(&self) -> &Arc<ToolRegistry> {
-        &self.registry
+    pub fn registry(&self) -> Arc<ToolRegistry> {
+        self.executor.registry()
     }
 
     /// The executor: permissions, hooks, middleware and limits in place.

@@ -77,8 +77,7 @@ pub(crate) fn assemble_with(
         any_deferred,
         ..
     } = tools;
-    let registry = Arc::new(registry);
-    let mut builder = ToolExecutor::builder(Arc::clone(&registry)).policy(policy);
+    let mut builder = ToolExecutor::builder(registry).policy(policy);
     for hook in hooks {
         builder = builder.hook(hook);
     }
@@ -106,7 +105,9 @@ pub(crate) fn assemble_with(
         }
     };
     let discovery = if any_deferred {
-        let mut builder = Discovery::builder(Arc::clone(&registry));
+        // Over the executor's registry, so that a refreshed MCP catalog is
+        // searched as the executor runs it.
+        let mut builder = Discovery::builder(executor.shared_registry());
         if let Some(backend) = decision {
             builder = builder.backend_shared(backend);
         }
@@ -126,7 +127,6 @@ pub(crate) fn assemble_with(
         instructions,
         model: file.model,
         max_steps: limits.max_steps,
-        registry,
         executor,
         discovery,
         uses_files,

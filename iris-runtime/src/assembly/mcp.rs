@@ -27,8 +27,12 @@ impl Assembly {
         let path = path.as_ref();
         let text = read_file(path)?;
         let file = parse::parse(&text, path)?;
-        let remote = connect_servers(&file, path).await?;
-        assemble_with(self, file, path, Some(remote))
+        let (remote, clients) = connect_servers(&file, path).await?;
+        let agent = assemble_with(self, file, path, Some(remote))?;
+        for client in &clients {
+            client.keep_current(agent.executor.shared_registry());
+        }
+        Ok(agent)
     }
 }
 
@@ -44,11 +48,14 @@ impl Agent {
 }
 
 /// Starts every server `file` names and gathers their tools, keyed by the
-/// server's place in the file.
-async fn connect_servers(file: &AgentFile, origin: &Path) -> Result<Vec<Chosen>, AssemblyError> {
+/// server's place in the file, and the clients that keep them current.
+async fn connect_servers(
+    file: &AgentFile,
+    origin: &Path,
+) -> Result<(Vec<Chosen>, Vec<McpClient>), AssemblyError> {
     let mut issues = Issues::new(origin);
     let Some(servers) = &file.tools.mcp else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let at = servers.referenced;
     let mut configs = Vec::new();
@@ -76,6 +83,7 @@ async fn connect_servers(file: &AgentFile, origin: &Path) -> Result<Vec<Chosen>,
         .into_iter()
         .map(|(i, config)| async move { (i, McpClient::connect(config).await) });
     let mut chosen = Vec::new();
+    let mut clients = Vec::new();
     for (i, connected) in futures_util::future::join_all(connecting).await {
         match connected {
             Ok(client) => {
@@ -98,6 +106,7 @@ async fn connect_servers(file: &AgentFile, origin: &Path) -> Result<Vec<Chosen>,
                         .into_iter()
                         .map(|tool: Arc<dyn DynTool>| (format!("tools.mcp[{i}]"), at, tool)),
                 );
+                clients.push(client);
             }
             Err(error) => issues.at(at, format!("tools.mcp[{i}]"), error.to_string()),
         }
@@ -108,5 +117,5 @@ async fn connect_servers(file: &AgentFile, origin: &Path) -> Result<Vec<Chosen>,
             .err()
             .unwrap_or(AssemblyError { issues: Vec::new() }));
     }
-    Ok(chosen)
+    Ok((chosen, clients))
 }

@@ -70,12 +70,13 @@ mod tool_search;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use arc_swap::ArcSwap;
 use iris_core::{Exposure, RunId, ToolContext, ToolErrorKind, ToolName, ToolResult, ToolSpec};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Value, json};
 
 use crate::error::RuntimeError;
-use crate::registry::{ToolRegistry, ToolRegistryView};
+use crate::registry::{SharedRegistry, ToolRegistry, ToolRegistryView};
 
 pub use backend::{
     CANDIDATES_PER_INTENT, Candidate, IntentAnswer, LocalRanker, RankedCandidate, Ranking,
@@ -119,10 +120,13 @@ struct RunState {
 /// The discovery service: search backend, budget, and each run's
 /// disclosures. Put it in the context as shared state.
 pub struct Discovery {
-    registry: Arc<ToolRegistry>,
-    /// The ranking index over the deferred tools, built once: the registry
-    /// is frozen behind its `Arc`.
-    index: SearchIndex,
+    registry: SharedRegistry,
+    /// The ranking index over the deferred tools of one snapshot of the
+    /// registry: built once, and again only after the registry changed
+    /// (an MCP server's tools refreshed), by the first search that sees it.
+    indexed: ArcSwap<Indexed>,
+    /// Held while the index is rebuilt, so concurrent searches build once.
+    reindexing: Mutex<()>,
     backend: Arc<dyn SearchBackend>,
     budget_tokens: usize,
     runs: Mutex<FxHashMap<RunId, RunState>>,
@@ -137,10 +141,25 @@ impl std::fmt::Debug for Discovery {
     }
 }
 
+/// A registry snapshot and the ranking index over its deferred tools.
+struct Indexed {
+    registry: Arc<ToolRegistry>,
+    index: SearchIndex,
+}
+
+impl Indexed {
+    fn of(registry: Arc<ToolRegistry>) -> Self {
+        Self {
+            index: SearchIndex::of_deferred(&registry),
+            registry,
+        }
+    }
+}
+
 /// Builds a [`Discovery`].
 #[must_use]
 pub struct DiscoveryBuilder {
-    registry: Arc<ToolRegistry>,
+    registry: SharedRegistry,
     backend: Arc<dyn SearchBackend>,
     budget_tokens: usize,
 }
@@ -173,15 +192,14 @@ impl DiscoveryBuilder {
     /// [`RuntimeError::EveryToolDeferred`] when no tool but `tool_search`
     /// is eager.
     pub fn build(self) -> Result<Discovery, RuntimeError> {
-        let deferred: Vec<String> = self
-            .registry
+        let registry = self.registry.snapshot();
+        let deferred: Vec<String> = registry
             .tools()
             .map(|t| t.definition_dyn())
             .filter(|d| d.exposure() == Exposure::Deferred)
             .map(|d| d.name().to_string())
             .collect();
-        let search_is_eager = self
-            .registry
+        let search_is_eager = registry
             .resolve(TOOL_SEARCH)
             .is_some_and(|t| t.definition_dyn().exposure() == Exposure::Eager);
         if !search_is_eager {
@@ -189,8 +207,7 @@ impl DiscoveryBuilder {
                 deferred: list_names(&deferred),
             });
         }
-        let other_eager = self
-            .registry
+        let other_eager = registry
             .tools()
             .map(|t| t.definition_dyn())
             .any(|d| d.exposure() == Exposure::Eager && d.name() != TOOL_SEARCH);
@@ -200,7 +217,8 @@ impl DiscoveryBuilder {
             });
         }
         Ok(Discovery {
-            index: SearchIndex::of_deferred(&self.registry),
+            indexed: ArcSwap::from_pointee(Indexed::of(registry)),
+            reindexing: Mutex::new(()),
             registry: self.registry,
             backend: self.backend,
             budget_tokens: self.budget_tokens,
@@ -227,10 +245,13 @@ fn list_names(names: &[String]) -> String {
 }
 
 impl Discovery {
-    /// Starts a discovery service over `registry` with the local ranker.
-    pub fn builder(registry: Arc<ToolRegistry>) -> DiscoveryBuilder {
+    /// Starts a discovery service over `registry` with the local ranker:
+    /// a fixed registry, or the [`SharedRegistry`] of an executor
+    /// ([`ToolExecutor::shared_registry`](crate::ToolExecutor::shared_registry)),
+    /// whose changes searches then see.
+    pub fn builder(registry: impl Into<SharedRegistry>) -> DiscoveryBuilder {
         DiscoveryBuilder {
-            registry,
+            registry: registry.into(),
             backend: Arc::new(LocalRanker::default()),
             budget_tokens: DEFAULT_BUDGET_TOKENS,
         }
@@ -261,7 +282,7 @@ impl Discovery {
         let state = runs.entry(run.clone()).or_default();
         let mut disclosed = Vec::new();
         for (name, tokens) in &state.disclosed {
-            let Some(tool) = self.registry.resolve(name.as_str()) else {
+            let Some(tool) = view.registry().resolve(name.as_str()) else {
                 continue;
             };
             if allowed.contains(name) {
@@ -294,6 +315,7 @@ impl Discovery {
     /// Names that are no longer deferred tools of the registry are skipped,
     /// and the budget holds as for a search.
     pub fn restore_disclosed(&self, run: &RunId, names: &[ToolName]) {
+        let registry = self.registry.snapshot();
         let mut runs = self.lock();
         let state = runs.entry(run.clone()).or_default();
         let mut used: usize = state.disclosed.iter().map(|(_, t)| t).sum();
@@ -301,7 +323,7 @@ impl Discovery {
             if state.disclosed.iter().any(|(n, _)| n == name) {
                 continue;
             }
-            let Some(tool) = self.registry.resolve(name.as_str()) else {
+            let Some(tool) = registry.resolve(name.as_str()) else {
                 continue;
             };
             let definition = tool.definition_dyn();
@@ -337,6 +359,27 @@ impl Discovery {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The index of the registry as it stands: the one built before when
+    /// the registry has not changed since, else a new one.
+    fn indexed(&self) -> Arc<Indexed> {
+        let indexed = self.indexed.load_full();
+        if Arc::ptr_eq(&indexed.registry, &self.registry.peek()) {
+            return indexed;
+        }
+        let _one_at_a_time = self
+            .reindexing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let current = self.registry.snapshot();
+        let indexed = self.indexed.load_full();
+        if Arc::ptr_eq(&indexed.registry, &current) {
+            return indexed;
+        }
+        let fresh = Arc::new(Indexed::of(current));
+        self.indexed.store(Arc::clone(&fresh));
+        fresh
+    }
+
     /// The body of `tool_search`: the only place disclosure grows.
     pub(crate) async fn search(&self, cx: &ToolContext, intents: Vec<String>) -> ToolResult {
         if let Err(message) = check_intents(&intents) {
@@ -349,9 +392,10 @@ impl Discovery {
             .map(|intent| bounded(&intent).unwrap_or(intent))
             .collect();
         let allowed = self.lock().get(cx.run_id()).and_then(|s| s.allowed.clone());
+        let indexed = self.indexed();
         let scope = SearchScope {
-            registry: &self.registry,
-            index: std::borrow::Cow::Borrowed(&self.index),
+            registry: &indexed.registry,
+            index: std::borrow::Cow::Borrowed(&indexed.index),
             allowed: allowed.as_deref().map(std::borrow::Cow::Borrowed),
         };
 
@@ -406,7 +450,7 @@ impl Discovery {
             })
             .collect();
 
-        let loading = self.disclose(cx.run_id(), &answers);
+        let loading = self.disclose(cx.run_id(), &answers, &indexed.registry);
         let text = describe(&answers, &shortened, &loading, self.budget_tokens);
         let shortened: Vec<usize> = shortened
             .iter()
@@ -430,7 +474,7 @@ impl Discovery {
 
     /// Adds the selected tools to the run's disclosure, in selection order,
     /// while they fit the budget.
-    fn disclose(&self, run: &RunId, answers: &[IntentAnswer]) -> Loading {
+    fn disclose(&self, run: &RunId, answers: &[IntentAnswer], registry: &ToolRegistry) -> Loading {
         let mut loading = Loading::default();
         let mut runs = self.lock();
         let state = runs.entry(run.clone()).or_default();
@@ -442,7 +486,7 @@ impl Discovery {
                 }
                 continue;
             }
-            let Some(tool) = self.registry.resolve(name.as_str()) else {
+            let Some(tool) = registry.resolve(name.as_str()) else {
                 continue;
             };
             let tokens = schema_tokens(tool.definition_dyn());

@@ -137,7 +137,10 @@ impl ToolExecutor {
             }
             // `resume` matched the approval against this request already.
             ApprovalDecision::Approve { .. } => {
-                if let Err(not_offered) = self.offered_tool(request.tool.as_str(), cx) {
+                let registry = self.inner.registry.peek();
+                if let Err(not_offered) =
+                    super::resolve::offered_tool(&registry, request.tool.as_str(), cx)
+                {
                     return self.finish(prepared, not_offered, cx, started);
                 }
                 let grant = Grant {

@@ -18,6 +18,7 @@ use super::ToolExecutor;
 impl ToolExecutor {
     pub(super) async fn run_body(
         &self,
+        call_id: &str,
         tool: &dyn DynTool,
         args: ParsedArgs,
         cx: &ToolContext,
@@ -26,12 +27,14 @@ impl ToolExecutor {
         if is_cancelled(cx) {
             return cancelled(name.as_str());
         }
-        self.drive_body(name, tool.call_dyn(args, cx), cx).await
+        self.drive_body(call_id, name, tool.call_dyn(args, cx), cx)
+            .await
     }
 
     /// Runs a body that was made and not yet polled.
     pub(super) async fn drive_body(
         &self,
+        call_id: &str,
         name: &ToolName,
         body: ToolBody<'_>,
         cx: &ToolContext,
@@ -48,6 +51,10 @@ impl ToolExecutor {
         }
         let blocking = matches!(body, ToolBody::Blocking(_));
         let body: BoxFuture<'_, ToolResult> = match body {
+            // Progress has somewhere to go only when someone observes.
+            ToolBody::Async(future) if !self.inner.observers.is_empty() => Box::pin(
+                crate::progress::in_scope(self, cx.run_id(), call_id, name, future),
+            ),
             ToolBody::Async(future) => future,
             ToolBody::Blocking(body) => Box::pin(run_blocking(
                 name,

@@ -24,7 +24,7 @@ use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
 use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
 use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
-use crate::registry::ToolRegistry;
+use crate::registry::{SharedRegistry, ToolRegistry};
 pub use executed::DEFAULT_MAX_RUNS;
 use pending::PendingApprovals;
 pub use pending::{DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS};
@@ -130,7 +130,7 @@ pub struct ToolExecutor {
 }
 
 struct Inner {
-    registry: Arc<ToolRegistry>,
+    registry: SharedRegistry,
     /// Fixed for the executor's life: a policy that changes (such as a
     /// shared [`RulePolicy`] whose per-tool rules are set later) does so
     /// behind its own `check`, so a call takes no lock here.
@@ -155,8 +155,9 @@ struct Inner {
 }
 
 impl ToolExecutor {
-    /// Starts an executor over `registry`.
-    pub fn builder(registry: impl Into<Arc<ToolRegistry>>) -> ToolExecutorBuilder {
+    /// Starts an executor over `registry`: a [`ToolRegistry`] (then fixed),
+    /// or a [`SharedRegistry`] that may change while the executor runs.
+    pub fn builder(registry: impl Into<SharedRegistry>) -> ToolExecutorBuilder {
         ToolExecutorBuilder {
             registry: registry.into(),
             policy: Arc::new(RulePolicy::default()),
@@ -178,9 +179,17 @@ impl ToolExecutor {
             .unwrap_or_else(|| ArtifactStore::in_workspace(cx.workspace_root()))
     }
 
-    /// The registry.
+    /// The registry as it stands now (a snapshot: a later change to a
+    /// shared registry does not affect it).
     #[must_use]
-    pub fn registry(&self) -> &Arc<ToolRegistry> {
+    pub fn registry(&self) -> Arc<ToolRegistry> {
+        self.inner.registry.snapshot()
+    }
+
+    /// The registry the executor resolves calls in, to change its tools
+    /// while it runs or to build discovery over the same tools.
+    #[must_use]
+    pub fn shared_registry(&self) -> &SharedRegistry {
         &self.inner.registry
     }
 
@@ -374,7 +383,7 @@ impl fmt::Debug for ToolExecutor {
 /// Builds a [`ToolExecutor`].
 #[must_use]
 pub struct ToolExecutorBuilder {
-    registry: Arc<ToolRegistry>,
+    registry: SharedRegistry,
     policy: Arc<dyn PermissionPolicy>,
     hooks: Vec<HookRegistration>,
     middleware: Vec<Arc<dyn Middleware>>,
@@ -499,16 +508,16 @@ impl ToolExecutorBuilder {
     /// registered tool: a typo would otherwise leave, say, a deny hook that
     /// never fires.
     pub fn build(mut self) -> Result<ToolExecutor, RuntimeError> {
-        let hooks = HookDispatcher::new(std::mem::take(&mut self.hooks), &self.registry)?;
-        let registry = &self.registry;
+        let registry = self.registry.snapshot();
+        let hooks = HookDispatcher::new(std::mem::take(&mut self.hooks), &registry)?;
         self.config.tool_timeouts = canonical_keys(
             std::mem::take(&mut self.config.tool_timeouts),
-            registry,
+            &registry,
             "`tool_timeout`",
         )?;
         self.config.tool_max_result_chars = canonical_keys(
             std::mem::take(&mut self.config.tool_max_result_chars),
-            registry,
+            &registry,
             "`tool_max_result_chars`",
         )?;
         let max_runs = self.config.max_runs;

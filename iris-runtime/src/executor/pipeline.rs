@@ -19,6 +19,7 @@ use super::admission::{Admission, Grant};
 use super::permissions::PermissionRequest;
 use super::resolve::{invalid_arguments, repair_input};
 use super::{ToolExecutor, ToolOutcome};
+use crate::ToolRegistry;
 use crate::hooks::{HookEvent, HookInput, HookResultView};
 use crate::observers::RunEvent;
 
@@ -50,10 +51,10 @@ pub(super) struct Unprepared {
     pub(super) result: ToolResult,
 }
 
-/// A call whose tool is known, its input repaired, not yet parsed.
-struct Resolved<'a> {
+/// A call whose tool is known (and held apart), its input repaired, not
+/// yet parsed.
+struct Resolved {
     call_id: String,
-    tool: &'a Arc<dyn DynTool>,
     arguments: Value,
     repairs: Vec<&'static str>,
 }
@@ -80,14 +81,25 @@ impl ToolExecutor {
     /// One call, from the model's block to its outcome.
     pub(super) async fn execute(&self, block: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
         let started = self.clock();
+        // The call keeps the registry snapshot it resolved in (and so its
+        // tool): a registry swapped meanwhile (an MCP server's tools
+        // refreshed) does not pull the tool from under it. The snapshot is
+        // held without touching a reference count.
+        let registry = self.inner.registry.peek();
+        let (tool, call) = match Self::resolve(&registry, block, cx) {
+            Ok(resolved) => resolved,
+            Err(unprepared) => return self.finish_unprepared(unprepared, cx, started),
+        };
         // Everything up to the body is synchronous and kept out of this
         // future, so what lives across the await is only what `finish`
         // needs.
-        match self.start(block, cx, started) {
+        match self.start(tool, call, cx, started) {
             Step::Body(running) => {
                 let definition = running.definition;
                 self.emit_started(&running.call_id, definition, cx);
-                let result = self.drive_body(definition.name(), running.body, cx).await;
+                let result = self
+                    .drive_body(&running.call_id, definition.name(), running.body, cx)
+                    .await;
                 let Running {
                     call_id, repairs, ..
                 } = running;
@@ -120,17 +132,23 @@ impl ToolExecutor {
     }
 
     /// The tool named in `block`, if offered, and its repaired input.
-    fn resolve(&self, block: ToolUseBlock, cx: &ToolContext) -> Result<Resolved<'_>, Unprepared> {
+    fn resolve<'r>(
+        registry: &'r ToolRegistry,
+        block: ToolUseBlock,
+        cx: &ToolContext,
+    ) -> Result<(&'r Arc<dyn DynTool>, Resolved), Unprepared> {
         let ToolUseBlock { id, name, input } = block;
-        match self.offered_tool(&name, cx) {
+        match super::resolve::offered_tool(registry, &name, cx) {
             Ok(tool) => {
                 let (arguments, repairs) = repair_input(input);
-                Ok(Resolved {
-                    call_id: id,
+                Ok((
                     tool,
-                    arguments,
-                    repairs,
-                })
+                    Resolved {
+                        call_id: id,
+                        arguments,
+                        repairs,
+                    },
+                ))
             }
             Err(result) => Err(Unprepared {
                 call_id: id,
@@ -145,12 +163,15 @@ impl ToolExecutor {
         block: ToolUseBlock,
         cx: &ToolContext,
     ) -> Result<(Prepared, ParsedArgs), Unprepared> {
-        let Resolved {
-            call_id,
+        let registry = self.inner.registry.peek();
+        let (
             tool,
-            arguments,
-            repairs,
-        } = self.resolve(block, cx)?;
+            Resolved {
+                call_id,
+                arguments,
+                repairs,
+            },
+        ) = Self::resolve(&registry, block, cx)?;
         match tool.parse_dyn(&arguments) {
             Ok(args) => Ok((
                 Prepared {
@@ -175,21 +196,16 @@ impl ToolExecutor {
     /// arguments boxed.
     fn start<'a>(
         &'a self,
-        block: ToolUseBlock,
+        tool: &'a Arc<dyn DynTool>,
+        call: Resolved,
         cx: &'a ToolContext,
         started: Option<Instant>,
     ) -> Step<'a> {
         let Resolved {
             call_id,
-            tool,
             arguments,
             repairs,
-        } = match self.resolve(block, cx) {
-            Ok(resolved) => resolved,
-            Err(unprepared) => {
-                return Step::Finished(Box::new(self.finish_unprepared(unprepared, cx, started)));
-            }
-        };
+        } = call;
         let definition = tool.definition_dyn();
         let staged = self.inner.staged.includes(definition);
         let mut admission = None;
@@ -256,7 +272,8 @@ impl ToolExecutor {
         let result = match admission {
             Admission::Start => {
                 self.emit_started(&prepared.call_id, prepared.tool.definition_dyn(), cx);
-                self.run_body(&*prepared.tool, args, cx).await
+                self.run_body(&prepared.call_id, &*prepared.tool, args, cx)
+                    .await
             }
             Admission::Staged => Box::pin(self.run_staged(&prepared, args, cx, None)).await,
             Admission::Refused(result) => result,
@@ -370,7 +387,8 @@ impl ToolExecutor {
         }
         ran.store(true, Ordering::Relaxed);
         self.emit_started(&prepared.call_id, prepared.tool.definition_dyn(), cx);
-        self.run_body(&*prepared.tool, args, cx).await
+        self.run_body(&prepared.call_id, &*prepared.tool, args, cx)
+            .await
     }
 
     fn emit_started(&self, call_id: &str, definition: &ToolDefinition, cx: &ToolContext) {

@@ -6,47 +6,45 @@ use std::sync::Arc;
 use iris_core::{DynTool, Exposure, ToolContext, ToolDefinition, ToolErrorKind, ToolResult};
 use serde_json::Value;
 
-use super::ToolExecutor;
+use crate::ToolRegistry;
 
-impl ToolExecutor {
-    /// The tool called `name`, if this request offers it; otherwise the
-    /// error result the model reads.
-    pub(super) fn offered_tool(
-        &self,
-        name: &str,
-        cx: &ToolContext,
-    ) -> Result<&Arc<dyn DynTool>, ToolResult> {
-        let Some(tool) = self.inner.registry.resolve(name) else {
-            return Err(ToolResult::error(
-                ToolErrorKind::UnknownTool,
-                self.unknown_tool_message(name),
-            ));
-        };
-        let definition = tool.definition_dyn();
-        if !is_offered(cx, definition) {
-            return Err(ToolResult::error(
-                ToolErrorKind::ToolNotAvailable,
-                format!(
-                    "tool `{}` is not available in this request; call only the tools offered (a deferred tool must be found with `tool_search` first)",
-                    definition.name()
-                ),
-            ));
-        }
-        Ok(tool)
-    }
-
-    fn unknown_tool_message(&self, name: &str) -> String {
-        let close = self.inner.registry.closest_names(name, 3);
-        let name = super::shorten(name);
-        if close.is_empty() {
-            format!("no tool is named `{name}`; call only the tools offered in this request")
-        } else {
-            let close: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+/// The tool called `name` in `registry`, if this request offers it;
+/// otherwise the error result the model reads.
+pub(super) fn offered_tool<'r>(
+    registry: &'r ToolRegistry,
+    name: &str,
+    cx: &ToolContext,
+) -> Result<&'r Arc<dyn DynTool>, ToolResult> {
+    let Some(tool) = registry.resolve(name) else {
+        return Err(ToolResult::error(
+            ToolErrorKind::UnknownTool,
+            unknown_tool_message(registry, name),
+        ));
+    };
+    let definition = tool.definition_dyn();
+    if !is_offered(cx, definition) {
+        return Err(ToolResult::error(
+            ToolErrorKind::ToolNotAvailable,
             format!(
-                "no tool is named `{name}`; did you mean {}? Call only the tools offered in this request",
-                close.join(" or ")
-            )
-        }
+                "tool `{}` is not available in this request; call only the tools offered (a deferred tool must be found with `tool_search` first)",
+                definition.name()
+            ),
+        ));
+    }
+    Ok(tool)
+}
+
+fn unknown_tool_message(registry: &ToolRegistry, name: &str) -> String {
+    let close = registry.closest_names(name, 3);
+    let name = super::shorten(name);
+    if close.is_empty() {
+        format!("no tool is named `{name}`; call only the tools offered in this request")
+    } else {
+        let close: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+        format!(
+            "no tool is named `{name}`; did you mean {}? Call only the tools offered in this request",
+            close.join(" or ")
+        )
     }
 }
 

@@ -1,19 +1,19 @@
 //! A connected MCP server's catalog as Iris tools.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use iris_core::{DynTool, Exposure, ToolDefinition, ToolName, ToolOrigin};
 use serde_json::Value;
 
 use super::McpError;
 use super::config::{AUTO_DEFER_ABOVE, McpExposure, McpServerConfig};
-use super::connection::Connection;
+use super::connection::{Connection, Session};
 use super::listing::list_all;
 use super::names::model_facing;
 use super::remote_tool::{Described, RemoteTool, capabilities};
-use crate::ToolRegistry;
+use crate::{SharedRegistry, ToolRegistry};
 
 /// Longest description kept; a longer one is cut and reported.
 pub const MAX_DESCRIPTION_CHARS: usize = 16 * 1024;
@@ -66,6 +66,13 @@ pub struct McpStats {
 /// A connected MCP server and its tools, ready to register.
 pub struct McpClient {
     connection: Arc<Connection>,
+    /// Shared with the tasks that keep registries current, which refresh
+    /// it when the server's tools change.
+    catalog: Arc<Mutex<Catalog>>,
+}
+
+/// The server's tools as last listed, and what listing made of them.
+struct Catalog {
     tools: Vec<Arc<RemoteTool>>,
     report: McpCatalogReport,
 }
@@ -74,7 +81,7 @@ impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpClient")
             .field("server", &self.connection.name())
-            .field("tools", &self.tools.len())
+            .field("tools", &self.catalog().tools.len())
             .finish_non_exhaustive()
     }
 }
@@ -88,12 +95,19 @@ impl McpClient {
     /// finish `initialize` in time, or its catalog cannot be listed.
     pub async fn connect(config: McpServerConfig) -> Result<Self, McpError> {
         let connection = Connection::open(config).await?;
-        let (tools, report) = catalog(&connection).await?;
+        let session = connection.current().ok_or_else(|| McpError::Unavailable {
+            server: connection.name().to_owned(),
+            message: "it went away before its tools were listed".to_owned(),
+        })?;
+        let (tools, report) = catalog(&connection, &session).await?;
         Ok(Self {
             connection,
-            tools,
-            report,
+            catalog: Arc::new(Mutex::new(Catalog { tools, report })),
         })
+    }
+
+    fn catalog(&self) -> std::sync::MutexGuard<'_, Catalog> {
+        self.catalog.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The server's configured name.
@@ -102,15 +116,24 @@ impl McpClient {
         self.connection.name()
     }
 
-    /// What connecting made of the catalog.
+    /// What listing made of the catalog: at connect, or at the latest
+    /// refresh of a registry this client keeps current
+    /// ([`McpClient::keep_current`]).
     #[must_use]
-    pub fn report(&self) -> &McpCatalogReport {
-        &self.report
+    pub fn report(&self) -> McpCatalogReport {
+        self.catalog().report.clone()
     }
 
-    /// The definitions of the server's tools, as the model sees them.
-    pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
-        self.tools.iter().map(|tool| &tool.definition)
+    /// The definitions of the server's tools, as the model sees them (as
+    /// of connecting, or of the latest refresh).
+    pub fn definitions(&self) -> impl Iterator<Item = ToolDefinition> + use<> {
+        let definitions: Vec<ToolDefinition> = self
+            .catalog()
+            .tools
+            .iter()
+            .map(|tool| tool.definition.clone())
+            .collect();
+        definitions.into_iter()
     }
 
     /// The process id of a stdio server's current process (`None` over
@@ -123,7 +146,8 @@ impl McpClient {
     /// The server's tools, for a registry built elsewhere (assembly).
     #[cfg(feature = "assembly")]
     pub(crate) fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        self.tools
+        self.catalog()
+            .tools
             .iter()
             .map(|tool| Arc::clone(tool) as Arc<dyn DynTool>)
             .collect()
@@ -148,7 +172,8 @@ impl McpClient {
     /// [`McpError::NameCollision`] naming both tools when a model-facing
     /// name is taken; then none of the server's tools is registered.
     pub fn register_into(&self, registry: &mut ToolRegistry) -> Result<(), McpError> {
-        for tool in &self.tools {
+        let tools = self.catalog().tools.clone();
+        for tool in &tools {
             let name = tool.definition.name();
             if let Some(existing) = registry.resolve(name.as_str()) {
                 return Err(McpError::NameCollision {
@@ -159,7 +184,7 @@ impl McpClient {
                 });
             }
         }
-        for tool in &self.tools {
+        for tool in &tools {
             let tool: Arc<dyn DynTool> = Arc::clone(tool) as _;
             registry
                 .register_dyn(tool)
@@ -168,6 +193,61 @@ impl McpClient {
                     message: error.to_string(),
                 })?;
         }
+        Ok(())
+    }
+
+    /// Keeps this server's tools in `registry` current: each time the
+    /// server announces `notifications/tools/list_changed` (or is started
+    /// again after it went away), its catalog is listed again and its
+    /// tools in `registry` are replaced in one swap. Calls in flight finish
+    /// with the tools they started with; the next request sees the new
+    /// catalog; a removed tool answers `unknown_tool`; new deferred tools
+    /// are found by `tool_search` (built over the same registry).
+    ///
+    /// Register the tools first ([`McpClient::register_into`] before the
+    /// executor is built, or [`McpClient::register_shared`]). The refresh
+    /// runs on the Tokio runtime until the registry or the server's tools
+    /// are dropped. A new tool whose name is taken is left out and
+    /// reported (in [`McpClient::report`] and in the logs); a listing that
+    /// fails leaves the tools as they were.
+    pub fn keep_current(&self, registry: &SharedRegistry) {
+        let connection = Arc::downgrade(&self.connection);
+        let catalog = Arc::downgrade(&self.catalog);
+        let registry = registry.downgrade();
+        let mut changes = self.connection.catalog_changed.subscribe();
+        tokio::spawn(async move {
+            // Ends when the connection is dropped: its sender closes.
+            while changes.changed().await.is_ok() {
+                let Some(connection) = connection.upgrade() else {
+                    return;
+                };
+                let Some(shared) = registry.upgrade() else {
+                    return;
+                };
+                match refresh(&connection, &shared).await {
+                    Ok(fresh) => {
+                        if let Some(catalog) = catalog.upgrade() {
+                            *catalog.lock().unwrap_or_else(PoisonError::into_inner) = fresh;
+                        }
+                    }
+                    Err(error) => tracing::warn!(
+                        server = %connection.name(), %error,
+                        "the MCP server's tools could not be listed again; they stay as they were"
+                    ),
+                }
+            }
+        });
+    }
+
+    /// Registers every tool of the server in `registry` (in one swap) and
+    /// keeps them current ([`McpClient::keep_current`]).
+    ///
+    /// # Errors
+    /// [`McpError::NameCollision`] naming both tools when a model-facing
+    /// name is taken; then none of the server's tools is registered.
+    pub fn register_shared(&self, registry: &SharedRegistry) -> Result<(), McpError> {
+        registry.update(|registry| self.register_into(registry))?;
+        self.keep_current(registry);
         Ok(())
     }
 
@@ -190,17 +270,56 @@ fn describe(tool: &dyn DynTool) -> String {
     }
 }
 
+/// Lists the catalog again and swaps the server's tools in `registry`
+/// for the new ones.
+async fn refresh(
+    connection: &Arc<Connection>,
+    registry: &SharedRegistry,
+) -> Result<Catalog, McpError> {
+    let (session, _) = connection.session().await?;
+    let (tools, mut report) = catalog(connection, &session).await?;
+    let server = connection.name();
+    let (added, removed) = registry
+        .update(|registry| {
+            let removed = registry.unregister_where(|tool| is_from(tool.as_ref(), server));
+            let mut added = Vec::with_capacity(tools.len());
+            for tool in &tools {
+                match registry.register_dyn(Arc::clone(tool) as Arc<dyn DynTool>) {
+                    Ok(_) => added.push(Arc::clone(tool)),
+                    Err(error) => report.skipped.push(McpSkipped {
+                        wire_name: tool.wire_name.clone(),
+                        reason: format!("its name is taken: {error}"),
+                    }),
+                }
+            }
+            Ok::<_, std::convert::Infallible>((added, removed.len()))
+        })
+        .unwrap_or_else(|never| match never {});
+    tracing::info!(
+        server = %server,
+        tools = added.len(),
+        before = removed,
+        "the MCP server's tools were listed again"
+    );
+    Ok(Catalog {
+        tools: added,
+        report,
+    })
+}
+
+/// Whether `tool` is one of MCP server `server`'s.
+fn is_from(tool: &dyn DynTool, server: &str) -> bool {
+    matches!(tool.definition_dyn().origin(), ToolOrigin::Mcp { server: s, .. } if s == server)
+}
+
 /// Lists the whole catalog (every page) and makes each wanted tool an Iris
 /// tool.
 async fn catalog(
     connection: &Arc<Connection>,
+    session: &Session,
 ) -> Result<(Vec<Arc<RemoteTool>>, McpCatalogReport), McpError> {
     let config = &connection.config;
     let server = config.name.as_str();
-    let session = connection.current().ok_or_else(|| McpError::Unavailable {
-        server: server.to_owned(),
-        message: "it went away before its tools were listed".to_owned(),
-    })?;
     let mut report = McpCatalogReport::default();
     let listed = list_all(&session.service, config, &mut report).await?;
     let wanted: Vec<_> = listed
@@ -216,11 +335,11 @@ async fn catalog(
             keep
         })
         .collect();
-    let exposure = match config.exposure {
+    let exposure = *connection.exposure.get_or_init(|| match config.exposure {
         McpExposure::Deferred => Exposure::Deferred,
         McpExposure::Auto if wanted.len() > AUTO_DEFER_ABOVE => Exposure::Deferred,
         McpExposure::Eager | McpExposure::Auto => Exposure::Eager,
-    };
+    });
     let mut tools = Vec::with_capacity(wanted.len());
     let mut names = HashSet::new();
     for tool in wanted {

@@ -3,19 +3,25 @@
 //! replaced after the server goes away, with bounded back-off between
 //! attempts.
 
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{RoleClient, RunningService};
+use iris_core::Exposure;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::io::AsyncBufReadExt as _;
 use tokio::process::{Child, Command};
+use tokio::sync::watch;
 
 use super::McpError;
 use super::config::{McpServerConfig, McpTransport, expand_env};
+use crate::ToolProgress;
 
 /// The first wait after a failed reconnect; each later one doubles.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -24,9 +30,16 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Longest line a stdio server may send (a large result is one line).
 const MAX_STDIO_LINE: usize = 64 * 1024 * 1024;
 
-/// What Iris tells servers about itself.
-#[derive(Debug, Clone, Default)]
-pub(super) struct IrisClient;
+/// What Iris tells servers about itself, and where it passes on what they
+/// announce.
+#[derive(Debug, Clone)]
+pub(super) struct IrisClient {
+    /// The connection's catalog-change counter; weak, so a session still
+    /// winding down does not keep it open.
+    catalog_changed: Weak<watch::Sender<u64>>,
+    /// Where each call's `notifications/progress` go, by progress token.
+    progress: Arc<ProgressRoutes>,
+}
 
 impl ClientHandler for IrisClient {
     fn get_info(&self) -> ClientConfig {
@@ -34,6 +47,20 @@ impl ClientHandler for IrisClient {
             ClientCapabilities::default(),
             Implementation::new("iris", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.deliver(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(changed) = self.catalog_changed.upgrade() {
+            changed.send_modify(|count| *count += 1);
+        }
     }
 }
 
@@ -107,18 +134,76 @@ pub(super) struct Connection {
     reconnecting: tokio::sync::Mutex<Backoff>,
     pub(super) counters: Counters,
     last_exit: Mutex<Option<String>>,
+    /// Counts `notifications/tools/list_changed` and reconnects (a server
+    /// started again may list other tools), for those keeping a registry
+    /// current.
+    pub(super) catalog_changed: Arc<watch::Sender<u64>>,
+    /// The exposure of the server's tools, decided when it first listed
+    /// them: `auto` does not flip a catalog between eager and deferred
+    /// while a model uses it.
+    pub(super) exposure: OnceLock<Exposure>,
+    /// The reporters of calls in flight, by their requests' progress
+    /// tokens.
+    pub(super) progress: Arc<ProgressRoutes>,
+}
+
+/// The progress reporters of calls in flight, by progress token. A
+/// notification for a token no call holds (late, or made up) is dropped.
+#[derive(Debug, Default)]
+pub(super) struct ProgressRoutes {
+    routes: Mutex<HashMap<ProgressToken, ToolProgress>>,
+}
+
+impl ProgressRoutes {
+    /// Sends `token`'s notifications to `progress` until the returned
+    /// guard is dropped.
+    pub(super) fn route(self: &Arc<Self>, token: ProgressToken, progress: ToolProgress) -> Route {
+        self.lock().insert(token.clone(), progress);
+        Route {
+            routes: Arc::clone(self),
+            token,
+        }
+    }
+
+    fn deliver(&self, params: ProgressNotificationParam) {
+        let Some(progress) = self.lock().get(&params.progress_token).cloned() else {
+            return;
+        };
+        progress.report(params.progress, params.total, params.message);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ToolProgress>> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A call's progress route, removed when the call ends.
+pub(super) struct Route {
+    routes: Arc<ProgressRoutes>,
+    token: ProgressToken,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        self.routes.lock().remove(&self.token);
+    }
 }
 
 impl Connection {
     /// Starts the server and initializes the session.
     pub(super) async fn open(config: McpServerConfig) -> Result<Arc<Self>, McpError> {
-        let session = start(&config).await?;
+        let catalog_changed = Arc::new(watch::channel(0).0);
+        let progress = Arc::new(ProgressRoutes::default());
+        let session = start(&config, &catalog_changed, &progress).await?;
         Ok(Arc::new(Self {
             config,
             live: RwLock::new(Some(Arc::new(session))),
             reconnecting: tokio::sync::Mutex::new(Backoff::default()),
             counters: Counters::default(),
             last_exit: Mutex::new(None),
+            catalog_changed,
+            exposure: OnceLock::new(),
+            progress,
         }))
     }
 
@@ -158,7 +243,7 @@ impl Connection {
                 ),
             });
         }
-        match start(&self.config).await {
+        match start(&self.config, &self.catalog_changed, &self.progress).await {
             Ok(session) => {
                 let session = Arc::new(session);
                 if let Ok(mut live) = self.live.write() {
@@ -166,6 +251,7 @@ impl Connection {
                 }
                 *backoff = Backoff::default();
                 self.counters.reconnects.fetch_add(1, Ordering::Relaxed);
+                self.catalog_changed.send_modify(|count| *count += 1);
                 tracing::info!(server = %self.config.name, "reconnected to the MCP server");
                 Ok((session, true))
             }
@@ -211,7 +297,15 @@ impl Connection {
 
 /// Starts the server `config` names and runs `initialize` within its
 /// startup timeout.
-async fn start(config: &McpServerConfig) -> Result<Session, McpError> {
+async fn start(
+    config: &McpServerConfig,
+    catalog_changed: &Arc<watch::Sender<u64>>,
+    progress: &Arc<ProgressRoutes>,
+) -> Result<Session, McpError> {
+    let handler = IrisClient {
+        catalog_changed: Arc::downgrade(catalog_changed),
+        progress: Arc::clone(progress),
+    };
     let timeout = config.startup_timeout();
     let server = config.name.clone();
     let too_slow = || McpError::Startup {
@@ -256,7 +350,7 @@ async fn start(config: &McpServerConfig) -> Result<Session, McpError> {
             }
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_LINE);
-            let service = tokio::time::timeout(timeout, IrisClient.serve(transport))
+            let service = tokio::time::timeout(timeout, handler.serve(transport))
                 .await
                 .map_err(|_| too_slow())?;
             let service = match service {
@@ -281,7 +375,7 @@ async fn start(config: &McpServerConfig) -> Result<Session, McpError> {
         }
         McpTransport::Http { url, headers } => {
             let transport = http_transport(&server, url, headers)?;
-            let service = tokio::time::timeout(timeout, IrisClient.serve(transport))
+            let service = tokio::time::timeout(timeout, handler.serve(transport))
                 .await
                 .map_err(|_| too_slow())?
                 .map_err(|error| McpError::Startup {

@@ -10,12 +10,16 @@ use iris_core::{
     ArgumentError, Capabilities, Capability, Exposure, Tool, ToolBody, ToolContext, ToolDefinition,
     ToolErrorKind, ToolName, ToolOrigin, ToolResult,
 };
-use rmcp::model::{CallToolRequestParams, JsonObject};
-use rmcp::service::ServiceError;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, JsonObject,
+    RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 
 use super::connection::Connection;
 use super::content::from_mcp;
+use crate::ToolProgress;
 
 /// A remote tool, bound to its server's connection.
 pub(super) struct RemoteTool {
@@ -148,7 +152,7 @@ impl RemoteTool {
         let timeout = connection.config.call_timeout();
         let params = CallToolRequestParams::new(self.wire_name.clone()).with_arguments(arguments);
         let peer = session.service.peer().clone();
-        let answer = tokio::time::timeout(timeout, peer.call_tool(params)).await;
+        let answer = tokio::time::timeout(timeout, self.request(&peer, params)).await;
         let mut result = match answer {
             Err(_) => self.failed(
                 ToolErrorKind::Timeout,
@@ -158,7 +162,15 @@ impl RemoteTool {
                     timeout.as_secs_f64()
                 ),
             ),
-            Ok(Ok(answer)) => from_mcp(server, answer),
+            Ok(Ok(ServerResult::CallToolResult(answer))) => from_mcp(server, answer),
+            Ok(Ok(_)) => self.failed(
+                ToolErrorKind::Execution,
+                format!(
+                    "MCP server `{server}` answered `{}` with something other than a tool result \
+                     (a task or a request for input, which Iris does not take yet)",
+                    self.wire_name
+                ),
+            ),
             Ok(Err(ServiceError::McpError(error))) => self.failed(
                 ToolErrorKind::Execution,
                 format!(
@@ -190,12 +202,65 @@ impl RemoteTool {
         result
     }
 
+    /// Sends `tools/call` and waits for the answer, passing the server's
+    /// progress notifications on to the call's observers meanwhile. Dropped
+    /// before the answer (the timeout, a cancelled run), it sends
+    /// `notifications/cancelled` for the request.
+    async fn request(
+        &self,
+        peer: &Peer<RoleClient>,
+        params: CallToolRequestParams,
+    ) -> Result<ServerResult, ServiceError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let mut abandoned = CancelOnDrop {
+            peer: Some(peer.clone()),
+            id: handle.id.clone(),
+        };
+        let _route = ToolProgress::current().map(|progress| {
+            self.connection
+                .progress
+                .route(handle.progress_token.clone(), progress)
+        });
+        let answer = handle.await_response().await;
+        abandoned.peer = None;
+        answer
+    }
+
     fn failed(&self, kind: ToolErrorKind, message: String) -> ToolResult {
         self.connection
             .counters
             .failures
             .fetch_add(1, Ordering::Relaxed);
         ToolResult::error(kind, message)
+    }
+}
+
+/// Sends `notifications/cancelled` for a request dropped before its answer.
+struct CancelOnDrop {
+    /// `None` once the answer came.
+    peer: Option<Peer<RoleClient>>,
+    id: RequestId,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let cancelled = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the caller stopped waiting (timeout or cancelled run)".to_owned()),
+        );
+        runtime.spawn(async move {
+            // The session may be gone already; then there is no one to tell.
+            let _ = peer.notify_cancelled(cancelled).await;
+        });
     }
 }
 

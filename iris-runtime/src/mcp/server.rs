@@ -24,8 +24,11 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
+use arc_swap::ArcSwapOption;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
 use super::content::to_mcp;
-use crate::{ApprovalDecision, ApprovalRequest, ToolExecutor, ToolOutcome};
+use crate::{ApprovalDecision, ApprovalRequest, ToolExecutor, ToolOutcome, ToolRegistry};
 
 /// Tools per `tools/list` page unless the options say otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -79,9 +82,14 @@ pub struct IrisServer {
     /// The run every call of this connection belongs to.
     run_id: RunId,
     next_call: Arc<AtomicU64>,
-    /// The context of every call when the offered set never changes
-    /// (every tool listed, or no deferred tool at all): built once.
-    fixed_context: Option<ToolContext>,
+    /// The context of every call when the offered set does not depend on
+    /// searches (every tool listed, or no deferred tool): built once per
+    /// registry snapshot, so a refreshed registry offers its new tools.
+    fixed_context: Arc<ArcSwapOption<FixedContext>>,
+    /// Cancelled when the last clone of this connection's server is
+    /// dropped (its session ended): stops telling the client of changes.
+    _ended: Arc<DropGuard>,
+    ended: CancellationToken,
     /// `tool_search` and what it disclosed, when deferred tools are served
     /// behind it.
     #[cfg(feature = "discovery")]
@@ -117,40 +125,34 @@ impl IrisServer {
                 None
             }
         };
-        let any_deferred = executor
-            .registry()
-            .tools()
-            .any(|tool| tool.definition_dyn().exposure() == Exposure::Deferred);
         #[cfg(feature = "discovery")]
-        let discovery = (any_deferred && options.tools == ServedTools::EagerAndSearch)
-            .then(|| {
-                crate::discovery::Discovery::builder(Arc::clone(executor.registry()))
-                    .build()
-                    .map_err(|error| tracing::warn!(%error, "`tool_search` cannot be served"))
-                    .ok()
-            })
-            .flatten()
-            .map(Arc::new);
-        let mut server = Self {
+        let discovery = (options.tools == ServedTools::EagerAndSearch
+            && executor
+                .registry()
+                .resolve(crate::discovery::TOOL_SEARCH)
+                .is_some())
+        .then(|| {
+            crate::discovery::Discovery::builder(executor.shared_registry())
+                .build()
+                .map_err(|error| tracing::warn!(%error, "`tool_search` cannot be served"))
+                .ok()
+        })
+        .flatten()
+        .map(Arc::new);
+        let ended = CancellationToken::new();
+        Self {
             executor,
             options: Arc::new(options),
             run_id: RunId::new(format!("mcp-{}-{connection}", std::process::id())),
             next_call: Arc::new(AtomicU64::new(0)),
-            fixed_context: None,
+            fixed_context: Arc::new(ArcSwapOption::empty()),
+            _ended: Arc::new(ended.clone().drop_guard()),
+            ended,
             #[cfg(feature = "discovery")]
             discovery,
             #[cfg(feature = "fs-tools")]
             files,
-        };
-        if !any_deferred || server.options.tools == ServedTools::All {
-            let mut builder = server.context_builder();
-            if any_deferred {
-                // A client calls what it was listed: deferred tools too.
-                builder = builder.offered(server.listed().map(|d| d.name().clone()));
-            }
-            server.fixed_context = Some(builder.build());
         }
-        server
     }
 
     /// The same executor and options for another connection (a run of its
@@ -172,11 +174,10 @@ impl IrisServer {
         &self.options
     }
 
-    /// The definitions listed, in registry order.
-    fn listed(&self) -> impl Iterator<Item = &ToolDefinition> {
+    /// The definitions of `registry` listed, in registry order.
+    fn listed<'r>(&self, registry: &'r ToolRegistry) -> impl Iterator<Item = &'r ToolDefinition> {
         let tools = self.options.tools;
-        self.executor
-            .registry()
+        registry
             .tools()
             .map(|tool| tool.definition_dyn())
             .filter(move |definition| match tools {
@@ -189,22 +190,37 @@ impl IrisServer {
     /// or (deferred tools behind `tool_search`) the eager ones and those
     /// `tool_search` disclosed to this connection so far.
     pub(super) fn context(&self) -> ToolContext {
-        if let Some(cx) = &self.fixed_context {
-            return cx.clone();
-        }
-        let builder = self.context_builder();
         #[cfg(feature = "discovery")]
-        let builder = match &self.discovery {
-            Some(discovery) => {
-                let disclosed = discovery.disclosed(&self.run_id);
-                let eager = self.listed().map(|d| d.name().clone());
-                builder
-                    .offered(eager.chain(disclosed))
-                    .shared_state(Arc::clone(discovery))
-            }
-            None => builder,
-        };
-        builder.build()
+        if let Some(discovery) = &self.discovery {
+            let registry = self.executor.registry();
+            let disclosed = discovery.disclosed(&self.run_id);
+            let eager = self.listed(&registry).map(|d| d.name().clone());
+            return self
+                .context_builder()
+                .offered(eager.chain(disclosed))
+                .shared_state(Arc::clone(discovery))
+                .build();
+        }
+        let registry = self.executor.shared_registry().peek();
+        if let Some(fixed) = &*self.fixed_context.load()
+            && Arc::ptr_eq(&fixed.registry, &registry)
+        {
+            return fixed.cx.clone();
+        }
+        let mut builder = self.context_builder();
+        if registry
+            .tools()
+            .any(|tool| tool.definition_dyn().exposure() == Exposure::Deferred)
+        {
+            // A client calls what it was listed: deferred tools too.
+            builder = builder.offered(self.listed(&registry).map(|d| d.name().clone()));
+        }
+        let cx = builder.build();
+        self.fixed_context.store(Some(Arc::new(FixedContext {
+            registry: Arc::clone(&registry),
+            cx: cx.clone(),
+        })));
+        cx
     }
 
     fn context_builder(&self) -> iris_core::ToolContextBuilder {
@@ -296,6 +312,35 @@ impl IrisServer {
     }
 }
 
+/// A connection's call context for one registry snapshot.
+struct FixedContext {
+    registry: Arc<ToolRegistry>,
+    cx: ToolContext,
+}
+
+/// Tells the client each time the served registry changes (an MCP
+/// server's tools behind it refreshed, tools added), until the session
+/// ends or the client cannot be told.
+fn announce_changes(
+    registry: &crate::SharedRegistry,
+    peer: rmcp::Peer<RoleServer>,
+    ended: CancellationToken,
+) {
+    let mut changes = registry.subscribe();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = ended.cancelled() => return,
+                next = changes.changed() => if next.is_err() { return },
+            }
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::debug!(%error, "the client could not be told that the tools changed");
+                return;
+            }
+        }
+    });
+}
+
 /// Largest artifact `resources/read` returns whole; past it, the client is
 /// told to page it with `read_file`.
 pub const MAX_RESOURCE_BYTES: u64 = 32 * 1024 * 1024;
@@ -372,6 +417,7 @@ impl ServerHandler for IrisServer {
         // Resources: the artifacts that previews name, read by handle.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_resources()
             .build();
         let mut config = ServerConfig::new(capabilities).with_server_info(Implementation::new(
@@ -382,6 +428,14 @@ impl ServerHandler for IrisServer {
             config = config.with_instructions(instructions.clone());
         }
         config
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        announce_changes(
+            self.executor.shared_registry(),
+            context.peer,
+            self.ended.clone(),
+        );
     }
 
     async fn list_tools(
@@ -399,8 +453,9 @@ impl ServerHandler for IrisServer {
             })?,
         };
         let page_size = self.options.page_size.max(1);
+        let registry = self.executor.registry();
         let mut page: Vec<mcp::Tool> = self
-            .listed()
+            .listed(&registry)
             .skip(start)
             .take(page_size + 1)
             .map(listing)
@@ -427,7 +482,7 @@ impl ServerHandler for IrisServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<mcp::Tool> {
-        self.listed()
+        self.listed(&self.executor.registry())
             .find(|definition| definition.answers_to(name))
             .map(listing)
     }

@@ -468,9 +468,8 @@ impl AgentRunner {
         cx: &RunContext,
         disclosed: &[iris_core::ToolName],
     ) -> Result<ToolContext, RunError> {
-        let offered = self
-            .agent
-            .registry()
+        let registry = self.agent.registry();
+        let offered = registry
             .tools()
             .map(|t| t.definition_dyn())
             .filter(|d| d.exposure() == iris_core::Exposure::Eager || disclosed.contains(d.name()))

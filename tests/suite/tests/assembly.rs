@@ -103,6 +103,24 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     path
 }
 
+/// The tools of the every-key file, `cube` deferred behind `tool_search`.
+fn check_tools_and_deferral(agent: &Agent) -> iris::runtime::discovery::ToolRequest {
+    let registry = agent.registry();
+    for tool in ["read_file", "write_file", "double", "cube", "tool_search"] {
+        assert!(registry.resolve(tool).is_some(), "{tool}");
+    }
+    let cube = registry.resolve("cube").expect("cube");
+    assert_eq!(cube.definition_dyn().exposure(), iris::Exposure::Deferred);
+    let discovery = agent.discovery().expect("deferral needs discovery");
+    let request = discovery.request(&registry.view(), &RunId::new("r"));
+    let offered: Vec<&str> = request.offered.iter().map(iris::ToolName::as_str).collect();
+    assert!(
+        offered.contains(&"double") && !offered.contains(&"cube"),
+        "{offered:?}"
+    );
+    request
+}
+
 #[tokio::test]
 async fn every_key_assembles() {
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -158,18 +176,7 @@ context_policy: { enabled: true, deferred_tools: true }
     assert_eq!(model.model, "gpt-4.1-mini");
     assert_eq!(model.max_tokens, Some(400));
     assert_eq!(agent.max_steps(), Some(12));
-    for tool in ["read_file", "write_file", "double", "cube", "tool_search"] {
-        assert!(agent.registry().resolve(tool).is_some(), "{tool}");
-    }
-    let cube = agent.registry().resolve("cube").expect("cube");
-    assert_eq!(cube.definition_dyn().exposure(), iris::Exposure::Deferred);
-    let discovery = agent.discovery().expect("deferral needs discovery");
-    let request = discovery.request(&agent.registry().view(), &RunId::new("r"));
-    let offered: Vec<&str> = request.offered.iter().map(iris::ToolName::as_str).collect();
-    assert!(
-        offered.contains(&"double") && !offered.contains(&"cube"),
-        "{offered:?}"
-    );
+    let request = check_tools_and_deferral(&agent);
 
     let cx = agent
         .context_builder(dir.path(), RunId::new("r"))

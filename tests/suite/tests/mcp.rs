@@ -18,6 +18,9 @@ mod client_filesystem;
 #[path = "mcp/client_iris.rs"]
 mod client_iris;
 
+#[path = "mcp/catalog_changes.rs"]
+mod catalog_changes;
+
 #[path = "mcp/server_python.rs"]
 mod server_python;
 

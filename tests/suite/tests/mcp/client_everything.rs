@@ -1,7 +1,8 @@
 //! The client against `@modelcontextprotocol/server-everything` over
 //! stdio, through the executor: the catalog listed and named, calls with
 //! text, numbers, an image, resources and structured content, arguments
-//! refused before they leave, a timeout, and a server killed mid-call.
+//! refused before they leave, a timeout, progress passed to observers,
+//! and a server killed mid-call.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -215,6 +216,68 @@ async fn a_slow_call_times_out_and_a_killed_server_is_reconnected() {
     assert!(again.text_content().contains("back"), "{again:?}");
     assert_eq!(again.stats().get("mcp_reconnected"), Some(&json!(true)));
     assert_eq!(client.stats().reconnects, 1);
+}
+
+/// Keeps the progress events it sees.
+#[derive(Default)]
+struct Progress(std::sync::Mutex<Vec<iris::RunEvent>>);
+
+impl iris::RunEventObserver for Progress {
+    fn on_event(&self, event: &iris::RunEvent) {
+        if matches!(event, iris::RunEvent::ToolProgress { .. }) {
+            self.0.lock().unwrap().push(event.clone());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_progress_reaches_observers_as_tool_progress() {
+    let client = McpClient::connect(everything()).await.unwrap();
+    let seen = Arc::new(Progress::default());
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(iris::Rule::Allow))
+        .shared_observer(Arc::clone(&seen) as Arc<dyn iris::RunEventObserver>)
+        .build()
+        .unwrap();
+    let done = executor
+        .execute_one(
+            ToolUseBlock::new(
+                "slow",
+                "everything__trigger-long-running-operation",
+                json!({"duration": 2, "steps": 4}),
+            ),
+            &cx(),
+        )
+        .await;
+    let done = done.result().unwrap();
+    assert!(done.error_kind().is_none(), "{done:?}");
+    // Observers run on their own threads: give them a moment.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while seen.0.lock().unwrap().len() < 4 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let events = seen.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 4, "one event per step: {events:?}");
+    for (step, event) in events.iter().enumerate() {
+        let iris::RunEvent::ToolProgress {
+            call_id,
+            tool,
+            progress,
+            total,
+            ..
+        } = event
+        else {
+            unreachable!("only progress is kept");
+        };
+        assert_eq!(call_id, "slow");
+        assert_eq!(tool.as_str(), "everything__trigger-long-running-operation");
+        #[allow(clippy::cast_precision_loss, reason = "four steps")]
+        let expected = (step + 1) as f64;
+        assert!((progress - expected).abs() < f64::EPSILON, "{events:?}");
+        assert_eq!(*total, Some(4.0), "{events:?}");
+    }
 }
 
 /// Kills the process `pid` at once (as a crash would end it).

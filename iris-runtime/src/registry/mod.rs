@@ -11,6 +11,9 @@ use iris_core::{
 
 use crate::error::RuntimeError;
 
+mod shared;
+pub use shared::SharedRegistry;
+
 /// Owns the tools and resolves names and aliases to them.
 ///
 /// A name or alias that another tool already answers to is refused with an
@@ -149,6 +152,31 @@ impl ToolRegistry {
             }
         }
         Ok(self)
+    }
+
+    /// Removes the tools `remove` picks (with their names and aliases) and
+    /// hands them back, for a source whose tools changed (an MCP server's
+    /// catalog refreshed); the others keep their registration order.
+    pub fn unregister_where(
+        &mut self,
+        mut remove: impl FnMut(&Arc<dyn DynTool>) -> bool,
+    ) -> Vec<Arc<dyn DynTool>> {
+        let (removed, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.tools)
+            .into_iter()
+            .partition(|tool| remove(tool));
+        if removed.is_empty() {
+            self.tools = kept;
+            return removed;
+        }
+        self.by_name.clear();
+        for (index, tool) in kept.iter().enumerate() {
+            let definition = tool.definition_dyn();
+            for name in std::iter::once(definition.name()).chain(definition.aliases()) {
+                self.by_name.insert(name.to_string(), index);
+            }
+        }
+        self.tools = kept;
+        removed
     }
 
     /// Drops the tools registered from index `first` on.

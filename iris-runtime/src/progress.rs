@@ -1,0 +1,93 @@
+//! Progress a tool reports while its body runs, handed to observers as
+//! [`RunEvent::ToolProgress`] without ever waiting for them.
+//!
+//! The executor puts a reporter in scope around an async body (only when it
+//! has observers, so a call nobody watches pays nothing); the body, or an
+//! MCP server through the client's `notifications/progress`, reports
+//! through it.
+
+use std::sync::Arc;
+
+use iris_core::{RunId, ToolName};
+
+use crate::ToolExecutor;
+use crate::observers::RunEvent;
+
+tokio::task_local! {
+    static CURRENT: ToolProgress;
+}
+
+/// Reports the progress of one running call to the executor's observers.
+///
+/// Cheap to clone; reporting never blocks (an observer that falls behind
+/// loses events, counted in its stats).
+#[derive(Clone)]
+pub struct ToolProgress {
+    call: Arc<Watched>,
+}
+
+struct Watched {
+    executor: ToolExecutor,
+    run_id: RunId,
+    call_id: String,
+    tool: ToolName,
+}
+
+impl ToolProgress {
+    /// The reporter of the call whose async body is running here, when
+    /// its executor has observers; `None` otherwise (on a blocking body's
+    /// thread, or outside a call).
+    #[must_use]
+    pub fn current() -> Option<Self> {
+        CURRENT.try_with(Clone::clone).ok()
+    }
+
+    /// Reports that `progress` of `total` (when known) is done, with an
+    /// optional message for the person watching.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let call = &self.call;
+        call.executor.emit_event(RunEvent::ToolProgress {
+            run_id: call.run_id.clone(),
+            call_id: call.call_id.clone(),
+            tool: call.tool.clone(),
+            progress,
+            total,
+            message,
+        });
+    }
+
+    /// The call reported on.
+    #[must_use]
+    pub fn call_id(&self) -> &str {
+        &self.call.call_id
+    }
+}
+
+impl std::fmt::Debug for ToolProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolProgress")
+            .field("run_id", &self.call.run_id)
+            .field("call_id", &self.call.call_id)
+            .field("tool", &self.call.tool)
+            .finish()
+    }
+}
+
+/// Runs `body` with a reporter for its call in scope.
+pub(crate) async fn in_scope<F: Future>(
+    executor: &ToolExecutor,
+    run_id: &RunId,
+    call_id: &str,
+    tool: &ToolName,
+    body: F,
+) -> F::Output {
+    let progress = ToolProgress {
+        call: Arc::new(Watched {
+            executor: executor.clone(),
+            run_id: run_id.clone(),
+            call_id: call_id.to_owned(),
+            tool: tool.clone(),
+        }),
+    };
+    CURRENT.scope(progress, body).await
+}
