@@ -210,6 +210,14 @@ impl ToolDefinition {
         self
     }
 
+    /// The definition with `schema` as its output schema (the schema of
+    /// its results' `data`), for code that builds definitions of its own.
+    #[must_use]
+    pub(crate) fn with_output_schema(mut self, schema: Option<Value>) -> Self {
+        self.output_schema = schema.map(Arc::new);
+        self
+    }
+
     /// A copy with another origin, as for tools that ship with Iris.
     #[must_use]
     pub fn with_origin(mut self, origin: ToolOrigin) -> Self {

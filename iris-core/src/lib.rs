@@ -54,6 +54,7 @@ mod locate;
 mod middleware;
 mod name;
 mod nulls;
+mod output_probe;
 mod patch;
 pub mod provider;
 mod result;

@@ -26,6 +26,9 @@ pub use crate::error::ArgumentError;
 pub use crate::error::MiddlewareError;
 pub use crate::into_result::IntoToolResult;
 pub use crate::middleware::{IntoMiddlewareResult, Middleware, Next};
+pub use crate::output_probe::{
+    OutputOf, OutputSchemaFn, OutputViaIntoToolResult, OutputViaJson, OutputViaOk, OutputViaSchema,
+};
 pub use crate::result::ToolResult;
 pub use crate::tool::{BoxFuture, DynTool, Tool, ToolBody};
 pub use crate::toolbox::Toolbox;
@@ -102,20 +105,32 @@ pub trait ToolParam: DeserializeOwned + JsonSchema {}
 
 impl<T: DeserializeOwned + JsonSchema> ToolParam for T {}
 
-/// The cached definition of a tool whose arguments are `A`.
-pub fn definition<A: ToolParam>(tool: &'static ToolStatic) -> &'static ToolDefinition {
-    definition_with(tool, input_schema_for::<A>)
+/// The cached definition of a tool whose arguments are `A`, with the output
+/// schema `output` makes (when its return type has one).
+pub fn definition<A: ToolParam>(
+    tool: &'static ToolStatic,
+    output: OutputSchemaFn,
+) -> &'static ToolDefinition {
+    definition_with(tool, input_schema_for::<A>, output)
 }
 
 // The cache is reached through a function pointer, so its code (the
 // `OnceLock` and its closure) is compiled once here rather than per tool.
-fn definition_with(tool: &'static ToolStatic, schema: fn() -> Value) -> &'static ToolDefinition {
+fn definition_with(
+    tool: &'static ToolStatic,
+    schema: fn() -> Value,
+    output: OutputSchemaFn,
+) -> &'static ToolDefinition {
     tool.definition
-        .get_or_init(|| build_definition(&tool.meta, schema()))
+        .get_or_init(|| build_definition(&tool.meta, schema(), output.map(|make| make())))
 }
 
 // Not generic, so it is compiled once here rather than once per tool.
-fn build_definition(meta: &'static ToolMeta, schema: Value) -> ToolDefinition {
+fn build_definition(
+    meta: &'static ToolMeta,
+    schema: Value,
+    output_schema: Option<Value>,
+) -> ToolDefinition {
     let description = normalize_doc(meta.description);
     // A blank `include_str!` file is the one thing the macro cannot see;
     // the name is a better description than none.
@@ -142,6 +157,7 @@ fn build_definition(meta: &'static ToolMeta, schema: Value) -> ToolDefinition {
             max_chars: meta.max_result_chars,
         },
     )
+    .with_output_schema(output_schema)
 }
 
 /// Joins doc comment lines the way rustdoc shows them: the common

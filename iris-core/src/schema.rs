@@ -100,6 +100,24 @@ fn tidy_root(root: &mut Map<String, Value>) {
     }
 }
 
+/// The JSON Schema (2020-12) of what `T` serializes to, as a tool's output
+/// schema (the schema of its result's `data`): without the root
+/// `$schema`/`title`/`description`, and with no constraint added that `T`
+/// does not state.
+#[must_use]
+pub fn output_schema_for<T: JsonSchema>() -> Value {
+    let mut settings = SchemaSettings::draft2020_12().for_serialize();
+    settings.meta_schema = None;
+    let mut value = Value::from(settings.into_generator().into_root_schema_for::<T>());
+    collapse_unit_enums(&mut value);
+    if let Value::Object(root) = &mut value {
+        for noise in ["$schema", "title", "description"] {
+            root.shift_remove(noise);
+        }
+    }
+    value
+}
+
 /// The schema of a tool that takes no arguments.
 #[must_use]
 pub fn empty_object_schema() -> Value {

@@ -17,6 +17,8 @@ import asyncio
 import json
 import sys
 
+import jsonschema
+
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -58,6 +60,10 @@ async def check(streams, report, elicitation):
             report["chart"] = await call(session, "chart", {})
             report["fail"] = await call(session, "fail", {})
             report["weather"] = await call(session, "weather", {"city": "Oslo"})
+            report["forecast"] = await call(session, "forecast", {"city": "Oslo"})
+            listed = next(t for t in report["tools"] if t["name"] == "forecast")
+            jsonschema.validate(report["forecast"]["structuredContent"], listed["outputSchema"])
+            report["forecast_validates"] = True
             report["bad_arguments"] = await call(session, "square", {"value": "seven"})
             report["asked_without_elicitation"] = await call(
                 session, "delete_note", {"title": "groceries"}

@@ -189,8 +189,9 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
         |n| quote!(::core::option::Option::Some(#n)),
     );
     let schema_span = args_span(tool);
+    let output = output_schema(tool, p);
     let build = respan(
-        quote!(#p::definition::<#args_ty>(&__IRIS_TOOL)),
+        quote!(#p::definition::<#args_ty>(&__IRIS_TOOL, __iris_output)),
         schema_span,
     );
     quote! {
@@ -204,9 +205,38 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
                 deferred: #deferred,
                 max_result_chars: #max_result_chars,
             });
+            let __iris_output = #output;
             #build
         }
     }
+}
+
+/// How the output schema is made: picked from the declared return type by
+/// method resolution (`Json<T>`, `Result<T, E>` or `T` with
+/// `T: JsonSchema` give `T`'s; text and other results none). A return type
+/// that cannot be named inside the tool's impl (`impl Trait`, `Self`, `_`)
+/// has none.
+fn output_schema(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+    match &tool.output {
+        Output::Type(ty) if nameable(&ty.to_token_stream()) => quote! {{
+            use #p::{
+                OutputViaIntoToolResult as _, OutputViaJson as _, OutputViaOk as _,
+                OutputViaSchema as _,
+            };
+            (&&&&&#p::OutputOf::<#ty>::NEW).__iris_output_schema()
+        }},
+        _ => quote!(::core::option::Option::None),
+    }
+}
+
+/// Whether a type written in the signature means the same inside the
+/// generated impl.
+fn nameable(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().all(|token| match token {
+        TokenTree::Ident(ident) => ident != "impl" && ident != "Self" && ident != "_",
+        TokenTree::Group(group) => nameable(&group.stream()),
+        TokenTree::Punct(_) | TokenTree::Literal(_) => true,
+    })
 }
 
 /// The doc lines as one expression: a single literal when they are all

@@ -1,7 +1,7 @@
 //! An Iris registry served over MCP for the MCP tests: typed tools, an
-//! image, an error, a structured result with an output schema, a tool the
-//! policy asks about, the file tools, and padding tools so `tools/list`
-//! takes several pages.
+//! image, an error, structured results with output schemas (hand-made, and
+//! from a typed return), a tool the policy asks about, the file tools, and
+//! padding tools so `tools/list` takes several pages.
 //!
 //! `iris-mcp-test-server [stdio | http] [--page-size N] [--padding N] [--deferred]
 //! [--search] [--workspace DIR]`
@@ -35,6 +35,32 @@ fn square(
 #[iris::tool(read_only)]
 fn chart() -> ToolResult {
     ToolResult::text("a chart").with_image(iris::ImageBlock::from_bytes("image/png", PIXEL_PNG))
+}
+
+/// A city's forecast.
+#[derive(iris::serde::Serialize, iris::schemars::JsonSchema)]
+#[serde(crate = "iris::serde")]
+#[schemars(crate = "iris::schemars")]
+struct CityForecast {
+    /// The city.
+    city: String,
+    /// The temperature, in degrees Celsius.
+    celsius: f64,
+    /// What the sky does, hour by hour.
+    conditions: Vec<String>,
+}
+
+/// Forecast a city's weather (a typed result: served with its output schema).
+#[iris::tool(read_only)]
+fn forecast(
+    /// The city.
+    city: String,
+) -> CityForecast {
+    CityForecast {
+        city,
+        celsius: 18.5,
+        conditions: vec!["sun".to_owned(), "clouds".to_owned()],
+    }
 }
 
 /// Always fail, saying why.
@@ -132,6 +158,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .register(Fail)?
         .register(DeleteNote)?
         .register(weather()?)?
+        .register(Forecast)?
         .register(LongReport)?;
     register_file_tools(&mut registry)?;
     let exposure = if deferred {

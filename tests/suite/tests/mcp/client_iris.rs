@@ -16,8 +16,8 @@ async fn every_page_is_listed_and_calls_cross_both_executors() {
     let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
     let config = McpServerConfig::stdio("iris", server, ["stdio", "--padding", "40"]);
     let client = McpClient::connect(config).await.expect("connects");
-    // 9 tools and 40 padding tools, 3 to a page: 17 pages.
-    assert_eq!(client.definitions().count(), 49);
+    // 10 tools and 40 padding tools, 3 to a page: 17 pages.
+    assert_eq!(client.definitions().count(), 50);
     // More than 20 tools: deferred behind `tool_search`.
     assert!(
         client
@@ -69,7 +69,7 @@ async fn the_client_reaches_a_server_over_streamable_http() {
     let client = McpClient::connect(config)
         .await
         .expect("connects over HTTP");
-    assert_eq!(client.definitions().count(), 9);
+    assert_eq!(client.definitions().count(), 10);
     let mut registry = ToolRegistry::new();
     client.register_into(&mut registry).unwrap();
     let executor = ToolExecutor::builder(registry).build().unwrap();

@@ -43,6 +43,7 @@ fn the_inspector_lists_and_calls() {
             "fail",
             "delete_note",
             "weather",
+            "forecast",
             "long_report",
             "read_file",
             "write_file",

@@ -56,9 +56,9 @@ fn the_python_client_lists_and_calls_over_http() {
 fn assert_report(report: &Value) {
     let report = report.clone();
     assert_eq!(report["server"]["name"], "iris");
-    // Nine tools, three to a page.
-    assert_eq!(report["pages"], 3);
-    assert_eq!(report["tools"].as_array().unwrap().len(), 9);
+    // Ten tools, three to a page.
+    assert_eq!(report["pages"], 4);
+    assert_eq!(report["tools"].as_array().unwrap().len(), 10);
 
     let square = tool(&report, "square");
     assert_eq!(square["inputSchema"]["required"], json!(["value"]));
@@ -81,6 +81,19 @@ fn assert_report(report: &Value) {
         report["weather"]["structuredContent"],
         json!({"city": "Oslo", "celsius": 21.5})
     );
+    // A typed return is listed with its output schema, and its result
+    // validates against it (checked by the client with `jsonschema`).
+    let forecast = tool(&report, "forecast");
+    assert_eq!(forecast["outputSchema"]["type"], "object");
+    assert_eq!(
+        forecast["outputSchema"]["required"],
+        json!(["city", "celsius", "conditions"])
+    );
+    assert_eq!(
+        report["forecast"]["structuredContent"],
+        json!({"city": "Oslo", "celsius": 18.5, "conditions": ["sun", "clouds"]})
+    );
+    assert_eq!(report["forecast_validates"], true);
     assert_eq!(report["bad_arguments"]["isError"], true);
     let text = report["bad_arguments"]["content"][0]["text"]
         .as_str()
