@@ -218,7 +218,7 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
 /// has none.
 fn output_schema(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     match &tool.output {
-        Output::Type(ty) if nameable(&ty.to_token_stream()) => quote! {{
+        Output::Type(ty) if nameable(&ty.to_token_stream()) && !is_text(ty) => quote! {{
             use #p::{
                 OutputViaIntoToolResult as _, OutputViaJson as _, OutputViaOk as _,
                 OutputViaSchema as _,
@@ -226,6 +226,30 @@ fn output_schema(tool: &ToolFn, p: &TokenStream) -> TokenStream {
             (&&&&&#p::OutputOf::<#ty>::NEW).__iris_output_schema()
         }},
         _ => quote!(::core::option::Option::None),
+    }
+}
+
+/// `String`, `&str`, `ToolResult`, or `Result` of one of them: a result with
+/// no `data` of a known shape, seen without asking the compiler (the
+/// common text-returning tool pays nothing for output schemas).
+fn is_text(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(reference) => {
+            matches!(&*reference.elem, syn::Type::Path(path) if path.path.is_ident("str"))
+        }
+        syn::Type::Path(path) if path.qself.is_none() => {
+            let Some(last) = path.path.segments.last() else {
+                return false;
+            };
+            match &last.arguments {
+                syn::PathArguments::None => last.ident == "String" || last.ident == "ToolResult",
+                syn::PathArguments::AngleBracketed(args) if last.ident == "Result" => {
+                    matches!(args.args.first(), Some(syn::GenericArgument::Type(ok)) if is_text(ok))
+                }
+                _ => false,
+            }
+        }
+        _ => false,
     }
 }
 
