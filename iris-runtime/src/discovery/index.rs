@@ -32,7 +32,6 @@ const EXAMPLE_WEIGHT: f32 = 0.1;
 pub(crate) struct IndexedTool {
     pub(crate) name: ToolName,
     pub(crate) summary: String,
-    length: f32,
 }
 
 /// A term's postings: (tool, weighted frequency), in tool order.
@@ -48,6 +47,9 @@ pub struct SearchIndex {
     /// words repeat across a catalog, and this skips stemming them again.
     word_ids: FxHashMap<Box<str>, u32>,
     postings: Vec<Postings>,
+    /// Each tool's weighted length, by tool id: read for every posting a
+    /// query touches, so kept dense rather than beside the tool's name.
+    lengths: Vec<f32>,
     total_length: f64,
 }
 
@@ -69,12 +71,13 @@ enum QueryTerm {
     Unseen,
 }
 
-/// Per-thread buffers of a query: dense score arrays are far faster to
-/// accumulate into than a map, and are kept zeroed between queries.
+/// Per-thread buffers of a query: a dense array is far faster to
+/// accumulate into than a map, and is kept zeroed between queries.
 #[derive(Default)]
 struct Scratch {
-    scores: Vec<f32>,
-    matched: Vec<f32>,
+    /// Per tool: (score, matched IDF), side by side so a posting touches
+    /// one cache line.
+    slots: Vec<(f32, f32)>,
     touched: Vec<u32>,
 }
 
@@ -154,10 +157,10 @@ impl SearchIndex {
             self.postings[term_id as usize].push((id, frequency));
         }
         self.total_length += f64::from(length);
+        self.lengths.push(length);
         self.tools.push(IndexedTool {
             name: definition.name().clone(),
             summary: summary_of(definition.description()),
-            length,
         });
     }
 
@@ -195,7 +198,7 @@ impl SearchIndex {
                 t.name.as_str().len() + t.summary.capacity() + std::mem::size_of::<IndexedTool>()
             })
             .sum();
-        postings + terms + tools
+        postings + terms + tools + self.lengths.capacity() * std::mem::size_of::<f32>()
     }
 
     /// The `limit` best tools for `query` with their scores, best first
@@ -228,15 +231,13 @@ impl SearchIndex {
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let scratch = &mut *scratch;
-            if scratch.scores.len() < self.tools.len() {
-                scratch.scores.resize(self.tools.len(), 0.0);
-                scratch.matched.resize(self.tools.len(), 0.0);
+            if scratch.slots.len() < self.tools.len() {
+                scratch.slots.resize(self.tools.len(), (0.0, 0.0));
             }
             let total_weight = self.accumulate(&query_terms, scratch);
             let ranked = self.rank(scratch, total_weight, limit, allowed);
             for &tool in &scratch.touched {
-                scratch.scores[tool as usize] = 0.0;
-                scratch.matched[tool as usize] = 0.0;
+                scratch.slots[tool as usize] = (0.0, 0.0);
             }
             scratch.touched.clear();
             ranked
@@ -292,6 +293,10 @@ impl SearchIndex {
         // A term no tool has counts with the highest IDF: a request about
         // something the catalog lacks should look unmatched.
         let unseen_idf = idf(n, 0.0);
+        // BM25's length norm `K1 (1 - B + B length / average)`, as
+        // `fixed + per_length × length`.
+        let fixed = K1 * (1.0 - B);
+        let per_length = K1 * B / average;
         let mut total_weight = 0.0;
         for term in query_terms {
             let QueryTerm::Known(term_id) = *term else {
@@ -304,14 +309,13 @@ impl SearchIndex {
             total_weight += term_idf;
             let gain_scale = term_idf * (K1 + 1.0);
             for &(tool, frequency) in postings {
-                let length = self.tools[tool as usize].length;
-                let norm = K1 * (1.0 - B + B * length / average);
-                let slot = tool as usize;
-                if scratch.matched[slot] == 0.0 {
+                let norm = fixed + per_length * self.lengths[tool as usize];
+                let slot = &mut scratch.slots[tool as usize];
+                if slot.1 == 0.0 {
                     scratch.touched.push(tool);
                 }
-                scratch.scores[slot] += gain_scale * frequency / (frequency + norm);
-                scratch.matched[slot] += term_idf;
+                slot.0 += gain_scale * frequency / (frequency + norm);
+                slot.1 += term_idf;
             }
         }
         total_weight
@@ -325,10 +329,11 @@ impl SearchIndex {
         limit: usize,
         allowed: Option<&dyn Fn(&ToolName) -> bool>,
     ) -> Vec<Scored> {
-        let scores = &scratch.scores;
+        let slots = &scratch.slots;
         let by_score = |a: &u32, b: &u32| {
-            scores[*b as usize]
-                .total_cmp(&scores[*a as usize])
+            slots[*b as usize]
+                .0
+                .total_cmp(&slots[*a as usize].0)
                 .then_with(|| a.cmp(b))
         };
         let touched = &mut scratch.touched;
@@ -353,10 +358,13 @@ impl SearchIndex {
             if picked.len() == limit || considered == touched.len() {
                 return picked
                     .into_iter()
-                    .map(|tool| Scored {
-                        tool,
-                        score: scores[tool as usize],
-                        coverage: scratch.matched[tool as usize] / total_weight.max(f32::EPSILON),
+                    .map(|tool| {
+                        let (score, matched) = slots[tool as usize];
+                        Scored {
+                            tool,
+                            score,
+                            coverage: matched / total_weight.max(f32::EPSILON),
+                        }
                     })
                     .collect();
             }
