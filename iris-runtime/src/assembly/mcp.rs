@@ -30,7 +30,10 @@ impl Assembly {
         let (remote, clients) = connect_servers(&file, path).await?;
         let agent = assemble_with(self, file, path, Some(remote))?;
         for client in &clients {
-            client.keep_current(agent.executor.shared_registry());
+            // Inside this async function a runtime is always there.
+            if let Err(error) = client.keep_current(agent.executor.shared_registry()) {
+                tracing::warn!(%error, "an MCP server's tools will not be kept current");
+            }
         }
         Ok(agent)
     }

@@ -210,12 +210,32 @@ impl McpClient {
     /// are dropped. A new tool whose name is taken is left out and
     /// reported (in [`McpClient::report`] and in the logs); a listing that
     /// fails leaves the tools as they were.
-    pub fn keep_current(&self, registry: &SharedRegistry) {
+    ///
+    /// # Errors
+    /// [`McpError::Config`] when called outside a Tokio runtime, which the
+    /// refresh runs on.
+    pub fn keep_current(&self, registry: &SharedRegistry) -> Result<(), McpError> {
+        let runtime = self.runtime()?;
+        self.follow(registry, &runtime);
+        Ok(())
+    }
+
+    /// The Tokio runtime a refresh runs on.
+    fn runtime(&self) -> Result<tokio::runtime::Handle, McpError> {
+        tokio::runtime::Handle::try_current().map_err(|_| McpError::Config {
+            server: self.name().to_owned(),
+            message: "keeping its tools current needs a Tokio runtime; call this from async \
+                      code (inside `#[tokio::main]` or `Runtime::block_on`)"
+                .to_owned(),
+        })
+    }
+
+    fn follow(&self, registry: &SharedRegistry, runtime: &tokio::runtime::Handle) {
         let connection = Arc::downgrade(&self.connection);
         let catalog = Arc::downgrade(&self.catalog);
         let registry = registry.downgrade();
         let mut changes = self.connection.catalog_changed.subscribe();
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             // Ends when the connection is dropped: its sender closes.
             while changes.changed().await.is_ok() {
                 let Some(connection) = connection.upgrade() else {
@@ -245,9 +265,11 @@ impl McpClient {
     /// # Errors
     /// [`McpError::NameCollision`] naming both tools when a model-facing
     /// name is taken; then none of the server's tools is registered.
+    /// [`McpError::Config`] outside a Tokio runtime; then neither.
     pub fn register_shared(&self, registry: &SharedRegistry) -> Result<(), McpError> {
+        let runtime = self.runtime()?;
         registry.update(|registry| self.register_into(registry))?;
-        self.keep_current(registry);
+        self.follow(registry, &runtime);
         Ok(())
     }
 

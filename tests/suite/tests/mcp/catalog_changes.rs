@@ -203,3 +203,24 @@ async fn a_served_registry_that_changes_tells_its_clients() {
     assert_eq!(cube.text_content(), "27", "{cube:?}");
     stop.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeping_tools_current_outside_a_runtime_says_what_to_do() {
+    let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
+    let client = McpClient::connect(McpServerConfig::stdio("s", server, ["stdio"]))
+        .await
+        .unwrap();
+    let shared = SharedRegistry::new(ToolRegistry::new());
+    // A plain thread has no Tokio runtime for the refresh to run on.
+    let refused = std::thread::scope(|scope| {
+        scope
+            .spawn(|| client.register_shared(&shared))
+            .join()
+            .unwrap()
+    });
+    let message = refused.unwrap_err().to_string();
+    assert!(message.contains("needs a Tokio runtime"), "{message}");
+    assert!(shared.snapshot().is_empty(), "nothing registered half-way");
+    client.register_shared(&shared).unwrap();
+    assert!(shared.snapshot().resolve("s__square").is_some());
+}
