@@ -303,7 +303,7 @@ pub use iris_macros::middleware_factory;
 pub use iris_runtime::{
     AfterAnswer, AfterHook, ApprovalDecision, ApprovalRequest, BeforeAnswer, BeforeHook,
     CancellationToken, CommandHook, Hook, HookEvent, HookFactories, HookFailure, HookInput,
-    HookRegistration, Permission, PermissionPolicy, Rule, RulePolicy, RunEvent, RunEventObserver,
-    RunHook, SharedRegistry, ToolExecutor, ToolExecutorBuilder, ToolOutcome, ToolRegistry,
-    ToolRegistryView,
+    HookRegistration, Permission, PermissionPolicy, ProgressListener, Rule, RulePolicy, RunEvent,
+    RunEventObserver, RunHook, SharedRegistry, ToolExecutor, ToolExecutorBuilder, ToolOutcome,
+    ToolProgress, ToolRegistry, ToolRegistryView,
 };

@@ -94,6 +94,23 @@ impl ToolContext {
         }
     }
 
+    /// This context with one more extension (replacing one of the same
+    /// type), for one call that needs something the others do not.
+    #[must_use]
+    pub fn with_extension<T: Any + Send + Sync>(&self, value: T) -> ToolContext {
+        let inner = &self.inner;
+        let mut extensions = inner.extensions.clone();
+        extensions.insert(TypeId::of::<T>(), Arc::new(value));
+        ToolContext {
+            inner: Arc::new(ContextInner {
+                workspace_root: inner.workspace_root.clone(),
+                run_id: inner.run_id.clone(),
+                offered: inner.offered.clone(),
+                extensions,
+            }),
+        }
+    }
+
     /// The folder file tools are confined to.
     #[must_use]
     pub fn workspace_root(&self) -> &Path {

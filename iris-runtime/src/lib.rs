@@ -57,6 +57,6 @@ pub use hooks::{
     HookFailure, HookInput, HookRegistration, RunHook,
 };
 pub use observers::{ObserverStats, RunEvent, RunEventObserver};
-pub use progress::ToolProgress;
+pub use progress::{ProgressListener, ToolProgress};
 pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView};
 pub use tokio_util::sync::CancellationToken;

@@ -2,13 +2,13 @@
 //! [`RunEvent::ToolProgress`] without ever waiting for them.
 //!
 //! The executor puts a reporter in scope around an async body (only when it
-//! has observers, so a call nobody watches pays nothing); the body, or an
-//! MCP server through the client's `notifications/progress`, reports
-//! through it.
+//! has observers or the call's context carries a [`ProgressListener`], so a
+//! call nobody watches pays nothing); the body, or an MCP server through
+//! the client's `notifications/progress`, reports through it.
 
 use std::sync::Arc;
 
-use iris_core::{RunId, ToolName};
+use iris_core::{RunId, ToolContext, ToolName};
 
 use crate::ToolExecutor;
 use crate::observers::RunEvent;
@@ -31,6 +31,31 @@ struct Watched {
     run_id: RunId,
     call_id: String,
     tool: ToolName,
+    listener: Option<ProgressListener>,
+}
+
+/// Receives the progress of the calls run with it in their context
+/// (`ToolContextBuilder::extension`), besides the executor's observers: an
+/// MCP server passes it on to the client that asked for progress. Called
+/// on the reporting task: it must not block.
+#[derive(Clone)]
+pub struct ProgressListener(Arc<Listen>);
+
+/// What a [`ProgressListener`] calls: `(progress, total, message)`.
+type Listen = dyn Fn(f64, Option<f64>, Option<&str>) + Send + Sync;
+
+impl ProgressListener {
+    /// A listener calling `listen(progress, total, message)` for each
+    /// report.
+    pub fn new(listen: impl Fn(f64, Option<f64>, Option<&str>) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(listen))
+    }
+}
+
+impl std::fmt::Debug for ProgressListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressListener")
+    }
 }
 
 impl ToolProgress {
@@ -46,6 +71,9 @@ impl ToolProgress {
     /// optional message for the person watching.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         let call = &self.call;
+        if let Some(listener) = &call.listener {
+            (listener.0)(progress, total, message.as_deref());
+        }
         call.executor.emit_event(RunEvent::ToolProgress {
             run_id: call.run_id.clone(),
             call_id: call.call_id.clone(),
@@ -76,7 +104,7 @@ impl std::fmt::Debug for ToolProgress {
 /// Runs `body` with a reporter for its call in scope.
 pub(crate) async fn in_scope<F: Future>(
     executor: &ToolExecutor,
-    run_id: &RunId,
+    cx: &ToolContext,
     call_id: &str,
     tool: &ToolName,
     body: F,
@@ -84,9 +112,10 @@ pub(crate) async fn in_scope<F: Future>(
     let progress = ToolProgress {
         call: Arc::new(Watched {
             executor: executor.clone(),
-            run_id: run_id.clone(),
+            run_id: cx.run_id().clone(),
             call_id: call_id.to_owned(),
             tool: tool.clone(),
+            listener: cx.extension::<ProgressListener>().cloned(),
         }),
     };
     CURRENT.scope(progress, body).await

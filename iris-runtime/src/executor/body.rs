@@ -51,10 +51,14 @@ impl ToolExecutor {
         }
         let blocking = matches!(body, ToolBody::Blocking(_));
         let body: BoxFuture<'_, ToolResult> = match body {
-            // Progress has somewhere to go only when someone observes.
-            ToolBody::Async(future) if !self.inner.observers.is_empty() => Box::pin(
-                crate::progress::in_scope(self, cx.run_id(), call_id, name, future),
-            ),
+            // Progress has somewhere to go only when someone observes or
+            // listens.
+            ToolBody::Async(future)
+                if !self.inner.observers.is_empty()
+                    || cx.extension::<crate::ProgressListener>().is_some() =>
+            {
+                Box::pin(crate::progress::in_scope(self, cx, call_id, name, future))
+            }
             ToolBody::Async(future) => future,
             ToolBody::Blocking(body) => Box::pin(run_blocking(
                 name,

@@ -185,9 +185,28 @@ pub(super) struct Route {
 
 impl Drop for Route {
     fn drop(&mut self) {
-        self.routes.lock().remove(&self.token);
+        // Notifications are handled on tasks of their own, so the last
+        // report (sent before the result) may still be on its way when the
+        // result is in: the route stays a moment longer.
+        let routes = Arc::clone(&self.routes);
+        let token = self.token.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(ROUTE_GRACE).await;
+                    routes.lock().remove(&token);
+                });
+            }
+            Err(_) => {
+                routes.lock().remove(&token);
+            }
+        }
     }
 }
+
+/// How long a finished call's progress route stays open for reports that
+/// were sent before its result.
+const ROUTE_GRACE: Duration = Duration::from_millis(200);
 
 impl Connection {
     /// Starts the server and initializes the session.

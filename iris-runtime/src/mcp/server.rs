@@ -17,8 +17,8 @@ use iris_core::{
 use rmcp::model::{
     self as mcp, CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
     ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
-    ServerCapabilities, ServerConfig, ToolAnnotations,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -28,7 +28,9 @@ use arc_swap::ArcSwapOption;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::content::to_mcp;
-use crate::{ApprovalDecision, ApprovalRequest, ToolExecutor, ToolOutcome, ToolRegistry};
+use crate::{
+    ApprovalDecision, ApprovalRequest, ProgressListener, ToolExecutor, ToolOutcome, ToolRegistry,
+};
 
 /// Tools per `tools/list` page unless the options say otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -191,15 +193,8 @@ impl IrisServer {
     /// `tool_search` disclosed to this connection so far.
     pub(super) fn context(&self) -> ToolContext {
         #[cfg(feature = "discovery")]
-        if let Some(discovery) = &self.discovery {
-            let registry = self.executor.registry();
-            let disclosed = discovery.disclosed(&self.run_id);
-            let eager = self.listed(&registry).map(|d| d.name().clone());
-            return self
-                .context_builder()
-                .offered(eager.chain(disclosed))
-                .shared_state(Arc::clone(discovery))
-                .build();
+        if self.discovery.is_some() {
+            return self.offering_builder(&self.executor.registry()).build();
         }
         let registry = self.executor.shared_registry().peek();
         if let Some(fixed) = &*self.fixed_context.load()
@@ -207,20 +202,46 @@ impl IrisServer {
         {
             return fixed.cx.clone();
         }
-        let mut builder = self.context_builder();
-        if registry
-            .tools()
-            .any(|tool| tool.definition_dyn().exposure() == Exposure::Deferred)
-        {
-            // A client calls what it was listed: deferred tools too.
-            builder = builder.offered(self.listed(&registry).map(|d| d.name().clone()));
-        }
-        let cx = builder.build();
+        let cx = self.offering_builder(&registry).build();
         self.fixed_context.store(Some(Arc::new(FixedContext {
             registry: Arc::clone(&registry),
             cx: cx.clone(),
         })));
         cx
+    }
+
+    /// The context of one call whose client asked for progress: the
+    /// connection's, with a listener passing the call's progress to
+    /// `relay`.
+    fn context_reporting_to(&self, relay: &Arc<ProgressRelay>) -> ToolContext {
+        let relay = Arc::clone(relay);
+        let listener = ProgressListener::new(move |progress, total, message| {
+            relay.report(progress, total, message);
+        });
+        self.context().with_extension(listener)
+    }
+
+    /// A context builder offering what this connection may call in
+    /// `registry`: every listed tool, or (deferred tools behind
+    /// `tool_search`) the eager ones and those disclosed so far.
+    fn offering_builder(&self, registry: &ToolRegistry) -> iris_core::ToolContextBuilder {
+        let builder = self.context_builder();
+        #[cfg(feature = "discovery")]
+        if let Some(discovery) = &self.discovery {
+            let disclosed = discovery.disclosed(&self.run_id);
+            let eager = self.listed(registry).map(|d| d.name().clone());
+            return builder
+                .offered(eager.chain(disclosed))
+                .shared_state(Arc::clone(discovery));
+        }
+        if registry
+            .tools()
+            .any(|tool| tool.definition_dyn().exposure() == Exposure::Deferred)
+        {
+            // A client calls what it was listed: deferred tools too.
+            return builder.offered(self.listed(registry).map(|d| d.name().clone()));
+        }
+        builder
     }
 
     fn context_builder(&self) -> iris_core::ToolContextBuilder {
@@ -309,6 +330,83 @@ impl IrisServer {
                 ));
             }
         })
+    }
+}
+
+/// Passes one call's progress to the client that asked for it, as
+/// `notifications/progress` in the order reported, without making the
+/// reporting body wait; [`ProgressRelay::flush`] sends what is queued
+/// before the call's result goes out, since no progress may follow it.
+struct ProgressRelay {
+    runtime: tokio::runtime::Handle,
+    peer: rmcp::Peer<RoleServer>,
+    token: ProgressToken,
+    /// The queue and the task sending it, from the first report until the
+    /// flush; `None` before and after.
+    open: std::sync::Mutex<Option<RelayQueue>>,
+    flushed: std::sync::atomic::AtomicBool,
+}
+
+type RelayQueue = (
+    tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
+    tokio::task::JoinHandle<()>,
+);
+
+impl ProgressRelay {
+    fn new(peer: rmcp::Peer<RoleServer>, token: ProgressToken) -> Option<Arc<Self>> {
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        Some(Arc::new(Self {
+            runtime,
+            peer,
+            token,
+            open: std::sync::Mutex::new(None),
+            flushed: std::sync::atomic::AtomicBool::new(false),
+        }))
+    }
+
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if self.flushed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut report = ProgressNotificationParam::new(self.token.clone(), progress);
+        if let Some(total) = total {
+            report = report.with_total(total);
+        }
+        if let Some(message) = message {
+            report = report.with_message(message);
+        }
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (queue, _) = open.get_or_insert_with(|| {
+            let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
+            let peer = self.peer.clone();
+            let sending = self.runtime.spawn(async move {
+                while let Some(report) = reports.recv().await {
+                    if peer.notify_progress(report).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            (queue, sending)
+        });
+        // The client may be gone; then there is no one to tell.
+        let _ = queue.send(report);
+    }
+
+    /// Sends what is queued and stops relaying.
+    async fn flush(&self) {
+        self.flushed.store(true, Ordering::Release);
+        let open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some((queue, sending)) = open {
+            drop(queue);
+            let _ = sending.await;
+        }
     }
 }
 
@@ -495,7 +593,14 @@ impl ServerHandler for IrisServer {
         let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolUseBlock::new(call_id.clone(), request.name.to_string(), arguments);
-        let cx = self.context();
+        let relay = context
+            .meta
+            .get_progress_token()
+            .and_then(|token| ProgressRelay::new(context.peer.clone(), token));
+        let cx = match &relay {
+            Some(relay) => self.context_reporting_to(relay),
+            None => self.context(),
+        };
         let run = async {
             match self.executor.execute_one(call, &cx).await {
                 ToolOutcome::Finished { result, .. } => Ok(result),
@@ -527,6 +632,9 @@ impl ServerHandler for IrisServer {
                 return Err(ErrorData::internal_error("the client cancelled the call", None));
             }
         };
+        if let Some(relay) = &relay {
+            relay.flush().await;
+        }
         Ok(CallToolResponse::Complete(to_mcp(&result)))
     }
 }

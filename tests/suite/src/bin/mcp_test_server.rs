@@ -4,10 +4,11 @@
 //! padding tools so `tools/list` takes several pages.
 //!
 //! `iris-mcp-test-server [stdio | http] [--page-size N] [--padding N] [--deferred]
-//! [--search] [--workspace DIR]`
+//! [--search] [--progress] [--workspace DIR]`
 //!
 //! `--deferred` makes the padding tools deferred (with `tool_search`);
-//! `--search` serves them behind `tool_search` instead of listing them.
+//! `--search` serves them behind `tool_search` instead of listing them;
+//! `--progress` adds `count_slowly`, which reports its progress.
 //!
 //! Over HTTP it binds a free local port and prints the endpoint's URL as
 //! its first line.
@@ -61,6 +62,26 @@ fn forecast(
         celsius: 18.5,
         conditions: vec!["sun".to_owned(), "clouds".to_owned()],
     }
+}
+
+/// Count to `steps`, reporting each step as progress.
+#[iris::tool(read_only)]
+async fn count_slowly(
+    /// How far to count.
+    steps: u32,
+) -> String {
+    let progress = iris::ToolProgress::current();
+    for step in 1..=steps {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        if let Some(progress) = &progress {
+            progress.report(
+                f64::from(step),
+                Some(f64::from(steps)),
+                Some(format!("step {step}")),
+            );
+        }
+    }
+    format!("counted to {steps}")
 }
 
 /// Always fail, saying why.
@@ -138,12 +159,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let mut padding_tools = 0;
     let mut http = false;
     let mut deferred = false;
+    let mut progress = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "stdio" => {}
             "http" => http = true,
             "--deferred" => deferred = true,
+            "--progress" => progress = true,
             "--search" => options.tools = iris::mcp::ServedTools::EagerAndSearch,
             "--page-size" => options.page_size = args.next().ok_or("a number")?.parse()?,
             "--padding" => padding_tools = args.next().ok_or("a number")?.parse()?,
@@ -161,6 +184,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .register(Forecast)?
         .register(LongReport)?;
     register_file_tools(&mut registry)?;
+    if progress {
+        registry.register(CountSlowly)?;
+    }
     let exposure = if deferred {
         registry.register(iris::runtime::discovery::ToolSearch)?;
         iris::Exposure::Deferred

@@ -174,3 +174,68 @@ async fn deferred_tools_are_served_listed_or_behind_tool_search() {
     .await;
     assert!(found.text_content().contains("padding_0003"), "{found:?}");
 }
+
+/// Keeps the progress events it sees.
+#[derive(Default)]
+struct Progress(std::sync::Mutex<Vec<iris::RunEvent>>);
+
+impl iris::RunEventObserver for Progress {
+    fn on_event(&self, event: &iris::RunEvent) {
+        if matches!(event, iris::RunEvent::ToolProgress { .. }) {
+            self.0.lock().unwrap().push(event.clone());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_tools_progress_crosses_to_the_clients_observers() {
+    let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
+    let config = McpServerConfig::stdio("s", server, ["stdio", "--progress"])
+        .with_exposure(McpExposure::Eager);
+    let client = McpClient::connect(config).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).unwrap();
+    let seen = std::sync::Arc::new(Progress::default());
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(iris::Rule::Allow))
+        .shared_observer(std::sync::Arc::clone(&seen) as std::sync::Arc<dyn iris::RunEventObserver>)
+        .build()
+        .unwrap();
+    let cx = ToolContext::builder(std::env::temp_dir(), iris::RunId::new("progress")).build();
+    let done = executor
+        .execute_one(
+            ToolUseBlock::new("count", "s__count_slowly", json!({"steps": 3})),
+            &cx,
+        )
+        .await;
+    assert_eq!(done.result().unwrap().text_content(), "counted to 3");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while seen.0.lock().unwrap().len() < 3 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let events = seen.0.lock().unwrap().clone();
+    let reports: Vec<(f64, Option<f64>, Option<String>)> = events
+        .iter()
+        .map(|event| match event {
+            iris::RunEvent::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                assert_eq!(call_id, "count");
+                (*progress, *total, message.clone())
+            }
+            _ => unreachable!("only progress is kept"),
+        })
+        .collect();
+    assert_eq!(
+        reports,
+        [
+            (1.0, Some(3.0), Some("step 1".to_owned())),
+            (2.0, Some(3.0), Some("step 2".to_owned())),
+            (3.0, Some(3.0), Some("step 3".to_owned())),
+        ]
+    );
+}
