@@ -218,22 +218,10 @@ async fn a_slow_call_times_out_and_a_killed_server_is_reconnected() {
     assert_eq!(client.stats().reconnects, 1);
 }
 
-/// Keeps the progress events it sees.
-#[derive(Default)]
-struct Progress(std::sync::Mutex<Vec<iris::RunEvent>>);
-
-impl iris::RunEventObserver for Progress {
-    fn on_event(&self, event: &iris::RunEvent) {
-        if matches!(event, iris::RunEvent::ToolProgress { .. }) {
-            self.0.lock().unwrap().push(event.clone());
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_progress_reaches_observers_as_tool_progress() {
     let client = McpClient::connect(everything()).await.unwrap();
-    let seen = Arc::new(Progress::default());
+    let seen = Arc::new(crate::peers::Progress::default());
     let mut registry = ToolRegistry::new();
     client.register_into(&mut registry).unwrap();
     let executor = ToolExecutor::builder(registry)

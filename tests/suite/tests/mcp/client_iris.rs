@@ -175,18 +175,6 @@ async fn deferred_tools_are_served_listed_or_behind_tool_search() {
     assert!(found.text_content().contains("padding_0003"), "{found:?}");
 }
 
-/// Keeps the progress events it sees.
-#[derive(Default)]
-struct Progress(std::sync::Mutex<Vec<iris::RunEvent>>);
-
-impl iris::RunEventObserver for Progress {
-    fn on_event(&self, event: &iris::RunEvent) {
-        if matches!(event, iris::RunEvent::ToolProgress { .. }) {
-            self.0.lock().unwrap().push(event.clone());
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_served_tools_progress_crosses_to_the_clients_observers() {
     let server = env!("CARGO_BIN_EXE_iris-mcp-test-server");
@@ -195,7 +183,7 @@ async fn a_served_tools_progress_crosses_to_the_clients_observers() {
     let client = McpClient::connect(config).await.unwrap();
     let mut registry = ToolRegistry::new();
     client.register_into(&mut registry).unwrap();
-    let seen = std::sync::Arc::new(Progress::default());
+    let seen = std::sync::Arc::new(crate::peers::Progress::default());
     let executor = ToolExecutor::builder(registry)
         .policy(RulePolicy::new().write(iris::Rule::Allow))
         .shared_observer(std::sync::Arc::clone(&seen) as std::sync::Arc<dyn iris::RunEventObserver>)

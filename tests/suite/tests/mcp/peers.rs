@@ -83,3 +83,15 @@ impl Drop for HttpTestServer {
         let _ = self.child.wait();
     }
 }
+
+/// Keeps the progress events it sees, for tests of progress reports.
+#[derive(Default)]
+pub(crate) struct Progress(pub(crate) std::sync::Mutex<Vec<iris::RunEvent>>);
+
+impl iris::RunEventObserver for Progress {
+    fn on_event(&self, event: &iris::RunEvent) {
+        if matches!(event, iris::RunEvent::ToolProgress { .. }) {
+            self.0.lock().unwrap().push(event.clone());
+        }
+    }
+}
