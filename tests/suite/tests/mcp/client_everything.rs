@@ -241,12 +241,7 @@ async fn the_servers_progress_reaches_observers_as_tool_progress() {
         .await;
     let done = done.result().unwrap();
     assert!(done.error_kind().is_none(), "{done:?}");
-    // Observers run on their own threads: give them a moment.
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while seen.0.lock().unwrap().len() < 4 && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let events = seen.0.lock().unwrap().clone();
+    let events = seen.events(4).await;
     assert_eq!(events.len(), 4, "one event per step: {events:?}");
     for (step, event) in events.iter().enumerate() {
         let iris::RunEvent::ToolProgress {

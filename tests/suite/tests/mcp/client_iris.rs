@@ -197,11 +197,7 @@ async fn a_served_tools_progress_crosses_to_the_clients_observers() {
         )
         .await;
     assert_eq!(done.result().unwrap().text_content(), "counted to 3");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while seen.0.lock().unwrap().len() < 3 && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let events = seen.0.lock().unwrap().clone();
+    let events = seen.events(3).await;
     let reports: Vec<(f64, Option<f64>, Option<String>)> = events
         .iter()
         .map(|event| match event {

@@ -88,6 +88,18 @@ impl Drop for HttpTestServer {
 #[derive(Default)]
 pub(crate) struct Progress(pub(crate) std::sync::Mutex<Vec<iris::RunEvent>>);
 
+impl Progress {
+    /// The events seen once there are `count` of them, or after 5 s (
+    /// observers run on their own threads, so events trail the call).
+    pub(crate) async fn events(&self, count: usize) -> Vec<iris::RunEvent> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while self.0.lock().unwrap().len() < count && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        self.0.lock().unwrap().clone()
+    }
+}
+
 impl iris::RunEventObserver for Progress {
     fn on_event(&self, event: &iris::RunEvent) {
         if matches!(event, iris::RunEvent::ToolProgress { .. }) {
