@@ -1,6 +1,7 @@
 //! What the local ranker reads and how hosts can inspect it: word forms,
-//! unsegmented scripts, enum values, examples kept from winning alone, the
-//! ranking call over a view, and the reserved search-tool name.
+//! unsegmented scripts, enum values, related words, examples kept from
+//! winning alone, the ranking call over a view, and the reserved
+//! search-tool name.
 #![allow(clippy::expect_used, reason = "test setup fails loudly")]
 
 use iris::runtime::RuntimeError;
@@ -148,6 +149,50 @@ fn rank_reports_scores_and_keeps_to_a_view() {
             .iter()
             .all(|c| c.name.as_str() == "find_restaurant"),
         "{ranking:?}"
+    );
+}
+
+/// Compare what shops charge for a product.
+#[iris::tool(read_only, deferred)]
+fn compare_prices(
+    /// The product.
+    product: String,
+) -> String {
+    product
+}
+
+/// Read what buyers wrote about a product.
+#[iris::tool(read_only, deferred)]
+fn product_reviews(
+    /// The product.
+    product: String,
+) -> String {
+    product
+}
+
+/// A request in words no description uses ("cheap" for prices) still finds
+/// the tool through related words, ranks it first, and is not selected on
+/// them alone: the model sees a candidate to pick, not a guess made for it.
+#[test]
+fn related_words_rank_a_tool_described_in_other_words() {
+    let mut registry = catalog();
+    registry
+        .register(ComparePrices)
+        .and_then(|r| r.register(ProductReviews))
+        .expect("distinct names");
+    let scope = SearchScope::all(&registry);
+    let ranking = LocalRanker::default().rank("somewhere cheap for headphones", &scope, 5);
+    let first = ranking.candidates.first().expect("a candidate");
+    assert_eq!(first.name.as_str(), "compare_prices", "{ranking:?}");
+    assert!(first.coverage.abs() < f32::EPSILON, "{ranking:?}");
+    assert_eq!(ranking.selected, None, "{ranking:?}");
+
+    // Words the request and a tool share still count in full.
+    let direct = LocalRanker::default().rank("compare prices of headphones", &scope, 5);
+    assert_eq!(
+        direct.selected.as_ref().map(ToolName::as_str),
+        Some("compare_prices"),
+        "{direct:?}"
     );
 }
 

@@ -9,11 +9,14 @@
 //! not what it is for. A term's frequency in a tool is the weighted sum over
 //! fields, and so is the tool's length; scoring is BM25 with `k1 = 1.5`,
 //! `b = 0.9` (long descriptions are common and should not win by length).
+//! A query also matches, for a small share of the gain, the catalog's
+//! terms related to its own words (see [`associations`]).
 
 use rustc_hash::FxHashMap;
 
 use iris_core::{ToolDefinition, ToolName};
 
+use super::associations;
 use super::parameters::{MAX_SCHEMA_NODES, ParameterText, split_examples, visit_parameters};
 use super::tokenize::{for_each_word, term_of};
 
@@ -47,6 +50,11 @@ pub struct SearchIndex {
     /// words repeat across a catalog, and this skips stemming them again.
     word_ids: FxHashMap<Box<str>, u32>,
     postings: Vec<Postings>,
+    /// Each term's text, by id, end to end (`term_ends` says where each
+    /// ends): a query looks up the words related to a term it already
+    /// knows by id without stemming the word again.
+    term_text: String,
+    term_ends: Vec<u32>,
     /// Each tool's weighted length, by tool id: read for every posting a
     /// query touches, so kept dense rather than beside the tool's name.
     lengths: Vec<f32>,
@@ -69,6 +77,14 @@ enum QueryTerm {
     Known(u32),
     /// A term no tool has (numbers left out).
     Unseen,
+}
+
+/// A query's terms and the catalog terms related to them.
+struct Query {
+    terms: Vec<QueryTerm>,
+    /// (term id, weight 0 to 1): each adds a share of its BM25 gain, and
+    /// none counts toward coverage.
+    related: Vec<(u32, f32)>,
 }
 
 /// Per-thread buffers of a query: a dense array is far faster to
@@ -113,13 +129,17 @@ impl SearchIndex {
         // distinct terms, so a linear scan beats hashing.
         let mut frequencies: Vec<(u32, f32)> = Vec::with_capacity(64);
         let mut length = 0.0;
-        let term_ids = &mut self.term_ids;
         let word_ids = &mut self.word_ids;
-        let postings = &mut self.postings;
+        let mut terms = Terms {
+            ids: &mut self.term_ids,
+            postings: &mut self.postings,
+            text: &mut self.term_text,
+            ends: &mut self.term_ends,
+        };
         let mut stemmed = String::with_capacity(24);
         let mut add = |text: &str, weight: f32| {
             for_each_word(text, |word| {
-                let term_id = word_term(word_ids, term_ids, postings, &mut stemmed, word);
+                let term_id = word_term(word_ids, &mut terms, &mut stemmed, word);
                 if term_id == STOP {
                     return;
                 }
@@ -198,7 +218,12 @@ impl SearchIndex {
                 t.name.as_str().len() + t.summary.capacity() + std::mem::size_of::<IndexedTool>()
             })
             .sum();
-        postings + terms + tools + self.lengths.capacity() * std::mem::size_of::<f32>()
+        postings
+            + terms
+            + tools
+            + self.lengths.capacity() * std::mem::size_of::<f32>()
+            + self.term_text.capacity()
+            + self.term_ends.capacity() * std::mem::size_of::<u32>()
     }
 
     /// The `limit` best tools for `query` with their scores, best first
@@ -209,6 +234,17 @@ impl SearchIndex {
             .into_iter()
             .map(|s| (self.tools[s.tool as usize].name.clone(), s.score))
             .collect()
+    }
+
+    /// The text of term `id`.
+    fn term_text(&self, id: u32) -> &str {
+        let id = id as usize;
+        let start = match id {
+            0 => 0,
+            _ => self.term_ends.get(id - 1).map_or(0, |&end| end as usize),
+        };
+        let end = self.term_ends.get(id).map_or(start, |&end| end as usize);
+        self.term_text.get(start..end).unwrap_or("")
     }
 
     pub(crate) fn tool(&self, id: u32) -> &IndexedTool {
@@ -225,7 +261,7 @@ impl SearchIndex {
         allowed: Option<&dyn Fn(&ToolName) -> bool>,
     ) -> Vec<Scored> {
         let query_terms = self.query_terms(query);
-        if query_terms.is_empty() || self.tools.is_empty() || limit == 0 {
+        if query_terms.terms.is_empty() || self.tools.is_empty() || limit == 0 {
             return Vec::new();
         }
         SCRATCH.with(|scratch| {
@@ -244,16 +280,22 @@ impl SearchIndex {
         })
     }
 
-    /// The distinct terms of `query`. A word the catalog has is looked up
-    /// as it was indexed, without stemming it again; only new words are.
-    fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
+    /// The distinct terms of `query`, and the catalog terms related to
+    /// them (see [`associations`]) with their weights. A word the catalog
+    /// has is looked up as it was indexed, without stemming it again; only
+    /// new words are.
+    fn query_terms(&self, query: &str) -> Query {
         let mut terms: Vec<QueryTerm> = Vec::new();
-        let mut unseen: Vec<String> = Vec::new();
+        let mut stems: Vec<String> = Vec::new();
         let mut stemmed = String::with_capacity(24);
         for_each_word(query, |word| {
             let term = match self.word_ids.get(word) {
                 Some(&STOP) => return,
-                Some(&id) => QueryTerm::Known(id),
+                Some(&id) => {
+                    stemmed.clear();
+                    stemmed.push_str(self.term_text(id));
+                    QueryTerm::Known(id)
+                }
                 None => {
                     if !term_of(word, &mut stemmed) {
                         return;
@@ -262,24 +304,36 @@ impl SearchIndex {
                         Some(&id) => QueryTerm::Known(id),
                         // Numbers are amounts and dates, not what a tool is for.
                         None if stemmed.bytes().all(|b| b.is_ascii_digit()) => return,
-                        None if unseen.contains(&stemmed) => return,
-                        None => {
-                            unseen.push(stemmed.clone());
-                            QueryTerm::Unseen
-                        }
+                        None => QueryTerm::Unseen,
                     }
                 }
             };
-            if term == QueryTerm::Unseen || !terms.contains(&term) {
+            if !stems.contains(&stemmed) {
                 terms.push(term);
+                stems.push(stemmed.clone());
             }
         });
-        terms
+        let mut related: Vec<(u32, f32)> = Vec::new();
+        for stem in &stems {
+            associations::for_each_related(stem, |other, weight| {
+                let Some(&id) = self.term_ids.get(other) else {
+                    return;
+                };
+                if terms.contains(&QueryTerm::Known(id)) {
+                    return;
+                }
+                match related.iter_mut().find(|(t, _)| *t == id) {
+                    Some((_, w)) => *w = w.max(weight),
+                    None => related.push((id, weight)),
+                }
+            });
+        }
+        Query { terms, related }
     }
 
     /// Adds every query term's BM25 gain into the scratch arrays; returns
     /// the query's whole weight (the sum of its terms' IDF).
-    fn accumulate(&self, query_terms: &[QueryTerm], scratch: &mut Scratch) -> f32 {
+    fn accumulate(&self, query: &Query, scratch: &mut Scratch) -> f32 {
         #[allow(
             clippy::cast_precision_loss,
             reason = "catalog sizes are far below where f32 loses whole numbers"
@@ -298,7 +352,7 @@ impl SearchIndex {
         let fixed = K1 * (1.0 - B);
         let per_length = K1 * B / average;
         let mut total_weight = 0.0;
-        for term in query_terms {
+        for term in &query.terms {
             let QueryTerm::Known(term_id) = *term else {
                 total_weight += unseen_idf;
                 continue;
@@ -311,11 +365,27 @@ impl SearchIndex {
             for &(tool, frequency) in postings {
                 let norm = fixed + per_length * self.lengths[tool as usize];
                 let slot = &mut scratch.slots[tool as usize];
-                if slot.1 == 0.0 {
+                if slot.0 == 0.0 {
                     scratch.touched.push(tool);
                 }
                 slot.0 += gain_scale * frequency / (frequency + norm);
                 slot.1 += term_idf;
+            }
+        }
+        for &(term_id, similarity) in &query.related {
+            let postings = &self.postings[term_id as usize];
+            #[allow(clippy::cast_precision_loss, reason = "as above")]
+            let gain_scale = idf(n, postings.len() as f32)
+                * (K1 + 1.0)
+                * associations::RELATED_SHARE
+                * similarity;
+            for &(tool, frequency) in postings {
+                let norm = fixed + per_length * self.lengths[tool as usize];
+                let slot = &mut scratch.slots[tool as usize];
+                if slot.0 == 0.0 {
+                    scratch.touched.push(tool);
+                }
+                slot.0 += gain_scale * frequency / (frequency + norm);
             }
         }
         total_weight
@@ -345,11 +415,16 @@ impl SearchIndex {
         };
         loop {
             let considered = window.min(touched.len());
-            if considered < touched.len() {
-                touched.select_nth_unstable_by(considered, by_score);
-            }
-            touched[..considered].sort_unstable_by(by_score);
-            let picked: Vec<u32> = touched[..considered]
+            let best = if considered < touched.len() && considered <= SMALL_WINDOW {
+                best_of(touched, considered, by_score)
+            } else {
+                if considered < touched.len() {
+                    touched.select_nth_unstable_by(considered, by_score);
+                }
+                touched[..considered].sort_unstable_by(by_score);
+                touched[..considered].to_vec()
+            };
+            let picked: Vec<u32> = best
                 .iter()
                 .copied()
                 .filter(|&t| allowed.is_none_or(|ok| ok(&self.tools[t as usize].name)))
@@ -373,12 +448,47 @@ impl SearchIndex {
     }
 }
 
+/// Up to this many best tools are picked in one pass over the candidates;
+/// more are selected and sorted.
+const SMALL_WINDOW: usize = 64;
+
+/// The `count` first of `candidates` in the order `by_score` gives, in one
+/// pass: most candidates lose to the last kept one in one comparison,
+/// where selecting and sorting would move every one of them around.
+fn best_of(
+    candidates: &[u32],
+    count: usize,
+    by_score: impl Fn(&u32, &u32) -> std::cmp::Ordering,
+) -> Vec<u32> {
+    let mut best: Vec<u32> = Vec::with_capacity(count + 1);
+    for &candidate in candidates {
+        if best.len() == count
+            && best
+                .last()
+                .is_some_and(|last| by_score(&candidate, last).is_ge())
+        {
+            continue;
+        }
+        let at = best.partition_point(|kept| by_score(kept, &candidate).is_lt());
+        best.insert(at, candidate);
+        best.truncate(count);
+    }
+    best
+}
+
+/// The index's terms, borrowed while a tool is inserted.
+struct Terms<'a> {
+    ids: &'a mut FxHashMap<Box<str>, u32>,
+    postings: &'a mut Vec<Postings>,
+    text: &'a mut String,
+    ends: &'a mut Vec<u32>,
+}
+
 /// The term id of a lowercased word, stemming and interning it the first
 /// time it is seen; [`STOP`] for stop words.
 fn word_term(
     word_ids: &mut FxHashMap<Box<str>, u32>,
-    term_ids: &mut FxHashMap<Box<str>, u32>,
-    postings: &mut Vec<Postings>,
+    terms: &mut Terms<'_>,
     stemmed: &mut String,
     word: &str,
 ) -> u32 {
@@ -386,7 +496,7 @@ fn word_term(
         return known;
     }
     let id = if term_of(word, stemmed) {
-        intern(term_ids, postings, stemmed)
+        intern(terms, stemmed)
     } else {
         STOP
     };
@@ -394,17 +504,17 @@ fn word_term(
     id
 }
 
-fn intern(
-    term_ids: &mut FxHashMap<Box<str>, u32>,
-    postings: &mut Vec<Postings>,
-    term: &str,
-) -> u32 {
-    if let Some(&known) = term_ids.get(term) {
+fn intern(terms: &mut Terms<'_>, term: &str) -> u32 {
+    if let Some(&known) = terms.ids.get(term) {
         return known;
     }
-    let fresh = u32::try_from(postings.len()).unwrap_or(STOP - 1);
-    term_ids.insert(term.into(), fresh);
-    postings.push(Vec::new());
+    let fresh = u32::try_from(terms.postings.len()).unwrap_or(STOP - 1);
+    terms.ids.insert(term.into(), fresh);
+    terms.postings.push(Vec::new());
+    terms.text.push_str(term);
+    terms
+        .ends
+        .push(u32::try_from(terms.text.len()).unwrap_or(u32::MAX));
     fresh
 }
 
@@ -429,5 +539,33 @@ pub(crate) fn summary_of(description: &str) -> String {
     } else {
         let cut: String = sentence.chars().take(157).collect();
         format!("{cut}...")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::best_of;
+
+    proptest! {
+        /// The one-pass pick keeps exactly what a full sort puts first,
+        /// ties included (equal scores order by tool id).
+        #[test]
+        fn best_of_matches_a_full_sort(
+            scores in proptest::collection::vec(0u8..8, 0..200),
+            count in 1usize..20,
+        ) {
+            let by_score = |a: &u32, b: &u32| {
+                scores[*b as usize]
+                    .cmp(&scores[*a as usize])
+                    .then_with(|| a.cmp(b))
+            };
+            let ids: Vec<u32> = (0..u32::try_from(scores.len()).unwrap_or(0)).rev().collect();
+            let mut sorted = ids.clone();
+            sorted.sort_unstable_by(by_score);
+            sorted.truncate(count);
+            prop_assert_eq!(best_of(&ids, count, by_score), sorted);
+        }
     }
 }

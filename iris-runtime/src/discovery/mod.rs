@@ -11,7 +11,10 @@
 //!   500 characters (a longer one is cut at a word and the answer says so). Per
 //!   intent it answers at most one selected tool and up to five candidates
 //!   (name, one-line summary, score). An intent that is exactly a tool's
-//!   name or alias selects it. The local rule: the top candidate is
+//!   name or alias selects it. The local ranker is BM25 over names,
+//!   tags, descriptions and parameters, where a request's words also reach
+//!   related words a tool uses instead, for a small share of the score
+//!   (`associations`). The local rule: the top candidate is
 //!   selected when it matched at least [`SELECT_MIN_COVERAGE`] of the
 //!   intent's weight and its confidence (coverage times its lead over the
 //!   runner-up) reaches [`SELECT_MIN_CONFIDENCE`];
@@ -58,6 +61,7 @@
 //! # }
 //! ```
 
+mod associations;
 mod backend;
 mod budget;
 #[cfg(feature = "decision")]
