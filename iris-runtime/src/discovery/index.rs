@@ -379,48 +379,48 @@ impl SearchIndex {
         let unseen_idf = idf(n, 0.0);
         // BM25's length norm `K1 (1 - B + B length / average)`, as
         // `fixed + per_length × length`.
-        let fixed = K1 * (1.0 - B);
-        let per_length = K1 * B / average;
+        let norm = (K1 * (1.0 - B), K1 * B / average);
         let mut total_weight = 0.0;
         for term in &query.terms {
             let QueryTerm::Known(term_id) = *term else {
                 total_weight += unseen_idf;
                 continue;
             };
-            let postings = &self.postings[term_id as usize];
             #[allow(clippy::cast_precision_loss, reason = "as above")]
-            let term_idf = idf(n, postings.len() as f32);
+            let term_idf = idf(n, self.postings[term_id as usize].len() as f32);
             total_weight += term_idf;
-            let gain_scale = term_idf * (K1 + 1.0);
-            for posting in postings {
-                let (tool, frequency) = posting.get();
-                let norm = fixed + per_length * self.lengths[tool as usize];
-                let slot = &mut scratch.slots[tool as usize];
-                if slot.0 == 0.0 {
-                    scratch.touched.push(tool);
-                }
-                slot.0 += gain_scale * frequency / (frequency + norm);
-                slot.1 += term_idf;
-            }
+            self.add_gains(term_id, term_idf * (K1 + 1.0), term_idf, norm, scratch);
         }
         for &(term_id, similarity) in &query.related {
-            let postings = &self.postings[term_id as usize];
             #[allow(clippy::cast_precision_loss, reason = "as above")]
-            let gain_scale = idf(n, postings.len() as f32)
-                * (K1 + 1.0)
-                * associations::RELATED_SHARE
-                * similarity;
-            for posting in postings {
-                let (tool, frequency) = posting.get();
-                let norm = fixed + per_length * self.lengths[tool as usize];
-                let slot = &mut scratch.slots[tool as usize];
-                if slot.0 == 0.0 {
-                    scratch.touched.push(tool);
-                }
-                slot.0 += gain_scale * frequency / (frequency + norm);
-            }
+            let term_idf = idf(n, self.postings[term_id as usize].len() as f32);
+            let gain_scale = term_idf * (K1 + 1.0) * associations::RELATED_SHARE * similarity;
+            self.add_gains(term_id, gain_scale, 0.0, norm, scratch);
         }
         total_weight
+    }
+
+    /// Adds each posting's BM25 gain (`gain_scale` times the saturated
+    /// frequency) to its tool's score and `matched` to its matched weight;
+    /// `norm` is the length norm as `(fixed, per unit of length)`.
+    fn add_gains(
+        &self,
+        term_id: u32,
+        gain_scale: f32,
+        matched: f32,
+        (fixed, per_length): (f32, f32),
+        scratch: &mut Scratch,
+    ) {
+        for posting in &self.postings[term_id as usize] {
+            let (tool, frequency) = posting.get();
+            let norm = fixed + per_length * self.lengths[tool as usize];
+            let slot = &mut scratch.slots[tool as usize];
+            if slot.0 == 0.0 {
+                scratch.touched.push(tool);
+            }
+            slot.0 += gain_scale * frequency / (frequency + norm);
+            slot.1 += matched;
+        }
     }
 
     /// The best `limit` touched tools that `allowed` accepts.
