@@ -20,10 +20,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use iris::assembly::{Agent, Assembly};
-use iris::runner::{
+use iris::agent::Agent;
+use iris::agent::{
     AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
 };
+use iris::assembly::Assembly;
 use iris::serde_json::json;
 use iris::{BoxFuture, RunId, ToolUseBlock};
 

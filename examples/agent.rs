@@ -4,7 +4,7 @@
 //! JSON, read back, approved, and the run resumed by a new runner. The file
 //! and the run's history are printed at the end.
 //!
-//! Run with `cargo run --example agent --features openai`. With `--live` the
+//! Run with `cargo run --example agent --features openai,assembly`. With `--live` the
 //! same task goes to a real model through the OpenAI Chat Completions
 //! adapter: `OPENAI_API_KEY` must be set; `OPENAI_BASE_URL` points it at
 //! another OpenAI-compatible server and `OPENAI_MODEL` picks the model
@@ -20,8 +20,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use iris::assembly::Agent;
-use iris::runner::{
+use iris::agent::Agent;
+use iris::agent::{
     AgentRunner, Message, Model, ModelError, ModelRequest, ModelResponse, OPENAI_BASE_URL,
     OpenAiChat, RunContext, RunOutcome, RunState,
 };

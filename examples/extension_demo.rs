@@ -11,7 +11,7 @@
 use std::error::Error;
 use std::path::Path;
 
-use iris::assembly::Agent;
+use iris::agent::Agent;
 use iris::serde_json::json;
 use iris::{
     AfterAnswer, Hook, HookInput, MiddlewareError, Next, RunId, ToolCall, ToolResult, ToolUseBlock,

@@ -52,17 +52,19 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let workspace = tempfile::tempdir()?;
     std::fs::write(workspace.path().join("app.yaml"), CONFIG)?;
 
-    let files = Arc::new(FileService::open(workspace.path())?);
     let mut registry = ToolRegistry::new();
     register_file_tools(&mut registry)?;
     let executor = ToolExecutor::builder(registry)
         .policy(RulePolicy::new().write(Rule::Allow))
         .build()?;
+    // What each run read is kept in the executor's run ledger.
+    let files =
+        Arc::new(FileService::open(workspace.path())?.with_ledger(Arc::clone(executor.ledger())));
     let cx = ToolContext::builder(workspace.path(), RunId::new("file-demo"))
         .shared_state(Arc::clone(&files))
         .build();
-    // A run begins, and below it ends: `finish_run` frees what the
-    // executor keeps for it (call ids, calls waiting for approval).
+    // A run begins, and below it ends: `finish_run` frees everything the
+    // ledger keeps for it (call ids, waiting calls, what it read).
     executor.start_run(&cx).await;
     let mut agent = Agent {
         executor,
@@ -101,6 +103,5 @@ async fn main() -> Result<(), Box<dyn Error>> {
         std::fs::read_to_string(workspace.path().join("app.yaml"))?
     );
     agent.executor.finish_run(&agent.cx).await;
-    files.forget_run(agent.cx.run_id());
     Ok(())
 }

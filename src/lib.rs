@@ -226,14 +226,20 @@ pub use iris_macros::toolbox;
 pub use iris_runtime as runtime;
 
 /// Agents assembled from a YAML file (feature `assembly`); see
-/// [`assembly::Agent::from_path`].
+/// [`agent::Agent::from_path`].
 #[cfg(feature = "assembly")]
 pub use iris_runtime::assembly;
 
-/// The run loop (feature `assembly`): an agent driven by a model, paused for
-/// approvals and resumed from saved state; see [`runner::AgentRunner`].
-#[cfg(feature = "assembly")]
-pub use iris_runtime::runner;
+/// Agents and the run loop (feature `runner`): an agent built in code or
+/// from a file, driven by a model, paused for approvals and resumed from
+/// saved state; see [`agent::Agent::builder`] and [`agent::AgentRunner`].
+#[cfg(feature = "runner")]
+pub use iris_runtime::runner as agent;
+
+/// Deferred discovery: `tool_search`, the local ranker, budgeted
+/// disclosure, and the Decision backend (feature `decision`).
+#[cfg(feature = "runtime")]
+pub use iris_runtime::discovery;
 
 /// MCP (feature `mcp`): the tools of MCP servers as Iris tools, and Iris
 /// tools served over MCP; see [`mcp::McpClient`] and [`mcp::serve`].

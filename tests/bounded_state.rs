@@ -33,7 +33,6 @@ fn delete_note(
 async fn a_hundred_thousand_runs_that_never_finish_stay_within_a_fixed_bound() {
     let temp = tempfile::tempdir().unwrap();
     std::fs::write(temp.path().join("notes.txt"), "one\ntwo\n").unwrap();
-    let files = Arc::new(FileService::open(temp.path()).unwrap().with_max_runs(200));
     let mut registry = ToolRegistry::new();
     register_file_tools(&mut registry).unwrap();
     registry.register(DeleteNote).unwrap();
@@ -43,6 +42,11 @@ async fn a_hundred_thousand_runs_that_never_finish_stay_within_a_fixed_bound() {
         .max_pending_approvals(500)
         .build()
         .unwrap();
+    let files = Arc::new(
+        FileService::open(temp.path())
+            .unwrap()
+            .with_ledger(Arc::clone(executor.ledger())),
+    );
 
     let mut live_at = Vec::new();
     for i in 0..100_000 {

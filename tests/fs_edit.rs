@@ -224,7 +224,8 @@ async fn runs_keep_their_own_observations() {
         )
         .await;
     assert_eq!(r.error_kind(), Some(ToolErrorKind::StaleRead));
-    ws.files.forget_run(&iris::RunId::new("run-a"));
+    // Ending run-a in the ledger forgets what it read.
+    ws.files.ledger().finish_run(&iris::RunId::new("run-a"));
     let r = ws
         .call_in(
             "run-a",

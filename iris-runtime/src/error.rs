@@ -48,6 +48,15 @@ pub enum RuntimeError {
         /// "; did you mean ..." when some names are close, else empty.
         suggestion: String,
     },
+    /// A part of an agent keeps per-run state in another ledger than the
+    /// executor's, so ending a run would leave it behind.
+    #[error("the agent's {part} keeps per-run state in another ledger than the executor's; {fix}")]
+    LedgerMismatch {
+        /// The part (`discovery`).
+        part: &'static str,
+        /// How to build it over the executor's ledger.
+        fix: &'static str,
+    },
     /// A per-tool setting given for one tool under two of its names.
     #[error(
         "{setting} is set for tool `{tool}` twice, as `{first}` and as `{second}` (one is an alias of the other); keep one"

@@ -25,6 +25,7 @@ pub mod executor;
 #[cfg(feature = "fs-tools")]
 pub mod fs;
 pub mod hooks;
+pub mod ledger;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(unix)]
@@ -32,9 +33,7 @@ mod nonblocking;
 pub mod observers;
 mod progress;
 mod registry;
-#[cfg(feature = "fs-tools")]
-mod run_table;
-#[cfg(feature = "assembly")]
+#[cfg(feature = "runner")]
 pub mod runner;
 mod temp_name;
 #[cfg(any(

@@ -36,13 +36,18 @@ impl Workspace {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
-        let files = Arc::new(FileService::open(&root).unwrap());
         let mut registry = ToolRegistry::new();
         register_file_tools(&mut registry).unwrap();
         let executor = ToolExecutor::builder(registry)
             .policy(RulePolicy::new().write(Rule::Allow))
             .build()
             .unwrap();
+        // What runs read lives in the executor's ledger, ended with the run.
+        let files = Arc::new(
+            FileService::open(&root)
+                .unwrap()
+                .with_ledger(Arc::clone(executor.ledger())),
+        );
         Self {
             _temp: temp,
             root,

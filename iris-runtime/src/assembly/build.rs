@@ -9,13 +9,13 @@ use std::sync::Arc;
 use iris_core::{DynTool, Exposure, ToolName};
 use serde_saphyr::{Location, Spanned};
 
-use super::agent::Agent;
 use super::error::{AssemblyError, Issues, closest};
 use super::file::{AgentFile, HandlerKind, HandlerSection, HookSection};
 use super::names::{Assembly, shared_names, unknown_name};
 use crate::discovery::{Discovery, TOOL_SEARCH, ToolSearch};
 use crate::hooks::{CommandHook, Hook, HookEvent, HookRegistration};
 use crate::registry::ToolRegistry;
+use crate::runner::Agent;
 use crate::{RulePolicy, ToolExecutor};
 
 /// The tools of the file, before the registry is frozen.
@@ -23,7 +23,6 @@ struct Tools {
     registry: ToolRegistry,
     /// Model-facing names of every registered tool.
     names: BTreeSet<String>,
-    uses_files: bool,
     any_deferred: bool,
 }
 
@@ -73,7 +72,6 @@ pub(crate) fn assemble_with(
     }
     let Tools {
         registry,
-        uses_files,
         any_deferred,
         ..
     } = tools;
@@ -107,7 +105,8 @@ pub(crate) fn assemble_with(
     let discovery = if any_deferred {
         // Over the executor's registry, so that a refreshed MCP catalog is
         // searched as the executor runs it.
-        let mut builder = Discovery::builder(executor.shared_registry());
+        let mut builder = Discovery::builder(executor.shared_registry())
+            .ledger(std::sync::Arc::clone(executor.ledger()));
         if let Some(backend) = decision {
             builder = builder.backend_shared(backend);
         }
@@ -121,18 +120,27 @@ pub(crate) fn assemble_with(
     } else {
         None
     };
-    let budget = results_budget(&file);
-    Ok(Agent {
-        name: file.name,
-        instructions,
-        model: file.model,
-        max_steps: limits.max_steps,
-        executor,
-        discovery,
-        uses_files,
-        origin: origin.to_path_buf(),
-        files: std::sync::Mutex::new(Vec::new()),
-        results_budget: budget,
+    let mut agent = Agent::builder(executor)
+        .name(file.name.clone())
+        .origin(origin);
+    if let Some(instructions) = instructions {
+        agent = agent.instructions(instructions);
+    }
+    if let Some(model) = &file.model {
+        agent = agent.model(model.config());
+    }
+    if let Some(steps) = limits.max_steps {
+        agent = agent.max_steps(steps);
+    }
+    if let Some(discovery) = discovery {
+        agent = agent.discovery(discovery);
+    }
+    if let Some(budget) = results_budget(&file) {
+        agent = agent.results_budget(budget);
+    }
+    agent.build().map_err(|err| {
+        issues.whole("", err.to_string());
+        finish(std::mem::replace(&mut issues, Issues::new(origin)))
     })
 }
 
@@ -196,15 +204,12 @@ fn require_variable(variable: &Spanned<String>, key: &str, issues: &mut Issues) 
 /// A tool the file names, with where and under which key.
 pub(crate) type Chosen = (String, Location, Arc<dyn DynTool>);
 
-/// The built-in and function tools the file names; whether a file tool is
-/// among them.
-fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> (Vec<Chosen>, bool) {
+/// The built-in and function tools the file names.
+fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Vec<Chosen> {
     let section = &file.tools;
     let mut chosen: Vec<Chosen> = Vec::new();
-    let mut uses_files = false;
     for (i, key) in section.builtin.iter().enumerate() {
         if let Some(tool) = crate::fs::tool_for_key(&key.value) {
-            uses_files = true;
             chosen.push((format!("tools.builtin[{i}]"), key.referenced, tool));
         } else {
             let known: Vec<&str> = crate::fs::CONFIG_KEYS.iter().map(|(k, _)| *k).collect();
@@ -241,12 +246,12 @@ fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> (Vec
         };
         issues.at(wanted.referenced, at, message);
     }
-    (chosen, uses_files)
+    chosen
 }
 
 fn tools(names: &Assembly, file: &AgentFile, remote: Vec<Chosen>, issues: &mut Issues) -> Tools {
     let section = &file.tools;
-    let (mut chosen, uses_files) = chosen_tools(names, file, issues);
+    let mut chosen = chosen_tools(names, file, issues);
     chosen.extend(remote);
     let model_names: Vec<String> = chosen
         .iter()
@@ -301,7 +306,6 @@ fn tools(names: &Assembly, file: &AgentFile, remote: Vec<Chosen>, issues: &mut I
     Tools {
         registry,
         names,
-        uses_files,
         any_deferred,
     }
 }

@@ -11,6 +11,7 @@ use serde_saphyr::Spanned;
 use crate::Rule;
 pub use crate::duration::Seconds;
 use crate::hooks::HookEvent;
+use crate::runner::{ModelConfig, ModelProvider};
 
 /// A name or path as written, with where it was written.
 pub(crate) type Named = Spanned<String>;
@@ -82,16 +83,17 @@ pub struct ModelSection {
     pub stream: bool,
 }
 
-/// The provider APIs a model can be reached through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ModelProvider {
-    /// OpenAI Chat Completions (and compatible servers).
-    OpenaiChat,
-    /// OpenAI Responses.
-    OpenaiResponses,
-    /// Anthropic Messages.
-    Anthropic,
+impl ModelSection {
+    /// The model layer's configuration this section describes.
+    #[must_use]
+    pub fn config(&self) -> ModelConfig {
+        let mut config = ModelConfig::new(self.provider, self.model.clone()).streaming(self.stream);
+        config.base_url.clone_from(&self.base_url);
+        config.api_key_env = self.api_key_env.as_ref().map(|v| v.value.clone());
+        config.temperature = self.temperature;
+        config.max_tokens = self.max_tokens;
+        config
+    }
 }
 
 /// Which tools the agent has.

@@ -31,7 +31,7 @@ impl Assembly {
         let agent = assemble_with(self, file, path, Some(remote))?;
         for client in &clients {
             // Inside this async function a runtime is always there.
-            if let Err(error) = client.keep_current(agent.executor.shared_registry()) {
+            if let Err(error) = client.keep_current(agent.executor().shared_registry()) {
                 tracing::warn!(%error, "an MCP server's tools will not be kept current");
             }
         }

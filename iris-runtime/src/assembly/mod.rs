@@ -82,7 +82,6 @@
 //! bounded: a file over 1 MiB, more than 1,000 aliases, nesting deeper than
 //! 32 or duplicate keys are errors.
 
-mod agent;
 mod build;
 mod error;
 mod factory;
@@ -91,17 +90,19 @@ mod file;
 mod mcp;
 mod names;
 mod parse;
+mod runner;
 mod schema;
 
 use std::path::Path;
 
-pub use agent::Agent;
+use crate::runner::Agent;
+
 pub use error::{AssemblyError, AssemblyIssue};
 pub use factory::{HookFactory, MiddlewareFactory};
 pub use file::{
     AgentFile, ContextPolicySection, DecisionSection, HandlerKind, HandlerSection, HookSection,
-    LimitsSection, MiddlewareEntry, MiddlewareSection, ModelProvider, ModelSection,
-    PermissionsSection, Seconds, ToolsSection,
+    LimitsSection, MiddlewareEntry, MiddlewareSection, ModelSection, PermissionsSection, Seconds,
+    ToolsSection,
 };
 pub use names::{Assembly, AssemblyBuilder};
 pub use parse::MAX_FILE_BYTES;
@@ -126,6 +127,18 @@ impl Assembly {
     pub fn parse(&self, text: &str, origin: &Path) -> Result<Agent, AssemblyError> {
         let file = parse::parse(text, origin)?;
         build::assemble(self, file, origin)
+    }
+}
+
+impl Agent {
+    /// Assembles the agent file at `path`, naming functions and factories
+    /// from the link-time catalog ([`Assembly::from_catalog`]).
+    ///
+    /// # Errors
+    /// [`AssemblyError`] with every problem found, each with file, line,
+    /// column and key path.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, AssemblyError> {
+        Assembly::from_catalog().load(path)
     }
 }
 

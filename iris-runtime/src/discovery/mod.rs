@@ -76,10 +76,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 use iris_core::{Exposure, RunId, ToolContext, ToolErrorKind, ToolName, ToolResult, ToolSpec};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use serde_json::{Value, json};
 
 use crate::error::RuntimeError;
+use crate::ledger::RunLedger;
 use crate::registry::{SharedRegistry, ToolRegistry, ToolRegistryView};
 
 pub use backend::{
@@ -113,8 +114,9 @@ pub struct ToolRequest {
     pub schema_tokens: usize,
 }
 
+/// One run's disclosure: discovery's slot in the run ledger.
 #[derive(Debug, Default)]
-struct RunState {
+struct Disclosure {
     /// The deferred tools the run's latest request allowed.
     allowed: Option<Arc<FxHashSet<ToolName>>>,
     /// Disclosed tools with their estimated tokens, in disclosure order.
@@ -133,7 +135,8 @@ pub struct Discovery {
     reindexing: Mutex<()>,
     backend: Arc<dyn SearchBackend>,
     budget_tokens: usize,
-    runs: Mutex<FxHashMap<RunId, RunState>>,
+    /// Where each run's disclosure is kept.
+    ledger: Arc<RunLedger>,
 }
 
 impl std::fmt::Debug for Discovery {
@@ -166,9 +169,19 @@ pub struct DiscoveryBuilder {
     registry: SharedRegistry,
     backend: Arc<dyn SearchBackend>,
     budget_tokens: usize,
+    ledger: Option<Arc<RunLedger>>,
 }
 
 impl DiscoveryBuilder {
+    /// Keeps each run's disclosure in `ledger` (usually the executor's,
+    /// [`ToolExecutor::ledger`](crate::ToolExecutor::ledger)), so that
+    /// ending a run there forgets it; without it discovery keeps a ledger
+    /// of its own, bounded as the executor's is.
+    pub fn ledger(mut self, ledger: Arc<RunLedger>) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
     /// Uses `backend` instead of the local ranker.
     pub fn backend(mut self, backend: impl SearchBackend) -> Self {
         self.backend = Arc::new(backend);
@@ -226,7 +239,7 @@ impl DiscoveryBuilder {
             registry: self.registry,
             backend: self.backend,
             budget_tokens: self.budget_tokens,
-            runs: Mutex::new(FxHashMap::default()),
+            ledger: self.ledger.unwrap_or_default(),
         })
     }
 }
@@ -258,6 +271,7 @@ impl Discovery {
             registry: registry.into(),
             backend: Arc::new(LocalRanker::default()),
             budget_tokens: DEFAULT_BUDGET_TOKENS,
+            ledger: None,
         }
     }
 
@@ -282,21 +296,21 @@ impl Discovery {
                 }
             }
         }
-        let mut runs = self.lock();
-        let state = runs.entry(run.clone()).or_default();
         let mut disclosed = Vec::new();
-        for (name, tokens) in &state.disclosed {
-            let Some(tool) = view.registry().resolve(name.as_str()) else {
-                continue;
-            };
-            if allowed.contains(name) {
-                schema_total += tokens;
-                specs.push(tool.definition_dyn().spec());
-                offered.push(name.clone());
-                disclosed.push(name.clone());
+        self.ledger.with_slot(run, |state: &mut Disclosure| {
+            for (name, tokens) in &state.disclosed {
+                let Some(tool) = view.registry().resolve(name.as_str()) else {
+                    continue;
+                };
+                if allowed.contains(name) {
+                    schema_total += tokens;
+                    specs.push(tool.definition_dyn().spec());
+                    offered.push(name.clone());
+                    disclosed.push(name.clone());
+                }
             }
-        }
-        state.allowed = Some(Arc::new(allowed));
+            state.allowed = Some(Arc::new(allowed));
+        });
         ToolRequest {
             specs,
             offered,
@@ -308,9 +322,10 @@ impl Discovery {
     /// The tools disclosed in `run`, in disclosure order.
     #[must_use]
     pub fn disclosed(&self, run: &RunId) -> Vec<ToolName> {
-        self.lock()
-            .get(run)
-            .map(|s| s.disclosed.iter().map(|(n, _)| n.clone()).collect())
+        self.ledger
+            .read_slot(run, |s: &Disclosure| {
+                s.disclosed.iter().map(|(n, _)| n.clone()).collect()
+            })
             .unwrap_or_default()
     }
 
@@ -320,31 +335,33 @@ impl Discovery {
     /// and the budget holds as for a search.
     pub fn restore_disclosed(&self, run: &RunId, names: &[ToolName]) {
         let registry = self.registry.snapshot();
-        let mut runs = self.lock();
-        let state = runs.entry(run.clone()).or_default();
-        let mut used: usize = state.disclosed.iter().map(|(_, t)| t).sum();
-        for name in names {
-            if state.disclosed.iter().any(|(n, _)| n == name) {
-                continue;
+        self.ledger.with_slot(run, |state: &mut Disclosure| {
+            let mut used: usize = state.disclosed.iter().map(|(_, t)| t).sum();
+            for name in names {
+                if state.disclosed.iter().any(|(n, _)| n == name) {
+                    continue;
+                }
+                let Some(tool) = registry.resolve(name.as_str()) else {
+                    continue;
+                };
+                let definition = tool.definition_dyn();
+                if definition.exposure() != Exposure::Deferred {
+                    continue;
+                }
+                let tokens = schema_tokens(definition);
+                if used + tokens <= self.budget_tokens {
+                    used += tokens;
+                    state.disclosed.push((definition.name().clone(), tokens));
+                }
             }
-            let Some(tool) = registry.resolve(name.as_str()) else {
-                continue;
-            };
-            let definition = tool.definition_dyn();
-            if definition.exposure() != Exposure::Deferred {
-                continue;
-            }
-            let tokens = schema_tokens(definition);
-            if used + tokens <= self.budget_tokens {
-                used += tokens;
-                state.disclosed.push((definition.name().clone(), tokens));
-            }
-        }
+        });
     }
 
-    /// Forgets what `run` disclosed; call it when the run ends.
-    pub fn forget_run(&self, run: &RunId) {
-        self.lock().remove(run);
+    /// The ledger each run's disclosure is kept in; ending a run there
+    /// forgets what it disclosed.
+    #[must_use]
+    pub fn ledger(&self) -> &Arc<RunLedger> {
+        &self.ledger
     }
 
     /// The backend's name.
@@ -357,10 +374,6 @@ impl Discovery {
     #[must_use]
     pub fn budget_tokens(&self) -> usize {
         self.budget_tokens
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<RunId, RunState>> {
-        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The index of the registry as it stands: the one built before when
@@ -395,7 +408,10 @@ impl Discovery {
             .into_iter()
             .map(|intent| bounded(&intent).unwrap_or(intent))
             .collect();
-        let allowed = self.lock().get(cx.run_id()).and_then(|s| s.allowed.clone());
+        let allowed = self
+            .ledger
+            .read_slot(cx.run_id(), |s: &Disclosure| s.allowed.clone())
+            .flatten();
         let indexed = self.indexed();
         let scope = SearchScope {
             registry: &indexed.registry,
@@ -480,37 +496,37 @@ impl Discovery {
     /// while they fit the budget.
     fn disclose(&self, run: &RunId, answers: &[IntentAnswer], registry: &ToolRegistry) -> Loading {
         let mut loading = Loading::default();
-        let mut runs = self.lock();
-        let state = runs.entry(run.clone()).or_default();
-        let mut used: usize = state.disclosed.iter().map(|(_, t)| t).sum();
-        for name in answers.iter().filter_map(|a| a.selected.as_ref()) {
-            if state.disclosed.iter().any(|(n, _)| n == name) {
-                if !loading.already.contains(name) {
-                    loading.already.push(name.clone());
+        self.ledger.with_slot(run, |state: &mut Disclosure| {
+            let mut used: usize = state.disclosed.iter().map(|(_, t)| t).sum();
+            for name in answers.iter().filter_map(|a| a.selected.as_ref()) {
+                if state.disclosed.iter().any(|(n, _)| n == name) {
+                    if !loading.already.contains(name) {
+                        loading.already.push(name.clone());
+                    }
+                    continue;
                 }
-                continue;
+                let Some(tool) = registry.resolve(name.as_str()) else {
+                    continue;
+                };
+                let tokens = schema_tokens(tool.definition_dyn());
+                if used + tokens <= self.budget_tokens {
+                    used += tokens;
+                    state.disclosed.push((name.clone(), tokens));
+                    loading.loaded.push(name.clone());
+                } else {
+                    loading.not_loaded.push(json!({
+                        "name": name,
+                        "tokens": tokens,
+                        "budget_left": self.budget_tokens.saturating_sub(used),
+                        "reason": format!(
+                            "its schema needs about {tokens} tokens and {} of the {}-token budget are left",
+                            self.budget_tokens.saturating_sub(used),
+                            self.budget_tokens
+                        ),
+                    }));
+                }
             }
-            let Some(tool) = registry.resolve(name.as_str()) else {
-                continue;
-            };
-            let tokens = schema_tokens(tool.definition_dyn());
-            if used + tokens <= self.budget_tokens {
-                used += tokens;
-                state.disclosed.push((name.clone(), tokens));
-                loading.loaded.push(name.clone());
-            } else {
-                loading.not_loaded.push(json!({
-                    "name": name,
-                    "tokens": tokens,
-                    "budget_left": self.budget_tokens.saturating_sub(used),
-                    "reason": format!(
-                        "its schema needs about {tokens} tokens and {} of the {}-token budget are left",
-                        self.budget_tokens.saturating_sub(used),
-                        self.budget_tokens
-                    ),
-                }));
-            }
-        }
+        });
         loading
     }
 }

@@ -1,11 +1,11 @@
 //! Whether a call may run: the permission stage, the pause for a person,
 //! and the gate right before the body.
 
-use std::sync::PoisonError;
 use std::time::Instant;
 
 use iris_core::{ParsedArgs, RunId, ToolContext, ToolErrorKind, ToolResult};
 
+use super::executed::ExecutedIds;
 use super::pending::{Pending, Refusal};
 use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, PermissionRequest};
 use super::pipeline::Prepared;
@@ -82,21 +82,17 @@ impl ToolExecutor {
             reason,
         );
         let config = &self.inner.config;
-        let parked = self
-            .inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                Pending {
-                    request: request.clone(),
-                    prepared,
-                    args,
-                    since: Instant::now(),
-                },
-                config.max_pending_approvals,
-                config.approval_ttl,
-            );
+        let parked = self.inner.pending.insert(
+            &self.inner.ledger,
+            Pending {
+                request: request.clone(),
+                prepared,
+                args,
+                since: Instant::now(),
+            },
+            config.max_pending_approvals,
+            config.approval_ttl,
+        );
         if let Err((Refusal::Full { limit }, pending)) = parked {
             let result = ToolResult::error(
                 ToolErrorKind::PermissionDenied,
@@ -198,10 +194,8 @@ impl ToolExecutor {
     pub(super) fn record_once(&self, call_id: &str, cx: &ToolContext) -> Result<(), ToolResult> {
         let first_time = self
             .inner
-            .executed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .first_time(cx.run_id(), call_id);
+            .ledger
+            .with_slot(cx.run_id(), |ids: &mut ExecutedIds| ids.first_time(call_id));
         if first_time {
             Ok(())
         } else {

@@ -4,25 +4,51 @@
 //! body starts. A timed-out write therefore never overlaps, or lands after,
 //! the calls that follow it.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use iris_core::{RunId, StopFlag, ToolResult};
 use tokio::task::{JoinError, JoinHandle};
 
-/// The bodies still running past their deadline, per run.
-#[derive(Debug, Default)]
+use crate::ledger::RunLedger;
+
+/// The bodies still running past their deadline; each run's are its slot
+/// in the run ledger.
+#[derive(Debug)]
 pub(super) struct Lingering {
     /// How many are held, so a call finds "none" without a lock.
-    count: AtomicUsize,
-    bodies: Mutex<HashMap<RunId, Vec<JoinHandle<ToolResult>>>>,
+    count: Arc<AtomicUsize>,
+    ledger: Arc<RunLedger>,
+}
+
+/// One run's bodies running past their deadline.
+#[derive(Default)]
+struct Bodies {
+    handles: Vec<JoinHandle<ToolResult>>,
+    /// The executor's count, which a run the ledger drops lowers by its own
+    /// (its bodies run on, unwatched: no call of it will wait for them).
+    counted: Option<Arc<AtomicUsize>>,
+}
+
+impl Drop for Bodies {
+    fn drop(&mut self) {
+        if let Some(count) = &self.counted {
+            count.fetch_sub(self.handles.len(), Ordering::AcqRel);
+        }
+    }
 }
 
 impl Lingering {
+    pub(super) fn new(ledger: Arc<RunLedger>) -> Self {
+        Self {
+            count: Arc::default(),
+            ledger,
+        }
+    }
+
     /// Whether any body runs past its deadline, in any run.
     pub(super) fn any(&self) -> bool {
         self.count.load(Ordering::Acquire) != 0
@@ -30,12 +56,10 @@ impl Lingering {
 
     /// Waits until every body `run` left running has ended.
     pub(super) async fn settle(&self, run: &RunId) {
-        let waiting = self
-            .bodies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(run)
-            .unwrap_or_default();
+        let Some(mut bodies) = self.ledger.take_slot::<Bodies>(run) else {
+            return;
+        };
+        let waiting = std::mem::take(&mut bodies.handles);
         let settled = waiting.len();
         for body in waiting {
             // Its result was already reported as a timeout; only its end
@@ -45,29 +69,14 @@ impl Lingering {
         self.count.fetch_sub(settled, Ordering::AcqRel);
     }
 
-    /// Lets go of the bodies `run` left running (they run on, unwatched):
-    /// the run is over, and no call of it will come to wait for them.
-    pub(super) fn forget(&self, run: &RunId) {
-        if self.count.load(Ordering::Acquire) == 0 {
-            return;
-        }
-        let dropped = self
-            .bodies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(run)
-            .map_or(0, |bodies| bodies.len());
-        self.count.fetch_sub(dropped, Ordering::AcqRel);
-    }
-
-    fn hold(&self, run: RunId, body: JoinHandle<ToolResult>) {
-        self.count.fetch_add(1, Ordering::AcqRel);
-        self.bodies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(run)
-            .or_default()
-            .push(body);
+    fn hold(&self, run: &RunId, body: JoinHandle<ToolResult>) {
+        self.ledger.with_slot(run, |bodies: &mut Bodies| {
+            bodies
+                .counted
+                .get_or_insert_with(|| Arc::clone(&self.count))
+                .fetch_add(1, Ordering::AcqRel);
+            bodies.handles.push(body);
+        });
     }
 }
 
@@ -127,7 +136,7 @@ impl Drop for Running {
         if let Some(handle) = self.handle.take() {
             self.flag.raise();
             if !handle.is_finished() {
-                self.lingering.hold(self.run.clone(), handle);
+                self.lingering.hold(&self.run, handle);
             }
         }
     }

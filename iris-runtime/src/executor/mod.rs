@@ -15,7 +15,7 @@ mod stages;
 use std::collections::HashMap;
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use iris_core::{Middleware, ToolContext, ToolResult, ToolUseBlock};
@@ -23,9 +23,9 @@ use iris_core::{Middleware, ToolContext, ToolResult, ToolUseBlock};
 use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
 use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
+use crate::ledger::{LedgerLimits, RunLedger};
 use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::{SharedRegistry, ToolRegistry};
-pub use executed::DEFAULT_MAX_RUNS;
 use pending::PendingApprovals;
 pub use pending::{DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS};
 use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
@@ -98,10 +98,6 @@ pub struct ExecutorConfig {
     /// How long a call waits for its decision; after that it can no longer
     /// be resumed and is dropped.
     pub approval_ttl: Duration,
-    /// Runs whose call ids are remembered (so that an id runs once) when
-    /// they never call [`ToolExecutor::finish_run`]; past it the oldest
-    /// run's ids are forgotten.
-    pub max_runs: usize,
 }
 
 impl Default for ExecutorConfig {
@@ -114,7 +110,6 @@ impl Default for ExecutorConfig {
             tool_max_result_chars: HashMap::new(),
             max_pending_approvals: DEFAULT_MAX_PENDING_APPROVALS,
             approval_ttl: DEFAULT_APPROVAL_TTL,
-            max_runs: executed::DEFAULT_MAX_RUNS,
         }
     }
 }
@@ -123,7 +118,10 @@ impl Default for ExecutorConfig {
 /// (pausing for approval), `tool.before` hooks, middleware, the side-effect
 /// gate and the body, `tool.after` hooks, observers.
 ///
-/// Cheap to clone; clones share state (pending approvals, executed call ids).
+/// Cheap to clone; clones share state. What lives as long as a run
+/// (executed call ids, calls waiting for approval, sync bodies past their
+/// deadline) is kept in the executor's [`RunLedger`], which
+/// [`finish_run`](Self::finish_run) clears for the run.
 #[derive(Clone)]
 pub struct ToolExecutor {
     inner: Arc<Inner>,
@@ -146,11 +144,13 @@ struct Inner {
     /// Where oversized results go; `None` uses the store of the call's
     /// workspace (`<root>/.iris/artifacts`).
     artifacts: Option<ArtifactStore>,
-    pending: Mutex<PendingApprovals>,
-    /// Call ids that reached their body, per run; a finished run's ids are forgotten.
-    executed: Mutex<executed::ExecutedIds>,
-    /// Sync bodies still running past their deadline, which the run's
-    /// later calls wait for.
+    /// The one owner of per-run state, shared with discovery, the file
+    /// service and the runner when they are built over this executor.
+    ledger: Arc<RunLedger>,
+    /// Calls waiting for approval (kept in the ledger), counted across runs.
+    pending: PendingApprovals,
+    /// Sync bodies still running past their deadline (kept in the ledger),
+    /// which the run's later calls wait for.
     lingering: Arc<lingering::Lingering>,
 }
 
@@ -166,7 +166,16 @@ impl ToolExecutor {
             observers: Observers::default(),
             config: ExecutorConfig::default(),
             artifacts: None,
+            ledger: None,
+            ledger_limits: LedgerLimits::default(),
         }
+    }
+
+    /// The run ledger: what lives as long as a run, for this executor and
+    /// whatever shares it (discovery, the file service, the runner).
+    #[must_use]
+    pub fn ledger(&self) -> &Arc<RunLedger> {
+        &self.inner.ledger
     }
 
     /// Where the oversized results of calls in `cx` are saved: the
@@ -232,28 +241,23 @@ impl ToolExecutor {
         cx: &ToolContext,
     ) -> Result<ToolOutcome, RuntimeError> {
         let ttl = self.inner.config.approval_ttl;
-        let pending = {
-            let mut waiting = self
-                .inner
-                .pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let pending = waiting.take(cx.run_id(), call_id, ttl).ok_or_else(|| {
-                RuntimeError::NoPendingApproval {
-                    call_id: call_id.to_owned(),
-                    run_id: cx.run_id().clone(),
-                }
+        let ledger = &self.inner.ledger;
+        let pending = self
+            .inner
+            .pending
+            .take(ledger, cx.run_id(), call_id, ttl)
+            .ok_or_else(|| RuntimeError::NoPendingApproval {
+                call_id: call_id.to_owned(),
+                run_id: cx.run_id().clone(),
             })?;
-            if let ApprovalDecision::Approve { approval_id } = &decision
-                && *approval_id != pending.request.approval_id
-            {
-                waiting.restore(pending);
-                return Err(RuntimeError::ApprovalMismatch {
-                    call_id: call_id.to_owned(),
-                });
-            }
-            pending
-        };
+        if let ApprovalDecision::Approve { approval_id } = &decision
+            && *approval_id != pending.request.approval_id
+        {
+            self.inner.pending.restore(ledger, pending);
+            return Err(RuntimeError::ApprovalMismatch {
+                call_id: call_id.to_owned(),
+            });
+        }
         Ok(self.resume_pending(pending, decision, cx).await)
     }
 
@@ -262,9 +266,7 @@ impl ToolExecutor {
     pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
         self.inner
             .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .requests(self.inner.config.approval_ttl)
+            .requests(&self.inner.ledger, self.inner.config.approval_ttl)
     }
 
     /// Announces the start of a run to `run.started` hooks and observers.
@@ -275,20 +277,12 @@ impl ToolExecutor {
         });
     }
 
-    /// Announces the end of a run (not a pause for approval), forgets the
-    /// call ids it ran and drops its calls that still wait for approval.
+    /// Announces the end of a run (not a pause for approval) and ends it in
+    /// the ledger: the call ids it ran, its calls that still wait for
+    /// approval, and whatever else shares the ledger keeps for it (tools
+    /// disclosed, history, file observations) are forgotten.
     pub async fn finish_run(&self, cx: &ToolContext) {
-        self.inner
-            .executed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .finish(cx.run_id());
-        self.inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .forget_run(cx.run_id());
-        self.inner.lingering.forget(cx.run_id());
+        self.inner.ledger.finish_run(cx.run_id());
         self.run_event(HookEvent::RunFinished, cx).await;
         self.emit(|| RunEvent::RunFinished {
             run_id: cx.run_id().clone(),
@@ -390,6 +384,8 @@ pub struct ToolExecutorBuilder {
     observers: Observers,
     config: ExecutorConfig,
     artifacts: Option<ArtifactStore>,
+    ledger: Option<Arc<RunLedger>>,
+    ledger_limits: LedgerLimits,
 }
 
 impl ToolExecutorBuilder {
@@ -483,11 +479,27 @@ impl ToolExecutorBuilder {
         self
     }
 
-    /// Sets how many runs' call ids are remembered when runs never call
-    /// [`ToolExecutor::finish_run`] (default [`DEFAULT_MAX_RUNS`]); past it the oldest
-    /// run's ids are forgotten.
+    /// Sets how many runs the executor's ledger holds when runs never call
+    /// [`ToolExecutor::finish_run`] (default
+    /// [`DEFAULT_MAX_RUNS`](crate::ledger::DEFAULT_MAX_RUNS)); past it the
+    /// oldest run is forgotten whole. Ignored with [`ledger`](Self::ledger).
     pub fn max_runs(mut self, limit: usize) -> Self {
-        self.config.max_runs = limit.max(1);
+        self.ledger_limits.max_runs = limit.max(1);
+        self
+    }
+
+    /// Sets how long a run nothing touched stays in the executor's ledger
+    /// (default [`DEFAULT_IDLE_TIMEOUT`](crate::ledger::DEFAULT_IDLE_TIMEOUT)).
+    /// Ignored with [`ledger`](Self::ledger).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.ledger_limits.idle_timeout = timeout;
+        self
+    }
+
+    /// Keeps per-run state in `ledger` instead of a ledger of its own: what
+    /// a host does that ends runs in one place for several executors.
+    pub fn ledger(mut self, ledger: Arc<RunLedger>) -> Self {
+        self.ledger = Some(ledger);
         self
     }
 
@@ -520,7 +532,9 @@ impl ToolExecutorBuilder {
             &registry,
             "`tool_max_result_chars`",
         )?;
-        let max_runs = self.config.max_runs;
+        let ledger = self
+            .ledger
+            .unwrap_or_else(|| Arc::new(RunLedger::new(self.ledger_limits)));
         Ok(ToolExecutor {
             inner: Arc::new(Inner {
                 registry: self.registry,
@@ -531,9 +545,9 @@ impl ToolExecutorBuilder {
                 observers: self.observers,
                 config: self.config,
                 artifacts: self.artifacts,
-                pending: Mutex::new(PendingApprovals::default()),
-                executed: Mutex::new(executed::ExecutedIds::with_limit(max_runs)),
-                lingering: Arc::default(),
+                pending: PendingApprovals::default(),
+                lingering: Arc::new(lingering::Lingering::new(Arc::clone(&ledger))),
+                ledger,
             }),
         })
     }

@@ -1,13 +1,18 @@
-//! Calls waiting for a person, kept per run and per call id, bounded in
-//! number and in age so that a long-lived host never grows without limit.
+//! Calls waiting for a person: each run's are its slot in the run ledger
+//! (so they end with the run), bounded in number across runs and in age.
 
-use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use iris_core::{ParsedArgs, RunId};
+use rustc_hash::FxHashMap;
 
 use super::permissions::ApprovalRequest;
 use super::pipeline::Prepared;
+use crate::ledger::RunLedger;
 
 /// Most calls that may wait at once, across runs, unless configured.
 pub const DEFAULT_MAX_PENDING_APPROVALS: usize = 10_000;
@@ -33,92 +38,123 @@ pub(super) enum Refusal {
     Full { limit: usize },
 }
 
-/// The waiting calls. A call is found by its run and its call id together:
-/// two runs may both use a provider's `call_0`, and a second call that
-/// reuses a waiting id is refused before it gets here (see `claim`).
+/// One run's waiting calls, by call id: two runs may both use a provider's
+/// `call_0`, and a second call that reuses a waiting id is refused before
+/// it gets here (see `record_once`).
+#[derive(Default)]
+struct Waiting {
+    calls: FxHashMap<String, Pending>,
+    /// The executor's count of waiting calls, which a run the ledger drops
+    /// lowers by its own.
+    counted: Option<Arc<AtomicUsize>>,
+}
+
+impl Waiting {
+    fn remove(&mut self, call_id: &str) -> Option<Pending> {
+        let pending = self.calls.remove(call_id)?;
+        if let Some(count) = &self.counted {
+            count.fetch_sub(1, Ordering::AcqRel);
+        }
+        Some(pending)
+    }
+
+    fn retain_fresh(&mut self, ttl: Duration) {
+        let before = self.calls.len();
+        self.calls.retain(|_, p| p.since.elapsed() < ttl);
+        if let Some(count) = &self.counted {
+            count.fetch_sub(before - self.calls.len(), Ordering::AcqRel);
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some(count) = &self.counted {
+            count.fetch_sub(self.calls.len(), Ordering::AcqRel);
+        }
+    }
+}
+
+/// The executor's view of the waiting calls in its ledger.
 #[derive(Default)]
 pub(super) struct PendingApprovals {
-    runs: HashMap<RunId, HashMap<String, Pending>>,
-    count: usize,
-    /// When expired calls were last swept out; sweeping walks every call,
+    count: Arc<AtomicUsize>,
+    /// When expired calls were last swept out; sweeping walks every run,
     /// so a full store is swept at most once a second, not on each insert.
-    swept: Option<Instant>,
+    swept: Mutex<Option<Instant>>,
 }
 
 impl PendingApprovals {
     /// Adds a waiting call after dropping those that waited past `ttl`.
     pub(super) fn insert(
-        &mut self,
+        &self,
+        ledger: &RunLedger,
         pending: Pending,
         limit: usize,
         ttl: Duration,
     ) -> Result<(), (Refusal, Box<Pending>)> {
-        if self.count >= limit && self.swept.is_none_or(|at| at.elapsed() >= SWEEP_EVERY) {
-            self.expire(ttl);
+        if self.count.load(Ordering::Acquire) >= limit && self.sweep_due() {
+            ledger.for_each_slot(|_, waiting: &mut Waiting| waiting.retain_fresh(ttl));
         }
-        if self.count >= limit {
+        if self.count.load(Ordering::Acquire) >= limit {
             return Err((Refusal::Full { limit }, Box::new(pending)));
         }
-        self.put(pending);
+        self.put(ledger, pending);
         Ok(())
     }
 
     /// Takes the call `call_id` of `run` if it waits and has not expired.
-    pub(super) fn take(&mut self, run: &RunId, call_id: &str, ttl: Duration) -> Option<Pending> {
-        let calls = self.runs.get_mut(run)?;
-        let pending = calls.remove(call_id)?;
-        self.count -= 1;
-        if calls.is_empty() {
-            self.runs.remove(run);
-        }
+    pub(super) fn take(
+        &self,
+        ledger: &RunLedger,
+        run: &RunId,
+        call_id: &str,
+        ttl: Duration,
+    ) -> Option<Pending> {
+        let pending =
+            ledger.update_slot(run, |waiting: &mut Waiting| waiting.remove(call_id))??;
         (pending.since.elapsed() < ttl).then_some(pending)
     }
 
     /// Puts back a call that `take` returned and that must keep waiting.
-    pub(super) fn restore(&mut self, pending: Pending) {
-        self.put(pending);
+    pub(super) fn restore(&self, ledger: &RunLedger, pending: Pending) {
+        self.put(ledger, pending);
     }
 
-    fn put(&mut self, pending: Pending) {
+    fn put(&self, ledger: &RunLedger, pending: Pending) {
         let run = pending.request.run_id.clone();
-        let id = pending.request.call_id.clone();
-        if self
-            .runs
-            .entry(run)
-            .or_default()
-            .insert(id, pending)
-            .is_none()
-        {
-            self.count += 1;
-        }
-    }
-
-    /// Drops every call of `run`.
-    pub(super) fn forget_run(&mut self, run: &RunId) {
-        if let Some(calls) = self.runs.remove(run) {
-            self.count -= calls.len();
-        }
+        ledger.with_slot(&run, |waiting: &mut Waiting| {
+            let count = waiting
+                .counted
+                .get_or_insert_with(|| Arc::clone(&self.count));
+            let id = pending.request.call_id.clone();
+            if waiting.calls.insert(id, pending).is_none() {
+                count.fetch_add(1, Ordering::AcqRel);
+            }
+        });
     }
 
     /// Every waiting call's request that has not expired.
-    pub(super) fn requests(&self, ttl: Duration) -> Vec<ApprovalRequest> {
-        self.runs
-            .values()
-            .flat_map(HashMap::values)
-            .filter(|p| p.since.elapsed() < ttl)
-            .map(|p| p.request.clone())
-            .collect()
+    pub(super) fn requests(&self, ledger: &RunLedger, ttl: Duration) -> Vec<ApprovalRequest> {
+        let mut requests = Vec::new();
+        ledger.for_each_slot(|_, waiting: &mut Waiting| {
+            requests.extend(
+                waiting
+                    .calls
+                    .values()
+                    .filter(|p| p.since.elapsed() < ttl)
+                    .map(|p| p.request.clone()),
+            );
+        });
+        requests
     }
 
-    fn expire(&mut self, ttl: Duration) {
-        self.swept = Some(Instant::now());
-        let mut dropped = 0;
-        self.runs.retain(|_, calls| {
-            let before = calls.len();
-            calls.retain(|_, p| p.since.elapsed() < ttl);
-            dropped += before - calls.len();
-            !calls.is_empty()
-        });
-        self.count -= dropped;
+    fn sweep_due(&self) -> bool {
+        let mut swept = self.swept.lock().unwrap_or_else(PoisonError::into_inner);
+        let due = swept.is_none_or(|at| at.elapsed() >= SWEEP_EVERY);
+        if due {
+            *swept = Some(Instant::now());
+        }
+        due
     }
 }

@@ -15,14 +15,18 @@
 //! use std::sync::Arc;
 //!
 //! use iris_core::{RunId, ToolContext};
-//! use iris_runtime::ToolRegistry;
+//! use iris_runtime::{ToolExecutor, ToolRegistry};
 //! use iris_runtime::fs::{FileService, register_file_tools};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let files = Arc::new(FileService::open("/path/to/workspace")?);
 //! let mut registry = ToolRegistry::new();
 //! register_file_tools(&mut registry)?;
-//! // One service for every run; each run's observations stay apart.
+//! let executor = ToolExecutor::builder(registry).build()?;
+//! // One service for every run; each run's observations stay apart, in
+//! // the executor's ledger, and end with the run.
+//! let files = Arc::new(
+//!     FileService::open("/path/to/workspace")?.with_ledger(Arc::clone(executor.ledger())),
+//! );
 //! let cx = ToolContext::builder("/path/to/workspace", RunId::new("run-1"))
 //!     .shared_state(Arc::clone(&files))
 //!     .build();
@@ -41,12 +45,14 @@ mod workspace;
 mod write_file;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use iris_core::{ArtifactRef, RunId, ToolErrorKind, ToolResult};
 use sha2::{Digest, Sha256};
 
 use crate::artifacts::{ArtifactStore, Identity};
 use crate::error::RuntimeError;
+use crate::ledger::RunLedger;
 use crate::registry::ToolRegistry;
 use observation::{ContentHash, Observation, ObservationLog};
 use workspace::Workspace;
@@ -97,20 +103,26 @@ impl FileService {
         Ok(Self {
             artifacts,
             workspace,
-            observations: ObservationLog::default(),
+            observations: ObservationLog::new(Arc::default()),
             locks: atomic::WriteLocks::default(),
             swept: std::sync::Mutex::default(),
         })
     }
 
-    /// Keeps the observations of at most `limit` runs (default
-    /// [`DEFAULT_MAX_RUNS`](observation::DEFAULT_MAX_RUNS)); past it the
-    /// oldest run's are forgotten, so its edits must read again. Call
-    /// [`forget_run`](Self::forget_run) when a run ends to free them sooner.
+    /// Keeps what each run read in `ledger` (usually the executor's,
+    /// [`ToolExecutor::ledger`](crate::ToolExecutor::ledger)), so that ending
+    /// a run there forgets it. Alone, the service keeps a ledger of its own,
+    /// bounded as the executor's is.
     #[must_use]
-    pub fn with_max_runs(mut self, limit: usize) -> Self {
-        self.observations = ObservationLog::with_max_runs(limit);
+    pub fn with_ledger(mut self, ledger: Arc<RunLedger>) -> Self {
+        self.observations = ObservationLog::new(ledger);
         self
+    }
+
+    /// The ledger what each run read is kept in.
+    #[must_use]
+    pub fn ledger(&self) -> &Arc<RunLedger> {
+        self.observations.ledger()
     }
 
     /// Uses `store` for artifact handles instead of the workspace's own.
@@ -137,11 +149,6 @@ impl FileService {
     pub fn observation(&self, run: &RunId, path: &str) -> Option<Observation> {
         let path = self.workspace.locate(path).ok()?;
         self.observations.get(run, &path.key)
-    }
-
-    /// Forgets what run `run` read; call it when the run ends.
-    pub fn forget_run(&self, run: &RunId) {
-        self.observations.forget_run(run);
     }
 
     /// Publishes a workspace file: the artifact store keeps an independent,

@@ -4,11 +4,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use iris_core::RunId;
+use rustc_hash::FxHashMap;
 
-use crate::run_table::RunTable;
+use crate::ledger::RunLedger;
 
 /// A SHA-256 of a file's whole content.
 pub type ContentHash = [u8; 32];
@@ -112,39 +114,44 @@ impl LineRanges {
     }
 }
 
-/// Observations of every run, owned by the file service.
+/// What each run read through one file service, kept in the run ledger
+/// (so it is bounded and ends with the run).
 #[derive(Debug)]
 pub(crate) struct ObservationLog {
-    runs: Mutex<RunTable<HashMap<PathBuf, Observation>>>,
+    ledger: Arc<RunLedger>,
+    /// Tells this service's observations from those of another service
+    /// (another workspace) sharing the ledger.
+    service: u64,
 }
 
-/// Runs whose observations are kept unless the host sets another limit;
-/// past it the oldest run's are forgotten.
-pub const DEFAULT_MAX_RUNS: usize = 1_024;
+/// One run's observations, per file service.
+#[derive(Default)]
+struct RunObservations(FxHashMap<u64, HashMap<PathBuf, Observation>>);
 
 /// Files one run's observations cover at most; past it one is forgotten
 /// for each new one. Forgetting is always safe: an edit of a forgotten file
 /// is only asked to read it again.
 const MAX_FILES_PER_RUN: usize = 10_000;
 
-impl Default for ObservationLog {
-    fn default() -> Self {
-        Self::with_max_runs(DEFAULT_MAX_RUNS)
-    }
-}
-
 impl ObservationLog {
-    pub(crate) fn with_max_runs(limit: usize) -> Self {
+    pub(crate) fn new(ledger: Arc<RunLedger>) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
         Self {
-            runs: Mutex::new(RunTable::new(limit)),
+            ledger,
+            service: NEXT.fetch_add(1, Ordering::Relaxed),
         }
     }
 
+    pub(crate) fn ledger(&self) -> &Arc<RunLedger> {
+        &self.ledger
+    }
+
     pub(crate) fn get(&self, run: &RunId, key: &Path) -> Option<Observation> {
-        self.lock()
-            .get(run)
-            .and_then(|files| files.get(key))
-            .cloned()
+        self.ledger
+            .read_slot(run, |seen: &RunObservations| {
+                seen.0.get(&self.service)?.get(key).cloned()
+            })
+            .flatten()
     }
 
     /// Merges a read of `first..=last` into what the run saw; a read of
@@ -157,41 +164,39 @@ impl ObservationLog {
         total_lines: usize,
         lines: Option<(usize, usize)>,
     ) {
-        let mut runs = self.lock();
-        let files = runs.get_or_insert_with(run, HashMap::new);
-        make_room(files, key);
-        let entry = files
-            .entry(key.to_path_buf())
-            .or_insert_with(|| Observation {
-                hash,
-                seen: LineRanges::default(),
-                total_lines,
-            });
-        if entry.hash != hash {
-            *entry = Observation {
-                hash,
-                seen: LineRanges::default(),
-                total_lines,
-            };
-        }
-        if let Some((first, last)) = lines {
-            entry.seen.insert(first, last);
-        }
+        self.with_files(run, |files| {
+            make_room(files, key);
+            let entry = files
+                .entry(key.to_path_buf())
+                .or_insert_with(|| Observation {
+                    hash,
+                    seen: LineRanges::default(),
+                    total_lines,
+                });
+            if entry.hash != hash {
+                *entry = Observation {
+                    hash,
+                    seen: LineRanges::default(),
+                    total_lines,
+                };
+            }
+            if let Some((first, last)) = lines {
+                entry.seen.insert(first, last);
+            }
+        });
     }
 
     pub(crate) fn set(&self, run: &RunId, key: &Path, observation: Observation) {
-        let mut runs = self.lock();
-        let files = runs.get_or_insert_with(run, HashMap::new);
-        make_room(files, key);
-        files.insert(key.to_path_buf(), observation);
+        self.with_files(run, |files| {
+            make_room(files, key);
+            files.insert(key.to_path_buf(), observation);
+        });
     }
 
-    pub(crate) fn forget_run(&self, run: &RunId) {
-        self.lock().remove(run);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, RunTable<HashMap<PathBuf, Observation>>> {
-        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    fn with_files(&self, run: &RunId, f: impl FnOnce(&mut HashMap<PathBuf, Observation>)) {
+        self.ledger.with_slot(run, |seen: &mut RunObservations| {
+            f(seen.0.entry(self.service).or_default());
+        });
     }
 }
 

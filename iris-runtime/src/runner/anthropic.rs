@@ -7,12 +7,12 @@ use iris_core::{BoxFuture, ToolUseBlock};
 use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
+use super::config::{ModelConfig, ModelProvider};
 use super::http::{Api, Endpoint, RetryPolicy, endpoint_constructors, send, streamed};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
 };
-use crate::assembly::{ModelProvider, ModelSection};
 
 /// The endpoint when the agent file gives no `base_url`.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";

@@ -36,9 +36,6 @@ pub enum RunError {
     /// The executor refused a resume (the call changed since it was shown).
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// The agent file could not be assembled.
-    #[error(transparent)]
-    Assembly(#[from] crate::assembly::AssemblyError),
     /// The context for the run's calls could not be made.
     #[error("the run's tool context could not be made: {0}")]
     Context(RuntimeError),

@@ -8,56 +8,45 @@
 //! came can still crowd out later steps once many have piled up.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use iris_core::{RunId, State, ToolContext, ToolErrorKind, ToolResult};
 use rustc_hash::FxHashMap;
 
 use super::model::Message;
+use crate::ledger::RunLedger;
 
 /// Characters of an old result shown in its preview.
 const PREVIEW_CHARS: usize = 200;
 /// Characters `read_history` returns per page unless asked for fewer.
 const PAGE_CHARS: usize = 8_000;
 
-/// The full text of every tool result of the runs in progress, by run and
-/// call id, for `read_history`.
+/// The name of the tool that reads old results back.
+pub(crate) const READ_HISTORY: &str = "read_history";
+
+/// The full text of one run's tool results, by call id: the runner's slot
+/// in the run ledger, so it ends with the run and is bounded with it.
 #[derive(Debug, Default)]
-pub struct HistoryStore {
-    runs: Mutex<FxHashMap<RunId, FxHashMap<String, Arc<str>>>>,
-}
+struct History(FxHashMap<String, Arc<str>>);
 
-impl HistoryStore {
-    pub(crate) fn record(&self, run: &RunId, call_id: &str, result: &ToolResult) {
-        let text: Arc<str> = result.text_content().into();
-        self.lock()
-            .entry(run.clone())
-            .or_default()
-            .insert(call_id.to_owned(), text);
-    }
-
-    pub(crate) fn record_all(&self, run: &RunId, messages: &[Message]) {
-        for message in messages {
-            if let Message::Tool {
-                call_id, result, ..
-            } = message
-            {
-                self.record(run, call_id, result);
-            }
+/// Keeps the full text of every result in `messages` for `read_history`.
+pub(crate) fn record_all(ledger: &RunLedger, run: &RunId, messages: &[Message]) {
+    let mut results = messages.iter().filter_map(|message| match message {
+        Message::Tool {
+            call_id, result, ..
+        } => Some((call_id, result)),
+        _ => None,
+    });
+    let Some(first) = results.next() else {
+        return;
+    };
+    ledger.with_slot(run, |history: &mut History| {
+        for (call_id, result) in std::iter::once(first).chain(results) {
+            history
+                .0
+                .insert(call_id.clone(), result.text_content().into());
         }
-    }
-
-    pub(crate) fn forget(&self, run: &RunId) {
-        self.lock().remove(run);
-    }
-
-    fn get(&self, run: &RunId, call_id: &str) -> Option<Arc<str>> {
-        self.lock().get(run)?.get(call_id).cloned()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<RunId, FxHashMap<String, Arc<str>>>> {
-        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+    });
 }
 
 /// Read back an earlier tool result that the conversation shows shortened.
@@ -73,9 +62,14 @@ pub fn read_history(
     /// Most characters to return; 8000 when left out.
     limit: Option<usize>,
     #[ctx] cx: &ToolContext,
-    #[state] store: State<HistoryStore>,
+    #[state] ledger: State<RunLedger>,
 ) -> ToolResult {
-    let Some(text) = store.get(cx.run_id(), &call_id) else {
+    let text = ledger
+        .read_slot(cx.run_id(), |history: &History| {
+            history.0.get(&call_id).cloned()
+        })
+        .flatten();
+    let Some(text) = text else {
         return ToolResult::error(
             ToolErrorKind::NotFound,
             format!(

@@ -8,8 +8,8 @@ use std::time::Duration;
 use reqwest::header::HeaderName;
 use serde_json::Value;
 
+use super::config::{ModelConfig, ModelProvider};
 use super::model::ModelError;
-use crate::assembly::{ModelProvider, ModelSection};
 
 /// Characters of an error body quoted back.
 const QUOTED_BODY_CHARS: usize = 300;
@@ -59,15 +59,15 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
-/// How an adapter reads an agent file's `model` section.
+/// How an adapter reads a model configuration.
 pub(super) struct Api {
-    /// The provider the section must name.
+    /// The provider the configuration must name.
     pub(super) provider: ModelProvider,
     /// The API's name, for the error when it names another.
     pub(super) name: &'static str,
-    /// The base URL when the section gives none.
+    /// The base URL when the configuration gives none.
     pub(super) base_url: &'static str,
-    /// The key's variable when the section names none; `None` sends no key
+    /// The key's variable when the configuration names none; `None` sends no key
     /// (local servers often take none).
     pub(super) key_variable: Option<&'static str>,
     /// The path after the base URL.
@@ -93,20 +93,16 @@ impl Endpoint {
         })
     }
 
-    /// The endpoint an agent file's `model` section names for `api`, its key
+    /// The endpoint a model configuration names for `api`, its key
     /// read now (a variable that is not set is named, never a value).
-    pub(super) fn from_section(section: &ModelSection, api: &Api) -> Result<Self, ModelError> {
-        if section.provider != api.provider {
+    pub(super) fn from_config(config: &ModelConfig, api: &Api) -> Result<Self, ModelError> {
+        if config.provider != api.provider {
             return Err(ModelError::new(format!(
-                "this adapter speaks {}; the agent file names another provider",
+                "this adapter speaks {}; the configuration names another provider",
                 api.name
             )));
         }
-        let variable = section
-            .api_key_env
-            .as_ref()
-            .map(|v| v.value.as_str())
-            .or(api.key_variable);
+        let variable = config.api_key_env.as_deref().or(api.key_variable);
         let api_key = match variable {
             Some(variable) => std::env::var(variable).map_err(|_| {
                 ModelError::new(format!(
@@ -115,15 +111,15 @@ impl Endpoint {
             })?,
             None => String::new(),
         };
-        let base_url = section.base_url.as_deref().unwrap_or(api.base_url);
+        let base_url = config.base_url.as_deref().unwrap_or(api.base_url);
         let mut endpoint = Self::new(
-            section.model.clone(),
+            config.model.clone(),
             api_key,
             base_url,
             api.path,
             Duration::from_secs(120),
         )?;
-        endpoint.stream = section.stream;
+        endpoint.stream = config.stream;
         Ok(endpoint)
     }
 
@@ -147,10 +143,10 @@ impl Endpoint {
     }
 }
 
-/// The constructors every adapter has (`new`, `from_section`,
+/// The constructors every adapter has (`new`, `from_config`,
 /// `with_retries`, `streaming`), for a type holding an `endpoint` and an
 /// `API` constant in its module. `$example_url` is the base URL the docs
-/// show; `$key` says where `from_section` finds the key.
+/// show; `$key` says where `from_config` finds the key.
 macro_rules! endpoint_constructors {
     ($adapter:ty, $example_url:literal, $key:literal) => {
         impl $adapter {
@@ -169,14 +165,14 @@ macro_rules! endpoint_constructors {
                 Ok(Self { endpoint })
             }
 
-            #[doc = concat!("The model an agent file's `model` section names, its key read now ", $key, ".")]
+            #[doc = concat!("The model a model configuration names, its key read now ", $key, ".")]
             ///
             /// # Errors
             /// [`ModelError`] for another provider, or a key variable that is
             /// not set (named, never its value).
-            pub fn from_section(section: &ModelSection) -> Result<Self, ModelError> {
+            pub fn from_config(config: &ModelConfig) -> Result<Self, ModelError> {
                 Ok(Self {
-                    endpoint: Endpoint::from_section(section, &API)?,
+                    endpoint: Endpoint::from_config(config, &API)?,
                 })
             }
 

@@ -1,9 +1,15 @@
-//! The run loop (feature `assembly`): an [`AgentRunner`] asks a [`Model`],
-//! runs its calls through the agent's executor, feeds the results back, and
-//! ends with the model's answer, `max_steps`, cancellation or an error. When
-//! a call waits for a person the run returns [`RunOutcome::Waiting`] with a
-//! serializable [`RunState`], which [`AgentRunner::resume`] continues, in
-//! this process or another started from the same agent file.
+//! Agents and the run loop (feature `runner`): an [`Agent`] (built in code
+//! with [`Agent::builder`], or from an agent file with feature `assembly`)
+//! is driven by an [`AgentRunner`], which asks a [`Model`], runs its calls
+//! through the agent's executor, feeds the results back, and ends with the
+//! model's answer, `max_steps`, cancellation or an error. When a call waits
+//! for a person the run returns [`RunOutcome::Waiting`] with a serializable
+//! [`RunState`], which [`AgentRunner::resume`] continues, in this process or
+//! another built the same way.
+//!
+//! The model layer is here too: the [`Model`] trait, the request and
+//! response types, [`ModelConfig`], and the adapters (features `openai` and
+//! `anthropic`).
 //!
 //! Per run, `run.started` hooks and the event come once (never on resume),
 //! `run.finished` only at the real end. Per step the request carries the
@@ -11,12 +17,14 @@
 //! disclosed so far; every call gets exactly one result, in call order, even
 //! one that could not run.
 
+mod agent;
 #[cfg(feature = "anthropic")]
 mod anthropic;
 #[cfg(feature = "anthropic")]
 mod anthropic_stream;
 #[cfg(feature = "openai")]
 mod chat_stream;
+mod config;
 mod error;
 mod history;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
@@ -32,17 +40,19 @@ mod responses_stream;
 mod sse;
 mod state;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use iris_core::{RunId, ToolContext, ToolResult, ToolSpec, ToolUseBlock};
 use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
 
+pub use agent::{Agent, AgentBuilder};
 #[cfg(feature = "anthropic")]
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS};
+pub use config::{ModelConfig, ModelProvider};
 pub use error::RunError;
-pub use history::{HistoryStore, ReadHistory, read_history};
+pub use history::{ReadHistory, read_history};
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use http::RetryPolicy;
 pub use model::{
@@ -55,10 +65,9 @@ pub use openai_chat::{OPENAI_BASE_URL, OpenAiChat};
 pub use openai_responses::OpenAiResponses;
 pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
 
-use crate::assembly::Agent;
 use crate::{ApprovalDecision, RuntimeError, ToolOutcome};
 
-/// Steps a run takes when the agent file sets no `limits.max_steps`.
+/// Steps a run takes when the agent sets no step limit.
 pub const DEFAULT_MAX_STEPS: u32 = 40;
 
 /// Where a run's calls happen and how it is stopped.
@@ -105,9 +114,6 @@ pub struct AgentRunner {
     agent: Arc<Agent>,
     model: Arc<dyn Model>,
     options: ModelOptions,
-    /// Full tool results for `read_history`, when the context policy
-    /// shortens old ones.
-    history: Arc<HistoryStore>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -121,7 +127,7 @@ impl std::fmt::Debug for AgentRunner {
 
 impl AgentRunner {
     /// A runner of `agent` asking `model`; sampling options come from the
-    /// agent file's `model` section.
+    /// agent's model configuration.
     pub fn new(agent: impl Into<Arc<Agent>>, model: impl Model) -> Self {
         let agent = agent.into();
         let options = ModelOptions {
@@ -134,47 +140,25 @@ impl AgentRunner {
             agent,
             model: Arc::new(model),
             options,
-            history: Arc::new(HistoryStore::default()),
         }
     }
 
-    /// A runner of the agent file at `path` (functions and factories from
-    /// the link-time catalog), its executor reporting to `observers`, asking
-    /// the model its `model` section names through the matching adapter
-    /// (`openai_chat` and `openai_responses` with feature `openai`,
-    /// `anthropic` with feature `anthropic`).
+    /// A runner of `agent` asking the model its configuration names,
+    /// through the matching adapter (`openai_chat` and `openai_responses`
+    /// with feature `openai`, `anthropic` with feature `anthropic`).
     ///
     /// # Errors
-    /// [`RunError::Assembly`] as for [`Agent::from_path`]; [`RunError::Model`]
-    /// when the file names no model, names one whose adapter is not built
-    /// in, or its key variable is not set.
-    pub fn from_config_path(
-        path: impl AsRef<Path>,
-        observers: impl IntoIterator<Item = Arc<dyn crate::RunEventObserver>>,
-    ) -> Result<Self, RunError> {
-        let agent = crate::assembly::Assembly::from_catalog()
-            .with_observers(observers)
-            .load(path)?;
-        let model = model_for(&agent)?;
-        Ok(Self::new(agent, model))
-    }
-
-    /// As [`AgentRunner::from_config_path`], after starting the MCP
-    /// servers the file names (`tools.mcp`, feature `mcp`).
-    ///
-    /// # Errors
-    /// As [`AgentRunner::from_config_path`], and [`RunError::Assembly`]
-    /// for a server that cannot be started or listed.
-    #[cfg(feature = "mcp")]
-    pub async fn connect_config_path(
-        path: impl AsRef<Path>,
-        observers: impl IntoIterator<Item = Arc<dyn crate::RunEventObserver>>,
-    ) -> Result<Self, RunError> {
-        let agent = crate::assembly::Assembly::from_catalog()
-            .with_observers(observers)
-            .connect(path)
-            .await?;
-        let model = model_for(&agent)?;
+    /// [`RunError::Model`] when the agent names no model, names one whose
+    /// adapter is not built in, or its key variable is not set.
+    pub fn connect(agent: impl Into<Arc<Agent>>) -> Result<Self, RunError> {
+        let agent = agent.into();
+        let Some(config) = agent.model() else {
+            return Err(ModelError::new(
+                "the agent names no `model`; give it one (`Agent::builder(..).model(..)`, or a `model` section in its file), or build the runner with `AgentRunner::new(agent, model)`",
+            )
+            .into());
+        };
+        let model = config.connect()?;
         Ok(Self::new(agent, model))
     }
 
@@ -256,7 +240,7 @@ impl AgentRunner {
             discovery.restore_disclosed(&state.run_id, &state.disclosed);
         }
         if self.agent.results_budget().is_some() {
-            self.history.record_all(&state.run_id, &state.messages);
+            history::record_all(self.agent.ledger(), &state.run_id, &state.messages);
         }
         let tools_cx = self.tool_context(cx, &state.disclosed)?;
         let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
@@ -456,7 +440,6 @@ impl AgentRunner {
             .map_err(RunError::Context)?
             .offered(offered)
             .extension(cx.cancel.clone())
-            .shared_state(Arc::clone(&self.history))
             .build();
         Ok((tools, tools_cx))
     }
@@ -480,7 +463,6 @@ impl AgentRunner {
             .map_err(RunError::Context)?
             .offered(offered)
             .extension(cx.cancel.clone())
-            .shared_state(Arc::clone(&self.history))
             .build())
     }
 
@@ -495,8 +477,7 @@ impl AgentRunner {
         let first = state.messages.len();
         append_results(state, calls, results);
         if self.agent.results_budget().is_some() {
-            self.history
-                .record_all(&state.run_id, &state.messages[first..]);
+            history::record_all(self.agent.ledger(), &state.run_id, &state.messages[first..]);
         }
     }
 
@@ -508,54 +489,14 @@ impl AgentRunner {
             .is_some_and(|t| t.definition_dyn().capabilities().is_read_only())
     }
 
-    /// Announces the real end of the run.
+    /// Announces the real end of the run and ends it in the ledger (its
+    /// call ids, disclosures, history and file observations go with it).
     async fn end(&self, outcome: RunOutcome, cx: &RunContext) -> RunOutcome {
-        self.history.forget(&cx.run_id);
-        if let Ok(tools_cx) = self.tool_context(cx, &[]) {
-            self.agent.executor().finish_run(&tools_cx).await;
-        }
-        if let Some(discovery) = self.agent.discovery() {
-            discovery.forget_run(&cx.run_id);
+        match self.tool_context(cx, &[]) {
+            Ok(tools_cx) => self.agent.executor().finish_run(&tools_cx).await,
+            Err(_) => self.agent.ledger().finish_run(&cx.run_id),
         }
         outcome
-    }
-}
-
-/// The adapter for the model an agent file names.
-fn model_for(agent: &Agent) -> Result<Box<dyn Model>, RunError> {
-    let Some(section) = agent.model() else {
-        return Err(ModelError::new(
-            "the agent file names no `model`; add a `model` section, or build the runner with `AgentRunner::new(agent, model)`",
-        )
-        .into());
-    };
-    let missing = |feature: &str| {
-        ModelError::new(format!(
-            "the agent file's model provider needs Iris's `{feature}` feature; enable it, or build the runner with `AgentRunner::new(agent, model)`"
-        ))
-    };
-    match section.provider {
-        #[cfg(feature = "openai")]
-        crate::assembly::ModelProvider::OpenaiChat => {
-            Ok(Box::new(OpenAiChat::from_section(section)?))
-        }
-        #[cfg(feature = "openai")]
-        crate::assembly::ModelProvider::OpenaiResponses => {
-            Ok(Box::new(OpenAiResponses::from_section(section)?))
-        }
-        #[cfg(feature = "anthropic")]
-        crate::assembly::ModelProvider::Anthropic => {
-            Ok(Box::new(AnthropicMessages::from_section(section)?))
-        }
-        #[allow(
-            unreachable_patterns,
-            reason = "which arms exist depends on the features"
-        )]
-        provider => Err(missing(match provider {
-            crate::assembly::ModelProvider::Anthropic => "anthropic",
-            _ => "openai",
-        })
-        .into()),
     }
 }
 

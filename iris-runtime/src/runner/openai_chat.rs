@@ -9,12 +9,12 @@ use iris_core::provider::{openai_chat, openai_chat_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
+use super::config::{ModelConfig, ModelProvider};
 use super::http::{Api, Endpoint, RetryPolicy, endpoint_constructors, send, streamed};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
 };
-use crate::assembly::{ModelProvider, ModelSection};
 
 /// The endpoint when the agent file gives no `base_url`.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";

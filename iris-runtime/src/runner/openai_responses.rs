@@ -7,13 +7,13 @@ use iris_core::provider::{openai_responses, openai_responses_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use serde_json::{Value, json};
 
+use super::config::{ModelConfig, ModelProvider};
 use super::http::{Api, Endpoint, RetryPolicy, endpoint_constructors, send, streamed};
 use super::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
     Usage, complete_whole,
 };
 use super::openai_chat::OPENAI_BASE_URL;
-use crate::assembly::{ModelProvider, ModelSection};
 
 /// A model behind the OpenAI Responses API.
 #[derive(Debug)]

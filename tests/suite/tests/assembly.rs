@@ -9,7 +9,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use iris::assembly::{Agent, Assembly, AssemblyError, HookFactory as _};
+use iris::agent::Agent;
+use iris::assembly::{Assembly, AssemblyError, HookFactory as _};
 use iris::serde_json::json;
 use iris::{
     AfterAnswer, Hook, HookInput, MiddlewareError, Next, RunId, ToolCall, ToolResult, ToolUseBlock,

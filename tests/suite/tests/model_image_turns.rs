@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::image_results::PIXEL_PNG;
 use crate::loopback::{Reply, Script, serve};
-use iris::runner::{
+use iris::agent::{
     AnthropicMessages, Message, Model, ModelOptions, ModelRequest, OpenAiChat, OpenAiResponses,
 };
 use iris::{ImageBlock, ToolResult, ToolUseBlock};

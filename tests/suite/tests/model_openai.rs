@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::loopback::{Reply, Script, serve};
 use crate::model_streams::describe;
 use async_openai::types::chat::CreateChatCompletionRequest;
-use iris::runner::{
+use iris::agent::{
     FinishReason, Message, Model, ModelDelta, ModelOptions, ModelRequest, OpenAiChat, RetryPolicy,
 };
 use iris::{Tool, ToolResult, ToolUseBlock};
@@ -221,7 +221,7 @@ async fn rate_limits_and_server_errors_are_retried_and_then_reported() {
 #[tokio::test]
 async fn responses_requests_round_trip_and_output_items_are_read() {
     use async_openai::types::responses::CreateResponse;
-    use iris::runner::OpenAiResponses;
+    use iris::agent::OpenAiResponses;
 
     let script = Arc::new(Script::default());
     let endpoint = serve(Arc::clone(&script)).await;
@@ -324,7 +324,7 @@ impl iris::RunEventObserver for Counting {
 /// names, the observers given.
 #[tokio::test]
 async fn a_runner_from_the_agent_file_asks_the_model_it_names() {
-    use iris::runner::{AgentRunner, RunContext, RunOutcome};
+    use iris::agent::{AgentRunner, RunContext, RunOutcome};
 
     let script = Arc::new(Script::default());
     let endpoint = serve(Arc::clone(&script)).await;

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::loopback::{Reply, Script, serve};
-use iris::runner::{
+use iris::agent::{
     AnthropicMessages, FinishReason, Message, Model, ModelDelta, ModelOptions, ModelRequest,
     OpenAiResponses,
 };

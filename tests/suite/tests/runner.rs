@@ -13,11 +13,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use iris::assembly::{Agent, Assembly};
-use iris::runner::{
+use iris::agent::Agent;
+use iris::agent::{
     AgentRunner, Message, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
     RunState,
 };
+use iris::assembly::Assembly;
 use iris::serde_json::json;
 use iris::{ApprovalDecision, BoxFuture, Hook, HookInput, RunId, ToolUseBlock};
 

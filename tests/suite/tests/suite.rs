@@ -10,6 +10,7 @@ mod loopback;
 #[path = "../../support/mod.rs"]
 mod support;
 
+mod agent_code;
 mod assembly;
 mod error_paths;
 mod fs_edit_props;

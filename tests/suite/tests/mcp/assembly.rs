@@ -7,7 +7,7 @@
     reason = "a scenario fails loudly"
 )]
 
-use iris::assembly::Agent;
+use iris::agent::Agent;
 use iris::{ToolOutcome, ToolUseBlock};
 use serde_json::json;
 

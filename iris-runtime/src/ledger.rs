@@ -1,0 +1,450 @@
+//! The run ledger: the one owner of everything that lives as long as a run.
+//!
+//! Each part of Iris that keeps something per run keeps it in a slot of the
+//! run's ledger entry, a value of its own type: the executor its executed
+//! call ids, waiting approvals and sync bodies still running; discovery the
+//! tools it disclosed; the runner the full text of old results; the file
+//! service what the run read. The ledger holds at most
+//! [`LedgerLimits::max_runs`] runs and drops a run untouched for
+//! [`LedgerLimits::idle_timeout`], so a host whose runs wait for a person
+//! and are never resumed stays within a fixed bound. Ending a run, through
+//! [`RunLedger::finish_run`] (which `ToolExecutor::finish_run` calls) or a
+//! [`RunGuard`] that is dropped, forgets every slot at once.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use iris_core::RunId;
+//! use iris_runtime::ledger::RunLedger;
+//!
+//! #[derive(Default)]
+//! struct Seen(Vec<String>);
+//!
+//! let ledger = Arc::new(RunLedger::default());
+//! let run = RunId::new("run-1");
+//! ledger.with_slot(&run, |seen: &mut Seen| seen.0.push("report.md".into()));
+//! assert_eq!(ledger.read_slot(&run, |seen: &Seen| seen.0.len()), Some(1));
+//! ledger.finish_run(&run);
+//! assert_eq!(ledger.read_slot(&run, |seen: &Seen| seen.0.len()), None);
+//! ```
+
+use std::any::{Any, TypeId};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use iris_core::RunId;
+use rustc_hash::FxHashMap;
+
+/// Runs held at once unless configured.
+pub const DEFAULT_MAX_RUNS: usize = 10_000;
+
+/// How long a run may go untouched before it is dropped, unless
+/// configured: one day, as long as a call waits for its approval.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Least time between two sweeps for idle runs: a sweep walks every run.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// The ledger's bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LedgerLimits {
+    /// Most runs held; past it the oldest run is dropped whole. A dropped
+    /// run's executed call ids are forgotten (a reused id could run again),
+    /// its waiting calls expire and its edits must read again, so set it
+    /// far above the runs a host keeps alive at once.
+    pub max_runs: usize,
+    /// A run nothing touched for this long is dropped whole.
+    pub idle_timeout: Duration,
+}
+
+impl Default for LedgerLimits {
+    fn default() -> Self {
+        Self {
+            max_runs: DEFAULT_MAX_RUNS,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+}
+
+/// What lives as long as a run, per run and per slot type; see the
+/// [module docs](self).
+///
+/// A slot type is any `Default + Send + 'static` type; a part of Iris
+/// keeps its own private type, so no two parts share a slot by accident.
+pub struct RunLedger {
+    runs: Mutex<Runs>,
+    limits: LedgerLimits,
+}
+
+impl std::fmt::Debug for RunLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunLedger")
+            .field("runs", &self.len())
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl Default for RunLedger {
+    fn default() -> Self {
+        Self::new(LedgerLimits::default())
+    }
+}
+
+#[derive(Default)]
+struct Runs {
+    entries: FxHashMap<RunId, Entry>,
+    /// Runs in the order they were added; may name runs dropped since,
+    /// which are skipped (and compacted away) when met.
+    order: VecDeque<RunId>,
+    swept: Option<Instant>,
+}
+
+struct Entry {
+    touched: Instant,
+    /// A handful at most, one per part of Iris: a scan beats a map.
+    slots: Vec<(TypeId, Box<dyn Any + Send>)>,
+}
+
+/// What the ledger let go of under its lock, dropped after the lock is
+/// released: a slot's `Drop` may take locks of its own.
+type Dropped = Vec<Entry>;
+
+impl RunLedger {
+    /// A ledger with these bounds (a `max_runs` of 0 holds one run).
+    #[must_use]
+    pub fn new(limits: LedgerLimits) -> Self {
+        Self {
+            runs: Mutex::new(Runs::default()),
+            limits: LedgerLimits {
+                max_runs: limits.max_runs.max(1),
+                idle_timeout: limits.idle_timeout,
+            },
+        }
+    }
+
+    /// The bounds.
+    #[must_use]
+    pub fn limits(&self) -> LedgerLimits {
+        self.limits
+    }
+
+    /// Runs held now.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    /// Whether no run is held.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `run` is held.
+    #[must_use]
+    pub fn contains(&self, run: &RunId) -> bool {
+        self.lock().entries.contains_key(run)
+    }
+
+    /// Runs `f` on `run`'s slot of type `T`, made with `T::default()` (and
+    /// the run added, dropping the oldest when the ledger is full) when it
+    /// has none. The ledger is locked meanwhile: keep `f` short and never
+    /// reach the ledger from it.
+    pub fn with_slot<T, R>(&self, run: &RunId, f: impl FnOnce(&mut T) -> R) -> R
+    where
+        T: Default + Send + 'static,
+    {
+        let mut dropped = Dropped::new();
+        let answer = {
+            let mut runs = self.lock();
+            let entry = self.entry(&mut runs, run, &mut dropped);
+            ensure_slot::<T>(entry);
+            match find_mut::<T>(entry) {
+                Some(slot) => f(slot),
+                // Never taken: the slot was made just above.
+                None => f(&mut T::default()),
+            }
+        };
+        drop(dropped);
+        answer
+    }
+
+    /// Runs `f` on `run`'s slot of type `T` when it has one; `None`
+    /// otherwise (nothing is added).
+    pub fn read_slot<T, R>(&self, run: &RunId, f: impl FnOnce(&T) -> R) -> Option<R>
+    where
+        T: Send + 'static,
+    {
+        let mut dropped = Dropped::new();
+        let answer = {
+            let mut runs = self.lock();
+            self.live(&mut runs, run, &mut dropped)
+                .and_then(find::<T>)
+                .map(|slot| f(slot))
+        };
+        drop(dropped);
+        answer
+    }
+
+    /// Runs `f` on `run`'s slot of type `T` when it has one, mutably.
+    pub fn update_slot<T, R>(&self, run: &RunId, f: impl FnOnce(&mut T) -> R) -> Option<R>
+    where
+        T: Send + 'static,
+    {
+        let mut dropped = Dropped::new();
+        let answer = {
+            let mut runs = self.lock();
+            self.live(&mut runs, run, &mut dropped)
+                .and_then(find_mut::<T>)
+                .map(f)
+        };
+        drop(dropped);
+        answer
+    }
+
+    /// Takes `run`'s slot of type `T` out of the ledger.
+    pub fn take_slot<T>(&self, run: &RunId) -> Option<T>
+    where
+        T: Send + 'static,
+    {
+        let mut dropped = Dropped::new();
+        let taken = {
+            let mut runs = self.lock();
+            self.live(&mut runs, run, &mut dropped).and_then(|entry| {
+                let at = entry
+                    .slots
+                    .iter()
+                    .position(|(id, _)| *id == TypeId::of::<T>())?;
+                let (_, slot) = entry.slots.swap_remove(at);
+                slot.downcast::<T>().ok().map(|slot| *slot)
+            })
+        };
+        drop(dropped);
+        taken
+    }
+
+    /// Runs `f` on every held run's slot of type `T`, in no given order.
+    pub fn for_each_slot<T>(&self, mut f: impl FnMut(&RunId, &mut T))
+    where
+        T: Send + 'static,
+    {
+        let mut runs = self.lock();
+        for (run, entry) in &mut runs.entries {
+            if let Some(slot) = find_mut::<T>(entry) {
+                f(run, slot);
+            }
+        }
+    }
+
+    /// Ends `run`: every slot of it is dropped, whatever part kept it.
+    pub fn finish_run(&self, run: &RunId) {
+        let removed = self.lock().entries.remove(run);
+        drop(removed);
+    }
+
+    /// A guard whose drop ends `run` (see [`finish_run`](Self::finish_run)).
+    #[must_use]
+    pub fn guard(self: &Arc<Self>, run: RunId) -> RunGuard {
+        RunGuard {
+            ledger: Arc::clone(self),
+            run,
+        }
+    }
+
+    /// `run`'s entry, added when missing; an idle one starts over.
+    fn entry<'a>(&self, runs: &'a mut Runs, run: &RunId, dropped: &mut Dropped) -> &'a mut Entry {
+        let now = Instant::now();
+        if let Some(entry) = runs.entries.get(run)
+            && now.duration_since(entry.touched) >= self.limits.idle_timeout
+            && let Some(stale) = runs.entries.remove(run)
+        {
+            dropped.push(stale);
+        }
+        if !runs.entries.contains_key(run) {
+            self.make_room(runs, now, dropped);
+            runs.order.push_back(run.clone());
+            if runs.order.len() > self.limits.max_runs.saturating_mul(2) {
+                let Runs { entries, order, .. } = &mut *runs;
+                order.retain(|r| r == run || entries.contains_key(r));
+            }
+        }
+        let entry = runs.entries.entry(run.clone()).or_insert_with(|| Entry {
+            touched: now,
+            slots: Vec::new(),
+        });
+        entry.touched = now;
+        entry
+    }
+
+    /// `run`'s entry when it is held and not idle (an idle one is dropped).
+    fn live<'a>(
+        &self,
+        runs: &'a mut Runs,
+        run: &RunId,
+        dropped: &mut Dropped,
+    ) -> Option<&'a mut Entry> {
+        let now = Instant::now();
+        let idle = now.duration_since(runs.entries.get(run)?.touched) >= self.limits.idle_timeout;
+        if idle {
+            dropped.extend(runs.entries.remove(run));
+            return None;
+        }
+        let entry = runs.entries.get_mut(run)?;
+        entry.touched = now;
+        Some(entry)
+    }
+
+    /// Drops idle runs (at most once a second) and then the oldest runs
+    /// until one more fits.
+    fn make_room(&self, runs: &mut Runs, now: Instant, dropped: &mut Dropped) {
+        if runs.entries.len() < self.limits.max_runs {
+            return;
+        }
+        if runs
+            .swept
+            .is_none_or(|at| now.duration_since(at) >= SWEEP_EVERY)
+        {
+            runs.swept = Some(now);
+            let timeout = self.limits.idle_timeout;
+            let idle: Vec<RunId> = runs
+                .entries
+                .iter()
+                .filter(|(_, e)| now.duration_since(e.touched) >= timeout)
+                .map(|(run, _)| run.clone())
+                .collect();
+            for run in idle {
+                dropped.extend(runs.entries.remove(&run));
+            }
+        }
+        while runs.entries.len() >= self.limits.max_runs {
+            let Some(oldest) = runs.order.pop_front() else {
+                break;
+            };
+            dropped.extend(runs.entries.remove(&oldest));
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Runs> {
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn find<T: Send + 'static>(entry: &mut Entry) -> Option<&T> {
+    entry
+        .slots
+        .iter()
+        .find(|(id, _)| *id == TypeId::of::<T>())
+        .and_then(|(_, slot)| slot.downcast_ref::<T>())
+}
+
+fn find_mut<T: Send + 'static>(entry: &mut Entry) -> Option<&mut T> {
+    entry
+        .slots
+        .iter_mut()
+        .find(|(id, _)| *id == TypeId::of::<T>())
+        .and_then(|(_, slot)| slot.downcast_mut::<T>())
+}
+
+/// Adds a `T::default()` slot to `entry` unless it has one.
+fn ensure_slot<T: Default + Send + 'static>(entry: &mut Entry) {
+    if !entry.slots.iter().any(|(id, _)| *id == TypeId::of::<T>()) {
+        entry
+            .slots
+            .push((TypeId::of::<T>(), Box::new(T::default())));
+    }
+}
+
+/// Ends its run when dropped: every slot of it in the ledger is forgotten.
+#[derive(Debug)]
+pub struct RunGuard {
+    ledger: Arc<RunLedger>,
+    run: RunId,
+}
+
+impl RunGuard {
+    /// The run.
+    #[must_use]
+    pub fn run_id(&self) -> &RunId {
+        &self.run
+    }
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        self.ledger.finish_run(&self.run);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Count(u32);
+
+    #[derive(Default)]
+    struct Names(Vec<&'static str>);
+
+    fn run(i: usize) -> RunId {
+        RunId::new(format!("run-{i}"))
+    }
+
+    #[test]
+    fn slots_of_one_run_are_apart_and_end_together() {
+        let ledger = RunLedger::default();
+        ledger.with_slot(&run(1), |c: &mut Count| c.0 += 2);
+        ledger.with_slot(&run(1), |n: &mut Names| n.0.push("a"));
+        ledger.with_slot(&run(2), |c: &mut Count| c.0 += 5);
+        assert_eq!(ledger.read_slot(&run(1), |c: &Count| c.0), Some(2));
+        assert_eq!(ledger.read_slot(&run(1), |n: &Names| n.0.len()), Some(1));
+        assert_eq!(ledger.read_slot(&run(2), |n: &Names| n.0.len()), None);
+        ledger.finish_run(&run(1));
+        assert_eq!(ledger.read_slot(&run(1), |c: &Count| c.0), None);
+        assert_eq!(ledger.read_slot(&run(2), |c: &Count| c.0), Some(5));
+        assert_eq!(ledger.take_slot::<Count>(&run(2)).map(|c| c.0), Some(5));
+        assert_eq!(ledger.read_slot(&run(2), |c: &Count| c.0), None);
+    }
+
+    #[test]
+    fn holds_at_most_the_newest_runs_and_its_queue_stays_bounded() {
+        let ledger = RunLedger::new(LedgerLimits {
+            max_runs: 3,
+            ..LedgerLimits::default()
+        });
+        for i in 0..10 {
+            ledger.with_slot(&run(i), |c: &mut Count| c.0 += 1);
+        }
+        assert_eq!(ledger.len(), 3);
+        assert!(!ledger.contains(&run(6)));
+        assert!(ledger.contains(&run(9)));
+        for i in 10..1000 {
+            ledger.with_slot(&run(i), |c: &mut Count| c.0 += 1);
+            ledger.finish_run(&run(i));
+        }
+        assert!(ledger.lock().order.len() <= 7);
+    }
+
+    #[test]
+    fn an_idle_run_starts_over() {
+        let ledger = RunLedger::new(LedgerLimits {
+            max_runs: 10,
+            idle_timeout: Duration::from_millis(20),
+        });
+        ledger.with_slot(&run(1), |c: &mut Count| c.0 += 1);
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(ledger.read_slot(&run(1), |c: &Count| c.0), None);
+        assert!(ledger.is_empty());
+    }
+
+    #[test]
+    fn a_guard_ends_its_run() {
+        let ledger = Arc::new(RunLedger::default());
+        {
+            let guard = ledger.guard(run(1));
+            ledger.with_slot(guard.run_id(), |c: &mut Count| c.0 += 1);
+            assert!(ledger.contains(&run(1)));
+        }
+        assert!(!ledger.contains(&run(1)));
+    }
+}

@@ -1,0 +1,222 @@
+//! An agent built in code, without an agent file: a host's own executor
+//! (policy, hooks), discovery over its registry and ledger, a results
+//! budget, driven by a scripted model through search, a disclosed tool, a
+//! pause for approval and the final answer; the run's state is gone from
+//! the ledger at the end.
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails loudly on what it does not expect"
+)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use iris::agent::{
+    Agent, AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
+};
+use iris::discovery::{Discovery, ToolSearch};
+use iris::serde_json::json;
+use iris::{
+    AfterAnswer, ApprovalDecision, BoxFuture, HookInput, HookRegistration, Rule, RulePolicy, RunId,
+    ToolExecutor, ToolRegistry, ToolUseBlock,
+};
+
+/// Look up the price of an item, in cents.
+#[iris::tool(read_only)]
+fn price_of(
+    /// The item.
+    item: String,
+) -> String {
+    format!("{item}: 1250")
+}
+
+/// Convert an amount of cents from one currency to another.
+#[iris::tool(read_only, deferred)]
+fn convert_currency(
+    /// Cents to convert.
+    cents: u64,
+    /// The currency to convert to, such as `EUR`.
+    to: String,
+) -> String {
+    format!("{} {to}", cents * 9 / 10)
+}
+
+/// Place an order for an item.
+#[iris::tool(write)]
+fn place_order(
+    /// The item.
+    item: String,
+) -> String {
+    format!("ordered {item}")
+}
+
+/// Answers from a script and records the tools each request offered.
+struct Scripted {
+    answers: Mutex<VecDeque<ModelResponse>>,
+    offered: Mutex<Vec<Vec<String>>>,
+    instructions: Mutex<Vec<Option<String>>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<ModelResponse>) -> Arc<Self> {
+        Arc::new(Self {
+            answers: Mutex::new(answers.into()),
+            offered: Mutex::new(Vec::new()),
+            instructions: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+impl Model for Scripted {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.offered
+            .lock()
+            .expect("not poisoned")
+            .push(request.tools.iter().map(|t| t.name.to_string()).collect());
+        self.instructions
+            .lock()
+            .expect("not poisoned")
+            .push(request.instructions.map(str::to_owned));
+        let answer = self.answers.lock().expect("not poisoned").pop_front();
+        Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })
+    }
+}
+
+fn calls(calls: Vec<ToolUseBlock>) -> ModelResponse {
+    ModelResponse {
+        tool_calls: calls,
+        ..ModelResponse::default()
+    }
+}
+
+fn agent() -> Agent {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(PriceOf)
+        .and_then(|r| r.register(ConvertCurrency))
+        .and_then(|r| r.register(PlaceOrder))
+        .and_then(|r| r.register(ToolSearch))
+        .expect("the tools register");
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Ask))
+        .hook(HookRegistration::after("note", |_: &HookInput| {
+            AfterAnswer::Feedback("Prices are in cents.".to_owned())
+        }))
+        .build()
+        .expect("the executor builds");
+    let discovery = Discovery::builder(executor.shared_registry())
+        .ledger(Arc::clone(executor.ledger()))
+        .build()
+        .expect("discovery builds");
+    Agent::builder(executor)
+        .name("shop")
+        .instructions("Help the customer shop.")
+        .max_steps(6)
+        .discovery(discovery)
+        .results_budget(100_000)
+        .build()
+        .expect("the agent builds")
+}
+
+#[tokio::test]
+async fn a_host_built_executor_runs_an_agent_with_a_scripted_model() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let agent = Arc::new(agent());
+    assert!(
+        agent.registry().resolve("read_history").is_some(),
+        "a results budget registers read_history"
+    );
+    let model = Scripted::new(vec![
+        calls(vec![ToolUseBlock::new(
+            "s1",
+            "tool_search",
+            json!({"intents": ["convert an amount of money to another currency"]}),
+        )]),
+        calls(vec![
+            ToolUseBlock::new("p1", "price_of", json!({"item": "lamp"})),
+            ToolUseBlock::new(
+                "c1",
+                "convert_currency",
+                json!({"cents": 1250, "to": "EUR"}),
+            ),
+            ToolUseBlock::new("o1", "place_order", json!({"item": "lamp"})),
+        ]),
+    ]);
+    let runner = AgentRunner::new(Arc::clone(&agent), Arc::clone(&model));
+    let run = RunId::new("shop-1");
+    let cx = RunContext::new(dir.path(), run.clone());
+    let outcome = runner
+        .run("Buy the lamp and tell me its price in euros.", &cx)
+        .await
+        .expect("runs");
+    let RunOutcome::Waiting(state) = outcome else {
+        panic!("the order waits for approval, got {outcome:?}");
+    };
+    assert_eq!(state.disclosed.len(), 1, "{:?}", state.disclosed);
+    assert_eq!(state.disclosed[0].as_str(), "convert_currency");
+    assert_eq!(state.pending.len(), 1);
+    let converted = state
+        .finished
+        .iter()
+        .find(|f| f.call_id == "c1")
+        .expect("the disclosed tool ran");
+    assert!(converted.result.text_content().starts_with("1125 EUR"));
+    assert!(
+        converted
+            .result
+            .text_content()
+            .contains("Prices are in cents."),
+        "the host's hook ran"
+    );
+    let offered = model.offered.lock().expect("not poisoned").clone();
+    assert!(!offered[0].contains(&"convert_currency".to_owned()));
+    assert!(offered[1].contains(&"convert_currency".to_owned()));
+    assert_eq!(
+        model.instructions.lock().expect("not poisoned")[0].as_deref(),
+        Some("Help the customer shop.")
+    );
+    assert!(agent.ledger().contains(&run), "a waiting run is kept");
+
+    let model = Scripted::new(vec![ModelResponse {
+        text: Some("Ordered; it costs 11.25 EUR.".to_owned()),
+        ..ModelResponse::default()
+    }]);
+    let runner = AgentRunner::new(Arc::clone(&agent), model);
+    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    let outcome = runner
+        .resume(state, [("o1".to_owned(), approve)], &cx)
+        .await
+        .expect("resumes");
+    let RunOutcome::Finished { text, state } = outcome else {
+        panic!("expected the end, got {outcome:?}");
+    };
+    assert_eq!(text, "Ordered; it costs 11.25 EUR.");
+    assert_eq!(state.step, 3);
+    assert!(
+        !agent.ledger().contains(&run),
+        "the end of the run forgets every slot it had"
+    );
+}
+
+#[test]
+fn discovery_over_another_ledger_is_refused() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(PriceOf)
+        .and_then(|r| r.register(ConvertCurrency))
+        .and_then(|r| r.register(ToolSearch))
+        .expect("the tools register");
+    let executor = ToolExecutor::builder(registry).build().expect("builds");
+    let discovery = Discovery::builder(executor.shared_registry())
+        .build()
+        .expect("discovery builds");
+    let err = Agent::builder(executor)
+        .discovery(discovery)
+        .build()
+        .expect_err("its own ledger would outlive the runs");
+    assert!(err.to_string().contains("ledger"), "{err}");
+}

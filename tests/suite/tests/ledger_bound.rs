@@ -1,0 +1,148 @@
+//! The run ledger keeps a long-lived host within a fixed bound: 100,000
+//! runs that each search (a disclosure), keep history for `read_history`
+//! and stop at a call waiting for approval, and are never resumed, leave
+//! the live heap flat once the ledger is full.
+#![allow(
+    clippy::expect_used,
+    clippy::cast_precision_loss,
+    reason = "tests fail loudly on a broken machine"
+)]
+
+#[path = "../../../benches/support/heap.rs"]
+#[allow(dead_code, reason = "the test uses part of it")]
+mod heap;
+
+use std::sync::Arc;
+
+use iris::agent::{
+    Agent, AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
+};
+use iris::discovery::{Discovery, ToolSearch};
+use iris::serde_json::json;
+use iris::{BoxFuture, Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
+
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
+
+/// Runs the ledger holds.
+const MAX_RUNS: usize = 2_000;
+
+/// Look up the price of an item, in cents.
+#[iris::tool(read_only)]
+fn price_of(
+    /// The item.
+    item: String,
+) -> String {
+    format!("{item}: 1250 cents, in stock, ships in two days")
+}
+
+/// Convert an amount of cents from one currency to another.
+#[iris::tool(read_only, deferred)]
+fn convert_currency(
+    /// Cents to convert.
+    cents: u64,
+    /// The currency to convert to, such as `EUR`.
+    to: String,
+) -> String {
+    format!("{cents} {to}")
+}
+
+/// Place an order for an item.
+#[iris::tool(write)]
+fn place_order(
+    /// The item.
+    item: String,
+) -> String {
+    format!("ordered {item}")
+}
+
+/// Searches and looks up a price on the first step, orders on the next.
+struct Shopper;
+
+impl Model for Shopper {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let calls = if request.messages.len() == 1 {
+            vec![
+                ToolUseBlock::new(
+                    "s",
+                    "tool_search",
+                    json!({"intents": ["convert money to another currency"]}),
+                ),
+                ToolUseBlock::new("p", "price_of", json!({"item": "lamp"})),
+            ]
+        } else {
+            vec![ToolUseBlock::new(
+                "o",
+                "place_order",
+                json!({"item": "lamp"}),
+            )]
+        };
+        Box::pin(async move {
+            Ok(ModelResponse {
+                tool_calls: calls,
+                ..ModelResponse::default()
+            })
+        })
+    }
+}
+
+fn agent() -> Agent {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(PriceOf)
+        .and_then(|r| r.register(ConvertCurrency))
+        .and_then(|r| r.register(PlaceOrder))
+        .and_then(|r| r.register(ToolSearch))
+        .expect("the tools register");
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Ask))
+        .max_runs(MAX_RUNS)
+        .build()
+        .expect("the executor builds");
+    let discovery = Discovery::builder(executor.shared_registry())
+        .ledger(Arc::clone(executor.ledger()))
+        .build()
+        .expect("discovery builds");
+    Agent::builder(executor)
+        .discovery(discovery)
+        .results_budget(50_000)
+        .build()
+        .expect("the agent builds")
+}
+
+#[tokio::test]
+async fn a_hundred_thousand_runs_abandoned_at_waiting_keep_the_heap_flat() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let agent = Arc::new(agent());
+    let runner = AgentRunner::new(Arc::clone(&agent), Shopper);
+    let mut live_at = Vec::new();
+    for i in 0..100_000 {
+        let cx = RunContext::new(dir.path(), RunId::new(format!("run-{i}")));
+        let outcome = runner.run("Buy a lamp.", &cx).await.expect("runs");
+        let RunOutcome::Waiting(state) = outcome else {
+            panic!("run {i} should wait for the order's approval: {outcome:?}");
+        };
+        assert_eq!(state.disclosed.len(), 1, "run {i} disclosed a tool");
+        if i % 10_000 == 9_999 {
+            live_at.push(heap::live());
+        }
+    }
+    assert_eq!(agent.ledger().len(), MAX_RUNS);
+    // The ledger fills within the first runs and its tables settle soon
+    // after; from then on the heap holds steady.
+    let settled = live_at[4] as f64;
+    for (i, live) in live_at.iter().enumerate().skip(5) {
+        let growth = *live as f64 / settled;
+        assert!(
+            growth < 1.02,
+            "live heap after {}0,000 runs is {live} bytes, {growth:.3}x the {settled} after 50,000: {live_at:?}",
+            i + 1
+        );
+    }
+    assert!(live_at[9] < 32 << 20, "{live_at:?}");
+    // Each kept run holds its waiting call, its disclosure and its history.
+    assert_eq!(agent.executor().pending_approvals().len(), MAX_RUNS);
+}
