@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use iris::runtime::fs::{FileService, register_file_tools};
+use iris::fs::{FileService, register_file_tools};
 use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 use serde_json::json;
 

@@ -15,10 +15,11 @@ use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use iris::assembly::Assembly;
-use iris::{
-    AfterAnswer, DynamicTool, Hook, HookInput, MiddlewareError, Next, ToolCall, ToolDefinition,
-    ToolName, ToolResult,
-};
+use iris::definition::{ToolDefinition, ToolName};
+use iris::hooks::{AfterAnswer, Hook, HookInput};
+use iris::middleware::MiddlewareError;
+use iris::tool::DynamicTool;
+use iris::{Next, ToolCall, ToolResult};
 
 const FUNCTIONS: usize = 200;
 const HOOKS: usize = 20;

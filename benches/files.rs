@@ -24,9 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use iris::runtime::ArtifactStore;
-use iris::runtime::artifacts::{PreviewPolicy, apply_result_policy};
-use iris::runtime::fs::{FileService, edit_file, read_file};
+use iris::artifacts::ArtifactStore;
+use iris::artifacts::{PreviewPolicy, apply_result_policy};
+use iris::fs::{FileService, edit_file, read_file};
 use iris::{RunId, State, ToolContext, ToolResult};
 
 #[path = "support/heap.rs"]

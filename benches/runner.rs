@@ -26,7 +26,8 @@ use iris::agent::{
 };
 use iris::assembly::Assembly;
 use iris::serde_json::json;
-use iris::{BoxFuture, RunId, ToolUseBlock};
+use iris::tool::BoxFuture;
+use iris::{RunId, ToolUseBlock};
 
 #[global_allocator]
 static ALLOCATOR: heap::Counting = heap::Counting;

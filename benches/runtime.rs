@@ -19,9 +19,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use iris::hooks::{AfterAnswer, BeforeAnswer, HookInput, HookRegistration};
+use iris::middleware::MiddlewareError;
 use iris::{
-    AfterAnswer, BeforeAnswer, HookInput, HookRegistration, MiddlewareError, Next, RunId, ToolCall,
-    ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
+    Next, RunId, ToolCall, ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -26,7 +26,8 @@ use iris::agent::{
     OpenAiChat, RunContext, RunOutcome, RunState,
 };
 use iris::serde_json::json;
-use iris::{ApprovalDecision, BoxFuture, RunId, ToolUseBlock};
+use iris::tool::BoxFuture;
+use iris::{ApprovalDecision, RunId, ToolUseBlock};
 
 const CONFIG: &str = "service: billing\nlog_level: DEBUG\nworkers: 4\n";
 

@@ -41,9 +41,11 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use iris::runtime::discovery::{LocalRanker, SearchScope, SelectionRule};
+use iris::definition::{Exposure, ToolDefinition, ToolName};
+use iris::discovery::{LocalRanker, SearchScope, SelectionRule};
 use iris::serde::Deserialize;
-use iris::{DynamicTool, Exposure, ToolDefinition, ToolName, ToolRegistry, ToolResult};
+use iris::tool::DynamicTool;
+use iris::{ToolRegistry, ToolResult};
 
 #[derive(Deserialize)]
 #[serde(crate = "iris::serde")]
@@ -428,7 +430,7 @@ fn evaluate(
     Ok(eval)
 }
 
-fn seen_of(ranking: &iris::runtime::discovery::Ranking, golds: &[&str]) -> Seen {
+fn seen_of(ranking: &iris::discovery::Ranking, golds: &[&str]) -> Seen {
     let first = ranking.candidates.first();
     Seen {
         top: first.map_or(0.0, |c| c.score),

@@ -12,10 +12,10 @@ use std::error::Error;
 use std::path::Path;
 
 use iris::agent::Agent;
+use iris::hooks::{AfterAnswer, Hook, HookInput};
+use iris::middleware::MiddlewareError;
 use iris::serde_json::json;
-use iris::{
-    AfterAnswer, Hook, HookInput, MiddlewareError, Next, RunId, ToolCall, ToolResult, ToolUseBlock,
-};
+use iris::{Next, RunId, ToolCall, ToolResult, ToolUseBlock};
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]

@@ -11,7 +11,7 @@
 use std::error::Error;
 use std::sync::Arc;
 
-use iris::runtime::fs::{FileService, register_file_tools};
+use iris::fs::{FileService, register_file_tools};
 use iris::serde_json::{Value, json};
 use iris::{
     Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,

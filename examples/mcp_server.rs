@@ -27,8 +27,8 @@
 use std::error::Error;
 use std::sync::Arc;
 
+use iris::fs::register_file_tools;
 use iris::mcp::{ServeTransport, serve};
-use iris::runtime::fs::register_file_tools;
 use iris::{ToolExecutor, ToolRegistry};
 
 /// Return the square of an integer.

@@ -10,10 +10,10 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use iris::middleware::MiddlewareError;
 use iris::serde_json::json;
 use iris::{
-    MiddlewareError, Next, RunId, ToolCall, ToolContext, ToolExecutor, ToolRegistry, ToolResult,
-    ToolUseBlock,
+    Next, RunId, ToolCall, ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 
 /// Fetch the weather for a city (pretends to take a while).

@@ -9,13 +9,11 @@
 
 use std::error::Error;
 
+use iris::hooks::{AfterAnswer, Hook, HookEvent, HookFactories, HookInput, HookRegistration};
 use iris::provider::openai_chat;
 use iris::serde::Deserialize;
 use iris::serde_json::json;
-use iris::{
-    AfterAnswer, Hook, HookEvent, HookFactories, HookInput, HookRegistration, RunId, Tool,
-    ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock,
-};
+use iris::{RunId, Tool, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]

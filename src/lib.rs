@@ -1,23 +1,117 @@
 #![doc = include_str!("../README.md")]
 
-// What a user writes, listed rather than globbed: tools and their
-// definitions, results, context, calls, middleware and the crates generated
-// code and nested argument types need.
+// The front door: what a tool author and a host write on day one. Every
+// other name lives in the module of its concept below, the same way for
+// every wing.
 pub use iris_core::{
-    ArgumentError, ArtifactRef, BoxFuture, Capabilities, Capability, ContentBlock, DefinitionError,
-    DynTool, DynamicTool, Exposure, FromToolContext, IMAGE_MEDIA_TYPES, ImageBlock, ImageError,
-    IntoMiddlewareResult, IntoToolResult, Json, MAX_IMAGE_BYTES, MAX_TOOL_NAME_LEN, Middleware,
-    MiddlewareError, Next, Patch, ResultPolicy, RunId, State, StopFlag, Tool, ToolBody, ToolCall,
-    ToolContext, ToolContextBuilder, ToolDefinition, ToolDefinitionBuilder, ToolErrorKind,
-    ToolExecutionContext, ToolFailure, ToolName, ToolOrigin, ToolResult, ToolSpec, ToolUseBlock,
-    Toolbox, check_tool_name, provider, schema, schemars, serde, serde_json, sniff_media_type,
+    Json, Next, Patch, RunId, State, Tool, ToolCall, ToolContext, ToolErrorKind, ToolResult,
+    ToolUseBlock,
+};
+#[cfg(feature = "runtime")]
+pub use iris_runtime::{
+    ApprovalDecision, Rule, RulePolicy, RuntimeError, ToolExecutor, ToolOutcome, ToolRegistry,
 };
 
-// The executor's side of `DynTool` (how a call is started between its
-// parse and its body) and what generated code reaches for: public because
-// hand-written `DynTool`s and expansions name them, kept out of the docs.
-#[doc(hidden)]
-pub use iris_core::{CallTraits, Endpoint, ParsedArgs, Proceed, Started};
+// Schemas and their provider projections, and the crates that nested
+// argument types derive through.
+pub use iris_core::{provider, schema, schemars, serde, serde_json};
+
+/// Tool definitions and the provider-neutral specs made from them: names,
+/// capabilities, exposure, result policies, origins.
+pub mod definition {
+    pub use iris_core::{
+        Capabilities, Capability, DefinitionError, Exposure, MAX_TOOL_NAME_LEN, ResultPolicy,
+        ToolDefinition, ToolDefinitionBuilder, ToolName, ToolOrigin, ToolSpec, check_tool_name,
+    };
+}
+
+/// What a result carries to the model: text and image blocks.
+pub mod content {
+    pub use iris_core::{
+        ContentBlock, IMAGE_MEDIA_TYPES, ImageBlock, ImageError, MAX_IMAGE_BYTES, sniff_media_type,
+    };
+}
+
+/// Tools written by hand and what `#[tool]` writes for you: the object-safe
+/// [`DynTool`](tool::DynTool), bodies, argument errors, return conversions,
+/// context extractors, toolboxes and runtime-made tools.
+pub mod tool {
+    pub use iris_core::{
+        ArgumentError, BoxFuture, DynTool, DynamicTool, FromToolContext, IntoToolResult, StopFlag,
+        ToolBody, ToolContextBuilder, ToolFailure, Toolbox,
+    };
+    // How the executor starts a call between its parse and its body:
+    // public because hand-written `DynTool`s name them, kept out of the docs.
+    #[doc(hidden)]
+    pub use iris_core::{CallTraits, Endpoint, ParsedArgs, Proceed, Started};
+}
+
+/// Middleware: the trait `#[iris::middleware]` implements, and its errors.
+pub mod middleware {
+    pub use iris_core::{IntoMiddlewareResult, Middleware, MiddlewareError};
+}
+
+/// The registry beyond its owner: a registry shared while it changes, and
+/// filtered read-only views.
+#[cfg(feature = "runtime")]
+pub mod registry {
+    pub use iris_runtime::{SharedRegistry, ToolRegistryView};
+}
+
+/// The executor's builder, limits and cancellation.
+#[cfg(feature = "runtime")]
+pub mod executor {
+    pub use iris_runtime::CancellationToken;
+    pub use iris_runtime::executor::{
+        DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS, ExecutorConfig, ToolExecutorBuilder,
+    };
+}
+
+/// Permission policies and the pause for a person: what a policy sees, what
+/// it answers, and the approval request a host presents.
+#[cfg(feature = "runtime")]
+pub mod permissions {
+    pub use iris_runtime::{
+        ApprovalDecision, ApprovalRequest, Permission, PermissionPolicy, PermissionRequest, Rule,
+        RulePolicy, arguments_hash,
+    };
+}
+
+/// Hooks at fixed events: `tool.before` (may deny), `tool.after` (may add
+/// feedback), `run.started` and `run.finished`; from code, factories or
+/// commands.
+#[cfg(feature = "runtime")]
+pub mod hooks {
+    pub use iris_runtime::hooks::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
+    pub use iris_runtime::{
+        AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent,
+        HookFactories, HookFailure, HookInput, HookRegistration, RunHook,
+    };
+}
+
+/// Observers of committed events, and progress reports of running tools.
+#[cfg(feature = "runtime")]
+pub mod observe {
+    pub use iris_runtime::{
+        ObserverStats, ProgressListener, RunEvent, RunEventObserver, ToolProgress,
+    };
+}
+
+/// The run ledger: the one owner of what lives as long as a run.
+#[cfg(feature = "runtime")]
+pub use iris_runtime::ledger;
+
+/// Oversized results saved whole and previewed, and published files.
+#[cfg(feature = "runtime")]
+pub mod artifacts {
+    pub use iris_core::ArtifactRef;
+    pub use iris_runtime::artifacts::*;
+}
+
+/// The built-in file tools `read_file`, `write_file` and `edit_file`, and
+/// the file service they share.
+#[cfg(feature = "runtime")]
+pub use iris_runtime::fs;
 
 /// What generated code reaches for. Not a public API: anything here may
 /// change in any release.
@@ -87,7 +181,9 @@ pub mod __private {
 ///
 /// ```
 /// use std::sync::OnceLock;
-/// use iris::{ArgumentError, Capability, Tool, ToolBody, ToolContext, ToolDefinition, ToolName, ToolResult};
+/// use iris::{Tool, ToolContext, ToolResult};
+/// use iris::tool::{ArgumentError, ToolBody};
+/// use iris::definition::{Capability, ToolDefinition, ToolName};
 /// use iris::serde_json::Value;
 ///
 /// fn square(value: i64) -> i64 { value * value }
@@ -148,7 +244,8 @@ pub use iris_macros::tool;
 /// `struct Timing`, registered with `ToolExecutorBuilder::middleware`.
 ///
 /// ```
-/// use iris::{Next, ToolCall, ToolContext, MiddlewareError, ToolResult};
+/// use iris::{Next, ToolCall, ToolContext, ToolResult};
+/// use iris::middleware::MiddlewareError;
 ///
 /// /// Adds how long the rest of the stack took to the result's stats.
 /// #[iris::middleware]
@@ -210,7 +307,7 @@ pub use iris_macros::middleware;
 /// registry.register_toolbox(Arc::clone(&billing))?;
 /// assert!(registry.resolve("invoice_amount").is_some());
 /// assert_eq!(billing.total(), 1200);
-/// # Ok::<(), iris::runtime::RuntimeError>(())
+/// # Ok::<(), iris::RuntimeError>(())
 /// ```
 ///
 /// A `#[tool]` method takes `&self` (never `&mut self`: calls of one service
@@ -220,10 +317,6 @@ pub use iris_macros::middleware;
 /// `impl`. Key: `crate = "..."`.
 #[cfg(feature = "macros")]
 pub use iris_macros::toolbox;
-
-/// The runtime: registry, executor, permissions, hooks and observers.
-#[cfg(feature = "runtime")]
-pub use iris_runtime as runtime;
 
 /// Agents assembled from a YAML file (feature `assembly`); see
 /// [`agent::Agent::from_path`].
@@ -258,7 +351,7 @@ pub use iris_runtime::mcp;
 /// `create_feedback` and its module path.
 ///
 /// ```
-/// use iris::{AfterAnswer, Hook, HookInput};
+/// use iris::hooks::{AfterAnswer, Hook, HookInput};
 ///
 /// /// Adds a sentence after a tool's result.
 /// #[iris::hook_factory]
@@ -286,7 +379,8 @@ pub use iris_macros::hook_factory;
 /// `#[iris::middleware]` wrote).
 ///
 /// ```
-/// use iris::{MiddlewareError, Next, ToolCall, ToolResult};
+/// use iris::{Next, ToolCall, ToolResult};
+/// use iris::middleware::MiddlewareError;
 ///
 /// /// Adds how long the rest of the stack took to the result's stats.
 /// #[iris::middleware]
@@ -304,12 +398,3 @@ pub use iris_macros::hook_factory;
 /// ```
 #[cfg(feature = "assembly")]
 pub use iris_macros::middleware_factory;
-
-#[cfg(feature = "runtime")]
-pub use iris_runtime::{
-    AfterAnswer, AfterHook, ApprovalDecision, ApprovalRequest, BeforeAnswer, BeforeHook,
-    CancellationToken, CommandHook, Hook, HookEvent, HookFactories, HookFailure, HookInput,
-    HookRegistration, Permission, PermissionPolicy, ProgressListener, Rule, RulePolicy, RunEvent,
-    RunEventObserver, RunHook, SharedRegistry, ToolExecutor, ToolExecutorBuilder, ToolOutcome,
-    ToolProgress, ToolRegistry, ToolRegistryView,
-};

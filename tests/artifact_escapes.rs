@@ -14,8 +14,9 @@ use std::os::unix::fs::symlink;
 use std::time::{Duration, Instant};
 
 use files::{SECRET, Workspace, snapshot};
-use iris::runtime::fs::FileService;
-use iris::runtime::{ArtifactStore, RuntimeError};
+use iris::RuntimeError;
+use iris::artifacts::ArtifactStore;
+use iris::fs::FileService;
 use iris::{ToolErrorKind, ToolResult};
 use serde_json::json;
 
@@ -70,9 +71,9 @@ async fn a_store_folder_that_is_a_link_is_refused_and_nothing_is_written_outside
 
     // An oversized result with the executor's default store: kept whole in
     // the result, nothing saved outside.
-    let result = iris::runtime::artifacts::apply_result_policy(
+    let result = iris::artifacts::apply_result_policy(
         ToolResult::text("x".repeat(100)),
-        iris::runtime::artifacts::PreviewPolicy { max_chars: 10 },
+        iris::artifacts::PreviewPolicy { max_chars: 10 },
         &store,
     );
     assert_eq!(result.text_content().len(), 100);

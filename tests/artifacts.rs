@@ -8,7 +8,7 @@
 use crate::files;
 
 use files::Workspace;
-use iris::runtime::ArtifactStore;
+use iris::artifacts::ArtifactStore;
 use iris::{ToolResult, ToolUseBlock};
 use serde_json::{Value, json};
 
@@ -37,7 +37,7 @@ fn one_line(
 fn workspace() -> (Workspace, iris::ToolExecutor) {
     let ws = Workspace::new();
     let mut registry = iris::ToolRegistry::new();
-    iris::runtime::fs::register_file_tools(&mut registry).unwrap();
+    iris::fs::register_file_tools(&mut registry).unwrap();
     registry.register(Report).unwrap();
     registry.register(OneLine).unwrap();
     let executor = iris::ToolExecutor::builder(registry).build().unwrap();
@@ -227,8 +227,8 @@ async fn configuration_sets_limits_per_tool_and_names_file_tools_by_key() {
     let ws = Workspace::new();
     let mut registry = iris::ToolRegistry::new();
     registry.register(Report).unwrap();
-    for (key, name) in iris::runtime::fs::CONFIG_KEYS {
-        let tool = iris::runtime::fs::tool_for_key(key).unwrap();
+    for (key, name) in iris::fs::CONFIG_KEYS {
+        let tool = iris::fs::tool_for_key(key).unwrap();
         assert_eq!(tool.definition_dyn().name().as_str(), *name);
         registry.register_dyn(tool).unwrap();
     }

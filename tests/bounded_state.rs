@@ -13,7 +13,7 @@ mod heap;
 
 use std::sync::Arc;
 
-use iris::runtime::fs::{FileService, register_file_tools};
+use iris::fs::{FileService, register_file_tools};
 use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 use serde_json::json;
 

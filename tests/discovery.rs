@@ -9,11 +9,15 @@
 
 use std::sync::Arc;
 
-use iris::runtime::discovery::{Discovery, ToolRequest, ToolSearch};
-use iris::runtime::{HookRegistration, RuntimeError};
+use iris::RuntimeError;
+use iris::definition::Exposure;
+use iris::discovery::{Discovery, ToolRequest, ToolSearch};
+use iris::hooks::HookRegistration;
+use iris::hooks::{AfterAnswer, HookInput};
+use iris::middleware::MiddlewareError;
 use iris::{
-    AfterAnswer, Exposure, HookInput, MiddlewareError, Next, Rule, RulePolicy, RunId, ToolCall,
-    ToolContext, ToolErrorKind, ToolExecutor, ToolOutcome, ToolRegistry, ToolResult, ToolUseBlock,
+    Next, Rule, RulePolicy, RunId, ToolCall, ToolContext, ToolErrorKind, ToolExecutor, ToolOutcome,
+    ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde_json::{Value, json};
 
@@ -75,13 +79,17 @@ struct Agent {
 
 impl Agent {
     fn new(
-        configure: impl FnOnce(iris::runtime::ToolExecutorBuilder) -> iris::runtime::ToolExecutorBuilder,
+        configure: impl FnOnce(
+            iris::executor::ToolExecutorBuilder,
+        ) -> iris::executor::ToolExecutorBuilder,
     ) -> Self {
-        Self::with_budget(configure, iris::runtime::discovery::DEFAULT_BUDGET_TOKENS)
+        Self::with_budget(configure, iris::discovery::DEFAULT_BUDGET_TOKENS)
     }
 
     fn with_budget(
-        configure: impl FnOnce(iris::runtime::ToolExecutorBuilder) -> iris::runtime::ToolExecutorBuilder,
+        configure: impl FnOnce(
+            iris::executor::ToolExecutorBuilder,
+        ) -> iris::executor::ToolExecutorBuilder,
         budget: usize,
     ) -> Self {
         let mut registry = ToolRegistry::new();
@@ -139,7 +147,11 @@ impl Agent {
 }
 
 fn names(request: &ToolRequest) -> Vec<&str> {
-    request.offered.iter().map(iris::ToolName::as_str).collect()
+    request
+        .offered
+        .iter()
+        .map(iris::definition::ToolName::as_str)
+        .collect()
 }
 
 #[tokio::test]
@@ -320,7 +332,7 @@ async fn forged_disclosures_add_nothing() {
     assert_eq!(
         next.disclosed
             .iter()
-            .map(iris::ToolName::as_str)
+            .map(iris::definition::ToolName::as_str)
             .collect::<Vec<_>>(),
         ["weather_forecast"]
     );
@@ -360,9 +372,8 @@ async fn disclosure_grants_no_permission() {
 
 #[tokio::test]
 async fn selections_past_the_budget_are_reported_and_not_loaded() {
-    let weather = iris::runtime::discovery::schema_tokens(iris::Tool::definition(&WeatherForecast));
-    let currency =
-        iris::runtime::discovery::schema_tokens(iris::Tool::definition(&ConvertCurrency));
+    let weather = iris::discovery::schema_tokens(iris::Tool::definition(&WeatherForecast));
+    let currency = iris::discovery::schema_tokens(iris::Tool::definition(&ConvertCurrency));
     // Room for the weather tool, not for the currency tool after it.
     let mut agent = Agent::with_budget(|b| b, weather + currency - 1);
     let (_, cx) = agent.request();
@@ -505,7 +516,7 @@ fn book_table() -> &'static str {
 /// about something no tool has.
 #[test]
 fn the_selection_rule_selects_clear_leaders_only() {
-    use iris::runtime::discovery::{LocalRanker, SearchScope};
+    use iris::discovery::{LocalRanker, SearchScope};
     let mut registry = ToolRegistry::new();
     registry
         .register(StockPrice)
@@ -519,7 +530,10 @@ fn the_selection_rule_selects_clear_leaders_only() {
 
     let clear = ranker.answer("book a restaurant table for tonight", &scope);
     assert_eq!(
-        clear.selected.as_ref().map(iris::ToolName::as_str),
+        clear
+            .selected
+            .as_ref()
+            .map(iris::definition::ToolName::as_str),
         Some("book_table")
     );
 

@@ -4,9 +4,10 @@
 //! search-tool name.
 #![allow(clippy::expect_used, reason = "test setup fails loudly")]
 
-use iris::runtime::RuntimeError;
-use iris::runtime::discovery::{LocalRanker, SearchScope, ToolSearch};
-use iris::{Exposure, ToolName, ToolRegistry};
+use iris::RuntimeError;
+use iris::ToolRegistry;
+use iris::definition::{Exposure, ToolName};
+use iris::discovery::{LocalRanker, SearchScope, ToolSearch};
 
 /// Tell who discovered something.
 #[iris::tool(read_only, deferred)]

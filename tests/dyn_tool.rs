@@ -8,10 +8,9 @@
     reason = "tests fail by panicking; the tools are async to test async bodies"
 )]
 
-use iris::{
-    ArgumentError, CallTraits, DynTool, ParsedArgs, Proceed, RunId, Started, ToolBody, ToolContext,
-    ToolDefinition, ToolResult,
-};
+use iris::definition::ToolDefinition;
+use iris::tool::{ArgumentError, CallTraits, DynTool, ParsedArgs, Proceed, Started, ToolBody};
+use iris::{RunId, ToolContext, ToolResult};
 use serde_json::{Value, json};
 
 /// Double an integer.

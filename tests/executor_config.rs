@@ -7,11 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use iris::runtime::RuntimeError;
-use iris::{
-    BeforeAnswer, HookInput, HookRegistration, RunId, ToolContext, ToolErrorKind, ToolExecutor,
-    ToolRegistry, ToolUseBlock,
-};
+use iris::RuntimeError;
+use iris::hooks::{BeforeAnswer, HookInput, HookRegistration};
+use iris::{RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolUseBlock};
 use serde_json::json;
 
 /// Return the square of an integer.
@@ -159,8 +157,9 @@ async fn hostile_arguments_are_not_echoed_whole() {
 
 #[test]
 fn a_hook_registered_for_an_event_its_code_cannot_answer_fails_the_build() {
-    let feedback = iris::Hook::after(|_: &HookInput| iris::AfterAnswer::feedback("hi"));
-    let hook = HookRegistration::new("explain", iris::HookEvent::ToolBefore, feedback);
+    let feedback =
+        iris::hooks::Hook::after(|_: &HookInput| iris::hooks::AfterAnswer::feedback("hi"));
+    let hook = HookRegistration::new("explain", iris::hooks::HookEvent::ToolBefore, feedback);
     match ToolExecutor::builder(registry()).hook(hook).build() {
         Err(error @ RuntimeError::HookEventMismatch { .. }) => {
             let message = error.to_string();

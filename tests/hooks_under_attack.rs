@@ -14,10 +14,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use iris::runtime::CommandHook;
+use iris::hooks::CommandHook;
+use iris::hooks::{AfterAnswer, BeforeAnswer, Hook, HookEvent, HookInput, HookRegistration};
 use iris::{
-    AfterAnswer, BeforeAnswer, Hook, HookEvent, HookInput, HookRegistration, Next, RunId, State,
-    ToolCall, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
+    Next, RunId, State, ToolCall, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry,
+    ToolResult, ToolUseBlock,
 };
 use serde_json::json;
 

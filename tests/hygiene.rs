@@ -88,7 +88,7 @@ fn a_toolbox_next_to_shadowing_names_compiles_and_works() {
     let greeter = ::std::sync::Arc::new(Greeter {
         greeting: "hello".into(),
     });
-    let tools = <Greeter as iris::Toolbox>::tools(greeter);
+    let tools = <Greeter as iris::tool::Toolbox>::tools(greeter);
     assert_eq!(tools.len(), 2);
     assert_eq!(tools[0].definition_dyn().name(), "greet");
 }

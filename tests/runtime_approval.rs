@@ -12,10 +12,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use iris::runtime::RuntimeError;
+use iris::RuntimeError;
+use iris::definition::ToolName;
 use iris::{
     ApprovalDecision, Rule, RulePolicy, RunId, State, ToolContext, ToolErrorKind, ToolExecutor,
-    ToolName, ToolOutcome, ToolRegistry, ToolUseBlock,
+    ToolOutcome, ToolRegistry, ToolUseBlock,
 };
 use serde_json::json;
 
@@ -51,7 +52,11 @@ fn writes(cx: &ToolContext) -> usize {
     cx.state::<AtomicUsize>().unwrap().load(Ordering::SeqCst)
 }
 
-async fn ask(executor: &ToolExecutor, cx: &ToolContext, id: &str) -> iris::ApprovalRequest {
+async fn ask(
+    executor: &ToolExecutor,
+    cx: &ToolContext,
+    id: &str,
+) -> iris::permissions::ApprovalRequest {
     let outcome = executor
         .execute_one(
             ToolUseBlock::new(id, "save_note", json!({"text": "hi"})),
@@ -74,7 +79,7 @@ async fn waiting_then_approved_runs_once() {
     assert_eq!(request.arguments, json!({"text": "hi"}));
     assert_eq!(
         request.arguments_hash,
-        iris::runtime::arguments_hash(&json!({"text": "hi"}))
+        iris::permissions::arguments_hash(&json!({"text": "hi"}))
     );
     assert!(
         request
@@ -155,7 +160,7 @@ async fn stale_approvals_are_refused_at_the_gate() {
     let (executor, _, cx) = setup();
     let request = ask(&executor, &cx, "c3").await;
     let forged = ApprovalDecision::Approve {
-        approval_id: iris::runtime::arguments_hash(&json!({"text": "something else"})),
+        approval_id: iris::permissions::arguments_hash(&json!({"text": "something else"})),
     };
     let refused = executor.resume("c3", forged, &cx).await;
     assert!(
@@ -196,11 +201,11 @@ async fn the_permission_stage_is_the_same_with_hooks_registered() {
     let policy = Arc::new(RulePolicy::new().write(Rule::Ask));
     let executor = ToolExecutor::builder(registry)
         .shared_policy(policy.clone())
-        .hook(iris::HookRegistration::before(
+        .hook(iris::hooks::HookRegistration::before(
             "count",
-            move |_: &iris::HookInput| {
+            move |_: &iris::hooks::HookInput| {
                 seen.fetch_add(1, Ordering::SeqCst);
-                iris::BeforeAnswer::Allow
+                iris::hooks::BeforeAnswer::Allow
             },
         ))
         .build()

@@ -13,10 +13,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use iris::runtime::RuntimeError;
+use iris::RuntimeError;
+use iris::definition::ToolName;
+use iris::permissions::ApprovalRequest;
 use iris::{
-    ApprovalDecision, ApprovalRequest, Rule, RulePolicy, RunId, State, ToolContext, ToolErrorKind,
-    ToolExecutor, ToolName, ToolOutcome, ToolRegistry, ToolUseBlock,
+    ApprovalDecision, Rule, RulePolicy, RunId, State, ToolContext, ToolErrorKind, ToolExecutor,
+    ToolOutcome, ToolRegistry, ToolUseBlock,
 };
 use serde_json::json;
 
@@ -61,7 +63,7 @@ fn delete_folder(
 }
 
 fn executor(
-    configure: impl FnOnce(iris::runtime::ToolExecutorBuilder) -> iris::runtime::ToolExecutorBuilder,
+    configure: impl FnOnce(iris::executor::ToolExecutorBuilder) -> iris::executor::ToolExecutorBuilder,
 ) -> ToolExecutor {
     let mut registry = ToolRegistry::new();
     registry.register(ArchiveFolder).unwrap();

@@ -11,10 +11,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use iris::runtime::{CommandHook, HookInput};
+use iris::hooks::{CommandHook, HookInput};
+use iris::hooks::{HookEvent, HookRegistration};
 use iris::{
-    HookEvent, HookRegistration, RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry,
-    ToolResult, ToolUseBlock,
+    RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde_json::json;
 
@@ -41,7 +41,7 @@ fn hook(name: &str, event: HookEvent, extra: &[&str]) -> HookRegistration {
     let handler = CommandHook::new(name, argv)
         .unwrap()
         .timeout(Duration::from_millis(1500));
-    HookRegistration::new(name, event, iris::Hook::command(handler))
+    HookRegistration::new(name, event, iris::hooks::Hook::command(handler))
 }
 
 async fn run_with(hooks: Vec<HookRegistration>) -> ToolResult {

@@ -11,10 +11,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use iris::runtime::ToolExecutorBuilder;
+use iris::definition::{Exposure, ToolName};
+use iris::executor::CancellationToken;
+use iris::executor::ToolExecutorBuilder;
 use iris::{
-    CancellationToken, Exposure, RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolName,
-    ToolRegistry, ToolResult, ToolUseBlock,
+    RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde_json::{Value, json};
 

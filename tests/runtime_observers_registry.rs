@@ -14,11 +14,10 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use iris::runtime::RuntimeError;
-use iris::{
-    Capability, Exposure, RunEvent, RunEventObserver, RunId, ToolContext, ToolExecutor,
-    ToolRegistry, ToolUseBlock,
-};
+use iris::RuntimeError;
+use iris::definition::{Capability, Exposure};
+use iris::observe::{RunEvent, RunEventObserver};
+use iris::{RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 use serde_json::json;
 
 /// Return the square of an integer.
@@ -200,9 +199,9 @@ async fn events_of(
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut builder = ToolExecutor::builder(registry).observer(Record(Arc::clone(&seen)));
     if hooked {
-        builder = builder.hook(iris::HookRegistration::before(
+        builder = builder.hook(iris::hooks::HookRegistration::before(
             "watch",
-            |_: &iris::HookInput| iris::BeforeAnswer::Allow,
+            |_: &iris::hooks::HookInput| iris::hooks::BeforeAnswer::Allow,
         ));
     }
     let executor = builder.build().unwrap();
@@ -244,12 +243,12 @@ async fn observers_see_the_same_events_with_or_without_stages() {
 #[test]
 fn built_in_file_tools_say_so() {
     let mut registry = ToolRegistry::new();
-    iris::runtime::fs::register_file_tools(&mut registry).unwrap();
+    iris::fs::register_file_tools(&mut registry).unwrap();
     for name in ["read_file", "write_file", "edit_file"] {
         let tool = registry.resolve(name).unwrap();
         assert_eq!(
             tool.definition_dyn().origin(),
-            &iris::ToolOrigin::BuiltIn,
+            &iris::definition::ToolOrigin::BuiltIn,
             "{name}"
         );
         assert!(tool.rust_item().ends_with(&format!(

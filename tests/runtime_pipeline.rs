@@ -10,10 +10,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use iris::runtime::{AfterAnswer, BeforeAnswer, HookInput, HookRegistration, PermissionRequest};
+use iris::hooks::{AfterAnswer, BeforeAnswer, HookInput, HookRegistration};
+use iris::permissions::PermissionRequest;
+use iris::permissions::{Permission, PermissionPolicy};
 use iris::{
-    Next, Permission, PermissionPolicy, RunId, State, ToolCall, ToolContext, ToolErrorKind,
-    ToolExecutor, ToolOutcome, ToolRegistry, ToolResult, ToolUseBlock,
+    Next, RunId, State, ToolCall, ToolContext, ToolErrorKind, ToolExecutor, ToolOutcome,
+    ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde_json::json;
 
@@ -51,13 +53,13 @@ struct Recorder {
     short_circuit: bool,
 }
 
-impl iris::Middleware for Recorder {
+impl iris::middleware::Middleware for Recorder {
     fn handle<'a>(
         &'a self,
         mut call: ToolCall,
         _cx: &'a ToolContext,
         next: Next<'a>,
-    ) -> iris::BoxFuture<'a, Result<ToolResult, iris::MiddlewareError>> {
+    ) -> iris::tool::BoxFuture<'a, Result<ToolResult, iris::middleware::MiddlewareError>> {
         Box::pin(async move {
             record(&self.log, format!("{} before", self.name));
             if self.short_circuit {

@@ -4,7 +4,8 @@
 #[allow(dead_code, reason = "each test binary uses part of the shared tools")]
 use crate::support;
 
-use iris::{DynTool, RunId, Tool, ToolBody, ToolContext, ToolErrorKind, ToolResult};
+use iris::tool::{DynTool, ToolBody};
+use iris::{RunId, Tool, ToolContext, ToolErrorKind, ToolResult};
 use serde_json::{Value, json};
 use support::tools::*;
 
@@ -18,7 +19,7 @@ fn cx() -> ToolContext {
 
 /// The error of arguments that must be refused.
 #[allow(clippy::panic, reason = "a test helper fails the test")]
-fn refused<T>(parsed: Result<T, iris::ArgumentError>) -> iris::ArgumentError {
+fn refused<T>(parsed: Result<T, iris::tool::ArgumentError>) -> iris::tool::ArgumentError {
     match parsed {
         Ok(_) => panic!("the arguments were accepted"),
         Err(err) => err,
@@ -179,9 +180,12 @@ async fn context_and_state_parameters_stay_out_of_the_schema() {
 fn attribute_keys_reach_the_definition() {
     let def = SearchWeb.definition();
     assert_eq!(def.aliases(), ["web_search", "google"]);
-    assert_eq!(def.exposure(), iris::Exposure::Deferred);
+    assert_eq!(def.exposure(), iris::definition::Exposure::Deferred);
     assert_eq!(def.result_policy().max_chars, Some(4000));
-    assert!(def.capabilities().contains(iris::Capability::Network));
+    assert!(
+        def.capabilities()
+            .contains(iris::definition::Capability::Network)
+    );
 
     let renamed = LoadConfig.definition();
     assert_eq!(renamed.name(), "read_config");

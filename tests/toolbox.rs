@@ -10,10 +10,11 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use iris::runtime::RuntimeError;
+use iris::RuntimeError;
+use iris::tool::Toolbox;
 use iris::{
     Rule, RulePolicy, RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolOutcome, ToolRegistry,
-    ToolUseBlock, Toolbox,
+    ToolUseBlock,
 };
 use serde_json::json;
 
@@ -106,11 +107,14 @@ fn tools_come_in_the_order_of_the_impl_with_their_capabilities() {
 #[test]
 fn a_collision_names_both_items_and_registers_none_of_the_service() {
     let mut registry = ToolRegistry::new();
-    let definition =
-        iris::ToolDefinition::builder(iris::ToolName::new("lend").unwrap(), "Lend a bicycle.")
-            .build()
-            .unwrap();
-    let taken = iris::DynamicTool::new(definition, |_, _| async { iris::ToolResult::text("lent") });
+    let definition = iris::definition::ToolDefinition::builder(
+        iris::definition::ToolName::new("lend").unwrap(),
+        "Lend a bicycle.",
+    )
+    .build()
+    .unwrap();
+    let taken =
+        iris::tool::DynamicTool::new(definition, |_, _| async { iris::ToolResult::text("lent") });
     registry.register(Square).unwrap().register(taken).unwrap();
     let error = registry.register_toolbox(library()).unwrap_err();
     let RuntimeError::NameCollision { name, new_item, .. } = &error else {

@@ -2,8 +2,10 @@
 //! benchmarks: domains x actions x qualifiers, each tool with a description
 //! and a parameter schema of realistic size.
 
+use iris::ToolResult;
+use iris::definition::{Capability, Exposure, ToolDefinition, ToolName};
 use iris::serde_json::{Map, Value, json};
-use iris::{Capability, DynamicTool, Exposure, ToolDefinition, ToolName, ToolResult};
+use iris::tool::DynamicTool;
 
 const DOMAINS: &[(&str, &str)] = &[
     ("invoice", "billing documents sent to customers"),

@@ -20,7 +20,7 @@ mod catalog;
 use std::error::Error;
 use std::sync::Arc;
 
-use iris::runtime::discovery::{Discovery, ToolSearch, schema_tokens};
+use iris::discovery::{Discovery, ToolSearch, schema_tokens};
 use iris::serde_json::json;
 use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 

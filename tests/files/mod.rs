@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use iris::runtime::fs::{FileService, register_file_tools};
+use iris::fs::{FileService, register_file_tools};
 use iris::{
     Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };

@@ -22,10 +22,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use iris::runtime::discovery::{
+use iris::discovery::{
     Discovery, LocalRanker, SearchIndex, SearchScope, ToolSearch, schema_tokens,
 };
-use iris::{RunId, ToolDefinition, ToolRegistry};
+use iris::{RunId, ToolRegistry};
+use iris::definition::ToolDefinition;
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
 use tantivy::schema::{Field, STORED, Schema, TEXT};

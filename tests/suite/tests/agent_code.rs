@@ -16,11 +16,10 @@ use iris::agent::{
     Agent, AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
 };
 use iris::discovery::{Discovery, ToolSearch};
+use iris::hooks::{AfterAnswer, HookInput, HookRegistration};
 use iris::serde_json::json;
-use iris::{
-    AfterAnswer, ApprovalDecision, BoxFuture, HookInput, HookRegistration, Rule, RulePolicy, RunId,
-    ToolExecutor, ToolRegistry, ToolUseBlock,
-};
+use iris::tool::BoxFuture;
+use iris::{ApprovalDecision, Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
 
 /// Look up the price of an item, in cents.
 #[iris::tool(read_only)]

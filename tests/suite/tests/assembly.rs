@@ -11,10 +11,10 @@ use std::path::Path;
 
 use iris::agent::Agent;
 use iris::assembly::{Assembly, AssemblyError, HookFactory as _};
+use iris::hooks::{AfterAnswer, Hook, HookInput};
+use iris::middleware::MiddlewareError;
 use iris::serde_json::json;
-use iris::{
-    AfterAnswer, Hook, HookInput, MiddlewareError, Next, RunId, ToolCall, ToolResult, ToolUseBlock,
-};
+use iris::{Next, RunId, ToolCall, ToolResult, ToolUseBlock};
 
 /// Return twice an integer.
 #[iris::tool(read_only, concurrency_safe)]
@@ -105,16 +105,23 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 }
 
 /// The tools of the every-key file, `cube` deferred behind `tool_search`.
-fn check_tools_and_deferral(agent: &Agent) -> iris::runtime::discovery::ToolRequest {
+fn check_tools_and_deferral(agent: &Agent) -> iris::discovery::ToolRequest {
     let registry = agent.registry();
     for tool in ["read_file", "write_file", "double", "cube", "tool_search"] {
         assert!(registry.resolve(tool).is_some(), "{tool}");
     }
     let cube = registry.resolve("cube").expect("cube");
-    assert_eq!(cube.definition_dyn().exposure(), iris::Exposure::Deferred);
+    assert_eq!(
+        cube.definition_dyn().exposure(),
+        iris::definition::Exposure::Deferred
+    );
     let discovery = agent.discovery().expect("deferral needs discovery");
     let request = discovery.request(&registry.view(), &RunId::new("r"));
-    let offered: Vec<&str> = request.offered.iter().map(iris::ToolName::as_str).collect();
+    let offered: Vec<&str> = request
+        .offered
+        .iter()
+        .map(iris::definition::ToolName::as_str)
+        .collect();
     assert!(
         offered.contains(&"double") && !offered.contains(&"cube"),
         "{offered:?}"

@@ -13,9 +13,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use iris::runtime::RuntimeError;
-use iris::runtime::discovery::decision::{DecisionBackend, DecisionConfig};
-use iris::runtime::discovery::{Discovery, ToolSearch};
+use iris::RuntimeError;
+use iris::discovery::decision::{DecisionBackend, DecisionConfig};
+use iris::discovery::{Discovery, ToolSearch};
 use iris::{
     RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
@@ -115,7 +115,7 @@ async fn decision_backend_over_loopback_http() {
         "{err}"
     );
     let off = DecisionConfig {
-        tools: iris::runtime::discovery::decision::DecisionFeatures { discovery: false },
+        tools: iris::discovery::decision::DecisionFeatures { discovery: false },
         ..config
     };
     assert!(matches!(

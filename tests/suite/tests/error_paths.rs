@@ -174,7 +174,7 @@ proptest! {
     #[test]
     fn arbitrary_input_never_panics(input in any_json()) {
         for tool in [
-            &CreateEvent as &dyn iris::DynTool,
+            &CreateEvent as &dyn iris::tool::DynTool,
             &RegisterCustomer,
             &DrawShape,
             &LabelDocument,

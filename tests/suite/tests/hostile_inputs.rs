@@ -12,10 +12,12 @@ use std::os::unix::fs::symlink;
 use std::sync::Arc;
 
 use files::{SECRET, Workspace, snapshot};
-use iris::runtime::ArtifactStore;
-use iris::runtime::artifacts::{PreviewPolicy, apply_result_policy};
-use iris::runtime::discovery::{LocalRanker, SearchScope};
-use iris::{DynamicTool, Exposure, ToolDefinition, ToolName, ToolRegistry, ToolResult};
+use iris::artifacts::ArtifactStore;
+use iris::artifacts::{PreviewPolicy, apply_result_policy};
+use iris::definition::{Exposure, ToolDefinition, ToolName};
+use iris::discovery::{LocalRanker, SearchScope};
+use iris::tool::DynamicTool;
+use iris::{ToolRegistry, ToolResult};
 use proptest::prelude::*;
 use serde_json::json;
 

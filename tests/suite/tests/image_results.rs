@@ -5,12 +5,12 @@
     reason = "helpers outside #[test] fns fail loudly too"
 )]
 
+use iris::content::ImageBlock;
 use iris::provider::{
     anthropic_result, gemini_result, openai_chat_result, openai_responses_result,
 };
 use iris::{
-    ImageBlock, RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult,
-    ToolUseBlock,
+    RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 use serde_json::json;
 
@@ -88,7 +88,7 @@ async fn unsupported_and_oversized_images_are_error_results() {
     );
 
     let mut big = PIXEL_PNG.to_vec();
-    big.resize(iris::MAX_IMAGE_BYTES + 1, 0);
+    big.resize(iris::content::MAX_IMAGE_BYTES + 1, 0);
     let result = ToolResult::image(&big);
     assert_eq!(result.error_kind(), Some(ToolErrorKind::UnsupportedContent));
     assert!(

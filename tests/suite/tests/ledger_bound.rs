@@ -19,7 +19,8 @@ use iris::agent::{
 };
 use iris::discovery::{Discovery, ToolSearch};
 use iris::serde_json::json;
-use iris::{BoxFuture, Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
+use iris::tool::BoxFuture;
+use iris::{Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
 
 #[global_allocator]
 static ALLOCATOR: heap::Counting = heap::Counting;

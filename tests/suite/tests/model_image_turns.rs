@@ -17,7 +17,8 @@ use crate::loopback::{Reply, Script, serve};
 use iris::agent::{
     AnthropicMessages, Message, Model, ModelOptions, ModelRequest, OpenAiChat, OpenAiResponses,
 };
-use iris::{ImageBlock, ToolResult, ToolUseBlock};
+use iris::content::ImageBlock;
+use iris::{ToolResult, ToolUseBlock};
 use serde_json::{Value, json};
 
 fn image_turn() -> Vec<Message> {

@@ -308,12 +308,12 @@ async fn responses_requests_round_trip_and_output_items_are_read() {
 #[derive(Default)]
 struct Counting(std::sync::Mutex<Vec<String>>);
 
-impl iris::RunEventObserver for Counting {
-    fn on_event(&self, event: &iris::RunEvent) {
+impl iris::observe::RunEventObserver for Counting {
+    fn on_event(&self, event: &iris::observe::RunEvent) {
         let name = match event {
-            iris::RunEvent::RunStarted { .. } => "run.started",
-            iris::RunEvent::RunFinished { .. } => "run.finished",
-            iris::RunEvent::ModelText { .. } => "model.text",
+            iris::observe::RunEvent::RunStarted { .. } => "run.started",
+            iris::observe::RunEvent::RunFinished { .. } => "run.finished",
+            iris::observe::RunEvent::ModelText { .. } => "model.text",
             _ => "other",
         };
         self.0.lock().unwrap().push(name.to_owned());
@@ -342,7 +342,7 @@ async fn a_runner_from_the_agent_file_asks_the_model_it_names() {
         "stop",
     ));
     let events = Arc::new(Counting::default());
-    let observer: Arc<dyn iris::RunEventObserver> = Arc::clone(&events) as _;
+    let observer: Arc<dyn iris::observe::RunEventObserver> = Arc::clone(&events) as _;
     let runner = AgentRunner::from_config_path(&file, [observer]).expect("built from the file");
     let outcome = runner
         .run("Hi", &RunContext::new(dir.path(), iris::RunId::new("r")))

@@ -8,8 +8,8 @@ use crate::support;
 
 use async_openai::types::chat::ChatCompletionTools;
 use async_openai::types::responses::Tool as ResponsesTool;
-use iris::DynTool;
 use iris::provider::{openai_chat, openai_responses};
+use iris::tool::DynTool;
 use support::tools::*;
 
 fn tools() -> [&'static dyn DynTool; 8] {

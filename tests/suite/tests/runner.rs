@@ -19,8 +19,10 @@ use iris::agent::{
     RunState,
 };
 use iris::assembly::Assembly;
+use iris::hooks::{Hook, HookInput};
 use iris::serde_json::json;
-use iris::{ApprovalDecision, BoxFuture, Hook, HookInput, RunId, ToolUseBlock};
+use iris::tool::BoxFuture;
+use iris::{ApprovalDecision, RunId, ToolUseBlock};
 
 static READS: AtomicUsize = AtomicUsize::new(0);
 static WRITES: AtomicUsize = AtomicUsize::new(0);

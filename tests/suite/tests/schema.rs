@@ -3,8 +3,9 @@
 #[allow(dead_code, reason = "each test binary uses part of the shared tools")]
 use crate::support;
 
+use iris::Tool;
 use iris::provider::{anthropic, gemini, gemini_openapi, openai_chat, openai_responses};
-use iris::{DynTool, Tool};
+use iris::tool::DynTool;
 use serde_json::json;
 use support::tools::*;
 
@@ -45,7 +46,7 @@ fn definitions() {
 #[test]
 fn toolbox_definitions_and_projections() {
     let library = std::sync::Arc::new(Library::new(&[]));
-    for tool in <Library as iris::Toolbox>::tools(library) {
+    for tool in <Library as iris::tool::Toolbox>::tools(library) {
         let definition = tool.definition_dyn();
         let name = definition.name().to_string();
         insta::assert_json_snapshot!(format!("toolbox_definition_{name}"), definition);
@@ -185,8 +186,8 @@ fn keyword_table() {
         if defs.as_object().is_some_and(|d| !d.is_empty()) {
             parameters["$defs"] = defs.clone();
         }
-        let spec = iris::ToolSpec {
-            name: iris::ToolName::new("t").expect("valid name"),
+        let spec = iris::definition::ToolSpec {
+            name: iris::definition::ToolName::new("t").expect("valid name"),
             description: "A tool.".into(),
             parameters: std::sync::Arc::new(parameters),
             strict: false,

@@ -8,8 +8,9 @@
 use crate::error_paths::valid_inputs;
 use crate::support;
 
+use iris::Tool;
 use iris::provider::openai_chat;
-use iris::{DynTool, Tool};
+use iris::tool::DynTool;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 use support::tools::{BookFlight, CreateEvent, DrawShape, LabelDocument, RegisterCustomer};

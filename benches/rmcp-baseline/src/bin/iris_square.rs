@@ -5,7 +5,9 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use iris::mcp::{McpHttpServer, ServeOptions, ServeTransport, serve_with};
-use iris::{DynamicTool, ToolDefinition, ToolExecutor, ToolName, ToolRegistry, ToolResult};
+use iris::{ToolExecutor, ToolRegistry, ToolResult};
+use iris::tool::DynamicTool;
+use iris::definition::{ToolDefinition, ToolName};
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]
@@ -40,7 +42,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "properties": {"query": {"type": "string", "description": "What to look for."}},
             "required": ["query"],
         }))
-        .capability(iris::Capability::ReadOnly)
+        .capability(iris::definition::Capability::ReadOnly)
         .build()?;
         registry.register(DynamicTool::new(definition, |_, _| async {
             ToolResult::text("nothing")

@@ -16,9 +16,11 @@
 use std::error::Error;
 use std::sync::Arc;
 
+use iris::definition::{ToolDefinition, ToolName};
+use iris::fs::register_file_tools;
 use iris::mcp::{McpHttpServer, ServeOptions, ServeTransport, serve_with};
-use iris::runtime::fs::register_file_tools;
-use iris::{DynamicTool, ToolDefinition, ToolExecutor, ToolName, ToolRegistry, ToolResult};
+use iris::tool::DynamicTool;
+use iris::{ToolExecutor, ToolRegistry, ToolResult};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -35,7 +37,10 @@ fn square(
 /// Draw a one-pixel chart.
 #[iris::tool(read_only)]
 fn chart() -> ToolResult {
-    ToolResult::text("a chart").with_image(iris::ImageBlock::from_bytes("image/png", PIXEL_PNG))
+    ToolResult::text("a chart").with_image(iris::content::ImageBlock::from_bytes(
+        "image/png",
+        PIXEL_PNG,
+    ))
 }
 
 /// A city's forecast.
@@ -70,7 +75,7 @@ async fn count_slowly(
     /// How far to count.
     steps: u32,
 ) -> String {
-    let progress = iris::ToolProgress::current();
+    let progress = iris::observe::ToolProgress::current();
     for step in 1..=steps {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         if let Some(progress) = &progress {
@@ -130,7 +135,7 @@ fn weather() -> Result<DynamicTool, Box<dyn Error>> {
             "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
             "required": ["city", "celsius"],
         }))
-        .capability(iris::Capability::ReadOnly)
+        .capability(iris::definition::Capability::ReadOnly)
         .build()?;
     Ok(DynamicTool::new(definition, |input, _cx| async move {
         let city = input["city"].as_str().unwrap_or("nowhere").to_owned();
@@ -143,7 +148,7 @@ fn padding(index: usize) -> Result<DynamicTool, Box<dyn Error>> {
         ToolName::new(format!("padding_{index:04}"))?,
         format!("Padding tool number {index}."),
     )
-    .capability(iris::Capability::ReadOnly)
+    .capability(iris::definition::Capability::ReadOnly)
     .build()?;
     Ok(DynamicTool::new(definition, move |_, _| async move {
         ToolResult::text(format!("padding {index}"))
@@ -188,10 +193,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
         registry.register(CountSlowly)?;
     }
     let exposure = if deferred {
-        registry.register(iris::runtime::discovery::ToolSearch)?;
-        iris::Exposure::Deferred
+        registry.register(iris::discovery::ToolSearch)?;
+        iris::definition::Exposure::Deferred
     } else {
-        iris::Exposure::Eager
+        iris::definition::Exposure::Eager
     };
     for index in 0..padding_tools {
         registry.register_as(padding(index)?, exposure)?;

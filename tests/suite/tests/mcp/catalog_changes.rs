@@ -13,11 +13,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use iris::definition::{ToolDefinition, ToolName};
+use iris::discovery::{Discovery, ToolSearch};
 use iris::mcp::{McpClient, McpExposure, McpHttpServer, McpServerConfig, ServeOptions};
-use iris::runtime::discovery::{Discovery, ToolSearch};
+use iris::registry::SharedRegistry;
+use iris::tool::DynamicTool;
 use iris::{
-    DynamicTool, Rule, RulePolicy, SharedRegistry, ToolContext, ToolDefinition, ToolErrorKind,
-    ToolExecutor, ToolName, ToolRegistry, ToolResult, ToolUseBlock,
+    Rule, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult,
+    ToolUseBlock,
 };
 use serde_json::{Value, json};
 
@@ -183,7 +186,7 @@ async fn a_served_registry_that_changes_tells_its_clients() {
                         "properties": {"value": {"type": "integer"}},
                         "required": ["value"],
                     }))
-                    .capability(iris::Capability::ReadOnly)
+                    .capability(iris::definition::Capability::ReadOnly)
                     .build()?;
             registry.register(DynamicTool::new(definition, |input, _cx| async move {
                 let value = input["value"].as_i64().unwrap_or_default();

@@ -14,10 +14,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use iris::definition::Capability;
 use iris::mcp::{McpClient, McpServerConfig};
 use iris::{
-    ApprovalDecision, Capability, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor,
-    ToolOutcome, ToolRegistry, ToolUseBlock,
+    ApprovalDecision, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor, ToolOutcome,
+    ToolRegistry, ToolUseBlock,
 };
 use serde_json::json;
 
@@ -73,7 +74,7 @@ async fn the_catalog_is_listed_named_and_untrusted_by_default() {
     assert_eq!(echo.description(), "Echoes back the input string");
     assert_eq!(echo.input_schema()["required"], json!(["message"]));
     assert!(
-        matches!(echo.origin(), iris::ToolOrigin::Mcp { server, wire_name } if server == "everything" && wire_name == "echo")
+        matches!(echo.origin(), iris::definition::ToolOrigin::Mcp { server, wire_name } if server == "everything" && wire_name == "echo")
     );
     // The server says read-only; untrusted, that is not believed.
     let caps = echo.capabilities();
@@ -106,10 +107,9 @@ async fn calls_run_through_the_executor_and_results_map() {
     let image = call(&executor, "everything__get-tiny-image", json!({})).await;
     assert!(!image.is_error(), "{image:?}");
     assert!(
-        image
-            .content()
-            .iter()
-            .any(|b| matches!(b, iris::ContentBlock::Image(i) if i.media_type == "image/png")),
+        image.content().iter().any(
+            |b| matches!(b, iris::content::ContentBlock::Image(i) if i.media_type == "image/png")
+        ),
         "{image:?}"
     );
 
@@ -226,7 +226,7 @@ async fn the_servers_progress_reaches_observers_as_tool_progress() {
     client.register_into(&mut registry).unwrap();
     let executor = ToolExecutor::builder(registry)
         .policy(RulePolicy::new().write(iris::Rule::Allow))
-        .shared_observer(Arc::clone(&seen) as Arc<dyn iris::RunEventObserver>)
+        .shared_observer(Arc::clone(&seen) as Arc<dyn iris::observe::RunEventObserver>)
         .build()
         .unwrap();
     let done = executor
@@ -244,7 +244,7 @@ async fn the_servers_progress_reaches_observers_as_tool_progress() {
     let events = seen.events(4).await;
     assert_eq!(events.len(), 4, "one event per step: {events:?}");
     for (step, event) in events.iter().enumerate() {
-        let iris::RunEvent::ToolProgress {
+        let iris::observe::RunEvent::ToolProgress {
             call_id,
             tool,
             progress,

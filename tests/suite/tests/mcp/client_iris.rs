@@ -22,7 +22,7 @@ async fn every_page_is_listed_and_calls_cross_both_executors() {
     assert!(
         client
             .definitions()
-            .all(|d| d.exposure() == iris::Exposure::Deferred)
+            .all(|d| d.exposure() == iris::definition::Exposure::Deferred)
     );
     client.close();
     let eager = McpServerConfig::stdio("iris", server, ["stdio"]).with_exposure(McpExposure::Eager);
@@ -186,7 +186,9 @@ async fn a_served_tools_progress_crosses_to_the_clients_observers() {
     let seen = std::sync::Arc::new(crate::peers::Progress::default());
     let executor = ToolExecutor::builder(registry)
         .policy(RulePolicy::new().write(iris::Rule::Allow))
-        .shared_observer(std::sync::Arc::clone(&seen) as std::sync::Arc<dyn iris::RunEventObserver>)
+        .shared_observer(
+            std::sync::Arc::clone(&seen) as std::sync::Arc<dyn iris::observe::RunEventObserver>
+        )
         .build()
         .unwrap();
     let cx = ToolContext::builder(std::env::temp_dir(), iris::RunId::new("progress")).build();
@@ -201,7 +203,7 @@ async fn a_served_tools_progress_crosses_to_the_clients_observers() {
     let reports: Vec<(f64, Option<f64>, Option<String>)> = events
         .iter()
         .map(|event| match event {
-            iris::RunEvent::ToolProgress {
+            iris::observe::RunEvent::ToolProgress {
                 call_id,
                 progress,
                 total,

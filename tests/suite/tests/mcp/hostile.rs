@@ -167,7 +167,7 @@ async fn a_cancelled_run_cancels_its_request_on_the_wire() {
         .policy(RulePolicy::new().write(Rule::Allow))
         .build()
         .unwrap();
-    let cancel = iris::CancellationToken::new();
+    let cancel = iris::executor::CancellationToken::new();
     let cx = ToolContext::builder(std::env::temp_dir(), iris::RunId::new("cancelled"))
         .extension(cancel.clone())
         .build();

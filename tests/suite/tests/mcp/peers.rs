@@ -86,12 +86,12 @@ impl Drop for HttpTestServer {
 
 /// Keeps the progress events it sees, for tests of progress reports.
 #[derive(Default)]
-pub(crate) struct Progress(pub(crate) std::sync::Mutex<Vec<iris::RunEvent>>);
+pub(crate) struct Progress(pub(crate) std::sync::Mutex<Vec<iris::observe::RunEvent>>);
 
 impl Progress {
     /// The events seen once there are `count` of them, or after 5 s (
     /// observers run on their own threads, so events trail the call).
-    pub(crate) async fn events(&self, count: usize) -> Vec<iris::RunEvent> {
+    pub(crate) async fn events(&self, count: usize) -> Vec<iris::observe::RunEvent> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while self.0.lock().unwrap().len() < count && std::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -100,9 +100,9 @@ impl Progress {
     }
 }
 
-impl iris::RunEventObserver for Progress {
-    fn on_event(&self, event: &iris::RunEvent) {
-        if matches!(event, iris::RunEvent::ToolProgress { .. }) {
+impl iris::observe::RunEventObserver for Progress {
+    fn on_event(&self, event: &iris::observe::RunEvent) {
+        if matches!(event, iris::observe::RunEvent::ToolProgress { .. }) {
             self.0.lock().unwrap().push(event.clone());
         }
     }

@@ -1,6 +1,7 @@
 // Every way a factory's signature can be wrong, each reported on the token
 // at fault.
-use iris::{AfterAnswer, Hook, HookInput, State, ToolContext};
+use iris::{State, ToolContext};
+use iris::hooks::{AfterAnswer, Hook, HookInput};
 
 /// Async: a factory returns its hook at once.
 #[iris::hook_factory]

@@ -1,6 +1,7 @@
 // Factories with no options, plain options, an `#[args]` struct, a renamed
 // factory and a `Patch` option all expand.
-use iris::{AfterAnswer, Hook, HookInput, Patch};
+use iris::Patch;
+use iris::hooks::{AfterAnswer, Hook, HookInput};
 
 /// No options.
 #[iris::hook_factory]

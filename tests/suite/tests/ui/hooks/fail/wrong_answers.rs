@@ -1,4 +1,4 @@
-use iris::{AfterAnswer, BeforeAnswer, HookInput, HookRegistration};
+use iris::hooks::{AfterAnswer, BeforeAnswer, HookInput, HookRegistration};
 
 async fn audit(_: &HookInput) -> BeforeAnswer {
     BeforeAnswer::Allow

@@ -4,9 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use iris::{
-    AfterAnswer, AfterHook, BeforeAnswer, Hook, HookFailure, HookInput, HookRegistration, RunHook,
-};
+use iris::hooks::{AfterAnswer, AfterHook, BeforeAnswer, Hook, HookFailure, HookInput, HookRegistration, RunHook};
 
 struct Reminder {
     text: String,
@@ -63,6 +61,6 @@ fn main() {
         HookRegistration::after("explain", |_: &HookInput| AfterAnswer::Nothing),
         HookRegistration::run_started("count-runs", Count(AtomicUsize::new(0))),
         HookRegistration::run_finished("audit", audit),
-        HookRegistration::new("feedback", iris::HookEvent::ToolAfter, create_feedback("Mind the units.".into())),
+        HookRegistration::new("feedback", iris::hooks::HookEvent::ToolAfter, create_feedback("Mind the units.".into())),
     ];
 }

@@ -1,4 +1,5 @@
-use iris::{Middleware, Next, ToolCall, ToolContext, MiddlewareError, ToolResult};
+use iris::{Next, ToolCall, ToolContext, ToolResult};
+use iris::middleware::{Middleware, MiddlewareError};
 
 /// Times the call.
 #[iris::middleware]
