@@ -71,9 +71,6 @@ pub struct ToolContext {
     inner: Arc<ContextInner>,
 }
 
-/// The name the design uses for the per-call environment.
-pub type ToolExecutionContext = ToolContext;
-
 struct ContextInner {
     workspace_root: PathBuf,
     run_id: RunId,

@@ -87,9 +87,7 @@ pub use serde;
 pub use call::{ToolCall, ToolUseBlock};
 pub use capability::{Capabilities, Capability};
 pub use content::{ContentBlock, IMAGE_MEDIA_TYPES, ImageBlock, MAX_IMAGE_BYTES, sniff_media_type};
-pub use context::{
-    FromToolContext, RunId, State, ToolContext, ToolContextBuilder, ToolExecutionContext,
-};
+pub use context::{FromToolContext, RunId, State, ToolContext, ToolContextBuilder};
 pub use definition::{
     Exposure, ResultPolicy, ToolDefinition, ToolDefinitionBuilder, ToolOrigin, ToolSpec,
 };

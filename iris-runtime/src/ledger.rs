@@ -155,17 +155,39 @@ impl RunLedger {
     where
         T: Default + Send + 'static,
     {
+        self.with_slot_or(run, T::default, f)
+    }
+
+    /// As [`with_slot`](Self::with_slot), making a missing slot with `make`
+    /// (a part that recycles its slots' allocations hands one back here).
+    pub fn with_slot_or<T, R>(
+        &self,
+        run: &RunId,
+        make: impl FnMut() -> T,
+        f: impl FnOnce(&mut T) -> R,
+    ) -> R
+    where
+        T: Send + 'static,
+    {
+        let mut runs = self.lock();
+        let now = Instant::now();
+        let timeout = self.limits.idle_timeout;
+        // The usual call: a run already held, found with one lookup and no
+        // copy of its id.
+        if let Some(entry) = runs
+            .entries
+            .get_mut(run)
+            .filter(|entry| now.duration_since(entry.touched) < timeout)
+        {
+            entry.touched = now;
+            return with_made(entry, make, f);
+        }
         let mut dropped = Dropped::new();
         let answer = {
-            let mut runs = self.lock();
             let entry = self.entry(&mut runs, run, &mut dropped);
-            ensure_slot::<T>(entry);
-            match find_mut::<T>(entry) {
-                Some(slot) => f(slot),
-                // Never taken: the slot was made just above.
-                None => f(&mut T::default()),
-            }
+            with_made(entry, make, f)
         };
+        drop(runs);
         drop(dropped);
         answer
     }
@@ -181,7 +203,7 @@ impl RunLedger {
             let mut runs = self.lock();
             self.live(&mut runs, run, &mut dropped)
                 .and_then(find::<T>)
-                .map(|slot| f(slot))
+                .map(f)
         };
         drop(dropped);
         answer
@@ -346,12 +368,24 @@ fn find_mut<T: Send + 'static>(entry: &mut Entry) -> Option<&mut T> {
         .and_then(|(_, slot)| slot.downcast_mut::<T>())
 }
 
-/// Adds a `T::default()` slot to `entry` unless it has one.
-fn ensure_slot<T: Default + Send + 'static>(entry: &mut Entry) {
-    if !entry.slots.iter().any(|(id, _)| *id == TypeId::of::<T>()) {
-        entry
-            .slots
-            .push((TypeId::of::<T>(), Box::new(T::default())));
+/// Runs `f` on `entry`'s slot of type `T`, made with `make` when missing.
+fn with_made<T: Send + 'static, R>(
+    entry: &mut Entry,
+    mut make: impl FnMut() -> T,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    let found = entry
+        .slots
+        .iter()
+        .position(|(id, _)| *id == TypeId::of::<T>());
+    let at = found.unwrap_or_else(|| {
+        entry.slots.push((TypeId::of::<T>(), Box::new(make())));
+        entry.slots.len() - 1
+    });
+    match entry.slots[at].1.downcast_mut::<T>() {
+        Some(slot) => f(slot),
+        // Never taken: the slot under `TypeId::of::<T>()` is a `T`.
+        None => f(&mut make()),
     }
 }
 

@@ -3,15 +3,22 @@
 //! (pausing for a person when asked), hooks, middleware, the side-effect
 //! gate and the body, and hands back one structured outcome per call.
 //!
-//! Around it: [`artifacts`] (oversized results saved whole and previewed,
-//! published copies), [`fs`] (the built-in `read_file`, `write_file` and
-//! `edit_file`, confined to the workspace, with read-before-edit; feature
-//! `fs-tools`), and [`discovery`] (deferred tools behind `tool_search`, a
-//! local ranker, budgeted disclosure, and the remote Decision backend under
-//! feature `decision`).
+//! Around it: [`hooks`] (`tool.before`, `tool.after` and run events, from
+//! code, factories or commands), [`observers`], [`ledger`] (the one owner
+//! of what lives as long as a run, with one bound and one idle timeout),
+//! [`artifacts`] (oversized results saved whole and previewed, published
+//! copies), `fs` (the built-in `read_file`, `write_file` and `edit_file`,
+//! confined to the workspace, with read-before-edit; feature `fs-tools`),
+//! `discovery` (deferred tools behind `tool_search`, a local ranker,
+//! budgeted disclosure, and the remote Decision backend under feature
+//! `decision`), `runner` (agents built in code, the run loop and the model
+//! layer with its adapters; features `runner`, `openai`, `anthropic`),
+//! `assembly` (agents from YAML files; feature `assembly`) and `mcp` (MCP
+//! both ways; feature `mcp`).
 //!
-//! Most users depend on the `iris` facade, which re-exports this crate as
-//! `iris::runtime` and its main types at the top level.
+//! Most users depend on the `iris` facade, which re-exports each part as a
+//! module of its own (`iris::hooks`, `iris::agent`, `iris::mcp`, ...) and
+//! keeps the day-one names at its root.
 
 pub mod artifacts;
 #[cfg(feature = "assembly")]

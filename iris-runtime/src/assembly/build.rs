@@ -120,14 +120,14 @@ pub(crate) fn assemble_with(
     } else {
         None
     };
-    let mut agent = Agent::builder(executor)
-        .name(file.name.clone())
-        .origin(origin);
+    let budget = results_budget(&file);
+    let model = file.model.as_ref().map(super::file::ModelSection::config);
+    let mut agent = Agent::builder(executor).name(file.name).origin(origin);
     if let Some(instructions) = instructions {
         agent = agent.instructions(instructions);
     }
-    if let Some(model) = &file.model {
-        agent = agent.model(model.config());
+    if let Some(model) = model {
+        agent = agent.model(model);
     }
     if let Some(steps) = limits.max_steps {
         agent = agent.max_steps(steps);
@@ -135,7 +135,7 @@ pub(crate) fn assemble_with(
     if let Some(discovery) = discovery {
         agent = agent.discovery(discovery);
     }
-    if let Some(budget) = results_budget(&file) {
+    if let Some(budget) = budget {
         agent = agent.results_budget(budget);
     }
     agent.build().map_err(|err| {

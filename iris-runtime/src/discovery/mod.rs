@@ -23,8 +23,9 @@
 //! - **Budget.** Selected tools load in selection order while their
 //!   estimated schema tokens ([`schema_tokens`]) fit the run's budget; the
 //!   result says which did not fit and why.
-//! - **Disclosure is authorization.** Disclosure lives in the run's state in
-//!   this service and grows only inside the `tool_search` body, from the
+//! - **Disclosure is authorization.** Disclosure lives in the run's slot of
+//!   the run ledger (the executor's, when built with
+//!   [`DiscoveryBuilder::ledger`]) and grows only inside the `tool_search` body, from the
 //!   answer the backend gave it: a middleware's substitute result, a hook's
 //!   feedback or the model's own text cannot add a tool. A deferred tool
 //!   not disclosed is not in [`ToolRequest::offered`], so calling it is

@@ -192,10 +192,11 @@ impl ToolExecutor {
     /// Records that `call_id` reaches its body (or waits for approval);
     /// refuses an id that already did.
     pub(super) fn record_once(&self, call_id: &str, cx: &ToolContext) -> Result<(), ToolResult> {
-        let first_time = self
-            .inner
-            .ledger
-            .with_slot(cx.run_id(), |ids: &mut ExecutedIds| ids.first_time(call_id));
+        let first_time = self.inner.ledger.with_slot_or(
+            cx.run_id(),
+            || self.inner.spare_ids.take(),
+            |ids: &mut ExecutedIds| ids.first_time(call_id),
+        );
         if first_time {
             Ok(())
         } else {

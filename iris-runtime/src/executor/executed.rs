@@ -3,9 +3,17 @@
 //! and forgotten with the run.
 
 use std::hash::BuildHasher as _;
+use std::sync::{Mutex, PoisonError};
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
+
+/// Finished runs' sets kept for reuse.
+const SPARE_SETS: usize = 8;
+/// Sets that grew past this many ids are dropped rather than kept.
+const MAX_KEPT_IDS: usize = 4096;
+/// Sets whose text grew past this many bytes are dropped rather than kept.
+const MAX_KEPT_TEXT: usize = 256 * 1024;
 
 /// The ids of one run, their text side by side in one buffer: recording an
 /// id copies its bytes instead of allocating a string for each (that
@@ -33,6 +41,35 @@ impl ExecutedIds {
                 true
             }
         }
+    }
+}
+
+/// Sets of finished runs, cleared and kept for the next runs: a steady
+/// stream of runs records ids without growing a new table each time.
+#[derive(Debug, Default)]
+pub(super) struct SpareSets(Mutex<Vec<ExecutedIds>>);
+
+impl SpareSets {
+    /// A set for a new run.
+    pub(super) fn take(&self) -> ExecutedIds {
+        self.lock().pop().unwrap_or_default()
+    }
+
+    /// Keeps a finished run's set, unless enough are kept or it grew large.
+    pub(super) fn keep(&self, mut ids: ExecutedIds) {
+        if ids.spans.capacity() > MAX_KEPT_IDS || ids.text.capacity() > MAX_KEPT_TEXT {
+            return;
+        }
+        ids.text.clear();
+        ids.spans.clear();
+        let mut spare = self.lock();
+        if spare.len() < SPARE_SETS {
+            spare.push(ids);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<ExecutedIds>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

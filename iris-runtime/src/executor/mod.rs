@@ -149,6 +149,8 @@ struct Inner {
     ledger: Arc<RunLedger>,
     /// Calls waiting for approval (kept in the ledger), counted across runs.
     pending: PendingApprovals,
+    /// Executed-id sets of finished runs, reused by new runs.
+    spare_ids: executed::SpareSets,
     /// Sync bodies still running past their deadline (kept in the ledger),
     /// which the run's later calls wait for.
     lingering: Arc<lingering::Lingering>,
@@ -242,13 +244,12 @@ impl ToolExecutor {
     ) -> Result<ToolOutcome, RuntimeError> {
         let ttl = self.inner.config.approval_ttl;
         let ledger = &self.inner.ledger;
-        let pending = self
-            .inner
-            .pending
-            .take(ledger, cx.run_id(), call_id, ttl)
-            .ok_or_else(|| RuntimeError::NoPendingApproval {
-                call_id: call_id.to_owned(),
-                run_id: cx.run_id().clone(),
+        let pending =
+            PendingApprovals::take(ledger, cx.run_id(), call_id, ttl).ok_or_else(|| {
+                RuntimeError::NoPendingApproval {
+                    call_id: call_id.to_owned(),
+                    run_id: cx.run_id().clone(),
+                }
             })?;
         if let ApprovalDecision::Approve { approval_id } = &decision
             && *approval_id != pending.request.approval_id
@@ -264,9 +265,7 @@ impl ToolExecutor {
     /// Calls waiting for approval.
     #[must_use]
     pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
-        self.inner
-            .pending
-            .requests(&self.inner.ledger, self.inner.config.approval_ttl)
+        PendingApprovals::requests(&self.inner.ledger, self.inner.config.approval_ttl)
     }
 
     /// Announces the start of a run to `run.started` hooks and observers.
@@ -282,7 +281,11 @@ impl ToolExecutor {
     /// approval, and whatever else shares the ledger keeps for it (tools
     /// disclosed, history, file observations) are forgotten.
     pub async fn finish_run(&self, cx: &ToolContext) {
-        self.inner.ledger.finish_run(cx.run_id());
+        let ledger = &self.inner.ledger;
+        if let Some(ids) = ledger.take_slot::<executed::ExecutedIds>(cx.run_id()) {
+            self.inner.spare_ids.keep(ids);
+        }
+        ledger.finish_run(cx.run_id());
         self.run_event(HookEvent::RunFinished, cx).await;
         self.emit(|| RunEvent::RunFinished {
             run_id: cx.run_id().clone(),
@@ -546,6 +549,7 @@ impl ToolExecutorBuilder {
                 config: self.config,
                 artifacts: self.artifacts,
                 pending: PendingApprovals::default(),
+                spare_ids: executed::SpareSets::default(),
                 lingering: Arc::new(lingering::Lingering::new(Arc::clone(&ledger))),
                 ledger,
             }),

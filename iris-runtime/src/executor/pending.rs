@@ -105,7 +105,6 @@ impl PendingApprovals {
 
     /// Takes the call `call_id` of `run` if it waits and has not expired.
     pub(super) fn take(
-        &self,
         ledger: &RunLedger,
         run: &RunId,
         call_id: &str,
@@ -135,7 +134,7 @@ impl PendingApprovals {
     }
 
     /// Every waiting call's request that has not expired.
-    pub(super) fn requests(&self, ledger: &RunLedger, ttl: Duration) -> Vec<ApprovalRequest> {
+    pub(super) fn requests(ledger: &RunLedger, ttl: Duration) -> Vec<ApprovalRequest> {
         let mut requests = Vec::new();
         ledger.for_each_slot(|_, waiting: &mut Waiting| {
             requests.extend(
