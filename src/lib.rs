@@ -235,7 +235,7 @@ pub mod __private {
 #[cfg(feature = "macros")]
 pub use iris_macros::tool;
 
-/// Turns an async function into a [`Middleware`] that wraps every tool call.
+/// Turns an async function into a [`Middleware`](middleware::Middleware) that wraps every tool call.
 ///
 /// The function takes the call and `next`, and optionally the context in
 /// between; it returns a `ToolResult` or a `Result<ToolResult, E>` with any
@@ -345,7 +345,7 @@ pub use iris_runtime::mcp;
 /// The function is called once, while the agent is assembled, with the
 /// options the file gives; its parameters (or one `#[args]` struct) make the
 /// options, parsed like a tool's arguments (unknown options refused, doc
-/// comments in the schema). It returns the [`Hook`] it makes. `fn
+/// comments in the schema). It returns the [`Hook`](hooks::Hook) it makes. `fn
 /// create_feedback` becomes `struct CreateFeedback`, which implements
 /// [`assembly::HookFactory`] and is in the link-time catalog under
 /// `create_feedback` and its module path.
@@ -375,7 +375,7 @@ pub use iris_macros::hook_factory;
 
 /// Turns a function into a middleware factory that an agent file names
 /// (feature `assembly`), as [`hook_factory`] does for hooks: it returns the
-/// middleware it makes (a type implementing [`Middleware`], such as one
+/// middleware it makes (a type implementing [`Middleware`](middleware::Middleware), such as one
 /// `#[iris::middleware]` wrote).
 ///
 /// ```
