@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use iris_core::{ParsedArgs, RunId, ToolContext, ToolErrorKind, ToolResult};
 
-use super::executed::ExecutedIds;
 use super::pending::{Pending, Refusal};
 use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, PermissionRequest};
 use super::pipeline::Prepared;
@@ -192,11 +191,7 @@ impl ToolExecutor {
     /// Records that `call_id` reaches its body (or waits for approval);
     /// refuses an id that already did.
     pub(super) fn record_once(&self, call_id: &str, cx: &ToolContext) -> Result<(), ToolResult> {
-        let first_time = self.inner.ledger.with_slot_or(
-            cx.run_id(),
-            || self.inner.spare_ids.take(),
-            |ids: &mut ExecutedIds| ids.first_time(call_id),
-        );
+        let first_time = self.inner.ledger.claim(cx.run_id(), call_id);
         if first_time {
             Ok(())
         } else {

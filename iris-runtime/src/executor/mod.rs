@@ -3,7 +3,6 @@
 mod admission;
 mod batch;
 mod body;
-mod executed;
 mod finish;
 mod lingering;
 mod pending;
@@ -149,8 +148,6 @@ struct Inner {
     ledger: Arc<RunLedger>,
     /// Calls waiting for approval (kept in the ledger), counted across runs.
     pending: PendingApprovals,
-    /// Executed-id sets of finished runs, reused by new runs.
-    spare_ids: executed::SpareSets,
     /// Sync bodies still running past their deadline (kept in the ledger),
     /// which the run's later calls wait for.
     lingering: Arc<lingering::Lingering>,
@@ -281,11 +278,7 @@ impl ToolExecutor {
     /// approval, and whatever else shares the ledger keeps for it (tools
     /// disclosed, history, file observations) are forgotten.
     pub async fn finish_run(&self, cx: &ToolContext) {
-        let ledger = &self.inner.ledger;
-        if let Some(ids) = ledger.take_slot::<executed::ExecutedIds>(cx.run_id()) {
-            self.inner.spare_ids.keep(ids);
-        }
-        ledger.finish_run(cx.run_id());
+        self.inner.ledger.finish_run(cx.run_id());
         self.run_event(HookEvent::RunFinished, cx).await;
         self.emit(|| RunEvent::RunFinished {
             run_id: cx.run_id().clone(),
@@ -549,7 +542,6 @@ impl ToolExecutorBuilder {
                 config: self.config,
                 artifacts: self.artifacts,
                 pending: PendingApprovals::default(),
-                spare_ids: executed::SpareSets::default(),
                 lingering: Arc::new(lingering::Lingering::new(Arc::clone(&ledger))),
                 ledger,
             }),

@@ -1,6 +1,6 @@
-//! Which call ids reached their body in one run: a call id runs at most
-//! once. The set is the executor's slot in the run ledger, so it is bounded
-//! and forgotten with the run.
+//! Which call ids of one run were claimed (reached their body or began to
+//! wait for approval): a call id runs at most once. Every run entry of the
+//! ledger holds its set, the one slot every call touches.
 
 use std::hash::BuildHasher as _;
 use std::sync::{Mutex, PoisonError};
@@ -19,15 +19,15 @@ const MAX_KEPT_TEXT: usize = 256 * 1024;
 /// id copies its bytes instead of allocating a string for each (that
 /// allocation was the larger part of the cost of recording).
 #[derive(Debug, Default)]
-pub(super) struct ExecutedIds {
+pub(crate) struct Claims {
     text: String,
     /// Hash, start and length in `text` of each id.
     spans: HashTable<(u64, usize, usize)>,
 }
 
-impl ExecutedIds {
+impl Claims {
     /// Records `id`; `false` when it was already recorded.
-    pub(super) fn first_time(&mut self, id: &str) -> bool {
+    pub(crate) fn first_time(&mut self, id: &str) -> bool {
         let hash = FxBuildHasher.hash_one(id);
         let text = &self.text;
         let same = |&(h, start, len): &(u64, usize, usize)| {
@@ -47,16 +47,16 @@ impl ExecutedIds {
 /// Sets of finished runs, cleared and kept for the next runs: a steady
 /// stream of runs records ids without growing a new table each time.
 #[derive(Debug, Default)]
-pub(super) struct SpareSets(Mutex<Vec<ExecutedIds>>);
+pub(crate) struct SpareSets(Mutex<Vec<Claims>>);
 
 impl SpareSets {
     /// A set for a new run.
-    pub(super) fn take(&self) -> ExecutedIds {
+    pub(crate) fn take(&self) -> Claims {
         self.lock().pop().unwrap_or_default()
     }
 
     /// Keeps a finished run's set, unless enough are kept or it grew large.
-    pub(super) fn keep(&self, mut ids: ExecutedIds) {
+    pub(crate) fn keep(&self, mut ids: Claims) {
         if ids.spans.capacity() > MAX_KEPT_IDS || ids.text.capacity() > MAX_KEPT_TEXT {
             return;
         }
@@ -68,7 +68,7 @@ impl SpareSets {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<ExecutedIds>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Claims>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -101,7 +101,7 @@ mod tests {
     }
 
     fn first_time(ledger: &RunLedger, run: &RunId, id: &str) -> bool {
-        ledger.with_slot(run, |ids: &mut ExecutedIds| ids.first_time(id))
+        ledger.claim(run, id)
     }
 
     proptest! {
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn ids_that_share_text_are_told_apart() {
-        let mut ids = ExecutedIds::default();
+        let mut ids = Claims::default();
         // "ab" + "c" and "a" + "bc" leave the same bytes in the buffer.
         for id in ["ab", "c", "a", "bc", "abc", ""] {
             assert!(ids.first_time(id), "{id:?} is new");
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn many_ids_survive_the_table_growing() {
-        let mut ids = ExecutedIds::default();
+        let mut ids = Claims::default();
         for i in 0..10_000 {
             assert!(ids.first_time(&format!("call_{i}")));
         }

@@ -33,7 +33,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use iris_core::RunId;
-use rustc_hash::FxHashMap;
+
+use claims::{Claims, SpareSets};
+use held::Held;
+
+mod claims;
+mod held;
 
 /// Runs held at once unless configured.
 pub const DEFAULT_MAX_RUNS: usize = 10_000;
@@ -53,7 +58,9 @@ pub struct LedgerLimits {
     /// its waiting calls expire and its edits must read again, so set it
     /// far above the runs a host keeps alive at once.
     pub max_runs: usize,
-    /// A run nothing touched for this long is dropped whole.
+    /// A run nothing touched for this long is dropped whole: found by a
+    /// sweep when a run is added, at most once a second, so a run may
+    /// outlive it by that much, and is never dropped while in use.
     pub idle_timeout: Duration,
 }
 
@@ -74,6 +81,8 @@ impl Default for LedgerLimits {
 pub struct RunLedger {
     runs: Mutex<Runs>,
     limits: LedgerLimits,
+    /// Claim sets of finished runs, cleared and reused by new runs.
+    spare: SpareSets,
 }
 
 impl std::fmt::Debug for RunLedger {
@@ -93,7 +102,7 @@ impl Default for RunLedger {
 
 #[derive(Default)]
 struct Runs {
-    entries: FxHashMap<RunId, Entry>,
+    entries: Held<Entry>,
     /// Runs in the order they were added; may name runs dropped since,
     /// which are skipped (and compacted away) when met.
     order: VecDeque<RunId>,
@@ -101,9 +110,26 @@ struct Runs {
 }
 
 struct Entry {
+    /// When a sweep last found the run touched (or when it was added).
     touched: Instant,
+    /// Touched since the last sweep.
+    seen: bool,
+    /// The call ids the run claimed: kept apart from the typed slots since
+    /// every call touches it.
+    claims: Claims,
     /// A handful at most, one per part of Iris: a scan beats a map.
     slots: Vec<(TypeId, Box<dyn Any + Send>)>,
+}
+
+impl Entry {
+    fn new(now: Instant, claims: Claims) -> Self {
+        Self {
+            touched: now,
+            seen: false,
+            claims,
+            slots: Vec::new(),
+        }
+    }
 }
 
 /// What the ledger let go of under its lock, dropped after the lock is
@@ -120,6 +146,7 @@ impl RunLedger {
                 max_runs: limits.max_runs.max(1),
                 idle_timeout: limits.idle_timeout,
             },
+            spare: SpareSets::default(),
         }
     }
 
@@ -144,7 +171,7 @@ impl RunLedger {
     /// Whether `run` is held.
     #[must_use]
     pub fn contains(&self, run: &RunId) -> bool {
-        self.lock().entries.contains_key(run)
+        self.lock().entries.contains(run)
     }
 
     /// Runs `f` on `run`'s slot of type `T`, made with `T::default()` (and
@@ -155,41 +182,14 @@ impl RunLedger {
     where
         T: Default + Send + 'static,
     {
-        self.with_slot_or(run, T::default, f)
+        self.on_entry(run, |entry| with_made(entry, f))
     }
 
-    /// As [`with_slot`](Self::with_slot), making a missing slot with `make`
-    /// (a part that recycles its slots' allocations hands one back here).
-    pub fn with_slot_or<T, R>(
-        &self,
-        run: &RunId,
-        make: impl FnMut() -> T,
-        f: impl FnOnce(&mut T) -> R,
-    ) -> R
-    where
-        T: Send + 'static,
-    {
-        let mut runs = self.lock();
-        let now = Instant::now();
-        let timeout = self.limits.idle_timeout;
-        // The usual call: a run already held, found with one lookup and no
-        // copy of its id.
-        if let Some(entry) = runs
-            .entries
-            .get_mut(run)
-            .filter(|entry| now.duration_since(entry.touched) < timeout)
-        {
-            entry.touched = now;
-            return with_made(entry, make, f);
-        }
-        let mut dropped = Dropped::new();
-        let answer = {
-            let entry = self.entry(&mut runs, run, &mut dropped);
-            with_made(entry, make, f)
-        };
-        drop(runs);
-        drop(dropped);
-        answer
+    /// Claims `call_id` for `run` (adding the run when missing): `true` the
+    /// first time, `false` when the run claimed it already. A call id runs
+    /// at most once per run while the run is held.
+    pub fn claim(&self, run: &RunId, call_id: &str) -> bool {
+        self.on_entry(run, |entry| entry.claims.first_time(call_id))
     }
 
     /// Runs `f` on `run`'s slot of type `T` when it has one; `None`
@@ -198,15 +198,7 @@ impl RunLedger {
     where
         T: Send + 'static,
     {
-        let mut dropped = Dropped::new();
-        let answer = {
-            let mut runs = self.lock();
-            self.live(&mut runs, run, &mut dropped)
-                .and_then(find::<T>)
-                .map(f)
-        };
-        drop(dropped);
-        answer
+        self.update_slot(run, |slot: &mut T| f(slot))
     }
 
     /// Runs `f` on `run`'s slot of type `T` when it has one, mutably.
@@ -214,15 +206,10 @@ impl RunLedger {
     where
         T: Send + 'static,
     {
-        let mut dropped = Dropped::new();
-        let answer = {
-            let mut runs = self.lock();
-            self.live(&mut runs, run, &mut dropped)
-                .and_then(find_mut::<T>)
-                .map(f)
-        };
-        drop(dropped);
-        answer
+        let mut runs = self.lock();
+        let entry = runs.entries.get_mut(run)?;
+        entry.seen = true;
+        find_mut::<T>(entry).map(f)
     }
 
     /// Takes `run`'s slot of type `T` out of the ledger.
@@ -230,20 +217,15 @@ impl RunLedger {
     where
         T: Send + 'static,
     {
-        let mut dropped = Dropped::new();
-        let taken = {
-            let mut runs = self.lock();
-            self.live(&mut runs, run, &mut dropped).and_then(|entry| {
-                let at = entry
-                    .slots
-                    .iter()
-                    .position(|(id, _)| *id == TypeId::of::<T>())?;
-                let (_, slot) = entry.slots.swap_remove(at);
-                slot.downcast::<T>().ok().map(|slot| *slot)
-            })
-        };
-        drop(dropped);
-        taken
+        let mut runs = self.lock();
+        let entry = runs.entries.get_mut(run)?;
+        entry.seen = true;
+        let at = entry
+            .slots
+            .iter()
+            .position(|(id, _)| *id == TypeId::of::<T>())?;
+        let (_, slot) = entry.slots.swap_remove(at);
+        slot.downcast::<T>().ok().map(|slot| *slot)
     }
 
     /// Runs `f` on every held run's slot of type `T`, in no given order.
@@ -252,7 +234,7 @@ impl RunLedger {
         T: Send + 'static,
     {
         let mut runs = self.lock();
-        for (run, entry) in &mut runs.entries {
+        for (run, entry) in runs.entries.iter_mut() {
             if let Some(slot) = find_mut::<T>(entry) {
                 f(run, slot);
             }
@@ -262,7 +244,9 @@ impl RunLedger {
     /// Ends `run`: every slot of it is dropped, whatever part kept it.
     pub fn finish_run(&self, run: &RunId) {
         let removed = self.lock().entries.remove(run);
-        drop(removed);
+        if let Some(entry) = removed {
+            self.spare.keep(entry.claims);
+        }
     }
 
     /// A guard whose drop ends `run` (see [`finish_run`](Self::finish_run)).
@@ -274,90 +258,81 @@ impl RunLedger {
         }
     }
 
-    /// `run`'s entry, added when missing; an idle one starts over.
-    fn entry<'a>(&self, runs: &'a mut Runs, run: &RunId, dropped: &mut Dropped) -> &'a mut Entry {
-        let now = Instant::now();
-        if let Some(entry) = runs.entries.get(run)
-            && now.duration_since(entry.touched) >= self.limits.idle_timeout
-            && let Some(stale) = runs.entries.remove(run)
-        {
-            dropped.push(stale);
+    /// Runs `f` on `run`'s entry, adding the run when missing.
+    fn on_entry<R>(&self, run: &RunId, f: impl FnOnce(&mut Entry) -> R) -> R {
+        let mut runs = self.lock();
+        // The usual call: a run already held, found with one lookup, no
+        // copy of its id and no clock read.
+        if let Some(entry) = runs.entries.get_mut(run) {
+            entry.seen = true;
+            return f(entry);
         }
-        if !runs.entries.contains_key(run) {
-            self.make_room(runs, now, dropped);
-            runs.order.push_back(run.clone());
-            if runs.order.len() > self.limits.max_runs.saturating_mul(2) {
-                let Runs { entries, order, .. } = &mut *runs;
-                order.retain(|r| r == run || entries.contains_key(r));
-            }
-        }
-        let entry = runs.entries.entry(run.clone()).or_insert_with(|| Entry {
-            touched: now,
-            slots: Vec::new(),
-        });
-        entry.touched = now;
-        entry
+        let dropped = self.admit(&mut runs, run);
+        let answer = match runs.entries.get_mut(run) {
+            Some(entry) => f(entry),
+            // Never taken: `admit` added the run.
+            None => f(&mut Entry::new(Instant::now(), Claims::default())),
+        };
+        drop(runs);
+        drop(dropped);
+        answer
     }
 
-    /// `run`'s entry when it is held and not idle (an idle one is dropped).
-    fn live<'a>(
-        &self,
-        runs: &'a mut Runs,
-        run: &RunId,
-        dropped: &mut Dropped,
-    ) -> Option<&'a mut Entry> {
+    /// Adds `run` (not held): idle runs are swept when a sweep is due, then
+    /// the oldest runs dropped until it fits. Returns what was let go of,
+    /// to be dropped once the lock is released.
+    fn admit(&self, runs: &mut Runs, run: &RunId) -> Dropped {
         let now = Instant::now();
-        let idle = now.duration_since(runs.entries.get(run)?.touched) >= self.limits.idle_timeout;
-        if idle {
-            dropped.extend(runs.entries.remove(run));
-            return None;
-        }
-        let entry = runs.entries.get_mut(run)?;
-        entry.touched = now;
-        Some(entry)
-    }
-
-    /// Drops idle runs (at most once a second) and then the oldest runs
-    /// until one more fits.
-    fn make_room(&self, runs: &mut Runs, now: Instant, dropped: &mut Dropped) {
-        if runs.entries.len() < self.limits.max_runs {
-            return;
-        }
-        if runs
-            .swept
-            .is_none_or(|at| now.duration_since(at) >= SWEEP_EVERY)
-        {
-            runs.swept = Some(now);
-            let timeout = self.limits.idle_timeout;
-            let idle: Vec<RunId> = runs
-                .entries
-                .iter()
-                .filter(|(_, e)| now.duration_since(e.touched) >= timeout)
-                .map(|(run, _)| run.clone())
-                .collect();
-            for run in idle {
-                dropped.extend(runs.entries.remove(&run));
-            }
-        }
+        let mut dropped = Dropped::new();
+        self.sweep_idle(runs, now, &mut dropped);
         while runs.entries.len() >= self.limits.max_runs {
             let Some(oldest) = runs.order.pop_front() else {
                 break;
             };
             dropped.extend(runs.entries.remove(&oldest));
         }
+        runs.order.push_back(run.clone());
+        if runs.order.len() > self.limits.max_runs.saturating_mul(2) {
+            let Runs { entries, order, .. } = &mut *runs;
+            order.retain(|r| r == run || entries.contains(r));
+        }
+        runs.entries
+            .insert(run.clone(), Entry::new(now, self.spare.take()));
+        dropped
+    }
+
+    /// Drops the runs nothing touched for the idle timeout, at most once per
+    /// sweep interval. A run is stamped with the time of the first sweep
+    /// that finds it touched since the one before, so the per-call path
+    /// reads no clock: a run may outlive its timeout by one interval, and
+    /// is never dropped while in use.
+    fn sweep_idle(&self, runs: &mut Runs, now: Instant, dropped: &mut Dropped) {
+        let timeout = self.limits.idle_timeout;
+        let every = SWEEP_EVERY.min(timeout / 2);
+        if runs.swept.is_some_and(|at| now.duration_since(at) < every) {
+            return;
+        }
+        runs.swept = Some(now);
+        let idle: Vec<RunId> = runs
+            .entries
+            .iter_mut()
+            .filter_map(|(run, entry)| {
+                if std::mem::take(&mut entry.seen) {
+                    entry.touched = now;
+                    None
+                } else {
+                    (now.duration_since(entry.touched) >= timeout).then(|| run.clone())
+                }
+            })
+            .collect();
+        for run in idle {
+            dropped.extend(runs.entries.remove(&run));
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Runs> {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-fn find<T: Send + 'static>(entry: &mut Entry) -> Option<&T> {
-    entry
-        .slots
-        .iter()
-        .find(|(id, _)| *id == TypeId::of::<T>())
-        .and_then(|(_, slot)| slot.downcast_ref::<T>())
 }
 
 fn find_mut<T: Send + 'static>(entry: &mut Entry) -> Option<&mut T> {
@@ -368,24 +343,23 @@ fn find_mut<T: Send + 'static>(entry: &mut Entry) -> Option<&mut T> {
         .and_then(|(_, slot)| slot.downcast_mut::<T>())
 }
 
-/// Runs `f` on `entry`'s slot of type `T`, made with `make` when missing.
-fn with_made<T: Send + 'static, R>(
-    entry: &mut Entry,
-    mut make: impl FnMut() -> T,
-    f: impl FnOnce(&mut T) -> R,
-) -> R {
+/// Runs `f` on `entry`'s slot of type `T`, made with `T::default()` when
+/// missing.
+fn with_made<T: Default + Send + 'static, R>(entry: &mut Entry, f: impl FnOnce(&mut T) -> R) -> R {
     let found = entry
         .slots
         .iter()
         .position(|(id, _)| *id == TypeId::of::<T>());
     let at = found.unwrap_or_else(|| {
-        entry.slots.push((TypeId::of::<T>(), Box::new(make())));
+        entry
+            .slots
+            .push((TypeId::of::<T>(), Box::new(T::default())));
         entry.slots.len() - 1
     });
     match entry.slots[at].1.downcast_mut::<T>() {
         Some(slot) => f(slot),
         // Never taken: the slot under `TypeId::of::<T>()` is a `T`.
-        None => f(&mut make()),
+        None => f(&mut T::default()),
     }
 }
 
@@ -460,15 +434,21 @@ mod tests {
     }
 
     #[test]
-    fn an_idle_run_starts_over() {
+    fn idle_runs_are_swept_and_runs_in_use_are_kept() {
         let ledger = RunLedger::new(LedgerLimits {
             max_runs: 10,
-            idle_timeout: Duration::from_millis(20),
+            idle_timeout: Duration::from_millis(40),
         });
         ledger.with_slot(&run(1), |c: &mut Count| c.0 += 1);
-        std::thread::sleep(Duration::from_millis(30));
-        assert_eq!(ledger.read_slot(&run(1), |c: &Count| c.0), None);
-        assert!(ledger.is_empty());
+        ledger.with_slot(&run(2), |c: &mut Count| c.0 += 1);
+        for i in 0..4 {
+            std::thread::sleep(Duration::from_millis(25));
+            // Run 2 is in use; each new run sweeps.
+            ledger.with_slot(&run(2), |c: &mut Count| c.0 += 1);
+            ledger.with_slot(&run(10 + i), |c: &mut Count| c.0 += 1);
+        }
+        assert!(!ledger.contains(&run(1)), "untouched for 100 ms");
+        assert_eq!(ledger.read_slot(&run(2), |c: &Count| c.0), Some(5));
     }
 
     #[test]
