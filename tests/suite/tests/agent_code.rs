@@ -15,40 +15,13 @@ use std::sync::{Arc, Mutex};
 use iris::agent::{
     Agent, AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
 };
-use iris::discovery::{Discovery, ToolSearch};
+use iris::discovery::Discovery;
 use iris::hooks::{AfterAnswer, HookInput, HookRegistration};
 use iris::serde_json::json;
 use iris::tool::BoxFuture;
-use iris::{ApprovalDecision, Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
+use iris::{ApprovalDecision, Rule, RulePolicy, RunId, ToolExecutor, ToolUseBlock};
 
-/// Look up the price of an item, in cents.
-#[iris::tool(read_only)]
-fn price_of(
-    /// The item.
-    item: String,
-) -> String {
-    format!("{item}: 1250")
-}
-
-/// Convert an amount of cents from one currency to another.
-#[iris::tool(read_only, deferred)]
-fn convert_currency(
-    /// Cents to convert.
-    cents: u64,
-    /// The currency to convert to, such as `EUR`.
-    to: String,
-) -> String {
-    format!("{} {to}", cents * 9 / 10)
-}
-
-/// Place an order for an item.
-#[iris::tool(write)]
-fn place_order(
-    /// The item.
-    item: String,
-) -> String {
-    format!("ordered {item}")
-}
+use crate::shop;
 
 /// Answers from a script and records the tools each request offered.
 struct Scripted {
@@ -93,14 +66,7 @@ fn calls(calls: Vec<ToolUseBlock>) -> ModelResponse {
 }
 
 fn agent() -> Agent {
-    let mut registry = ToolRegistry::new();
-    registry
-        .register(PriceOf)
-        .and_then(|r| r.register(ConvertCurrency))
-        .and_then(|r| r.register(PlaceOrder))
-        .and_then(|r| r.register(ToolSearch))
-        .expect("the tools register");
-    let executor = ToolExecutor::builder(registry)
+    let executor = ToolExecutor::builder(shop::registry())
         .policy(RulePolicy::new().write(Rule::Ask))
         .hook(HookRegistration::after("note", |_: &HookInput| {
             AfterAnswer::Feedback("Prices are in cents.".to_owned())
@@ -130,11 +96,7 @@ async fn a_host_built_executor_runs_an_agent_with_a_scripted_model() {
         "a results budget registers read_history"
     );
     let model = Scripted::new(vec![
-        calls(vec![ToolUseBlock::new(
-            "s1",
-            "tool_search",
-            json!({"intents": ["convert an amount of money to another currency"]}),
-        )]),
+        calls(vec![shop::search()]),
         calls(vec![
             ToolUseBlock::new("p1", "price_of", json!({"item": "lamp"})),
             ToolUseBlock::new(
@@ -203,13 +165,9 @@ async fn a_host_built_executor_runs_an_agent_with_a_scripted_model() {
 
 #[test]
 fn discovery_over_another_ledger_is_refused() {
-    let mut registry = ToolRegistry::new();
-    registry
-        .register(PriceOf)
-        .and_then(|r| r.register(ConvertCurrency))
-        .and_then(|r| r.register(ToolSearch))
-        .expect("the tools register");
-    let executor = ToolExecutor::builder(registry).build().expect("builds");
+    let executor = ToolExecutor::builder(shop::registry())
+        .build()
+        .expect("builds");
     let discovery = Discovery::builder(executor.shared_registry())
         .build()
         .expect("discovery builds");

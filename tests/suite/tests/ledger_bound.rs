@@ -11,51 +11,23 @@
 #[path = "../../../benches/support/heap.rs"]
 #[allow(dead_code, reason = "the test uses part of it")]
 mod heap;
+mod shop;
 
 use std::sync::Arc;
 
 use iris::agent::{
     Agent, AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
 };
-use iris::discovery::{Discovery, ToolSearch};
+use iris::discovery::Discovery;
 use iris::serde_json::json;
 use iris::tool::BoxFuture;
-use iris::{Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
+use iris::{Rule, RulePolicy, RunId, ToolExecutor, ToolUseBlock};
 
 #[global_allocator]
 static ALLOCATOR: heap::Counting = heap::Counting;
 
 /// Runs the ledger holds.
 const MAX_RUNS: usize = 2_000;
-
-/// Look up the price of an item, in cents.
-#[iris::tool(read_only)]
-fn price_of(
-    /// The item.
-    item: String,
-) -> String {
-    format!("{item}: 1250 cents, in stock, ships in two days")
-}
-
-/// Convert an amount of cents from one currency to another.
-#[iris::tool(read_only, deferred)]
-fn convert_currency(
-    /// Cents to convert.
-    cents: u64,
-    /// The currency to convert to, such as `EUR`.
-    to: String,
-) -> String {
-    format!("{cents} {to}")
-}
-
-/// Place an order for an item.
-#[iris::tool(write)]
-fn place_order(
-    /// The item.
-    item: String,
-) -> String {
-    format!("ordered {item}")
-}
 
 /// Searches and looks up a price on the first step, orders on the next.
 struct Shopper;
@@ -67,11 +39,7 @@ impl Model for Shopper {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let calls = if request.messages.len() == 1 {
             vec![
-                ToolUseBlock::new(
-                    "s",
-                    "tool_search",
-                    json!({"intents": ["convert money to another currency"]}),
-                ),
+                shop::search(),
                 ToolUseBlock::new("p", "price_of", json!({"item": "lamp"})),
             ]
         } else {
@@ -91,14 +59,7 @@ impl Model for Shopper {
 }
 
 fn agent() -> Agent {
-    let mut registry = ToolRegistry::new();
-    registry
-        .register(PriceOf)
-        .and_then(|r| r.register(ConvertCurrency))
-        .and_then(|r| r.register(PlaceOrder))
-        .and_then(|r| r.register(ToolSearch))
-        .expect("the tools register");
-    let executor = ToolExecutor::builder(registry)
+    let executor = ToolExecutor::builder(shop::registry())
         .policy(RulePolicy::new().write(Rule::Ask))
         .max_runs(MAX_RUNS)
         .build()

@@ -23,5 +23,6 @@ mod model_streams;
 mod openai_wire;
 mod runner;
 mod schema;
+mod shop;
 mod strict_inputs;
 mod ui;
