@@ -9,9 +9,8 @@
 
 use std::error::Error;
 
-use iris::hooks::{AfterAnswer, Hook, HookEvent, HookFactories, HookInput, HookRegistration};
+use iris::hooks::{AfterAnswer, Hook, HookFactory as _, HookInput, HookRegistration};
 use iris::provider::openai_chat;
-use iris::serde::Deserialize;
 use iris::serde_json::json;
 use iris::{RunId, Tool, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 
@@ -24,12 +23,14 @@ fn square(
     value * value
 }
 
-/// Options of the `append_text` hook factory.
-#[derive(Deserialize)]
-#[serde(crate = "iris::serde")]
-struct AppendText {
+/// Adds a sentence after every result: a hook factory, which configuration
+/// (an agent file, or the host's own settings) calls by name with options.
+#[iris::hook_factory]
+fn append_text(
     /// What the model reads after every result.
     text: String,
+) -> Hook {
+    Hook::after(move |_: &HookInput| AfterAnswer::feedback(&text))
 }
 
 #[tokio::main]
@@ -37,22 +38,12 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let mut registry = ToolRegistry::new();
     registry.register(Square)?;
 
-    // Factories turn configuration (a name and options) into hooks.
-    let mut factories = HookFactories::new();
-    factories.register("append_text", |options: AppendText| {
-        Hook::after(move |_: &HookInput| AfterAnswer::feedback(&options.text))
-    });
-    let reminder = factories.build(
-        "append_text",
-        json!({"text": "Double-check the arithmetic before answering."}),
-    )?;
+    // The factory turns options (as configuration gives them) into a hook.
+    let reminder =
+        AppendText.build(&json!({"text": "Double-check the arithmetic before answering."}))?;
 
     let executor = ToolExecutor::builder(registry)
-        .hook(HookRegistration::new(
-            "reminder",
-            HookEvent::ToolAfter,
-            reminder,
-        ))
+        .hook(HookRegistration::after("reminder", reminder))
         .build()?;
 
     // What the model is offered.
@@ -64,8 +55,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     // What the model called, and what it reads back.
     let cx = ToolContext::builder(".", RunId::new("quickstart")).build();
-    // A run begins, and below it ends: `finish_run` frees what the
-    // executor keeps for it (call ids, calls waiting for approval).
+    // A run begins, and below it ends: `finish_run` forgets everything the
+    // run ledger keeps for it.
     executor.start_run(&cx).await;
     let call = ToolUseBlock::new("call_1", "square", json!({"value": 4}));
     let outcome = executor.execute_one(call, &cx).await;

@@ -1,4 +1,6 @@
 #![doc = include_str!("../README.md")]
+// On docs.rs each item gated by a feature shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The front door: what a tool author and a host write on day one. Every
 // other name lives in the module of its concept below, the same way for
@@ -49,6 +51,8 @@ pub mod tool {
 /// Middleware: the trait `#[iris::middleware]` implements, and its errors.
 pub mod middleware {
     pub use iris_core::{IntoMiddlewareResult, Middleware, MiddlewareError};
+    #[cfg(feature = "runtime")]
+    pub use iris_runtime::MiddlewareFactory;
 }
 
 /// The registry beyond its owner: a registry shared while it changes, and
@@ -82,10 +86,10 @@ pub mod permissions {
 /// commands.
 #[cfg(feature = "runtime")]
 pub mod hooks {
-    pub use iris_runtime::hooks::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
+    pub use iris_runtime::hooks::{HookFactory, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
     pub use iris_runtime::{
         AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent,
-        HookFactories, HookFailure, HookInput, HookRegistration, RunHook,
+        HookFailure, HookInput, HookRegistration, RunHook,
     };
 }
 
@@ -118,8 +122,8 @@ pub use iris_runtime::fs;
 #[doc(hidden)]
 pub mod __private {
     pub use iris_core::__private::*;
-    #[cfg(feature = "assembly")]
-    pub use iris_runtime::assembly::__private::*;
+    #[cfg(feature = "runtime")]
+    pub use iris_runtime::__private::*;
 }
 
 /// Turns a function into an LLM tool.
@@ -339,16 +343,16 @@ pub use iris_runtime::discovery;
 #[cfg(feature = "mcp")]
 pub use iris_runtime::mcp;
 
-/// Turns a function into a hook factory that an agent file names
-/// (feature `assembly`).
+/// Turns a function into a hook factory: configuration (an agent file, or
+/// a host's own settings) builds hooks from it by name and options.
 ///
-/// The function is called once, while the agent is assembled, with the
-/// options the file gives; its parameters (or one `#[args]` struct) make the
-/// options, parsed like a tool's arguments (unknown options refused, doc
-/// comments in the schema). It returns the [`Hook`](hooks::Hook) it makes. `fn
-/// create_feedback` becomes `struct CreateFeedback`, which implements
-/// [`assembly::HookFactory`] and is in the link-time catalog under
-/// `create_feedback` and its module path.
+/// The function is called once, with the options given; its parameters (or
+/// one `#[args]` struct) make the options, parsed like a tool's arguments
+/// (unknown options refused, doc comments in the schema). It returns the
+/// [`Hook`](hooks::Hook) it makes. `fn create_feedback` becomes `struct
+/// CreateFeedback`, which implements [`HookFactory`](hooks::HookFactory);
+/// with feature `assembly` it is also in the link-time catalog under
+/// `create_feedback` and its module path, so agent files name it.
 ///
 /// ```
 /// use iris::hooks::{AfterAnswer, Hook, HookInput};
@@ -362,7 +366,7 @@ pub use iris_runtime::mcp;
 ///     Hook::after(move |_input: &HookInput| AfterAnswer::Feedback(text.clone()))
 /// }
 ///
-/// use iris::assembly::HookFactory as _;
+/// use iris::hooks::HookFactory as _;
 /// let hook = CreateFeedback.build(&serde_json::json!({"text": "Checked."}));
 /// assert!(hook.is_ok());
 /// let wrong = CreateFeedback.build(&serde_json::json!({"txt": "Checked."})).unwrap_err();
@@ -370,11 +374,11 @@ pub use iris_runtime::mcp;
 /// ```
 ///
 /// Keys: `name = "..."` (the name configuration uses), `crate = "..."`.
-#[cfg(feature = "assembly")]
+#[cfg(all(feature = "macros", feature = "runtime"))]
 pub use iris_macros::hook_factory;
 
-/// Turns a function into a middleware factory that an agent file names
-/// (feature `assembly`), as [`hook_factory`] does for hooks: it returns the
+/// Turns a function into a middleware factory that configuration names, as
+/// [`hook_factory`] does for hooks: it returns the
 /// middleware it makes (a type implementing [`Middleware`](middleware::Middleware), such as one
 /// `#[iris::middleware]` wrote).
 ///
@@ -396,5 +400,5 @@ pub use iris_macros::hook_factory;
 ///     Timing
 /// }
 /// ```
-#[cfg(feature = "assembly")]
+#[cfg(all(feature = "macros", feature = "runtime"))]
 pub use iris_macros::middleware_factory;

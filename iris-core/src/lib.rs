@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! Core types and traits of Iris: tool definitions, provider-neutral specs
 //! and their wire projections, results, the execution context, and the
 //! [`Tool`] trait.

@@ -89,23 +89,6 @@ pub enum RuntimeError {
         /// The call id given.
         call_id: String,
     },
-    /// A hook factory name that nobody registered.
-    #[error("no hook factory named `{name}`; registered: {known}")]
-    UnknownHookFactory {
-        /// The name asked for.
-        name: String,
-        /// The names that exist.
-        known: String,
-    },
-    /// Options a hook factory could not accept.
-    #[error("options for hook factory `{factory}` are invalid: {source}")]
-    HookOptions {
-        /// The factory.
-        factory: String,
-        /// Why.
-        #[source]
-        source: serde_json::Error,
-    },
     /// A hook registered for an event its code cannot answer.
     #[error(
         "hook `{hook}` is registered for `{event}` but its code answers {answers}; register it for that event, or give it code for `{event}`"

@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! The Iris runtime: the registry that owns tools, and the executor that
 //! takes a model's tool calls through resolution, one parse, permission
 //! (pausing for a person when asked), hooks, middleware, the side-effect
@@ -29,6 +30,7 @@ pub mod discovery;
 mod duration;
 mod error;
 pub mod executor;
+mod factories;
 #[cfg(feature = "fs-tools")]
 pub mod fs;
 pub mod hooks;
@@ -59,10 +61,30 @@ pub use executor::permissions::{
 };
 pub use executor::{ExecutorConfig, ToolExecutor, ToolExecutorBuilder, ToolOutcome};
 pub use hooks::{
-    AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent, HookFactories,
-    HookFailure, HookInput, HookRegistration, RunHook,
+    AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent, HookFailure,
+    HookInput, HookRegistration, RunHook,
 };
 pub use observers::{ObserverStats, RunEvent, RunEventObserver};
 pub use progress::{ProgressListener, ToolProgress};
 pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView};
 pub use tokio_util::sync::CancellationToken;
+
+pub use factories::MiddlewareFactory;
+
+/// What `#[hook_factory]` and `#[middleware_factory]` expansions call. Not a
+/// public API.
+#[doc(hidden)]
+pub mod __private {
+    #[cfg(feature = "assembly")]
+    pub use crate::assembly::__private::*;
+    pub use crate::factories::{
+        HookFactory, MiddlewareFactory, arc_middleware, options_schema, parse_options,
+        parse_options_struct,
+    };
+    pub use crate::hooks::Hook;
+    #[cfg(not(feature = "assembly"))]
+    pub use crate::{
+        __iris_no_catalog_factory as catalog_hook_factory,
+        __iris_no_catalog_factory as catalog_middleware_factory,
+    };
+}

@@ -98,7 +98,6 @@ use std::path::Path;
 use crate::runner::Agent;
 
 pub use error::{AssemblyError, AssemblyIssue};
-pub use factory::{HookFactory, MiddlewareFactory};
 pub use file::{
     AgentFile, ContextPolicySection, DecisionSection, HandlerKind, HandlerSection, HookSection,
     LimitsSection, MiddlewareEntry, MiddlewareSection, ModelSection, PermissionsSection, Seconds,
@@ -172,12 +171,8 @@ fn read_bounded(path: &Path) -> Result<String, String> {
 /// public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use super::factory::{
-        CatalogHookFactory, CatalogMiddlewareFactory, HookFactory, MiddlewareFactory,
-        arc_middleware, options_schema, parse_options, parse_options_struct,
-    };
+    pub use super::factory::{CatalogHookFactory, CatalogMiddlewareFactory};
     pub use crate::__iris_catalog_hook_factory as catalog_hook_factory;
     pub use crate::__iris_catalog_middleware_factory as catalog_middleware_factory;
-    pub use crate::hooks::Hook;
     pub use ::inventory;
 }

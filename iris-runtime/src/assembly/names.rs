@@ -5,9 +5,8 @@ use std::sync::Arc;
 
 use iris_core::{DynTool, Tool};
 
-use super::factory::{
-    HookFactory, MiddlewareFactory, catalog_hook_factories, catalog_middleware_factories,
-};
+use super::factory::{catalog_hook_factories, catalog_middleware_factories};
+use crate::factories::{HookFactory, MiddlewareFactory};
 
 /// One nameable thing: its name, its path, and the thing.
 pub(crate) struct Entry<T: ?Sized> {

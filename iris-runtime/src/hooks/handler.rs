@@ -207,6 +207,47 @@ where
     }
 }
 
+/// What a [`HookRegistration`](super::HookRegistration) takes for an event
+/// answering `A`: anything [`IntoHook`] for it, or a [`Hook`] made already
+/// (a factory's product), whose events the executor's `build()` checks.
+/// `M` is inferred.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a hook answering `{A}`",
+    label = "expected a hook answering `{A}`",
+    note = "pass a `Hook`, a type implementing `BeforeHook`, `AfterHook` or `RunHook`, an `async fn(&HookInput) -> {A}`, or a closure with its parameter's type written out: `|input: &HookInput| ...`"
+)]
+pub trait HookCode<A, M> {
+    #[doc(hidden)]
+    fn into_hook(self) -> Hook;
+}
+
+#[doc(hidden)]
+pub struct Made;
+
+impl<A> HookCode<A, Made> for Hook {
+    fn into_hook(self) -> Hook {
+        self
+    }
+}
+
+impl<T: IntoHook<BeforeAnswer, M>, M> HookCode<BeforeAnswer, M> for T {
+    fn into_hook(self) -> Hook {
+        Hook::before(self)
+    }
+}
+
+impl<T: IntoHook<AfterAnswer, M>, M> HookCode<AfterAnswer, M> for T {
+    fn into_hook(self) -> Hook {
+        Hook::after(self)
+    }
+}
+
+impl<T: IntoHook<(), M>, M> HookCode<(), M> for T {
+    fn into_hook(self) -> Hook {
+        Hook::run(self)
+    }
+}
+
 /// A hook's code with the events it can answer, for configuration that
 /// names the event apart from the code (a factory's product, a command).
 ///

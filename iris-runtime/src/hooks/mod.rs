@@ -50,7 +50,6 @@
 
 mod answer;
 mod command;
-mod factory;
 mod handler;
 
 use rustc_hash::FxHashSet;
@@ -64,14 +63,14 @@ use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolName, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::factories::HookFactory;
 pub(crate) use answer::panic_message;
 pub use answer::{AfterAnswer, BeforeAnswer, HookFailure, IntoHookAnswer};
 pub use command::{CommandHook, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
-pub use factory::HookFactories;
 use handler::Handler;
-pub use handler::{AfterHook, BeforeHook, Hook, IntoHook, RunHook};
+pub use handler::{AfterHook, BeforeHook, Hook, HookCode, IntoHook, RunHook};
 #[doc(hidden)]
-pub use handler::{AnswerLater, AnswerNow, ByFn, ByTrait, ErasedHook, HookFn, HookReturn};
+pub use handler::{AnswerLater, AnswerNow, ByFn, ByTrait, ErasedHook, HookFn, HookReturn, Made};
 
 /// The events hooks attach to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -181,24 +180,26 @@ impl HookRegistration {
         }
     }
 
-    /// A `tool.before` hook, which may deny a call.
-    pub fn before<M>(name: impl Into<String>, hook: impl IntoHook<BeforeAnswer, M>) -> Self {
-        Self::new(name, HookEvent::ToolBefore, Hook::before(hook))
+    /// A `tool.before` hook, which may deny a call: code, or a [`Hook`]
+    /// made already (as a factory makes them).
+    pub fn before<M>(name: impl Into<String>, hook: impl HookCode<BeforeAnswer, M>) -> Self {
+        Self::new(name, HookEvent::ToolBefore, hook.into_hook())
     }
 
-    /// A `tool.after` hook, which may add feedback to a result.
-    pub fn after<M>(name: impl Into<String>, hook: impl IntoHook<AfterAnswer, M>) -> Self {
-        Self::new(name, HookEvent::ToolAfter, Hook::after(hook))
+    /// A `tool.after` hook, which may add feedback to a result: code, or a
+    /// [`Hook`] made already.
+    pub fn after<M>(name: impl Into<String>, hook: impl HookCode<AfterAnswer, M>) -> Self {
+        Self::new(name, HookEvent::ToolAfter, hook.into_hook())
     }
 
-    /// A `run.started` hook.
-    pub fn run_started<M>(name: impl Into<String>, hook: impl IntoHook<(), M>) -> Self {
-        Self::new(name, HookEvent::RunStarted, Hook::run(hook))
+    /// A `run.started` hook: code, or a [`Hook`] made already.
+    pub fn run_started<M>(name: impl Into<String>, hook: impl HookCode<(), M>) -> Self {
+        Self::new(name, HookEvent::RunStarted, hook.into_hook())
     }
 
-    /// A `run.finished` hook.
-    pub fn run_finished<M>(name: impl Into<String>, hook: impl IntoHook<(), M>) -> Self {
-        Self::new(name, HookEvent::RunFinished, Hook::run(hook))
+    /// A `run.finished` hook: code, or a [`Hook`] made already.
+    pub fn run_finished<M>(name: impl Into<String>, hook: impl HookCode<(), M>) -> Self {
+        Self::new(name, HookEvent::RunFinished, hook.into_hook())
     }
 
     /// Sets the hook's deadline (default [`DEFAULT_HOOK_TIMEOUT`]); past

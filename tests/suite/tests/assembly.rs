@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use iris::agent::Agent;
-use iris::assembly::{Assembly, AssemblyError, HookFactory as _};
+use iris::assembly::{Assembly, AssemblyError};
+use iris::hooks::HookFactory as _;
 use iris::hooks::{AfterAnswer, Hook, HookInput};
 use iris::middleware::MiddlewareError;
 use iris::serde_json::json;

@@ -36,7 +36,7 @@ fn create_patched(
 }
 
 fn main() {
-    use iris::assembly::HookFactory as _;
+    use iris::hooks::HookFactory as _;
     assert_eq!(CreateFromStruct.name(), "explain");
     assert!(CreatePlain.build(&serde_json::Value::Null).is_ok());
     assert!(CreatePatched.build(&serde_json::json!({})).is_ok());
