@@ -21,10 +21,9 @@ use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use iris::agent::Agent;
-use iris::agent::{
-    AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
-};
+use iris::agent::{AgentRunner, RunContext, RunOutcome};
 use iris::assembly::Assembly;
+use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
 use iris::serde_json::json;
 use iris::tool::BoxFuture;
 use iris::{RunId, ToolUseBlock};

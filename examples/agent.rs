@@ -21,9 +21,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use iris::agent::Agent;
-use iris::agent::{
-    AgentRunner, Message, Model, ModelError, ModelRequest, ModelResponse, OPENAI_BASE_URL,
-    OpenAiChat, RunContext, RunOutcome, RunState,
+use iris::agent::{AgentRunner, RunContext, RunOutcome, RunState};
+use iris::model::{
+    Message, Model, ModelError, ModelRequest, ModelResponse, OPENAI_BASE_URL, OpenAiChat,
 };
 use iris::serde_json::json;
 use iris::tool::BoxFuture;

@@ -333,6 +333,13 @@ pub use iris_runtime::assembly;
 #[cfg(feature = "runner")]
 pub use iris_runtime::runner as agent;
 
+/// The model layer: the provider-neutral request and response, the
+/// [`Model`](model::Model) trait a host implements for its own model, the
+/// [`ModelConfig`](model::ModelConfig) that names one, and the HTTP adapters
+/// (features `openai` and `anthropic`).
+#[cfg(feature = "runtime")]
+pub use iris_runtime::model;
+
 /// Deferred discovery: `tool_search`, the local ranker, budgeted
 /// disclosure, and the Decision backend (feature `decision`).
 #[cfg(feature = "runtime")]

@@ -197,11 +197,18 @@ fn related_words_rank_a_tool_described_in_other_words() {
     );
 }
 
-/// A host's own tool that happens to be called `tool_search`.
+/// A host's own tools that happen to be called `tool_search` and
+/// `read_history`.
 mod mine {
     /// Search for anything.
     #[iris::tool(read_only)]
     pub(super) fn tool_search() -> &'static str {
+        "mine"
+    }
+
+    /// Read anything back.
+    #[iris::tool(read_only)]
+    pub(super) fn read_history() -> &'static str {
         "mine"
     }
 }
@@ -219,10 +226,14 @@ fn the_search_tool_name_is_reserved_with_a_way_out() {
     );
     let message = err.to_string();
     assert!(
-        message.contains("reserved for the built-in search tool"),
+        message.contains("reserved for the tool of that name that ships with Iris"),
         "{message}"
     );
     assert!(message.contains("register_renamed"), "{message}");
+    assert!(matches!(
+        registry.register(mine::ReadHistory).map(|_| ()),
+        Err(RuntimeError::ReservedToolName { .. })
+    ));
 
     registry
         .register(ToolSearch)

@@ -78,6 +78,7 @@ pub struct ToolMeta {
 #[derive(Debug)]
 pub struct ToolStatic {
     meta: ToolMeta,
+    built_in: bool,
     definition: OnceLock<ToolDefinition>,
 }
 
@@ -87,6 +88,18 @@ impl ToolStatic {
     pub const fn new(meta: ToolMeta) -> Self {
         Self {
             meta,
+            built_in: false,
+            definition: OnceLock::new(),
+        }
+    }
+
+    /// As [`ToolStatic::new`], for a tool that ships with Iris (origin
+    /// [`ToolOrigin::BuiltIn`](crate::ToolOrigin::BuiltIn)).
+    #[must_use]
+    pub const fn built_in(meta: ToolMeta) -> Self {
+        Self {
+            meta,
+            built_in: true,
             definition: OnceLock::new(),
         }
     }
@@ -121,8 +134,14 @@ fn definition_with(
     schema: fn() -> Value,
     output: OutputSchemaFn,
 ) -> &'static ToolDefinition {
-    tool.definition
-        .get_or_init(|| build_definition(&tool.meta, schema(), output.map(|make| make())))
+    tool.definition.get_or_init(|| {
+        let definition = build_definition(&tool.meta, schema(), output.map(|make| make()));
+        if tool.built_in {
+            definition.with_origin(crate::ToolOrigin::BuiltIn)
+        } else {
+            definition
+        }
+    })
 }
 
 // Not generic, so it is compiled once here rather than once per tool.

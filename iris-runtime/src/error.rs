@@ -25,7 +25,7 @@ pub enum RuntimeError {
     },
     /// A tool other than the built-in search tool uses its name.
     #[error(
-        "`{name}` is reserved for the built-in search tool (`ToolSearch`); register `{tool}` (`{item}`) under another name: `#[tool(name = \"...\")]` on a tool you define, or `ToolRegistry::register_renamed(tool, \"...\")` for one you do not"
+        "`{name}` is reserved for the tool of that name that ships with Iris; register `{tool}` (`{item}`) under another name: `#[tool(name = \"...\")]` on a tool you define, or `ToolRegistry::register_renamed(tool, \"...\")` for one you do not"
     )]
     ReservedToolName {
         /// The reserved name or alias it used.
@@ -168,15 +168,6 @@ pub enum RuntimeError {
     EveryToolDeferred {
         /// How many tools are deferred.
         count: usize,
-    },
-    /// A configuration file could not be read.
-    #[error("cannot read configuration file `{}`: {source}", path.display())]
-    ConfigRead {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The I/O failure.
-        #[source]
-        source: std::io::Error,
     },
     /// A configuration file holds something unexpected.
     #[error("{}:{line}:{column}: {message}", path.display())]

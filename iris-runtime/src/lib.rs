@@ -37,6 +37,7 @@ pub mod hooks;
 pub mod ledger;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod model;
 #[cfg(unix)]
 mod nonblocking;
 pub mod observers;
@@ -52,6 +53,8 @@ mod temp_name;
     feature = "mcp"
 ))]
 mod tls;
+#[cfg(any(feature = "assembly", feature = "decision"))]
+mod yaml;
 
 pub use artifacts::ArtifactStore;
 pub use error::RuntimeError;

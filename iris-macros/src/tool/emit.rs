@@ -190,6 +190,11 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
     );
     let schema_span = args_span(tool);
     let output = output_schema(tool, p);
+    let constructor = if tool.built_in {
+        quote!(built_in)
+    } else {
+        quote!(new)
+    };
     let build = respan(
         quote!(#p::definition::<#args_ty>(&__IRIS_TOOL, __iris_output)),
         schema_span,
@@ -197,7 +202,7 @@ fn definition_fn(tool: &ToolFn, p: &TokenStream, args_ty: &TokenStream) -> Token
     quote! {
         #[inline]
         fn definition(&self) -> &#p::ToolDefinition {
-            static __IRIS_TOOL: #p::ToolStatic = #p::ToolStatic::new(#p::ToolMeta {
+            static __IRIS_TOOL: #p::ToolStatic = #p::ToolStatic::#constructor(#p::ToolMeta {
                 name: #name,
                 description: #description,
                 aliases: &[#(#aliases),*],

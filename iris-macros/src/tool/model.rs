@@ -87,6 +87,11 @@ pub(crate) struct ToolFn {
     /// Variant names of `Capability`.
     pub(crate) capabilities: Vec<Spanned<&'static str>>,
     pub(crate) deferred: bool,
+    /// The hidden key `built_in`: a tool that ships with Iris (origin
+    /// `BuiltIn`), the only kind that may take a reserved name such as
+    /// `tool_search`. Left out of the keys errors list, since users have no
+    /// use for it.
+    pub(crate) built_in: bool,
     pub(crate) max_result_chars: Option<usize>,
     pub(crate) root: Option<syn::Path>,
     pub(crate) is_async: bool,
@@ -106,8 +111,14 @@ impl ToolFn {
 
     fn at_site(input: &ToolInput, site: Site) -> syn::Result<Self> {
         let mut errors = Errors::default();
+        let mut built_in = false;
         let args = match &input.args {
-            Ok(args) => check_keys(args.clone(), KEYS, &mut errors),
+            Ok(args) => {
+                let (hidden, args): (Vec<AttrArg>, Vec<AttrArg>) =
+                    args.iter().cloned().partition(|a| a.name() == "built_in");
+                built_in = !hidden.is_empty();
+                check_keys(args, KEYS, &mut errors)
+            }
             Err(err) => {
                 errors.push(err.clone());
                 Vec::new()
@@ -129,6 +140,7 @@ impl ToolFn {
             aliases: Vec::new(),
             capabilities: Vec::new(),
             deferred: false,
+            built_in,
             max_result_chars: None,
             root: None,
             is_async: item.sig.asyncness.is_some(),

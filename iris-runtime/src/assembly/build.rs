@@ -9,13 +9,14 @@ use std::sync::Arc;
 use iris_core::{DynTool, Exposure, ToolName};
 use serde_saphyr::{Location, Spanned};
 
-use super::error::{AssemblyError, Issues, closest};
+use super::error::{AssemblyError, Issues};
 use super::file::{AgentFile, HandlerKind, HandlerSection, HookSection};
 use super::names::{Assembly, shared_names, unknown_name};
 use crate::discovery::{Discovery, TOOL_SEARCH, ToolSearch};
 use crate::hooks::{CommandHook, Hook, HookEvent, HookRegistration};
 use crate::registry::ToolRegistry;
 use crate::runner::Agent;
+use crate::yaml::closest;
 use crate::{RulePolicy, ToolExecutor};
 
 /// The tools of the file, before the registry is frozen.
@@ -522,7 +523,7 @@ fn expand_variables(value: &str) -> Result<String, String> {
 
 /// A factory's parse error in the words of options.
 fn option_message(message: &str) -> String {
-    super::parse::reworded_as(message, "option").unwrap_or_else(|| message.to_owned())
+    crate::yaml::reworded_as(message, "option", "agent file").unwrap_or_else(|| message.to_owned())
 }
 
 /// `hooks[0].handler.options.text` from the option path `$.text`.

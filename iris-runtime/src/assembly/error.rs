@@ -113,35 +113,3 @@ impl Issues {
         Err(AssemblyError { issues: self.found })
     }
 }
-
-/// The closest of `known` to `name`, as "did you mean" text, or a list of
-/// what is known.
-pub(crate) fn closest(name: &str, known: &[&str], what: &str) -> String {
-    const SHOWN: usize = 8;
-    let mut scored: Vec<(f64, &str)> = known
-        .iter()
-        .map(|k| (strsim::jaro_winkler(name, k), *k))
-        .filter(|(score, _)| *score > 0.8)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    if let Some((_, best)) = scored.first() {
-        return format!("did you mean `{best}`?");
-    }
-    if known.is_empty() {
-        return format!("no {what} is known");
-    }
-    let mut listed: Vec<&str> = known.to_vec();
-    listed.sort_unstable();
-    listed.dedup();
-    let shown: Vec<String> = listed
-        .iter()
-        .take(SHOWN)
-        .map(|k| format!("`{k}`"))
-        .collect();
-    let more = listed.len().saturating_sub(SHOWN);
-    if more > 0 {
-        format!("known {what}s: {} and {more} more", shown.join(", "))
-    } else {
-        format!("known {what}s: {}", shown.join(", "))
-    }
-}

@@ -11,7 +11,7 @@ use serde_saphyr::Spanned;
 use crate::Rule;
 pub use crate::duration::Seconds;
 use crate::hooks::HookEvent;
-use crate::runner::{ModelConfig, ModelProvider};
+use crate::model::{ModelConfig, ModelProvider};
 
 /// A name or path as written, with where it was written.
 pub(crate) type Named = Spanned<String>;

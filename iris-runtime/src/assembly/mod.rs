@@ -143,7 +143,7 @@ impl Agent {
 
 /// The file's text, or the issue that it cannot be read.
 fn read_file(path: &Path) -> Result<String, AssemblyError> {
-    read_bounded(path).map_err(|message| AssemblyError {
+    crate::yaml::read_bounded(path, "agent file").map_err(|message| AssemblyError {
         issues: vec![AssemblyIssue {
             path: path.to_path_buf(),
             line: 0,
@@ -152,19 +152,6 @@ fn read_file(path: &Path) -> Result<String, AssemblyError> {
             message,
         }],
     })
-}
-
-/// The file's text, refusing one over [`MAX_FILE_BYTES`] before reading it.
-fn read_bounded(path: &Path) -> Result<String, String> {
-    use std::io::Read as _;
-    let file =
-        std::fs::File::open(path).map_err(|err| format!("cannot read the agent file: {err}"))?;
-    let mut text = String::new();
-    let limit = u64::try_from(MAX_FILE_BYTES).unwrap_or(u64::MAX) + 1;
-    file.take(limit)
-        .read_to_string(&mut text)
-        .map_err(|err| format!("cannot read the agent file: {err}"))?;
-    Ok(text)
 }
 
 /// What `#[hook_factory]` and `#[middleware_factory]` expansions call. Not a

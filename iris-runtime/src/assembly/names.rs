@@ -67,7 +67,7 @@ pub(crate) fn unknown_name<T: ?Sized>(entries: &[Entry<T>], wanted: &str, what: 
         .collect();
     format!(
         "no {what} is named `{wanted}`; {}",
-        super::error::closest(wanted, &known, what)
+        crate::yaml::closest(wanted, &known, what)
     )
 }
 

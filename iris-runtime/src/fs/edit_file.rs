@@ -22,7 +22,7 @@ const LISTED_MATCHES: usize = 10;
 /// line numbers read_file shows, and include surrounding lines to make it
 /// unique) unless `replace_all` is set. The file keeps its line endings and
 /// permissions; the write is atomic.
-#[iris_macros::tool(crate = "::iris_core", write)]
+#[iris_macros::tool(crate = "::iris_core", built_in, write)]
 #[must_use]
 pub fn edit_file(
     /// Path relative to the workspace root.

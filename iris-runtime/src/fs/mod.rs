@@ -194,7 +194,7 @@ pub fn tool_for_key(key: &str) -> Option<std::sync::Arc<dyn iris_core::DynTool>>
         "file.edit" => std::sync::Arc::new(EditFile),
         _ => return None,
     };
-    Some(crate::registry::built_in(tool))
+    Some(tool)
 }
 
 /// Registers `read_file`, `write_file` and `edit_file`.

@@ -31,6 +31,7 @@ const PAGE_CHARS: usize = 30_000;
 /// is what lets `edit_file` and `write_file` change it afterwards.
 #[iris_macros::tool(
     crate = "::iris_core",
+    built_in,
     read_only,
     concurrency_safe,
     max_result_chars = 100_000

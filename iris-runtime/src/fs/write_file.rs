@@ -15,7 +15,7 @@ use super::{FileService, hash_of};
 /// change since; prefer edit_file for changes to part of a file. An existing
 /// file keeps its permissions and, when it uses `\r\n`, its line endings.
 /// The write is atomic.
-#[iris_macros::tool(crate = "::iris_core", write)]
+#[iris_macros::tool(crate = "::iris_core", built_in, write)]
 #[must_use]
 pub fn write_file(
     /// Path relative to the workspace root.

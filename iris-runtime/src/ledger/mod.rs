@@ -90,7 +90,7 @@ impl std::fmt::Debug for RunLedger {
         f.debug_struct("RunLedger")
             .field("runs", &self.len())
             .field("limits", &self.limits)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -6,10 +6,15 @@ use std::sync::Arc;
 
 use iris_core::{
     ArgumentError, CallTraits, Capability, DynTool, Exposure, ParsedArgs, Proceed, Started, Tool,
-    ToolBody, ToolContext, ToolDefinition, ToolName, ToolSpec, Toolbox,
+    ToolBody, ToolContext, ToolDefinition, ToolName, ToolOrigin, ToolSpec, Toolbox,
 };
 
 use crate::error::RuntimeError;
+
+/// Names only a tool that ships with Iris may answer to: the model trusts
+/// what they do (`tool_search` discloses tools, `read_history` reads the
+/// run's own results back), so a host's or a server's tool cannot take them.
+const RESERVED_NAMES: [&str; 2] = ["tool_search", "read_history"];
 
 mod shared;
 pub use shared::SharedRegistry;
@@ -100,19 +105,16 @@ impl ToolRegistry {
     pub fn register_dyn(&mut self, tool: Arc<dyn DynTool>) -> Result<&mut Self, RuntimeError> {
         let definition = tool.definition_dyn();
         let names = std::iter::once(definition.name()).chain(definition.aliases());
-        #[cfg(feature = "discovery")]
+        if definition.origin() != &ToolOrigin::BuiltIn
+            && let Some(reserved) = names
+                .clone()
+                .find_map(|n| RESERVED_NAMES.iter().find(|r| **r == n.as_str()))
         {
-            use crate::discovery::TOOL_SEARCH;
-            let builtin_search = DynTool::rust_item(&crate::discovery::ToolSearch);
-            if names.clone().any(|n| n.as_str() == TOOL_SEARCH)
-                && tool.rust_item() != builtin_search
-            {
-                return Err(RuntimeError::ReservedToolName {
-                    name: TOOL_SEARCH,
-                    tool: definition.name().clone(),
-                    item: tool.rust_item(),
-                });
-            }
+            return Err(RuntimeError::ReservedToolName {
+                name: reserved,
+                tool: definition.name().clone(),
+                item: tool.rust_item(),
+            });
         }
         for name in names.clone() {
             if let Some(&index) = self.by_name.get(name.as_str()) {
@@ -291,22 +293,6 @@ impl fmt::Debug for ToolRegistry {
 }
 
 /// A tool registered with another exposure than its definition's.
-/// `tool` marked as one that ships with Iris ([`iris_core::ToolOrigin::BuiltIn`]).
-#[cfg_attr(
-    not(feature = "fs-tools"),
-    allow(dead_code, reason = "only the file tools are built in so far")
-)]
-pub(crate) fn built_in(tool: Arc<dyn DynTool>) -> Arc<dyn DynTool> {
-    let definition = tool
-        .definition_dyn()
-        .clone()
-        .with_origin(iris_core::ToolOrigin::BuiltIn);
-    Arc::new(Relabeled {
-        inner: tool,
-        definition,
-    })
-}
-
 /// A tool under a changed definition (its exposure or its origin).
 struct Relabeled {
     inner: Arc<dyn DynTool>,

@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use iris_core::{RunId, ToolContext, ToolContextBuilder, ToolOrigin};
 
-use super::config::ModelConfig;
 use super::history::ReadHistory;
 use crate::ToolExecutor;
 use crate::discovery::Discovery;
 use crate::error::RuntimeError;
 use crate::fs::FileService;
 use crate::ledger::RunLedger;
+use crate::model::ModelConfig;
 use crate::registry::ToolRegistry;
 
 /// The built-in tools that need a [`FileService`] in the context.

@@ -2,7 +2,7 @@
 
 use crate::RuntimeError;
 
-use super::model::ModelError;
+use crate::model::ModelError;
 
 /// A run that failed, or a resume that was refused.
 #[derive(Debug, thiserror::Error)]

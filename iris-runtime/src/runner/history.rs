@@ -13,8 +13,8 @@ use std::sync::Arc;
 use iris_core::{RunId, State, ToolContext, ToolErrorKind, ToolResult};
 use rustc_hash::FxHashMap;
 
-use super::model::Message;
 use crate::ledger::RunLedger;
+use crate::model::Message;
 
 /// Characters of an old result shown in its preview.
 const PREVIEW_CHARS: usize = 200;
@@ -52,7 +52,7 @@ pub(crate) fn record_all(ledger: &RunLedger, run: &RunId, messages: &[Message]) 
 /// Read back an earlier tool result that the conversation shows shortened.
 /// Give the call id from its preview; long results come in pages: pass the
 /// `offset` the previous page ended at.
-#[iris_macros::tool(crate = "::iris_core", read_only, concurrency_safe)]
+#[iris_macros::tool(crate = "::iris_core", built_in, read_only, concurrency_safe)]
 #[must_use]
 pub fn read_history(
     /// The call id the preview names.

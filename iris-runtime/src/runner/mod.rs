@@ -7,9 +7,8 @@
 //! [`RunState`], which [`AgentRunner::resume`] continues, in this process or
 //! another built the same way.
 //!
-//! The model layer is here too: the [`Model`] trait, the request and
-//! response types, [`ModelConfig`], and the adapters (features `openai` and
-//! `anthropic`).
+//! The model a runner asks is the model layer's ([`crate::model`]): a
+//! host's own [`Model`], or an adapter its [`ModelConfig`] names.
 //!
 //! Per run, `run.started` hooks and the event come once (never on resume),
 //! `run.finished` only at the real end. Per step the request carries the
@@ -18,26 +17,8 @@
 //! one that could not run.
 
 mod agent;
-#[cfg(feature = "anthropic")]
-mod anthropic;
-#[cfg(feature = "anthropic")]
-mod anthropic_stream;
-#[cfg(feature = "openai")]
-mod chat_stream;
-mod config;
 mod error;
 mod history;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-mod http;
-mod model;
-#[cfg(feature = "openai")]
-mod openai_chat;
-#[cfg(feature = "openai")]
-mod openai_responses;
-#[cfg(feature = "openai")]
-mod responses_stream;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-mod sse;
 mod state;
 
 use std::path::PathBuf;
@@ -48,23 +29,15 @@ use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
 
 pub use agent::{Agent, AgentBuilder};
-#[cfg(feature = "anthropic")]
-pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS};
-pub use config::{ModelConfig, ModelProvider};
 pub use error::RunError;
 pub use history::{ReadHistory, read_history};
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-pub use http::RetryPolicy;
-pub use model::{
-    FinishReason, Message, Model, ModelDelta, ModelError, ModelOptions, ModelRequest,
-    ModelResponse, OnDelta, ToolChoice, Usage,
-};
-#[cfg(feature = "openai")]
-pub use openai_chat::{OPENAI_BASE_URL, OpenAiChat};
-#[cfg(feature = "openai")]
-pub use openai_responses::OpenAiResponses;
 pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
 
+#[cfg(doc)]
+use crate::model::ModelConfig;
+use crate::model::{
+    Message, Model, ModelDelta, ModelError, ModelOptions, ModelRequest, ToolChoice, Usage,
+};
 use crate::{ApprovalDecision, RuntimeError, ToolOutcome};
 
 /// Steps a run takes when the agent sets no step limit.
@@ -133,7 +106,7 @@ impl AgentRunner {
         let options = ModelOptions {
             temperature: agent.model().and_then(|m| m.temperature),
             max_tokens: agent.model().and_then(|m| m.max_tokens),
-            tool_choice: model::ToolChoice::Auto,
+            tool_choice: ToolChoice::Auto,
             parallel_tool_calls: true,
         };
         Self {

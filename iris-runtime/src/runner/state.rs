@@ -4,8 +4,8 @@
 use iris_core::{RunId, ToolName, ToolResult, ToolUseBlock};
 use serde::{Deserialize, Serialize};
 
-use super::model::{Message, Usage};
 use crate::ApprovalRequest;
+use crate::model::{Message, Usage};
 
 /// The version of [`RunState`]'s shape, checked when a state is resumed.
 pub const RUN_STATE_VERSION: u32 = 1;

@@ -12,11 +12,10 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use iris::agent::{
-    Agent, AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
-};
+use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
 use iris::discovery::Discovery;
 use iris::hooks::{AfterAnswer, HookInput, HookRegistration};
+use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
 use iris::serde_json::json;
 use iris::tool::BoxFuture;
 use iris::{ApprovalDecision, Rule, RulePolicy, RunId, ToolExecutor, ToolUseBlock};

@@ -62,8 +62,17 @@ fn completion(content: &str) -> Reply {
 }
 
 async fn search(endpoint: &str, timeout: f64, intents: Value) -> (ToolResult, Arc<Discovery>) {
+    search_retrying(endpoint, timeout, 0, intents).await
+}
+
+async fn search_retrying(
+    endpoint: &str,
+    timeout: f64,
+    retries: u32,
+    intents: Value,
+) -> (ToolResult, Arc<Discovery>) {
     let yaml = format!(
-        "tools: {{discovery: true}}\nprovider: loopback\nmodel: choose-1\nendpoint: {endpoint}\ntimeout: {timeout}\n"
+        "tools: {{discovery: true}}\nprovider: loopback\nmodel: choose-1\nendpoint: {endpoint}\ntimeout: {timeout}\nretries: {retries}\n"
     );
     let config = DecisionConfig::parse(&yaml, "decision.yaml".as_ref()).unwrap();
     let backend = DecisionBackend::for_discovery(config, "decision.yaml".as_ref()).unwrap();
@@ -179,7 +188,22 @@ async fn decision_backend_over_loopback_http() {
         "eager tools are no candidates"
     );
 
-    // Every failure is a tool error with the metadata, and nothing local.
+    // A server error is retried, as for every model: the second answer counts.
+    script.replies.lock().unwrap().extend([
+        Reply::Status(503, r#"{"error": "overloaded"}"#.into()),
+        completion(r#"{"choices": ["weather_forecast", "convert_currency"]}"#),
+    ]);
+    let asked_before = script.requests.lock().unwrap().len();
+    let (result, _) = search_retrying(&endpoint, 5.0, 1, intents.clone()).await;
+    assert!(!result.is_error(), "{}", result.text_content());
+    assert_eq!(
+        result.data().unwrap()["intents"][1]["selected"],
+        "convert_currency"
+    );
+    assert_eq!(script.requests.lock().unwrap().len() - asked_before, 2);
+
+    // Every failure (retries off) is a tool error with the metadata, and
+    // nothing local.
     let failures: Vec<(Reply, f64, &str)> = vec![
         (
             completion(r#"{"choices": ["current_time", null]}"#),

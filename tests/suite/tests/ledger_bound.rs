@@ -15,10 +15,9 @@ mod shop;
 
 use std::sync::Arc;
 
-use iris::agent::{
-    Agent, AgentRunner, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
-};
+use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
 use iris::discovery::Discovery;
+use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
 use iris::serde_json::json;
 use iris::tool::BoxFuture;
 use iris::{Rule, RulePolicy, RunId, ToolExecutor, ToolUseBlock};

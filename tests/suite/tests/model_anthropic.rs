@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::loopback::{Reply, Script, serve};
-use iris::agent::{
+use iris::model::{
     AnthropicMessages, FinishReason, Message, Model, ModelOptions, ModelRequest, RetryPolicy,
 };
 use iris::{Tool, ToolResult, ToolUseBlock};

@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use crate::image_results::PIXEL_PNG;
 use crate::loopback::{Reply, Script, serve};
-use iris::agent::{
+use iris::content::ImageBlock;
+use iris::model::{
     AnthropicMessages, Message, Model, ModelOptions, ModelRequest, OpenAiChat, OpenAiResponses,
 };
-use iris::content::ImageBlock;
 use iris::{ToolResult, ToolUseBlock};
 use serde_json::{Value, json};
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::loopback::{Reply, Script, serve};
 use crate::model_streams::describe;
 use async_openai::types::chat::CreateChatCompletionRequest;
-use iris::agent::{
+use iris::model::{
     FinishReason, Message, Model, ModelDelta, ModelOptions, ModelRequest, OpenAiChat, RetryPolicy,
 };
 use iris::{Tool, ToolResult, ToolUseBlock};
@@ -221,7 +221,7 @@ async fn rate_limits_and_server_errors_are_retried_and_then_reported() {
 #[tokio::test]
 async fn responses_requests_round_trip_and_output_items_are_read() {
     use async_openai::types::responses::CreateResponse;
-    use iris::agent::OpenAiResponses;
+    use iris::model::OpenAiResponses;
 
     let script = Arc::new(Script::default());
     let endpoint = serve(Arc::clone(&script)).await;

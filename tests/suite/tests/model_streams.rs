@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::loopback::{Reply, Script, serve};
-use iris::agent::{
+use iris::model::{
     AnthropicMessages, FinishReason, Message, Model, ModelDelta, ModelOptions, ModelRequest,
     OpenAiResponses,
 };

@@ -14,12 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use iris::agent::Agent;
-use iris::agent::{
-    AgentRunner, Message, Model, ModelError, ModelRequest, ModelResponse, RunContext, RunOutcome,
-    RunState,
-};
+use iris::agent::{AgentRunner, RunContext, RunOutcome, RunState};
 use iris::assembly::Assembly;
 use iris::hooks::{Hook, HookInput};
+use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
 use iris::serde_json::json;
 use iris::tool::BoxFuture;
 use iris::{ApprovalDecision, RunId, ToolUseBlock};

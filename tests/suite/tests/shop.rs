@@ -1,6 +1,7 @@
 //! A small shop for agent tests: an eager lookup, a deferred conversion
 //! found through `tool_search`, and an order that asks first.
 #![allow(dead_code, reason = "each test binary uses part of it")]
+#![allow(clippy::expect_used, reason = "a test fails loudly on a broken setup")]
 
 use iris::discovery::ToolSearch;
 use iris::{ToolRegistry, ToolUseBlock};
@@ -42,7 +43,7 @@ pub(crate) fn registry() -> ToolRegistry {
         .and_then(|r| r.register(ConvertCurrency))
         .and_then(|r| r.register(PlaceOrder))
         .and_then(|r| r.register(ToolSearch))
-        .unwrap_or_else(|err| panic!("the shop's tools register: {err}"));
+        .expect("the shop's tools register");
     registry
 }
 

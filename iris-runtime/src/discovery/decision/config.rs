@@ -8,6 +8,8 @@
 //! model: gpt-4.1-mini
 //! endpoint: https://api.openai.com/v1/chat/completions
 //! timeout: 20                # seconds, 30 when left out
+//! retries: 2                 # retries of rate limits, server errors and
+//!                            # dropped connections; 2 when left out
 //! ```
 //!
 //! The agent configuration names the file (`decision.path`), relative to
@@ -40,6 +42,9 @@ pub struct DecisionConfig {
     /// Seconds before a request is given up.
     #[serde(default = "default_timeout")]
     pub timeout: f64,
+    /// Retries of rate limits, server errors and dropped connections.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
 }
 
 /// Features that use the Decision backend.
@@ -55,19 +60,21 @@ fn default_timeout() -> f64 {
     DEFAULT_TIMEOUT_SECONDS
 }
 
+fn default_retries() -> u32 {
+    2
+}
+
 impl DecisionConfig {
     /// Reads and checks `path`.
     ///
     /// # Errors
-    /// [`RuntimeError::ConfigRead`] when the file cannot be read,
-    /// [`RuntimeError::Config`] with line and column when it is not a valid
-    /// `decision.yaml`.
+    /// [`RuntimeError::Config`] when the file cannot be read (not a
+    /// regular file, over 1 MiB), or with line and column when it is not a
+    /// valid `decision.yaml`.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, RuntimeError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| RuntimeError::ConfigRead {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::yaml::read_bounded(path, "Decision file")
+            .map_err(|message| config_error(path, 0, 0, message))?;
         Self::parse(&text, path)
     }
 
@@ -86,9 +93,14 @@ impl DecisionConfig {
     /// # Errors
     /// [`RuntimeError::Config`] with line and column and what was expected.
     pub fn parse(text: &str, origin: &Path) -> Result<Self, RuntimeError> {
-        let config: Self = serde_saphyr::from_str(text).map_err(|e| {
-            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-            config_error(origin, line, column, first_line(&e.to_string()))
+        let config: Self = crate::yaml::from_str(text, "Decision file").map_err(|e| {
+            let (line, column) = e.location.map_or((0, 0), |l| (l.line(), l.column()));
+            let message = if e.path.is_empty() || e.path == "." {
+                e.message
+            } else {
+                format!("at `{}`: {}", e.path, e.message)
+            };
+            config_error(origin, line, column, message)
         })?;
         config.check(origin)?;
         Ok(config)
@@ -135,10 +147,6 @@ impl DecisionConfig {
             .collect();
         format!("{API_KEY_PREFIX}{provider}")
     }
-}
-
-fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or(message).trim().to_owned()
 }
 
 fn config_error(origin: &Path, line: u64, column: u64, message: String) -> RuntimeError {

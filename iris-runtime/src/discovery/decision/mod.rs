@@ -1,7 +1,9 @@
 //! The Decision backend of `tool_search`: one structured request per
 //! search, over the allowed deferred catalog and all intents, to an
 //! OpenAI-compatible chat completions endpoint with a JSON-schema response
-//! format. It answers one candidate name or `null` per intent.
+//! format. It answers one candidate name or `null` per intent. It asks
+//! through the model layer's HTTP endpoint, so rate limits, server errors
+//! and dropped connections are retried as for every model (`retries`).
 //!
 //! It never falls back to the local ranker: a name outside the allowed
 //! catalog, a wrong count, malformed JSON, an HTTP error or a timeout is a
@@ -22,21 +24,19 @@ use super::backend::{
 };
 use super::index::summary_of;
 use crate::error::RuntimeError;
+use crate::model::{Endpoint, RetryPolicy};
 
 pub use config::{API_KEY_PREFIX, DecisionConfig, DecisionFeatures};
 
 /// Characters of each tool description sent to the model.
 const DESCRIPTION_CHARS: usize = 300;
-/// Characters of an error body quoted back.
-const QUOTED_BODY_CHARS: usize = 300;
 
 const SYSTEM_PROMPT: &str = "You choose tools for an agent. For each numbered request, answer the name of the one tool in the catalog that serves it best, or null when no tool fits. Answer only with names from the catalog, one answer per request, in order.";
 
 /// The remote Decision backend.
 pub struct DecisionBackend {
     config: DecisionConfig,
-    api_key: String,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl std::fmt::Debug for DecisionBackend {
@@ -70,18 +70,20 @@ impl DecisionBackend {
                 variable,
                 provider: config.provider.clone(),
             })?;
-        crate::tls::install_default_provider();
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout())
-            .build()
-            .map_err(|e| RuntimeError::HttpClient {
-                message: e.to_string(),
-            })?;
-        Ok(Self {
-            config,
+        let mut endpoint = Endpoint::at(
+            config.endpoint.clone(),
+            config.model.clone(),
             api_key,
-            client,
-        })
+            config.timeout(),
+        )
+        .map_err(|e| RuntimeError::HttpClient {
+            message: e.to_string(),
+        })?;
+        endpoint.set_retries(RetryPolicy {
+            retries: config.retries,
+            ..RetryPolicy::default()
+        });
+        Ok(Self { config, endpoint })
     }
 
     /// Loads `decision.yaml` at `path` and builds the backend.
@@ -159,38 +161,9 @@ impl DecisionBackend {
     }
 
     async fn ask(&self, body: &Value) -> Result<Value, String> {
-        let response = self
-            .client
-            .post(&self.config.endpoint)
-            .bearer_auth(&self.api_key)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string())
-            .send()
+        crate::model::http::send(&self.endpoint, &self.endpoint.bearer(), body)
             .await
-            .map_err(|e| describe_http_error(&e, self.config.timeout))?;
-        let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| describe_http_error(&e, self.config.timeout))?;
-        if !status.is_success() {
-            let quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
-            return Err(format!(
-                "the Decision endpoint answered HTTP {status}: {quoted}"
-            ));
-        }
-        serde_json::from_str(&text)
-            .map_err(|e| format!("the Decision endpoint answered something that is not JSON ({e})"))
-    }
-}
-
-fn describe_http_error(error: &reqwest::Error, timeout: f64) -> String {
-    if error.is_timeout() {
-        format!("the Decision endpoint did not answer within {timeout} seconds")
-    } else if error.is_connect() {
-        "the Decision endpoint could not be reached".to_owned()
-    } else {
-        format!("the request to the Decision endpoint failed: {error}")
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -1,5 +1,33 @@
-//! The model boundary: a provider-neutral request and response, and the
-//! trait a host (or an adapter) implements to answer them.
+//! The model layer: a provider-neutral request and response, the [`Model`]
+//! trait a host (or an adapter) implements to answer them, the
+//! [`ModelConfig`] that names a model, and the HTTP adapters: one
+//! [`HttpModel`] with its client, retries and streaming, speaking each
+//! provider's wire format ([`OpenAiChat`] and [`OpenAiResponses`] with
+//! feature `openai`, [`AnthropicMessages`] with feature `anthropic`).
+
+#[cfg(feature = "anthropic")]
+mod anthropic;
+mod config;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "decision"))]
+pub(crate) mod http;
+#[cfg(feature = "openai")]
+mod openai_chat;
+#[cfg(feature = "openai")]
+mod openai_responses;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+mod sse;
+
+#[cfg(feature = "anthropic")]
+pub use anthropic::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS, Messages,
+};
+pub use config::{ModelConfig, ModelProvider};
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "decision"))]
+pub use http::{Api, Endpoint, HttpModel, RetryPolicy, Wire};
+#[cfg(feature = "openai")]
+pub use openai_chat::{ChatCompletions, OPENAI_BASE_URL, OpenAiChat};
+#[cfg(feature = "openai")]
+pub use openai_responses::{OpenAiResponses, Responses};
 
 use iris_core::{BoxFuture, ToolResult, ToolSpec, ToolUseBlock};
 use serde::{Deserialize, Serialize};

@@ -5,8 +5,8 @@
 use iris_core::ToolUseBlock;
 use serde_json::Value;
 
-use super::model::{FinishReason, ModelDelta, ModelError, ModelResponse, OnDelta, Usage};
-use super::sse::SseReader;
+use crate::model::sse::SseReader;
+use crate::model::{FinishReason, ModelDelta, ModelError, ModelResponse, OnDelta, Usage};
 
 /// One call being put together from its fragments.
 #[derive(Default)]

@@ -2,7 +2,7 @@
 //! split at blank lines, `event:` names and `data:` lines joined, bounded
 //! in size so a server cannot make the reader buffer without end.
 
-use super::model::ModelError;
+use super::ModelError;
 
 /// Largest event the reader buffers; a longer one is not an event stream.
 const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;

@@ -6,8 +6,8 @@
 use iris_core::ToolUseBlock;
 use serde_json::Value;
 
-use super::model::{FinishReason, ModelDelta, ModelError, ModelResponse, OnDelta, Usage};
-use super::sse::SseReader;
+use crate::model::sse::SseReader;
+use crate::model::{FinishReason, ModelDelta, ModelError, ModelResponse, OnDelta, Usage};
 
 /// Most content blocks one answer may open; a server naming more is not
 /// believed.

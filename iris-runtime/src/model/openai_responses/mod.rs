@@ -3,42 +3,43 @@
 //! for every adapter. Each request carries the whole history (no stored
 //! conversation on the provider's side), so a run resumes anywhere.
 
+mod stream;
+
 use iris_core::provider::{openai_responses, openai_responses_result};
 use iris_core::{BoxFuture, ToolUseBlock};
+use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
-use super::config::{ModelConfig, ModelProvider};
-use super::http::{Api, Endpoint, RetryPolicy, endpoint_constructors, send, streamed};
-use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
-    Usage, complete_whole,
-};
+use super::config::ModelProvider;
+use super::http::{Api, Endpoint, HttpModel, Wire};
 use super::openai_chat::OPENAI_BASE_URL;
-
-/// A model behind the OpenAI Responses API.
-#[derive(Debug)]
-pub struct OpenAiResponses {
-    endpoint: Endpoint,
-}
-
-const API: Api = Api {
-    provider: ModelProvider::OpenaiResponses,
-    name: "OpenAI Responses",
-    base_url: OPENAI_BASE_URL,
-    key_variable: Some("OPENAI_API_KEY"),
-    path: "responses",
+use super::{
+    FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
 };
 
-endpoint_constructors!(
-    OpenAiResponses,
-    "https://api.openai.com/v1",
-    "from `api_key_env` (or `OPENAI_API_KEY`)"
-);
+/// A model behind the OpenAI Responses API (`https://api.openai.com/v1`
+/// unless another server speaks it), its key from `api_key_env` (or
+/// `OPENAI_API_KEY`).
+pub type OpenAiResponses = HttpModel<Responses>;
 
-impl OpenAiResponses {
-    /// The request body of `request`.
-    #[must_use]
-    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+/// The Responses wire format.
+#[derive(Debug)]
+pub struct Responses;
+
+impl Wire for Responses {
+    const API: Api = Api {
+        provider: ModelProvider::OpenaiResponses,
+        name: "OpenAI Responses",
+        base_url: OPENAI_BASE_URL,
+        key_variable: Some("OPENAI_API_KEY"),
+        path: "responses",
+    };
+
+    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)> {
+        endpoint.bearer()
+    }
+
+    fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value {
         let mut input = Vec::new();
         for message in request.messages {
             match message {
@@ -57,7 +58,7 @@ impl OpenAiResponses {
                 } => input.push(openai_responses_result(call_id, result)),
             }
         }
-        let mut body = json!({"model": self.endpoint.model, "input": input});
+        let mut body = json!({"model": endpoint.model(), "input": input});
         if let Some(instructions) = request.instructions {
             body["instructions"] = json!(instructions);
         }
@@ -83,36 +84,16 @@ impl OpenAiResponses {
         }
         body
     }
-}
 
-impl Model for OpenAiResponses {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self.body(&request);
-        Box::pin(async move {
-            let answer = send(&self.endpoint, &self.endpoint.bearer(), &body).await?;
-            parse_response(&answer)
-        })
+    fn parse(answer: &Value) -> Result<ModelResponse, ModelError> {
+        parse_response(answer)
     }
 
-    fn complete_streaming<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-        on_delta: OnDelta<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        if !self.endpoint.stream {
-            return complete_whole(self, request, on_delta);
-        }
-        let body = self.body(&request);
-        Box::pin(async move {
-            let headers = self.endpoint.bearer();
-            streamed(&self.endpoint, &headers, body, |response| {
-                super::responses_stream::read(response, on_delta, parse_response)
-            })
-            .await
-        })
+    fn read_stream(
+        response: reqwest::Response,
+        on_delta: OnDelta<'_>,
+    ) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
+        Box::pin(stream::read(response, on_delta, parse_response))
     }
 }
 

@@ -3,13 +3,15 @@
 //! dropped connections, honouring `Retry-After`. Keys travel in headers and
 //! never appear in errors.
 
+use std::marker::PhantomData;
 use std::time::Duration;
 
+use iris_core::BoxFuture;
 use reqwest::header::HeaderName;
 use serde_json::Value;
 
 use super::config::{ModelConfig, ModelProvider};
-use super::model::ModelError;
+use super::{Model, ModelError, ModelRequest, ModelResponse, OnDelta, complete_whole};
 
 /// Characters of an error body quoted back.
 const QUOTED_BODY_CHARS: usize = 300;
@@ -37,14 +39,16 @@ impl Default for RetryPolicy {
 
 /// What every adapter holds: the client, the endpoint's URL, the model, the
 /// key (never shown) and the retry policy.
-pub(super) struct Endpoint {
-    pub(super) client: reqwest::Client,
-    pub(super) url: String,
-    pub(super) model: String,
+pub struct Endpoint {
+    client: reqwest::Client,
+    url: String,
+    model: String,
     api_key: String,
-    pub(super) retry: RetryPolicy,
+    retry: RetryPolicy,
     /// Whether answers are asked for as server-sent events.
-    pub(super) stream: bool,
+    stream: bool,
+    /// How long one request may take.
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -59,43 +63,61 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
-/// How an adapter reads a model configuration.
-pub(super) struct Api {
-    /// The provider the configuration must name.
-    pub(super) provider: ModelProvider,
-    /// The API's name, for the error when it names another.
-    pub(super) name: &'static str,
+/// Where an API is and how a model configuration names it.
+#[derive(Debug, Clone, Copy)]
+pub struct Api {
+    /// The provider a configuration must name for this API.
+    pub provider: ModelProvider,
+    /// The API's name, for the error when a configuration names another.
+    pub name: &'static str,
     /// The base URL when the configuration gives none.
-    pub(super) base_url: &'static str,
-    /// The key's variable when the configuration names none; `None` sends no key
-    /// (local servers often take none).
-    pub(super) key_variable: Option<&'static str>,
+    pub base_url: &'static str,
+    /// The key's variable when the configuration names none; `None` sends
+    /// no key (local servers often take none).
+    pub key_variable: Option<&'static str>,
     /// The path after the base URL.
-    pub(super) path: &'static str,
+    pub path: &'static str,
 }
 
 impl Endpoint {
     /// `model` at `base_url` followed by `path`, with a request timeout.
-    pub(super) fn new(
+    fn new(
         model: String,
         api_key: String,
         base_url: &str,
         path: &str,
         timeout: Duration,
     ) -> Result<Self, ModelError> {
+        let url = format!("{}/{path}", base_url.trim_end_matches('/'));
+        Self::at(url, model, api_key, timeout)
+    }
+
+    /// `model` at the full `url`, with a request timeout.
+    pub(crate) fn at(
+        url: String,
+        model: String,
+        api_key: String,
+        timeout: Duration,
+    ) -> Result<Self, ModelError> {
         Ok(Self {
             client: client(timeout)?,
-            url: format!("{}/{path}", base_url.trim_end_matches('/')),
+            url,
             model,
             api_key,
             retry: RetryPolicy::default(),
             stream: false,
+            timeout,
         })
+    }
+
+    /// Retries by `policy`.
+    pub(crate) fn set_retries(&mut self, policy: RetryPolicy) {
+        self.retry = policy;
     }
 
     /// The endpoint a model configuration names for `api`, its key
     /// read now (a variable that is not set is named, never a value).
-    pub(super) fn from_config(config: &ModelConfig, api: &Api) -> Result<Self, ModelError> {
+    fn from_config(config: &ModelConfig, api: &Api) -> Result<Self, ModelError> {
         if config.provider != api.provider {
             return Err(ModelError::new(format!(
                 "this adapter speaks {}; the configuration names another provider",
@@ -123,9 +145,15 @@ impl Endpoint {
         Ok(endpoint)
     }
 
+    /// The model's name at the provider.
+    #[must_use]
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
     /// The key as a bearer token, when there is one.
-    #[cfg(feature = "openai")]
-    pub(super) fn bearer(&self) -> Vec<(HeaderName, String)> {
+    #[must_use]
+    pub fn bearer(&self) -> Vec<(HeaderName, String)> {
         if self.api_key.is_empty() {
             Vec::new()
         } else {
@@ -136,68 +164,150 @@ impl Endpoint {
         }
     }
 
-    /// The key, for an API that takes it in a header of its own.
-    #[cfg(feature = "anthropic")]
-    pub(super) fn api_key(&self) -> &str {
+    /// The key, for an API that takes it in a header of its own (never
+    /// put it anywhere but a header).
+    #[must_use]
+    pub fn api_key(&self) -> &str {
         &self.api_key
     }
 }
 
-/// The constructors every adapter has (`new`, `from_config`,
-/// `with_retries`, `streaming`), for a type holding an `endpoint` and an
-/// `API` constant in its module. `$example_url` is the base URL the docs
-/// show; `$key` says where `from_config` finds the key.
-macro_rules! endpoint_constructors {
-    ($adapter:ty, $example_url:literal, $key:literal) => {
-        impl $adapter {
-            #[doc = concat!("`model` at `base_url` (such as `", $example_url, "`), with a request timeout.")]
-            ///
-            /// # Errors
-            /// [`ModelError`] when no HTTP client can be built.
-            pub fn new(
-                model: impl Into<String>,
-                api_key: impl Into<String>,
-                base_url: &str,
-                timeout: std::time::Duration,
-            ) -> Result<Self, ModelError> {
-                let endpoint =
-                    Endpoint::new(model.into(), api_key.into(), base_url, API.path, timeout)?;
-                Ok(Self { endpoint })
-            }
+/// What one provider's API makes different: its endpoint, its headers,
+/// its request body, its answer and its stream. Everything else (the
+/// client, retries, streaming or not, the [`Model`] impl) is
+/// [`HttpModel`]'s, once for every provider: implementing `Wire` is how
+/// another HTTP API becomes a model.
+pub trait Wire: Send + Sync + 'static {
+    /// The API's endpoint and key defaults.
+    const API: Api;
 
-            #[doc = concat!("The model a model configuration names, its key read now ", $key, ".")]
-            ///
-            /// # Errors
-            /// [`ModelError`] for another provider, or a key variable that is
-            /// not set (named, never its value).
-            pub fn from_config(config: &ModelConfig) -> Result<Self, ModelError> {
-                Ok(Self {
-                    endpoint: Endpoint::from_config(config, &API)?,
-                })
-            }
+    /// The headers every request carries (the key, a version).
+    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)>;
 
-            /// Retries by `policy` instead of the default (3 retries from
-            /// 500 ms).
-            #[must_use]
-            pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
-                self.endpoint.retry = policy;
-                self
-            }
+    /// The request body of `request` for `endpoint`'s model.
+    fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value;
 
-            /// Streams answers (server-sent events; `stream: true` in the
-            /// agent file): text reaches the runner's observers as it
-            /// arrives, tool-call arguments are joined from their fragments.
-            /// A stream that breaks off is an error, not retried (part of it
-            /// may have been shown).
-            #[must_use]
-            pub fn streaming(mut self, stream: bool) -> Self {
-                self.endpoint.stream = stream;
-                self
-            }
-        }
-    };
+    /// Adds what a streamed request needs beyond `"stream": true`.
+    fn stream_body(_body: &mut Value) {}
+
+    /// The answer to a whole (not streamed) request.
+    ///
+    /// # Errors
+    /// [`ModelError`] for an answer that does not have the API's shape.
+    fn parse(answer: &Value) -> Result<ModelResponse, ModelError>;
+
+    /// Reads a streamed answer, handing text to `on_delta` as it arrives.
+    fn read_stream(
+        response: reqwest::Response,
+        on_delta: OnDelta<'_>,
+    ) -> BoxFuture<'_, Result<ModelResponse, ModelError>>;
 }
-pub(super) use endpoint_constructors;
+
+/// A model behind an HTTP API, speaking its [`Wire`] format: an endpoint
+/// (client, URL, model, key, retries) and the one [`Model`] impl every
+/// adapter shares.
+pub struct HttpModel<W> {
+    endpoint: Endpoint,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> std::fmt::Debug for HttpModel<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpModel")
+            .field("wire", &std::any::type_name::<W>())
+            .field("endpoint", &self.endpoint)
+            .finish()
+    }
+}
+
+impl<W: Wire> HttpModel<W> {
+    /// `model` at `base_url` (the API's own unless another server speaks
+    /// it), with `api_key` and a request timeout.
+    ///
+    /// # Errors
+    /// [`ModelError`] when no HTTP client can be built.
+    pub fn new(
+        model: impl Into<String>,
+        api_key: impl Into<String>,
+        base_url: &str,
+        timeout: Duration,
+    ) -> Result<Self, ModelError> {
+        let endpoint = Endpoint::new(model.into(), api_key.into(), base_url, W::API.path, timeout)?;
+        Ok(Self::over(endpoint))
+    }
+
+    /// The model `config` names, its key read now from `api_key_env` (or
+    /// the API's usual variable).
+    ///
+    /// # Errors
+    /// [`ModelError`] for another provider, or a key variable that is not
+    /// set (named, never its value).
+    pub fn from_config(config: &ModelConfig) -> Result<Self, ModelError> {
+        Ok(Self::over(Endpoint::from_config(config, &W::API)?))
+    }
+
+    /// Retries by `policy` instead of the default (3 retries from 500 ms).
+    #[must_use]
+    pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
+        self.endpoint.retry = policy;
+        self
+    }
+
+    /// Streams answers (server-sent events; `stream: true` in an agent
+    /// file): text reaches the runner's observers as it arrives, tool-call
+    /// arguments are joined from their fragments. A stream that breaks off
+    /// is an error, not retried (part of it may have been shown).
+    #[must_use]
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.endpoint.stream = stream;
+        self
+    }
+
+    /// The request body of `request`, as it would be sent.
+    #[must_use]
+    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+        W::body(&self.endpoint, request)
+    }
+
+    fn over(endpoint: Endpoint) -> Self {
+        Self {
+            endpoint,
+            wire: PhantomData,
+        }
+    }
+}
+
+impl<W: Wire> Model for HttpModel<W> {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let body = self.body(&request);
+        Box::pin(async move {
+            let answer = send(&self.endpoint, &W::headers(&self.endpoint), &body).await?;
+            W::parse(&answer)
+        })
+    }
+
+    fn complete_streaming<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        on_delta: OnDelta<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        if !self.endpoint.stream {
+            return complete_whole(self, request, on_delta);
+        }
+        let mut body = self.body(&request);
+        W::stream_body(&mut body);
+        Box::pin(async move {
+            let headers = W::headers(&self.endpoint);
+            streamed(&self.endpoint, &headers, body, |response| {
+                W::read_stream(response, on_delta)
+            })
+            .await
+        })
+    }
+}
 
 /// An HTTP client with `timeout` per request.
 fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
@@ -210,51 +320,41 @@ fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
 
 /// POSTs `body` to `endpoint` with `headers`, retried by its policy; the
 /// answer as JSON.
-pub(super) async fn send(
+pub(crate) async fn send(
     endpoint: &Endpoint,
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<Value, ModelError> {
-    let (client, url) = (&endpoint.client, endpoint.url.as_str());
-    retrying(endpoint.retry, || once(client, url, headers, body)).await
+    retrying(endpoint.retry, || once(endpoint, headers, body)).await
 }
 
 /// Asks `endpoint` for a streamed answer to `body` (`"stream": true`
 /// added) and reads it with `read`. Opening the stream is retried; a stream
 /// that breaks off is not (part of it may have been shown).
-pub(super) async fn streamed<Read, Fut>(
+pub(crate) async fn streamed<Read, Fut>(
     endpoint: &Endpoint,
     headers: &[(HeaderName, String)],
     mut body: Value,
     read: Read,
-) -> Result<super::model::ModelResponse, ModelError>
+) -> Result<ModelResponse, ModelError>
 where
     Read: FnOnce(reqwest::Response) -> Fut,
-    Fut: std::future::Future<Output = Result<super::model::ModelResponse, ModelError>>,
+    Fut: std::future::Future<Output = Result<ModelResponse, ModelError>>,
 {
     body["stream"] = Value::Bool(true);
-    let response = open_stream(
-        &endpoint.client,
-        &endpoint.url,
-        headers,
-        &body,
-        endpoint.retry,
-    )
-    .await?;
+    let response = open_stream(endpoint, headers, &body).await?;
     read(response).await
 }
 
 /// POSTs `body` and hands back the response whose status is a success,
 /// retried by `retry` until then, for a body read as a stream.
 async fn open_stream(
-    client: &reqwest::Client,
-    url: &str,
+    endpoint: &Endpoint,
     headers: &[(HeaderName, String)],
     body: &Value,
-    retry: RetryPolicy,
 ) -> Result<reqwest::Response, ModelError> {
-    retrying(retry, || async {
-        let response = respond(client, url, headers, body).await?;
+    retrying(endpoint.retry, || async {
+        let response = respond(endpoint, headers, body).await?;
         if response.status().is_success() {
             Ok(response)
         } else {
@@ -297,20 +397,20 @@ where
 }
 
 async fn respond(
-    client: &reqwest::Client,
-    url: &str,
+    endpoint: &Endpoint,
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<reqwest::Response, Failure> {
-    let mut request = client
-        .post(url)
+    let mut request = endpoint
+        .client
+        .post(&endpoint.url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body.to_string());
     for (name, value) in headers {
         request = request.header(name, value);
     }
     request.send().await.map_err(|e| Failure {
-        message: describe(&e),
+        message: describe(&e, endpoint.timeout),
         retryable: e.is_timeout() || e.is_connect() || e.is_request(),
         retry_after: None,
     })
@@ -336,17 +436,16 @@ async fn failed(response: reqwest::Response) -> Failure {
 }
 
 async fn once(
-    client: &reqwest::Client,
-    url: &str,
+    endpoint: &Endpoint,
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<Value, Failure> {
-    let response = respond(client, url, headers, body).await?;
+    let response = respond(endpoint, headers, body).await?;
     if !response.status().is_success() {
         return Err(failed(response).await);
     }
     let text = response.text().await.map_err(|e| Failure {
-        message: describe(&e),
+        message: describe(&e, endpoint.timeout),
         retryable: true,
         retry_after: None,
     })?;
@@ -363,9 +462,12 @@ struct Failure {
     retry_after: Option<Duration>,
 }
 
-fn describe(error: &reqwest::Error) -> String {
+fn describe(error: &reqwest::Error, timeout: Duration) -> String {
     if error.is_timeout() {
-        "the model endpoint did not answer in time".to_owned()
+        format!(
+            "the model endpoint did not answer within {} seconds",
+            timeout.as_secs_f64()
+        )
     } else if error.is_connect() {
         "the model endpoint could not be reached".to_owned()
     } else {

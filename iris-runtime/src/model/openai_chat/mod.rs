@@ -5,43 +5,44 @@
 //! rate limits, server errors and dropped connections are retried with
 //! exponential back-off and jitter, honouring `Retry-After`.
 
+mod stream;
+
 use iris_core::provider::{openai_chat, openai_chat_result};
 use iris_core::{BoxFuture, ToolUseBlock};
+use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
-use super::config::{ModelConfig, ModelProvider};
-use super::http::{Api, Endpoint, RetryPolicy, endpoint_constructors, send, streamed};
-use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
-    Usage, complete_whole,
+use super::config::ModelProvider;
+use super::http::{Api, Endpoint, HttpModel, Wire};
+use super::{
+    FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
 };
 
 /// The endpoint when the agent file gives no `base_url`.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-/// A model behind the OpenAI Chat Completions API.
+/// A model behind the OpenAI Chat Completions API (`https://api.openai.com/v1`
+/// unless another server speaks it). Its key comes from `api_key_env`; with
+/// none named it sends no key, as local servers often take none.
+pub type OpenAiChat = HttpModel<ChatCompletions>;
+
+/// The Chat Completions wire format.
 #[derive(Debug)]
-pub struct OpenAiChat {
-    endpoint: Endpoint,
-}
+pub struct ChatCompletions;
 
-const API: Api = Api {
-    provider: ModelProvider::OpenaiChat,
-    name: "OpenAI Chat Completions",
-    base_url: OPENAI_BASE_URL,
-    key_variable: None,
-    path: "chat/completions",
-};
+impl Wire for ChatCompletions {
+    const API: Api = Api {
+        provider: ModelProvider::OpenaiChat,
+        name: "OpenAI Chat Completions",
+        base_url: OPENAI_BASE_URL,
+        key_variable: None,
+        path: "chat/completions",
+    };
 
-endpoint_constructors!(
-    OpenAiChat,
-    "https://api.openai.com/v1",
-    "from `api_key_env` (no key when the section names none: local servers often take none)"
-);
+    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)> {
+        endpoint.bearer()
+    }
 
-impl OpenAiChat {
-    /// The request body of `request`.
-    #[must_use]
-    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+    fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value {
         let mut messages = Vec::new();
         if let Some(instructions) = request.instructions {
             messages.push(json!({"role": "system", "content": instructions}));
@@ -65,7 +66,7 @@ impl OpenAiChat {
                 } => messages.extend(openai_chat_result(call_id, result)),
             }
         }
-        let mut body = json!({"model": self.endpoint.model, "messages": messages});
+        let mut body = json!({"model": endpoint.model(), "messages": messages});
         let options = request.options;
         if let Some(temperature) = options.temperature {
             body["temperature"] = json!(temperature);
@@ -88,37 +89,20 @@ impl OpenAiChat {
         }
         body
     }
-}
 
-impl Model for OpenAiChat {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self.body(&request);
-        Box::pin(async move {
-            let answer = send(&self.endpoint, &self.endpoint.bearer(), &body).await?;
-            parse_response(&answer)
-        })
+    fn stream_body(body: &mut Value) {
+        body["stream_options"] = json!({"include_usage": true});
     }
 
-    fn complete_streaming<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-        on_delta: OnDelta<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        if !self.endpoint.stream {
-            return complete_whole(self, request, on_delta);
-        }
-        let mut body = self.body(&request);
-        body["stream_options"] = json!({"include_usage": true});
-        Box::pin(async move {
-            let headers = self.endpoint.bearer();
-            streamed(&self.endpoint, &headers, body, |response| {
-                super::chat_stream::read(response, on_delta)
-            })
-            .await
-        })
+    fn parse(answer: &Value) -> Result<ModelResponse, ModelError> {
+        parse_response(answer)
+    }
+
+    fn read_stream(
+        response: reqwest::Response,
+        on_delta: OnDelta<'_>,
+    ) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
+        Box::pin(stream::read(response, on_delta))
     }
 }
 

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::model::{Model, ModelError};
+use super::{Model, ModelError};
 
 /// The provider APIs a model can be reached through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -2,16 +2,17 @@
 //! in the existing projections, the key from the environment (never in
 //! errors or `Debug`), retries as for every adapter.
 
+mod stream;
+
 use iris_core::provider::{anthropic, anthropic_result};
 use iris_core::{BoxFuture, ToolUseBlock};
 use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
-use super::config::{ModelConfig, ModelProvider};
-use super::http::{Api, Endpoint, RetryPolicy, endpoint_constructors, send, streamed};
-use super::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice,
-    Usage, complete_whole,
+use super::config::ModelProvider;
+use super::http::{Api, Endpoint, HttpModel, Wire};
+use super::{
+    FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
 };
 
 /// The endpoint when the agent file gives no `base_url`.
@@ -22,33 +23,30 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// requires a value).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
-/// A model behind the Anthropic Messages API.
+/// A model behind the Anthropic Messages API (`https://api.anthropic.com/v1`
+/// unless another server speaks it), its key from `api_key_env` (or
+/// `ANTHROPIC_API_KEY`).
+pub type AnthropicMessages = HttpModel<Messages>;
+
+/// The Messages wire format.
 #[derive(Debug)]
-pub struct AnthropicMessages {
-    endpoint: Endpoint,
-}
+pub struct Messages;
 
-const API: Api = Api {
-    provider: ModelProvider::Anthropic,
-    name: "Anthropic Messages",
-    base_url: ANTHROPIC_BASE_URL,
-    key_variable: Some("ANTHROPIC_API_KEY"),
-    path: "messages",
-};
+impl Wire for Messages {
+    const API: Api = Api {
+        provider: ModelProvider::Anthropic,
+        name: "Anthropic Messages",
+        base_url: ANTHROPIC_BASE_URL,
+        key_variable: Some("ANTHROPIC_API_KEY"),
+        path: "messages",
+    };
 
-endpoint_constructors!(
-    AnthropicMessages,
-    "https://api.anthropic.com/v1",
-    "from `api_key_env` (or `ANTHROPIC_API_KEY`)"
-);
-
-impl AnthropicMessages {
-    /// The headers every request carries: the key and the API version.
-    fn headers(&self) -> [(HeaderName, String); 2] {
-        [
+    /// The key and the API version.
+    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)> {
+        vec![
             (
                 HeaderName::from_static("x-api-key"),
-                self.endpoint.api_key().to_owned(),
+                endpoint.api_key().to_owned(),
             ),
             (
                 HeaderName::from_static("anthropic-version"),
@@ -57,10 +55,8 @@ impl AnthropicMessages {
         ]
     }
 
-    /// The request body of `request`. Consecutive tool results join one
-    /// user turn, as the API requires.
-    #[must_use]
-    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+    /// Consecutive tool results join one user turn, as the API requires.
+    fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value {
         let mut messages: Vec<Value> = Vec::new();
         for message in request.messages {
             match message {
@@ -99,7 +95,7 @@ impl AnthropicMessages {
         }
         let options = request.options;
         let mut body = json!({
-            "model": self.endpoint.model,
+            "model": endpoint.model(),
             "max_tokens": options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             "messages": messages,
         });
@@ -127,36 +123,16 @@ impl AnthropicMessages {
         }
         body
     }
-}
 
-impl Model for AnthropicMessages {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let body = self.body(&request);
-        Box::pin(async move {
-            let answer = send(&self.endpoint, &self.headers(), &body).await?;
-            parse_response(&answer)
-        })
+    fn parse(answer: &Value) -> Result<ModelResponse, ModelError> {
+        parse_response(answer)
     }
 
-    fn complete_streaming<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-        on_delta: OnDelta<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        if !self.endpoint.stream {
-            return complete_whole(self, request, on_delta);
-        }
-        let body = self.body(&request);
-        Box::pin(async move {
-            let headers = self.headers();
-            streamed(&self.endpoint, &headers, body, |response| {
-                super::anthropic_stream::read(response, on_delta)
-            })
-            .await
-        })
+    fn read_stream(
+        response: reqwest::Response,
+        on_delta: OnDelta<'_>,
+    ) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
+        Box::pin(stream::read(response, on_delta))
     }
 }
 

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::model::{ModelDelta, ModelError, ModelResponse, OnDelta};
-use super::sse::SseReader;
+use crate::model::sse::SseReader;
+use crate::model::{ModelDelta, ModelError, ModelResponse, OnDelta};
 
 /// Most calls one answer's deltas are told apart for.
 const MAX_CALLS: usize = 1024;
