@@ -52,7 +52,7 @@ pub mod tool {
 pub mod middleware {
     pub use iris_core::{IntoMiddlewareResult, Middleware, MiddlewareError};
     #[cfg(feature = "runtime")]
-    pub use iris_runtime::MiddlewareFactory;
+    pub use iris_runtime::factories::MiddlewareFactory;
 }
 
 /// The registry beyond its owner: a registry shared while it changes, and
@@ -86,7 +86,8 @@ pub mod permissions {
 /// commands.
 #[cfg(feature = "runtime")]
 pub mod hooks {
-    pub use iris_runtime::hooks::{HookFactory, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
+    pub use iris_runtime::factories::HookFactory;
+    pub use iris_runtime::hooks::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
     pub use iris_runtime::{
         AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent,
         HookFailure, HookInput, HookRegistration, RunHook,

@@ -121,30 +121,6 @@ fn discovery_searches_discloses_and_saves_tokens() {
     assert!(out.contains("% saved)"), "{out}");
 }
 
-/// The evaluation command runs on the shared sample; its figures go to the
-/// benchmark notes, so only the report's shape is checked here.
-#[test]
-fn discovery_eval_reports_both_rankers() {
-    let deps = std::env::current_exe().unwrap();
-    let examples: PathBuf = deps.parent().unwrap().parent().unwrap().join("examples");
-    let output = Command::new(examples.join("discovery_eval"))
-        .args(["--limit", "60"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let out = String::from_utf8(output.stdout).unwrap();
-    for line in [
-        "| tuning | plain BM25 |",
-        "| tuning | iris local |",
-        "| validation | plain BM25 |",
-        "| validation | iris local |",
-        "none-rate",
-        "two-tool both in top 5",
-    ] {
-        assert!(out.contains(line), "missing `{line}` in\n{out}");
-    }
-}
-
 #[test]
 fn toolbox_reserves_from_the_shared_stock() {
     let out = run_example("toolbox");

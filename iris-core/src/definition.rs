@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::capability::{Capabilities, Capability};
-use crate::constraints::Constraints;
 use crate::error::{ArgumentError, DefinitionError};
 use crate::name::ToolName;
+use crate::schema::constraints::Constraints;
 
 /// Whether a tool is offered with every request or found through `tool_search`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

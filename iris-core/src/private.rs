@@ -26,10 +26,10 @@ pub use crate::error::ArgumentError;
 pub use crate::error::MiddlewareError;
 pub use crate::into_result::IntoToolResult;
 pub use crate::middleware::{IntoMiddlewareResult, Middleware, Next};
-pub use crate::output_probe::{
+pub use crate::result::ToolResult;
+pub use crate::schema::output_probe::{
     OutputOf, OutputSchemaFn, OutputViaIntoToolResult, OutputViaJson, OutputViaOk, OutputViaSchema,
 };
-pub use crate::result::ToolResult;
 pub use crate::tool::{BoxFuture, DynTool, Tool, ToolBody};
 pub use crate::toolbox::Toolbox;
 
@@ -207,7 +207,7 @@ pub fn parse_args<A: ToolParam>(
     definition: &ToolDefinition,
 ) -> Result<A, ArgumentError> {
     let schema = definition.input_schema();
-    let input = crate::nulls::without_optional_nulls(input, schema);
+    let input = crate::schema::nulls::without_optional_nulls(input, schema);
     // A `match`, not `map_err` with a closure: a closure is one more
     // function compiled per tool.
     match A::deserialize(&*input) {
@@ -222,7 +222,8 @@ pub fn parse_args<A: ToolParam>(
 /// A parse failure with the path of the value at fault, found by walking
 /// the schema (not generic: one copy for every tool).
 fn located(input: &Value, schema: &Value, error: &serde_json::Error) -> ArgumentError {
-    let path = crate::locate::first_mismatch(input, schema).unwrap_or_else(|| "$".to_owned());
+    let path =
+        crate::schema::locate::first_mismatch(input, schema).unwrap_or_else(|| "$".to_owned());
     ArgumentError::new(path, error.to_string())
 }
 

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ext::IdentExt as _;
 
-use crate::tool::{FnItem, stripped_fn};
+use crate::function::{FnItem, stripped_fn};
 
 /// The item did not parse as a function: keep it as written.
 pub(crate) fn unparsed(item: TokenStream, err: syn::Error) -> TokenStream {
@@ -26,7 +26,7 @@ pub(crate) fn with_stand_in(item: &FnItem, err: syn::Error) -> TokenStream {
     }
     let vis = &item.vis;
     let struct_ident = syn::Ident::new(
-        &crate::tool::struct_name(&item.sig.ident.unraw().to_string()),
+        &crate::function::struct_name(&item.sig.ident.unraw().to_string()),
         item.sig.ident.span(),
     );
     quote! {

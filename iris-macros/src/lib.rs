@@ -9,6 +9,7 @@ mod docs;
 mod errors;
 mod factory;
 mod fallback;
+mod function;
 mod middleware;
 mod paths;
 mod tool;

@@ -1,5 +1,6 @@
 //! Factories that configuration names: a plain function called once with
-//! typed options, returning a hook or a middleware. `#[hook_factory]` and
+//! typed options, returning a hook or a middleware (above both: a factory
+//! makes them, neither knows factories). `#[hook_factory]` and
 //! `#[middleware_factory]` write the impls below; with feature `assembly`
 //! they also enter the link-time catalog, so agent files find them by name.
 

@@ -28,9 +28,10 @@ pub mod assembly;
 pub mod discovery;
 #[cfg(any(feature = "assembly", feature = "mcp"))]
 mod duration;
+mod echo;
 mod error;
 pub mod executor;
-mod factories;
+pub mod factories;
 #[cfg(feature = "fs-tools")]
 pub mod fs;
 pub mod hooks;
@@ -71,8 +72,6 @@ pub use observers::{ObserverStats, RunEvent, RunEventObserver};
 pub use progress::{ProgressListener, ToolProgress};
 pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView};
 pub use tokio_util::sync::CancellationToken;
-
-pub use factories::MiddlewareFactory;
 
 /// What `#[hook_factory]` and `#[middleware_factory]` expansions call. Not a
 /// public API.

@@ -10,8 +10,10 @@ use std::sync::Arc;
 
 use iris_core::{RunId, ToolContext, ToolName};
 
-use crate::ToolExecutor;
 use crate::observers::RunEvent;
+
+/// Where a call's progress events go: the executor's observers.
+pub(crate) type EventSink = Arc<dyn Fn(RunEvent) + Send + Sync>;
 
 tokio::task_local! {
     static CURRENT: ToolProgress;
@@ -27,7 +29,7 @@ pub struct ToolProgress {
 }
 
 struct Watched {
-    executor: ToolExecutor,
+    sink: EventSink,
     run_id: RunId,
     call_id: String,
     tool: ToolName,
@@ -74,7 +76,7 @@ impl ToolProgress {
         if let Some(listener) = &call.listener {
             (listener.0)(progress, total, message.as_deref());
         }
-        call.executor.emit_event(RunEvent::ToolProgress {
+        (call.sink)(RunEvent::ToolProgress {
             run_id: call.run_id.clone(),
             call_id: call.call_id.clone(),
             tool: call.tool.clone(),
@@ -103,7 +105,7 @@ impl std::fmt::Debug for ToolProgress {
 
 /// Runs `body` with a reporter for its call in scope.
 pub(crate) async fn in_scope<F: Future>(
-    executor: &ToolExecutor,
+    sink: EventSink,
     cx: &ToolContext,
     call_id: &str,
     tool: &ToolName,
@@ -111,7 +113,7 @@ pub(crate) async fn in_scope<F: Future>(
 ) -> F::Output {
     let progress = ToolProgress {
         call: Arc::new(Watched {
-            executor: executor.clone(),
+            sink,
             run_id: cx.run_id().clone(),
             call_id: call_id.to_owned(),
             tool: tool.clone(),

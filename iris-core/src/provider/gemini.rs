@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::walk::{child, collect_local_refs, local_def_name, merge_all_of, rename_key};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
-use crate::patch::PATCH_KEYWORD;
+use crate::schema::PATCH_KEYWORD;
 
 /// The JSON Schema keywords Gemini reads in `parametersJsonSchema`.
 const SUPPORTED: &[&str] = &[

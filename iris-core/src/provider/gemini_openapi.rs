@@ -8,7 +8,7 @@ use super::inline::inline_refs;
 use super::walk::{child, merge_all_of, merge_descriptions, rename_key};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
-use crate::patch::PATCH_KEYWORD;
+use crate::schema::PATCH_KEYWORD;
 
 /// The schema fields Gemini's `Schema` object accepts.
 const SUPPORTED: &[&str] = &[

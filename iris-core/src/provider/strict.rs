@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::ProjectionNote;
 use super::walk::{child, collect_local_refs, local_def_name, merge_all_of, merge_ref, rename_key};
-use crate::patch::PATCH_KEYWORD;
+use crate::schema::PATCH_KEYWORD;
 
 /// OpenAI's documented limit on object nesting in strict schemas.
 const MAX_OBJECT_DEPTH: usize = 10;

@@ -6,8 +6,8 @@ use quote::{quote, quote_spanned};
 
 use super::Kind;
 use super::model::{FactoryFn, Options};
+use crate::function::{FnItem, stripped_fn};
 use crate::paths::private_path;
-use crate::tool::{FnItem, stripped_fn};
 
 pub(crate) fn emit(factory: &FactoryFn, item: &FnItem) -> TokenStream {
     let private = private_path(factory.root.as_ref());

@@ -8,7 +8,7 @@ mod model;
 use proc_macro2::TokenStream;
 
 use crate::attrs::parse_args;
-use crate::tool::FnItem;
+use crate::function::FnItem;
 
 /// What a factory makes.
 #[derive(Clone, Copy, PartialEq, Eq)]

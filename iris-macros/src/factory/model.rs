@@ -7,7 +7,7 @@ use syn::{Attribute, FnArg, Ident, ReturnType, Type, Visibility};
 use super::Kind;
 use crate::attrs::{AttrArg, check_keys};
 use crate::errors::Errors;
-use crate::tool::{FnItem, default_patch, is_field_attr, is_marker, struct_name};
+use crate::function::{FnItem, default_patch, is_field_attr, is_marker, struct_name};
 
 const KEYS: &[&str] = &["name", "crate"];
 

@@ -5,8 +5,8 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned as _;
 
 use super::model::MiddlewareFn;
+use crate::function::FnItem;
 use crate::paths::private_path;
-use crate::tool::FnItem;
 
 pub(crate) fn emit(middleware: &MiddlewareFn, item: &FnItem) -> TokenStream {
     let private = private_path(middleware.root.as_ref());

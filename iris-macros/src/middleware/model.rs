@@ -7,7 +7,7 @@ use syn::{FnArg, Ident, Pat, Visibility};
 use super::parse::MiddlewareInput;
 use crate::attrs::check_keys;
 use crate::errors::Errors;
-use crate::tool::struct_name;
+use crate::function::struct_name;
 
 const KEYS: &[&str] = &["name", "crate"];
 

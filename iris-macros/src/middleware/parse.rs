@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 
 use crate::attrs::{AttrArg, parse_args};
-use crate::tool::FnItem;
+use crate::function::FnItem;
 
 /// What `#[middleware(...)] async fn ...` was written with.
 pub(crate) struct MiddlewareInput {

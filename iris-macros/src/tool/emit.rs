@@ -5,7 +5,7 @@ use quote::{ToTokens as _, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 
 use super::model::{Description, Output, Param, Site, ToolFn};
-use super::parse::{FnItem, stripped_fn};
+use crate::function::{FnItem, stripped_fn};
 use crate::paths::private_path;
 
 pub(crate) fn emit(tool: &ToolFn, item: &FnItem) -> TokenStream {

@@ -6,8 +6,8 @@ mod parse;
 
 use proc_macro2::TokenStream;
 
-pub(crate) use model::{ToolFn, default_patch, struct_name};
-pub(crate) use parse::{FnItem, ToolInput, is_field_attr, is_marker, stripped_fn};
+pub(crate) use model::ToolFn;
+pub(crate) use parse::ToolInput;
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let input = match parse::parse(attr, item.clone()) {

@@ -5,10 +5,11 @@ use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, Expr, FnArg, Ident, LitStr, Pat, ReturnType, Type, Visibility};
 
-use super::parse::{FnItem, MARKERS, ToolInput, is_field_attr};
+use super::parse::ToolInput;
 use crate::attrs::{AttrArg, check_keys, one_of};
 use crate::docs::{all_blank, doc_values};
 use crate::errors::Errors;
+use crate::function::{FnItem, MARKERS, default_patch, is_field_attr, struct_name};
 
 /// A value with the span of the token it came from.
 pub(crate) struct Spanned<T> {
@@ -426,26 +427,6 @@ fn params(item: &FnItem, site: Site, errors: &mut Errors) -> Vec<Param> {
     params
 }
 
-/// A `Patch<T>` parameter is optional as an `Option<T>` one is (serde
-/// defaults that by its name alone): a left-out property must reach it as
-/// `Patch::Keep`, not as a "missing field" error.
-pub(crate) fn default_patch(ty: &syn::Type, attrs: &mut Vec<Attribute>) {
-    let is_patch = matches!(ty, syn::Type::Path(path) if path.qself.is_none()
-        && path.path.segments.last().is_some_and(|last| last.ident == "Patch"
-            && matches!(last.arguments, syn::PathArguments::AngleBracketed(_))));
-    let has_default = attrs.iter().any(|attr| {
-        attr.path().is_ident("serde")
-            && quote::ToTokens::to_token_stream(&attr.meta).into_iter().any(|token| {
-                matches!(&token, proc_macro2::TokenTree::Group(group) if group.stream().into_iter().any(|inner| {
-                    matches!(&inner, proc_macro2::TokenTree::Ident(ident) if ident == "default")
-                }))
-            })
-    });
-    if is_patch && !has_default {
-        attrs.push(syn::parse_quote!(#[serde(default)]));
-    }
-}
-
 /// A free `#[tool]` takes no `self`; a toolbox method takes exactly `&self`.
 fn check_receiver(receiver: &syn::Receiver, site: Site, errors: &mut Errors) {
     // Spanned on the whole receiver (`&mut self`, `self: Arc<Self>`).
@@ -520,26 +501,6 @@ fn check_owned(ty: &Type, errors: &mut Errors) {
         ),
         _ => {}
     }
-}
-
-/// `read_file` -> `ReadFile`.
-pub(crate) fn struct_name(snake: &str) -> String {
-    let mut out = String::with_capacity(snake.len());
-    let mut upper = true;
-    for c in snake.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    if out.is_empty() {
-        out.push_str("Tool");
-    }
-    out
 }
 
 #[cfg(test)]

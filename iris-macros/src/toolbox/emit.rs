@@ -6,8 +6,9 @@ use quote::{format_ident, quote};
 use syn::ext::IdentExt as _;
 
 use super::parse::{ImplBlock, Item};
+use crate::function::stripped_fn;
 use crate::paths::private_path;
-use crate::tool::{ToolFn, emit as tool_emit, stripped_fn};
+use crate::tool::{ToolFn, emit as tool_emit};
 
 pub(crate) fn emit(block: &ImplBlock, tools: &[ToolFn], root: Option<&syn::Path>) -> TokenStream {
     let private = private_path(root);

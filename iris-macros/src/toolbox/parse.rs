@@ -6,7 +6,7 @@ use quote::ToTokens;
 use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Generics, Signature, Token, Type, Visibility};
 
-use crate::tool::FnItem;
+use crate::function::FnItem;
 
 /// One item of the block.
 pub(crate) enum Item {

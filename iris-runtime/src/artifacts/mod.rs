@@ -240,7 +240,7 @@ impl ArtifactStore {
     /// when it cannot be opened (for example it does not exist).
     pub fn open(&self, handle: &str) -> Result<File, RuntimeError> {
         let id = parse_handle(handle).ok_or_else(|| RuntimeError::InvalidArtifactHandle {
-            handle: crate::executor::shorten(handle).into_owned(),
+            handle: crate::echo::shorten(handle).into_owned(),
         })?;
         let dir = self.folder()?;
         let mut file = open_artifact(&dir, id).map_err(|e| self.open_error(id, e))?;
@@ -271,7 +271,7 @@ impl ArtifactStore {
     /// [`RuntimeError::InvalidArtifactHandle`] for a handle of another form.
     pub fn path_of(&self, handle: &str) -> Result<PathBuf, RuntimeError> {
         let id = parse_handle(handle).ok_or_else(|| RuntimeError::InvalidArtifactHandle {
-            handle: crate::executor::shorten(handle).into_owned(),
+            handle: crate::echo::shorten(handle).into_owned(),
         })?;
         Ok(self.inner.path.join(id))
     }

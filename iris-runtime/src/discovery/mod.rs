@@ -80,6 +80,7 @@ use iris_core::{Exposure, RunId, ToolContext, ToolErrorKind, ToolName, ToolResul
 use rustc_hash::FxHashSet;
 use serde_json::{Value, json};
 
+use crate::echo::clip;
 use crate::error::RuntimeError;
 use crate::ledger::RunLedger;
 use crate::registry::{SharedRegistry, ToolRegistry, ToolRegistryView};
@@ -591,7 +592,7 @@ fn describe(
 ) -> String {
     let mut out = String::new();
     for (i, answer) in answers.iter().enumerate() {
-        let _ = write!(out, "{}. \"{}\": ", i + 1, shorten(&answer.intent, 80));
+        let _ = write!(out, "{}. \"{}\": ", i + 1, clip(&answer.intent, 80));
         if shortened.get(i).copied().unwrap_or(false) {
             let _ = write!(out, "(ranked on its first {MAX_INTENT_CHARS} characters) ");
         }
@@ -606,8 +607,8 @@ fn describe(
             .iter()
             .filter(|c| Some(&c.name) != answer.selected.as_ref())
             .map(|c| match c.score {
-                Some(score) => format!("`{}` ({score:.2}): {}", c.name, shorten(&c.summary, 80)),
-                None => format!("`{}`: {}", c.name, shorten(&c.summary, 80)),
+                Some(score) => format!("`{}` ({score:.2}): {}", c.name, clip(&c.summary, 80)),
+                None => format!("`{}`: {}", c.name, clip(&c.summary, 80)),
             })
             .collect();
         if !others.is_empty() {
@@ -640,13 +641,4 @@ fn describe(
     }
     out.truncate(out.trim_end().len());
     out
-}
-
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let cut: String = text.chars().take(max - 3).collect();
-        format!("{cut}...")
-    }
 }

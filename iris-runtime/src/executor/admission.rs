@@ -199,7 +199,7 @@ impl ToolExecutor {
                 ToolErrorKind::DuplicateCall,
                 format!(
                     "call id `{}` was already used in this run (that call ran, or waits for approval), and an id runs once, so this call did not run; give every call its own id",
-                    super::shorten(call_id)
+                    crate::echo::shorten(call_id)
                 ),
             ))
         }

@@ -57,7 +57,10 @@ impl ToolExecutor {
                 if !self.inner.observers.is_empty()
                     || cx.extension::<crate::ProgressListener>().is_some() =>
             {
-                Box::pin(crate::progress::in_scope(self, cx, call_id, name, future))
+                let executor = self.clone();
+                let sink: crate::progress::EventSink =
+                    std::sync::Arc::new(move |event| executor.emit_event(event));
+                Box::pin(crate::progress::in_scope(sink, cx, call_id, name, future))
             }
             ToolBody::Async(future) => future,
             ToolBody::Blocking(body) => Box::pin(run_blocking(

@@ -583,25 +583,3 @@ impl fmt::Debug for ToolExecutorBuilder {
             .finish_non_exhaustive()
     }
 }
-
-/// Most characters of model- or caller-given text (a call id, a tool name)
-/// echoed back in a message: hostile input must not fill the model's context.
-const ECHO_CHARS: usize = 64;
-
-/// `text` cut to [`ECHO_CHARS`] characters for a message, saying how much
-/// was left out.
-pub(crate) fn shorten(text: &str) -> std::borrow::Cow<'_, str> {
-    shorten_to(text, ECHO_CHARS)
-}
-
-/// `text` cut to `max` characters, saying how much was left out.
-pub(crate) fn shorten_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        None => std::borrow::Cow::Borrowed(text),
-        Some((cut, _)) => std::borrow::Cow::Owned(format!(
-            "{}... ({} more characters)",
-            &text[..cut],
-            text[cut..].chars().count()
-        )),
-    }
-}

@@ -36,7 +36,7 @@ pub(super) fn offered_tool<'r>(
 
 fn unknown_tool_message(registry: &ToolRegistry, name: &str) -> String {
     let close = registry.closest_names(name, 3);
-    let name = super::shorten(name);
+    let name = crate::echo::shorten(name);
     if close.is_empty() {
         format!("no tool is named `{name}`; call only the tools offered in this request")
     } else {
@@ -69,8 +69,8 @@ pub(super) fn invalid_arguments(
         format!(
             "invalid arguments for `{}` at `{}`: {}; fix them to match the tool's schema and call it again",
             definition.name(),
-            super::shorten_to(err.path(), 200),
-            super::shorten_to(err.message(), 500),
+            crate::echo::shorten_to(err.path(), 200),
+            crate::echo::shorten_to(err.message(), 500),
         ),
     )
 }

@@ -116,7 +116,7 @@ impl FileService {
 
 /// What the model reads when an artifact handle cannot be opened.
 fn artifact_refusal(path: &str, error: &RuntimeError) -> ToolResult {
-    let shown = crate::executor::shorten(path);
+    let shown = crate::echo::shorten(path);
     match error {
         RuntimeError::InvalidArtifactHandle { .. } => ToolResult::error(
             ToolErrorKind::InvalidArguments,

@@ -63,7 +63,6 @@ use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolName, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::factories::HookFactory;
 pub(crate) use answer::panic_message;
 pub use answer::{AfterAnswer, BeforeAnswer, HookFailure, IntoHookAnswer};
 pub use command::{CommandHook, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};

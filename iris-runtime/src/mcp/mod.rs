@@ -19,13 +19,7 @@
 
 mod client;
 mod config;
-mod connection;
 mod content;
-mod http_server;
-mod listing;
-mod names;
-mod remote_tool;
-mod serve;
 mod server;
 
 pub use client::{
@@ -35,8 +29,8 @@ pub use config::{
     AUTO_DEFER_ABOVE, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpExposure, McpServerConfig,
     McpTransport,
 };
-pub use http_server::McpHttpServer;
-pub use serve::{ServeTransport, run, serve, serve_with};
+pub use server::http::McpHttpServer;
+pub use server::serve::{ServeTransport, serve, serve_connection, serve_with};
 pub use server::{DEFAULT_PAGE_SIZE, IrisServer, MAX_RESOURCE_BYTES, ServeOptions, ServedTools};
 
 /// Why an MCP server could not be used.

@@ -214,7 +214,7 @@ impl ToolRegistry {
             .collect();
         Err(RuntimeError::UnknownToolName {
             place: place(),
-            name: crate::executor::shorten(name).into_owned(),
+            name: crate::echo::shorten(name).into_owned(),
             suggestion: if close.is_empty() {
                 String::new()
             } else {

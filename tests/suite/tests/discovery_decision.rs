@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use iris::RuntimeError;
+use iris::discovery::decision::DecisionError;
 use iris::discovery::decision::{DecisionBackend, DecisionConfig};
 use iris::discovery::{Discovery, ToolSearch};
 use iris::{
@@ -118,7 +118,7 @@ async fn decision_backend_over_loopback_http() {
     )
     .unwrap();
     let err = DecisionBackend::for_discovery(config.clone(), "decision.yaml".as_ref()).unwrap_err();
-    assert!(matches!(err, RuntimeError::MissingApiKey { .. }));
+    assert!(matches!(err, DecisionError::MissingApiKey { .. }));
     assert!(
         err.to_string().contains("IRIS_PROVIDER_API_KEYS__LOOPBACK"),
         "{err}"
@@ -129,7 +129,7 @@ async fn decision_backend_over_loopback_http() {
     };
     assert!(matches!(
         DecisionBackend::for_discovery(off, "decision.yaml".as_ref()),
-        Err(RuntimeError::DecisionFeatureOff { .. })
+        Err(DecisionError::DecisionFeatureOff { .. })
     ));
 
     #[allow(

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::error::RuntimeError;
+use super::error::DecisionError;
 
 /// The environment variable prefix of provider API keys.
 pub const API_KEY_PREFIX: &str = "IRIS_PROVIDER_API_KEYS__";
@@ -68,10 +68,10 @@ impl DecisionConfig {
     /// Reads and checks `path`.
     ///
     /// # Errors
-    /// [`RuntimeError::Config`] when the file cannot be read (not a
+    /// [`DecisionError::Config`] when the file cannot be read (not a
     /// regular file, over 1 MiB), or with line and column when it is not a
     /// valid `decision.yaml`.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self, RuntimeError> {
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, DecisionError> {
         let path = path.as_ref();
         let text = crate::yaml::read_bounded(path, "Decision file")
             .map_err(|message| config_error(path, 0, 0, message))?;
@@ -83,7 +83,10 @@ impl DecisionConfig {
     ///
     /// # Errors
     /// As [`DecisionConfig::load`].
-    pub fn load_for_agent(agent_config: &Path, decision_path: &Path) -> Result<Self, RuntimeError> {
+    pub fn load_for_agent(
+        agent_config: &Path,
+        decision_path: &Path,
+    ) -> Result<Self, DecisionError> {
         let base = agent_config.parent().unwrap_or_else(|| Path::new("."));
         Self::load(base.join(decision_path))
     }
@@ -91,8 +94,8 @@ impl DecisionConfig {
     /// Parses `text` as the `decision.yaml` at `origin` (used in errors).
     ///
     /// # Errors
-    /// [`RuntimeError::Config`] with line and column and what was expected.
-    pub fn parse(text: &str, origin: &Path) -> Result<Self, RuntimeError> {
+    /// [`DecisionError::Config`] with line and column and what was expected.
+    pub fn parse(text: &str, origin: &Path) -> Result<Self, DecisionError> {
         let config: Self = crate::yaml::from_str(text, "Decision file").map_err(|e| {
             let (line, column) = e.location.map_or((0, 0), |l| (l.line(), l.column()));
             let message = if e.path.is_empty() || e.path == "." {
@@ -106,7 +109,7 @@ impl DecisionConfig {
         Ok(config)
     }
 
-    fn check(&self, origin: &Path) -> Result<(), RuntimeError> {
+    fn check(&self, origin: &Path) -> Result<(), DecisionError> {
         let problem = if self.provider.trim().is_empty() {
             Some("`provider` is empty; name the provider, such as `openai`")
         } else if self.model.trim().is_empty() {
@@ -149,8 +152,8 @@ impl DecisionConfig {
     }
 }
 
-fn config_error(origin: &Path, line: u64, column: u64, message: String) -> RuntimeError {
-    RuntimeError::Config {
+fn config_error(origin: &Path, line: u64, column: u64, message: String) -> DecisionError {
+    DecisionError::Config {
         path: PathBuf::from(origin),
         line,
         column,

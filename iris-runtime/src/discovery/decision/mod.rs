@@ -12,6 +12,7 @@
 //! tokens, when the endpoint reported them).
 
 mod config;
+mod error;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -23,8 +24,8 @@ use super::backend::{
     IntentAnswer, SearchAnswer, SearchBackend, SearchFailure, SearchScope, candidate_of,
 };
 use super::index::summary_of;
-use crate::error::RuntimeError;
 use crate::model::{Endpoint, RetryPolicy};
+pub use error::DecisionError;
 
 pub use config::{API_KEY_PREFIX, DecisionConfig, DecisionFeatures};
 
@@ -52,12 +53,12 @@ impl DecisionBackend {
     /// read now from `IRIS_PROVIDER_API_KEYS__<PROVIDER>`.
     ///
     /// # Errors
-    /// [`RuntimeError::DecisionFeatureOff`] when `tools.discovery` is not
-    /// true, [`RuntimeError::MissingApiKey`] when the key is not set,
-    /// [`RuntimeError::HttpClient`] when no HTTP client can be built.
-    pub fn for_discovery(config: DecisionConfig, origin: &Path) -> Result<Self, RuntimeError> {
+    /// [`DecisionError::DecisionFeatureOff`] when `tools.discovery` is not
+    /// true, [`DecisionError::MissingApiKey`] when the key is not set,
+    /// [`DecisionError::HttpClient`] when no HTTP client can be built.
+    pub fn for_discovery(config: DecisionConfig, origin: &Path) -> Result<Self, DecisionError> {
         if !config.tools.discovery {
-            return Err(RuntimeError::DecisionFeatureOff {
+            return Err(DecisionError::DecisionFeatureOff {
                 path: origin.display().to_string(),
                 feature: "discovery",
             });
@@ -66,7 +67,7 @@ impl DecisionBackend {
         let api_key = std::env::var(&variable)
             .ok()
             .filter(|k| !k.trim().is_empty())
-            .ok_or_else(|| RuntimeError::MissingApiKey {
+            .ok_or_else(|| DecisionError::MissingApiKey {
                 variable,
                 provider: config.provider.clone(),
             })?;
@@ -76,7 +77,7 @@ impl DecisionBackend {
             api_key,
             config.timeout(),
         )
-        .map_err(|e| RuntimeError::HttpClient {
+        .map_err(|e| DecisionError::HttpClient {
             message: e.to_string(),
         })?;
         endpoint.set_retries(RetryPolicy {
@@ -90,7 +91,7 @@ impl DecisionBackend {
     ///
     /// # Errors
     /// As [`DecisionConfig::load`] and [`DecisionBackend::for_discovery`].
-    pub fn load(path: impl AsRef<Path>) -> Result<Self, RuntimeError> {
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, DecisionError> {
         let path = path.as_ref();
         Self::for_discovery(DecisionConfig::load(path)?, path)
     }

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::patch::PATCH_KEYWORD;
+use crate::schema::PATCH_KEYWORD;
 
 /// Deepest a walk goes; deeper input is left as it is.
 const MAX_DEPTH: usize = 128;

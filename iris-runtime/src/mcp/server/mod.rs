@@ -6,6 +6,9 @@
 //! refused with a message saying so when it has not; it never runs
 //! silently.
 
+pub(crate) mod http;
+pub(crate) mod serve;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use rmcp::ServiceExt as _;
 
-use super::McpError;
-use super::http_server::McpHttpServer;
-use super::server::{IrisServer, ServeOptions};
+use super::http::McpHttpServer;
+use super::{IrisServer, ServeOptions};
 use crate::ToolExecutor;
+use crate::mcp::McpError;
 
 /// Where an executor is served.
 #[derive(Debug, Clone)]
@@ -49,7 +49,7 @@ pub async fn serve_with(
     match transport {
         ServeTransport::Stdio => {
             let (stdin, stdout) = rmcp::transport::stdio();
-            run(server, (stdin, stdout)).await
+            serve_connection(server, (stdin, stdout)).await
         }
         ServeTransport::Http(address) => {
             let executor = server.executor();
@@ -66,7 +66,7 @@ pub async fn serve_with(
 /// # Errors
 /// [`McpError::Serve`] when the session cannot start or the transport
 /// fails.
-pub async fn run<T, E, A>(server: IrisServer, transport: T) -> Result<(), McpError>
+pub async fn serve_connection<T, E, A>(server: IrisServer, transport: T) -> Result<(), McpError>
 where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,

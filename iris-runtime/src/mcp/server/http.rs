@@ -12,9 +12,9 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::McpError;
-use super::server::{IrisServer, ServeOptions};
+use super::{IrisServer, ServeOptions};
 use crate::ToolExecutor;
+use crate::mcp::McpError;
 
 /// An executor served over streamable HTTP on a bound address.
 pub struct McpHttpServer {

@@ -1,5 +1,14 @@
 //! Argument schemas from schemars, in the shape tools send, and argument parsing.
 
+pub(crate) mod constraints;
+pub(crate) mod locate;
+pub(crate) mod nulls;
+pub(crate) mod output_probe;
+mod patch;
+
+pub(crate) use patch::PATCH_KEYWORD;
+pub use patch::Patch;
+
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;

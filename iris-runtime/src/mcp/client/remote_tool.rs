@@ -18,8 +18,8 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 
 use super::connection::Connection;
-use super::content::from_mcp;
 use crate::ToolProgress;
+use crate::mcp::content::from_mcp;
 
 /// A remote tool, bound to its server's connection.
 pub(super) struct RemoteTool {

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::constraints::{Constraints, violation};
+use crate::schema::constraints::{Constraints, violation};
 
 /// The JSON path (`$.items[2].name`) of the first value in `input` that
 /// `schema` refuses, or `None` when the walk finds nothing wrong (the

@@ -1,5 +1,10 @@
 //! A connected MCP server's catalog as Iris tools.
 
+mod connection;
+mod listing;
+mod names;
+mod remote_tool;
+
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,11 +14,11 @@ use serde_json::Value;
 
 use super::McpError;
 use super::config::{AUTO_DEFER_ABOVE, McpExposure, McpServerConfig};
-use super::connection::{Connection, Session};
-use super::listing::list_all;
-use super::names::model_facing;
-use super::remote_tool::{Described, RemoteTool, capabilities};
 use crate::{SharedRegistry, ToolRegistry};
+use connection::{Connection, Session};
+use listing::list_all;
+use names::model_facing;
+use remote_tool::{Described, RemoteTool, capabilities};
 
 /// Longest description kept; a longer one is cut and reported.
 pub const MAX_DESCRIPTION_CHARS: usize = 16 * 1024;

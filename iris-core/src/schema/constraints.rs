@@ -65,7 +65,7 @@ impl Constraints {
 
     /// Checks parsed `input` against the constraints of `schema`.
     pub(crate) fn check(&self, input: &Value, schema: &Value) -> Result<(), ArgumentError> {
-        match crate::locate::first_violation(input, schema, self) {
+        match crate::schema::locate::first_violation(input, schema, self) {
             None => Ok(()),
             Some((path, message)) => Err(ArgumentError::new(path, message)),
         }

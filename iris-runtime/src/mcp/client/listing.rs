@@ -8,10 +8,10 @@ use rmcp::model::{ClientRequest, CustomRequest, CustomResult, ServerResult, Tool
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
-use super::McpError;
-use super::client::{McpCatalogReport, McpSkipped};
-use super::config::McpServerConfig;
 use super::connection::IrisClient;
+use super::{McpCatalogReport, McpSkipped};
+use crate::mcp::McpError;
+use crate::mcp::config::McpServerConfig;
 
 /// Most pages of `tools/list` followed; a server whose cursors never end is
 /// stopped there and reported.

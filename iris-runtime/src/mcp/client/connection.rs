@@ -19,9 +19,9 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
-use super::McpError;
-use super::config::{McpServerConfig, McpTransport, expand_env};
 use crate::ToolProgress;
+use crate::mcp::McpError;
+use crate::mcp::config::{McpServerConfig, McpTransport, expand_env};
 
 /// The first wait after a failed reconnect; each later one doubles.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);

@@ -1,0 +1,38 @@
+//! Text echoed back to the model or a person: a call id, a tool name, a
+//! path, an intent. Hostile input must not fill the model's context, so
+//! every echo goes through here and is cut to a bound, saying how much was
+//! left out.
+
+use std::borrow::Cow;
+
+/// Most characters of model- or caller-given text (a call id, a tool name)
+/// echoed back in a message: hostile input must not fill the model's context.
+const ECHO_CHARS: usize = 64;
+
+/// `text` cut to [`ECHO_CHARS`] characters for a message, saying how much
+/// was left out.
+pub(crate) fn shorten(text: &str) -> Cow<'_, str> {
+    shorten_to(text, ECHO_CHARS)
+}
+
+/// `text` cut to `max` characters, saying how much was left out.
+pub(crate) fn shorten_to(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => Cow::Owned(format!(
+            "{}... ({} more characters)",
+            &text[..cut],
+            text[cut..].chars().count()
+        )),
+    }
+}
+
+/// `text` cut to `max` characters ending in `...`, for one line of a list.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let cut: String = text.chars().take(max.saturating_sub(3)).collect();
+        format!("{cut}...")
+    }
+}
