@@ -178,7 +178,8 @@ pub mod __private {
 /// # What it writes
 ///
 /// The function stays as written. Beside it, a unit struct named after the
-/// function in `CamelCase` implements [`Tool`]: a hidden argument struct
+/// function in `CamelCase` (`fn quote` -> `struct Quote`; next to a type of
+/// that name, put the tools in a module of their own) implements [`Tool`]: a hidden argument struct
 /// deriving `Deserialize` and `JsonSchema` (unknown fields denied), a
 /// definition built once into a static, parsing with the JSON path of any
 /// error, and a body that calls the function and converts its return value.

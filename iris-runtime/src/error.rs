@@ -4,7 +4,7 @@ use iris_core::ToolName;
 
 /// What the host did wrong: misconfiguration, a name collision, an unknown
 /// approval. Failures the model should read are `ToolResult` errors instead.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum RuntimeError {
     /// Two tools answer to the same name.
@@ -170,3 +170,20 @@ pub enum RuntimeError {
         count: usize,
     },
 }
+
+/// `Debug` that reads as `Display`: a `main` returning `Result<(), Box<dyn
+/// Error>>` prints its error with `Debug`, and a person should read what was
+/// wrong and what to do there too, not a struct dump (as `anyhow` users
+/// expect).
+macro_rules! debug_as_display {
+    ($error:ty) => {
+        impl ::std::fmt::Debug for $error {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Display::fmt(self, f)
+            }
+        }
+    };
+}
+pub(crate) use debug_as_display;
+
+debug_as_display!(RuntimeError);

@@ -161,6 +161,12 @@ pub(crate) fn reworded_as(message: &str, what: &str, file: &str) -> Option<Strin
     {
         return Some(format!("expected {expected}"));
     }
+    if let Some(rest) = message.strip_prefix("invalid type: ")
+        && let Some((found, kind)) = rest.rsplit_once(", expected ")
+        && let Some(expected) = expected_kind(kind.trim())
+    {
+        return Some(format!("expected {expected}, found {found}"));
+    }
     if let Some(rest) = message.strip_prefix("missing field `") {
         let (field, _) = rest.split_once('`')?;
         return Some(format!("the key `{field}` is required"));

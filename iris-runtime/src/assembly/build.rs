@@ -31,8 +31,9 @@ pub(crate) fn assemble(
     names: &Assembly,
     file: AgentFile,
     origin: &Path,
+    source: &str,
 ) -> Result<Agent, AssemblyError> {
-    assemble_with(names, file, origin, None)
+    assemble_with(names, file, origin, source, None)
 }
 
 /// Assembles `file` with the tools of its MCP servers, connected already
@@ -41,9 +42,10 @@ pub(crate) fn assemble_with(
     names: &Assembly,
     file: AgentFile,
     origin: &Path,
+    source: &str,
     remote: Option<Vec<Chosen>>,
 ) -> Result<Agent, AssemblyError> {
-    let mut issues = Issues::new(origin);
+    let mut issues = Issues::with_source(origin, source);
     let base = origin.parent().unwrap_or_else(|| Path::new("."));
     let instructions = instructions(&file, base, &mut issues);
     if let Some(model) = &file.model
@@ -243,7 +245,12 @@ fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Vec<
                     .join(", ")
             )
         } else {
-            unknown_name(&names.tools, &wanted.value, "`#[tool]` function")
+            unknown_name(
+                &names.tools,
+                &wanted.value,
+                "`#[tool]` function",
+                names.from_catalog,
+            )
         };
         issues.at(wanted.referenced, at, message);
     }
@@ -408,11 +415,20 @@ fn handler(
                 issues.at(
                     factory.referenced,
                     format!("{at}.factory"),
-                    unknown_name(&names.hook_factories, &factory.value, "hook factory"),
+                    unknown_name(
+                        &names.hook_factories,
+                        &factory.value,
+                        "hook factory",
+                        names.from_catalog,
+                    ),
                 );
                 return None;
             };
-            let options = handler.options.clone().unwrap_or(serde_json::Value::Null);
+            let options = handler
+                .options
+                .as_ref()
+                .map_or(serde_json::Value::Null, |o| o.value.clone());
+            let options_at = handler.options.as_ref().map(|o| o.referenced);
             match entry.item.build(&options) {
                 Ok(hook) if hook.answers_event(section.event) => Some(hook),
                 Ok(hook) => {
@@ -430,15 +446,16 @@ fn handler(
                     None
                 }
                 Err(err) => {
-                    issues.at(
-                        factory.referenced,
-                        option_key(&at, err.path()),
-                        format!(
-                            "hook factory `{}`: {}",
-                            entry.name,
-                            option_message(err.message())
-                        ),
+                    let message = format!(
+                        "hook factory `{}`: {}",
+                        entry.name,
+                        option_message(err.message())
                     );
+                    let key = option_key(&at, err.path());
+                    match options_at {
+                        Some(options) => issues.at_option(options, err.path(), key, message),
+                        None => issues.at(factory.referenced, key, message),
+                    }
                     None
                 }
             }
@@ -549,22 +566,30 @@ fn middleware(
                     &names.middleware_factories,
                     &factory.value,
                     "middleware factory",
+                    names.from_catalog,
                 ),
             );
             continue;
         };
-        let options = entry.options.clone().unwrap_or(serde_json::Value::Null);
+        let options = entry
+            .options
+            .as_ref()
+            .map_or(serde_json::Value::Null, |o| o.value.clone());
+        let options_at = entry.options.as_ref().map(|o| o.referenced);
         match found.item.build(&options) {
             Ok(layer) => built.push(layer),
-            Err(err) => issues.at(
-                factory.referenced,
-                option_key(&at, err.path()),
-                format!(
+            Err(err) => {
+                let message = format!(
                     "middleware factory `{}`: {}",
                     found.name,
                     option_message(err.message())
-                ),
-            ),
+                );
+                let key = option_key(&at, err.path());
+                match options_at {
+                    Some(options) => issues.at_option(options, err.path(), key, message),
+                    None => issues.at(factory.referenced, key, message),
+                }
+            }
         }
     }
     built

@@ -35,12 +35,82 @@ impl fmt::Display for AssemblyIssue {
     }
 }
 
+/// Line and column of the value at `json_path` inside the YAML value that
+/// starts at `start`: each object key of the path is looked for after the
+/// last one found (`key:`, quoted or not); an array index stops the walk at
+/// its array. With `at_key`, the last key's own position.
+fn locate_option(
+    source: &str,
+    start: Location,
+    json_path: &str,
+    at_key: bool,
+) -> Option<(u64, u64)> {
+    let mut offset = offset_of(source, start.line(), start.column())?;
+    let mut key_at = offset;
+    let keys = json_path
+        .trim_start_matches('$')
+        .split('.')
+        .filter(|k| !k.is_empty())
+        .map(|k| k.split('[').next().unwrap_or(k));
+    for key in keys {
+        let rest = source.get(offset..)?;
+        let found = [
+            format!("{key}:"),
+            format!("\"{key}\":"),
+            format!("'{key}':"),
+        ]
+        .iter()
+        .filter_map(|pattern| {
+            rest.match_indices(pattern.as_str())
+                .find(|(at, _)| {
+                    rest[..*at]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| c.is_whitespace() || c == '{' || c == ',')
+                })
+                .map(|(at, _)| (at, at + pattern.len()))
+        })
+        .min()?;
+        key_at = offset + found.0;
+        offset += found.1;
+        offset += source.get(offset..)?.len()
+            - source.get(offset..)?.trim_start_matches([' ', '\t']).len();
+    }
+    Some(position_of(source, if at_key { key_at } else { offset }))
+}
+
+/// The byte offset of 1-based `line` and `column` (in characters).
+fn offset_of(source: &str, line: u64, column: u64) -> Option<usize> {
+    let line_start: usize = source
+        .split_inclusive('\n')
+        .take(usize::try_from(line).ok()?.checked_sub(1)?)
+        .map(str::len)
+        .sum();
+    let line_text = source.get(line_start..)?;
+    let in_line = line_text
+        .char_indices()
+        .nth(usize::try_from(column).ok()?.saturating_sub(1))
+        .map_or(line_text.len(), |(at, _)| at);
+    Some(line_start + in_line)
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+fn position_of(source: &str, offset: usize) -> (u64, u64) {
+    let before = source.get(..offset).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (
+        u64::try_from(line).unwrap_or(u64::MAX),
+        u64::try_from(column).unwrap_or(u64::MAX),
+    )
+}
+
 /// An agent file that could not be assembled, with every problem found.
 ///
 /// Problems that do not depend on each other (an unknown function, bad
 /// factory options, a missing variable) are all reported at once; a file
 /// that is not valid YAML, or has a key of the wrong shape, stops at that.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub struct AssemblyError {
     /// The problems, in file order.
     pub issues: Vec<AssemblyIssue>,
@@ -66,6 +136,9 @@ impl fmt::Display for AssemblyError {
 pub(crate) struct Issues {
     path: PathBuf,
     found: Vec<AssemblyIssue>,
+    /// The file's text, to find values that have no location of their own
+    /// (factory options, kept as plain JSON).
+    source: String,
 }
 
 impl Issues {
@@ -73,7 +146,40 @@ impl Issues {
         Self {
             path: path.to_path_buf(),
             found: Vec::new(),
+            source: String::new(),
         }
+    }
+
+    /// As [`Issues::new`], able to place problems inside option values.
+    pub(crate) fn with_source(path: &Path, source: &str) -> Self {
+        Self {
+            source: source.to_owned(),
+            ..Self::new(path)
+        }
+    }
+
+    /// A problem with the option at `json_path` (`$.limits.max`) of the
+    /// options value that starts at `options`: placed at that option's
+    /// value when the text shows where it is, else at `options`.
+    /// An option that should not be there is placed at its key instead.
+    pub(crate) fn at_option(
+        &mut self,
+        options: Location,
+        json_path: &str,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        let message = message.into();
+        let unknown = message.contains("unknown option");
+        let (line, column) = locate_option(&self.source, options, json_path, unknown)
+            .unwrap_or((options.line(), options.column()));
+        self.found.push(AssemblyIssue {
+            path: self.path.clone(),
+            line,
+            column,
+            key: key.into(),
+            message,
+        });
     }
 
     /// A problem at `at` (a value's location) under `key`.
@@ -113,3 +219,5 @@ impl Issues {
         Err(AssemblyError { issues: self.found })
     }
 }
+
+crate::error::debug_as_display!(AssemblyError);

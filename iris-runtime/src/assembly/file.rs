@@ -159,7 +159,8 @@ pub struct HandlerSection {
     pub factory: Option<Named>,
     /// The factory's options (`type: factory`).
     #[serde(default)]
-    pub options: Option<Value>,
+    #[schemars(with = "Option<Value>")]
+    pub options: Option<Spanned<Value>>,
     /// The program and its arguments (`type: command`).
     #[serde(default)]
     pub command: Option<Vec<String>>,
@@ -204,7 +205,8 @@ pub struct MiddlewareEntry {
     pub factory: Named,
     /// Its options.
     #[serde(default)]
-    pub options: Option<Value>,
+    #[schemars(with = "Option<Value>")]
+    pub options: Option<Spanned<Value>>,
 }
 
 /// Rules by capability, and per tool.

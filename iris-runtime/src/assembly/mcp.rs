@@ -28,7 +28,7 @@ impl Assembly {
         let text = read_file(path)?;
         let file = parse::parse(&text, path)?;
         let (remote, clients) = connect_servers(&file, path).await?;
-        let agent = assemble_with(self, file, path, Some(remote))?;
+        let agent = assemble_with(self, file, path, &text, Some(remote))?;
         for client in &clients {
             // Inside this async function a runtime is always there.
             if let Err(error) = client.keep_current(agent.executor().shared_registry()) {

@@ -125,7 +125,7 @@ impl Assembly {
     /// [`AssemblyError`] with every problem found.
     pub fn parse(&self, text: &str, origin: &Path) -> Result<Agent, AssemblyError> {
         let file = parse::parse(text, origin)?;
-        build::assemble(self, file, origin)
+        build::assemble(self, file, origin, text)
     }
 }
 

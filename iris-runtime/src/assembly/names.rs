@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use iris_core::{DynTool, Tool};
+use iris_core::{DynTool, Tool, Toolbox};
 
 use super::factory::{catalog_hook_factories, catalog_middleware_factories};
 use crate::factories::{HookFactory, MiddlewareFactory};
@@ -38,6 +38,9 @@ pub struct Assembly {
     pub(crate) middleware_factories: Vec<Entry<dyn MiddlewareFactory>>,
     /// Observers the assembled executor reports to.
     pub(crate) observers: Vec<Arc<dyn crate::RunEventObserver>>,
+    /// Whether the names came from the link-time catalog (a name missing
+    /// there may be one the linker left out).
+    pub(crate) from_catalog: bool,
 }
 
 impl std::fmt::Debug for Assembly {
@@ -47,6 +50,7 @@ impl std::fmt::Debug for Assembly {
             .field("hook_factories", &paths(&self.hook_factories))
             .field("middleware_factories", &paths(&self.middleware_factories))
             .field("observers", &self.observers.len())
+            .field("from_catalog", &self.from_catalog)
             .finish()
     }
 }
@@ -59,23 +63,53 @@ fn paths<T: ?Sized>(entries: &[Entry<T>]) -> String {
         .join(", ")
 }
 
-/// "no `what` is named `wanted`" with the closest name or path of `entries`.
-pub(crate) fn unknown_name<T: ?Sized>(entries: &[Entry<T>], wanted: &str, what: &str) -> String {
-    let known: Vec<&str> = entries
-        .iter()
-        .flat_map(|e| [e.name.as_str(), e.path.as_str()])
-        .collect();
-    format!(
-        "no {what} is named `{wanted}`; {}",
-        crate::yaml::closest(wanted, &known, what)
-    )
+/// "no `what` is named `wanted`" with the closest name (or module path,
+/// when `wanted` is a path) of `entries`; from the catalog, with what to do
+/// when the linker left the item out.
+pub(crate) fn unknown_name<T: ?Sized>(
+    entries: &[Entry<T>],
+    wanted: &str,
+    what: &str,
+    from_catalog: bool,
+) -> String {
+    let known: Vec<&str> = if wanted.contains("::") {
+        entries.iter().map(|e| e.path.as_str()).collect()
+    } else {
+        entries.iter().map(|e| e.name.as_str()).collect()
+    };
+    let closest = crate::yaml::closest(wanted, &known, what);
+    if from_catalog && !closest.starts_with("did you mean") {
+        format!(
+            "no {what} is named `{wanted}`; {closest}. Names come from the link-time catalog, and the linker leaves out a library crate the program never uses: if `{wanted}` is defined in one, use something of that crate in your binary (such as `let _ = my_tools::{struct_name};` in `main`), or list it with `Assembly::builder()`",
+            struct_name = struct_name_of(wanted)
+        )
+    } else {
+        format!("no {what} is named `{wanted}`; {closest}")
+    }
+}
+
+/// The struct a `#[tool]` or factory function's name becomes
+/// (`create_feedback` -> `CreateFeedback`), for the hint above.
+fn struct_name_of(function: &str) -> String {
+    let name = function.rsplit("::").next().unwrap_or(function);
+    name.split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect::<String>()
+            })
+        })
+        .collect()
 }
 
 impl Assembly {
     /// Every `#[tool]` function and factory linked into the program.
     #[must_use]
     pub fn from_catalog() -> Self {
-        let mut assembly = Self::default();
+        let mut assembly = Self {
+            from_catalog: true,
+            ..Self::default()
+        };
         for tool in iris_core::catalog::tools() {
             assembly.tools.push(Entry {
                 name: tool.name().to_owned(),
@@ -124,6 +158,27 @@ impl Assembly {
         self
     }
 
+    /// The `#[tool]` methods of `service` (an `#[iris::toolbox]` type),
+    /// which an agent file then names by tool name (`invoice_amount`) or as
+    /// `Type::method` (`Billing::invoice_amount`). A service's tools need
+    /// the service value, so the catalog cannot hold them: the host hands
+    /// it over here.
+    #[must_use]
+    pub fn with_toolbox<S: Toolbox>(mut self, service: Arc<S>) -> Self {
+        self.add_toolbox(service);
+        self
+    }
+
+    fn add_toolbox<S: Toolbox>(&mut self, service: Arc<S>) {
+        for tool in S::tools(service) {
+            self.tools.push(Entry {
+                name: tool.definition_dyn().name().to_string(),
+                path: tool.rust_item().to_owned(),
+                item: tool,
+            });
+        }
+    }
+
     pub(crate) fn tool(&self, name: &str) -> Option<&Entry<dyn DynTool>> {
         find(&self.tools, name)
     }
@@ -139,12 +194,26 @@ impl Assembly {
 
 /// By name first, then by path; a name two functions share resolves to
 /// neither (the path tells them apart).
+/// The one entry `wanted` names: by name, by whole path, or by the end of
+/// a path at a `::` (`Billing::invoice_amount`, `math::cube`).
 fn find<'a, T: ?Sized>(entries: &'a [Entry<T>], wanted: &str) -> Option<&'a Entry<T>> {
     let mut by_name = entries.iter().filter(|e| e.name == wanted);
     if let Some(first) = by_name.next() {
         return by_name.next().is_none().then_some(first);
     }
-    entries.iter().find(|e| e.path == wanted)
+    if let Some(exact) = entries.iter().find(|e| e.path == wanted) {
+        return Some(exact);
+    }
+    if !wanted.contains("::") {
+        return None;
+    }
+    let mut by_tail = entries.iter().filter(|e| {
+        e.path
+            .strip_suffix(wanted)
+            .is_some_and(|head| head.ends_with("::"))
+    });
+    let first = by_tail.next()?;
+    by_tail.next().is_none().then_some(first)
 }
 
 /// Names that more than one entry answers to.
@@ -171,6 +240,12 @@ impl AssemblyBuilder {
             path: tool.rust_item().to_owned(),
             item: tool,
         });
+        self
+    }
+
+    /// The `#[tool]` methods of `service` (see [`Assembly::with_toolbox`]).
+    pub fn toolbox<S: Toolbox>(mut self, service: Arc<S>) -> Self {
+        self.assembly.add_toolbox(service);
         self
     }
 

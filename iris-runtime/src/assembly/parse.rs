@@ -41,6 +41,7 @@ fn key_path(path: &str) -> String {
         return String::new();
     }
     path.replace("handler.value.", "handler.")
+        .replace("options.value.", "options.")
         .trim_end_matches(".value")
         .trim_end_matches(".?")
         .to_owned()

@@ -34,7 +34,7 @@ pub use server::serve::{ServeTransport, serve, serve_connection, serve_with};
 pub use server::{DEFAULT_PAGE_SIZE, IrisServer, MAX_RESOURCE_BYTES, ServeOptions, ServedTools};
 
 /// Why an MCP server could not be used.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
     /// The configuration cannot work as written.
@@ -99,3 +99,5 @@ pub enum McpError {
         message: String,
     },
 }
+
+crate::error::debug_as_display!(McpError);

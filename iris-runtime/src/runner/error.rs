@@ -5,7 +5,7 @@ use crate::RuntimeError;
 use crate::model::ModelError;
 
 /// A run that failed, or a resume that was refused.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
     /// The model could not answer.
@@ -40,3 +40,5 @@ pub enum RunError {
     #[error("the run's tool context could not be made: {0}")]
     Context(RuntimeError),
 }
+
+crate::error::debug_as_display!(RunError);

@@ -3,7 +3,8 @@
 #![allow(
     clippy::expect_used,
     clippy::panic,
-    reason = "a test fails loudly on what it does not expect"
+    clippy::too_many_lines,
+    reason = "a test fails loudly on what it does not expect; the table of error cases reads best whole"
 )]
 
 use std::fmt::Write as _;
@@ -410,6 +411,105 @@ fn the_committed_schema_is_current() {
 }
 
 /// The exact text of each kind of error, at a fixed origin.
+/// A service whose methods are tools.
+struct Billing {
+    cents: u64,
+}
+
+#[iris::toolbox]
+impl Billing {
+    /// Look up an invoice's amount, in cents.
+    #[tool(read_only)]
+    fn invoice_amount(
+        &self,
+        /// The invoice id.
+        id: String,
+    ) -> String {
+        format!("{id}: {}", self.cents)
+    }
+
+    /// Refund an invoice.
+    #[tool(write)]
+    fn refund(
+        &self,
+        /// The invoice id.
+        id: String,
+    ) -> String {
+        format!("refunded {id} of {} cents", self.cents)
+    }
+}
+
+#[tokio::test]
+async fn toolbox_methods_are_named_by_tool_name_or_type_and_method() {
+    let service = std::sync::Arc::new(Billing { cents: 1200 });
+    let agent = Assembly::from_catalog()
+        .with_toolbox(service)
+        .parse(
+            "name: a\ntools: { functions: [invoice_amount, Billing::refund] }\n",
+            Path::new(ORIGIN),
+        )
+        .expect("both methods are found");
+    let registry = agent.registry();
+    assert!(registry.resolve("invoice_amount").is_some());
+    assert!(registry.resolve("refund").is_some());
+    let cx = agent
+        .context_builder(".", RunId::new("r"))
+        .expect("a context")
+        .build();
+    let outcome = agent
+        .executor()
+        .execute_one(
+            ToolUseBlock::new("c", "invoice_amount", json!({"id": "INV-1"})),
+            &cx,
+        )
+        .await;
+    assert_eq!(
+        outcome.result().expect("finished").text_content(),
+        "INV-1: 1200"
+    );
+}
+
+#[test]
+fn configuration_errors_read_the_same_through_debug() {
+    let err = error_of("name: a\ntools: { functions: [doubel] }\n");
+    assert_eq!(format!("{err:?}"), err.to_string());
+    assert!(format!("{err:?}").contains("did you mean `double`?"));
+}
+
+/// Return the square of an integer.
+#[iris::tool(read_only)]
+fn square(
+    /// The integer to square.
+    value: i64,
+) -> i64 {
+    value * value
+}
+
+/// The README's sample of errors is what assembling its sample file prints.
+#[test]
+fn the_readme_error_samples_are_true() {
+    let readme = include_str!("../../../README.md");
+    let after = |marker: &str, fence: &str| -> String {
+        let at = readme.find(marker).expect("the README has the sample");
+        let start = readme[at..].find(fence).expect("a fenced block") + at + fence.len();
+        let end = readme[start..].find("```").expect("the block ends") + start;
+        readme[start..end].to_owned()
+    };
+    let yaml = after("This file has\nthree mistakes:", "```yaml\n");
+    let first = after("This file has\nthree mistakes:", "```text\n");
+    let rest = after("the rest\ncome together", "```text\n");
+    let names = Assembly::builder()
+        .tool(Square)
+        .hook_factory("create_feedback", CreateFeedback)
+        .build();
+    let err = |text: &str| match names.parse(text, Path::new("agent.yaml")) {
+        Ok(agent) => panic!("assembled {agent:?}"),
+        Err(err) => format!("{err}\n"),
+    };
+    assert_eq!(err(&yaml), first);
+    assert_eq!(err(&yaml.replace("max_steps: many", "max_steps: 40")), rest);
+}
+
 #[test]
 fn error_messages() {
     let cases: &[(&str, &str)] = &[
@@ -433,6 +533,10 @@ fn error_messages() {
             "name: a\ntools: { builtin: [file.reed] }\n",
         ),
         (
+            "unknown_function_linker_hint",
+            "name: a\ntools: { functions: [lookup_weather] }\n",
+        ),
+        (
             "unknown_hook_factory",
             "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory, factory: create_fedback } } ]\n",
         ),
@@ -443,6 +547,10 @@ fn error_messages() {
         (
             "wrong_factory_option",
             "name: a\nhooks: [ { name: h, event: tool.after, handler: { type: factory, factory: create_feedback, options: { text: hi, times: lots } } } ]\n",
+        ),
+        (
+            "wrong_factory_option_in_block",
+            "name: a\nhooks:\n  - name: h\n    event: tool.after\n    handler:\n      type: factory\n      factory: create_feedback\n      options:\n        text: hi\n        times: \"100k\"\n",
         ),
         (
             "factory_without_name",

@@ -1,7 +1,7 @@
 //! Why a Decision backend could not be set up.
 
 /// Why `decision.yaml` or the Decision backend it describes cannot be used.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum DecisionError {
     /// A configuration file holds something unexpected.
@@ -43,3 +43,5 @@ pub enum DecisionError {
         message: String,
     },
 }
+
+crate::error::debug_as_display!(DecisionError);
