@@ -184,6 +184,7 @@ macro_rules! debug_as_display {
         }
     };
 }
+#[allow(unused_imports, reason = "used by the wings a build may leave out")]
 pub(crate) use debug_as_display;
 
 debug_as_display!(RuntimeError);

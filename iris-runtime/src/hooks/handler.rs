@@ -166,7 +166,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a hook answering `{A}`",
     label = "expected a hook answering `{A}`",
-    note = "pass a type implementing `BeforeHook`, `AfterHook` or `RunHook`, an `async fn(&HookInput) -> {A}`, or a closure with its parameter's type written out: `|input: &HookInput| ...`"
+    note = "pass a type implementing `BeforeHook`, `AfterHook` or `RunHook`, an `async fn(&HookInput) -> {A}`, or a closure with its parameter's type written out: `|input: &HookInput| ...` (to `.await` inside, an async closure: `async |input: &HookInput| {{ ... }}`)"
 )]
 pub trait IntoHook<A, M> {
     #[doc(hidden)]
@@ -214,7 +214,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a hook answering `{A}`",
     label = "expected a hook answering `{A}`",
-    note = "pass a `Hook`, a type implementing `BeforeHook`, `AfterHook` or `RunHook`, an `async fn(&HookInput) -> {A}`, or a closure with its parameter's type written out: `|input: &HookInput| ...`"
+    note = "pass a `Hook`, a type implementing `BeforeHook`, `AfterHook` or `RunHook`, an `async fn(&HookInput) -> {A}`, or a closure with its parameter's type written out: `|input: &HookInput| ...` (to `.await` inside, an async closure: `async |input: &HookInput| {{ ... }}`)"
 )]
 pub trait HookCode<A, M> {
     #[doc(hidden)]

@@ -1,6 +1,6 @@
 //! Every way to write a hook compiles: a type implementing the event's
 //! trait, an `async fn` borrowing the input, closures answering at once or
-//! later, fallible or not, and a factory as short as its Python original.
+//! later, async closures, fallible or not, and a factory as short as its Python original.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -56,6 +56,14 @@ fn main() {
         HookRegistration::before("later", |input: &HookInput| {
             let tool = input.tool.clone();
             async move { tool.map_or(BeforeAnswer::Allow, |_| BeforeAnswer::Allow) }
+        }),
+        // The form that awaits while it reads the input: an async closure.
+        HookRegistration::before("awaits", async |input: &HookInput| {
+            std::future::ready(()).await;
+            match input.tool.as_ref() {
+                Some(tool) if tool.as_str() == "delete_file" => BeforeAnswer::deny("not here"),
+                _ => BeforeAnswer::Allow,
+            }
         }),
         HookRegistration::after("remind", Reminder { text: "Check the units.".into() }),
         HookRegistration::after("explain", |_: &HookInput| AfterAnswer::Nothing),
