@@ -28,6 +28,7 @@ pub(crate) fn shorten_to(text: &str, max: usize) -> Cow<'_, str> {
 }
 
 /// `text` cut to `max` characters ending in `...`, for one line of a list.
+#[cfg(feature = "discovery")]
 pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         text.to_owned()

@@ -424,11 +424,7 @@ fn handler(
                 );
                 return None;
             };
-            let options = handler
-                .options
-                .as_ref()
-                .map_or(serde_json::Value::Null, |o| o.value.clone());
-            let options_at = handler.options.as_ref().map(|o| o.referenced);
+            let (options, options_at) = options_of(handler.options.as_ref());
             match entry.item.build(&options) {
                 Ok(hook) if hook.answers_event(section.event) => Some(hook),
                 Ok(hook) => {
@@ -446,16 +442,9 @@ fn handler(
                     None
                 }
                 Err(err) => {
-                    let message = format!(
-                        "hook factory `{}`: {}",
-                        entry.name,
-                        option_message(err.message())
-                    );
-                    let key = option_key(&at, err.path());
-                    match options_at {
-                        Some(options) => issues.at_option(options, err.path(), key, message),
-                        None => issues.at(factory.referenced, key, message),
-                    }
+                    let factory_name = format!("hook factory `{}`", entry.name);
+                    let at_factory = (options_at, factory.referenced);
+                    options_refused(issues, &at, &factory_name, at_factory, &err);
                     None
                 }
             }
@@ -538,6 +527,32 @@ fn expand_variables(value: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// A factory's options as JSON, and where they start in the file.
+fn options_of(
+    options: Option<&Spanned<serde_json::Value>>,
+) -> (serde_json::Value, Option<Location>) {
+    options.map_or((serde_json::Value::Null, None), |o| {
+        (o.value.clone(), Some(o.referenced))
+    })
+}
+
+/// Reports options `factory` refused: at the option at fault when the file
+/// shows where it is, else at the options or the factory's name.
+fn options_refused(
+    issues: &mut Issues,
+    at: &str,
+    factory: &str,
+    (options_at, factory_at): (Option<Location>, Location),
+    err: &iris_core::ArgumentError,
+) {
+    let message = format!("{factory}: {}", option_message(err.message()));
+    let key = option_key(at, err.path());
+    match options_at {
+        Some(options) => issues.at_option(options, err.path(), key, message),
+        None => issues.at(factory_at, key, message),
+    }
+}
+
 /// A factory's parse error in the words of options.
 fn option_message(message: &str) -> String {
     crate::yaml::reworded_as(message, "option", "agent file").unwrap_or_else(|| message.to_owned())
@@ -571,24 +586,13 @@ fn middleware(
             );
             continue;
         };
-        let options = entry
-            .options
-            .as_ref()
-            .map_or(serde_json::Value::Null, |o| o.value.clone());
-        let options_at = entry.options.as_ref().map(|o| o.referenced);
+        let (options, options_at) = options_of(entry.options.as_ref());
         match found.item.build(&options) {
             Ok(layer) => built.push(layer),
             Err(err) => {
-                let message = format!(
-                    "middleware factory `{}`: {}",
-                    found.name,
-                    option_message(err.message())
-                );
-                let key = option_key(&at, err.path());
-                match options_at {
-                    Some(options) => issues.at_option(options, err.path(), key, message),
-                    None => issues.at(factory.referenced, key, message),
-                }
+                let factory_name = format!("middleware factory `{}`", found.name);
+                let at_factory = (options_at, factory.referenced);
+                options_refused(issues, &at, &factory_name, at_factory, &err);
             }
         }
     }

@@ -111,6 +111,7 @@ impl Endpoint {
     }
 
     /// Retries by `policy`.
+    #[cfg(feature = "decision")]
     pub(crate) fn set_retries(&mut self, policy: RetryPolicy) {
         self.retry = policy;
     }

@@ -67,26 +67,9 @@ impl Wire for ChatCompletions {
             }
         }
         let mut body = json!({"model": endpoint.model(), "messages": messages});
-        let options = request.options;
-        if let Some(temperature) = options.temperature {
-            body["temperature"] = json!(temperature);
-        }
-        if let Some(max_tokens) = options.max_tokens {
-            body["max_completion_tokens"] = json!(max_tokens);
-        }
-        if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|spec| openai_chat(spec).tool)
-                .collect();
-            body["tool_choice"] = json!(match options.tool_choice {
-                ToolChoice::Auto => "auto",
-                ToolChoice::None => "none",
-                ToolChoice::Required => "required",
-            });
-            body["parallel_tool_calls"] = json!(options.parallel_tool_calls);
-        }
+        add_options(&mut body, request, "max_completion_tokens", |spec| {
+            openai_chat(spec).tool
+        });
         body
     }
 
@@ -103,6 +86,32 @@ impl Wire for ChatCompletions {
         on_delta: OnDelta<'_>,
     ) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
         Box::pin(stream::read(response, on_delta))
+    }
+}
+
+/// The sampling and tool options both OpenAI APIs take, under the name
+/// each gives the token limit, with the tools in each one's projection.
+pub(super) fn add_options(
+    body: &mut Value,
+    request: &ModelRequest<'_>,
+    max_tokens_key: &str,
+    project: impl Fn(&iris_core::ToolSpec) -> Value,
+) {
+    let options = request.options;
+    if let Some(temperature) = options.temperature {
+        body["temperature"] = json!(temperature);
+    }
+    if let Some(max_tokens) = options.max_tokens {
+        body[max_tokens_key] = json!(max_tokens);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request.tools.iter().map(project).collect();
+        body["tool_choice"] = json!(match options.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+            ToolChoice::Required => "required",
+        });
+        body["parallel_tool_calls"] = json!(options.parallel_tool_calls);
     }
 }
 

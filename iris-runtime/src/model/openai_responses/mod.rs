@@ -12,10 +12,8 @@ use serde_json::{Value, json};
 
 use super::config::ModelProvider;
 use super::http::{Api, Endpoint, HttpModel, Wire};
-use super::openai_chat::OPENAI_BASE_URL;
-use super::{
-    FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
-};
+use super::openai_chat::{OPENAI_BASE_URL, add_options};
+use super::{FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, Usage};
 
 /// A model behind the OpenAI Responses API (`https://api.openai.com/v1`
 /// unless another server speaks it), its key from `api_key_env` (or
@@ -62,26 +60,9 @@ impl Wire for Responses {
         if let Some(instructions) = request.instructions {
             body["instructions"] = json!(instructions);
         }
-        let options = request.options;
-        if let Some(temperature) = options.temperature {
-            body["temperature"] = json!(temperature);
-        }
-        if let Some(max_tokens) = options.max_tokens {
-            body["max_output_tokens"] = json!(max_tokens);
-        }
-        if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|spec| openai_responses(spec).tool)
-                .collect();
-            body["tool_choice"] = json!(match options.tool_choice {
-                ToolChoice::Auto => "auto",
-                ToolChoice::None => "none",
-                ToolChoice::Required => "required",
-            });
-            body["parallel_tool_calls"] = json!(options.parallel_tool_calls);
-        }
+        add_options(&mut body, request, "max_output_tokens", |spec| {
+            openai_responses(spec).tool
+        });
         body
     }
 
