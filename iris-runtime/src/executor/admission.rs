@@ -71,7 +71,7 @@ impl ToolExecutor {
         started: Option<Instant>,
     ) -> ToolOutcome {
         if let Err(duplicate) = self.record_once(&prepared.call_id, cx) {
-            return self.finish(prepared, duplicate, cx, started);
+            return self.finish_prepared(prepared, duplicate, cx, started);
         }
         let request = ApprovalRequest::new(
             cx.run_id().clone(),
@@ -99,7 +99,7 @@ impl ToolExecutor {
                     "this call needs a person's approval, but {limit} calls already wait for one, so it did not run; wait until the user has decided on those, then call it again"
                 ),
             );
-            return self.finish(pending.prepared, result, cx, started);
+            return self.finish_prepared(pending.prepared, result, cx, started);
         }
         self.emit(|| RunEvent::ToolWaiting {
             run_id: cx.run_id().clone(),
@@ -128,7 +128,7 @@ impl ToolExecutor {
                     ToolErrorKind::PermissionDenied,
                     format!("the user denied this call: {reason}"),
                 );
-                self.finish(prepared, result, cx, started)
+                self.finish_prepared(prepared, result, cx, started)
             }
             // `resume` matched the approval against this request already.
             ApprovalDecision::Approve { .. } => {
@@ -136,13 +136,13 @@ impl ToolExecutor {
                 if let Err(not_offered) =
                     super::resolve::offered_tool(&registry, request.tool.as_str(), cx)
                 {
-                    return self.finish(prepared, not_offered, cx, started);
+                    return self.finish_prepared(prepared, not_offered, cx, started);
                 }
                 let grant = Grant {
                     run_id: request.run_id,
                 };
                 let result = self.run_staged(&prepared, args, cx, Some(&grant)).await;
-                self.finish(prepared, result, cx, started)
+                self.finish_prepared(prepared, result, cx, started)
             }
         }
     }

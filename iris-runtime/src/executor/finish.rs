@@ -9,55 +9,42 @@ use super::pipeline::{Prepared, Unprepared};
 use super::{ToolExecutor, ToolOutcome};
 use crate::observers::RunEvent;
 
-impl ToolExecutor {
-    /// A call that never reached a tool (unknown tool, bad input).
-    pub(super) fn finish_unprepared(
-        &self,
-        unprepared: Unprepared,
-        cx: &ToolContext,
-        started: Option<Instant>,
-    ) -> ToolOutcome {
-        // Error results take the same limit as any other result.
-        let result = self.bound_result(unprepared.result, None, cx);
-        let call_id = unprepared.call_id;
-        self.emit(|| RunEvent::ToolFinished {
-            run_id: cx.run_id().clone(),
-            call_id: call_id.clone(),
-            tool: None,
-            error_kind: result.error_kind(),
-            elapsed: started.map(|s| s.elapsed()).unwrap_or_default(),
-        });
-        ToolOutcome::Finished { call_id, result }
-    }
+/// Which call ends: its id, its tool when it reached one (an unknown tool
+/// or unreadable input never did), and the input repairs made on the way.
+pub(super) struct Ending<'a> {
+    pub(super) call_id: String,
+    pub(super) definition: Option<&'a ToolDefinition>,
+    pub(super) repairs: Vec<&'static str>,
+}
 
+impl Ending<'_> {
+    /// A call that never reached a tool.
+    pub(super) fn unprepared(call_id: String) -> Self {
+        Self {
+            call_id,
+            definition: None,
+            repairs: Vec::new(),
+        }
+    }
+}
+
+impl ToolExecutor {
+    /// The one last stage of every call: result processing (a call that
+    /// never reached a tool takes the executor's own limit), input repairs
+    /// noted, observers told.
     pub(super) fn finish(
         &self,
-        prepared: Prepared,
+        ending: Ending<'_>,
         result: ToolResult,
         cx: &ToolContext,
         started: Option<Instant>,
     ) -> ToolOutcome {
-        let definition = prepared.tool.definition_dyn();
-        self.finish_call(
-            prepared.call_id,
+        let Ending {
+            call_id,
             definition,
-            prepared.repairs,
-            result,
-            cx,
-            started,
-        )
-    }
-
-    pub(super) fn finish_call(
-        &self,
-        call_id: String,
-        definition: &ToolDefinition,
-        repairs: Vec<&'static str>,
-        result: ToolResult,
-        cx: &ToolContext,
-        started: Option<Instant>,
-    ) -> ToolOutcome {
-        let result = self.bound_result(result, Some(definition), cx);
+            repairs,
+        } = ending;
+        let result = self.bound_result(result, definition, cx);
         let result = if repairs.is_empty() {
             result
         } else {
@@ -66,10 +53,43 @@ impl ToolExecutor {
         self.emit(|| RunEvent::ToolFinished {
             run_id: cx.run_id().clone(),
             call_id: call_id.clone(),
-            tool: Some(definition.name().clone()),
+            tool: definition.map(|d| d.name().clone()),
             error_kind: result.error_kind(),
             elapsed: started.map(|s| s.elapsed()).unwrap_or_default(),
         });
         ToolOutcome::Finished { call_id, result }
+    }
+
+    /// A call that never reached a tool (unknown tool, bad input).
+    pub(super) fn finish_unprepared(
+        &self,
+        unprepared: Unprepared,
+        cx: &ToolContext,
+        started: Option<Instant>,
+    ) -> ToolOutcome {
+        let ending = Ending::unprepared(unprepared.call_id);
+        self.finish(ending, unprepared.result, cx, started)
+    }
+
+    /// A prepared call.
+    pub(super) fn finish_prepared(
+        &self,
+        prepared: Prepared,
+        result: ToolResult,
+        cx: &ToolContext,
+        started: Option<Instant>,
+    ) -> ToolOutcome {
+        let Prepared {
+            call_id,
+            tool,
+            repairs,
+            ..
+        } = prepared;
+        let ending = Ending {
+            call_id,
+            definition: Some(tool.definition_dyn()),
+            repairs,
+        };
+        self.finish(ending, result, cx, started)
     }
 }

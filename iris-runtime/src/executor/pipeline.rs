@@ -103,7 +103,12 @@ impl ToolExecutor {
                 let Running {
                     call_id, repairs, ..
                 } = running;
-                self.finish_call(call_id, definition, repairs, result, cx, started)
+                let ending = super::finish::Ending {
+                    call_id,
+                    definition: Some(definition),
+                    repairs,
+                };
+                self.finish(ending, result, cx, started)
             }
             // Boxed: hooks, middleware and the pause for a person make a
             // future several times the size of the straight path's, and
@@ -281,7 +286,7 @@ impl ToolExecutor {
                 return self.wait_for_approval(prepared, args, reason, cx, started);
             }
         };
-        self.finish(prepared, result, cx, started)
+        self.finish_prepared(prepared, result, cx, started)
     }
 
     /// Before hooks, middleware, gate and body, after hooks. `args` is
