@@ -72,15 +72,10 @@ fn agent() -> Agent {
         }))
         .build()
         .expect("the executor builds");
-    let discovery = Discovery::builder(executor.shared_registry())
-        .ledger(Arc::clone(executor.ledger()))
-        .build()
-        .expect("discovery builds");
-    Agent::builder(executor)
+    shop::agent_with_discovery(executor)
         .name("shop")
         .instructions("Help the customer shop.")
         .max_steps(6)
-        .discovery(discovery)
         .results_budget(100_000)
         .build()
         .expect("the agent builds")

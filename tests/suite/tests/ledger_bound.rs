@@ -16,7 +16,6 @@ mod shop;
 use std::sync::Arc;
 
 use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
-use iris::discovery::Discovery;
 use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
 use iris::serde_json::json;
 use iris::tool::BoxFuture;
@@ -63,12 +62,7 @@ fn agent() -> Agent {
         .max_runs(MAX_RUNS)
         .build()
         .expect("the executor builds");
-    let discovery = Discovery::builder(executor.shared_registry())
-        .ledger(Arc::clone(executor.ledger()))
-        .build()
-        .expect("discovery builds");
-    Agent::builder(executor)
-        .discovery(discovery)
+    shop::agent_with_discovery(executor)
         .results_budget(50_000)
         .build()
         .expect("the agent builds")

@@ -3,8 +3,11 @@
 #![allow(dead_code, reason = "each test binary uses part of it")]
 #![allow(clippy::expect_used, reason = "a test fails loudly on a broken setup")]
 
-use iris::discovery::ToolSearch;
-use iris::{ToolRegistry, ToolUseBlock};
+use std::sync::Arc;
+
+use iris::agent::{Agent, AgentBuilder};
+use iris::discovery::{Discovery, ToolSearch};
+use iris::{ToolExecutor, ToolRegistry, ToolUseBlock};
 
 /// Look up the price of an item, in cents.
 #[iris::tool(read_only)]
@@ -54,4 +57,14 @@ pub(crate) fn search() -> ToolUseBlock {
         "tool_search",
         iris::serde_json::json!({"intents": ["convert an amount of money to another currency"]}),
     )
+}
+
+/// An agent over `executor` whose discovery keeps its disclosures in the
+/// executor's ledger, as an agent's must.
+pub(crate) fn agent_with_discovery(executor: ToolExecutor) -> AgentBuilder {
+    let discovery = Discovery::builder(executor.shared_registry())
+        .ledger(Arc::clone(executor.ledger()))
+        .build()
+        .expect("discovery builds");
+    Agent::builder(executor).discovery(discovery)
 }
