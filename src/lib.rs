@@ -39,13 +39,13 @@ pub mod content {
 /// context extractors, toolboxes and runtime-made tools.
 pub mod tool {
     pub use iris_core::{
-        ArgumentError, BoxFuture, DynTool, DynamicTool, FromToolContext, IntoToolResult, StopFlag,
-        ToolBody, ToolContextBuilder, ToolFailure, Toolbox,
+        ArgumentError, BoxFuture, DynTool, DynamicTool, FromToolContext, IntoToolResult,
+        ParsedArgs, StopFlag, ToolBody, ToolContextBuilder, ToolFailure, Toolbox,
     };
-    // How the executor starts a call between its parse and its body:
-    // public because hand-written `DynTool`s name them, kept out of the docs.
+    // The body a middleware stack ends in: public because `Next` names it,
+    // kept out of the docs.
     #[doc(hidden)]
-    pub use iris_core::{CallTraits, Endpoint, ParsedArgs, Proceed, Started};
+    pub use iris_core::Endpoint;
 }
 
 /// Middleware: the trait `#[iris::middleware]` implements, and its errors.

@@ -1,5 +1,7 @@
-//! `DynTool::start_dyn`: the checks decide before a body is made, and a held
-//! call keeps arguments that run later exactly as parsed.
+//! The object-safe face of a tool: a parse keeps the tool's answers for the
+//! call and arguments that run later exactly as parsed, a hand-written
+//! `DynTool` runs through the executor like any other, and arguments parsed
+//! by one tool are refused by another.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -9,8 +11,10 @@
 )]
 
 use iris::definition::ToolDefinition;
-use iris::tool::{ArgumentError, CallTraits, DynTool, ParsedArgs, Proceed, Started, ToolBody};
-use iris::{RunId, ToolContext, ToolResult};
+use iris::tool::{ArgumentError, DynTool, ParsedArgs, ToolBody};
+use iris::{
+    RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
+};
 use serde_json::{Value, json};
 
 /// Double an integer.
@@ -31,8 +35,7 @@ async fn store(
     format!("stored {note}")
 }
 
-/// A tool written by hand on the object-safe face, which gets the provided
-/// `start_dyn` (parse, check, then call).
+/// A tool written by hand on the object-safe face.
 struct ByHand(Double);
 
 impl DynTool for ByHand {
@@ -53,59 +56,71 @@ fn cx() -> ToolContext {
     ToolContext::builder(".", RunId::new("dyn")).build()
 }
 
-fn text(result: &ToolResult) -> String {
-    result.text_content()
-}
-
-async fn start_then_hold(tool: &dyn DynTool) {
+async fn parse_then_call(tool: &dyn DynTool) {
     let cx = cx();
-    let mut seen = Vec::new();
-    let mut check = |traits: CallTraits| {
-        seen.push(traits);
-        Proceed::Start
-    };
-    let Ok(Started::Body(body)) = tool.start_dyn(&json!({"value": 21}), &cx, &mut check) else {
-        panic!("a started call gives its body");
-    };
-    assert_eq!(text(&body.run_inline().await), "42");
-    assert!(seen[0].read_only && seen[0].concurrency_safe, "{seen:?}");
+    let args = tool.parse_dyn(&json!({"value": 21})).unwrap();
+    assert!(
+        args.is_read_only() && args.is_concurrency_safe(),
+        "{args:?}"
+    );
+    assert_eq!(
+        tool.call_dyn(args, &cx).run_inline().await.text_content(),
+        "42"
+    );
 
-    let Ok(Started::Held(args)) = tool.start_dyn(&json!({"value": 5}), &cx, &mut |_| Proceed::Hold)
-    else {
-        panic!("a held call gives its arguments back");
-    };
-    assert!(args.is_read_only());
-    let later = tool.call_dyn(args, &cx).run_inline().await;
-    assert_eq!(text(&later), "10", "held arguments run later as parsed");
+    let kept = tool.parse_dyn(&json!({"value": 5})).unwrap();
+    let _other = tool.parse_dyn(&json!({"value": 7})).unwrap();
+    let later = tool.call_dyn(kept, &cx).run_inline().await;
+    assert_eq!(
+        later.text_content(),
+        "10",
+        "kept arguments run later as parsed"
+    );
 
-    let mut called = false;
-    let err = tool.start_dyn(&json!({"value": "five"}), &cx, &mut |_| {
-        called = true;
-        Proceed::Start
-    });
-    assert!(err.is_err(), "bad input is an argument error");
-    assert!(!called, "the checks never see a call that did not parse");
+    let err = tool.parse_dyn(&json!({"value": "five"})).unwrap_err();
+    assert_eq!(err.path(), "$.value", "{err}");
 }
 
 #[tokio::test]
-async fn macro_tools_start_and_hold() {
-    start_then_hold(&Double).await;
+async fn macro_tools_parse_then_call() {
+    parse_then_call(&Double).await;
 }
 
 #[tokio::test]
 async fn hand_written_tools_get_the_same_behaviour() {
-    start_then_hold(&ByHand(Double)).await;
+    parse_then_call(&ByHand(Double)).await;
 }
 
 #[tokio::test]
-async fn traits_follow_the_tool() {
-    let cx = cx();
-    let mut seen = None;
-    let held = Store.start_dyn(&json!({"note": "hi"}), &cx, &mut |traits| {
-        seen = Some(traits);
-        Proceed::Hold
-    });
-    assert!(matches!(held, Ok(Started::Held(_))));
-    let traits = seen.expect("the check ran");
-    assert!(!traits.read_only && !traits.concurrency_safe);
+async fn answers_follow_the_tool() {
+    let args = Store.parse_dyn(&json!({"note": "hi"})).unwrap();
+    assert!(!args.is_read_only() && !args.is_concurrency_safe());
+}
+
+#[tokio::test]
+async fn arguments_of_another_tool_are_refused() {
+    let args = Store.parse_dyn(&json!({"note": "hi"})).unwrap();
+    let result: ToolResult = Double.call_dyn(args, &cx()).run_inline().await;
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::Internal));
+    assert!(
+        result.text_content().contains("parsed by another tool"),
+        "{}",
+        result.text_content()
+    );
+}
+
+#[tokio::test]
+async fn a_hand_written_tool_runs_through_the_executor() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_dyn(std::sync::Arc::new(ByHand(Double)))
+        .unwrap();
+    let executor = ToolExecutor::builder(registry).build().unwrap();
+    let block = ToolUseBlock {
+        id: "call_1".into(),
+        name: "double".into(),
+        input: json!({"value": 4}),
+    };
+    let outcome = executor.execute_one(block, &cx()).await;
+    assert_eq!(outcome.result().unwrap().text_content(), "8");
 }

@@ -116,24 +116,6 @@ impl ParsedArgs {
     pub fn is_concurrency_safe(&self) -> bool {
         self.concurrency_safe
     }
-
-    /// Typed arguments boxed, with the tool's answers for them.
-    fn erase<A: Send + 'static>(args: A, traits: CallTraits) -> Self {
-        Self {
-            args: Box::new(args),
-            read_only: traits.read_only,
-            concurrency_safe: traits.concurrency_safe,
-        }
-    }
-
-    /// Both answers.
-    #[must_use]
-    pub fn traits(&self) -> CallTraits {
-        CallTraits {
-            read_only: self.read_only,
-            concurrency_safe: self.concurrency_safe,
-        }
-    }
 }
 
 impl std::fmt::Debug for ParsedArgs {
@@ -167,67 +149,6 @@ pub trait DynTool: Send + Sync + 'static {
 
     /// Runs the body with arguments from [`DynTool::parse_dyn`] of this tool.
     fn call_dyn<'a>(&'a self, args: ParsedArgs, cx: &'a ToolContext) -> ToolBody<'a>;
-
-    /// Parses input, lets `check` decide from the call's traits, and makes
-    /// the body only when it says [`Proceed::Start`].
-    ///
-    /// The same as [`parse_dyn`](DynTool::parse_dyn) followed by
-    /// [`call_dyn`](DynTool::call_dyn), except that a call that starts
-    /// keeps its typed arguments as they are: only a held call has them
-    /// boxed in [`ParsedArgs`]. An executor uses it when nothing needs the
-    /// parsed arguments between its checks and the body.
-    ///
-    /// # Errors
-    /// [`ArgumentError`] as in [`Tool::parse`]; `check` is not called then.
-    fn start_dyn<'a>(
-        &'a self,
-        input: &Value,
-        cx: &'a ToolContext,
-        check: &mut dyn FnMut(CallTraits) -> Proceed,
-    ) -> Result<Started<'a>, ArgumentError> {
-        let args = self.parse_dyn(input)?;
-        Ok(match check(args.traits()) {
-            Proceed::Start => Started::Body(self.call_dyn(args, cx)),
-            Proceed::Hold => Started::Held(args),
-        })
-    }
-}
-
-/// What a tool says about one call, once its arguments are parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CallTraits {
-    /// The call only reads.
-    pub read_only: bool,
-    /// The call may run next to others.
-    pub concurrency_safe: bool,
-}
-
-/// The answer of the check handed to [`DynTool::start_dyn`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Proceed {
-    /// Make the body now.
-    Start,
-    /// Do not make it; keep the parsed arguments.
-    Hold,
-}
-
-/// What [`DynTool::start_dyn`] gives back.
-#[derive(Debug)]
-pub enum Started<'a> {
-    /// The check said start: the body, made and not yet run.
-    Body(ToolBody<'a>),
-    /// The check said hold: the parsed arguments, for
-    /// [`DynTool::call_dyn`] later or to be dropped.
-    Held(ParsedArgs),
-}
-
-/// The tool's answers for these arguments.
-fn traits_of<T: Tool>(tool: &T, args: &T::Args) -> CallTraits {
-    CallTraits {
-        read_only: tool.is_read_only(args),
-        concurrency_safe: tool.is_concurrency_safe(args),
-    }
 }
 
 impl<T: Tool> DynTool for T {
@@ -241,21 +162,12 @@ impl<T: Tool> DynTool for T {
 
     fn parse_dyn(&self, input: &Value) -> Result<ParsedArgs, ArgumentError> {
         let args = self.parse(input)?;
-        let traits = traits_of(self, &args);
-        Ok(ParsedArgs::erase(args, traits))
-    }
-
-    fn start_dyn<'a>(
-        &'a self,
-        input: &Value,
-        cx: &'a ToolContext,
-        check: &mut dyn FnMut(CallTraits) -> Proceed,
-    ) -> Result<Started<'a>, ArgumentError> {
-        let args = self.parse(input)?;
-        let traits = traits_of(self, &args);
-        Ok(match check(traits) {
-            Proceed::Start => Started::Body(self.call(args, cx)),
-            Proceed::Hold => Started::Held(ParsedArgs::erase(args, traits)),
+        let read_only = self.is_read_only(&args);
+        let concurrency_safe = self.is_concurrency_safe(&args);
+        Ok(ParsedArgs {
+            args: Box::new(args),
+            read_only,
+            concurrency_safe,
         })
     }
 

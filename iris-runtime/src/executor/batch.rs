@@ -1,14 +1,18 @@
 //! Batches: adjacent read-only, concurrency-safe calls run together.
 
-use std::time::Instant;
-
 use futures_util::stream::{self, StreamExt as _};
-use iris_core::{ParsedArgs, ToolContext, ToolUseBlock};
+use iris_core::{ParsedArgs, ToolContext, ToolResult, ToolUseBlock};
 
-use super::pipeline::{Prepared, Unprepared};
+use super::call::{Call, Unresolved};
 use super::{ToolExecutor, ToolOutcome};
 
-type Call = (Option<Instant>, Result<(Prepared, ParsedArgs), Unprepared>);
+/// A call of the batch after resolve and parse, which decide its window.
+enum Entry<'r> {
+    Parsed(Call<'r>, ParsedArgs),
+    /// Its input did not parse: only finish is left.
+    Invalid(Call<'r>, ToolResult),
+    Unresolved(Unresolved),
+}
 
 pub(super) async fn execute_batch(
     executor: &ToolExecutor,
@@ -16,21 +20,32 @@ pub(super) async fn execute_batch(
     cx: &ToolContext,
 ) -> Vec<ToolOutcome> {
     let limit = executor.inner.config.max_concurrency;
+    // One snapshot for the whole batch: its calls borrow their tools from
+    // it, and a registry swapped meanwhile does not pull them away.
+    let registry = executor.inner.registry.snapshot();
     // Each call is parsed once, here; the tool's answer for these arguments
     // decides whether it may share a window.
-    let prepared: Vec<Call> = calls
+    let entries: Vec<Entry<'_>> = calls
         .into_iter()
-        .map(|call| (executor.clock(), executor.prepare(call, cx)))
+        .map(
+            |block| match Call::resolve(&registry, block, cx, executor.clock()) {
+                Ok(call) => match call.parse() {
+                    Ok(args) => Entry::Parsed(call, args),
+                    Err(invalid) => Entry::Invalid(call, invalid),
+                },
+                Err(unresolved) => Entry::Unresolved(unresolved),
+            },
+        )
         .collect();
-    let mut outcomes = Vec::with_capacity(prepared.len());
-    let mut window: Vec<Call> = Vec::new();
-    for call in prepared {
-        if shares_window(&call) {
-            window.push(call);
+    let mut outcomes = Vec::with_capacity(entries.len());
+    let mut window: Vec<Entry<'_>> = Vec::new();
+    for entry in entries {
+        if shares_window(&entry) {
+            window.push(entry);
             continue;
         }
         outcomes.extend(run_window(executor, std::mem::take(&mut window), cx, limit).await);
-        outcomes.push(run_call(executor, call, cx).await);
+        outcomes.push(run_entry(executor, entry, cx).await);
     }
     outcomes.extend(run_window(executor, window, cx, limit).await);
     outcomes
@@ -38,16 +53,16 @@ pub(super) async fn execute_batch(
 
 /// Calls that failed to resolve or parse have no side effect, so they never
 /// split a window.
-fn shares_window((_, call): &Call) -> bool {
-    match call {
-        Ok((_, args)) => args.is_read_only() && args.is_concurrency_safe(),
-        Err(_) => true,
+fn shares_window(entry: &Entry<'_>) -> bool {
+    match entry {
+        Entry::Parsed(_, args) => args.is_read_only() && args.is_concurrency_safe(),
+        Entry::Invalid(..) | Entry::Unresolved(_) => true,
     }
 }
 
 async fn run_window(
     executor: &ToolExecutor,
-    window: Vec<Call>,
+    window: Vec<Entry<'_>>,
     cx: &ToolContext,
     limit: usize,
 ) -> Vec<ToolOutcome> {
@@ -55,14 +70,14 @@ async fn run_window(
         0 => Vec::new(),
         1 => {
             let mut outcomes = Vec::with_capacity(1);
-            for call in window {
-                outcomes.push(run_call(executor, call, cx).await);
+            for entry in window {
+                outcomes.push(run_entry(executor, entry, cx).await);
             }
             outcomes
         }
         _ => {
             stream::iter(window)
-                .map(|call| run_call(executor, call, cx))
+                .map(|entry| run_entry(executor, entry, cx))
                 .buffered(limit)
                 .collect()
                 .await
@@ -70,9 +85,14 @@ async fn run_window(
     }
 }
 
-async fn run_call(executor: &ToolExecutor, (started, call): Call, cx: &ToolContext) -> ToolOutcome {
-    match call {
-        Ok((prepared, args)) => executor.execute_parsed(prepared, args, cx, started).await,
-        Err(unprepared) => executor.finish_unprepared(unprepared, cx, started),
+/// A parsed call enters the stages at admit.
+async fn run_entry(executor: &ToolExecutor, entry: Entry<'_>, cx: &ToolContext) -> ToolOutcome {
+    match entry {
+        Entry::Parsed(call, args) => {
+            let reached = call.run(executor, args, cx).await;
+            call.conclude(executor, reached, cx)
+        }
+        Entry::Invalid(call, invalid) => call.finish(executor, invalid, cx),
+        Entry::Unresolved(unresolved) => unresolved.finish(executor, cx),
     }
 }

@@ -8,138 +8,113 @@ use std::pin::Pin;
 use std::task::Poll;
 
 use futures_util::FutureExt as _;
-use iris_core::{
-    BoxFuture, DynTool, ParsedArgs, ToolBody, ToolContext, ToolErrorKind, ToolName, ToolResult,
-};
+use iris_core::{BoxFuture, ToolBody, ToolContext, ToolErrorKind, ToolName, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 use super::ToolExecutor;
 
-impl ToolExecutor {
-    pub(super) async fn run_body(
-        &self,
-        call_id: &str,
-        tool: &dyn DynTool,
-        args: ParsedArgs,
-        cx: &ToolContext,
-    ) -> ToolResult {
-        let name = tool.definition_dyn().name();
-        if is_cancelled(cx) {
-            return cancelled(name.as_str());
-        }
-        self.drive_body(call_id, name, tool.call_dyn(args, cx), cx)
-            .await
+/// Runs a body that was made and not yet polled.
+pub(super) async fn drive(
+    ex: &ToolExecutor,
+    call_id: &str,
+    name: &ToolName,
+    body: ToolBody<'_>,
+    cx: &ToolContext,
+) -> ToolResult {
+    let cancel = cx.extension::<CancellationToken>();
+    if cancel.is_some_and(CancellationToken::is_cancelled) {
+        return cancelled(name.as_str());
     }
-
-    /// Runs a body that was made and not yet polled.
-    pub(super) async fn drive_body(
-        &self,
-        call_id: &str,
-        name: &ToolName,
-        body: ToolBody<'_>,
-        cx: &ToolContext,
-    ) -> ToolResult {
-        let cancel = cx.extension::<CancellationToken>();
-        if cancel.is_some_and(CancellationToken::is_cancelled) {
-            return cancelled(name.as_str());
-        }
-        // A body that an earlier call of this run left running past its
-        // deadline ends before this one starts.
-        // Boxed: it is rare, and the common call should not carry its state.
-        if self.inner.lingering.any() {
-            Box::pin(self.inner.lingering.settle(cx.run_id())).await;
-        }
-        let blocking = matches!(body, ToolBody::Blocking(_));
-        let body: BoxFuture<'_, ToolResult> = match body {
-            // Progress has somewhere to go only when someone observes or
-            // listens.
-            ToolBody::Async(future)
-                if !self.inner.observers.is_empty()
-                    || cx.extension::<crate::ProgressListener>().is_some() =>
-            {
-                let executor = self.clone();
-                let sink: crate::progress::EventSink =
-                    std::sync::Arc::new(move |event| executor.emit_event(event));
-                Box::pin(crate::progress::in_scope(sink, cx, call_id, name, future))
-            }
-            ToolBody::Async(future) => future,
-            ToolBody::Blocking(body) => Box::pin(run_blocking(
-                name,
-                super::lingering::Running::spawn(
-                    body,
-                    cx.run_id().clone(),
-                    std::sync::Arc::clone(&self.inner.lingering),
-                ),
-            )),
-            // `ToolBody` may grow; a body this executor cannot run is an
-            // error the host must fix, never a silent skip.
-            _ => {
-                return ToolResult::error(
-                    ToolErrorKind::Internal,
-                    format!("the runtime cannot run the body of `{name}`; update iris-runtime"),
-                );
-            }
-        };
-        let mut body = AssertUnwindSafe(body).catch_unwind();
-        // Most bodies finish on their first poll; only one that waits pays
-        // for a timer and a cancellation watch, in a boxed slow path that
-        // keeps this future small.
-        let first = std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut body).poll(task))).await;
-        let outcome = match first {
-            Poll::Ready(outcome) => outcome,
-            Poll::Pending => {
-                return Box::pin(self.wait_for_body(name, body, cancel, blocking)).await;
-            }
-        };
-        outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
+    // A body that an earlier call of this run left running past its
+    // deadline ends before this one starts.
+    // Boxed: it is rare, and the common call should not carry its state.
+    if ex.inner.lingering.any() {
+        Box::pin(ex.inner.lingering.settle(cx.run_id())).await;
     }
-
-    async fn wait_for_body(
-        &self,
-        name: &ToolName,
-        body: impl Future<Output = Result<ToolResult, Box<dyn Any + Send>>> + Unpin,
-        cancel: Option<&CancellationToken>,
-        blocking: bool,
-    ) -> ToolResult {
-        let timeout = self
-            .inner
-            .config
-            .tool_timeouts
-            .get(name.as_str())
-            .copied()
-            .or(self.inner.config.timeout);
-        let timed = async {
-            let outcome = match timeout {
-                Some(limit) => match tokio::time::timeout(limit, body).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => return timed_out(name.as_str(), limit, blocking),
-                },
-                None => body.await,
-            };
-            outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
-        };
-        match cancel {
-            Some(token) => tokio::select! {
-                biased;
-                () = token.cancelled() => if blocking {
-                    ToolResult::error(
-                        ToolErrorKind::Cancelled,
-                        format!("the call of `{name}` was cancelled and asked to stop; it runs on a thread that cannot be stopped from outside, so the operation may still complete"),
-                    )
-                } else {
-                    cancelled(name.as_str())
-                },
-                result = timed => result,
-            },
-            None => timed.await,
+    let blocking = matches!(body, ToolBody::Blocking(_));
+    let body: BoxFuture<'_, ToolResult> = match body {
+        // Progress has somewhere to go only when someone observes or
+        // listens.
+        ToolBody::Async(future)
+            if !ex.inner.observers.is_empty()
+                || cx.extension::<crate::ProgressListener>().is_some() =>
+        {
+            let executor = ex.clone();
+            let sink: crate::progress::EventSink =
+                std::sync::Arc::new(move |event| executor.emit_event(event));
+            Box::pin(crate::progress::in_scope(sink, cx, call_id, name, future))
         }
-    }
+        ToolBody::Async(future) => future,
+        ToolBody::Blocking(body) => Box::pin(run_blocking(
+            name,
+            super::lingering::Running::spawn(
+                body,
+                cx.run_id().clone(),
+                std::sync::Arc::clone(&ex.inner.lingering),
+            ),
+        )),
+        // `ToolBody` may grow; a body this executor cannot run is an
+        // error the host must fix, never a silent skip.
+        _ => {
+            return ToolResult::error(
+                ToolErrorKind::Internal,
+                format!("the runtime cannot run the body of `{name}`; update iris-runtime"),
+            );
+        }
+    };
+    let mut body = AssertUnwindSafe(body).catch_unwind();
+    // Most bodies finish on their first poll; only one that waits pays
+    // for a timer and a cancellation watch, in a boxed slow path that
+    // keeps this future small.
+    let first = std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut body).poll(task))).await;
+    let outcome = match first {
+        Poll::Ready(outcome) => outcome,
+        Poll::Pending => {
+            return Box::pin(wait_for_body(ex, name, body, cancel, blocking)).await;
+        }
+    };
+    outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
 }
 
-/// Whether the call's cancellation token (if any) fired.
-fn is_cancelled(cx: &ToolContext) -> bool {
-    cx.extension::<CancellationToken>()
-        .is_some_and(CancellationToken::is_cancelled)
+async fn wait_for_body(
+    ex: &ToolExecutor,
+    name: &ToolName,
+    body: impl Future<Output = Result<ToolResult, Box<dyn Any + Send>>> + Unpin,
+    cancel: Option<&CancellationToken>,
+    blocking: bool,
+) -> ToolResult {
+    let timeout = ex
+        .inner
+        .config
+        .tool_timeouts
+        .get(name.as_str())
+        .copied()
+        .or(ex.inner.config.timeout);
+    let timed = async {
+        let outcome = match timeout {
+            Some(limit) => match tokio::time::timeout(limit, body).await {
+                Ok(outcome) => outcome,
+                Err(_) => return timed_out(name.as_str(), limit, blocking),
+            },
+            None => body.await,
+        };
+        outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
+    };
+    match cancel {
+        Some(token) => tokio::select! {
+            biased;
+            () = token.cancelled() => if blocking {
+                ToolResult::error(
+                    ToolErrorKind::Cancelled,
+                    format!("the call of `{name}` was cancelled and asked to stop; it runs on a thread that cannot be stopped from outside, so the operation may still complete"),
+                )
+            } else {
+                cancelled(name.as_str())
+            },
+            result = timed => result,
+        },
+        None => timed.await,
+    }
 }
 
 /// A synchronous body on a blocking thread, so it cannot stall the async

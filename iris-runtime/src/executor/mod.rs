@@ -1,13 +1,11 @@
 //! The executor: from a model's tool calls to results, through every stage.
 
-mod admission;
 mod batch;
 mod body;
-mod finish;
+mod call;
 mod lingering;
 mod pending;
 pub(crate) mod permissions;
-mod pipeline;
 mod resolve;
 mod stages;
 
@@ -25,6 +23,7 @@ use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
 use crate::ledger::{LedgerLimits, RunLedger};
 use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::{SharedRegistry, ToolRegistry};
+use call::Call;
 use pending::PendingApprovals;
 pub use pending::{DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS};
 use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
@@ -134,8 +133,6 @@ struct Inner {
     policy: Arc<dyn PermissionPolicy>,
     hooks: HookDispatcher,
     middleware: Vec<Arc<dyn Middleware>>,
-    /// Which calls take the flat path: those that no middleware and no
-    /// `tool.before`/`tool.after` hook sees.
     /// Which calls pass through hooks or middleware.
     staged: Staged,
     observers: Observers,
@@ -202,8 +199,22 @@ impl ToolExecutor {
     }
 
     /// Runs one call.
-    pub async fn execute_one(&self, call: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
-        self.execute(call, cx).await
+    pub async fn execute_one(&self, block: ToolUseBlock, cx: &ToolContext) -> ToolOutcome {
+        let started = self.clock();
+        // Held across the call without touching a reference count: the call
+        // borrows its tool from this snapshot.
+        let registry = self.inner.registry.peek();
+        let call = match Call::resolve(&registry, block, cx, started) {
+            Ok(call) => call,
+            Err(unresolved) => return unresolved.finish(self, cx),
+        };
+        match call.parse() {
+            Ok(args) => {
+                let reached = call.run(self, args, cx).await;
+                call.conclude(self, reached, cx)
+            }
+            Err(invalid) => call.finish(self, invalid, cx),
+        }
     }
 
     /// Runs the calls of one model turn; results come back in call order.
@@ -256,7 +267,7 @@ impl ToolExecutor {
                 call_id: call_id.to_owned(),
             });
         }
-        Ok(self.resume_pending(pending, decision, cx).await)
+        Ok(call::resume(self, pending, decision, cx).await)
     }
 
     /// Calls waiting for approval.
@@ -341,10 +352,12 @@ impl ToolExecutor {
     }
 
     /// The start of a call, when an observer will want its duration.
+    #[inline]
     fn clock(&self) -> Option<std::time::Instant> {
         (!self.inner.observers.is_empty()).then(std::time::Instant::now)
     }
 
+    #[inline]
     fn emit(&self, event: impl FnOnce() -> RunEvent) {
         if !self.inner.observers.is_empty() {
             self.inner.observers.emit(&event());

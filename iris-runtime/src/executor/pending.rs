@@ -7,11 +7,11 @@ use std::sync::PoisonError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use iris_core::{ParsedArgs, RunId};
+use iris_core::RunId;
 use rustc_hash::FxHashMap;
 
+use super::call::Parked;
 use super::permissions::ApprovalRequest;
-use super::pipeline::Prepared;
 use crate::ledger::RunLedger;
 
 /// Most calls that may wait at once, across runs, unless configured.
@@ -26,8 +26,7 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 /// A call parsed and waiting for its approval.
 pub(super) struct Pending {
     pub(super) request: ApprovalRequest,
-    pub(super) prepared: Prepared,
-    pub(super) args: ParsedArgs,
+    pub(super) parked: Parked,
     pub(super) since: Instant,
 }
 
@@ -40,7 +39,7 @@ pub(super) enum Refusal {
 
 /// One run's waiting calls, by call id: two runs may both use a provider's
 /// `call_0`, and a second call that reuses a waiting id is refused before
-/// it gets here (see `record_once`).
+/// it gets here (see `claim`).
 #[derive(Default)]
 struct Waiting {
     calls: FxHashMap<String, Pending>,

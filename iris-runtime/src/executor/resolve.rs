@@ -76,17 +76,18 @@ pub(super) fn invalid_arguments(
 }
 
 /// Repairs the best SDKs make to what models send: `null` for "no
-/// arguments", and an object sent as a JSON string.
-pub(super) fn repair_input(input: Value) -> (Value, Vec<&'static str>) {
+/// arguments", and an object sent as a JSON string. At most one applies,
+/// and the name of the one that did comes back.
+pub(super) fn repair_input(input: Value) -> (Value, Option<&'static str>) {
     match input {
         Value::Null => (
             Value::Object(serde_json::Map::new()),
-            vec!["null_as_empty_object"],
+            Some("null_as_empty_object"),
         ),
         Value::String(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(object @ Value::Object(_)) => (object, vec!["object_from_json_string"]),
-            _ => (Value::String(text), Vec::new()),
+            Ok(object @ Value::Object(_)) => (object, Some("object_from_json_string")),
+            _ => (Value::String(text), None),
         },
-        other => (other, Vec::new()),
+        other => (other, None),
     }
 }

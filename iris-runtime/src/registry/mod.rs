@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use iris_core::{
-    ArgumentError, CallTraits, Capability, DynTool, Exposure, ParsedArgs, Proceed, Started, Tool,
-    ToolBody, ToolContext, ToolDefinition, ToolName, ToolOrigin, ToolSpec, Toolbox,
+    ArgumentError, Capability, DynTool, Exposure, ParsedArgs, Tool, ToolBody, ToolContext,
+    ToolDefinition, ToolName, ToolOrigin, ToolSpec, Toolbox,
 };
 
 use crate::error::RuntimeError;
@@ -314,15 +314,6 @@ impl DynTool for Relabeled {
 
     fn call_dyn<'a>(&'a self, args: ParsedArgs, cx: &'a ToolContext) -> ToolBody<'a> {
         self.inner.call_dyn(args, cx)
-    }
-
-    fn start_dyn<'a>(
-        &'a self,
-        input: &serde_json::Value,
-        cx: &'a ToolContext,
-        check: &mut dyn FnMut(CallTraits) -> Proceed,
-    ) -> Result<Started<'a>, ArgumentError> {
-        self.inner.start_dyn(input, cx, check)
     }
 }
 

@@ -1,0 +1,561 @@
+//! One call as one value, through its stages in order:
+//!
+//! resolve → parse → admit → wait | (hooks → middleware → gate → body →
+//! hooks) → finish
+//!
+//! Every call takes these stages; a stage with nothing in it (no hook
+//! watching the tool, no middleware) is skipped. The three ways in enter
+//! the same value at their stage: [`ToolExecutor::execute_one`] at resolve;
+//! a batch at admit, since it parsed every call first to know which may
+//! share a window; [`ToolExecutor::resume`] at the hooks (approved) or at
+//! finish (denied).
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use futures_util::FutureExt as _;
+use iris_core::{
+    DynTool, Endpoint, Next, ParsedArgs, RunId, ToolCall, ToolContext, ToolDefinition,
+    ToolErrorKind, ToolResult, ToolUseBlock,
+};
+use serde_json::Value;
+
+use super::pending::{Pending, Refusal};
+use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, PermissionRequest};
+use super::resolve::{invalid_arguments, offered_tool, repair_input};
+use super::{ToolExecutor, ToolOutcome, body};
+use crate::ToolRegistry;
+use crate::hooks::{HookEvent, HookInput, HookResultView};
+use crate::observers::RunEvent;
+
+/// One call of a tool the registry resolved: what every stage after resolve
+/// reads, and what finish reports.
+pub(super) struct Call<'t> {
+    id: String,
+    /// Borrowed from the registry snapshot the call resolved in, so a
+    /// registry swapped meanwhile (an MCP server's tools refreshed) does not
+    /// pull the tool from under it, and a call touches no reference count.
+    tool: &'t Arc<dyn DynTool>,
+    /// The tool's definition, looked up once.
+    definition: &'t ToolDefinition,
+    /// The arguments as hooks, middleware and the policy see them (after
+    /// input repairs).
+    arguments: Value,
+    /// The input repair made, if any.
+    repair: Option<&'static str>,
+    /// When the call began, when an observer will want its duration.
+    started: Option<Instant>,
+}
+
+/// A call that named no tool this request offers: only finish is left.
+pub(super) struct Unresolved {
+    id: String,
+    result: ToolResult,
+    started: Option<Instant>,
+}
+
+/// The answer of the admit stage.
+enum Admission {
+    /// Allowed, and nothing runs before the body, so the gate passed too:
+    /// the body may start now.
+    Start,
+    /// Allowed; hooks or middleware run before the gate.
+    Staged,
+    /// Finished with this result (denied, or the call id already ran).
+    Refused(ToolResult),
+    /// Waits for a person.
+    Ask { reason: Option<String> },
+}
+
+/// An approval carried from resume to the gate. Resume already matched it
+/// against the waiting request (run, call id, tool, arguments), none of
+/// which can change after; the call id was claimed when the call began to
+/// wait.
+struct Grant {
+    run_id: RunId,
+}
+
+/// A call parked until a person decides: what its approval request does
+/// not hold already, owning its tool now, since it outlives the request
+/// that resolved it.
+pub(super) struct Parked {
+    tool: Arc<dyn DynTool>,
+    repair: Option<&'static str>,
+    args: ParsedArgs,
+}
+
+/// How far a call got in [`Call::run`].
+pub(super) enum Reached {
+    /// It has its result, for finish.
+    Result(ToolResult),
+    /// It waits for a person.
+    Waiting(Box<ApprovalRequest>),
+}
+
+impl<'t> Call<'t> {
+    /// Resolve: the tool `block` names, if this request offers it, and the
+    /// input repaired the way models need.
+    pub(super) fn resolve(
+        registry: &'t ToolRegistry,
+        block: ToolUseBlock,
+        cx: &ToolContext,
+        started: Option<Instant>,
+    ) -> Result<Self, Unresolved> {
+        let ToolUseBlock { id, name, input } = block;
+        match offered_tool(registry, &name, cx) {
+            Ok(tool) => {
+                let (arguments, repair) = repair_input(input);
+                Ok(Self {
+                    id,
+                    tool,
+                    definition: tool.definition_dyn(),
+                    arguments,
+                    repair,
+                    started,
+                })
+            }
+            Err(result) => Err(Unresolved {
+                id,
+                result,
+                started,
+            }),
+        }
+    }
+
+    /// Parse: the only parse of the call; the tool's answers for these
+    /// arguments (read-only, concurrency-safe) come with them.
+    pub(super) fn parse(&self) -> Result<ParsedArgs, ToolResult> {
+        self.tool
+            .parse_dyn(&self.arguments)
+            .map_err(|err| invalid_arguments(self.definition, &err))
+    }
+
+    /// Admit, and every stage after it up to finish. It borrows the call,
+    /// so only a reference to it lives in the future.
+    pub(super) async fn run(
+        &self,
+        ex: &ToolExecutor,
+        args: ParsedArgs,
+        cx: &ToolContext,
+    ) -> Reached {
+        let result = match self.admit(ex, &args, cx) {
+            Admission::Start => {
+                self.emit_started(ex, cx);
+                body::drive(
+                    ex,
+                    &self.id,
+                    self.definition.name(),
+                    self.tool.call_dyn(args, cx),
+                    cx,
+                )
+                .await
+            }
+            // Boxed: hooks, middleware and their state make a future
+            // several times the size of the straight path's, and every call
+            // would carry (and move) it.
+            Admission::Staged => Box::pin(self.staged(ex, args, cx, None)).await,
+            Admission::Refused(result) => result,
+            Admission::Ask { reason } => return self.wait(ex, args, reason, cx),
+        };
+        Reached::Result(result)
+    }
+
+    /// The outcome of what [`run`](Self::run) reached: a result goes
+    /// through finish; a call that waits has its outcome already.
+    pub(super) fn conclude(
+        self,
+        ex: &ToolExecutor,
+        reached: Reached,
+        cx: &ToolContext,
+    ) -> ToolOutcome {
+        match reached {
+            Reached::Result(result) => self.finish(ex, result, cx),
+            Reached::Waiting(request) => ToolOutcome::Waiting(request),
+        }
+    }
+
+    /// Admit: the permission policy's answer. With nothing between it and
+    /// the body (the call is not staged) it is the gate as well: a policy
+    /// changed in between could not be told apart from one changed just
+    /// after.
+    fn admit(&self, ex: &ToolExecutor, args: &ParsedArgs, cx: &ToolContext) -> Admission {
+        let staged = ex.inner.staged.includes(self.definition);
+        match ex
+            .inner
+            .policy
+            .check(&self.permission_request(args.is_read_only(), cx))
+        {
+            Permission::Allow if staged => Admission::Staged,
+            Permission::Allow => match claim(ex, &self.id, cx) {
+                Ok(()) => Admission::Start,
+                Err(duplicate) => Admission::Refused(duplicate),
+            },
+            Permission::Deny { reason } => {
+                Admission::Refused(ToolResult::error(ToolErrorKind::PermissionDenied, reason))
+            }
+            Permission::Ask { reason } => Admission::Ask { reason },
+        }
+    }
+
+    /// Wait: parks the call until a person decides. Its id is claimed now,
+    /// as if it ran: a later call that reuses it is refused, and never
+    /// replaces it.
+    fn wait(
+        &self,
+        ex: &ToolExecutor,
+        args: ParsedArgs,
+        reason: Option<String>,
+        cx: &ToolContext,
+    ) -> Reached {
+        if let Err(duplicate) = claim(ex, &self.id, cx) {
+            return Reached::Result(duplicate);
+        }
+        let request = ApprovalRequest::new(
+            cx.run_id().clone(),
+            self.id.clone(),
+            self.definition.name().clone(),
+            self.arguments.clone(),
+            reason,
+        );
+        let config = &ex.inner.config;
+        let pending = Pending {
+            request: request.clone(),
+            parked: Parked {
+                tool: Arc::clone(self.tool),
+                repair: self.repair,
+                args,
+            },
+            since: Instant::now(),
+        };
+        let parked = ex.inner.pending.insert(
+            &ex.inner.ledger,
+            pending,
+            config.max_pending_approvals,
+            config.approval_ttl,
+        );
+        if let Err((Refusal::Full { limit }, _)) = parked {
+            return Reached::Result(ToolResult::error(
+                ToolErrorKind::PermissionDenied,
+                format!(
+                    "this call needs a person's approval, but {limit} calls already wait for one, so it did not run; wait until the user has decided on those, then call it again"
+                ),
+            ));
+        }
+        ex.emit(|| RunEvent::ToolWaiting {
+            run_id: cx.run_id().clone(),
+            call_id: request.call_id.clone(),
+            tool: request.tool.clone(),
+        });
+        Reached::Waiting(Box::new(request))
+    }
+
+    /// Hooks before, middleware, gate and body, hooks after. `args` is
+    /// taken exactly once.
+    async fn staged(
+        &self,
+        ex: &ToolExecutor,
+        args: ParsedArgs,
+        cx: &ToolContext,
+        grant: Option<&Grant>,
+    ) -> ToolResult {
+        let hooks = &ex.inner.hooks;
+        let name = self.definition.name();
+        // Built only when a hook watches this tool, and built once: the
+        // after hooks get the before hooks' input with the result added.
+        let mut hook_input = None;
+        if hooks.watches(HookEvent::ToolBefore, name) {
+            let input = hook_input.insert(self.hook_input(HookEvent::ToolBefore, cx));
+            // Boxed, like every optional stage below, so a call without hooks
+            // or middleware carries (and moves) none of their state.
+            let denials = Box::pin(hooks.before(input)).await;
+            if !denials.is_empty() {
+                let reasons: Vec<String> = denials
+                    .iter()
+                    .map(|d| format!("hook `{}`: {}", d.hook, d.reason))
+                    .collect();
+                return ToolResult::error(
+                    ToolErrorKind::DeniedByHook,
+                    format!("the call of `{name}` was refused by {}", reasons.join("; ")),
+                );
+            }
+        }
+        let body_ran = AtomicBool::new(false);
+        let read_only = args.is_read_only();
+        let mut result = if ex.inner.middleware.is_empty() {
+            // No stack to thread through: no endpoint to box.
+            self.gated_body(ex, args, read_only, cx, grant, &body_ran)
+                .await
+        } else {
+            Box::pin(self.middleware(ex, args, read_only, cx, grant, &body_ran)).await
+        };
+        if body_ran.load(Ordering::Relaxed) && hooks.watches(HookEvent::ToolAfter, name) {
+            let mut input = hook_input.unwrap_or_else(|| self.hook_input(HookEvent::ToolAfter, cx));
+            input.event = HookEvent::ToolAfter;
+            input.result = Some(HookResultView::of(&result));
+            let (feedback, failures) = Box::pin(hooks.after(&input)).await;
+            if !feedback.is_empty() {
+                result = result.with_text(format!("[Hook feedback]\n{}", feedback.join("\n")));
+            }
+            if !failures.is_empty() {
+                result = result.with_stat("hook_failures", failures);
+            }
+        }
+        result
+    }
+
+    /// Middleware: the stack around the gate and the body.
+    async fn middleware(
+        &self,
+        ex: &ToolExecutor,
+        args: ParsedArgs,
+        read_only: bool,
+        cx: &ToolContext,
+        grant: Option<&Grant>,
+        ran: &AtomicBool,
+    ) -> ToolResult {
+        let name = self.definition.name();
+        let endpoint: Endpoint<'_> =
+            Box::new(move || Box::pin(self.gated_body(ex, args, read_only, cx, grant, ran)));
+        let call = ToolCall::new(
+            self.id.clone(),
+            Arc::clone(self.tool),
+            self.arguments.clone(),
+        );
+        let stack = Next::new(&ex.inner.middleware, cx, endpoint).run(call);
+        // A panicking middleware fails this call, never the batch.
+        match AssertUnwindSafe(stack).catch_unwind().await {
+            Ok(Ok(result)) => result,
+            Ok(Err(err)) => ToolResult::error(ToolErrorKind::Execution, err.to_string()),
+            Err(panic) => {
+                let detail = crate::hooks::panic_message(panic.as_ref());
+                tracing::error!(tool = %name, panic = %detail, "middleware panicked");
+                ToolResult::error(
+                    ToolErrorKind::Internal,
+                    format!(
+                        "a middleware around `{name}` failed with an internal error ({detail}); the call did not complete normally"
+                    ),
+                )
+            }
+        }
+    }
+
+    /// The gate, then the body; `ran` records whether the body started.
+    async fn gated_body(
+        &self,
+        ex: &ToolExecutor,
+        args: ParsedArgs,
+        read_only: bool,
+        cx: &ToolContext,
+        grant: Option<&Grant>,
+        ran: &AtomicBool,
+    ) -> ToolResult {
+        if let Err(refusal) = self.gate(ex, read_only, cx, grant) {
+            return refusal;
+        }
+        ran.store(true, Ordering::Relaxed);
+        self.emit_started(ex, cx);
+        body::drive(
+            ex,
+            &self.id,
+            self.definition.name(),
+            self.tool.call_dyn(args, cx),
+            cx,
+        )
+        .await
+    }
+
+    /// Gate: right before the body, the policy, the run and the approval
+    /// are checked against the state at this moment, and a call id runs at
+    /// most once (an approved call claimed its id when it began to wait).
+    fn gate(
+        &self,
+        ex: &ToolExecutor,
+        read_only: bool,
+        cx: &ToolContext,
+        grant: Option<&Grant>,
+    ) -> Result<(), ToolResult> {
+        let refuse =
+            |message: String| Err(ToolResult::error(ToolErrorKind::PermissionDenied, message));
+        if let Some(grant) = grant
+            && grant.run_id != *cx.run_id()
+        {
+            return refuse(format!(
+                "the approval was given in run `{}` but the call was resumed in run `{}`, so it did not run",
+                grant.run_id,
+                cx.run_id()
+            ));
+        }
+        match ex
+            .inner
+            .policy
+            .check(&self.permission_request(read_only, cx))
+        {
+            Permission::Deny { reason } => {
+                return refuse(format!(
+                    "refused at the last check before running: {reason}"
+                ));
+            }
+            Permission::Ask { .. } if grant.is_none() => {
+                return refuse(
+                    "the call needs approval since the permission policy changed; ask again"
+                        .to_owned(),
+                );
+            }
+            Permission::Allow | Permission::Ask { .. } => {}
+        }
+        match grant {
+            Some(_) => Ok(()),
+            None => claim(ex, &self.id, cx),
+        }
+    }
+
+    /// Finish: the one last stage of every call that reached a tool.
+    pub(super) fn finish(
+        self,
+        ex: &ToolExecutor,
+        result: ToolResult,
+        cx: &ToolContext,
+    ) -> ToolOutcome {
+        finish(
+            ex,
+            self.id,
+            Some(self.definition),
+            self.repair,
+            result,
+            cx,
+            self.started,
+        )
+    }
+
+    fn permission_request<'a>(
+        &'a self,
+        read_only: bool,
+        cx: &'a ToolContext,
+    ) -> PermissionRequest<'a> {
+        PermissionRequest {
+            definition: self.definition,
+            arguments: &self.arguments,
+            read_only,
+            run_id: cx.run_id(),
+        }
+    }
+
+    fn emit_started(&self, ex: &ToolExecutor, cx: &ToolContext) {
+        ex.emit(|| RunEvent::ToolStarted {
+            run_id: cx.run_id().clone(),
+            call_id: self.id.clone(),
+            tool: self.definition.name().clone(),
+        });
+    }
+
+    fn hook_input(&self, event: HookEvent, cx: &ToolContext) -> HookInput {
+        HookInput {
+            event,
+            run_id: cx.run_id().clone(),
+            call_id: Some(self.id.clone()),
+            tool: Some(self.definition.name().clone()),
+            arguments: Some(self.arguments.clone()),
+            result: None,
+        }
+    }
+}
+
+impl Unresolved {
+    /// Finish, for a call that never reached a tool: it takes the
+    /// executor's own result limit.
+    pub(super) fn finish(self, ex: &ToolExecutor, cx: &ToolContext) -> ToolOutcome {
+        finish(ex, self.id, None, None, self.result, cx, self.started)
+    }
+}
+
+/// Resume: a parked call enters again with a person's decision, at the
+/// hooks when approved and at finish when denied.
+pub(super) async fn resume(
+    ex: &ToolExecutor,
+    pending: Pending,
+    decision: ApprovalDecision,
+    cx: &ToolContext,
+) -> ToolOutcome {
+    let Pending {
+        request,
+        parked: Parked { tool, repair, args },
+        ..
+    } = pending;
+    let call = Call {
+        id: request.call_id,
+        tool: &tool,
+        definition: tool.definition_dyn(),
+        arguments: request.arguments,
+        repair,
+        started: ex.clock(),
+    };
+    match decision {
+        ApprovalDecision::Deny { reason } => {
+            let result = ToolResult::error(
+                ToolErrorKind::PermissionDenied,
+                format!("the user denied this call: {reason}"),
+            );
+            call.finish(ex, result, cx)
+        }
+        // `resume` matched the approval against this request already.
+        ApprovalDecision::Approve { .. } => {
+            let still_offered = {
+                let registry = ex.inner.registry.peek();
+                offered_tool(&registry, request.tool.as_str(), cx).map(|_| ())
+            };
+            if let Err(not_offered) = still_offered {
+                return call.finish(ex, not_offered, cx);
+            }
+            let grant = Grant {
+                run_id: request.run_id,
+            };
+            let result = call.staged(ex, args, cx, Some(&grant)).await;
+            call.finish(ex, result, cx)
+        }
+    }
+}
+
+/// Records that `call_id` reaches its body (or waits for approval);
+/// refuses an id that already did.
+fn claim(ex: &ToolExecutor, call_id: &str, cx: &ToolContext) -> Result<(), ToolResult> {
+    if ex.inner.ledger.claim(cx.run_id(), call_id) {
+        Ok(())
+    } else {
+        Err(ToolResult::error(
+            ToolErrorKind::DuplicateCall,
+            format!(
+                "call id `{}` was already used in this run (that call ran, or waits for approval), and an id runs once, so this call did not run; give every call its own id",
+                crate::echo::shorten(call_id)
+            ),
+        ))
+    }
+}
+
+/// The last stage of every call, however it ended: result processing (a
+/// call that never reached a tool takes the executor's own limit), input
+/// repairs noted, observers told.
+fn finish(
+    ex: &ToolExecutor,
+    call_id: String,
+    definition: Option<&ToolDefinition>,
+    repair: Option<&'static str>,
+    result: ToolResult,
+    cx: &ToolContext,
+    started: Option<Instant>,
+) -> ToolOutcome {
+    let result = ex.bound_result(result, definition, cx);
+    let result = match repair {
+        Some(repair) => result.with_stat("input_repairs", [repair]),
+        None => result,
+    };
+    ex.emit(|| RunEvent::ToolFinished {
+        run_id: cx.run_id().clone(),
+        call_id: call_id.clone(),
+        tool: definition.map(|d| d.name().clone()),
+        error_kind: result.error_kind(),
+        elapsed: started.map(|s| s.elapsed()).unwrap_or_default(),
+    });
+    ToolOutcome::Finished { call_id, result }
+}
