@@ -44,8 +44,17 @@ fn price(
     format!("{item}: 3")
 }
 
-/// Answers every step at once with four calls of `price`.
-struct FourCalls;
+/// Look up a price, without blocking: the body runs on the run's own task.
+#[iris::tool(read_only, concurrency_safe)]
+async fn price_async(
+    /// The item.
+    item: String,
+) -> String {
+    format!("{item}: 3")
+}
+
+/// Answers every step at once with four calls of one tool.
+struct FourCalls(&'static str);
 
 impl Model for FourCalls {
     fn complete<'a>(
@@ -53,28 +62,30 @@ impl Model for FourCalls {
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let step = request.messages.len();
+        let tool = self.0;
         Box::pin(async move {
             Ok(ModelResponse {
-                tool_calls: calls(step),
+                tool_calls: calls(tool, step),
                 ..ModelResponse::default()
             })
         })
     }
 }
 
-fn calls(step: usize) -> Vec<ToolUseBlock> {
+fn calls(tool: &str, step: usize) -> Vec<ToolUseBlock> {
     (0..CALLS)
-        .map(|i| ToolUseBlock::new(format!("s{step}-c{i}"), "price", json!({"item": "tea"})))
+        .map(|i| ToolUseBlock::new(format!("s{step}-c{i}"), tool, json!({"item": "tea"})))
         .collect()
 }
 
 fn agent_of(max_steps: u32) -> Arc<Agent> {
     let yaml = format!(
-        "name: prices\ntools: {{ functions: [price] }}\nlimits: {{ max_steps: {max_steps} }}\n"
+        "name: prices\ntools: {{ functions: [price, price_async] }}\nlimits: {{ max_steps: {max_steps} }}\n"
     );
     Arc::new(
         Assembly::builder()
             .tool(Price)
+            .tool(PriceAsync)
             .build()
             .parse(&yaml, Path::new("agent.yaml"))
             .unwrap(),
@@ -87,33 +98,26 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let agent = agent_of(STEPS);
-    let runner = AgentRunner::new(Arc::clone(&agent), FourCalls);
     let mut run = 0_u64;
     let mut group = c.benchmark_group("runner_step");
-    group.bench_function("agent_runner_50_steps", |b| {
-        b.iter(|| {
-            run += 1;
-            let cx = RunContext::new(".", RunId::new(format!("r{run}")));
-            let outcome = rt.block_on(runner.run("prices", &cx)).unwrap();
-            assert!(matches!(outcome, RunOutcome::MaxSteps(_)));
-        });
-    });
-    group.bench_function("execute_batch_50_steps", |b| {
-        b.iter(|| {
-            run += 1;
-            let cx = agent
-                .context_builder(".", RunId::new(format!("r{run}")))
-                .unwrap()
-                .build();
-            rt.block_on(async {
-                for step in 0..STEPS as usize {
-                    let outcomes = agent.executor().execute_batch(calls(step), &cx).await;
-                    assert_eq!(outcomes.len(), CALLS);
-                }
-                agent.executor().finish_run(&cx).await;
+    for tool in ["price", "price_async"] {
+        let runner = AgentRunner::new(Arc::clone(&agent), FourCalls(tool));
+        group.bench_function(format!("agent_runner_50_steps/{tool}"), |b| {
+            b.iter(|| {
+                run += 1;
+                let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+                let outcome = rt.block_on(runner.run("prices", &cx)).unwrap();
+                assert!(matches!(outcome, RunOutcome::MaxSteps(_)));
             });
         });
-    });
+        group.bench_function(format!("execute_batch_50_steps/{tool}"), |b| {
+            b.iter(|| {
+                run += 1;
+                let outcomes = rt.block_on(direct_run(&agent, tool, run));
+                assert_eq!(outcomes, STEPS as usize * CALLS);
+            });
+        });
+    }
     group.finish();
 
     // Same-run ratio, best of 5 rounds of 20 runs each.
@@ -128,27 +132,23 @@ fn bench(c: &mut Criterion) {
             })
             .fold(f64::MAX, f64::min)
     };
-    let through_runner = time(&mut || {
-        run += 1;
-        let cx = RunContext::new(".", RunId::new(format!("r{run}")));
-        rt.block_on(runner.run("prices", &cx)).unwrap();
-    });
-    let direct = time(&mut || {
-        run += 1;
-        let cx = agent
-            .context_builder(".", RunId::new(format!("r{run}")))
-            .unwrap()
-            .build();
-        rt.block_on(async {
-            for step in 0..STEPS as usize {
-                agent.executor().execute_batch(calls(step), &cx).await;
-            }
-            agent.executor().finish_run(&cx).await;
+    let mut ratios = Vec::new();
+    for tool in ["price", "price_async"] {
+        let runner = AgentRunner::new(Arc::clone(&agent), FourCalls(tool));
+        let through_runner = time(&mut || {
+            run += 1;
+            let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+            rt.block_on(runner.run("prices", &cx)).unwrap();
         });
-    });
+        let direct = time(&mut || {
+            run += 1;
+            rt.block_on(direct_run(&agent, tool, run));
+        });
+        ratios.push((tool, through_runner, direct));
+    }
 
     // The history of a 200-step run, held in its state.
-    let long = AgentRunner::new(agent_of(200), FourCalls);
+    let long = AgentRunner::new(agent_of(200), FourCalls("price"));
     let before = heap::live();
     let cx = RunContext::new(".", RunId::new("long"));
     let outcome = rt.block_on(long.run("prices", &cx)).unwrap();
@@ -157,17 +157,43 @@ fn bench(c: &mut Criterion) {
     drop(outcome);
 
     println!("\n== runner summary ({CALLS}-call steps, scripted model answering at once) ==");
-    println!(
-        "per step: runner {:.1} us, execute_batch alone {:.1} us ({:.2}x; goal under 1.2x)",
-        through_runner * 1e6,
-        direct * 1e6,
-        through_runner / direct
-    );
+    for (tool, through_runner, direct) in ratios {
+        let body = if tool == "price" {
+            "sync bodies, on blocking threads"
+        } else {
+            "async bodies"
+        };
+        println!(
+            "per step ({body}): runner {:.1} us, execute_batch alone {:.1} us ({:.2}x; goal under 1.2x)",
+            through_runner * 1e6,
+            direct * 1e6,
+            through_runner / direct
+        );
+    }
     println!(
         "200-step run: {messages} messages held in {:.1} KiB ({:.0} bytes per message)",
         held as f64 / 1024.0,
         held as f64 / messages as f64
     );
+}
+
+/// One run of [`STEPS`] steps of calls to `tool` through `execute_batch`
+/// alone; the number of outcomes.
+async fn direct_run(agent: &Agent, tool: &str, run: u64) -> usize {
+    let cx = agent
+        .context_builder(".", RunId::new(format!("r{run}")))
+        .unwrap()
+        .build();
+    let mut outcomes = 0;
+    for step in 0..STEPS as usize {
+        outcomes += agent
+            .executor()
+            .execute_batch(calls(tool, step), &cx)
+            .await
+            .len();
+    }
+    agent.executor().finish_run(&cx).await;
+    outcomes
 }
 
 criterion_group!(benches, bench);

@@ -364,6 +364,13 @@ impl ToolExecutor {
         }
     }
 
+    /// Whether any observer listens: the run loop streams a model's answer
+    /// only for them.
+    #[must_use]
+    pub(crate) fn has_observers(&self) -> bool {
+        !self.inner.observers.is_empty()
+    }
+
     /// Hands `event` to the observers (for events of the run loop, such as
     /// streamed model text).
     pub fn emit_event(&self, event: RunEvent) {

@@ -36,7 +36,8 @@ pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunSta
 #[cfg(doc)]
 use crate::model::ModelConfig;
 use crate::model::{
-    Message, Model, ModelDelta, ModelError, ModelOptions, ModelRequest, ToolChoice, Usage,
+    Message, Model, ModelDelta, ModelError, ModelOptions, ModelRequest, ModelResponse, ToolChoice,
+    Usage,
 };
 use crate::{ApprovalDecision, RuntimeError, ToolOutcome};
 
@@ -230,8 +231,8 @@ impl AgentRunner {
         let Some(Message::Assistant { tool_calls, .. }) = state.messages.last() else {
             return self.drive(state, cx).await;
         };
-        let calls = tool_calls.clone();
-        self.append(&mut state, &calls, &mut results);
+        let answers = tool_messages(tool_calls, &mut results);
+        self.append(&mut state, answers);
         self.drive(state, cx).await
     }
 
@@ -286,6 +287,50 @@ impl AgentRunner {
         }
     }
 
+    /// The model's answer to the run so far, offering `tools`; `None` when
+    /// the run was cancelled while it was asked.
+    async fn answer(
+        &self,
+        state: &RunState,
+        tools: &[ToolSpec],
+        cx: &RunContext,
+    ) -> Option<Result<ModelResponse, ModelError>> {
+        let messages = match self.agent.results_budget() {
+            Some(budget) => {
+                history::within_budget(&state.messages, budget, |tool| self.is_read_only(tool))
+            }
+            None => std::borrow::Cow::Borrowed(state.messages.as_slice()),
+        };
+        let request = ModelRequest {
+            instructions: self.agent.instructions(),
+            messages: &messages,
+            tools,
+            options: &self.options,
+        };
+        let executor = self.agent.executor();
+        let run_id = &state.run_id;
+        // Observers see text as it arrives; calls run once complete.
+        let on_delta = move |delta: ModelDelta<'_>| {
+            if let ModelDelta::Text(text) = delta {
+                executor.emit_event(crate::RunEvent::ModelText {
+                    run_id: run_id.clone(),
+                    text: text.to_owned(),
+                });
+            }
+        };
+        // Deltas only feed observers: with none, the whole answer is
+        // enough, and a model that streams need not cut it up.
+        let answer = if executor.has_observers() {
+            self.model.complete_streaming(request, &on_delta)
+        } else {
+            self.model.complete(request)
+        };
+        tokio::select! {
+            response = answer => Some(response),
+            () = cx.cancel.cancelled() => None,
+        }
+    }
+
     /// Steps until the model answers without calls, a call waits, the step
     /// limit, cancellation or an error.
     async fn drive(&self, mut state: RunState, cx: &RunContext) -> Result<RunOutcome, RunError> {
@@ -298,36 +343,9 @@ impl AgentRunner {
                 return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
             }
             let (tools, tools_cx) = self.offer(&state, cx)?;
-            let messages = match self.agent.results_budget() {
-                Some(budget) => {
-                    history::within_budget(&state.messages, budget, |tool| self.is_read_only(tool))
-                }
-                None => std::borrow::Cow::Borrowed(state.messages.as_slice()),
+            let Some(response) = self.answer(&state, &tools, cx).await else {
+                return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
             };
-            let request = ModelRequest {
-                instructions: self.agent.instructions(),
-                messages: &messages,
-                tools: &tools,
-                options: &self.options,
-            };
-            let executor = self.agent.executor();
-            let run_id = state.run_id.clone();
-            // Observers see text as it arrives; calls run once complete.
-            let on_delta = move |delta: ModelDelta<'_>| {
-                if let ModelDelta::Text(text) = delta {
-                    executor.emit_event(crate::RunEvent::ModelText {
-                        run_id: run_id.clone(),
-                        text: text.to_owned(),
-                    });
-                }
-            };
-            let response = tokio::select! {
-                response = self.model.complete_streaming(request, &on_delta) => response,
-                () = cx.cancel.cancelled() => {
-                    return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
-                }
-            };
-            drop(messages);
             let response = match response {
                 Ok(response) => response,
                 Err(err) => {
@@ -338,14 +356,16 @@ impl AgentRunner {
             state.step += 1;
             state.usage += response.usage;
             let calls = response.tool_calls;
-            state.messages.push(Message::Assistant {
-                text: response.text.clone(),
-                tool_calls: calls.clone(),
-            });
             if calls.is_empty() {
+                state.messages.push(Message::Assistant {
+                    text: response.text.clone(),
+                    tool_calls: calls,
+                });
                 let text = response.text.unwrap_or_default();
                 return Ok(self.end(RunOutcome::Finished { text, state }, cx).await);
             }
+            // The one copy of the calls: the executor takes one, the
+            // history keeps the other.
             let outcomes = self
                 .agent
                 .executor()
@@ -355,8 +375,8 @@ impl AgentRunner {
             let mut pending = Vec::new();
             for (call, outcome) in calls.iter().zip(outcomes) {
                 match outcome {
-                    ToolOutcome::Finished { result, .. } => {
-                        results.insert(call.id.clone(), result);
+                    ToolOutcome::Finished { call_id, result } => {
+                        results.insert(call_id, result);
                     }
                     ToolOutcome::Waiting(request) => pending.push(PendingCall {
                         call: call.clone(),
@@ -378,9 +398,18 @@ impl AgentRunner {
                     })
                     .collect();
                 state.pending = pending;
+                state.messages.push(Message::Assistant {
+                    text: response.text,
+                    tool_calls: calls,
+                });
                 return Ok(RunOutcome::Waiting(state));
             }
-            self.append(&mut state, &calls, &mut results);
+            let answers = tool_messages(&calls, &mut results);
+            state.messages.push(Message::Assistant {
+                text: response.text,
+                tool_calls: calls,
+            });
+            self.append(&mut state, answers);
         }
     }
 
@@ -441,14 +470,9 @@ impl AgentRunner {
 
     /// Appends the results of `calls` and keeps their full text for
     /// `read_history` when old ones may be shortened.
-    fn append(
-        &self,
-        state: &mut RunState,
-        calls: &[ToolUseBlock],
-        results: &mut FxHashMap<String, ToolResult>,
-    ) {
+    fn append(&self, state: &mut RunState, answers: Vec<Message>) {
         let first = state.messages.len();
-        append_results(state, calls, results);
+        state.messages.extend(answers);
         if self.agent.results_budget().is_some() {
             history::record_all(self.agent.ledger(), &state.run_id, &state.messages[first..]);
         }
@@ -476,22 +500,24 @@ impl AgentRunner {
 /// One `Tool` message per call, in call order; a call without a result
 /// (which the executor never leaves) still gets one, so the model never
 /// sees a call without an output.
-fn append_results(
-    state: &mut RunState,
+fn tool_messages(
     calls: &[ToolUseBlock],
     results: &mut FxHashMap<String, ToolResult>,
-) {
-    for call in calls {
-        let result = results.remove(&call.id).unwrap_or_else(|| {
-            ToolResult::error(
-                iris_core::ToolErrorKind::Internal,
-                "this call got no result; try it again",
-            )
-        });
-        state.messages.push(Message::Tool {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            result,
-        });
-    }
+) -> Vec<Message> {
+    calls
+        .iter()
+        .map(|call| {
+            let result = results.remove(&call.id).unwrap_or_else(|| {
+                ToolResult::error(
+                    iris_core::ToolErrorKind::Internal,
+                    "this call got no result; try it again",
+                )
+            });
+            Message::Tool {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                result,
+            }
+        })
+        .collect()
 }
