@@ -7,6 +7,7 @@
     clippy::expect_used,
     clippy::print_stdout,
     clippy::cast_precision_loss,
+    clippy::unused_async,
     missing_docs,
     reason = "a benchmark harness, not library code"
 )]
