@@ -371,12 +371,13 @@ impl AgentRunner {
                 .executor()
                 .execute_batch(calls.clone(), &tools_cx)
                 .await;
-            let mut results: FxHashMap<String, ToolResult> = FxHashMap::default();
+            // In call order; a call's id moves from its outcome.
+            let mut finished = Vec::with_capacity(calls.len());
             let mut pending = Vec::new();
             for (call, outcome) in calls.iter().zip(outcomes) {
                 match outcome {
                     ToolOutcome::Finished { call_id, result } => {
-                        results.insert(call_id, result);
+                        finished.push(FinishedCall { call_id, result });
                     }
                     ToolOutcome::Waiting(request) => pending.push(PendingCall {
                         call: call.clone(),
@@ -388,15 +389,7 @@ impl AgentRunner {
                 state.disclosed = discovery.disclosed(&state.run_id);
             }
             if !pending.is_empty() {
-                state.finished = calls
-                    .iter()
-                    .filter_map(|call| {
-                        results.remove(&call.id).map(|result| FinishedCall {
-                            call_id: call.id.clone(),
-                            result,
-                        })
-                    })
-                    .collect();
+                state.finished = finished;
                 state.pending = pending;
                 state.messages.push(Message::Assistant {
                     text: response.text,
@@ -404,7 +397,16 @@ impl AgentRunner {
                 });
                 return Ok(RunOutcome::Waiting(state));
             }
-            let answers = tool_messages(&calls, &mut results);
+            // Every call finished, so results pair with calls in order.
+            let answers = calls
+                .iter()
+                .zip(finished)
+                .map(|(call, finished)| Message::Tool {
+                    call_id: finished.call_id,
+                    tool: call.name.clone(),
+                    result: finished.result,
+                })
+                .collect();
             state.messages.push(Message::Assistant {
                 text: response.text,
                 tool_calls: calls,
