@@ -4,7 +4,7 @@
 //! [`Tool`] trait.
 //!
 //! Tool crates can depend on this crate alone; the runtime (registry,
-//! executor, discovery) lives in `iris-runtime`. Most users depend on the
+//! executor, discovery) lives in `iris-sdk-runtime`. Most users depend on the
 //! `iris` facade, which re-exports everything here.
 //!
 //! ```

@@ -58,7 +58,9 @@ pub(super) async fn drive(
         _ => {
             return ToolResult::error(
                 ToolErrorKind::Internal,
-                format!("the runtime cannot run the body of `{name}`; update iris-runtime"),
+                format!(
+                    "the runtime cannot run the body of `{name}`; update iris (its runtime is older than its core)"
+                ),
             );
         }
     };
