@@ -141,17 +141,7 @@ impl<'t> Call<'t> {
         cx: &ToolContext,
     ) -> Reached {
         let result = match self.admit(ex, &args, cx) {
-            Admission::Start => {
-                self.emit_started(ex, cx);
-                body::drive(
-                    ex,
-                    &self.id,
-                    self.definition.name(),
-                    self.tool.call_dyn(args, cx),
-                    cx,
-                )
-                .await
-            }
+            Admission::Start => self.body(ex, args, cx).await,
             // Boxed: hooks, middleware and their state make a future
             // several times the size of the straight path's, and every call
             // would carry (and move) it.
@@ -355,6 +345,18 @@ impl<'t> Call<'t> {
             return refusal;
         }
         ran.store(true, Ordering::Relaxed);
+        self.body(ex, args, cx).await
+    }
+
+    /// Body: observers learn it starts, and it is made from the parsed
+    /// arguments and driven to its result. A plain function handing back
+    /// the driving future, so a call's future nests no extra level.
+    fn body<'a>(
+        &'a self,
+        ex: &'a ToolExecutor,
+        args: ParsedArgs,
+        cx: &'a ToolContext,
+    ) -> impl Future<Output = ToolResult> + 'a {
         self.emit_started(ex, cx);
         body::drive(
             ex,
@@ -363,7 +365,6 @@ impl<'t> Call<'t> {
             self.tool.call_dyn(args, cx),
             cx,
         )
-        .await
     }
 
     /// Gate: right before the body, the policy, the run and the approval
