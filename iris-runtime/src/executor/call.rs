@@ -351,6 +351,11 @@ impl<'t> Call<'t> {
     /// Body: observers learn it starts, and it is made from the parsed
     /// arguments and driven to its result. A plain function handing back
     /// the driving future, so a call's future nests no extra level.
+    #[expect(
+        clippy::inline_always,
+        reason = "inlined, the driving future is built in place; called, it is built and then moved, 120 instructions more per call (measured)"
+    )]
+    #[inline(always)]
     fn body<'a>(
         &'a self,
         ex: &'a ToolExecutor,
