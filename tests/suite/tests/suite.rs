@@ -25,4 +25,3 @@ mod runner;
 mod schema;
 mod shop;
 mod strict_inputs;
-mod ui;

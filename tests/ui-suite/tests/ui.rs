@@ -2,7 +2,7 @@
 //!
 //! Compiler output changes between Rust releases, so the `.stderr` files
 //! are checked on one pinned toolchain; on any other the cases are skipped.
-//! Regenerate with `TRYBUILD=overwrite cargo test -p iris-test-suite --test suite ui`
+//! Regenerate with `TRYBUILD=overwrite cargo test -p iris-ui-tests --test ui`
 //! and read the diff.
 
 /// The toolchain the `.stderr` files were written with.
