@@ -1,6 +1,6 @@
-//! Every way to write a hook compiles: a type implementing the event's
-//! trait, an `async fn` borrowing the input, closures answering at once or
-//! later, async closures, fallible or not, and a factory as short as its Python original.
+// Every way to write a hook compiles: a type implementing the event's
+// trait, an `async fn` borrowing the input, closures answering at once or
+// later, async closures, fallible or not, and a factory as short as its Python original.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

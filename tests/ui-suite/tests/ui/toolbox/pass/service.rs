@@ -1,5 +1,5 @@
-//! A toolbox beside everything else an `impl` block may hold: constants,
-//! helpers, a constructor, async and sync tools, context and state.
+// A toolbox beside everything else an `impl` block may hold: constants,
+// helpers, a constructor, async and sync tools, context and state.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
