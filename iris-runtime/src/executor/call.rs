@@ -272,13 +272,11 @@ impl<'t> Call<'t> {
             }
         }
         let body_ran = AtomicBool::new(false);
-        let read_only = args.is_read_only();
         let mut result = if ex.inner.middleware.is_empty() {
             // No stack to thread through: no endpoint to box.
-            self.gated_body(ex, args, read_only, cx, grant, &body_ran)
-                .await
+            self.gated_body(ex, args, cx, grant, &body_ran).await
         } else {
-            Box::pin(self.middleware(ex, args, read_only, cx, grant, &body_ran)).await
+            Box::pin(self.middleware(ex, args, cx, grant, &body_ran)).await
         };
         if body_ran.load(Ordering::Relaxed) && hooks.watches(HookEvent::ToolAfter, name) {
             let mut input = hook_input.unwrap_or_else(|| self.hook_input(HookEvent::ToolAfter, cx));
@@ -300,14 +298,13 @@ impl<'t> Call<'t> {
         &self,
         ex: &ToolExecutor,
         args: ParsedArgs,
-        read_only: bool,
         cx: &ToolContext,
         grant: Option<&Grant>,
         ran: &AtomicBool,
     ) -> ToolResult {
         let name = self.definition.name();
         let endpoint: Endpoint<'_> =
-            Box::new(move || Box::pin(self.gated_body(ex, args, read_only, cx, grant, ran)));
+            Box::new(move || Box::pin(self.gated_body(ex, args, cx, grant, ran)));
         let call = ToolCall::new(
             self.id.clone(),
             Arc::clone(self.tool),
@@ -336,12 +333,11 @@ impl<'t> Call<'t> {
         &self,
         ex: &ToolExecutor,
         args: ParsedArgs,
-        read_only: bool,
         cx: &ToolContext,
         grant: Option<&Grant>,
         ran: &AtomicBool,
     ) -> ToolResult {
-        if let Err(refusal) = self.gate(ex, read_only, cx, grant) {
+        if let Err(refusal) = self.gate(ex, args.is_read_only(), cx, grant) {
             return refusal;
         }
         ran.store(true, Ordering::Relaxed);
