@@ -3,9 +3,9 @@
 //! catalog: tune on one, report the other.
 //!
 //! ```sh
-//! cargo run -p iris-benches --release --example discovery_eval                       # the sample in tests/data/metatool
-//! cargo run -p iris-benches --release --example discovery_eval -- --data ../shared/eval/metatool
-//! cargo run -p iris-benches --release --example discovery_eval -- --data ../shared/eval/metatool --calibrate
+//! cargo run -p iris-eval --release --example discovery_eval                       # the sample in tests/data/metatool
+//! cargo run -p iris-eval --release --example discovery_eval -- --data ../shared/eval/metatool
+//! cargo run -p iris-eval --release --example discovery_eval -- --data ../shared/eval/metatool --calibrate
 //! ```
 //!
 //! The set is JSON Lines: `catalog.jsonl` (`name`, `description`),
@@ -89,7 +89,7 @@ struct Options {
 
 fn options() -> Result<Options, Box<dyn Error>> {
     let mut options = Options {
-        data: Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/metatool"),
+        data: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/metatool"),
         limit: usize::MAX,
         holdout: 10,
         rule: SelectionRule::default(),
