@@ -59,7 +59,7 @@ pub mod middleware {
 /// filtered read-only views.
 #[cfg(feature = "runtime")]
 pub mod registry {
-    pub use iris_runtime::{SharedRegistry, ToolRegistryView};
+    pub use iris_runtime::{SharedRegistry, ToolRegistryView, WeakSharedRegistry};
 }
 
 /// The executor's builder, limits and cancellation.
@@ -116,7 +116,7 @@ pub mod artifacts {
 /// The built-in file tools `read_file`, `write_file` and `edit_file`, and
 /// the file service they share.
 #[cfg(feature = "runtime")]
-pub use iris_runtime::fs;
+pub use iris_tools::fs;
 
 /// What generated code reaches for. Not a public API: anything here may
 /// change in any release.
@@ -125,6 +125,15 @@ pub mod __private {
     pub use iris_core::__private::*;
     #[cfg(feature = "runtime")]
     pub use iris_runtime::__private::*;
+    // `#[hook_factory]` and `#[middleware_factory]` enter the link-time
+    // catalog only in a build that reads agent files.
+    #[cfg(feature = "assembly")]
+    pub use iris_agent::assembly::__private::*;
+    #[cfg(all(feature = "runtime", not(feature = "assembly")))]
+    pub use iris_runtime::{
+        __iris_no_catalog_factory as catalog_hook_factory,
+        __iris_no_catalog_factory as catalog_middleware_factory,
+    };
 }
 
 /// Turns a function into an LLM tool.
@@ -327,30 +336,36 @@ pub use iris_macros::toolbox;
 /// Agents assembled from a YAML file (feature `assembly`); see
 /// [`agent::Agent::from_path`].
 #[cfg(feature = "assembly")]
-pub use iris_runtime::assembly;
+pub use iris_agent::assembly;
 
 /// Agents and the run loop (feature `runner`): an agent built in code or
 /// from a file, driven by a model, paused for approvals and resumed from
 /// saved state; see [`agent::Agent::builder`] and [`agent::AgentRunner`].
 #[cfg(feature = "runner")]
-pub use iris_runtime::runner as agent;
+// A crate re-exported whole renders as a module of its own.
+#[doc(inline)]
+pub use iris_agent as agent;
 
 /// The model layer: the provider-neutral request and response, the
 /// [`Model`](model::Model) trait a host implements for its own model, the
 /// [`ModelConfig`](model::ModelConfig) that names one, and the HTTP adapters
 /// (features `openai` and `anthropic`).
 #[cfg(feature = "runtime")]
-pub use iris_runtime::model;
+// A crate re-exported whole renders as a module of its own.
+#[doc(inline)]
+pub use iris_model as model;
 
 /// Deferred discovery: `tool_search`, the local ranker, budgeted
 /// disclosure, and the Decision backend (feature `decision`).
 #[cfg(feature = "runtime")]
-pub use iris_runtime::discovery;
+pub use iris_tools::discovery;
 
 /// MCP (feature `mcp`): the tools of MCP servers as Iris tools, and Iris
 /// tools served over MCP; see [`mcp::McpClient`] and [`mcp::serve`].
 #[cfg(feature = "mcp")]
-pub use iris_runtime::mcp;
+// A crate re-exported whole renders as a module of its own.
+#[doc(inline)]
+pub use iris_mcp as mcp;
 
 /// Turns a function into a hook factory: configuration (an agent file, or
 /// a host's own settings) builds hooks from it by name and options.

@@ -56,6 +56,9 @@ pub mod provider;
 mod result;
 pub mod schema;
 mod stop;
+#[cfg(feature = "tls")]
+#[doc(hidden)]
+pub mod tls;
 mod tool;
 mod toolbox;
 

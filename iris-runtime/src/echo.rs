@@ -11,12 +11,14 @@ const ECHO_CHARS: usize = 64;
 
 /// `text` cut to [`ECHO_CHARS`] characters for a message, saying how much
 /// was left out.
-pub(crate) fn shorten(text: &str) -> Cow<'_, str> {
+#[must_use]
+pub fn shorten(text: &str) -> Cow<'_, str> {
     shorten_to(text, ECHO_CHARS)
 }
 
 /// `text` cut to `max` characters, saying how much was left out.
-pub(crate) fn shorten_to(text: &str, max: usize) -> Cow<'_, str> {
+#[must_use]
+pub fn shorten_to(text: &str, max: usize) -> Cow<'_, str> {
     match text.char_indices().nth(max) {
         None => Cow::Borrowed(text),
         Some((cut, _)) => Cow::Owned(format!(
@@ -24,16 +26,5 @@ pub(crate) fn shorten_to(text: &str, max: usize) -> Cow<'_, str> {
             &text[..cut],
             text[cut..].chars().count()
         )),
-    }
-}
-
-/// `text` cut to `max` characters ending in `...`, for one line of a list.
-#[cfg(feature = "discovery")]
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let cut: String = text.chars().take(max.saturating_sub(3)).collect();
-        format!("{cut}...")
     }
 }

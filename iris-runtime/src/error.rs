@@ -174,8 +174,10 @@ pub enum RuntimeError {
 /// `Debug` that reads as `Display`: a `main` returning `Result<(), Box<dyn
 /// Error>>` prints its error with `Debug`, and a person should read what was
 /// wrong and what to do there too, not a struct dump (as `anyhow` users
-/// expect).
-macro_rules! debug_as_display {
+/// expect). Exported for the Iris crates above this one (see `__wings`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __iris_debug_as_display {
     ($error:ty) => {
         impl ::std::fmt::Debug for $error {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -184,7 +186,4 @@ macro_rules! debug_as_display {
         }
     };
 }
-#[allow(unused_imports, reason = "used by the wings a build may leave out")]
-pub(crate) use debug_as_display;
-
-debug_as_display!(RuntimeError);
+crate::__iris_debug_as_display!(RuntimeError);

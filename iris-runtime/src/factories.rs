@@ -89,7 +89,6 @@ pub fn arc_middleware<M: Middleware>(middleware: M) -> Arc<dyn Middleware> {
 
 /// What a `#[hook_factory]` or `#[middleware_factory]` writes to enter
 /// the catalog: nothing, in a build without feature `assembly`.
-#[cfg(not(feature = "assembly"))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __iris_no_catalog_factory {

@@ -8,54 +8,30 @@
 //! code, factories or commands), [`observers`], [`ledger`] (the one owner
 //! of what lives as long as a run, with one bound and one idle timeout),
 //! [`artifacts`] (oversized results saved whole and previewed, published
-//! copies), `fs` (the built-in `read_file`, `write_file` and `edit_file`,
-//! confined to the workspace, with read-before-edit; feature `fs-tools`),
-//! `discovery` (deferred tools behind `tool_search`, a local ranker,
-//! budgeted disclosure, and the remote Decision backend under feature
-//! `decision`), `runner` (agents built in code, the run loop and the model
-//! layer with its adapters; features `runner`, `openai`, `anthropic`),
-//! `assembly` (agents from YAML files; feature `assembly`) and `mcp` (MCP
-//! both ways; feature `mcp`).
+//! copies) and [`config`] (configuration files read bounded, with line and
+//! column in every error).
 //!
-//! Most users depend on the `iris` facade, which re-exports each part as a
-//! module of its own (`iris::hooks`, `iris::agent`, `iris::mcp`, ...) and
-//! keeps the day-one names at its root.
+//! The wings sit in crates above this one, and this crate cannot name them:
+//! the model layer (`iris-sdk-model`) beside it, the built-in file tools and
+//! discovery (`iris-sdk-tools`), MCP (`iris-sdk-mcp`) and the agent
+//! (`iris-sdk-agent`). Most users depend on the `iris` facade, which
+//! re-exports each part as a module of its own (`iris::hooks`,
+//! `iris::agent`, `iris::mcp`, ...) and keeps the day-one names at its root.
 
 pub mod artifacts;
-#[cfg(feature = "assembly")]
-pub mod assembly;
-#[cfg(feature = "discovery")]
-pub mod discovery;
-#[cfg(any(feature = "assembly", feature = "mcp"))]
-mod duration;
+pub mod config;
 mod echo;
 mod error;
 pub mod executor;
 pub mod factories;
-#[cfg(feature = "fs-tools")]
-pub mod fs;
 pub mod hooks;
 pub mod ledger;
-#[cfg(feature = "mcp")]
-pub mod mcp;
-pub mod model;
 #[cfg(unix)]
 mod nonblocking;
 pub mod observers;
 mod progress;
 mod registry;
-#[cfg(feature = "runner")]
-pub mod runner;
 mod temp_name;
-#[cfg(any(
-    feature = "decision",
-    feature = "openai",
-    feature = "anthropic",
-    feature = "mcp"
-))]
-mod tls;
-#[cfg(any(feature = "assembly", feature = "decision"))]
-mod yaml;
 
 pub use artifacts::ArtifactStore;
 pub use error::RuntimeError;
@@ -70,23 +46,28 @@ pub use hooks::{
 };
 pub use observers::{ObserverStats, RunEvent, RunEventObserver};
 pub use progress::{ProgressListener, ToolProgress};
-pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView};
+pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView, WeakSharedRegistry};
 pub use tokio_util::sync::CancellationToken;
 
 /// What `#[hook_factory]` and `#[middleware_factory]` expansions call. Not a
 /// public API.
 #[doc(hidden)]
 pub mod __private {
-    #[cfg(feature = "assembly")]
-    pub use crate::assembly::__private::*;
     pub use crate::factories::{
         HookFactory, MiddlewareFactory, arc_middleware, options_schema, parse_options,
         parse_options_struct,
     };
     pub use crate::hooks::Hook;
-    #[cfg(not(feature = "assembly"))]
-    pub use crate::{
-        __iris_no_catalog_factory as catalog_hook_factory,
-        __iris_no_catalog_factory as catalog_middleware_factory,
-    };
+}
+
+/// What the Iris crates above this one share with it (the built-in tools,
+/// MCP, the agent). Not a public API: anything here may change in any
+/// release.
+#[doc(hidden)]
+pub mod __wings {
+    pub use crate::__iris_debug_as_display as debug_as_display;
+    pub use crate::echo::{shorten, shorten_to};
+    #[cfg(unix)]
+    pub use crate::nonblocking::clear_nonblocking;
+    pub use crate::temp_name::{TEMP_SUFFIX, temp_name, temp_owner};
 }

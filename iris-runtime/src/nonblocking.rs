@@ -4,7 +4,7 @@
 /// Reads of a regular file never block anyway; clearing the flag keeps the
 /// descriptor ordinary for whoever holds it next.
 #[cfg(unix)]
-pub(crate) fn clear_nonblocking(file: &std::fs::File) {
+pub fn clear_nonblocking(file: &std::fs::File) {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
     if let Ok(bits) = fcntl(file, FcntlArg::F_GETFL) {
         let flags = OFlag::from_bits_truncate(bits) - OFlag::O_NONBLOCK;

@@ -6,12 +6,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The ending every temporary file of Iris carries; `read_file` refuses
 /// names with it, and leftovers of dead processes are recognised by it.
-pub(crate) const TEMP_SUFFIX: &str = ".iris-tmp";
+pub const TEMP_SUFFIX: &str = ".iris-tmp";
 
 /// `.{stem}.{pid}-{64 random bits}.iris-tmp`. The bits come from the
 /// standard library's randomly keyed hasher over a counter and the clock,
 /// so they differ per call and cannot be predicted from outside.
-pub(crate) fn temp_name(stem: &str) -> String {
+pub fn temp_name(stem: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
@@ -28,8 +28,8 @@ pub(crate) fn temp_name(stem: &str) -> String {
 }
 
 /// The process that made temporary file `name`, if it is one of ours.
-#[cfg(feature = "fs-tools")]
-pub(crate) fn temp_owner(name: &str) -> Option<u32> {
+#[must_use]
+pub fn temp_owner(name: &str) -> Option<u32> {
     let rest = name.strip_suffix(TEMP_SUFFIX)?;
     let (_, tail) = rest.rsplit_once('.')?;
     let (pid, random) = tail.split_once('-')?;
@@ -48,7 +48,6 @@ mod tests {
         let b = temp_name("a.txt");
         assert_ne!(a, b);
         assert!(a.starts_with(".a.txt.") && a.ends_with(TEMP_SUFFIX));
-        #[cfg(feature = "fs-tools")]
         {
             assert_eq!(temp_owner(&a), Some(std::process::id()));
             assert_eq!(temp_owner("a.txt"), None);

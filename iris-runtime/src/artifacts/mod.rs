@@ -31,8 +31,7 @@ use crate::temp_name::temp_name;
 
 pub(crate) use preview::fits;
 pub use preview::{DEFAULT_MAX_RESULT_CHARS, PreviewPolicy, apply_result_policy};
-#[cfg(feature = "fs-tools")]
-pub(crate) use store_dir::Identity;
+pub use store_dir::Identity;
 
 /// The scheme of artifact handles.
 pub const HANDLE_PREFIX: &str = "artifact://";
@@ -288,9 +287,10 @@ impl ArtifactStore {
         Ok(())
     }
 
-    /// The identity of the store's folder, when it exists (opening it).
-    #[cfg(feature = "fs-tools")]
-    pub(crate) fn existing_identity(&self) -> Option<Identity> {
+    /// The identity (device, inode) of the store's folder, when it exists
+    /// (opening it): the file tools refuse to write into the store.
+    #[must_use]
+    pub fn existing_identity(&self) -> Option<Identity> {
         if !self.exists() {
             return None;
         }

@@ -8,8 +8,7 @@ use std::path::Path;
 use cap_std::fs::{Dir, MetadataExt as _};
 
 /// A file's or folder's identity: device and inode.
-#[cfg(feature = "fs-tools")]
-pub(crate) type Identity = (u64, u64);
+pub type Identity = (u64, u64);
 
 /// Why the store's folder was refused.
 #[derive(Debug, thiserror::Error)]
@@ -82,7 +81,6 @@ pub(crate) fn open_path(path: &Path) -> Result<Dir, StoreDirError> {
 }
 
 /// The identity of an open folder.
-#[cfg(feature = "fs-tools")]
 pub(crate) fn identity(dir: &Dir) -> io::Result<Identity> {
     let meta = dir.dir_metadata()?;
     Ok((meta.dev(), meta.ino()))

@@ -366,9 +366,8 @@ impl ToolExecutor {
 
     /// Whether any observer listens: the run loop streams a model's answer
     /// only for them.
-    #[cfg(feature = "runner")]
     #[must_use]
-    pub(crate) fn has_observers(&self) -> bool {
+    pub fn has_observers(&self) -> bool {
         !self.inner.observers.is_empty()
     }
 

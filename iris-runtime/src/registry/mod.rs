@@ -17,7 +17,7 @@ use crate::error::RuntimeError;
 const RESERVED_NAMES: [&str; 2] = ["tool_search", "read_history"];
 
 mod shared;
-pub use shared::SharedRegistry;
+pub use shared::{SharedRegistry, WeakSharedRegistry};
 
 /// Owns the tools and resolves names and aliases to them.
 ///

@@ -57,8 +57,10 @@ impl SharedRegistry {
     }
 
     /// The registry as it stands now, for a short read that neither awaits
-    /// nor outlives the caller's statement.
-    pub(crate) fn peek(&self) -> arc_swap::Guard<Arc<ToolRegistry>> {
+    /// nor outlives the caller's statement: cheaper than a
+    /// [`snapshot`](Self::snapshot), which keeps the registry alive.
+    #[must_use]
+    pub fn peek(&self) -> impl std::ops::Deref<Target = Arc<ToolRegistry>> + use<> {
         self.inner.current.load()
     }
 
@@ -93,11 +95,8 @@ impl SharedRegistry {
 
     /// A handle that does not keep the registry alive, for a task that
     /// keeps it current only as long as someone uses it.
-    #[cfg_attr(
-        not(feature = "mcp"),
-        allow(dead_code, reason = "only MCP catalogs change by themselves so far")
-    )]
-    pub(crate) fn downgrade(&self) -> WeakSharedRegistry {
+    #[must_use]
+    pub fn downgrade(&self) -> WeakSharedRegistry {
         WeakSharedRegistry(Arc::downgrade(&self.inner))
     }
 
@@ -109,19 +108,13 @@ impl SharedRegistry {
 }
 
 /// A [`SharedRegistry`] that may have been dropped.
-#[cfg_attr(
-    not(feature = "mcp"),
-    allow(dead_code, reason = "only MCP catalogs change by themselves so far")
-)]
-pub(crate) struct WeakSharedRegistry(std::sync::Weak<Inner>);
+#[derive(Clone)]
+pub struct WeakSharedRegistry(std::sync::Weak<Inner>);
 
-#[cfg_attr(
-    not(feature = "mcp"),
-    allow(dead_code, reason = "only MCP catalogs change by themselves so far")
-)]
 impl WeakSharedRegistry {
     /// The registry, while someone still holds it.
-    pub(crate) fn upgrade(&self) -> Option<SharedRegistry> {
+    #[must_use]
+    pub fn upgrade(&self) -> Option<SharedRegistry> {
         self.0.upgrade().map(|inner| SharedRegistry { inner })
     }
 }

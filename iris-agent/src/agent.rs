@@ -1,0 +1,302 @@
+//! An agent: an executor (tools, policy, hooks, middleware, limits), with
+//! what the run loop needs beside it (instructions, model, step limit,
+//! discovery, results budget). Built in code with [`Agent::builder`], or
+//! from an agent file (feature `assembly`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use iris_core::{RunId, ToolContext, ToolContextBuilder, ToolOrigin};
+
+use super::history::ReadHistory;
+use iris_model::ModelConfig;
+use iris_runtime::RuntimeError;
+use iris_runtime::ToolExecutor;
+use iris_runtime::ToolRegistry;
+use iris_runtime::ledger::RunLedger;
+use iris_tools::discovery::Discovery;
+use iris_tools::fs::FileService;
+
+/// The built-in tools that need a [`FileService`] in the context.
+const FILE_TOOLS: [&str; 3] = ["read_file", "write_file", "edit_file"];
+
+/// An executor ready to be driven by a model: the tools with their policy,
+/// hooks, middleware and limits, the instructions, the model, the step
+/// limit, discovery when tools are deferred, and the results budget.
+///
+/// ```
+/// use iris_agent::Agent;
+/// use iris_runtime::{ToolExecutor, ToolRegistry};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = ToolRegistry::new(); // register the agent's tools here
+/// let agent = Agent::builder(ToolExecutor::builder(registry).build()?)
+///     .name("calculator")
+///     .instructions("Answer with the tools you have.")
+///     .max_steps(8)
+///     .build()?;
+/// assert_eq!(agent.max_steps(), Some(8));
+/// # Ok(())
+/// # }
+/// ```
+pub struct Agent {
+    name: String,
+    instructions: Option<String>,
+    model: Option<ModelConfig>,
+    max_steps: Option<u32>,
+    executor: ToolExecutor,
+    discovery: Option<Arc<Discovery>>,
+    uses_files: bool,
+    origin: Option<PathBuf>,
+    /// One file service per workspace, shared by every context made for
+    /// it: what a run read is what its later edits are checked against.
+    files: std::sync::Mutex<Vec<(PathBuf, Arc<FileService>)>>,
+    results_budget: Option<usize>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.name)
+            .field("origin", &self.origin)
+            .field("model", &self.model)
+            .field("max_steps", &self.max_steps)
+            .field("tools", &self.executor.registry().len())
+            .field("discovery", &self.discovery.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`Agent`] over an executor.
+#[must_use]
+#[derive(Debug)]
+pub struct AgentBuilder {
+    name: String,
+    instructions: Option<String>,
+    model: Option<ModelConfig>,
+    max_steps: Option<u32>,
+    executor: ToolExecutor,
+    discovery: Option<Arc<Discovery>>,
+    origin: Option<PathBuf>,
+    results_budget: Option<usize>,
+}
+
+impl AgentBuilder {
+    /// The agent's name (`agent` unless set): saved run states carry it, and
+    /// a state is resumed only by an agent of the same name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The system instructions.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The model configuration: sampling options for any model, and which
+    /// adapter [`AgentRunner::connect`](super::AgentRunner::connect) makes.
+    pub fn model(mut self, model: ModelConfig) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Most model steps per run (default
+    /// [`DEFAULT_MAX_STEPS`](super::DEFAULT_MAX_STEPS)).
+    pub fn max_steps(mut self, steps: u32) -> Self {
+        self.max_steps = Some(steps);
+        self
+    }
+
+    /// Deferred discovery: the requests carry the eager tools, `tool_search`
+    /// and what it disclosed. Build it over the executor's registry and
+    /// ledger (`Discovery::builder(executor.shared_registry())
+    /// .ledger(executor.ledger().clone())`); one over another ledger is
+    /// refused by [`build`](Self::build), since ending a run would then
+    /// leave its disclosures behind.
+    pub fn discovery(mut self, discovery: impl Into<Arc<Discovery>>) -> Self {
+        self.discovery = Some(discovery.into());
+        self
+    }
+
+    /// Characters of tool results one request may carry: past it, older
+    /// results of read-only tools go to the model as previews with a
+    /// handle, and the `read_history` tool (registered by
+    /// [`build`](Self::build) when missing) gives them back.
+    pub fn results_budget(mut self, chars: usize) -> Self {
+        self.results_budget = Some(chars);
+        self
+    }
+
+    /// The file the agent was described in (relative paths in it, such as
+    /// command hooks' folders, are taken from its folder).
+    pub fn origin(mut self, path: impl Into<PathBuf>) -> Self {
+        self.origin = Some(path.into());
+        self
+    }
+
+    /// Finishes the agent.
+    ///
+    /// # Errors
+    /// [`RuntimeError::LedgerMismatch`] when discovery keeps its
+    /// disclosures in another ledger than the executor's;
+    /// [`RuntimeError`] when `read_history` cannot be registered (another
+    /// tool has its name).
+    pub fn build(self) -> Result<Agent, RuntimeError> {
+        if let Some(discovery) = &self.discovery
+            && !Arc::ptr_eq(discovery.ledger(), self.executor.ledger())
+        {
+            return Err(RuntimeError::LedgerMismatch {
+                part: "discovery",
+                fix: "build it with `Discovery::builder(executor.shared_registry()).ledger(executor.ledger().clone())`",
+            });
+        }
+        if self.results_budget.is_some() {
+            let shared = self.executor.shared_registry();
+            let missing = shared
+                .snapshot()
+                .resolve(super::history::READ_HISTORY)
+                .is_none();
+            if missing {
+                shared.update(|registry| registry.register(ReadHistory).map(|_| ()))?;
+            }
+        }
+        let uses_files = self.executor.registry().tools().any(|tool| {
+            let definition = tool.definition_dyn();
+            definition.origin() == &ToolOrigin::BuiltIn
+                && FILE_TOOLS.contains(&definition.name().as_str())
+        });
+        Ok(Agent {
+            name: self.name,
+            instructions: self.instructions,
+            model: self.model,
+            max_steps: self.max_steps,
+            executor: self.executor,
+            discovery: self.discovery,
+            uses_files,
+            origin: self.origin,
+            files: std::sync::Mutex::new(Vec::new()),
+            results_budget: self.results_budget,
+        })
+    }
+}
+
+impl Agent {
+    /// Starts an agent over `executor` (its tools, policy, hooks, middleware
+    /// and limits).
+    pub fn builder(executor: ToolExecutor) -> AgentBuilder {
+        AgentBuilder {
+            name: "agent".to_owned(),
+            instructions: None,
+            model: None,
+            max_steps: None,
+            executor,
+            discovery: None,
+            origin: None,
+            results_budget: None,
+        }
+    }
+
+    /// The agent's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The system instructions.
+    #[must_use]
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// The model configuration.
+    #[must_use]
+    pub fn model(&self) -> Option<&ModelConfig> {
+        self.model.as_ref()
+    }
+
+    /// Most model steps per run.
+    #[must_use]
+    pub fn max_steps(&self) -> Option<u32> {
+        self.max_steps
+    }
+
+    /// Every tool the agent has, as of now (MCP servers' tools are kept
+    /// current when their servers announce changes).
+    #[must_use]
+    pub fn registry(&self) -> Arc<ToolRegistry> {
+        self.executor.registry()
+    }
+
+    /// The executor: permissions, hooks, middleware and limits in place.
+    #[must_use]
+    pub fn executor(&self) -> &ToolExecutor {
+        &self.executor
+    }
+
+    /// The run ledger (the executor's): what lives as long as a run.
+    #[must_use]
+    pub fn ledger(&self) -> &Arc<RunLedger> {
+        self.executor.ledger()
+    }
+
+    /// Discovery, when some tool is deferred.
+    #[must_use]
+    pub fn discovery(&self) -> Option<&Arc<Discovery>> {
+        self.discovery.as_ref()
+    }
+
+    /// Characters of tool results a request may carry before older
+    /// observations are shortened.
+    #[must_use]
+    pub fn results_budget(&self) -> Option<usize> {
+        self.results_budget
+    }
+
+    /// The file the agent was described in, if any.
+    #[must_use]
+    pub fn origin(&self) -> Option<&Path> {
+        self.origin.as_deref()
+    }
+
+    /// A context for calls of run `run` in `workspace`, carrying what the
+    /// agent's tools need: the run ledger (for `read_history`), the file
+    /// service for the built-in file tools (one per workspace, kept by the
+    /// agent and keeping what a run read in the ledger), discovery for
+    /// `tool_search`. Add more state to the builder before building it.
+    ///
+    /// # Errors
+    /// [`RuntimeError`] when the workspace cannot be opened for the file
+    /// tools.
+    pub fn context_builder(
+        &self,
+        workspace: impl AsRef<Path>,
+        run: RunId,
+    ) -> Result<ToolContextBuilder, RuntimeError> {
+        let workspace = workspace.as_ref();
+        let mut builder =
+            ToolContext::builder(workspace, run).shared_state(Arc::clone(self.executor.ledger()));
+        if self.uses_files {
+            builder = builder.shared_state(self.file_service(workspace)?);
+        }
+        if let Some(discovery) = &self.discovery {
+            builder = builder.shared_state(Arc::clone(discovery));
+        }
+        Ok(builder)
+    }
+
+    fn file_service(&self, workspace: &Path) -> Result<Arc<FileService>, RuntimeError> {
+        let mut files = self
+            .files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, service)) = files.iter().find(|(root, _)| root == workspace) {
+            return Ok(Arc::clone(service));
+        }
+        let service =
+            Arc::new(FileService::open(workspace)?.with_ledger(Arc::clone(self.executor.ledger())));
+        files.push((workspace.to_path_buf(), Arc::clone(&service)));
+        Ok(service)
+    }
+}

@@ -1,0 +1,674 @@
+//! From a parsed agent file to an [`Agent`]: every name resolved, every
+//! factory called with its options, and every problem gathered before
+//! anything is given up.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use iris_core::{DynTool, Exposure, ToolName};
+use serde_saphyr::{Location, Spanned};
+
+use super::error::{AssemblyError, Issues};
+use super::file::{AgentFile, HandlerKind, HandlerSection, HookSection};
+use super::names::{Assembly, shared_names, unknown_name};
+use crate::Agent;
+use iris_runtime::ToolRegistry;
+use iris_runtime::config::yaml::closest;
+use iris_runtime::hooks::{CommandHook, Hook, HookEvent, HookRegistration};
+use iris_runtime::{RulePolicy, ToolExecutor};
+use iris_tools::discovery::{Discovery, TOOL_SEARCH, ToolSearch};
+
+/// The tools of the file, before the registry is frozen.
+struct Tools {
+    registry: ToolRegistry,
+    /// Model-facing names of every registered tool.
+    names: BTreeSet<String>,
+    any_deferred: bool,
+}
+
+pub(crate) fn assemble(
+    names: &Assembly,
+    file: AgentFile,
+    origin: &Path,
+    source: &str,
+) -> Result<Agent, AssemblyError> {
+    assemble_with(names, file, origin, source, None)
+}
+
+/// Assembles `file` with the tools of its MCP servers, connected already
+/// (`None` when it was loaded without connecting them).
+pub(crate) fn assemble_with(
+    names: &Assembly,
+    file: AgentFile,
+    origin: &Path,
+    source: &str,
+    remote: Option<Vec<Chosen>>,
+) -> Result<Agent, AssemblyError> {
+    let mut issues = Issues::with_source(origin, source);
+    let base = origin.parent().unwrap_or_else(|| Path::new("."));
+    let instructions = instructions(&file, base, &mut issues);
+    if let Some(model) = &file.model
+        && let Some(variable) = &model.api_key_env
+    {
+        require_variable(variable, "model.api_key_env", &mut issues);
+    }
+    if let Some(mcp) = &file.tools.mcp
+        && remote.is_none()
+    {
+        let message = if cfg!(feature = "mcp") {
+            "MCP servers are started and listed before the agent is built: load this file with \
+             `Agent::connect(path).await` (or `AgentRunner::connect_config_path`)"
+        } else {
+            "MCP servers are not available in this build of Iris (enable the `mcp` feature); \
+             remove `tools.mcp`"
+        };
+        issues.at(mcp.referenced, "tools.mcp", message);
+    }
+    let tools = tools(names, &file, remote.unwrap_or_default(), &mut issues);
+    let hooks = hooks(names, &file.hooks, &tools.names, base, &mut issues);
+    let middleware = middleware(names, &file, &mut issues);
+    let policy = policy(&file, &tools.names, &mut issues);
+    let decision = decision(&file, origin, &mut issues);
+    if !issues.is_empty() {
+        return Err(finish(issues));
+    }
+    let Tools {
+        registry,
+        any_deferred,
+        ..
+    } = tools;
+    let mut builder = ToolExecutor::builder(registry).policy(policy);
+    for hook in hooks {
+        builder = builder.hook(hook);
+    }
+    for layer in middleware {
+        builder = builder.shared_middleware(layer);
+    }
+    for observer in &names.observers {
+        builder = builder.shared_observer(Arc::clone(observer));
+    }
+    let limits = &file.limits;
+    if let Some(limit) = limits.max_concurrency {
+        builder = builder.max_concurrency(limit);
+    }
+    if let Some(timeout) = limits.timeout {
+        builder = builder.timeout(Some(timeout.0));
+    }
+    if let Some(limit) = limits.max_result_chars {
+        builder = builder.max_result_chars(limit);
+    }
+    let executor = match builder.build() {
+        Ok(executor) => executor,
+        Err(err) => {
+            issues.whole("", err.to_string());
+            return Err(finish(issues));
+        }
+    };
+    let discovery = if any_deferred {
+        // Over the executor's registry, so that a refreshed MCP catalog is
+        // searched as the executor runs it.
+        let mut builder = Discovery::builder(executor.shared_registry())
+            .ledger(std::sync::Arc::clone(executor.ledger()));
+        if let Some(backend) = decision {
+            builder = builder.backend_shared(backend);
+        }
+        match builder.build() {
+            Ok(discovery) => Some(Arc::new(discovery)),
+            Err(err) => {
+                issues.whole("tools.deferred", err.to_string());
+                return Err(finish(issues));
+            }
+        }
+    } else {
+        None
+    };
+    let budget = results_budget(&file);
+    let model = file.model.as_ref().map(super::file::ModelSection::config);
+    let mut agent = Agent::builder(executor).name(file.name).origin(origin);
+    if let Some(instructions) = instructions {
+        agent = agent.instructions(instructions);
+    }
+    if let Some(model) = model {
+        agent = agent.model(model);
+    }
+    if let Some(steps) = limits.max_steps {
+        agent = agent.max_steps(steps);
+    }
+    if let Some(discovery) = discovery {
+        agent = agent.discovery(discovery);
+    }
+    if let Some(budget) = budget {
+        agent = agent.results_budget(budget);
+    }
+    agent.build().map_err(|err| {
+        issues.whole("", err.to_string());
+        finish(std::mem::replace(&mut issues, Issues::new(origin)))
+    })
+}
+
+/// The context policy's budget for tool results, when it applies.
+fn results_budget(file: &AgentFile) -> Option<usize> {
+    let policy = &file.context_policy;
+    policy.results_budget.filter(|_| policy.enabled)
+}
+
+fn finish(issues: Issues) -> AssemblyError {
+    issues
+        .finish()
+        .err()
+        .unwrap_or(AssemblyError { issues: Vec::new() })
+}
+
+fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<String> {
+    match (&file.instructions, &file.instructions_file) {
+        (Some(_), Some(path)) => {
+            issues.at(
+                path.referenced,
+                "instructions_file",
+                "give `instructions` or `instructions_file`, not both",
+            );
+            None
+        }
+        (Some(text), None) => Some(text.clone()),
+        (None, Some(path)) => {
+            let full = base.join(&path.value);
+            match std::fs::read_to_string(&full) {
+                Ok(text) => Some(text),
+                Err(err) => {
+                    issues.at(
+                        path.referenced,
+                        "instructions_file",
+                        format!("cannot read `{}`: {err}", full.display()),
+                    );
+                    None
+                }
+            }
+        }
+        (None, None) => None,
+    }
+}
+
+/// An environment variable that must be set; its value never appears.
+fn require_variable(variable: &Spanned<String>, key: &str, issues: &mut Issues) {
+    let set = std::env::var_os(&variable.value).is_some_and(|v| !v.is_empty());
+    if !set {
+        issues.at(
+            variable.referenced,
+            key,
+            format!(
+                "environment variable `{}` is not set; set it before starting the agent",
+                variable.value
+            ),
+        );
+    }
+}
+
+/// A tool the file names, with where and under which key.
+pub(crate) type Chosen = (String, Location, Arc<dyn DynTool>);
+
+/// The built-in and function tools the file names.
+fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Vec<Chosen> {
+    let section = &file.tools;
+    let mut chosen: Vec<Chosen> = Vec::new();
+    for (i, key) in section.builtin.iter().enumerate() {
+        if let Some(tool) = iris_tools::fs::tool_for_key(&key.value) {
+            chosen.push((format!("tools.builtin[{i}]"), key.referenced, tool));
+        } else {
+            let known: Vec<&str> = iris_tools::fs::CONFIG_KEYS
+                .iter()
+                .map(|(k, _)| *k)
+                .collect();
+            issues.at(
+                key.referenced,
+                format!("tools.builtin[{i}]"),
+                format!(
+                    "unknown built-in tool `{}`; {}",
+                    key.value,
+                    closest(&key.value, &known, "built-in tool")
+                ),
+            );
+        }
+    }
+    for (i, wanted) in section.functions.iter().enumerate() {
+        let at = format!("tools.functions[{i}]");
+        if let Some(entry) = names.tool(&wanted.value) {
+            chosen.push((at, wanted.referenced, Arc::clone(&entry.item)));
+            continue;
+        }
+        let shared = shared_names(&names.tools, &wanted.value);
+        let message = if shared.len() > 1 {
+            format!(
+                "more than one function is named `{}` ({}); name one by its path",
+                wanted.value,
+                shared
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            unknown_name(
+                &names.tools,
+                &wanted.value,
+                "`#[tool]` function",
+                names.from_catalog,
+            )
+        };
+        issues.at(wanted.referenced, at, message);
+    }
+    chosen
+}
+
+fn tools(names: &Assembly, file: &AgentFile, remote: Vec<Chosen>, issues: &mut Issues) -> Tools {
+    let section = &file.tools;
+    let mut chosen = chosen_tools(names, file, issues);
+    chosen.extend(remote);
+    let model_names: Vec<String> = chosen
+        .iter()
+        .map(|(_, _, tool)| tool.definition_dyn().name().to_string())
+        .collect();
+    let defer = file.context_policy.enabled && file.context_policy.deferred_tools;
+    let mut deferred: BTreeSet<String> = BTreeSet::new();
+    for (i, name) in section.deferred.iter().enumerate() {
+        let key = format!("tools.deferred[{i}]");
+        if model_names.contains(&name.value) {
+            deferred.insert(name.value.clone());
+        } else {
+            issues.at(
+                name.referenced,
+                key,
+                unknown_tool(&name.value, &model_names),
+            );
+        }
+    }
+
+    let mut registry = ToolRegistry::new();
+    let mut any_deferred = false;
+    for (key, at, tool) in chosen {
+        let definition = tool.definition_dyn();
+        let exposure = if !defer {
+            Exposure::Eager
+        } else if deferred.contains(definition.name().as_str()) {
+            Exposure::Deferred
+        } else {
+            definition.exposure()
+        };
+        any_deferred |= exposure == Exposure::Deferred;
+        if let Err(err) = registry.register_dyn_as(tool, exposure) {
+            issues.at(at, key, err.to_string());
+        }
+    }
+    if results_budget(file).is_some()
+        && let Err(err) = registry.register(crate::ReadHistory)
+    {
+        issues.whole("context_policy.results_budget", err.to_string());
+    }
+    if any_deferred && registry.resolve(TOOL_SEARCH).is_none() {
+        // Deferred tools are reached through `tool_search`, added here.
+        if let Err(err) = registry.register(ToolSearch) {
+            issues.whole("tools", err.to_string());
+        }
+    }
+    let names = registry
+        .tools()
+        .map(|t| t.definition_dyn().name().to_string())
+        .collect();
+    Tools {
+        registry,
+        names,
+        any_deferred,
+    }
+}
+
+/// "no tool is named `x`", with the closest tool, or the model-facing name
+/// when `x` is a built-in key.
+fn unknown_tool(name: &str, known: &[String]) -> String {
+    if let Some((_, tool)) = iris_tools::fs::CONFIG_KEYS
+        .iter()
+        .find(|(key, _)| *key == name)
+    {
+        return format!(
+            "`{name}` is a built-in key; tools are named here as the model calls them: write `{tool}`"
+        );
+    }
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    format!(
+        "the agent has no tool named `{name}`; {}",
+        closest(name, &known, "tool")
+    )
+}
+
+fn hooks(
+    names: &Assembly,
+    sections: &[HookSection],
+    tools: &BTreeSet<String>,
+    base: &Path,
+    issues: &mut Issues,
+) -> Vec<HookRegistration> {
+    let known: Vec<String> = tools.iter().cloned().collect();
+    let mut built = Vec::new();
+    for (i, section) in sections.iter().enumerate() {
+        let key = format!("hooks[{i}]");
+        let run_event = matches!(
+            section.event,
+            HookEvent::RunStarted | HookEvent::RunFinished
+        );
+        if run_event && let Some(first) = section.tools.first() {
+            issues.at(
+                first.referenced,
+                format!("{key}.tools"),
+                format!(
+                    "`{}` hooks see whole runs, not calls, and take no tool filter; remove `tools`",
+                    section.event
+                ),
+            );
+        }
+        let mut filter_ok = true;
+        for (j, tool) in section.tools.iter().enumerate() {
+            if !tools.contains(&tool.value) {
+                filter_ok = false;
+                issues.at(
+                    tool.referenced,
+                    format!("{key}.tools[{j}]"),
+                    unknown_tool(&tool.value, &known),
+                );
+            }
+        }
+        let Some(hook) = handler(names, section, &key, base, issues) else {
+            continue;
+        };
+        let mut registration = HookRegistration::new(section.name.clone(), section.event, hook);
+        if let Some(timeout) = section.timeout.or(section.handler.value.timeout) {
+            registration = registration.timeout(timeout.0);
+        }
+        if filter_ok && !section.tools.is_empty() && !run_event {
+            registration = registration.for_tools(section.tools.iter().map(|t| t.value.clone()));
+        }
+        built.push(registration);
+    }
+    built
+}
+
+fn handler(
+    names: &Assembly,
+    section: &HookSection,
+    key: &str,
+    base: &Path,
+    issues: &mut Issues,
+) -> Option<Hook> {
+    let handler = &section.handler.value;
+    let place = section.handler.referenced;
+    let at = format!("{key}.handler");
+    match handler.kind {
+        HandlerKind::Factory => {
+            if handler.command.is_some() || !handler.env.is_empty() || handler.cwd.is_some() {
+                issues.at(
+                    place,
+                    at.clone(),
+                    "`command`, `env` and `cwd` belong to `type: command`; a factory hook takes `factory` and `options`",
+                );
+            }
+            let Some(factory) = &handler.factory else {
+                issues.at(
+                    place,
+                    at,
+                    "`type: factory` needs `factory`: the name of a `#[hook_factory]` function",
+                );
+                return None;
+            };
+            let Some(entry) = names.hook_factory(&factory.value) else {
+                issues.at(
+                    factory.referenced,
+                    format!("{at}.factory"),
+                    unknown_name(
+                        &names.hook_factories,
+                        &factory.value,
+                        "hook factory",
+                        names.from_catalog,
+                    ),
+                );
+                return None;
+            };
+            let (options, options_at) = options_of(handler.options.as_ref());
+            match entry.item.build(&options) {
+                Ok(hook) if hook.answers_event(section.event) => Some(hook),
+                Ok(hook) => {
+                    issues.at(
+                        factory.referenced,
+                        format!("{key}.event"),
+                        format!(
+                            "hook factory `{}` makes a hook that answers {}, but this hook is for `{}`; change `event`, or use a factory for `{}`",
+                            entry.name,
+                            hook.answers(),
+                            section.event,
+                            section.event
+                        ),
+                    );
+                    None
+                }
+                Err(err) => {
+                    let factory_name = format!("hook factory `{}`", entry.name);
+                    let at_factory = (options_at, factory.referenced);
+                    options_refused(issues, &at, &factory_name, at_factory, &err);
+                    None
+                }
+            }
+        }
+        HandlerKind::Command => command_hook(section, handler, place, &at, base, issues),
+    }
+}
+
+fn command_hook(
+    section: &HookSection,
+    handler: &HandlerSection,
+    place: Location,
+    at: &str,
+    base: &Path,
+    issues: &mut Issues,
+) -> Option<Hook> {
+    if handler.factory.is_some() || handler.options.is_some() {
+        issues.at(
+            place,
+            at,
+            "`factory` and `options` belong to `type: factory`; a command hook takes `command`, `env`, `cwd` and `timeout`",
+        );
+    }
+    let Some(argv) = handler.command.as_ref().filter(|argv| !argv.is_empty()) else {
+        issues.at(
+            place,
+            format!("{at}.command"),
+            "`type: command` needs `command`: the program and its arguments, such as `[\"./hooks/audit.sh\"]`",
+        );
+        return None;
+    };
+    let mut hook = match CommandHook::new(&section.name, argv.iter().cloned()) {
+        Ok(hook) => hook,
+        Err(err) => {
+            issues.at(place, format!("{at}.command"), err.to_string());
+            return None;
+        }
+    };
+    for (name, value) in &handler.env {
+        match expand_variables(&value.value) {
+            Ok(expanded) => hook = hook.env(name, expanded),
+            Err(variable) => issues.at(
+                value.referenced,
+                format!("{at}.env.{name}"),
+                format!(
+                    "environment variable `{variable}` is not set; set it before starting the agent"
+                ),
+            ),
+        }
+    }
+    if let Some(dir) = &handler.cwd {
+        hook = hook.current_dir(base.join(dir));
+    }
+    if let Some(timeout) = handler.timeout.or(section.timeout) {
+        hook = hook.timeout(timeout.0);
+    }
+    Some(Hook::command(hook))
+}
+
+/// `${NAME}` replaced by the host's variable `NAME`; the name of the first
+/// one not set otherwise.
+fn expand_variables(value: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let name = &after[..end];
+        match std::env::var(name) {
+            Ok(found) => out.push_str(&found),
+            Err(_) => return Err(name.to_owned()),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// A factory's options as JSON, and where they start in the file.
+fn options_of(
+    options: Option<&Spanned<serde_json::Value>>,
+) -> (serde_json::Value, Option<Location>) {
+    options.map_or((serde_json::Value::Null, None), |o| {
+        (o.value.clone(), Some(o.referenced))
+    })
+}
+
+/// Reports options `factory` refused: at the option at fault when the file
+/// shows where it is, else at the options or the factory's name.
+fn options_refused(
+    issues: &mut Issues,
+    at: &str,
+    factory: &str,
+    (options_at, factory_at): (Option<Location>, Location),
+    err: &iris_core::ArgumentError,
+) {
+    let message = format!("{factory}: {}", option_message(err.message()));
+    let key = option_key(at, err.path());
+    match options_at {
+        Some(options) => issues.at_option(options, err.path(), key, message),
+        None => issues.at(factory_at, key, message),
+    }
+}
+
+/// A factory's parse error in the words of options.
+fn option_message(message: &str) -> String {
+    iris_runtime::config::yaml::reworded_as(message, "option", "agent file")
+        .unwrap_or_else(|| message.to_owned())
+}
+
+/// `hooks[0].handler.options.text` from the option path `$.text`.
+fn option_key(at: &str, path: &str) -> String {
+    let inner = path.strip_prefix('$').unwrap_or(path);
+    format!("{at}.options{inner}")
+}
+
+fn middleware(
+    names: &Assembly,
+    file: &AgentFile,
+    issues: &mut Issues,
+) -> Vec<Arc<dyn iris_core::Middleware>> {
+    let mut built = Vec::new();
+    for (i, entry) in file.middleware.tools.iter().enumerate() {
+        let at = format!("middleware.tools[{i}]");
+        let factory = &entry.factory;
+        let Some(found) = names.middleware_factory(&factory.value) else {
+            issues.at(
+                factory.referenced,
+                format!("{at}.factory"),
+                unknown_name(
+                    &names.middleware_factories,
+                    &factory.value,
+                    "middleware factory",
+                    names.from_catalog,
+                ),
+            );
+            continue;
+        };
+        let (options, options_at) = options_of(entry.options.as_ref());
+        match found.item.build(&options) {
+            Ok(layer) => built.push(layer),
+            Err(err) => {
+                let factory_name = format!("middleware factory `{}`", found.name);
+                let at_factory = (options_at, factory.referenced);
+                options_refused(issues, &at, &factory_name, at_factory, &err);
+            }
+        }
+    }
+    built
+}
+
+fn policy(file: &AgentFile, tools: &BTreeSet<String>, issues: &mut Issues) -> RulePolicy {
+    let section = &file.permissions;
+    let mut policy = RulePolicy::new();
+    if let Some(rule) = section.read_only {
+        policy = policy.read_only(rule);
+    }
+    if let Some(rule) = section.write {
+        policy = policy.write(rule);
+    }
+    if let Some(rule) = section.exec {
+        policy = policy.exec(rule);
+    }
+    if let Some(rule) = section.other {
+        policy = policy.other(rule);
+    }
+    let known: Vec<String> = tools.iter().cloned().collect();
+    for (name, rule) in &section.tools {
+        let key = format!("permissions.tools.{name}");
+        match ToolName::new(name.clone()) {
+            Ok(tool) if tools.contains(name) => policy = policy.tool(tool, rule.value),
+            _ => issues.at(rule.referenced, key, unknown_tool(name, &known)),
+        }
+    }
+    policy
+}
+
+#[cfg(feature = "decision")]
+fn decision(
+    file: &AgentFile,
+    origin: &Path,
+    issues: &mut Issues,
+) -> Option<Arc<dyn iris_tools::discovery::SearchBackend>> {
+    use iris_tools::discovery::decision::{DecisionBackend, DecisionConfig};
+    let section = file.decision.as_ref()?;
+    let path = &section.path;
+    let loaded =
+        DecisionConfig::load_for_agent(origin, Path::new(&path.value)).and_then(|config| {
+            let full: std::path::PathBuf = origin
+                .parent()
+                .unwrap_or_else(|| Path::new("."))
+                .join(&path.value);
+            DecisionBackend::for_discovery(config, &full)
+        });
+    match loaded {
+        Ok(backend) => Some(Arc::new(backend)),
+        Err(err) => {
+            issues.at(path.referenced, "decision.path", err.to_string());
+            None
+        }
+    }
+}
+
+#[cfg(not(feature = "decision"))]
+fn decision(
+    file: &AgentFile,
+    _origin: &Path,
+    issues: &mut Issues,
+) -> Option<Arc<dyn iris_tools::discovery::SearchBackend>> {
+    let section = file.decision.as_ref()?;
+    issues.at(
+        section.path.referenced,
+        "decision.path",
+        "the Decision backend needs Iris's `decision` feature; enable it or remove `decision`",
+    );
+    None
+}

@@ -1,0 +1,223 @@
+//! What was wrong with an agent file: every problem found, each with the
+//! file, line and column, the key path and what was expected.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_saphyr::Location;
+
+/// One problem in an agent file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssemblyIssue {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line; 0 when the problem is the file as a whole.
+    pub line: u64,
+    /// 1-based column; 0 when unknown.
+    pub column: u64,
+    /// The key path, such as `hooks[1].handler.factory`; empty for the
+    /// file as a whole.
+    pub key: String,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl fmt::Display for AssemblyIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": `{}`", self.key)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Line and column of the value at `json_path` inside the YAML value that
+/// starts at `start`: each object key of the path is looked for after the
+/// last one found (`key:`, quoted or not); an array index stops the walk at
+/// its array. With `at_key`, the last key's own position.
+fn locate_option(
+    source: &str,
+    start: Location,
+    json_path: &str,
+    at_key: bool,
+) -> Option<(u64, u64)> {
+    let mut offset = offset_of(source, start.line(), start.column())?;
+    let mut key_at = offset;
+    let keys = json_path
+        .trim_start_matches('$')
+        .split('.')
+        .filter(|k| !k.is_empty())
+        .map(|k| k.split('[').next().unwrap_or(k));
+    for key in keys {
+        let rest = source.get(offset..)?;
+        let found = [
+            format!("{key}:"),
+            format!("\"{key}\":"),
+            format!("'{key}':"),
+        ]
+        .iter()
+        .filter_map(|pattern| {
+            rest.match_indices(pattern.as_str())
+                .find(|(at, _)| {
+                    rest[..*at]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| c.is_whitespace() || c == '{' || c == ',')
+                })
+                .map(|(at, _)| (at, at + pattern.len()))
+        })
+        .min()?;
+        key_at = offset + found.0;
+        offset += found.1;
+        offset += source.get(offset..)?.len()
+            - source.get(offset..)?.trim_start_matches([' ', '\t']).len();
+    }
+    Some(position_of(source, if at_key { key_at } else { offset }))
+}
+
+/// The byte offset of 1-based `line` and `column` (in characters).
+fn offset_of(source: &str, line: u64, column: u64) -> Option<usize> {
+    let line_start: usize = source
+        .split_inclusive('\n')
+        .take(usize::try_from(line).ok()?.checked_sub(1)?)
+        .map(str::len)
+        .sum();
+    let line_text = source.get(line_start..)?;
+    let in_line = line_text
+        .char_indices()
+        .nth(usize::try_from(column).ok()?.saturating_sub(1))
+        .map_or(line_text.len(), |(at, _)| at);
+    Some(line_start + in_line)
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+fn position_of(source: &str, offset: usize) -> (u64, u64) {
+    let before = source.get(..offset).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (
+        u64::try_from(line).unwrap_or(u64::MAX),
+        u64::try_from(column).unwrap_or(u64::MAX),
+    )
+}
+
+/// An agent file that could not be assembled, with every problem found.
+///
+/// Problems that do not depend on each other (an unknown function, bad
+/// factory options, a missing variable) are all reported at once; a file
+/// that is not valid YAML, or has a key of the wrong shape, stops at that.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+pub struct AssemblyError {
+    /// The problems, in file order.
+    pub issues: Vec<AssemblyIssue>,
+}
+
+impl fmt::Display for AssemblyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.issues.as_slice() {
+            [one] => write!(f, "{one}"),
+            issues => {
+                write!(f, "{} problems in the agent file:", issues.len())?;
+                for issue in issues {
+                    write!(f, "\n  {issue}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Problems gathered while a file is checked.
+#[derive(Debug)]
+pub(crate) struct Issues {
+    path: PathBuf,
+    found: Vec<AssemblyIssue>,
+    /// The file's text, to find values that have no location of their own
+    /// (factory options, kept as plain JSON).
+    source: String,
+}
+
+impl Issues {
+    pub(crate) fn new(path: &Path) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            found: Vec::new(),
+            source: String::new(),
+        }
+    }
+
+    /// As [`Issues::new`], able to place problems inside option values.
+    pub(crate) fn with_source(path: &Path, source: &str) -> Self {
+        Self {
+            source: source.to_owned(),
+            ..Self::new(path)
+        }
+    }
+
+    /// A problem with the option at `json_path` (`$.limits.max`) of the
+    /// options value that starts at `options`: placed at that option's
+    /// value when the text shows where it is, else at `options`.
+    /// An option that should not be there is placed at its key instead.
+    pub(crate) fn at_option(
+        &mut self,
+        options: Location,
+        json_path: &str,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        let message = message.into();
+        let unknown = message.contains("unknown option");
+        let (line, column) = locate_option(&self.source, options, json_path, unknown)
+            .unwrap_or((options.line(), options.column()));
+        self.found.push(AssemblyIssue {
+            path: self.path.clone(),
+            line,
+            column,
+            key: key.into(),
+            message,
+        });
+    }
+
+    /// A problem at `at` (a value's location) under `key`.
+    pub(crate) fn at(&mut self, at: Location, key: impl Into<String>, message: impl Into<String>) {
+        self.found.push(AssemblyIssue {
+            path: self.path.clone(),
+            line: at.line(),
+            column: at.column(),
+            key: key.into(),
+            message: message.into(),
+        });
+    }
+
+    /// A problem with no place in the file (the file as a whole, or a key
+    /// that was left out).
+    pub(crate) fn whole(&mut self, key: impl Into<String>, message: impl Into<String>) {
+        self.found.push(AssemblyIssue {
+            path: self.path.clone(),
+            line: 0,
+            column: 0,
+            key: key.into(),
+            message: message.into(),
+        });
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// `Ok` when nothing was found.
+    pub(crate) fn finish(mut self) -> Result<(), AssemblyError> {
+        if self.found.is_empty() {
+            return Ok(());
+        }
+        self.found
+            .sort_by_key(|issue| (issue.line == 0, issue.line, issue.column));
+        Err(AssemblyError { issues: self.found })
+    }
+}
+
+iris_runtime::__wings::debug_as_display!(AssemblyError);

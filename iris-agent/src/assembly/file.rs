@@ -1,0 +1,292 @@
+//! The agent file's shape: what each key holds, as serde reads it and as
+//! its JSON Schema (for editors) describes it.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use iris_model::{ModelConfig, ModelProvider};
+use iris_runtime::Rule;
+pub use iris_runtime::config::Seconds;
+use iris_runtime::hooks::HookEvent;
+
+/// A name or path as written, with where it was written.
+pub(crate) type Named = Spanned<String>;
+
+/// An agent: its tools, hooks, middleware, permissions and limits.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "Iris agent")]
+pub struct AgentFile {
+    /// The agent's name, for logs and run events.
+    pub name: String,
+    /// The system instructions, written here.
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// Or a file holding them, relative to this file.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub instructions_file: Option<Named>,
+    /// The model the runner asks.
+    #[serde(default)]
+    pub model: Option<ModelSection>,
+    /// The tools the agent has.
+    #[serde(default)]
+    pub tools: ToolsSection,
+    /// Hooks, run in the order listed.
+    #[serde(default)]
+    pub hooks: Vec<HookSection>,
+    /// Middleware around each call.
+    #[serde(default)]
+    pub middleware: MiddlewareSection,
+    /// Which calls run, ask a person first, or are refused.
+    #[serde(default)]
+    pub permissions: PermissionsSection,
+    /// Bounds on runs and calls.
+    #[serde(default)]
+    pub limits: LimitsSection,
+    /// The remote Decision backend of `tool_search`.
+    #[serde(default)]
+    pub decision: Option<DecisionSection>,
+    /// What each model request discloses.
+    #[serde(default)]
+    pub context_policy: ContextPolicySection,
+}
+
+/// The model: which API, which model, where, and the key's variable.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSection {
+    /// The wire API.
+    pub provider: ModelProvider,
+    /// The model's name at the provider.
+    pub model: String,
+    /// Another endpoint speaking the same API (a proxy, vLLM, Ollama).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key; it must be set.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub api_key_env: Option<Named>,
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Most tokens per answer.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Stream answers (server-sent events), so observers see the model's
+    /// text as it arrives.
+    #[serde(default)]
+    pub stream: bool,
+}
+
+impl ModelSection {
+    /// The model layer's configuration this section describes.
+    #[must_use]
+    pub fn config(&self) -> ModelConfig {
+        let mut config = ModelConfig::new(self.provider, self.model.clone()).streaming(self.stream);
+        config.base_url.clone_from(&self.base_url);
+        config.api_key_env = self.api_key_env.as_ref().map(|v| v.value.clone());
+        config.temperature = self.temperature;
+        config.max_tokens = self.max_tokens;
+        config
+    }
+}
+
+/// Which tools the agent has.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsSection {
+    /// Built-in tools by key: `file.read`, `file.write`, `file.edit`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub builtin: Vec<Named>,
+    /// `#[tool]` functions by name or module path (`square`,
+    /// `my_crate::math::square`).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub functions: Vec<Named>,
+    /// MCP servers whose tools the agent has (feature `mcp`); an agent
+    /// file naming any is loaded with `Agent::connect`.
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "mcp",
+        schemars(with = "Option<Vec<iris_mcp::McpServerConfig>>")
+    )]
+    #[cfg_attr(not(feature = "mcp"), schemars(with = "Option<Vec<Value>>"))]
+    pub mcp: Option<Spanned<Vec<Value>>>,
+    /// Tools kept out of requests until `tool_search` finds them, by
+    /// model-facing name.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub deferred: Vec<Named>,
+}
+
+/// One hook.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HookSection {
+    /// A name for logs and results.
+    pub name: String,
+    /// When it runs.
+    pub event: HookEvent,
+    /// Only calls of these tools, by model-facing name (`write_file`);
+    /// all tools when left out. Run events take no filter.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub tools: Vec<Named>,
+    /// What runs.
+    #[schemars(with = "HandlerSection")]
+    pub handler: Spanned<HandlerSection>,
+    /// The hook's deadline, such as `5s` (30 seconds when left out).
+    #[serde(default)]
+    pub timeout: Option<Seconds>,
+}
+
+/// What a hook runs: a factory's hook, or a command.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HandlerSection {
+    /// `factory` or `command`.
+    #[serde(rename = "type")]
+    pub kind: HandlerKind,
+    /// The hook factory's name or module path (`type: factory`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub factory: Option<Named>,
+    /// The factory's options (`type: factory`).
+    #[serde(default)]
+    #[schemars(with = "Option<Value>")]
+    pub options: Option<Spanned<Value>>,
+    /// The program and its arguments (`type: command`).
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    /// Extra environment variables of the command; `${NAME}` takes a
+    /// variable of the host's environment, which must be set.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub env: BTreeMap<String, Spanned<String>>,
+    /// The command's working directory, relative to this file.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The command's deadline (the hook's `timeout` is the same).
+    #[serde(default)]
+    pub timeout: Option<Seconds>,
+}
+
+/// The kinds of hook handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HandlerKind {
+    /// A `#[hook_factory]` function's hook.
+    Factory,
+    /// A program that reads the event as JSON and writes its answer.
+    Command,
+}
+
+/// Middleware, outermost first.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MiddlewareSection {
+    /// Middleware around every tool call.
+    #[serde(default)]
+    pub tools: Vec<MiddlewareEntry>,
+}
+
+/// One middleware, from a factory.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MiddlewareEntry {
+    /// The middleware factory's name or module path.
+    #[schemars(with = "String")]
+    pub factory: Named,
+    /// Its options.
+    #[serde(default)]
+    #[schemars(with = "Option<Value>")]
+    pub options: Option<Spanned<Value>>,
+}
+
+/// Rules by capability, and per tool.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    /// Calls that only read (`allow` when left out).
+    #[serde(default)]
+    pub read_only: Option<Rule>,
+    /// Calls that write (`ask` when left out).
+    #[serde(default)]
+    pub write: Option<Rule>,
+    /// Calls that run programs (`ask` when left out).
+    #[serde(default)]
+    pub exec: Option<Rule>,
+    /// Anything else (`ask` when left out).
+    #[serde(default)]
+    pub other: Option<Rule>,
+    /// Per tool, by model-facing name; these come first.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, Rule>")]
+    pub tools: BTreeMap<String, Spanned<Rule>>,
+}
+
+/// Bounds on runs and calls.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    /// Most model steps in one run.
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// Most calls running at once.
+    #[serde(default)]
+    pub max_concurrency: Option<usize>,
+    /// Deadline of one call, such as `300s`.
+    #[serde(default)]
+    pub timeout: Option<Seconds>,
+    /// Longest result the model reads whole; longer ones are saved as
+    /// artifacts with a preview.
+    #[serde(default)]
+    pub max_result_chars: Option<usize>,
+}
+
+/// Where the Decision backend's configuration is.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionSection {
+    /// A `decision.yaml`, relative to this file.
+    #[schemars(with = "String")]
+    pub path: Named,
+}
+
+/// What each model request discloses.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextPolicySection {
+    /// Whether the policy applies at all.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Whether deferred tools are kept out until `tool_search` finds them
+    /// (needs `tool_search`, which is added when some tool is deferred).
+    #[serde(default = "yes")]
+    pub deferred_tools: bool,
+    /// Characters of tool results one request may carry: past it, older
+    /// results of read-only tools are sent as short previews, and the
+    /// `read_history` tool (added then) gives them back. Off when left out.
+    #[serde(default)]
+    pub results_budget: Option<usize>,
+}
+
+impl Default for ContextPolicySection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            deferred_tools: true,
+            results_budget: None,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}

@@ -1,0 +1,124 @@
+//! Agent files that name MCP servers (`tools.mcp`, feature `mcp`): each
+//! server is started and listed before the agent is built, so its tools
+//! are named, filtered, deferred and permitted like any other.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use iris_core::DynTool;
+
+use super::build::{Chosen, assemble_with};
+use super::error::{AssemblyError, Issues};
+use super::file::AgentFile;
+use super::names::Assembly;
+use super::parse;
+use super::{Agent, read_file};
+use iris_mcp::{McpClient, McpServerConfig};
+
+impl Assembly {
+    /// Reads the agent file at `path`, starts the MCP servers it names
+    /// (`tools.mcp`, all at once) and assembles the agent with their tools.
+    ///
+    /// # Errors
+    /// [`AssemblyError`] with every problem found: in the file, in a
+    /// server's configuration (at `tools.mcp[i]`), or a server that could
+    /// not be started or listed.
+    pub async fn connect(&self, path: impl AsRef<Path>) -> Result<Agent, AssemblyError> {
+        let path = path.as_ref();
+        let text = read_file(path)?;
+        let file = parse::parse(&text, path)?;
+        let (remote, clients) = connect_servers(&file, path).await?;
+        let agent = assemble_with(self, file, path, &text, Some(remote))?;
+        for client in &clients {
+            // Inside this async function a runtime is always there.
+            if let Err(error) = client.keep_current(agent.executor().shared_registry()) {
+                tracing::warn!(%error, "an MCP server's tools will not be kept current");
+            }
+        }
+        Ok(agent)
+    }
+}
+
+impl Agent {
+    /// Assembles the agent file at `path` as [`Agent::from_path`] does,
+    /// after starting the MCP servers it names.
+    ///
+    /// # Errors
+    /// As [`Assembly::connect`].
+    pub async fn connect(path: impl AsRef<Path>) -> Result<Self, AssemblyError> {
+        Assembly::from_catalog().connect(path).await
+    }
+}
+
+/// Starts every server `file` names and gathers their tools, keyed by the
+/// server's place in the file, and the clients that keep them current.
+async fn connect_servers(
+    file: &AgentFile,
+    origin: &Path,
+) -> Result<(Vec<Chosen>, Vec<McpClient>), AssemblyError> {
+    let mut issues = Issues::new(origin);
+    let Some(servers) = &file.tools.mcp else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let at = servers.referenced;
+    let mut configs = Vec::new();
+    for (i, raw) in servers.value.iter().enumerate() {
+        match serde_path_to_error::deserialize::<_, McpServerConfig>(raw.clone()) {
+            Ok(config) => configs.push((i, config)),
+            Err(error) => {
+                let inner = error.path().to_string();
+                let key = if inner == "." {
+                    format!("tools.mcp[{i}]")
+                } else {
+                    format!("tools.mcp[{i}].{inner}")
+                };
+                issues.at(at, key, error.into_inner().to_string());
+            }
+        }
+    }
+    if !issues.is_empty() {
+        return Err(issues
+            .finish()
+            .err()
+            .unwrap_or(AssemblyError { issues: Vec::new() }));
+    }
+    let connecting = configs
+        .into_iter()
+        .map(|(i, config)| async move { (i, McpClient::connect(config).await) });
+    let mut chosen = Vec::new();
+    let mut clients = Vec::new();
+    for (i, connected) in futures_util::future::join_all(connecting).await {
+        match connected {
+            Ok(client) => {
+                for note in client
+                    .report()
+                    .skipped
+                    .iter()
+                    .map(|s| (&s.wire_name, &s.reason))
+                {
+                    tracing::warn!(
+                        server = client.name(),
+                        tool = note.0,
+                        reason = note.1,
+                        "a tool of an MCP server was left out"
+                    );
+                }
+                chosen.extend(
+                    client
+                        .tools()
+                        .into_iter()
+                        .map(|tool: Arc<dyn DynTool>| (format!("tools.mcp[{i}]"), at, tool)),
+                );
+                clients.push(client);
+            }
+            Err(error) => issues.at(at, format!("tools.mcp[{i}]"), error.to_string()),
+        }
+    }
+    if !issues.is_empty() {
+        return Err(issues
+            .finish()
+            .err()
+            .unwrap_or(AssemblyError { issues: Vec::new() }));
+    }
+    Ok((chosen, clients))
+}

@@ -1,0 +1,44 @@
+//! Why a run could not go on.
+
+use iris_runtime::RuntimeError;
+
+use iris_model::ModelError;
+
+/// A run that failed, or a resume that was refused.
+#[derive(thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The model could not answer.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The state was saved by another agent or another version.
+    #[error(
+        "this state was saved by {saved}, and this runner is for {running}; resume it with the agent and Iris version that saved it"
+    )]
+    WrongState {
+        /// What saved it.
+        saved: String,
+        /// What runs now.
+        running: String,
+    },
+    /// A waiting call has no decision.
+    #[error("call `{call_id}` waits for approval and has no decision; give one per waiting call")]
+    MissingDecision {
+        /// The call.
+        call_id: String,
+    },
+    /// A decision names a call that does not wait.
+    #[error("call `{call_id}` does not wait for approval in this state")]
+    UnknownDecision {
+        /// The call.
+        call_id: String,
+    },
+    /// The executor refused a resume (the call changed since it was shown).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The context for the run's calls could not be made.
+    #[error("the run's tool context could not be made: {0}")]
+    Context(RuntimeError),
+}
+
+iris_runtime::__wings::debug_as_display!(RunError);

@@ -1,0 +1,90 @@
+//! What a run leaves behind: its outcome, and the state a paused run is
+//! resumed from (in this process or another).
+
+use iris_core::{RunId, ToolName, ToolResult, ToolUseBlock};
+use serde::{Deserialize, Serialize};
+
+use iris_model::{Message, Usage};
+use iris_runtime::ApprovalRequest;
+
+/// The version of [`RunState`]'s shape, checked when a state is resumed.
+pub const RUN_STATE_VERSION: u32 = 1;
+
+/// A run, as it stands: enough to resume it with the same agent file, in
+/// this process or another. Serializable (JSON round-trips).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    /// The shape's version ([`RUN_STATE_VERSION`]).
+    pub version: u32,
+    /// The agent's name, checked on resume.
+    pub agent: String,
+    /// The run.
+    pub run_id: RunId,
+    /// Model steps taken.
+    pub step: u32,
+    /// The history, oldest first.
+    pub messages: Vec<Message>,
+    /// Results of the last step's calls that finished before the pause, by
+    /// call id: they never run again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finished: Vec<FinishedCall>,
+    /// Calls of the last step that wait for a person.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingCall>,
+    /// Deferred tools disclosed so far, in disclosure order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disclosed: Vec<ToolName>,
+    /// Tokens used so far.
+    pub usage: Usage,
+}
+
+/// A call of the paused step that has its result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinishedCall {
+    /// The call's id.
+    pub call_id: String,
+    /// Its result.
+    pub result: ToolResult,
+}
+
+/// A call that waits for a person, with what to show them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// The call as the model made it.
+    pub call: ToolUseBlock,
+    /// What the person approves or denies.
+    pub request: ApprovalRequest,
+}
+
+/// How a run ended, or that it waits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// The model answered without calling tools.
+    Finished {
+        /// Its final text.
+        text: String,
+        /// The whole run.
+        state: RunState,
+    },
+    /// Some calls wait for approval: show [`RunState::pending`], then
+    /// [`AgentRunner::resume`](super::AgentRunner::resume) with a decision
+    /// for each.
+    Waiting(RunState),
+    /// The run took `max_steps` steps without finishing.
+    MaxSteps(RunState),
+    /// The run's cancellation token was triggered.
+    Cancelled(RunState),
+}
+
+impl RunOutcome {
+    /// The run's state, however it ended.
+    #[must_use]
+    pub fn state(&self) -> &RunState {
+        match self {
+            RunOutcome::Finished { state, .. }
+            | RunOutcome::Waiting(state)
+            | RunOutcome::MaxSteps(state)
+            | RunOutcome::Cancelled(state) => state,
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! One live session with an MCP server: started (a child process, or a
+//! streamable HTTP endpoint) and initialized within the startup timeout,
+//! replaced after the server goes away, with bounded back-off between
+//! attempts.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use iris_core::Exposure;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt as _};
+use tokio::io::AsyncBufReadExt as _;
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+
+use crate::McpError;
+use crate::config::{McpServerConfig, McpTransport, expand_env};
+use iris_runtime::ToolProgress;
+
+/// The first wait after a failed reconnect; each later one doubles.
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+/// The longest wait between reconnect attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Longest line a stdio server may send (a large result is one line).
+const MAX_STDIO_LINE: usize = 64 * 1024 * 1024;
+
+/// What Iris tells servers about itself, and where it passes on what they
+/// announce.
+#[derive(Debug, Clone)]
+pub(super) struct IrisClient {
+    /// The connection's catalog-change counter; weak, so a session still
+    /// winding down does not keep it open.
+    catalog_changed: Weak<watch::Sender<u64>>,
+    /// Where each call's `notifications/progress` go, by progress token.
+    progress: Arc<ProgressRoutes>,
+}
+
+impl ClientHandler for IrisClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("iris", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.deliver(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(changed) = self.catalog_changed.upgrade() {
+            changed.send_modify(|count| *count += 1);
+        }
+    }
+}
+
+/// A live session and, for stdio, the process behind it.
+pub(super) struct Session {
+    pub(super) service: RunningService<RoleClient, IrisClient>,
+    child: Option<Mutex<Child>>,
+}
+
+impl Session {
+    /// The process id of a stdio server's process.
+    pub(super) fn process_id(&self) -> Option<u32> {
+        self.child.as_ref()?.lock().ok()?.id()
+    }
+
+    /// How the process ended, once it has: `exit status 1`, `signal 9`.
+    pub(super) fn exit_status(&self) -> Option<String> {
+        let child = self.child.as_ref()?;
+        let mut child = child.lock().ok()?;
+        let status = child.try_wait().ok()??;
+        Some(describe_exit(status))
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(child) = &self.child
+            && let Ok(mut child) = child.lock()
+        {
+            // Best effort: the process may have gone already.
+            let _ = child.start_kill();
+        }
+    }
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt as _;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exit status {code}"),
+        None => "an unknown exit status".to_owned(),
+    }
+}
+
+/// Counts kept per server, readable while calls run.
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    pub(super) calls: AtomicU64,
+    pub(super) failures: AtomicU64,
+    pub(super) reconnects: AtomicU64,
+}
+
+/// Reconnect bookkeeping: failed attempts in a row, and when the next may
+/// start.
+#[derive(Debug, Default)]
+struct Backoff {
+    failures: u32,
+    next_attempt: Option<Instant>,
+}
+
+/// A server: its configuration, its session while one is live, and how to
+/// start the next one.
+pub(super) struct Connection {
+    pub(super) config: McpServerConfig,
+    live: RwLock<Option<Arc<Session>>>,
+    reconnecting: tokio::sync::Mutex<Backoff>,
+    pub(super) counters: Counters,
+    last_exit: Mutex<Option<String>>,
+    /// Counts `notifications/tools/list_changed` and reconnects (a server
+    /// started again may list other tools), for those keeping a registry
+    /// current.
+    pub(super) catalog_changed: Arc<watch::Sender<u64>>,
+    /// The exposure of the server's tools, decided when it first listed
+    /// them: `auto` does not flip a catalog between eager and deferred
+    /// while a model uses it.
+    pub(super) exposure: OnceLock<Exposure>,
+    /// The reporters of calls in flight, by their requests' progress
+    /// tokens.
+    pub(super) progress: Arc<ProgressRoutes>,
+}
+
+/// The progress reporters of calls in flight, by progress token. A
+/// notification for a token no call holds (late, or made up) is dropped.
+#[derive(Debug, Default)]
+pub(super) struct ProgressRoutes {
+    routes: Mutex<HashMap<ProgressToken, ToolProgress>>,
+}
+
+impl ProgressRoutes {
+    /// Sends `token`'s notifications to `progress` until the returned
+    /// guard is dropped.
+    pub(super) fn route(self: &Arc<Self>, token: ProgressToken, progress: ToolProgress) -> Route {
+        self.lock().insert(token.clone(), progress);
+        Route {
+            routes: Arc::clone(self),
+            token,
+        }
+    }
+
+    fn deliver(&self, params: ProgressNotificationParam) {
+        let Some(progress) = self.lock().get(&params.progress_token).cloned() else {
+            return;
+        };
+        progress.report(params.progress, params.total, params.message);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ToolProgress>> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A call's progress route, removed when the call ends.
+pub(super) struct Route {
+    routes: Arc<ProgressRoutes>,
+    token: ProgressToken,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        // Notifications are handled on tasks of their own, so the last
+        // report (sent before the result) may still be on its way when the
+        // result is in: the route stays a moment longer.
+        let routes = Arc::clone(&self.routes);
+        let token = self.token.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(ROUTE_GRACE).await;
+                    routes.lock().remove(&token);
+                });
+            }
+            Err(_) => {
+                routes.lock().remove(&token);
+            }
+        }
+    }
+}
+
+/// How long a finished call's progress route stays open for reports that
+/// were sent before its result.
+const ROUTE_GRACE: Duration = Duration::from_millis(200);
+
+impl Connection {
+    /// Starts the server and initializes the session.
+    pub(super) async fn open(config: McpServerConfig) -> Result<Arc<Self>, McpError> {
+        let catalog_changed = Arc::new(watch::channel(0).0);
+        let progress = Arc::new(ProgressRoutes::default());
+        let session = start(&config, &catalog_changed, &progress).await?;
+        Ok(Arc::new(Self {
+            config,
+            live: RwLock::new(Some(Arc::new(session))),
+            reconnecting: tokio::sync::Mutex::new(Backoff::default()),
+            counters: Counters::default(),
+            last_exit: Mutex::new(None),
+            catalog_changed,
+            exposure: OnceLock::new(),
+            progress,
+        }))
+    }
+
+    /// The server's name.
+    pub(super) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The live session, without reconnecting.
+    pub(super) fn current(&self) -> Option<Arc<Session>> {
+        let live = self.live.read().ok()?;
+        live.as_ref()
+            .filter(|s| !s.service.is_closed())
+            .map(Arc::clone)
+    }
+
+    /// The live session, or a new one when the server went away (and the
+    /// back-off allows another attempt); the flag says it is new.
+    pub(super) async fn session(&self) -> Result<(Arc<Session>, bool), McpError> {
+        if let Some(session) = self.current() {
+            return Ok((session, false));
+        }
+        let mut backoff = self.reconnecting.lock().await;
+        // Another call may have reconnected while this one waited.
+        if let Some(session) = self.current() {
+            return Ok((session, false));
+        }
+        if let Some(next) = backoff.next_attempt
+            && let Some(wait) = next.checked_duration_since(Instant::now())
+        {
+            return Err(McpError::Unavailable {
+                server: self.config.name.clone(),
+                message: format!(
+                    "it went away{}; the next reconnect attempt is in {} ms",
+                    self.exit_note(),
+                    wait.as_millis()
+                ),
+            });
+        }
+        match start(&self.config, &self.catalog_changed, &self.progress).await {
+            Ok(session) => {
+                let session = Arc::new(session);
+                if let Ok(mut live) = self.live.write() {
+                    *live = Some(Arc::clone(&session));
+                }
+                *backoff = Backoff::default();
+                self.counters.reconnects.fetch_add(1, Ordering::Relaxed);
+                self.catalog_changed.send_modify(|count| *count += 1);
+                tracing::info!(server = %self.config.name, "reconnected to the MCP server");
+                Ok((session, true))
+            }
+            Err(error) => {
+                backoff.failures = backoff.failures.saturating_add(1);
+                let wait = FIRST_BACKOFF
+                    .saturating_mul(1 << backoff.failures.min(16).saturating_sub(1))
+                    .min(MAX_BACKOFF);
+                backoff.next_attempt = Some(Instant::now() + wait);
+                Err(error)
+            }
+        }
+    }
+
+    /// Marks `session` gone (when it is still the live one) and says how
+    /// its process ended, when it did.
+    pub(super) fn lost(&self, session: &Arc<Session>) -> Option<String> {
+        let exit = session.exit_status();
+        if let Ok(mut live) = self.live.write()
+            && live.as_ref().is_some_and(|s| Arc::ptr_eq(s, session))
+        {
+            *live = None;
+        }
+        if let Some(exit) = &exit
+            && let Ok(mut last) = self.last_exit.lock()
+        {
+            *last = Some(exit.clone());
+        }
+        exit
+    }
+
+    /// How the last process ended, when known.
+    pub(super) fn last_exit(&self) -> Option<String> {
+        self.last_exit.lock().ok().and_then(|last| last.clone())
+    }
+
+    fn exit_note(&self) -> String {
+        self.last_exit()
+            .map(|exit| format!(" ({exit})"))
+            .unwrap_or_default()
+    }
+}
+
+/// Starts the server `config` names and runs `initialize` within its
+/// startup timeout.
+async fn start(
+    config: &McpServerConfig,
+    catalog_changed: &Arc<watch::Sender<u64>>,
+    progress: &Arc<ProgressRoutes>,
+) -> Result<Session, McpError> {
+    let handler = IrisClient {
+        catalog_changed: Arc::downgrade(catalog_changed),
+        progress: Arc::clone(progress),
+    };
+    let timeout = config.startup_timeout();
+    let server = config.name.clone();
+    let too_slow = || McpError::Startup {
+        server: server.clone(),
+        message: format!(
+            "it did not finish `initialize` within {} s (raise `startup_timeout` if it is only slow)",
+            timeout.as_secs_f64()
+        ),
+    };
+    match &config.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut process = Command::new(command);
+            process
+                .args(args)
+                .envs(env)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
+            if let Some(cwd) = cwd {
+                process.current_dir(cwd);
+            }
+            let mut child = process.spawn().map_err(|e| McpError::Startup {
+                server: server.clone(),
+                message: format!(
+                    "`{command}` could not be started: {e}; check that it is installed and on PATH"
+                ),
+            })?;
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err(McpError::Startup {
+                    server,
+                    message: "its standard input and output could not be opened".to_owned(),
+                });
+            };
+            if let Some(stderr) = child.stderr.take() {
+                tokio::spawn(forward_stderr(server.clone(), stderr));
+            }
+            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
+                .with_max_line_length(MAX_STDIO_LINE);
+            let service = tokio::time::timeout(timeout, handler.serve(transport))
+                .await
+                .map_err(|_| too_slow())?;
+            let service = match service {
+                Ok(service) => service,
+                Err(error) => {
+                    let exit = child
+                        .try_wait()
+                        .ok()
+                        .flatten()
+                        .map(|s| format!(" ({})", describe_exit(s)))
+                        .unwrap_or_default();
+                    return Err(McpError::Startup {
+                        server,
+                        message: format!("`initialize` failed{exit}: {error}"),
+                    });
+                }
+            };
+            Ok(Session {
+                service,
+                child: Some(Mutex::new(child)),
+            })
+        }
+        McpTransport::Http { url, headers } => {
+            let transport = http_transport(&server, url, headers)?;
+            let service = tokio::time::timeout(timeout, handler.serve(transport))
+                .await
+                .map_err(|_| too_slow())?
+                .map_err(|error| McpError::Startup {
+                    server,
+                    message: format!("`initialize` failed: {error}"),
+                })?;
+            Ok(Session {
+                service,
+                child: None,
+            })
+        }
+    }
+}
+
+fn http_transport(
+    server: &str,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, McpError> {
+    use reqwest::header::{HeaderName, HeaderValue};
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let config_error = |message: String| McpError::Config {
+        server: server.to_owned(),
+        message,
+    };
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let value = expand_env(server, value)?;
+        let header = HeaderName::try_from(name.as_str())
+            .map_err(|_| config_error(format!("`{name}` is not a valid header name")))?;
+        let mut value = HeaderValue::try_from(value).map_err(|_| {
+            config_error(format!(
+                "the value of header `{name}` is not valid in a header"
+            ))
+        })?;
+        value.set_sensitive(true);
+        custom.insert(header, value);
+    }
+    iris_core::tls::install_default_provider();
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|e| config_error(format!("no HTTP client could be built: {e}")))?;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(custom);
+    Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
+        client, config,
+    ))
+}
+
+/// The server's diagnostics, as logs (never mixed into Iris's output).
+async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr) {
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(server = %server, "{line}");
+    }
+}

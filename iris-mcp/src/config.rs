@@ -1,0 +1,271 @@
+//! How one MCP server is reached and how its tools join the registry,
+//! deserializable so an agent file can hold a list of them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::McpError;
+use iris_runtime::config::Seconds;
+
+/// A call waits this long for its answer unless the server's `timeout`
+/// says otherwise.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// A server must finish `initialize` within this unless its
+/// `startup_timeout` says otherwise.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Above this many tools, `exposure: auto` defers a server's tools behind
+/// `tool_search`.
+pub const AUTO_DEFER_ABOVE: usize = 20;
+
+/// One MCP server: how to reach it and how its tools are offered.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The server's name: in errors, in each tool's origin, and the default
+    /// prefix of its tools' model-facing names.
+    pub name: String,
+    /// How the server is reached.
+    pub transport: McpTransport,
+    /// Model-facing names are `prefix__wire_name`; the name when not given.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// Believe the server's annotations (`readOnlyHint`, `idempotentHint`,
+    /// `openWorldHint`). Off by default: they are hints from a server that
+    /// may not be trusted, and every tool is then `write` + `network`.
+    #[serde(default)]
+    pub trust_annotations: bool,
+    /// Whether the tools are offered up front or found through
+    /// `tool_search`.
+    #[serde(default)]
+    pub exposure: McpExposure,
+    /// Only these tools (wire names), when given.
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+    /// Never these tools (wire names).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// How long one call may take (default 60 s).
+    #[serde(default)]
+    pub timeout: Option<Seconds>,
+    /// How long the server may take to start and answer `initialize`
+    /// (default 30 s).
+    #[serde(default)]
+    pub startup_timeout: Option<Seconds>,
+}
+
+/// How an MCP server is reached.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum McpTransport {
+    /// A child process speaking MCP on its standard input and output.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        #[serde(default)]
+        args: Vec<String>,
+        /// Environment variables set for it (beside the inherited ones).
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        /// Its working directory.
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+    },
+    /// A server reached over streamable HTTP.
+    Http {
+        /// The MCP endpoint, such as `https://example.com/mcp`.
+        url: String,
+        /// Headers sent with every request. A value may name environment
+        /// variables as `${NAME}` (for secrets kept out of the file).
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// Whether a server's tools are offered up front.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpExposure {
+    /// Every tool is offered with each request.
+    Eager,
+    /// Tools are found through `tool_search`.
+    Deferred,
+    /// Deferred when the server lists more than 20 tools, eager otherwise.
+    #[default]
+    Auto,
+}
+
+impl McpServerConfig {
+    /// A server started as `command args...` over stdio, with every other
+    /// setting at its default.
+    pub fn stdio<I, S>(name: impl Into<String>, command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::new(
+            name,
+            McpTransport::Stdio {
+                command: command.into(),
+                args: args.into_iter().map(Into::into).collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A server at `url` over streamable HTTP, with every other setting at
+    /// its default.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::new(
+            name,
+            McpTransport::Http {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+        )
+    }
+
+    fn new(name: impl Into<String>, transport: McpTransport) -> Self {
+        Self {
+            name: name.into(),
+            transport,
+            prefix: None,
+            trust_annotations: false,
+            exposure: McpExposure::Auto,
+            include: None,
+            exclude: Vec::new(),
+            timeout: None,
+            startup_timeout: None,
+        }
+    }
+
+    /// The prefix of the tools' model-facing names.
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// Believes (or not) the server's annotations.
+    #[must_use]
+    pub fn with_trusted_annotations(mut self, trust: bool) -> Self {
+        self.trust_annotations = trust;
+        self
+    }
+
+    /// How the tools are offered.
+    #[must_use]
+    pub fn with_exposure(mut self, exposure: McpExposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
+    /// How long one call may take.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(Seconds(timeout));
+        self
+    }
+
+    /// How long the server may take to start.
+    #[must_use]
+    pub fn with_startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = Some(Seconds(timeout));
+        self
+    }
+
+    /// The prefix in use: the configured one, or the name.
+    #[must_use]
+    pub fn prefix(&self) -> &str {
+        self.prefix.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The per-call timeout in use.
+    #[must_use]
+    pub fn call_timeout(&self) -> Duration {
+        self.timeout.map_or(DEFAULT_CALL_TIMEOUT, |t| t.0)
+    }
+
+    /// The startup timeout in use.
+    #[must_use]
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout
+            .map_or(DEFAULT_STARTUP_TIMEOUT, |t| t.0)
+    }
+
+    /// Whether the tool with this wire name is wanted.
+    #[must_use]
+    pub fn wants(&self, wire_name: &str) -> bool {
+        self.include
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|n| n == wire_name))
+            && !self.exclude.iter().any(|n| n == wire_name)
+    }
+}
+
+/// `value` with each `${NAME}` replaced by that environment variable.
+///
+/// # Errors
+/// [`McpError::Config`] naming a variable that is not set, or a `${` left
+/// open.
+pub(super) fn expand_env(server: &str, value: &str) -> Result<String, McpError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}').ok_or_else(|| McpError::Config {
+            server: server.to_owned(),
+            message: format!("a header value opens `${{` without closing it: `{value}`"),
+        })?;
+        let name = &after[..end];
+        let expanded = std::env::var(name).map_err(|_| McpError::Config {
+            server: server.to_owned(),
+            message: format!(
+                "environment variable `{name}` named by a header is not set; set it or remove the header"
+            ),
+        })?;
+        out.push_str(&expanded);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_reads_from_yaml_like_json_with_defaults() {
+        let config: McpServerConfig = serde_json::from_value(serde_json::json!({
+            "name": "everything",
+            "transport": {"type": "stdio", "command": "npx", "args": ["-y", "server"]},
+            "timeout": "5s",
+            "exclude": ["longRunningOperation"],
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.prefix(), "everything");
+        assert_eq!(config.exposure, McpExposure::Auto);
+        assert_eq!(config.call_timeout(), Duration::from_secs(5));
+        assert_eq!(config.startup_timeout(), DEFAULT_STARTUP_TIMEOUT);
+        assert!(config.wants("echo"));
+        assert!(!config.wants("longRunningOperation"));
+    }
+
+    #[test]
+    fn header_values_name_environment_variables() {
+        assert_eq!(
+            expand_env("s", "Bearer ${PATH}").ok(),
+            std::env::var("PATH").ok().map(|p| format!("Bearer {p}"))
+        );
+        let missing = expand_env("s", "${IRIS_SURELY_UNSET_VARIABLE}").unwrap_err();
+        assert!(missing.to_string().contains("IRIS_SURELY_UNSET_VARIABLE"));
+        assert!(expand_env("s", "${OPEN").is_err());
+    }
+}

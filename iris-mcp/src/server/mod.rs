@@ -1,0 +1,636 @@
+//! An Iris executor served over MCP: `tools/list` from its registry (with
+//! annotations from capabilities, input and output schemas, pages), and
+//! `tools/call` through the executor, so permissions, hooks, middleware,
+//! artifacts and observers all apply. A call the policy asks about is put
+//! to a person through the client's elicitation when it has one, and
+//! refused with a message saying so when it has not; it never runs
+//! silently.
+
+pub(crate) mod http;
+pub(crate) mod serve;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use iris_core::{
+    Capability, Exposure, RunId, ToolContext, ToolDefinition, ToolErrorKind, ToolResult,
+    ToolUseBlock,
+};
+use rmcp::model::{
+    self as mcp, CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::Value;
+
+use arc_swap::ArcSwapOption;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::content::to_mcp;
+use iris_runtime::{
+    ApprovalDecision, ApprovalRequest, ProgressListener, ToolExecutor, ToolOutcome, ToolRegistry,
+};
+
+/// Tools per `tools/list` page unless the options say otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Which tools a served registry lists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ServedTools {
+    /// Every tool, deferred ones included.
+    #[default]
+    All,
+    /// The eager tools and `tool_search`; deferred tools are found through
+    /// it, as a model in Iris finds them.
+    EagerAndSearch,
+}
+
+/// How an executor is served.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The name the server gives in `initialize`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Which tools are listed.
+    pub tools: ServedTools,
+    /// Tools per `tools/list` page.
+    pub page_size: usize,
+    /// The workspace calls run in (the file tools' root).
+    pub workspace: PathBuf,
+    /// Instructions for the client's model, when given.
+    pub instructions: Option<String>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            name: "iris".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            tools: ServedTools::All,
+            page_size: DEFAULT_PAGE_SIZE,
+            workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            instructions: None,
+        }
+    }
+}
+
+/// The MCP face of an executor: one per connection.
+#[derive(Clone)]
+pub struct IrisServer {
+    executor: Arc<ToolExecutor>,
+    options: Arc<ServeOptions>,
+    /// The run every call of this connection belongs to.
+    run_id: RunId,
+    next_call: Arc<AtomicU64>,
+    /// The context of every call when the offered set does not depend on
+    /// searches (every tool listed, or no deferred tool): built once per
+    /// registry snapshot, so a refreshed registry offers its new tools.
+    fixed_context: Arc<ArcSwapOption<FixedContext>>,
+    /// Cancelled when the last clone of this connection's server is
+    /// dropped (its session ended): stops telling the client of changes.
+    _ended: Arc<DropGuard>,
+    ended: CancellationToken,
+    /// `tool_search` and what it disclosed, when deferred tools are served
+    /// behind it.
+    discovery: Option<Arc<iris_tools::discovery::Discovery>>,
+    /// What the file tools keep between calls (reads before edits).
+    files: Option<Arc<iris_tools::fs::FileService>>,
+}
+
+impl std::fmt::Debug for IrisServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IrisServer")
+            .field("name", &self.options.name)
+            .field("run_id", &self.run_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Connections served so far, for each one's run id.
+static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+
+impl IrisServer {
+    /// Serves `executor` as `options` say.
+    #[must_use]
+    pub fn new(executor: Arc<ToolExecutor>, options: ServeOptions) -> Self {
+        let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        let files = match iris_tools::fs::FileService::open(&options.workspace) {
+            Ok(files) => Some(Arc::new(files)),
+            Err(error) => {
+                tracing::warn!(%error, workspace = %options.workspace.display(),
+                    "the file tools have no workspace to work in");
+                None
+            }
+        };
+        let discovery = (options.tools == ServedTools::EagerAndSearch
+            && executor
+                .registry()
+                .resolve(iris_tools::discovery::TOOL_SEARCH)
+                .is_some())
+        .then(|| {
+            iris_tools::discovery::Discovery::builder(executor.shared_registry())
+                .build()
+                .map_err(|error| tracing::warn!(%error, "`tool_search` cannot be served"))
+                .ok()
+        })
+        .flatten()
+        .map(Arc::new);
+        let ended = CancellationToken::new();
+        Self {
+            executor,
+            options: Arc::new(options),
+            run_id: RunId::new(format!("mcp-{}-{connection}", std::process::id())),
+            next_call: Arc::new(AtomicU64::new(0)),
+            fixed_context: Arc::new(ArcSwapOption::empty()),
+            _ended: Arc::new(ended.clone().drop_guard()),
+            ended,
+            discovery,
+            files,
+        }
+    }
+
+    /// The same executor and options for another connection (a run of its
+    /// own).
+    #[must_use]
+    pub fn for_new_connection(&self) -> Self {
+        Self::new(Arc::clone(&self.executor), (*self.options).clone())
+    }
+
+    /// The executor served.
+    #[must_use]
+    pub fn executor(&self) -> Arc<ToolExecutor> {
+        Arc::clone(&self.executor)
+    }
+
+    /// The options served with.
+    #[must_use]
+    pub fn options(&self) -> &ServeOptions {
+        &self.options
+    }
+
+    /// The definitions of `registry` listed, in registry order.
+    fn listed<'r>(&self, registry: &'r ToolRegistry) -> impl Iterator<Item = &'r ToolDefinition> {
+        let tools = self.options.tools;
+        registry
+            .tools()
+            .map(|tool| tool.definition_dyn())
+            .filter(move |definition| match tools {
+                ServedTools::All => true,
+                ServedTools::EagerAndSearch => definition.exposure() == Exposure::Eager,
+            })
+    }
+
+    /// The context of this connection's calls: every listed tool offered,
+    /// or (deferred tools behind `tool_search`) the eager ones and those
+    /// `tool_search` disclosed to this connection so far.
+    pub(super) fn context(&self) -> ToolContext {
+        if self.discovery.is_some() {
+            return self.offering_builder(&self.executor.registry()).build();
+        }
+        let registry = self.executor.shared_registry().peek();
+        if let Some(fixed) = &*self.fixed_context.load()
+            && Arc::ptr_eq(&fixed.registry, &registry)
+        {
+            return fixed.cx.clone();
+        }
+        let cx = self.offering_builder(&registry).build();
+        self.fixed_context.store(Some(Arc::new(FixedContext {
+            registry: Arc::clone(&registry),
+            cx: cx.clone(),
+        })));
+        cx
+    }
+
+    /// The context of one call whose client asked for progress: the
+    /// connection's, with a listener passing the call's progress to
+    /// `relay`.
+    fn context_reporting_to(&self, relay: &Arc<ProgressRelay>) -> ToolContext {
+        let relay = Arc::clone(relay);
+        let listener = ProgressListener::new(move |progress, total, message| {
+            relay.report(progress, total, message);
+        });
+        self.context().with_extension(listener)
+    }
+
+    /// A context builder offering what this connection may call in
+    /// `registry`: every listed tool, or (deferred tools behind
+    /// `tool_search`) the eager ones and those disclosed so far.
+    fn offering_builder(&self, registry: &ToolRegistry) -> iris_core::ToolContextBuilder {
+        let builder = self.context_builder();
+        if let Some(discovery) = &self.discovery {
+            let disclosed = discovery.disclosed(&self.run_id);
+            let eager = self.listed(registry).map(|d| d.name().clone());
+            return builder
+                .offered(eager.chain(disclosed))
+                .shared_state(Arc::clone(discovery));
+        }
+        if registry
+            .tools()
+            .any(|tool| tool.definition_dyn().exposure() == Exposure::Deferred)
+        {
+            // A client calls what it was listed: deferred tools too.
+            return builder.offered(self.listed(registry).map(|d| d.name().clone()));
+        }
+        builder
+    }
+
+    fn context_builder(&self) -> iris_core::ToolContextBuilder {
+        let builder = ToolContext::builder(self.options.workspace.clone(), self.run_id.clone());
+        match &self.files {
+            Some(files) => builder.shared_state(Arc::clone(files)),
+            None => builder,
+        }
+    }
+
+    /// Ends this connection's run: what the executor kept for it is freed.
+    pub(super) async fn finish(&self) {
+        self.executor.finish_run(&self.context()).await;
+    }
+
+    /// Puts `request` to the person behind the client, when the client can
+    /// ask one: their decision, or (as the error) why no person could be
+    /// asked.
+    async fn ask(
+        &self,
+        request: &ApprovalRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ApprovalDecision, String> {
+        let can_ask = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        if !can_ask {
+            return Err(format!(
+                "approval required: `{}` needs a person's approval before it runs, and this \
+                 MCP client cannot ask one (it does not support elicitation); the call did not run",
+                request.tool
+            ));
+        }
+        let schema = match ElicitationSchema::builder()
+            .required_bool("approve")
+            .build()
+        {
+            Ok(schema) => schema,
+            Err(error) => {
+                return Err(format!(
+                    "approval required: the question for the person could not be built ({error}); \
+                     the call did not run"
+                ));
+            }
+        };
+        let message = format!(
+            "Allow `{}` to run with {}?{}",
+            request.tool,
+            request.arguments,
+            request
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        );
+        let asked = context
+            .peer
+            .create_elicitation(ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema: schema,
+            })
+            .await;
+        Ok(match asked {
+            Ok(answer)
+                if answer.action == ElicitationAction::Accept
+                    && answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get("approve"))
+                        .and_then(Value::as_bool)
+                        == Some(true) =>
+            {
+                ApprovalDecision::approve(request)
+            }
+            Ok(_) => ApprovalDecision::deny(format!(
+                "the person declined to run `{}`; the call did not run",
+                request.tool
+            )),
+            Err(error) => {
+                return Err(format!(
+                    "approval required: asking the person failed ({error}); the call did not run"
+                ));
+            }
+        })
+    }
+}
+
+/// Passes one call's progress to the client that asked for it, as
+/// `notifications/progress` in the order reported, without making the
+/// reporting body wait; [`ProgressRelay::flush`] sends what is queued
+/// before the call's result goes out, since no progress may follow it.
+struct ProgressRelay {
+    runtime: tokio::runtime::Handle,
+    peer: rmcp::Peer<RoleServer>,
+    token: ProgressToken,
+    /// The queue and the task sending it, from the first report until the
+    /// flush; `None` before and after.
+    open: std::sync::Mutex<Option<RelayQueue>>,
+    flushed: std::sync::atomic::AtomicBool,
+}
+
+type RelayQueue = (
+    tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
+    tokio::task::JoinHandle<()>,
+);
+
+impl ProgressRelay {
+    fn new(peer: rmcp::Peer<RoleServer>, token: ProgressToken) -> Option<Arc<Self>> {
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        Some(Arc::new(Self {
+            runtime,
+            peer,
+            token,
+            open: std::sync::Mutex::new(None),
+            flushed: std::sync::atomic::AtomicBool::new(false),
+        }))
+    }
+
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if self.flushed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut report = ProgressNotificationParam::new(self.token.clone(), progress);
+        if let Some(total) = total {
+            report = report.with_total(total);
+        }
+        if let Some(message) = message {
+            report = report.with_message(message);
+        }
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (queue, _) = open.get_or_insert_with(|| {
+            let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
+            let peer = self.peer.clone();
+            let sending = self.runtime.spawn(async move {
+                while let Some(report) = reports.recv().await {
+                    if peer.notify_progress(report).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            (queue, sending)
+        });
+        // The client may be gone; then there is no one to tell.
+        let _ = queue.send(report);
+    }
+
+    /// Sends what is queued and stops relaying.
+    async fn flush(&self) {
+        self.flushed.store(true, Ordering::Release);
+        let open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some((queue, sending)) = open {
+            drop(queue);
+            let _ = sending.await;
+        }
+    }
+}
+
+/// A connection's call context for one registry snapshot.
+struct FixedContext {
+    registry: Arc<ToolRegistry>,
+    cx: ToolContext,
+}
+
+/// Tells the client each time the served registry changes (an MCP
+/// server's tools behind it refreshed, tools added), until the session
+/// ends or the client cannot be told.
+fn announce_changes(
+    registry: &iris_runtime::SharedRegistry,
+    peer: rmcp::Peer<RoleServer>,
+    ended: CancellationToken,
+) {
+    let mut changes = registry.subscribe();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = ended.cancelled() => return,
+                next = changes.changed() => if next.is_err() { return },
+            }
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::debug!(%error, "the client could not be told that the tools changed");
+                return;
+            }
+        }
+    });
+}
+
+/// Largest artifact `resources/read` returns whole; past it, the client is
+/// told to page it with `read_file`.
+pub const MAX_RESOURCE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The contents of the artifact behind `uri` (a handle such as
+/// `artifact://…` that a preview named): text when it is UTF-8, base64
+/// otherwise.
+fn read_artifact(
+    store: &iris_runtime::ArtifactStore,
+    uri: &str,
+) -> Result<ResourceContents, ErrorData> {
+    use std::io::Read as _;
+    if !iris_runtime::artifacts::is_handle(uri) {
+        return Err(ErrorData::resource_not_found(
+            format!(
+                "`{uri}` is not a resource of this server; it serves the artifacts (`artifact://…`) its results name"
+            ),
+            None,
+        ));
+    }
+    let file = store
+        .open(uri)
+        .map_err(|error| ErrorData::resource_not_found(error.to_string(), None))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_RESOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| {
+            ErrorData::internal_error(format!("`{uri}` could not be read: {error}"), None)
+        })?;
+    if bytes.len() as u64 > MAX_RESOURCE_BYTES {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "`{uri}` is larger than {MAX_RESOURCE_BYTES} bytes; page it with the `read_file` tool instead"
+            ),
+            None,
+        ));
+    }
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => ResourceContents::text(text, uri),
+        Err(not_text) => {
+            use base64::Engine as _;
+            let blob = base64::engine::general_purpose::STANDARD.encode(not_text.as_bytes());
+            ResourceContents::blob(blob, uri)
+        }
+    })
+}
+
+/// The MCP listing of one Iris tool.
+fn listing(definition: &ToolDefinition) -> mcp::Tool {
+    let schema = match definition.input_schema() {
+        Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let caps = definition.capabilities();
+    let mut annotations = ToolAnnotations::new()
+        .read_only(caps.is_read_only())
+        .open_world(caps.contains(Capability::Network));
+    if caps.is_read_only() {
+        annotations = annotations.destructive(false).idempotent(true);
+    }
+    let mut tool = mcp::Tool::new(
+        definition.name().to_string(),
+        definition.description().to_owned(),
+        schema,
+    )
+    .with_annotations(annotations);
+    if let Some(Value::Object(output)) = definition.output_schema()
+        && output.get("type").and_then(Value::as_str) == Some("object")
+    {
+        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
+    }
+    tool
+}
+
+impl ServerHandler for IrisServer {
+    fn get_info(&self) -> ServerConfig {
+        // Resources: the artifacts that previews name, read by handle.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .build();
+        let mut config = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            self.options.name.clone(),
+            self.options.version.clone(),
+        ));
+        if let Some(instructions) = &self.options.instructions {
+            config = config.with_instructions(instructions.clone());
+        }
+        config
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        announce_changes(
+            self.executor.shared_registry(),
+            context.peer,
+            self.ended.clone(),
+        );
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(
+                    format!("`{cursor}` is not a cursor this server gave"),
+                    None,
+                )
+            })?,
+        };
+        let page_size = self.options.page_size.max(1);
+        let registry = self.executor.registry();
+        let mut page: Vec<mcp::Tool> = self
+            .listed(&registry)
+            .skip(start)
+            .take(page_size + 1)
+            .map(listing)
+            .collect();
+        let more = page.len() > page_size;
+        page.truncate(page_size);
+        let mut result = ListToolsResult::with_all_items(page);
+        if more {
+            result.next_cursor = Some((start + page_size).to_string());
+        }
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let store = self.executor.artifact_store(&self.context());
+        let contents = read_artifact(&store, &request.uri)?;
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![contents],
+        )))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<mcp::Tool> {
+        self.listed(&self.executor.registry())
+            .find(|definition| definition.answers_to(name))
+            .map(listing)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolUseBlock::new(call_id.clone(), request.name.to_string(), arguments);
+        let relay = context
+            .meta
+            .get_progress_token()
+            .and_then(|token| ProgressRelay::new(context.peer.clone(), token));
+        let cx = match &relay {
+            Some(relay) => self.context_reporting_to(relay),
+            None => self.context(),
+        };
+        let run = async {
+            match self.executor.execute_one(call, &cx).await {
+                ToolOutcome::Finished { result, .. } => Ok(result),
+                ToolOutcome::Waiting(approval) => {
+                    let (decision, unasked) = match self.ask(&approval, &context).await {
+                        Ok(decision) => (decision, None),
+                        Err(why) => (ApprovalDecision::deny(why.clone()), Some(why)),
+                    };
+                    // Resumed either way, so nothing is left waiting.
+                    let resumed = self.executor.resume(&call_id, decision, &cx).await;
+                    if let Some(why) = unasked {
+                        return Ok(ToolResult::error(ToolErrorKind::PermissionDenied, why));
+                    }
+                    match resumed {
+                        Ok(ToolOutcome::Finished { result, .. }) => Ok(result),
+                        Ok(ToolOutcome::Waiting(_)) => Err(ErrorData::internal_error(
+                            "the call still waits for approval after it was answered",
+                            None,
+                        )),
+                        Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
+                    }
+                }
+            }
+        };
+        // The client's `notifications/cancelled` drops the call.
+        let result = tokio::select! {
+            result = run => result?,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
+            }
+        };
+        if let Some(relay) = &relay {
+            relay.flush().await;
+        }
+        Ok(CallToolResponse::Complete(to_mcp(&result)))
+    }
+}
