@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 /// Most characters of model- or caller-given text (a call id, a tool name)
 /// echoed back in a message: hostile input must not fill the model's context.
-const ECHO_CHARS: usize = 64;
+pub const ECHO_CHARS: usize = 64;
 
 /// `text` cut to [`ECHO_CHARS`] characters for a message, saying how much
 /// was left out.
