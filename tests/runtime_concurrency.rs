@@ -124,6 +124,22 @@ async fn adjacent_reads_run_together_and_writes_run_alone() {
     assert_eq!(texts(&outcomes), ["a", "b", "alone", "c", "d"]);
 }
 
+/// A server hands each request to a task of its own (`tokio::spawn`, an
+/// axum handler): a batch, with a window of reads, must be a future it can
+/// send there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_runs_in_a_spawned_task() {
+    let (executor, cx) = setup(8, PATIENT);
+    let calls = vec![
+        ToolUseBlock::new("1", "rendezvous", json!({"label": "a"})),
+        ToolUseBlock::new("2", "rendezvous", json!({"label": "b"})),
+    ];
+    let outcomes = tokio::spawn(async move { executor.execute_batch(calls, &cx).await })
+        .await
+        .unwrap();
+    assert_eq!(texts(&outcomes), ["a", "b"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_between_reads_splits_the_window() {
     // With the write in between, each read is alone and can never meet a sibling.

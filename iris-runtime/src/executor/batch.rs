@@ -76,11 +76,15 @@ async fn run_window(
             outcomes
         }
         _ => {
-            stream::iter(window)
+            // The futures are made here, not by a closure inside the
+            // stream: a closure over `Entry<'_>` kept in the batch's state
+            // makes rustc unable to prove the whole future `Send` for every
+            // lifetime, and a host could not `tokio::spawn` a batch or a run.
+            let calls: Vec<_> = window
+                .into_iter()
                 .map(|entry| run_entry(executor, entry, cx))
-                .buffered(limit)
-                .collect()
-                .await
+                .collect();
+            stream::iter(calls).buffered(limit).collect().await
         }
     }
 }
