@@ -1,6 +1,6 @@
 //! Everything known about one tool, and the provider-neutral spec a request carries.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -83,6 +83,21 @@ pub struct ToolDefinition {
     /// most tools, which then pay nothing after parsing.
     #[serde(skip)]
     constraints: Option<Arc<Constraints>>,
+    #[serde(skip)]
+    spec_chars: SpecChars,
+}
+
+/// The size of a definition's spec in a request, measured on first use: a
+/// run asks it of every offered tool at every step, and the definition
+/// outlives them all.
+#[derive(Debug, Clone, Default)]
+struct SpecChars(OnceLock<usize>);
+
+impl PartialEq for SpecChars {
+    /// A cache of what the other fields decide, so never a difference.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl ToolDefinition {
@@ -124,6 +139,7 @@ impl ToolDefinition {
             result_policy,
             exposure,
             origin: ToolOrigin::Native,
+            spec_chars: SpecChars::default(),
         }
     }
 
@@ -207,6 +223,7 @@ impl ToolDefinition {
     #[must_use]
     pub fn with_name(mut self, name: ToolName) -> Self {
         self.name = name;
+        self.spec_chars = SpecChars::default();
         self
     }
 
@@ -246,6 +263,17 @@ impl ToolDefinition {
             parameters: Arc::clone(&self.input_schema),
             strict: false,
         }
+    }
+
+    /// Characters of this tool's spec as OpenAI Chat Completions receives
+    /// it (name, description and schema, as JSON): what the tool costs a
+    /// request's prompt. Measured once per definition.
+    #[must_use]
+    pub fn spec_chars(&self) -> usize {
+        *self.spec_chars.0.get_or_init(|| {
+            let projected = crate::provider::openai_chat(&self.spec()).tool;
+            serde_json::to_string(&projected).map_or(0, |json| json.chars().count())
+        })
     }
 }
 
@@ -371,6 +399,7 @@ impl ToolDefinitionBuilder {
             result_policy: self.result_policy,
             exposure: self.exposure,
             origin: self.origin,
+            spec_chars: SpecChars::default(),
         })
     }
 }
@@ -425,6 +454,21 @@ mod tests {
 
     fn name(s: &'static str) -> ToolName {
         ToolName::new(s).unwrap()
+    }
+
+    #[test]
+    fn spec_chars_measure_the_projection_and_follow_a_rename() {
+        let square = ToolDefinition::builder(name("square"), "Square a number.")
+            .build()
+            .unwrap();
+        let projected = crate::provider::openai_chat(&square.spec()).tool;
+        let expected = serde_json::to_string(&projected).unwrap().chars().count();
+        assert_eq!(square.spec_chars(), expected);
+        // Measured once, then kept by copies...
+        assert_eq!(square.clone().spec_chars(), expected);
+        // ...but a new name is a new spec.
+        let renamed = square.with_name(name("square_of_an_integer"));
+        assert_eq!(renamed.spec_chars(), expected + "_of_an_integer".len());
     }
 
     #[test]

@@ -7,7 +7,6 @@
 //! the same for every provider, so budgets behave predictably.
 
 use iris_core::ToolDefinition;
-use iris_core::provider::openai_chat;
 
 /// Characters per token in the estimate.
 pub const CHARS_PER_TOKEN: usize = 4;
@@ -19,7 +18,5 @@ pub const DEFAULT_BUDGET_TOKENS: usize = 8_000;
 /// The estimated tokens of `definition`'s schema in a request.
 #[must_use]
 pub fn schema_tokens(definition: &ToolDefinition) -> usize {
-    let projected = openai_chat(&definition.spec()).tool;
-    let chars = serde_json::to_string(&projected).map_or(0, |s| s.chars().count());
-    chars.div_ceil(CHARS_PER_TOKEN)
+    definition.spec_chars().div_ceil(CHARS_PER_TOKEN)
 }
