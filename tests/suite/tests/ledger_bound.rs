@@ -68,22 +68,40 @@ fn agent() -> Agent {
         .expect("the agent builds")
 }
 
-#[tokio::test]
+/// Runs between two looks at the heap.
+const CHUNK: usize = 10_000;
+/// Tasks that share each chunk: the machine's cores do the runs together,
+/// and the heap is read between chunks, when no run is under way.
+const WORKERS: usize = 2;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_thousand_runs_abandoned_at_waiting_keep_the_heap_flat() {
-    let dir = tempfile::tempdir().expect("a folder");
+    let dir = Arc::new(tempfile::tempdir().expect("a folder"));
     let agent = Arc::new(agent());
-    let runner = AgentRunner::new(Arc::clone(&agent), Shopper);
+    let runner = Arc::new(AgentRunner::new(Arc::clone(&agent), Shopper));
     let mut live_at = Vec::new();
-    for i in 0..100_000 {
-        let cx = RunContext::new(dir.path(), RunId::new(format!("run-{i}")));
-        let outcome = runner.run("Buy a lamp.", &cx).await.expect("runs");
-        let RunOutcome::Waiting(state) = outcome else {
-            panic!("run {i} should wait for the order's approval: {outcome:?}");
-        };
-        assert_eq!(state.disclosed.len(), 1, "run {i} disclosed a tool");
-        if i % 10_000 == 9_999 {
-            live_at.push(heap::live());
+    for chunk in 0..100_000 / CHUNK {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|worker| {
+                let runner = Arc::clone(&runner);
+                let dir = Arc::clone(&dir);
+                tokio::spawn(async move {
+                    for n in (worker..CHUNK).step_by(WORKERS) {
+                        let i = chunk * CHUNK + n;
+                        let cx = RunContext::new(dir.path(), RunId::new(format!("run-{i}")));
+                        let outcome = runner.run("Buy a lamp.", &cx).await.expect("runs");
+                        let RunOutcome::Waiting(state) = outcome else {
+                            panic!("run {i} should wait for the order's approval: {outcome:?}");
+                        };
+                        assert_eq!(state.disclosed.len(), 1, "run {i} disclosed a tool");
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.await.expect("a worker finishes");
         }
+        live_at.push(heap::live());
     }
     assert_eq!(agent.ledger().len(), MAX_RUNS);
     // The ledger fills within the first runs and its tables settle soon
