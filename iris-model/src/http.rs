@@ -15,6 +15,11 @@ use super::{Model, ModelError, ModelRequest, ModelResponse, OnDelta, complete_wh
 
 /// Characters of an error body quoted back.
 const QUOTED_BODY_CHARS: usize = 300;
+/// Most of an error body read: only its start is quoted.
+const MAX_ERROR_BODY_BYTES: usize = 16 * 1024;
+/// Largest answer read, whole or streamed: far above any model's answer,
+/// far below what would hurt the host.
+pub const MAX_ANSWER_BYTES: usize = 32 * 1024 * 1024;
 
 /// How failed requests are retried.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -317,6 +322,10 @@ fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
     iris_core::tls::install_default_provider();
     reqwest::Client::builder()
         .timeout(timeout)
+        // A redirect would carry the key's header to wherever it points
+        // (reqwest drops only `Authorization` across hosts); the answer
+        // says where it pointed instead.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| ModelError::new(format!("no HTTP client could be built: {e}")))
 }
@@ -430,9 +439,38 @@ async fn failed(response: reqwest::Response) -> Failure {
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64);
-    let text = response.text().await.unwrap_or_default();
+        // Any number of seconds, however large: the policy's longest wait
+        // bounds it.
+        .and_then(|s| {
+            Duration::try_from_secs_f64(s)
+                .ok()
+                .or((s > 0.0).then_some(Duration::MAX))
+        });
+    if status.is_redirection() {
+        let to = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            // A header from a server may be anything: a bounded quote.
+            .map_or_else(String::new, |to| {
+                format!(
+                    " to {}",
+                    to.chars().take(QUOTED_BODY_CHARS).collect::<String>()
+                )
+            });
+        return Failure {
+            message: format!(
+                "the model endpoint answered HTTP {status}, a redirect{to}; redirects are not followed (they would carry the key), so set the base URL to where it points"
+            ),
+            retryable: false,
+            retry_after: None,
+        };
+    }
+    let mut response = response;
+    let text = match read_capped(&mut response, MAX_ERROR_BODY_BYTES).await {
+        Ok(Capped::Whole(body) | Capped::Cut(body)) => String::from_utf8_lossy(&body).into_owned(),
+        Err(_) => String::new(),
+    };
     let quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
     Failure {
         message: format!("the model endpoint answered HTTP {status}: {quoted}"),
@@ -446,20 +484,66 @@ async fn once(
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<Value, Failure> {
-    let response = respond(endpoint, headers, body).await?;
+    let mut response = respond(endpoint, headers, body).await?;
     if !response.status().is_success() {
         return Err(failed(response).await);
     }
-    let text = response.text().await.map_err(|e| Failure {
-        message: describe(&e, endpoint.timeout),
-        retryable: true,
-        retry_after: None,
-    })?;
-    serde_json::from_str(&text).map_err(|e| Failure {
+    let text = match read_capped(&mut response, MAX_ANSWER_BYTES).await {
+        Ok(Capped::Whole(text)) => text,
+        Ok(Capped::Cut(_)) => {
+            return Err(Failure {
+                message: format!(
+                    "the model endpoint's answer is over {} MiB; that is no model's answer",
+                    MAX_ANSWER_BYTES >> 20
+                ),
+                retryable: false,
+                retry_after: None,
+            });
+        }
+        Err(e) => {
+            return Err(Failure {
+                message: describe(&e, endpoint.timeout),
+                retryable: true,
+                retry_after: None,
+            });
+        }
+    };
+    serde_json::from_slice(&text).map_err(|e| Failure {
         message: format!("the model endpoint answered something that is not JSON ({e})"),
         retryable: false,
         retry_after: None,
     })
+}
+
+/// A body read up to a bound.
+enum Capped {
+    Whole(Vec<u8>),
+    /// The first bytes of a longer body, up to the bound.
+    Cut(Vec<u8>),
+}
+
+/// `response`'s body, reading no more than `max` bytes of it (a declared
+/// length over `max` is refused before reading).
+async fn read_capped(
+    response: &mut reqwest::Response,
+    max: usize,
+) -> Result<Capped, reqwest::Error> {
+    let declared = response
+        .content_length()
+        .and_then(|length| usize::try_from(length).ok());
+    if declared.is_some_and(|length| length > max) {
+        return Ok(Capped::Cut(Vec::new()));
+    }
+    let mut body = Vec::with_capacity(declared.unwrap_or(0));
+    while let Some(chunk) = response.chunk().await? {
+        let room = max - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok(Capped::Cut(body));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Capped::Whole(body))
 }
 
 struct Failure {

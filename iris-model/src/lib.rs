@@ -23,7 +23,7 @@ pub use anthropic::{
 };
 pub use config::{ModelConfig, ModelProvider};
 #[cfg(feature = "http")]
-pub use http::{Api, Endpoint, HttpModel, RetryPolicy, Wire};
+pub use http::{Api, Endpoint, HttpModel, MAX_ANSWER_BYTES, RetryPolicy, Wire};
 #[cfg(feature = "openai")]
 pub use openai_chat::{ChatCompletions, OPENAI_BASE_URL, OpenAiChat};
 #[cfg(feature = "openai")]

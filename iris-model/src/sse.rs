@@ -3,6 +3,7 @@
 //! in size so a server cannot make the reader buffer without end.
 
 use super::ModelError;
+use super::http::MAX_ANSWER_BYTES;
 
 /// Largest event the reader buffers; a longer one is not an event stream.
 const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
@@ -19,6 +20,9 @@ pub(super) struct SseEvent {
 pub(super) struct SseReader {
     response: reqwest::Response,
     pending: Vec<u8>,
+    /// Bytes read so far: a stream that never ends is cut at
+    /// [`MAX_ANSWER_BYTES`], as a whole answer is.
+    read: usize,
     ended: bool,
 }
 
@@ -27,6 +31,7 @@ impl SseReader {
         Self {
             response,
             pending: Vec::new(),
+            read: 0,
             ended: false,
         }
     }
@@ -50,6 +55,13 @@ impl SseReader {
                 .await
                 .map_err(|e| ModelError::new(format!("the answer's stream broke off: {e}")))?;
             if let Some(chunk) = chunk {
+                self.read += chunk.len();
+                if self.read > MAX_ANSWER_BYTES {
+                    return Err(ModelError::new(format!(
+                        "the answer's stream went past {} MiB; that is no model's answer",
+                        MAX_ANSWER_BYTES >> 20
+                    )));
+                }
                 self.pending.extend_from_slice(&chunk);
             } else {
                 self.ended = true;

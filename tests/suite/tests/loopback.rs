@@ -22,6 +22,9 @@ pub(crate) enum Reply {
     WithHeaders(u16, String, String),
     /// 200 `{}` after a delay.
     Sleep(Duration),
+    /// A status, a content type and `chunk` repeated without end, with no
+    /// length, for as long as the client reads.
+    Endless(u16, &'static str, Vec<u8>),
 }
 
 /// The replies to give, in order, and the requests received.
@@ -71,6 +74,15 @@ pub(crate) async fn serve(script: Arc<Script>) -> String {
                     .unwrap()
                     .push((head, serde_json::from_str(&body).unwrap()));
                 let reply = script.replies.lock().unwrap().pop_front();
+                if let Some(Reply::Endless(status, content_type, chunk)) = reply {
+                    let head = format!(
+                        "HTTP/1.1 {status} Scripted\r\nContent-Type: {content_type}\r\nConnection: close\r\n\r\n"
+                    );
+                    if socket.write_all(head.as_bytes()).await.is_ok() {
+                        while socket.write_all(&chunk).await.is_ok() {}
+                    }
+                    return;
+                }
                 let (status, headers, body) = match reply {
                     Some(Reply::Status(status, body)) => (status, String::new(), body),
                     Some(Reply::WithHeaders(status, headers, body)) => (status, headers, body),
@@ -79,6 +91,7 @@ pub(crate) async fn serve(script: Arc<Script>) -> String {
                         (200, String::new(), "{}".to_owned())
                     }
                     None => (500, String::new(), "no reply scripted".to_owned()),
+                    Some(Reply::Endless(..)) => unreachable!("answered above"),
                 };
                 let response = format!(
                     "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -17,6 +17,7 @@ mod fs_edit_props;
 mod hostile_inputs;
 mod image_results;
 mod model_anthropic;
+mod model_hostile;
 mod model_image_turns;
 mod model_openai;
 mod model_streams;
