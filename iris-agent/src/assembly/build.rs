@@ -173,14 +173,13 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
         (Some(text), None) => Some(text.clone()),
         (None, Some(path)) => {
             let full = base.join(&path.value);
-            match std::fs::read_to_string(&full) {
+            // Bounded like the agent file: `/dev/zero` or a FIFO named
+            // here must not fill memory or hang the host.
+            let what = format!("instructions file `{}`", full.display());
+            match iris_runtime::config::yaml::read_bounded(&full, &what) {
                 Ok(text) => Some(text),
-                Err(err) => {
-                    issues.at(
-                        path.referenced,
-                        "instructions_file",
-                        format!("cannot read `{}`: {err}", full.display()),
-                    );
+                Err(message) => {
+                    issues.at(path.referenced, "instructions_file", message);
                     None
                 }
             }

@@ -38,7 +38,18 @@ pub struct YamlError {
 /// # Errors
 /// What was wrong, in words for a person.
 pub fn read_bounded(path: &Path, what: &str) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|err| format!("cannot read the {what}: {err}"))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Opening a FIFO waits for a writer, maybe forever: it is opened
+    // without waiting, then refused below.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY);
+    }
+    let file = options
+        .open(path)
+        .map_err(|err| format!("cannot read the {what}: {err}"))?;
     let metadata = file
         .metadata()
         .map_err(|err| format!("cannot read the {what}: {err}"))?;
@@ -47,6 +58,13 @@ pub fn read_bounded(path: &Path, what: &str) -> Result<String, String> {
             "the {what} is not a regular file (a folder, FIFO or device); name a file"
         ));
     }
+    if let Ok(len) = usize::try_from(metadata.len())
+        && len > MAX_FILE_BYTES
+    {
+        return Err(too_large(len, what));
+    }
+    #[cfg(unix)]
+    crate::nonblocking::clear_nonblocking(&file);
     let mut text = String::new();
     let limit = u64::try_from(MAX_FILE_BYTES).unwrap_or(u64::MAX) + 1;
     file.take(limit)

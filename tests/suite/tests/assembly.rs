@@ -710,3 +710,40 @@ mod properties {
         })
     }
 }
+
+/// An instructions file is read like the agent file: a device, a FIFO or a
+/// file over the bound is refused, quickly, with its key (findings:
+/// `/dev/zero` read until memory ran out; a FIFO hung the host).
+#[test]
+fn an_instructions_file_is_bounded_and_never_waits() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    write(dir.path(), "huge.md", &"x".repeat(2 << 20));
+    let fifo = dir.path().join("fifo.md");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let origin = dir.path().join("agent.yaml");
+    for (named, expected) in [
+        ("/dev/zero", "not a regular file"),
+        ("fifo.md", "not a regular file"),
+        ("huge.md", "at most 1048576"),
+    ] {
+        let text = format!("name: a\ninstructions_file: {named}\n");
+        let origin = origin.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Assembly::from_catalog().parse(&text, &origin).map(|_| ()));
+        });
+        let err = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("reading `{named}` never finished"))
+            .expect_err("refused");
+        let message = err.to_string();
+        assert!(
+            message.contains("instructions_file") && message.contains(expected),
+            "{named}: {message}"
+        );
+    }
+}
