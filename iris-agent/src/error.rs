@@ -21,6 +21,16 @@ pub enum RunError {
         /// What runs now.
         running: String,
     },
+    /// A saved state that does not resume its run as it was saved.
+    #[error(
+        "refusing to resume run `{run_id}` from this state: {why}; resume with the state exactly as the run returned it"
+    )]
+    StateMismatch {
+        /// The run the state names.
+        run_id: iris_core::RunId,
+        /// What did not match.
+        why: String,
+    },
     /// A waiting call has no decision.
     #[error("call `{call_id}` waits for approval and has no decision; give one per waiting call")]
     MissingDecision {

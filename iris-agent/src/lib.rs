@@ -20,6 +20,7 @@
 mod agent;
 #[cfg(feature = "assembly")]
 pub mod assembly;
+mod binding;
 mod error;
 mod history;
 mod state;
@@ -179,6 +180,9 @@ impl AgentRunner {
     ///
     /// # Errors
     /// [`RunError::WrongState`] for a state of another agent or version,
+    /// [`RunError::StateMismatch`] for a state that was edited, belongs to
+    /// another run, or resumed its pause already (see the binding rules in
+    /// [`RunState`]),
     /// [`RunError::MissingDecision`] / [`RunError::UnknownDecision`] when
     /// the decisions do not match the waiting calls, [`RunError::Runtime`]
     /// when an approval no longer matches its call; nothing runs then.
@@ -213,6 +217,12 @@ impl AgentRunner {
                 call_id: extra.clone(),
             });
         }
+        binding::check(
+            self.agent.ledger(),
+            &self.agent.registry(),
+            &state,
+            &cx.run_id,
+        )?;
         if let Some(discovery) = self.agent.discovery() {
             discovery.restore_disclosed(&state.run_id, &state.disclosed);
         }
@@ -398,6 +408,7 @@ impl AgentRunner {
                     text: response.text,
                     tool_calls: calls,
                 });
+                binding::remember(self.agent.ledger(), &state);
                 return Ok(RunOutcome::Waiting(state));
             }
             // Every call finished, so results pair with calls in order.

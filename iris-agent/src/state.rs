@@ -12,6 +12,12 @@ pub const RUN_STATE_VERSION: u32 = 1;
 
 /// A run, as it stands: enough to resume it with the same agent file, in
 /// this process or another. Serializable (JSON round-trips).
+///
+/// Keep it as it was returned: a resume refuses a state whose waiting
+/// requests do not hash to their approval ids, name another run, call or
+/// tool, or are not calls of the history's last step; and in the process
+/// that paused the run, any state but the one it returned (an edit, a
+/// state of another run, a second resume of the same pause).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     /// The shape's version ([`RUN_STATE_VERSION`]).

@@ -258,20 +258,8 @@ impl ApprovalRequest {
         reason: Option<String>,
     ) -> Self {
         let arguments_hash = arguments_hash(&arguments);
-        let mut hasher = Sha256::new();
-        // Each part is prefixed by its length, so no two different calls
-        // hash the same parts into the same bytes.
-        for part in [
-            run_id.as_str(),
-            call_id.as_str(),
-            tool.as_str(),
-            arguments_hash.as_str(),
-        ] {
-            hasher.update((part.len() as u64).to_le_bytes());
-            hasher.update(part.as_bytes());
-        }
         Self {
-            approval_id: hex(&hasher.finalize()),
+            approval_id: approval_id(&run_id, &call_id, &tool, &arguments_hash),
             call_id,
             tool,
             arguments,
@@ -280,6 +268,36 @@ impl ApprovalRequest {
             reason,
         }
     }
+}
+
+impl ApprovalRequest {
+    /// Whether the request is what its `approval_id` binds: its run, call
+    /// id, tool and arguments hash to that id. A request kept outside the
+    /// process (a saved run state) and edited afterwards is not: what it
+    /// shows is then not what an approval of it would run.
+    #[must_use]
+    pub fn is_intact(&self) -> bool {
+        self.arguments_hash == arguments_hash(&self.arguments)
+            && self.approval_id
+                == approval_id(
+                    &self.run_id,
+                    &self.call_id,
+                    &self.tool,
+                    &self.arguments_hash,
+                )
+    }
+}
+
+/// The id an approval of a call must carry.
+fn approval_id(run_id: &RunId, call_id: &str, tool: &ToolName, arguments_hash: &str) -> String {
+    let mut hasher = Sha256::new();
+    // Each part is prefixed by its length, so no two different calls hash
+    // the same parts into the same bytes.
+    for part in [run_id.as_str(), call_id, tool.as_str(), arguments_hash] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hex(&hasher.finalize())
 }
 
 /// SHA-256 (hex) of `value` with object keys sorted, so equal arguments

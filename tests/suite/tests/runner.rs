@@ -479,3 +479,159 @@ async fn old_observations_become_previews_and_read_back_whole() {
     assert!(original.len() > 2000 && !original.contains("shortened"));
     assert_eq!(full("h1").expect("read back"), original);
 }
+
+/// A pause of run `run` on `agent`, which keeps its ledger across runners.
+async fn paused_on(agent: &std::sync::Arc<Agent>, dir: &Path, run: &str) -> RunState {
+    let runner = AgentRunner::new(
+        std::sync::Arc::clone(agent),
+        Scripted::new(vec![step_one()]),
+    );
+    let cx = RunContext::new(dir, RunId::new(run));
+    match runner.run("Add 5 to the ledger.", &cx).await.expect("runs") {
+        RunOutcome::Waiting(state) => state,
+        other => panic!("expected a pause, got {other:?}"),
+    }
+}
+
+async fn resume_on(
+    agent: &std::sync::Arc<Agent>,
+    dir: &Path,
+    run: &str,
+    state: RunState,
+    decision: ApprovalDecision,
+) -> Result<RunOutcome, iris::agent::RunError> {
+    let runner = AgentRunner::new(
+        std::sync::Arc::clone(agent),
+        Scripted::new(vec![text("Done.")]),
+    );
+    let cx = RunContext::new(dir, RunId::new(run));
+    runner
+        .resume(state, [("w1".to_owned(), decision)], &cx)
+        .await
+}
+
+/// Finding: a saved state whose shown request (tool, arguments) was edited
+/// while its approval id was kept ran the hidden call when what was shown
+/// was approved, in the same process and in a new one.
+#[tokio::test]
+async fn an_edited_request_is_refused_and_the_hidden_call_never_runs() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let agent = std::sync::Arc::new(agent());
+    let state = paused_on(&agent, dir.path(), "run-1").await;
+    let before = counts();
+    let mut edited = state.clone();
+    edited.pending[0].request.arguments = json!({"amount": 1});
+    let shown = ApprovalDecision::approve(&edited.pending[0].request);
+    let err = resume_on(&agent, dir.path(), "run-1", edited.clone(), shown.clone())
+        .await
+        .expect_err("what is shown is not what would run");
+    assert!(err.to_string().contains("edited"), "{err}");
+    // Another process, which has no record of the pause.
+    let err = resume_on(
+        &std::sync::Arc::new(self::agent()),
+        dir.path(),
+        "run-1",
+        edited,
+        shown,
+    )
+    .await
+    .expect_err("refused there too");
+    assert!(err.to_string().contains("edited"), "{err}");
+    // Call and request both edited, the id kept: refused as well.
+    let mut both = state.clone();
+    both.pending[0].request.arguments = json!({"amount": 1});
+    both.pending[0].call.input = json!({"amount": 1});
+    let approve = ApprovalDecision::approve(&both.pending[0].request);
+    let err = resume_on(&agent, dir.path(), "run-1", both, approve)
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("run-1"), "{err}");
+    assert_eq!(counts()[1], before[1], "no write ran");
+    // The refusals took nothing: the state as returned still resumes.
+    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    resume_on(&agent, dir.path(), "run-1", state, approve)
+        .await
+        .expect("the state as returned resumes");
+    assert_eq!(counts()[1], before[1] + 1, "the approved write ran once");
+}
+
+/// Finding: a state whose `run_id` was changed to another live run resumed
+/// in that run (and `read_history` returned the other run's data).
+#[tokio::test]
+async fn a_state_never_resumes_another_run() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let agent = std::sync::Arc::new(agent());
+    let first = paused_on(&agent, dir.path(), "run-1").await;
+    let second = paused_on(&agent, dir.path(), "run-2").await;
+    let before = counts();
+    let approve = ApprovalDecision::approve(&first.pending[0].request);
+
+    // The context names another run than the state.
+    let err = resume_on(&agent, dir.path(), "run-2", first.clone(), approve.clone())
+        .await
+        .expect_err("a state resumes its own run");
+    assert!(err.to_string().contains("run-2"), "{err}");
+
+    // The state renamed to the other run: its requests no longer match.
+    let mut moved = first.clone();
+    moved.run_id = RunId::new("run-2");
+    let err = resume_on(&agent, dir.path(), "run-2", moved, approve.clone())
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("another run"), "{err}");
+
+    // Run 2's own state, with run 1's history spliced in.
+    let mut spliced = second.clone();
+    spliced.messages.insert(0, first.messages[0].clone());
+    let approve_second = ApprovalDecision::approve(&second.pending[0].request);
+    let err = resume_on(&agent, dir.path(), "run-2", spliced, approve_second.clone())
+        .await
+        .expect_err("not the state run 2 paused with");
+    assert!(err.to_string().contains("not the state"), "{err}");
+    assert_eq!(counts()[1], before[1], "no write ran");
+
+    // Each state resumes its own run, once.
+    resume_on(&agent, dir.path(), "run-1", first.clone(), approve.clone())
+        .await
+        .expect("run 1 resumes");
+    resume_on(&agent, dir.path(), "run-2", second, approve_second)
+        .await
+        .expect("run 2 resumes");
+    assert_eq!(counts()[1], before[1] + 2);
+}
+
+/// Finding: one state and one approval resumed any number of times (a
+/// delete ran four times). In the process that paused the run, a pause is
+/// resumed once.
+#[tokio::test]
+async fn a_pause_resumes_once() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let agent = std::sync::Arc::new(agent());
+    // A model that pauses again after the resume keeps the run alive.
+    let state = paused_on(&agent, dir.path(), "run-1").await;
+    let runner = AgentRunner::new(
+        std::sync::Arc::clone(&agent),
+        Scripted::new(vec![calls(vec![ToolUseBlock::new(
+            "w2",
+            "write_ledger",
+            json!({"amount": 1}),
+        )])]),
+    );
+    let cx = RunContext::new(dir.path(), RunId::new("run-1"));
+    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    let before = counts();
+    let again = runner
+        .resume(state.clone(), [("w1".to_owned(), approve.clone())], &cx)
+        .await
+        .expect("resumes");
+    assert!(matches!(again, RunOutcome::Waiting(_)), "{again:?}");
+    let err = runner
+        .resume(state, [("w1".to_owned(), approve)], &cx)
+        .await
+        .expect_err("that pause is over");
+    assert!(err.to_string().contains("not the state"), "{err}");
+    assert_eq!(counts()[1], before[1] + 1, "the write ran once");
+}

@@ -1,0 +1,163 @@
+//! A saved state comes back from the host, maybe edited: what a person is
+//! shown in it must be what an approval runs, and it must resume the run
+//! it was saved from and no other.
+//!
+//! Every state is checked on its own: each waiting call's request must be
+//! intact (its `approval_id` hashes what it shows) and name the state's
+//! run, the call's id and the tool the call resolves to, and the call must
+//! be the one the history's last step made. In the process that paused the
+//! run, the ledger also keeps a fingerprint of the state handed out, and
+//! only that state resumes the run: an edit anywhere, a state of another
+//! run, or a second resume of the same pause is refused. Another process
+//! has no fingerprint; the executor admits each call again there, and its
+//! fresh request must carry the approved id.
+
+use iris_core::{RunId, ToolUseBlock};
+use iris_model::Message;
+use iris_runtime::ToolRegistry;
+use iris_runtime::ledger::RunLedger;
+use sha2::{Digest, Sha256};
+
+use crate::error::RunError;
+use crate::state::RunState;
+
+/// The fingerprint of the state a waiting run was handed out with.
+#[derive(Default)]
+struct PausedWith(Option<[u8; 32]>);
+
+/// Remembers `state`, just handed out at a pause, as the one that resumes
+/// its run in this process.
+pub(crate) fn remember(ledger: &RunLedger, state: &RunState) {
+    let print = fingerprint(state);
+    ledger.with_slot(&state.run_id, |paused: &mut PausedWith| {
+        paused.0 = Some(print);
+    });
+}
+
+/// Checks `state` before it resumes the run `running` names, and ends the
+/// pause it resumes (at once, so two resumes of one pause cannot both
+/// pass). A refused state takes nothing: the right one still resumes.
+pub(crate) fn check(
+    ledger: &RunLedger,
+    registry: &ToolRegistry,
+    state: &RunState,
+    running: &RunId,
+) -> Result<(), RunError> {
+    let refuse = |why: String| RunError::StateMismatch {
+        run_id: state.run_id.clone(),
+        why,
+    };
+    if state.run_id != *running {
+        return Err(refuse(format!(
+            "the run context names run `{running}`; resume a state with the context of its own run"
+        )));
+    }
+    let step_calls: &[ToolUseBlock] = match state.messages.last() {
+        Some(Message::Assistant { tool_calls, .. }) => tool_calls,
+        _ => &[],
+    };
+    for pending in &state.pending {
+        let call = &pending.call;
+        let request = &pending.request;
+        if !request.is_intact() {
+            return Err(refuse(format!(
+                "the approval request of call `{}` does not match its approval id: what it shows was edited",
+                echo(&call.id)
+            )));
+        }
+        let resolved = registry
+            .resolve(&call.name)
+            .map(|tool| tool.definition_dyn().name().clone());
+        if request.run_id != state.run_id
+            || request.call_id != call.id
+            || resolved.as_ref() != Some(&request.tool)
+        {
+            return Err(refuse(format!(
+                "the approval request of call `{}` is for another run, call or tool than the call itself",
+                echo(&call.id)
+            )));
+        }
+        if !step_calls.contains(call) {
+            return Err(refuse(format!(
+                "waiting call `{}` is not one the history's last step made",
+                echo(&call.id)
+            )));
+        }
+    }
+    if let Some(finished) = state
+        .finished
+        .iter()
+        .find(|f| !step_calls.iter().any(|c| c.id == f.call_id))
+    {
+        return Err(refuse(format!(
+            "finished call `{}` is not one the history's last step made",
+            echo(&finished.call_id)
+        )));
+    }
+    let print = fingerprint(state);
+    let paused = ledger.update_slot(&state.run_id, |paused: &mut PausedWith| match paused.0 {
+        Some(kept) if kept == print => {
+            paused.0 = None;
+            Pause::Resumed
+        }
+        Some(_) => Pause::Other,
+        None => Pause::Over,
+    });
+    let Some(pause) = paused else {
+        if ledger.contains(&state.run_id) {
+            return Err(refuse(
+                "the run is under way in this process and does not wait with this state (was it resumed already?)"
+                    .to_owned(),
+            ));
+        }
+        // Another process paused the run: the executor checks each call
+        // as it admits it again.
+        return Ok(());
+    };
+    match pause {
+        Pause::Resumed => Ok(()),
+        Pause::Other => Err(refuse(
+            "it is not the state this run paused with: it was edited, or saved from another run"
+                .to_owned(),
+        )),
+        Pause::Over => Err(refuse(
+            "this pause was resumed already; a run resumes once from each pause".to_owned(),
+        )),
+    }
+}
+
+/// How a state met the pause its run waits in.
+enum Pause {
+    /// It is the state handed out: the pause ends.
+    Resumed,
+    /// Another state.
+    Other,
+    /// The pause ended already.
+    Over,
+}
+
+/// SHA-256 of the state's JSON: equal for a state that went through JSON
+/// and back unchanged, different for any edit.
+fn fingerprint(state: &RunState) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    // Serializing a state into a hasher cannot fail: every part is JSON.
+    let _ = serde_json::to_writer(HashWriter(&mut hasher), state);
+    hasher.finalize().into()
+}
+
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn echo(text: &str) -> std::borrow::Cow<'_, str> {
+    iris_runtime::__wings::shorten(text)
+}
