@@ -31,7 +31,10 @@ pub use config::{
 };
 pub use server::http::McpHttpServer;
 pub use server::serve::{ServeTransport, serve, serve_connection, serve_with};
-pub use server::{DEFAULT_PAGE_SIZE, IrisServer, MAX_RESOURCE_BYTES, ServeOptions, ServedTools};
+pub use server::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, IrisServer, MAX_RESOURCE_BYTES, ServeOptions,
+    ServedTools,
+};
 
 /// Why an MCP server could not be used.
 #[derive(thiserror::Error)]

@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -15,6 +16,11 @@ use tokio_util::sync::CancellationToken;
 use super::{IrisServer, ServeOptions};
 use crate::McpError;
 use iris_runtime::ToolExecutor;
+
+/// The first wait after a failed accept, doubled on each failure in a row.
+const MIN_ACCEPT_PAUSE: Duration = Duration::from_millis(5);
+/// The longest wait after a failed accept.
+const MAX_ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 
 /// An executor served over streamable HTTP on a bound address.
 pub struct McpHttpServer {
@@ -53,11 +59,18 @@ impl McpHttpServer {
             message: format!("the bound address could not be read: {e}"),
         })?;
         let shutdown = CancellationToken::new();
+        let max_sessions = options.max_sessions;
         let server = IrisServer::new(executor.into(), options);
         let config =
             StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
         let service = StreamableHttpService::new(
-            move || Ok(server.for_new_connection()),
+            move || {
+                server.try_new_connection().ok_or_else(|| {
+                    std::io::Error::other(format!(
+                        "the server holds its maximum of {max_sessions} MCP sessions; end one (DELETE its session) or try again later"
+                    ))
+                })
+            },
             Arc::new(LocalSessionManager::default()),
             config,
         );
@@ -107,16 +120,26 @@ impl McpHttpServer {
     /// # Errors
     /// [`McpError::Serve`] when accepting connections fails for good.
     pub async fn run(self) -> Result<(), McpError> {
+        let mut pause = MIN_ACCEPT_PAUSE;
         loop {
             let accepted = tokio::select! {
                 accepted = self.listener.accept() => accepted,
                 () = self.shutdown.cancelled() => return Ok(()),
             };
             let stream = match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, _)) => {
+                    pause = MIN_ACCEPT_PAUSE;
+                    stream
+                }
                 Err(error) => {
-                    // A full descriptor table or a reset connection passes.
-                    tracing::warn!(%error, "an MCP connection could not be accepted");
+                    // A full descriptor table passes once connections end;
+                    // accepting again at once would spin a core meanwhile.
+                    tracing::warn!(%error, ?pause, "an MCP connection could not be accepted");
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => {}
+                        () = self.shutdown.cancelled() => return Ok(()),
+                    }
+                    pause = (pause * 2).min(MAX_ACCEPT_PAUSE);
                     continue;
                 }
             };

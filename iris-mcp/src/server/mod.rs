@@ -11,7 +11,7 @@ pub(crate) mod serve;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use iris_core::{
     Capability, Exposure, RunId, ToolContext, ToolDefinition, ToolErrorKind, ToolResult,
@@ -28,7 +28,8 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
 use arc_swap::ArcSwapOption;
-use tokio_util::sync::{CancellationToken, DropGuard};
+use iris_runtime::ledger::RunLedger;
+use tokio_util::sync::CancellationToken;
 
 use super::content::to_mcp;
 use iris_runtime::{
@@ -37,6 +38,10 @@ use iris_runtime::{
 
 /// Tools per `tools/list` page unless the options say otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Connections (MCP sessions) served at once unless the options say
+/// otherwise.
+pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 
 /// Which tools a served registry lists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -64,6 +69,10 @@ pub struct ServeOptions {
     pub workspace: PathBuf,
     /// Instructions for the client's model, when given.
     pub instructions: Option<String>,
+    /// Most connections served at once over HTTP; a client that would open
+    /// one more is refused until one ends (a session ends on `DELETE`, or
+    /// after five minutes without a request).
+    pub max_sessions: usize,
 }
 
 impl Default for ServeOptions {
@@ -75,6 +84,7 @@ impl Default for ServeOptions {
             page_size: DEFAULT_PAGE_SIZE,
             workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             instructions: None,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
 }
@@ -91,15 +101,45 @@ pub struct IrisServer {
     /// searches (every tool listed, or no deferred tool): built once per
     /// registry snapshot, so a refreshed registry offers its new tools.
     fixed_context: Arc<ArcSwapOption<FixedContext>>,
-    /// Cancelled when the last clone of this connection's server is
-    /// dropped (its session ended): stops telling the client of changes.
-    _ended: Arc<DropGuard>,
+    /// Ends the connection's run when the last clone of this connection's
+    /// server is dropped (its session ended).
+    _session: Arc<Session>,
+    /// Cancelled when the session ends: stops telling the client of
+    /// changes.
     ended: CancellationToken,
-    /// `tool_search` and what it disclosed, when deferred tools are served
-    /// behind it.
+    /// What every connection shares.
+    shared: Arc<Shared>,
+}
+
+/// What the connections of one server share: one search index and one file
+/// service for all of them, each keeping its state per run (a connection's
+/// run) in the executor's ledger.
+struct Shared {
+    /// `tool_search` and what it disclosed to each connection, when
+    /// deferred tools are served behind it.
     discovery: Option<Arc<iris_tools::discovery::Discovery>>,
     /// What the file tools keep between calls (reads before edits).
     files: Option<Arc<iris_tools::fs::FileService>>,
+    /// Connections alive.
+    live: AtomicUsize,
+}
+
+/// One connection's hold on the server: counted while it lives, and its
+/// run (disclosures, reads, calls waiting for approval) forgotten when it
+/// ends, so that ended sessions leave nothing behind.
+struct Session {
+    shared: Arc<Shared>,
+    ledger: Arc<RunLedger>,
+    run_id: RunId,
+    ended: CancellationToken,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.ended.cancel();
+        self.ledger.finish_run(&self.run_id);
+        self.shared.live.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl std::fmt::Debug for IrisServer {
@@ -118,9 +158,9 @@ impl IrisServer {
     /// Serves `executor` as `options` say.
     #[must_use]
     pub fn new(executor: Arc<ToolExecutor>, options: ServeOptions) -> Self {
-        let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        let ledger = Arc::clone(executor.ledger());
         let files = match iris_tools::fs::FileService::open(&options.workspace) {
-            Ok(files) => Some(Arc::new(files)),
+            Ok(files) => Some(Arc::new(files.with_ledger(Arc::clone(&ledger)))),
             Err(error) => {
                 tracing::warn!(%error, workspace = %options.workspace.display(),
                     "the file tools have no workspace to work in");
@@ -134,31 +174,78 @@ impl IrisServer {
                 .is_some())
         .then(|| {
             iris_tools::discovery::Discovery::builder(executor.shared_registry())
+                .ledger(ledger)
                 .build()
                 .map_err(|error| tracing::warn!(%error, "`tool_search` cannot be served"))
                 .ok()
         })
         .flatten()
         .map(Arc::new);
-        let ended = CancellationToken::new();
-        Self {
-            executor,
-            options: Arc::new(options),
-            run_id: RunId::new(format!("mcp-{}-{connection}", std::process::id())),
-            next_call: Arc::new(AtomicU64::new(0)),
-            fixed_context: Arc::new(ArcSwapOption::empty()),
-            _ended: Arc::new(ended.clone().drop_guard()),
-            ended,
+        let shared = Arc::new(Shared {
             discovery,
             files,
+            live: AtomicUsize::new(1),
+        });
+        Self::connection(executor, Arc::new(options), shared)
+    }
+
+    /// A server for one more connection, counted in `shared.live` already.
+    fn connection(
+        executor: Arc<ToolExecutor>,
+        options: Arc<ServeOptions>,
+        shared: Arc<Shared>,
+    ) -> Self {
+        let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        let run_id = RunId::new(format!("mcp-{}-{connection}", std::process::id()));
+        let ended = CancellationToken::new();
+        let session = Arc::new(Session {
+            shared: Arc::clone(&shared),
+            ledger: Arc::clone(executor.ledger()),
+            run_id: run_id.clone(),
+            ended: ended.clone(),
+        });
+        Self {
+            executor,
+            options,
+            run_id,
+            next_call: Arc::new(AtomicU64::new(0)),
+            fixed_context: Arc::new(ArcSwapOption::empty()),
+            _session: session,
+            ended,
+            shared,
         }
     }
 
     /// The same executor and options for another connection (a run of its
-    /// own).
+    /// own), whatever the number of connections.
     #[must_use]
     pub fn for_new_connection(&self) -> Self {
-        Self::new(Arc::clone(&self.executor), (*self.options).clone())
+        self.shared.live.fetch_add(1, Ordering::SeqCst);
+        Self::connection(
+            Arc::clone(&self.executor),
+            Arc::clone(&self.options),
+            Arc::clone(&self.shared),
+        )
+    }
+
+    /// Another connection, unless [`ServeOptions::max_sessions`] are
+    /// served already.
+    #[must_use]
+    pub fn try_new_connection(&self) -> Option<Self> {
+        let max = self.options.max_sessions;
+        // This server itself (the template the HTTP service clones from) is
+        // not a session.
+        self.shared
+            .live
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |live| {
+                (live <= max).then_some(live + 1)
+            })
+            .ok()?;
+        Some(Self::connection(
+            Arc::clone(&self.executor),
+            Arc::clone(&self.options),
+            Arc::clone(&self.shared),
+        ))
     }
 
     /// The executor served.
@@ -189,7 +276,7 @@ impl IrisServer {
     /// or (deferred tools behind `tool_search`) the eager ones and those
     /// `tool_search` disclosed to this connection so far.
     pub(super) fn context(&self) -> ToolContext {
-        if self.discovery.is_some() {
+        if self.shared.discovery.is_some() {
             return self.offering_builder(&self.executor.registry()).build();
         }
         let registry = self.executor.shared_registry().peek();
@@ -222,7 +309,7 @@ impl IrisServer {
     /// `tool_search`) the eager ones and those disclosed so far.
     fn offering_builder(&self, registry: &ToolRegistry) -> iris_core::ToolContextBuilder {
         let builder = self.context_builder();
-        if let Some(discovery) = &self.discovery {
+        if let Some(discovery) = &self.shared.discovery {
             let disclosed = discovery.disclosed(&self.run_id);
             let eager = self.listed(registry).map(|d| d.name().clone());
             return builder
@@ -241,7 +328,7 @@ impl IrisServer {
 
     fn context_builder(&self) -> iris_core::ToolContextBuilder {
         let builder = ToolContext::builder(self.options.workspace.clone(), self.run_id.clone());
-        match &self.files {
+        match &self.shared.files {
             Some(files) => builder.shared_state(Arc::clone(files)),
             None => builder,
         }

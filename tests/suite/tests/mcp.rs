@@ -29,3 +29,6 @@ mod inspector;
 
 #[path = "mcp/hostile.rs"]
 mod hostile;
+
+#[path = "mcp/http_server.rs"]
+mod http_server;
