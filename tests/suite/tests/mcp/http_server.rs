@@ -193,6 +193,9 @@ async fn a_full_descriptor_table_does_not_spin_the_accept_loop() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(answered, "the server accepts again once descriptors are free");
+    assert!(
+        answered,
+        "the server accepts again once descriptors are free"
+    );
     child.kill().await.unwrap();
 }
