@@ -11,6 +11,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use iris::Tool;
 use iris::definition::{Exposure, ToolName};
 use iris::executor::CancellationToken;
 use iris::executor::ToolExecutorBuilder;
@@ -72,6 +73,35 @@ fn refuse() -> Result<String, std::io::Error> {
     ))
 }
 
+/// A parcel to ship.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Parcel {
+    /// Weight in kilograms.
+    #[schemars(range(max = 30))]
+    weight_kg: f64,
+    /// Outer size.
+    size: Size,
+}
+
+/// Outer size in centimetres.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Size {
+    width: u32,
+    height: u32,
+}
+
+/// Quote the shipping of a parcel.
+#[iris::tool(read_only)]
+fn ship_parcel(
+    /// What to ship.
+    parcel: Parcel,
+) -> String {
+    format!(
+        "{} kg, {}x{} cm",
+        parcel.weight_kg, parcel.size.width, parcel.size.height
+    )
+}
+
 fn builder() -> ToolExecutorBuilder {
     let mut registry = ToolRegistry::new();
     registry
@@ -88,6 +118,8 @@ fn builder() -> ToolExecutorBuilder {
         .register(Slow)
         .unwrap()
         .register(Refuse)
+        .unwrap()
+        .register(ShipParcel)
         .unwrap();
     ToolExecutor::builder(registry).tool_timeout("slow", Duration::from_millis(50))
 }
@@ -164,7 +196,11 @@ async fn invalid_arguments_name_the_path_and_input_repairs_are_recorded() {
     let bad = call(&executor, &cx(), "square", json!({"value": "four"})).await;
     assert_eq!(bad.error_kind(), Some(ToolErrorKind::InvalidArguments));
     assert!(bad.text_content().contains("`$.value`"), "{bad:?}");
-    assert!(bad.text_content().contains("expected i64"), "{bad:?}");
+    assert!(
+        bad.text_content()
+            .contains("expected an integer, found the string \"four\""),
+        "{bad:?}"
+    );
 
     let null = call(&executor, &cx(), "wipe_free", Value::Null).await;
     assert_eq!(null.error_kind(), Some(ToolErrorKind::UnknownTool));
@@ -250,4 +286,82 @@ async fn body_failures_are_execution_errors_and_ids_run_once() {
     let elsewhere =
         call_with_id(&executor, &other_run, "once", "square", json!({"value": 5})).await;
     assert_eq!(elsewhere.text_content(), "25");
+}
+
+/// The strict projection tells the model every object is closed: a key a
+/// nested type does not know is refused with its path, never dropped.
+#[tokio::test]
+async fn unknown_keys_are_refused_at_any_depth() {
+    let executor = builder().build().unwrap();
+    let cx = cx();
+    let result = call(
+        &executor,
+        &cx,
+        "ship_parcel",
+        json!({"parcel": {"weight_kg": 2.5, "colour": "red", "size": {"width": 10, "height": 20, "depth": 5}}}),
+    )
+    .await;
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::InvalidArguments));
+    let text = result.text_content();
+    assert!(
+        text.contains("at `$.parcel.colour`: unknown field `colour`, expected `weight_kg`, `size`"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "at `$.parcel.size.depth`: unknown field `depth`, expected `width`, `height`"
+        ),
+        "{text}"
+    );
+
+    let ok = call(
+        &executor,
+        &cx,
+        "ship_parcel",
+        json!({"parcel": {"weight_kg": 2.5, "size": {"width": 10, "height": 20}}}),
+    )
+    .await;
+    assert_eq!(ok.text_content(), "2.5 kg, 10x20 cm");
+    let schema = ShipParcel.definition().input_schema().clone();
+    assert_eq!(schema["$defs"]["Parcel"]["additionalProperties"], false);
+    assert_eq!(schema["$defs"]["Size"]["additionalProperties"], false);
+}
+
+/// Two faults in one input: each is listed with its own path and what is
+/// wrong there, so the model fixes both in one retry.
+#[tokio::test]
+async fn every_fault_is_listed_with_its_own_path() {
+    let executor = builder().build().unwrap();
+    let result = call(
+        &executor,
+        &cx(),
+        "ship_parcel",
+        json!({"parcel": {"weight_kg": 99, "size": {"width": 10}}}),
+    )
+    .await;
+    assert_eq!(result.error_kind(), Some(ToolErrorKind::InvalidArguments));
+    assert_eq!(
+        result.text_content(),
+        "invalid arguments for `ship_parcel`, 2 problems:\n\
+         - at `$.parcel.weight_kg`: 99 is above the maximum 30\n\
+         - at `$.parcel.size`: missing field `height`\n\
+         fix them all to match the tool's schema and call it again"
+    );
+    // The parse itself gives the same list, through the public API.
+    let error = ShipParcel
+        .parse(&json!({"parcel": {"weight_kg": 99, "size": {"width": 10}}}))
+        .err()
+        .unwrap();
+    let faults: Vec<(&str, &str)> = error
+        .faults()
+        .iter()
+        .map(|f| (f.path(), f.message()))
+        .collect();
+    assert_eq!(
+        faults,
+        [
+            ("$.parcel.weight_kg", "99 is above the maximum 30"),
+            ("$.parcel.size", "missing field `height`"),
+        ]
+    );
 }

@@ -148,16 +148,24 @@ impl MiddlewareError {
 
 /// Why raw JSON input could not become a tool's typed arguments.
 ///
-/// Carries the JSON path of the culprit so the model can fix exactly that
-/// part of its call.
+/// Lists every fault found in the input, each with the JSON path of its
+/// culprit, so the model can fix them all in one retry. Never empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgumentError {
+    faults: Vec<ArgumentFault>,
+    /// Faults found past those listed (the list is bounded).
+    omitted: usize,
+}
+
+/// One thing wrong with a tool's input: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentFault {
     path: String,
     message: String,
 }
 
-impl ArgumentError {
-    /// An error at `path` (a JSON path such as `$.items[2].name`; `$` for the root).
+impl ArgumentFault {
+    /// A fault at `path` (a JSON path such as `$.items[2].name`; `$` for the root).
     #[must_use]
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
@@ -166,22 +174,89 @@ impl ArgumentError {
         }
     }
 
-    /// The JSON path of the value that was wrong.
+    /// The JSON path of the value at fault.
     #[must_use]
     pub fn path(&self) -> &str {
         &self.path
     }
 
-    /// What was wrong, including the expected and the found type where known.
+    /// What is wrong there, with the expected and the found value where known.
     #[must_use]
     pub fn message(&self) -> &str {
         &self.message
     }
 }
 
-impl fmt::Display for ArgumentError {
+impl fmt::Display for ArgumentFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "at `{}`: {}", self.path, self.message)
+    }
+}
+
+impl ArgumentError {
+    /// An error with one fault, at `path` (a JSON path such as
+    /// `$.items[2].name`; `$` for the root).
+    #[must_use]
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            faults: vec![ArgumentFault::new(path, message)],
+            omitted: 0,
+        }
+    }
+
+    /// An error listing `faults`, in the order given; `None` when there are none.
+    #[must_use]
+    pub fn from_faults(faults: Vec<ArgumentFault>) -> Option<Self> {
+        (!faults.is_empty()).then_some(Self { faults, omitted: 0 })
+    }
+
+    /// The same error, saying that `omitted` more faults were found but not listed.
+    #[must_use]
+    pub fn with_omitted(self, omitted: usize) -> Self {
+        Self { omitted, ..self }
+    }
+
+    /// How many faults were found past those listed.
+    #[must_use]
+    pub fn omitted(&self) -> usize {
+        self.omitted
+    }
+
+    /// Every fault found, the first one first.
+    #[must_use]
+    pub fn faults(&self) -> &[ArgumentFault] {
+        &self.faults
+    }
+
+    /// The JSON path of the first fault.
+    #[must_use]
+    pub fn path(&self) -> &str {
+        self.faults.first().map_or("$", ArgumentFault::path)
+    }
+
+    /// What is wrong at the first fault, including the expected and the
+    /// found type where known.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        self.faults.first().map_or("", ArgumentFault::message)
+    }
+}
+
+impl fmt::Display for ArgumentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.faults.as_slice(), self.omitted) {
+            ([one], 0) => one.fmt(f),
+            (faults, omitted) => {
+                write!(f, "{} problems:", faults.len() + omitted)?;
+                for fault in faults {
+                    write!(f, "\n- {fault}")?;
+                }
+                if omitted > 0 {
+                    write!(f, "\n- and {omitted} more, not listed")?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 

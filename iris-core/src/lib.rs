@@ -91,7 +91,7 @@ pub use definition::{
     Exposure, ResultPolicy, ToolDefinition, ToolDefinitionBuilder, ToolOrigin, ToolSpec,
 };
 pub use dynamic::DynamicTool;
-pub use error::{ArgumentError, DefinitionError, ImageError, MiddlewareError};
+pub use error::{ArgumentError, ArgumentFault, DefinitionError, ImageError, MiddlewareError};
 pub use into_result::{IntoToolResult, Json};
 pub use middleware::{Endpoint, IntoMiddlewareResult, Middleware, Next};
 pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};

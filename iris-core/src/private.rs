@@ -219,12 +219,12 @@ pub fn parse_args<A: ToolParam>(
     }
 }
 
-/// A parse failure with the path of the value at fault, found by walking
-/// the schema (not generic: one copy for every tool).
+/// A parse failure as every fault the schema finds in the input, each with
+/// its own path; the parser's own message when the schema finds none (a
+/// check the schema does not describe). Not generic: one copy for every tool.
 fn located(input: &Value, schema: &Value, error: &serde_json::Error) -> ArgumentError {
-    let path =
-        crate::schema::locate::first_mismatch(input, schema).unwrap_or_else(|| "$".to_owned());
-    ArgumentError::new(path, error.to_string())
+    crate::schema::locate::departures(input, schema)
+        .unwrap_or_else(|| ArgumentError::new("$", error.to_string()))
 }
 
 /// Parses the input of a tool that takes an `#[args]` struct, which may not

@@ -1,5 +1,6 @@
 //! The constraints of a tool's schema that parsing into its type does not
-//! check: ranges, lengths, patterns, item counts, unique items, formats.
+//! check: ranges, lengths, patterns, item counts, unique items, formats, and
+//! closed nested objects.
 //! Found and compiled once per definition; checked after every parse of a
 //! tool that has any.
 
@@ -65,9 +66,9 @@ impl Constraints {
 
     /// Checks parsed `input` against the constraints of `schema`.
     pub(crate) fn check(&self, input: &Value, schema: &Value) -> Result<(), ArgumentError> {
-        match crate::schema::locate::first_violation(input, schema, self) {
+        match crate::schema::locate::violations(input, schema, self) {
             None => Ok(()),
-            Some((path, message)) => Err(ArgumentError::new(path, message)),
+            Some(error) => Err(error),
         }
     }
 }
@@ -83,7 +84,11 @@ fn scan(
     }
     match node {
         Value::Object(map) => {
-            if constrains(map) {
+            // A closed object below the root: a nested type that does not
+            // deny unknown fields itself would drop them silently.
+            let closed_below_root =
+                depth > 0 && map.get("additionalProperties") == Some(&Value::Bool(false));
+            if constrains(map) || closed_below_root {
                 *found = true;
             }
             if let Some(pattern) = map.get("pattern").and_then(Value::as_str)

@@ -1,47 +1,52 @@
 //! Input against its tool's JSON Schema, in one walk with two uses.
 //!
-//! - After a failed parse, where the input departs from the schema: the
-//!   JSON path of the first value that cannot match. Generated tools parse
-//!   valid input straight into their argument type; only a failure is walked,
-//!   to tell the model where the problem is (serde's message says what it
-//!   is). Walking the schema is one function for every tool, where tracking
-//!   the path while parsing would compile each argument type's parser twice.
-//! - After a successful parse, the constraints serde does not check (ranges,
-//!   lengths, patterns, item counts, unique items, formats): the first value
-//!   outside one, with the bound. Only for schemas that have any
-//!   ([`Constraints::of`]); a tool without pays one `Option` check.
+//! - After a failed parse: every value in the input that departs from the
+//!   schema (a type, a tag, a missing or unknown key, a bound), each with
+//!   its own path and what is wrong, so the model can fix them all in one
+//!   retry. Generated tools parse valid input straight into their argument
+//!   type; only a failure is walked. Walking the schema is one function for
+//!   every tool, where tracking the path while parsing would compile each
+//!   argument type's parser twice.
+//! - After a successful parse: what the parser does not check. Constraints
+//!   (ranges, lengths, patterns, item counts, unique items, formats), and
+//!   unknown keys in nested objects the schema closes (a nested type that
+//!   does not deny unknown fields would drop them silently). Only for
+//!   schemas that have any ([`Constraints::of`]); a tool without pays one
+//!   `Option` check.
 
 use serde_json::{Map, Value};
 
+use crate::error::{ArgumentError, ArgumentFault};
 use crate::schema::constraints::{Constraints, violation};
 
-/// The JSON path (`$.items[2].name`) of the first value in `input` that
-/// `schema` refuses, or `None` when the walk finds nothing wrong (the
-/// parser refused something the schema does not describe).
-pub(crate) fn first_mismatch(input: &Value, schema: &Value) -> Option<String> {
+/// Most faults one answer lists; the rest are counted. Hostile input with
+/// thousands of faults gets a bounded answer.
+pub(crate) const MAX_FAULTS: usize = 16;
+
+/// Every departure of `input` from `schema`, or `None` when the walk finds
+/// nothing wrong (the parser refused something the schema does not
+/// describe).
+pub(crate) fn departures(input: &Value, schema: &Value) -> Option<ArgumentError> {
     let walker = Walker::new(schema, Mode::Locate, None);
-    walker
-        .walk(schema, input, &mut Path::root())
-        .map(|found| found.path.render())
+    let mut found = Faults::default();
+    walker.walk(schema, input, &mut Path::root(), &mut found);
+    found.into_error()
 }
 
-/// The first value of a parsed `input` outside a constraint of `schema`:
-/// its path and what is wrong with it.
-pub(crate) fn first_violation(
+/// Every value of a parsed `input` outside a constraint of `schema`, and
+/// every key the schema does not accept where it closes an object.
+pub(crate) fn violations(
     input: &Value,
     schema: &Value,
     constraints: &Constraints,
-) -> Option<(String, String)> {
+) -> Option<ArgumentError> {
     let walker = Walker::new(schema, Mode::Validate, Some(constraints));
-    match walker.walk(schema, input, &mut Path::root()) {
-        Some(Found {
-            path,
-            kind: Kind::Bound(message),
-        }) => Some((path.render(), message)),
-        // The parser took it, so a shape the walk does not follow (an
-        // alternative it could not tell apart) is not a violation.
-        _ => None,
-    }
+    let mut found = Faults::default();
+    walker.walk(schema, input, &mut Path::root(), &mut found);
+    // The parser took the input, so a shape the walk does not follow (an
+    // alternative it could not tell apart) is not a violation.
+    found.retain_checked();
+    found.into_error()
 }
 
 /// Deepest a walk goes: hostile input cannot overflow the stack, and
@@ -52,7 +57,8 @@ const MAX_DEPTH: usize = 128;
 enum Mode {
     /// Any departure counts.
     Locate,
-    /// Only constraints count; shapes only pick among alternatives.
+    /// Only what the parser does not check counts; shapes only pick among
+    /// alternatives.
     Validate,
 }
 
@@ -82,13 +88,13 @@ impl Path {
         }
     }
 
-    fn render(self) -> String {
+    fn render(&self) -> String {
         let mut out = String::from("$");
-        for segment in self.segments {
+        for segment in &self.segments {
             match segment {
                 Segment::Key(key) => {
                     out.push('.');
-                    out.push_str(&key);
+                    out.push_str(key);
                 }
                 Segment::Index(index) => {
                     out.push('[');
@@ -99,36 +105,115 @@ impl Path {
         }
         out
     }
+
+    fn with(&self, segment: Segment) -> Self {
+        let mut path = self.clone();
+        path.segments.push(segment);
+        path
+    }
 }
 
-/// What was wrong where the walk stopped.
+/// What kind of departure a fault is.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// The value's type or structure (a missing or unknown key).
+    /// The value's type.
+    Type,
+    /// The value's structure: a missing key, a value where none is accepted.
     Shape,
     /// Only a tag (`const` or `enum`): among alternatives, the branch that
     /// failed on a tag is the one the input was not meant for.
     Tag,
-    /// A constraint, with what the model reads about it.
-    Bound(String),
+    /// A key the schema's closed object does not declare.
+    Unknown,
+    /// A constraint.
+    Bound,
 }
 
-struct Found {
+struct Fault {
     path: Path,
     kind: Kind,
+    message: String,
 }
 
-impl Found {
-    fn at(path: &Path, kind: Kind) -> Self {
-        Self {
-            path: path.clone(),
-            kind,
+/// The faults of one walk: the first [`MAX_FAULTS`] kept, the rest counted.
+#[derive(Default)]
+struct Faults {
+    listed: Vec<Fault>,
+    omitted: usize,
+}
+
+impl Faults {
+    fn push(&mut self, path: &Path, kind: Kind, message: String) {
+        if self.listed.len() < MAX_FAULTS {
+            self.listed.push(Fault {
+                path: path.clone(),
+                kind,
+                message,
+            });
+        } else {
+            self.omitted += 1;
         }
     }
 
-    /// How close the input came to matching: deeper is closer, and a
-    /// failure past the tag is closer than one on it.
-    fn closeness(&self) -> (usize, bool) {
-        (self.path.segments.len(), !matches!(self.kind, Kind::Tag))
+    fn is_empty(&self) -> bool {
+        self.listed.is_empty() && self.omitted == 0
+    }
+
+    fn append(&mut self, other: Self) {
+        for fault in other.listed {
+            if self.listed.len() < MAX_FAULTS {
+                self.listed.push(fault);
+            } else {
+                self.omitted += 1;
+            }
+        }
+        self.omitted += other.omitted;
+    }
+
+    fn has_shape(&self) -> bool {
+        self.listed
+            .iter()
+            .any(|f| matches!(f.kind, Kind::Type | Kind::Shape | Kind::Tag))
+    }
+
+    /// How close the input came to matching a branch whose value is at
+    /// depth `root`: deeper is closer. At the value itself, a wrong type is
+    /// farther than a wrong tag; below it, a wrong tag (a discriminator key)
+    /// says the input was meant for another branch. Fewer faults break a tie.
+    fn closeness(&self, root: usize) -> (usize, u8, std::cmp::Reverse<usize>) {
+        let deepest = self
+            .listed
+            .iter()
+            .map(|f| {
+                let depth = f.path.segments.len();
+                let rank = match (depth == root, f.kind) {
+                    (true, Kind::Type) | (false, Kind::Tag) => 0,
+                    (true, Kind::Tag) => 1,
+                    _ => 2,
+                };
+                (depth, rank)
+            })
+            .max()
+            .unwrap_or_default();
+        (
+            deepest.0,
+            deepest.1,
+            std::cmp::Reverse(self.listed.len() + self.omitted),
+        )
+    }
+
+    fn retain_checked(&mut self) {
+        self.listed
+            .retain(|f| matches!(f.kind, Kind::Unknown | Kind::Bound));
+    }
+
+    fn into_error(self) -> Option<ArgumentError> {
+        let faults = self
+            .listed
+            .into_iter()
+            .map(|f| ArgumentFault::new(f.path.render(), f.message))
+            .collect();
+        ArgumentError::from_faults(faults).map(|error| error.with_omitted(self.omitted))
     }
 }
 
@@ -151,34 +236,47 @@ impl<'s> Walker<'s> {
         }
     }
 
-    /// The first departure under `path`, or `None`.
-    fn walk(&self, schema: &Value, value: &Value, path: &mut Path) -> Option<Found> {
+    /// Adds every departure of `value` (at `path`) from `schema` to `out`.
+    fn walk(&self, schema: &Value, value: &Value, path: &mut Path, out: &mut Faults) {
         if self.depth > MAX_DEPTH {
-            return None;
+            return;
         }
         let schema = match schema {
-            Value::Bool(false) => return Some(Found::at(path, Kind::Shape)),
+            Value::Bool(false) => {
+                out.push(path, Kind::Shape, "no value is accepted here".to_owned());
+                return;
+            }
             Value::Object(schema) => schema,
             // `true`, or nothing a schema can be: anything goes.
-            _ => return None,
+            _ => return,
         };
         let deeper = self.deeper();
         if let Some(target) = schema.get("$ref").and_then(Value::as_str)
-            && let Some(found) = deeper.walk(self.resolve(target)?, value, path)
+            && let Some(target) = self.resolve(target)
         {
-            return Some(found);
+            let mut below = Faults::default();
+            deeper.walk(target, value, path, &mut below);
+            if !below.is_empty() {
+                out.append(below);
+                return;
+            }
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = schema.get(key) {
-                let mismatch = deeper.best_branch(branches, value, path)?;
-                return Some(mismatch);
+                if let Some(best) = deeper.best_branch(branches, value, path) {
+                    out.append(best);
+                }
+                return;
             }
         }
         if let Some(Value::Array(all)) = schema.get("allOf") {
+            let mut below = Faults::default();
             for branch in all {
-                if let Some(found) = deeper.walk(branch, value, path) {
-                    return Some(found);
-                }
+                deeper.walk(branch, value, path, &mut below);
+            }
+            if !below.is_empty() {
+                out.append(below);
+                return;
             }
         }
         if let Value::Array(items) = value
@@ -186,25 +284,30 @@ impl<'s> Walker<'s> {
             && type_allows(schema.get("type"), &Value::Object(Map::new()))
         {
             // The parser reads a struct from an array too, field by field.
-            return Some(
-                deeper
-                    .walk_fields_in_order(schema, items, path)
-                    .unwrap_or_else(|| Found::at(path, Kind::Shape)),
-            );
+            let mut fields = Faults::default();
+            deeper.walk_fields_in_order(schema, items, path, &mut fields);
+            if fields.is_empty() {
+                out.push(path, Kind::Type, mismatch(schema.get("type"), value));
+            } else {
+                out.append(fields);
+            }
+            return;
         }
         if !type_allows(schema.get("type"), value) {
-            return Some(Found::at(path, Kind::Shape));
+            out.push(path, Kind::Type, mismatch(schema.get("type"), value));
+            return;
         }
-        if !listed(schema, value) {
-            return Some(Found::at(path, Kind::Tag));
+        if let Some(message) = unlisted(schema, value) {
+            out.push(path, Kind::Tag, message);
+            return;
         }
         if let Some(message) = violation(schema, value, self.constraints) {
-            return Some(Found::at(path, Kind::Bound(message)));
+            out.push(path, Kind::Bound, message);
         }
         match value {
-            Value::Object(object) => deeper.walk_object(schema, object, path),
-            Value::Array(items) => deeper.walk_array(schema, items, path),
-            _ => None,
+            Value::Object(object) => deeper.walk_object(schema, object, path, out),
+            Value::Array(items) => deeper.walk_array(schema, items, path, out),
+            _ => {}
         }
     }
 
@@ -214,19 +317,24 @@ impl<'s> Walker<'s> {
         self.defs?.get(name)
     }
 
-    /// `None` when one branch matches. Else, to locate: the deepest
-    /// departure, where the input came closest to a branch; to validate: a
-    /// constraint of a branch whose shape the value has.
-    fn best_branch(&self, branches: &[Value], value: &Value, path: &mut Path) -> Option<Found> {
-        let mut best: Option<Found> = None;
+    /// `None` when one branch matches. Else, to locate: the faults of the
+    /// branch the input came closest to; to validate: those of the first
+    /// branch whose shape the value has (the one the parser took).
+    fn best_branch(&self, branches: &[Value], value: &Value, path: &mut Path) -> Option<Faults> {
+        let mut best: Option<Faults> = None;
         for branch in branches {
-            let found = self.walk(branch, value, path)?;
+            let mut found = Faults::default();
+            self.walk(branch, value, path, &mut found);
+            if found.is_empty() {
+                return None;
+            }
             let better = match (&best, self.mode) {
                 (None, _) => true,
-                (Some(b), Mode::Locate) => found.closeness() > b.closeness(),
-                (Some(b), Mode::Validate) => {
-                    matches!(found.kind, Kind::Bound(_)) && !matches!(b.kind, Kind::Bound(_))
+                (Some(b), Mode::Locate) => {
+                    let root = path.segments.len();
+                    found.closeness(root) > b.closeness(root)
                 }
+                (Some(b), Mode::Validate) => b.has_shape() && !found.has_shape(),
             };
             if better {
                 best = Some(found);
@@ -235,19 +343,13 @@ impl<'s> Walker<'s> {
         best
     }
 
-    /// Whether a departure below this node ends the walk. To validate, a
-    /// value whose shape the walk does not follow is the parser's business
-    /// (it took the input), and its siblings are still checked.
-    fn ends(&self, found: &Found) -> bool {
-        self.mode == Mode::Locate || !matches!(found.kind, Kind::Shape)
-    }
-
     fn walk_object(
         &self,
         schema: &Map<String, Value>,
         object: &Map<String, Value>,
         path: &mut Path,
-    ) -> Option<Found> {
+        out: &mut Faults,
+    ) {
         let properties = schema.get("properties").and_then(Value::as_object);
         let additional = schema.get("additionalProperties");
         // In the input's order, as the parser reads it.
@@ -256,10 +358,8 @@ impl<'s> Walker<'s> {
                 Some(child) => child,
                 None => match additional {
                     Some(Value::Bool(false)) => {
-                        let found = Found::at(&with(path, Segment::Key(key.clone())), Kind::Shape);
-                        if self.ends(&found) {
-                            return Some(found);
-                        }
+                        let at = path.with(Segment::Key(key.clone()));
+                        out.push(&at, Kind::Unknown, unknown_key(key, properties));
                         continue;
                     }
                     Some(child @ Value::Object(_)) => child,
@@ -267,22 +367,15 @@ impl<'s> Walker<'s> {
                 },
             };
             path.segments.push(Segment::Key(key.clone()));
-            let found = self.walk(child, value, path);
+            self.walk(child, value, path, out);
             path.segments.pop();
-            if let Some(found) = found
-                && self.ends(&found)
-            {
-                return Some(found);
+        }
+        let required = schema.get("required").and_then(Value::as_array);
+        for key in required.into_iter().flatten().filter_map(Value::as_str) {
+            if !object.contains_key(key) {
+                out.push(path, Kind::Shape, format!("missing field `{key}`"));
             }
         }
-        let missing = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .any(|key| !object.contains_key(key));
-        (missing && self.mode == Mode::Locate).then(|| Found::at(path, Kind::Shape))
     }
 
     /// An array given where a struct is expected: its items against the
@@ -292,17 +385,16 @@ impl<'s> Walker<'s> {
         schema: &Map<String, Value>,
         items: &[Value],
         path: &mut Path,
-    ) -> Option<Found> {
-        let properties = schema.get("properties").and_then(Value::as_object)?;
+        out: &mut Faults,
+    ) {
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            return;
+        };
         for (index, (item, child)) in items.iter().zip(properties.values()).enumerate() {
             path.segments.push(Segment::Index(index));
-            let found = self.walk(child, item, path);
+            self.walk(child, item, path, out);
             path.segments.pop();
-            if found.is_some() {
-                return found;
-            }
         }
-        None
     }
 
     fn walk_array(
@@ -310,7 +402,8 @@ impl<'s> Walker<'s> {
         schema: &Map<String, Value>,
         items: &[Value],
         path: &mut Path,
-    ) -> Option<Found> {
+        out: &mut Faults,
+    ) {
         let prefix = schema
             .get("prefixItems")
             .and_then(Value::as_array)
@@ -321,22 +414,10 @@ impl<'s> Walker<'s> {
                 continue;
             };
             path.segments.push(Segment::Index(index));
-            let found = self.walk(child, item, path);
+            self.walk(child, item, path, out);
             path.segments.pop();
-            if let Some(found) = found
-                && self.ends(&found)
-            {
-                return Some(found);
-            }
         }
-        None
     }
-}
-
-fn with(path: &Path, segment: Segment) -> Path {
-    let mut path = path.clone();
-    path.segments.push(segment);
-    path
 }
 
 /// Whether `value` has one of the types `types` names (any, when absent).
@@ -366,20 +447,129 @@ fn is_type(name: &str, value: &Value) -> bool {
     }
 }
 
-/// `enum` and `const`, when the schema has them.
-fn listed(schema: &Map<String, Value>, value: &Value) -> bool {
-    let in_enum = match schema.get("enum") {
-        Some(Value::Array(options)) => options.contains(value),
-        _ => true,
+/// What was expected where a value of the wrong type was found.
+fn mismatch(types: Option<&Value>, value: &Value) -> String {
+    let named: Vec<&str> = match types {
+        Some(Value::String(name)) => vec![type_name(name)],
+        Some(Value::Array(names)) => names
+            .iter()
+            .filter_map(Value::as_str)
+            .map(type_name)
+            .collect(),
+        _ => Vec::new(),
     };
-    in_enum && schema.get("const").is_none_or(|c| c == value)
+    let expected = match named.as_slice() {
+        [] => "another value".to_owned(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    };
+    format!("expected {expected}, found {}", shown(value))
+}
+
+fn type_name(name: &str) -> &str {
+    match name {
+        "null" => "null",
+        "boolean" => "a boolean",
+        "string" => "a string",
+        "array" => "an array",
+        "object" => "an object",
+        "number" => "a number",
+        "integer" => "an integer",
+        other => other,
+    }
+}
+
+/// A value as a fault's message quotes it: scalars shown (cut), containers named.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(text) => format!("the string {}", quoted(text)),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+/// Longest part of the input a message quotes.
+const QUOTED_CHARS: usize = 40;
+
+/// `text` cut to [`QUOTED_CHARS`], marked when cut.
+fn cut(text: &str) -> String {
+    let mut cut: String = text.chars().take(QUOTED_CHARS).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    cut
+}
+
+/// `text` cut, as a JSON string.
+fn quoted(text: &str) -> String {
+    Value::String(cut(text)).to_string()
+}
+
+/// What is wrong with a value outside the schema's `enum` or `const`.
+fn unlisted(schema: &Map<String, Value>, value: &Value) -> Option<String> {
+    if let Some(Value::Array(options)) = schema.get("enum")
+        && !options.contains(value)
+    {
+        const SHOWN: usize = 12;
+        let mut listed: Vec<String> = options.iter().take(SHOWN).map(literal).collect();
+        if options.len() > SHOWN {
+            listed.push(format!("… ({} in all)", options.len()));
+        }
+        return Some(format!(
+            "expected one of {}, found {}",
+            listed.join(", "),
+            literal(value)
+        ));
+    }
+    match schema.get("const") {
+        Some(expected) if expected != value => Some(format!(
+            "expected {}, found {}",
+            literal(expected),
+            literal(value)
+        )),
+        _ => None,
+    }
+}
+
+/// A value as JSON in backticks, cut.
+fn literal(value: &Value) -> String {
+    match value {
+        Value::String(text) => format!("`{}`", quoted(text)),
+        Value::Array(_) | Value::Object(_) => shown(value),
+        scalar => format!("`{scalar}`"),
+    }
+}
+
+/// An unknown key, and the keys the object accepts.
+pub(crate) fn unknown_key(key: &str, properties: Option<&Map<String, Value>>) -> String {
+    const SHOWN: usize = 24;
+    let known: Vec<String> = properties
+        .into_iter()
+        .flat_map(Map::keys)
+        .take(SHOWN)
+        .map(|k| format!("`{k}`"))
+        .collect();
+    let key = cut(key);
+    if known.is_empty() {
+        return format!("unknown field `{key}`; this object takes no fields");
+    }
+    let more = properties.map_or(0, Map::len).saturating_sub(SHOWN);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("unknown field `{key}`, expected {}{tail}", known.join(", "))
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::first_mismatch;
+    use super::departures;
 
     fn schema() -> serde_json::Value {
         json!({
@@ -407,74 +597,106 @@ mod tests {
         })
     }
 
-    fn at(input: &serde_json::Value) -> Option<String> {
-        first_mismatch(input, &schema())
+    /// Each fault as `path: message`.
+    fn faults(input: &serde_json::Value) -> Vec<String> {
+        departures(input, &schema()).map_or_else(Vec::new, |error| {
+            error
+                .faults()
+                .iter()
+                .map(|f| format!("{}: {}", f.path(), f.message()))
+                .collect()
+        })
+    }
+
+    fn paths(input: &serde_json::Value) -> Vec<String> {
+        faults(input)
+            .into_iter()
+            .map(|f| f.split(": ").next().unwrap_or_default().to_owned())
+            .collect()
     }
 
     #[test]
-    fn valid_input_has_no_mismatch() {
-        assert_eq!(
-            at(&json!({"title": "a", "owner": null, "shape": "Dot"})),
-            None
-        );
-        assert_eq!(
-            at(&json!({"title": "a", "owner": {"email": "e"}, "pair": ["x", 2]})),
-            None
-        );
-    }
-
-    #[test]
-    fn names_the_first_bad_value_in_input_order() {
-        assert_eq!(
-            at(&json!({"size": "big", "title": 3})).as_deref(),
-            Some("$.size")
-        );
-        assert_eq!(
-            at(&json!({"title": "a", "size": 300})).as_deref(),
-            Some("$.size")
-        );
-        assert_eq!(
-            at(&json!({"title": "a", "people": [{"email": "e"}, {"email": 3}]})).as_deref(),
-            Some("$.people[1].email")
-        );
-        assert_eq!(
-            at(&json!({"title": "a", "pair": ["x", "y"]})).as_deref(),
-            Some("$.pair[1]")
+    fn valid_input_has_no_departure() {
+        assert!(faults(&json!({"title": "a", "owner": null, "shape": "Dot"})).is_empty());
+        assert!(
+            faults(&json!({"title": "a", "owner": {"email": "e"}, "pair": ["x", 2]})).is_empty()
         );
     }
 
     #[test]
-    fn unknown_and_missing_keys() {
+    fn every_bad_value_is_named_in_input_order() {
         assert_eq!(
-            at(&json!({"title": "a", "colour": 1})).as_deref(),
-            Some("$.colour")
+            faults(&json!({"size": "big", "title": 3})),
+            [
+                "$.size: expected an integer, found the string \"big\"",
+                "$.title: expected a string, found the number 3"
+            ]
         );
-        assert_eq!(at(&json!({})).as_deref(), Some("$"));
         assert_eq!(
-            at(&json!({"title": "a", "people": [{}]})).as_deref(),
-            Some("$.people[0]")
+            faults(&json!({"title": "a", "size": 300})),
+            ["$.size: 300 is above the maximum 255"]
+        );
+        assert_eq!(
+            paths(&json!({"title": "a", "people": [{"email": "e"}, {"email": 3}]})),
+            ["$.people[1].email"]
+        );
+        assert_eq!(
+            paths(&json!({"title": "a", "pair": ["x", "y"]})),
+            ["$.pair[1]"]
+        );
+    }
+
+    #[test]
+    fn unknown_and_missing_keys_each_have_their_own_fault() {
+        assert_eq!(
+            faults(&json!({"title": "a", "colour": 1, "tint": 2})),
+            [
+                "$.colour: unknown field `colour`, expected `title`, `size`, `owner`, `people`, `pair`, `shape`",
+                "$.tint: unknown field `tint`, expected `title`, `size`, `owner`, `people`, `pair`, `shape`"
+            ]
+        );
+        assert_eq!(faults(&json!({})), ["$: missing field `title`"]);
+        assert_eq!(
+            faults(&json!({"title": "a", "people": [{}, {"email": 1}]})),
+            [
+                "$.people[0]: missing field `email`",
+                "$.people[1].email: expected a string, found the number 1"
+            ]
         );
     }
 
     #[test]
     fn alternatives_report_the_branch_that_came_closest() {
         assert_eq!(
-            at(&json!({"title": "a", "owner": {"email": 1}})).as_deref(),
-            Some("$.owner.email")
+            paths(&json!({"title": "a", "owner": {"email": 1}})),
+            ["$.owner.email"]
         );
         assert_eq!(
-            at(&json!({"title": "a", "shape": {"Circle": {"r": "big"}}})).as_deref(),
-            Some("$.shape.Circle.r")
+            paths(&json!({"title": "a", "shape": {"Circle": {"r": "big"}}})),
+            ["$.shape.Circle.r"]
+        );
+        assert_eq!(
+            faults(&json!({"title": "a", "shape": "Square"})),
+            ["$.shape: expected one of `\"Dot\"`, found `\"Square\"`"]
         );
     }
 
     #[test]
-    fn hostile_depth_ends_the_walk() {
+    fn hostile_input_gets_a_bounded_answer() {
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..10_000).map(|i| (format!("k{i}"), json!(i))).collect();
+        let mut input = serde_json::Value::Object(many);
+        input["title"] = json!("a");
+        let error = departures(&input, &schema()).expect("unknown keys");
+        assert_eq!(error.faults().len(), super::MAX_FAULTS);
+        assert_eq!(error.omitted(), 10_000 - super::MAX_FAULTS);
+        assert!(error.to_string().starts_with("10000 problems:"), "{error}");
+
         let mut deep = json!(1);
         for _ in 0..1_000 {
             deep = json!([deep]);
         }
         let nested = json!({"type": "array", "items": {"$ref": "#/$defs/Nested"}, "$defs": {"Nested": {"type": "array", "items": {"$ref": "#/$defs/Nested"}}}});
-        assert_eq!(first_mismatch(&deep, &nested), None);
+        assert!(departures(&deep, &nested).is_none());
     }
 }

@@ -14,7 +14,7 @@ use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::error::ArgumentError;
+use crate::error::{ArgumentError, ArgumentFault};
 
 /// The JSON Schema (2020-12) of `T` as a tool's input schema.
 ///
@@ -37,10 +37,58 @@ fn generator() -> schemars::SchemaGenerator {
 fn finish_schema(schema: schemars::Schema) -> Value {
     let mut value = Value::from(schema);
     collapse_unit_enums(&mut value);
+    close_objects(&mut value, 0);
     if let Value::Object(root) = &mut value {
         tidy_root(root);
     }
     value
+}
+
+/// Keywords beside `properties` that make `additionalProperties: false`
+/// wrong or moot: composition (the keys of another schema would count as
+/// unknown) and keywords that accept undeclared keys on purpose.
+const KEEPS_OBJECT_OPEN: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "patternProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "$ref",
+];
+
+/// Closes every object schema with declared properties, at any depth: the
+/// parser drops a key a nested type does not know (unless the type says
+/// otherwise, which its schema then shows), so the schema the model sees
+/// says such keys are refused, and the runtime refuses them.
+fn close_objects(node: &mut Value, depth: usize) {
+    // Past this, a schema is not one schemars makes.
+    if depth > 128 {
+        return;
+    }
+    let Value::Object(map) = node else {
+        return;
+    };
+    if map.get("properties").is_some_and(Value::is_object)
+        && !KEEPS_OBJECT_OPEN.iter().any(|k| map.contains_key(*k))
+    {
+        map.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    for (keyword, child) in map.iter_mut() {
+        match (keyword.as_str(), child) {
+            ("properties" | "$defs" | "patternProperties", Value::Object(schemas)) => schemas
+                .values_mut()
+                .for_each(|schema| close_objects(schema, depth + 1)),
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(schemas)) => schemas
+                .iter_mut()
+                .for_each(|schema| close_objects(schema, depth + 1)),
+            (
+                "items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains",
+                schema,
+            ) => close_objects(schema, depth + 1),
+            _ => {}
+        }
+    }
 }
 
 /// Unit enums whose variants have doc comments come out of schemars as a
@@ -177,31 +225,25 @@ fn json_path(path: &serde_path_to_error::Path) -> String {
 /// so the schema the model sees and the parser agree.
 ///
 /// # Errors
-/// [`ArgumentError`] naming the first unknown key and the accepted ones.
+/// [`ArgumentError`] naming every unknown key and the accepted ones.
 pub fn reject_unknown_keys(input: &Value, schema: &Value) -> Result<(), ArgumentError> {
-    let (Value::Object(input), Some(props)) = (input, schema.get("properties")) else {
+    let (Value::Object(input), Some(Value::Object(props))) = (input, schema.get("properties"))
+    else {
         return Ok(());
     };
     if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
         return Ok(());
     }
-    let Some(props) = props.as_object() else {
-        return Ok(());
-    };
-    match input.keys().find(|k| !props.contains_key(k.as_str())) {
+    let unknown = input.keys().filter(|k| !props.contains_key(k.as_str()));
+    let faults: Vec<ArgumentFault> = unknown
+        .clone()
+        .take(locate::MAX_FAULTS)
+        .map(|key| ArgumentFault::new(format!("$.{key}"), locate::unknown_key(key, Some(props))))
+        .collect();
+    let omitted = unknown.count().saturating_sub(faults.len());
+    match ArgumentError::from_faults(faults) {
         None => Ok(()),
-        Some(unknown) => {
-            let known: Vec<String> = props.keys().map(|k| format!("`{k}`")).collect();
-            let expected = if known.is_empty() {
-                "no arguments".to_owned()
-            } else {
-                known.join(", ")
-            };
-            Err(ArgumentError::new(
-                format!("$.{unknown}"),
-                format!("unknown field `{unknown}`, expected {expected}"),
-            ))
-        }
+        Some(error) => Err(error.with_omitted(omitted)),
     }
 }
 

@@ -57,22 +57,45 @@ fn is_offered(cx: &ToolContext, definition: &ToolDefinition) -> bool {
     }
 }
 
-/// The result for input that does not match the tool's schema.
+/// The result for input that does not match the tool's schema: every fault
+/// found, each with its path, so the model can fix them all in one retry.
 pub(super) fn invalid_arguments(
     definition: &ToolDefinition,
     err: &iris_core::ArgumentError,
 ) -> ToolResult {
-    // The path and the message may quote the model's input (a bad value, an
-    // unknown key): both are cut, so hostile input is never echoed whole.
-    ToolResult::error(
-        ToolErrorKind::InvalidArguments,
+    // Paths and messages may quote the model's input (a bad value, an
+    // unknown key): each is cut, so hostile input is never echoed whole.
+    let fault = |fault: &iris_core::ArgumentFault| {
         format!(
-            "invalid arguments for `{}` at `{}`: {}; fix them to match the tool's schema and call it again",
+            "at `{}`: {}",
+            crate::echo::shorten_to(fault.path(), 200),
+            crate::echo::shorten_to(fault.message(), 500),
+        )
+    };
+    let text = match (err.faults(), err.omitted()) {
+        ([one], 0) => format!(
+            "invalid arguments for `{}` {}; fix them to match the tool's schema and call it again",
             definition.name(),
-            crate::echo::shorten_to(err.path(), 200),
-            crate::echo::shorten_to(err.message(), 500),
+            fault(one),
         ),
-    )
+        (faults, omitted) => {
+            let mut text = format!(
+                "invalid arguments for `{}`, {} problems:",
+                definition.name(),
+                faults.len() + omitted
+            );
+            for one in faults {
+                text.push_str("\n- ");
+                text.push_str(&fault(one));
+            }
+            if omitted > 0 {
+                text.push_str(&format!("\n- and {omitted} more, not listed"));
+            }
+            text.push_str("\nfix them all to match the tool's schema and call it again");
+            text
+        }
+    };
+    ToolResult::error(ToolErrorKind::InvalidArguments, text)
 }
 
 /// Repairs the best SDKs make to what models send: `null` for "no

@@ -1,8 +1,9 @@
-//! The path a failed parse names is found by walking the tool's schema, not
-//! by tracking the parser. Over random corruptions of valid inputs, it must
-//! name the value that a path-tracking parse (`iris::schema::parse_arguments`)
-//! names, or one inside it: the tracking parse cannot see into an internally
-//! tagged enum, which it reads whole, and stops at the enum.
+//! The faults a failed parse lists are found by walking the tool's schema,
+//! not by tracking the parser. Over random corruptions of valid inputs, one
+//! of them must name the value that a path-tracking parse
+//! (`iris::schema::parse_arguments`) names, or one inside it: the tracking
+//! parse cannot see into an internally tagged enum, which it reads whole,
+//! and stops at the enum. Every fault's path points inside the input.
 #![allow(
     clippy::unwrap_used,
     reason = "helpers outside #[test] fns fail loudly too"
@@ -94,15 +95,20 @@ fn wrong_value() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// The path a tool's own parse names, and the path a tracking parse names.
-fn both_paths(tool: &str, input: &Value) -> Option<(String, String)> {
-    fn pair<T: Tool>(tool: &T, input: &Value) -> Option<(String, String)>
+/// The paths a tool's own parse names, and the path a tracking parse names.
+fn both_paths(tool: &str, input: &Value) -> Option<(Vec<String>, String)> {
+    fn pair<T: Tool>(tool: &T, input: &Value) -> Option<(Vec<String>, String)>
     where
         T::Args: serde::de::DeserializeOwned,
     {
         let walked = tool.parse(input).err()?;
         let tracked = iris::schema::parse_arguments::<T::Args>(input).err()?;
-        Some((walked.path().to_owned(), tracked.path().to_owned()))
+        let walked = walked
+            .faults()
+            .iter()
+            .map(|f| f.path().to_owned())
+            .collect();
+        Some((walked, tracked.path().to_owned()))
     }
     match tool {
         "create_event" => pair(&CreateEvent, input),
@@ -128,12 +134,60 @@ proptest! {
         let mut input = valid;
         replace(&mut input, &path, with);
         if let Some((walked, tracked)) = both_paths(tool, &input) {
-            let inside = walked == tracked
-                || walked.starts_with(&format!("{tracked}."))
-                || walked.starts_with(&format!("{tracked}["));
-            prop_assert!(inside, "{} with {}: walked {}, tracked {}", tool, input, walked, tracked);
+            let inside = walked.iter().any(|walked| {
+                walked == &tracked
+                    || walked.starts_with(&format!("{tracked}."))
+                    || walked.starts_with(&format!("{tracked}["))
+            });
+            prop_assert!(inside, "{} with {}: walked {:?}, tracked {}", tool, input, walked, tracked);
+            for path in &walked {
+                prop_assert!(points_inside(&input, path), "{} with {}: {} is not in the input", tool, input, path);
+            }
         }
     }
+}
+
+/// Whether a fault's `$`-rooted path names a value of `input`, or a key of
+/// one of its objects (an unknown key is named by its own path).
+fn points_inside(input: &Value, path: &str) -> bool {
+    let Some(mut rest) = path.strip_prefix('$') else {
+        return false;
+    };
+    let mut node = input;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('[') {
+            let Some((index, tail)) = after.split_once(']') else {
+                return false;
+            };
+            let Some(item) = index.parse::<usize>().ok().and_then(|i| node.get(i)) else {
+                return false;
+            };
+            node = item;
+            rest = tail;
+        } else if let Some(after) = rest.strip_prefix('.') {
+            // Keys are printed as they are: find the longest key of this
+            // object that the rest of the path starts with.
+            let Some(object) = node.as_object() else {
+                return false;
+            };
+            let Some((key, child)) = object
+                .iter()
+                .filter(|(key, _)| {
+                    after.strip_prefix(key.as_str()).is_some_and(|tail| {
+                        tail.is_empty() || tail.starts_with('.') || tail.starts_with('[')
+                    })
+                })
+                .max_by_key(|(key, _)| key.len())
+            else {
+                return false;
+            };
+            node = child;
+            rest = &after[key.len()..];
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 fn any_json() -> impl Strategy<Value = Value> {
@@ -183,7 +237,9 @@ proptest! {
             &support::tools::MoveCursor,
         ] {
             if let Err(err) = tool.parse_dyn(&input) {
-                prop_assert!(err.path().starts_with('$'), "{err}");
+                for fault in err.faults() {
+                    prop_assert!(points_inside(&input, fault.path()), "{}: {} is not in {}", err, fault.path(), input);
+                }
             }
         }
     }
