@@ -130,6 +130,28 @@ pub enum HookFailure {
 }
 
 impl HookFailure {
+    /// What the model may read of this failure: its kind, never what the
+    /// command wrote or its program's path (a hook's stderr can hold
+    /// secrets). The whole failure goes to the host's logs.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        match self {
+            Self::Timeout(after) => format!("did not answer within {after:?}"),
+            Self::Spawn { .. } => "could not be started".to_owned(),
+            Self::Io(_) => "could not be talked to".to_owned(),
+            Self::Exit { status, .. } => format!("exited with {status}"),
+            Self::OutputTooLarge { stream, limit } => {
+                format!("wrote more than {limit} bytes to {stream}")
+            }
+            Self::Panicked(_) => "panicked".to_owned(),
+            Self::Malformed { expected, .. } => {
+                format!("answered malformed JSON; expected one object such as {expected}")
+            }
+            // A hook written in code: its error is the host's own words.
+            Self::Failed(error) => error.to_string(),
+        }
+    }
+
     /// A hook's own error; a `HookFailure` stays what it is.
     pub fn from_error(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         match error.into().downcast::<HookFailure>() {

@@ -398,7 +398,10 @@ impl HookDispatcher {
                     tracing::warn!(hook = %hook.name, %failure, "tool.before hook failed; denying the call");
                     denials.push(Denial {
                         hook: hook.name.clone(),
-                        reason: format!("the hook failed ({failure}), so the call is refused"),
+                        reason: format!(
+                            "the hook failed ({}), so the call is refused",
+                            failure.summary()
+                        ),
                     });
                 }
             }
@@ -419,7 +422,7 @@ impl HookDispatcher {
                 Ok(_) => {}
                 Err(failure) => {
                     tracing::warn!(hook = %hook.name, %failure, "tool.after hook failed");
-                    failures.push(format!("{}: {failure}", hook.name));
+                    failures.push(format!("{}: {}", hook.name, failure.summary()));
                 }
             }
         }
