@@ -67,7 +67,8 @@ pub mod registry {
 pub mod executor {
     pub use iris_runtime::CancellationToken;
     pub use iris_runtime::executor::{
-        DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS, ExecutorConfig, ToolExecutorBuilder,
+        DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS, DEFAULT_MAX_PENDING_APPROVALS_PER_RUN,
+        ExecutorConfig, ToolExecutorBuilder,
     };
 }
 

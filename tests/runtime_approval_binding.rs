@@ -270,3 +270,38 @@ async fn never_resumed_approvals_stay_within_the_bound() {
     assert_eq!(executor.pending_approvals().len(), 1_000);
     assert_eq!(refused, 99_000);
 }
+
+/// One model answer with 40,004 calls that all need a person: the run gets
+/// its share of the store, and another run's call still waits for its
+/// decision instead of being refused.
+#[tokio::test]
+async fn one_run_cannot_fill_the_approval_store() {
+    let executor = executor(|b| b.max_pending_approvals(1_000));
+    let flood = cx("flooding-run");
+    let calls: Vec<_> = (0..40_004)
+        .map(|i| call(&format!("f{i}"), "delete_folder"))
+        .collect();
+    let outcomes = executor.execute_batch(calls, &flood).await;
+    let waiting = outcomes.iter().filter(|o| o.approval().is_some()).count();
+    assert_eq!(
+        waiting,
+        iris::executor::DEFAULT_MAX_PENDING_APPROVALS_PER_RUN
+    );
+    let refused = outcomes
+        .iter()
+        .filter_map(ToolOutcome::result)
+        .find(|r| r.error_kind() == Some(ToolErrorKind::PermissionDenied))
+        .expect("the calls past the run's share are refused");
+    assert!(
+        refused
+            .text_content()
+            .contains("calls of this run already wait"),
+        "{refused:?}"
+    );
+
+    let other = cx("another-run");
+    let outcome = executor
+        .execute_one(call("c1", "delete_folder"), &other)
+        .await;
+    assert!(outcome.approval().is_some(), "{outcome:?}");
+}

@@ -22,7 +22,7 @@ use iris_core::{
 };
 use serde_json::Value;
 
-use super::pending::{Pending, Refusal};
+use super::pending::{Limits, Pending, Refusal};
 use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, PermissionRequest};
 use super::resolve::{invalid_arguments, offered_tool, repair_input};
 use super::{ToolExecutor, ToolOutcome, body};
@@ -222,14 +222,23 @@ impl<'t> Call<'t> {
         let parked = ex.inner.pending.insert(
             &ex.inner.ledger,
             pending,
-            config.max_pending_approvals,
+            Limits {
+                limit: config.max_pending_approvals,
+                per_run: config.max_pending_approvals_per_run,
+            },
             config.approval_ttl,
         );
-        if let Err((Refusal::Full { limit }, _)) = parked {
+        if let Err((refusal, _)) = parked {
+            let waiting = match refusal {
+                Refusal::Full { limit } => format!("{limit} calls already wait for one"),
+                Refusal::RunFull { limit } => {
+                    format!("{limit} calls of this run already wait for one")
+                }
+            };
             return Reached::Result(ToolResult::error(
                 ToolErrorKind::PermissionDenied,
                 format!(
-                    "this call needs a person's approval, but {limit} calls already wait for one, so it did not run; wait until the user has decided on those, then call it again"
+                    "this call needs a person's approval, but {waiting}, so it did not run; wait until the user has decided on those, then call it again"
                 ),
             ));
         }

@@ -25,7 +25,9 @@ use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::{SharedRegistry, ToolRegistry};
 use call::Call;
 use pending::PendingApprovals;
-pub use pending::{DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS};
+pub use pending::{
+    DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS, DEFAULT_MAX_PENDING_APPROVALS_PER_RUN,
+};
 use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
 use stages::Staged;
 
@@ -93,6 +95,9 @@ pub struct ExecutorConfig {
     /// Most calls that may wait for approval at once, across runs; past it
     /// a call that would wait is refused instead.
     pub max_pending_approvals: usize,
+    /// Most calls of one run that may wait for approval at once; past it a
+    /// call of that run that would wait is refused instead.
+    pub max_pending_approvals_per_run: usize,
     /// How long a call waits for its decision; after that it can no longer
     /// be resumed and is dropped.
     pub approval_ttl: Duration,
@@ -107,6 +112,7 @@ impl Default for ExecutorConfig {
             max_result_chars: crate::artifacts::DEFAULT_MAX_RESULT_CHARS,
             tool_max_result_chars: HashMap::new(),
             max_pending_approvals: DEFAULT_MAX_PENDING_APPROVALS,
+            max_pending_approvals_per_run: DEFAULT_MAX_PENDING_APPROVALS_PER_RUN,
             approval_ttl: DEFAULT_APPROVAL_TTL,
         }
     }
@@ -485,6 +491,16 @@ impl ToolExecutorBuilder {
     /// would wait is refused with a message for the model.
     pub fn max_pending_approvals(mut self, limit: usize) -> Self {
         self.config.max_pending_approvals = limit;
+        self
+    }
+
+    /// Sets how many calls of one run may wait for approval at once
+    /// (default [`DEFAULT_MAX_PENDING_APPROVALS_PER_RUN`]), so one run (one
+    /// model answer with thousands of calls) cannot fill the store every
+    /// run shares; past it, a call of that run that would wait is refused
+    /// with a message for the model.
+    pub fn max_pending_approvals_per_run(mut self, limit: usize) -> Self {
+        self.config.max_pending_approvals_per_run = limit;
         self
     }
 

@@ -17,6 +17,11 @@ use crate::ledger::RunLedger;
 /// Most calls that may wait at once, across runs, unless configured.
 pub const DEFAULT_MAX_PENDING_APPROVALS: usize = 10_000;
 
+/// Most calls one run may have waiting at once, unless configured: one run
+/// (one model answer with thousands of calls) cannot fill the store that
+/// every run shares.
+pub const DEFAULT_MAX_PENDING_APPROVALS_PER_RUN: usize = 64;
+
 /// How long a call waits for its decision unless configured: one day.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -35,6 +40,8 @@ pub(super) struct Pending {
 pub(super) enum Refusal {
     /// As many calls wait as the executor allows.
     Full { limit: usize },
+    /// As many calls of this run wait as one run may have.
+    RunFull { limit: usize },
 }
 
 /// One run's waiting calls, by call id: two runs may both use a provider's
@@ -74,6 +81,13 @@ impl Drop for Waiting {
     }
 }
 
+/// How many calls may wait: in all, and in one run.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    pub(super) limit: usize,
+    pub(super) per_run: usize,
+}
+
 /// The executor's view of the waiting calls in its ledger.
 #[derive(Default)]
 pub(super) struct PendingApprovals {
@@ -89,9 +103,20 @@ impl PendingApprovals {
         &self,
         ledger: &RunLedger,
         pending: Pending,
-        limit: usize,
+        limits: Limits,
         ttl: Duration,
     ) -> Result<(), (Refusal, Box<Pending>)> {
+        let Limits { limit, per_run } = limits;
+        let run = &pending.request.run_id;
+        let waiting_in_run = ledger
+            .update_slot(run, |waiting: &mut Waiting| {
+                waiting.retain_fresh(ttl);
+                waiting.calls.len()
+            })
+            .unwrap_or(0);
+        if waiting_in_run >= per_run {
+            return Err((Refusal::RunFull { limit: per_run }, Box::new(pending)));
+        }
         if self.count.load(Ordering::Acquire) >= limit && self.sweep_due() {
             ledger.for_each_slot(|_, waiting: &mut Waiting| waiting.retain_fresh(ttl));
         }
