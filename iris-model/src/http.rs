@@ -100,13 +100,16 @@ impl Endpoint {
     /// `model` at the full `url`, with a request timeout.
     ///
     /// # Errors
-    /// [`ModelError`] when no HTTP client can be built.
+    /// [`ModelError`] when the URL is not an HTTP one, when a key would
+    /// travel in clear text (plain `http` to a host other than this
+    /// machine), or when no HTTP client can be built.
     pub fn at(
         url: String,
         model: String,
         api_key: String,
         timeout: Duration,
     ) -> Result<Self, ModelError> {
+        check_url(&url, !api_key.is_empty())?;
         Ok(Self {
             client: client(timeout)?,
             url,
@@ -293,7 +296,7 @@ impl<W: Wire> Model for HttpModel<W> {
         let body = self.body(&request);
         Box::pin(async move {
             let answer = send(&self.endpoint, &W::headers(&self.endpoint), &body).await?;
-            W::parse(&answer)
+            W::parse(&answer).map_err(|e| e.redacting(&self.endpoint.api_key))
         })
     }
 
@@ -314,6 +317,31 @@ impl<W: Wire> Model for HttpModel<W> {
             })
             .await
         })
+    }
+}
+
+/// Refuses a URL a request cannot go to, and a key sent in clear text
+/// anywhere but this machine (a local server often speaks plain HTTP).
+fn check_url(url: &str, with_key: bool) -> Result<(), ModelError> {
+    let shown: String = url.chars().take(QUOTED_BODY_CHARS).collect();
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| ModelError::new(format!("the model URL `{shown}` is not a URL ({e})")))?;
+    let host = parsed.host_str().unwrap_or_default();
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback());
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if local || !with_key => Ok(()),
+        "http" => Err(ModelError::new(format!(
+            "the model URL `{shown}` is plain HTTP to another machine, so the API key would travel in clear text; use `https://`, or a loopback address for a local server"
+        ))),
+        other => Err(ModelError::new(format!(
+            "the model URL `{shown}` uses `{other}`; use `https://` (or `http://` for a local server)"
+        ))),
     }
 }
 
@@ -340,7 +368,9 @@ pub async fn send(
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<Value, ModelError> {
-    retrying(endpoint.retry, || once(endpoint, headers, body)).await
+    retrying(endpoint.retry, || once(endpoint, headers, body))
+        .await
+        .map_err(|e| e.redacting(&endpoint.api_key))
 }
 
 /// Asks `endpoint` for a streamed answer to `body` (`"stream": true`
@@ -357,8 +387,11 @@ where
     Fut: std::future::Future<Output = Result<ModelResponse, ModelError>>,
 {
     body["stream"] = Value::Bool(true);
-    let response = open_stream(endpoint, headers, &body).await?;
-    read(response).await
+    let answer = match open_stream(endpoint, headers, &body).await {
+        Ok(response) => read(response).await,
+        Err(error) => Err(error),
+    };
+    answer.map_err(|e| e.redacting(&endpoint.api_key))
 }
 
 /// POSTs `body` and hands back the response whose status is a success,

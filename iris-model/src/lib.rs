@@ -160,6 +160,20 @@ impl ModelError {
             message: message.into(),
         }
     }
+
+    /// The same failure with every occurrence of `secret` blotted out: a
+    /// server may quote the key it was sent (in an error body, a stream's
+    /// error event, a redirect's location).
+    #[must_use]
+    pub(crate) fn redacting(self, secret: &str) -> Self {
+        // A key that short is no key; blotting it would garble the message.
+        if secret.len() < 8 || !self.message.contains(secret) {
+            return self;
+        }
+        Self {
+            message: self.message.replace(secret, "[redacted]"),
+        }
+    }
 }
 
 /// A piece of an answer as it streams in.

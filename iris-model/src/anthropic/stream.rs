@@ -46,7 +46,7 @@ pub(super) async fn read(
                 usage.input_tokens = start["input_tokens"].as_u64().unwrap_or(0);
                 usage.output_tokens = start["output_tokens"].as_u64().unwrap_or(0);
             }
-            Some("content_block_start") => open_block(&data, &mut blocks, on_delta),
+            Some("content_block_start") => open_block(&data, &mut blocks, on_delta)?,
             Some("content_block_delta") => fill_block(&data, &mut blocks, on_delta),
             Some("message_delta") => {
                 if let Some(reason) = data["delta"]["stop_reason"].as_str() {
@@ -74,10 +74,16 @@ pub(super) async fn read(
 }
 
 /// Opens the block a `content_block_start` event names.
-fn open_block(data: &Value, blocks: &mut Vec<Block>, on_delta: OnDelta<'_>) {
-    let Some(index) = block_index(data, blocks.len()) else {
-        return;
-    };
+///
+/// # Errors
+/// [`ModelError`] for a block past [`MAX_BLOCKS`] or out of order: a part
+/// of the answer is never dropped silently.
+fn open_block(
+    data: &Value,
+    blocks: &mut Vec<Block>,
+    on_delta: OnDelta<'_>,
+) -> Result<(), ModelError> {
+    let index = block_index(data, blocks.len())?;
     let block = &data["content_block"];
     let opened = match block["type"].as_str() {
         Some("text") => {
@@ -109,6 +115,7 @@ fn open_block(data: &Value, blocks: &mut Vec<Block>, on_delta: OnDelta<'_>) {
     } else {
         blocks[index] = opened;
     }
+    Ok(())
 }
 
 /// Adds a `content_block_delta` event's piece to its open block.
@@ -152,9 +159,18 @@ fn calls_before(blocks: &[Block], index: usize) -> usize {
 
 /// The index of a block being opened: the next one, or one already open
 /// (blocks come in order).
-fn block_index(data: &Value, open: usize) -> Option<usize> {
-    let index = usize::try_from(data["index"].as_u64()?).ok()?;
-    (index <= open && index < MAX_BLOCKS).then_some(index)
+fn block_index(data: &Value, open: usize) -> Result<usize, ModelError> {
+    let named = data["index"].as_u64();
+    match named.and_then(|i| usize::try_from(i).ok()) {
+        Some(index) if index >= MAX_BLOCKS => Err(ModelError::new(format!(
+            "the answer's stream opened more than {MAX_BLOCKS} content blocks; Iris reads at most {MAX_BLOCKS} per answer"
+        ))),
+        Some(index) if index <= open => Ok(index),
+        _ => Err(ModelError::new(format!(
+            "the answer's stream opened content block {} when {open} were open; blocks come in order",
+            named.map_or_else(|| "without an index".to_owned(), |i| i.to_string())
+        ))),
+    }
 }
 
 fn finished(blocks: Vec<Block>, stop_reason: Option<&str>, usage: Usage) -> ModelResponse {

@@ -8,6 +8,9 @@ use serde_json::Value;
 use crate::sse::SseReader;
 use crate::{FinishReason, ModelDelta, ModelError, ModelResponse, OnDelta, Usage};
 
+/// Most tool calls one answer may hold.
+const MAX_CALLS: usize = 1024;
+
 /// One call being put together from its fragments.
 #[derive(Default)]
 struct PartialCall {
@@ -47,7 +50,7 @@ pub(super) async fn read(
             &mut calls,
             &mut finish,
             &mut usage,
-        );
+        )?;
     }
     Err(ModelError::new(
         "the answer's stream ended before it finished (no `[DONE]`); ask again",
@@ -61,13 +64,13 @@ fn take(
     calls: &mut Vec<PartialCall>,
     finish: &mut FinishReason,
     usage: &mut Usage,
-) {
+) -> Result<(), ModelError> {
     if let Some(tokens) = chunk["usage"]["prompt_tokens"].as_u64() {
         usage.input_tokens = tokens;
         usage.output_tokens = chunk["usage"]["completion_tokens"].as_u64().unwrap_or(0);
     }
     let Some(choice) = chunk.pointer("/choices/0") else {
-        return;
+        return Ok(());
     };
     let delta = &choice["delta"];
     if let Some(piece) = delta["content"].as_str().filter(|p| !p.is_empty()) {
@@ -79,10 +82,18 @@ fn take(
             .as_u64()
             .and_then(|i| usize::try_from(i).ok())
             .unwrap_or(calls.len());
-        // Indexes come in order; a bounded vector guards against a server
-        // that names a huge one.
-        if index > calls.len() || index > 1024 {
-            continue;
+        // Indexes come in order and are bounded, so a server naming a huge
+        // one cannot grow the vector; a call is never dropped silently.
+        if index >= MAX_CALLS {
+            return Err(ModelError::new(format!(
+                "the answer's stream sent more than {MAX_CALLS} tool calls; Iris reads at most {MAX_CALLS} per answer"
+            )));
+        }
+        if index > calls.len() {
+            return Err(ModelError::new(format!(
+                "the answer's stream sent a fragment of tool call {index} when {} were open; calls come in order",
+                calls.len()
+            )));
         }
         if index == calls.len() {
             calls.push(PartialCall::default());
@@ -114,6 +125,7 @@ fn take(
         Some(_) => FinishReason::Stop,
         None => *finish,
     };
+    Ok(())
 }
 
 fn finished(

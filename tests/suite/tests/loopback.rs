@@ -22,6 +22,8 @@ pub(crate) enum Reply {
     WithHeaders(u16, String, String),
     /// 200 `{}` after a delay.
     Sleep(Duration),
+    /// 200 with a body of server-sent events.
+    Events(String),
     /// A status, a content type and `chunk` repeated without end, with no
     /// length, for as long as the client reads.
     Endless(u16, &'static str, Vec<u8>),
@@ -83,18 +85,22 @@ pub(crate) async fn serve(script: Arc<Script>) -> String {
                     }
                     return;
                 }
-                let (status, headers, body) = match reply {
-                    Some(Reply::Status(status, body)) => (status, String::new(), body),
-                    Some(Reply::WithHeaders(status, headers, body)) => (status, headers, body),
+                let json = "application/json";
+                let (status, content_type, headers, body) = match reply {
+                    Some(Reply::Status(status, body)) => (status, json, String::new(), body),
+                    Some(Reply::WithHeaders(status, headers, body)) => {
+                        (status, json, headers, body)
+                    }
                     Some(Reply::Sleep(delay)) => {
                         tokio::time::sleep(delay).await;
-                        (200, String::new(), "{}".to_owned())
+                        (200, json, String::new(), "{}".to_owned())
                     }
-                    None => (500, String::new(), "no reply scripted".to_owned()),
+                    Some(Reply::Events(body)) => (200, "text/event-stream", String::new(), body),
+                    None => (500, json, String::new(), "no reply scripted".to_owned()),
                     Some(Reply::Endless(..)) => unreachable!("answered above"),
                 };
                 let response = format!(
-                    "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 {status} Scripted\r\nContent-Type: {content_type}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
                 let _ = socket.write_all(response.as_bytes()).await;

@@ -162,3 +162,83 @@ async fn a_redirect_is_reported_and_never_followed_with_the_key() {
         "nothing, and so no key, went to the other host"
     );
 }
+
+/// A stream with more tool calls than an answer may hold fails, naming the
+/// bound, instead of silently dropping the calls past it.
+#[tokio::test]
+async fn a_stream_past_the_call_bound_fails_instead_of_dropping_calls() {
+    let script = Arc::new(Script::default());
+    let mut body = String::new();
+    for index in 0..1_025 {
+        let chunk = serde_json::json!({"choices": [{"delta": {"tool_calls": [{
+            "index": index, "id": format!("call_{index}"),
+            "function": {"name": "ping", "arguments": "{}"}
+        }]}}]});
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    script
+        .replies
+        .lock()
+        .unwrap()
+        .push_back(Reply::Events(body));
+    let error = ask(&openai(&script).await.streaming(true), true)
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("more than 1024 tool calls"),
+        "{error}"
+    );
+}
+
+/// A server that quotes the key it was sent, in an error body or in a
+/// stream's error event: the error the host sees never holds the key.
+#[tokio::test]
+async fn a_key_the_server_echoes_never_reaches_the_error() {
+    let script = Arc::new(Script::default());
+    let echoed = format!(r#"{{"error": {{"message": "key {KEY} is not valid"}}}}"#);
+    script
+        .replies
+        .lock()
+        .unwrap()
+        .push_back(Reply::Status(401, echoed.clone()));
+    let whole = ask(&openai(&script).await, false).await.unwrap_err();
+    assert!(!whole.to_string().contains(KEY), "{whole}");
+    assert!(whole.to_string().contains("[redacted]"), "{whole}");
+
+    let script = Arc::new(Script::default());
+    script
+        .replies
+        .lock()
+        .unwrap()
+        .push_back(Reply::Events(format!("data: {echoed}\n\n")));
+    let streamed = ask(&openai(&script).await.streaming(true), true)
+        .await
+        .unwrap_err();
+    assert!(!streamed.to_string().contains(KEY), "{streamed}");
+    assert!(streamed.to_string().contains("[redacted]"), "{streamed}");
+}
+
+/// A key never travels in clear text to another machine; a local server
+/// on plain HTTP still works.
+#[test]
+fn a_key_is_never_sent_over_plain_http_to_another_machine() {
+    let timeout = Duration::from_secs(5);
+    for remote in ["http://192.0.2.1/v1", "http://models.example.com/v1"] {
+        let error = OpenAiChat::new("m", KEY, remote, timeout).unwrap_err();
+        assert!(error.to_string().contains("clear text"), "{error}");
+    }
+    for local in [
+        "http://127.0.0.1:9/v1",
+        "http://localhost:9/v1",
+        "http://[::1]:9/v1",
+        "https://models.example.com/v1",
+    ] {
+        assert!(OpenAiChat::new("m", KEY, local, timeout).is_ok(), "{local}");
+    }
+    // Without a key nothing secret travels: a plain-HTTP server on the
+    // network is the host's choice.
+    assert!(OpenAiChat::new("m", "", "http://192.0.2.1/v1", timeout).is_ok());
+    let error = OpenAiChat::new("m", KEY, "file:///etc/passwd", timeout).unwrap_err();
+    assert!(error.to_string().contains("uses `file`"), "{error}");
+}
