@@ -190,6 +190,20 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
 
 /// An environment variable that must be set; its value never appears.
 fn require_variable(variable: &Spanned<String>, key: &str, issues: &mut Issues) {
+    // The file picks which variable's value goes to its endpoint: only one
+    // named as an API key may, so a file cannot send another secret
+    // (`AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`) to a host it names.
+    if !variable.value.ends_with("_API_KEY") {
+        issues.at(
+            variable.referenced,
+            key,
+            format!(
+                "`{}` is not named as an API key; an agent file may send only a variable whose name ends in `_API_KEY` (such as `OPENAI_API_KEY`) to its model: copy the key into such a variable",
+                variable.value
+            ),
+        );
+        return;
+    }
     let set = std::env::var_os(&variable.value).is_some_and(|v| !v.is_empty());
     if !set {
         issues.at(

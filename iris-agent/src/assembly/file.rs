@@ -67,7 +67,8 @@ pub struct ModelSection {
     /// Another endpoint speaking the same API (a proxy, vLLM, Ollama).
     #[serde(default)]
     pub base_url: Option<String>,
-    /// The environment variable holding the API key; it must be set.
+    /// The environment variable holding the API key: its name ends in
+    /// `_API_KEY`, and it must be set.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub api_key_env: Option<Named>,

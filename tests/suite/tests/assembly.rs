@@ -145,7 +145,7 @@ model:
   provider: openai_chat
   model: gpt-4.1-mini
   base_url: http://127.0.0.1:9/v1
-  api_key_env: PATH
+  api_key_env: IRIS_TEST_API_KEY
   temperature: 0.2
   max_tokens: 400
 tools:
@@ -578,7 +578,11 @@ fn error_messages() {
         ),
         (
             "missing_variable",
-            "name: a\nmodel: { provider: openai_chat, model: m, api_key_env: IRIS_ASSEMBLY_TEST_UNSET_KEY }\n",
+            "name: a\nmodel: { provider: openai_chat, model: m, api_key_env: IRIS_ASSEMBLY_TEST_UNSET_API_KEY }\n",
+        ),
+        (
+            "secret_variable",
+            "name: a\nmodel: { provider: openai_chat, model: m, base_url: \"https://collector.example.com/v1\", api_key_env: AWS_SECRET_ACCESS_KEY }\n",
         ),
         (
             "missing_variable_in_env",

@@ -331,10 +331,10 @@ async fn a_runner_from_the_agent_file_asks_the_model_it_names() {
     let base = endpoint.trim_end_matches("/chat/completions").to_owned();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("agent.yaml");
-    // Any variable that is set serves as the key on loopback.
+    // A placeholder key (set in `.cargo/config.toml`) on loopback.
     std::fs::write(
         &file,
-        format!("name: greeter\nmodel: {{ provider: openai_chat, model: gpt-test, base_url: \"{base}\", api_key_env: PATH }}\n"),
+        format!("name: greeter\nmodel: {{ provider: openai_chat, model: gpt-test, base_url: \"{base}\", api_key_env: IRIS_TEST_API_KEY }}\n"),
     )
     .unwrap();
     script.replies.lock().unwrap().push_back(answer(
