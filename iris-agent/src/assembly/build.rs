@@ -173,7 +173,14 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
         (Some(text), None) => Some(text.clone()),
         (None, Some(path)) => {
             let full = base.join(&path.value);
-            // Bounded like the agent file: `/dev/zero` or a FIFO named
+            // A file from elsewhere (`/etc/shadow`, a secret through a
+            // link) must not become the model's instructions: the file is
+            // read only from the agent file's own folder.
+            if let Some(outside) = outside_of(base, &full) {
+                issues.at(path.referenced, "instructions_file", outside);
+                return None;
+            }
+            // Bounded like the agent file: a FIFO or a huge file named
             // here must not fill memory or hang the host.
             let what = format!("instructions file `{}`", full.display());
             match iris_runtime::config::yaml::read_bounded(&full, &what) {
@@ -186,6 +193,21 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
         }
         (None, None) => None,
     }
+}
+
+/// Why `full` may not be read for a file in `base`: it resolves (links
+/// followed) outside that folder. `None` when it is inside, or does not
+/// exist (reading it then says so).
+fn outside_of(base: &Path, full: &Path) -> Option<String> {
+    let folder = base.canonicalize().ok()?;
+    let resolved = full.canonicalize().ok()?;
+    (!resolved.starts_with(&folder)).then(|| {
+        format!(
+            "`{}` is outside the agent file's folder `{}`; instructions are read only from that folder (move or copy the file there)",
+            full.display(),
+            folder.display()
+        )
+    })
 }
 
 /// An environment variable that must be set; its value never appears.

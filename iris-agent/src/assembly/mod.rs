@@ -36,7 +36,7 @@
 //! | key | what |
 //! |---|---|
 //! | `name` | the agent's name (required) |
-//! | `instructions` / `instructions_file` | the system instructions, or a file holding them (relative to the agent file); not both |
+//! | `instructions` / `instructions_file` | the system instructions, or a file holding them (in the agent file's folder, at most 1 MiB); not both |
 //! | `model.provider` | `openai_chat`, `openai_responses` or `anthropic` |
 //! | `model.model`, `model.base_url`, `model.temperature`, `model.max_tokens` | which model, another endpoint of the same API, sampling |
 //! | `model.api_key_env` | the variable holding the API key: its name ends in `_API_KEY` (a file cannot send another secret to the endpoint it names) and it must be set (its value never appears in errors or `Debug`) |

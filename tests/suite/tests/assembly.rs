@@ -715,12 +715,15 @@ mod properties {
     }
 }
 
-/// An instructions file is read like the agent file: a device, a FIFO or a
-/// file over the bound is refused, quickly, with its key (findings:
-/// `/dev/zero` read until memory ran out; a FIFO hung the host).
+/// An instructions file is read like the agent file, and only from its
+/// folder: a path or link outside it, a FIFO or a file over the bound is
+/// refused, quickly, with its key (findings: `/dev/zero` read until memory
+/// ran out, `/etc/shadow` was read, a FIFO hung the host).
 #[test]
 fn an_instructions_file_is_bounded_and_never_waits() {
-    let dir = tempfile::tempdir().expect("a temporary folder");
+    let outer = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(outer.path().join("elsewhere.md"), "secret").expect("written");
+    let dir = tempfile::TempDir::new_in(outer.path()).expect("a folder inside");
     write(dir.path(), "huge.md", &"x".repeat(2 << 20));
     let fifo = dir.path().join("fifo.md");
     let made = std::process::Command::new("mkfifo")
@@ -729,8 +732,12 @@ fn an_instructions_file_is_bounded_and_never_waits() {
         .expect("mkfifo runs");
     assert!(made.success());
     let origin = dir.path().join("agent.yaml");
+    std::os::unix::fs::symlink("/etc/passwd", dir.path().join("linked.md")).expect("a link");
     for (named, expected) in [
-        ("/dev/zero", "not a regular file"),
+        ("/dev/zero", "outside the agent file's folder"),
+        ("/etc/shadow", "outside the agent file's folder"),
+        ("linked.md", "outside the agent file's folder"),
+        ("../elsewhere.md", "outside the agent file's folder"),
         ("fifo.md", "not a regular file"),
         ("huge.md", "at most 1048576"),
     ] {
