@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::task::Poll;
 
 use futures_util::FutureExt as _;
-use iris_core::{BoxFuture, ToolBody, ToolContext, ToolErrorKind, ToolName, ToolResult};
+use iris_core::{BoxFuture, StopFlag, ToolBody, ToolContext, ToolErrorKind, ToolName, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 use super::ToolExecutor;
@@ -31,7 +31,7 @@ pub(super) async fn drive(
     if ex.inner.lingering.any() {
         Box::pin(ex.inner.lingering.settle(cx.run_id())).await;
     }
-    let blocking = matches!(body, ToolBody::Blocking(_));
+    let mut stop: Option<StopFlag> = None;
     let body: BoxFuture<'_, ToolResult> = match body {
         // Progress has somewhere to go only when someone observes or
         // listens.
@@ -45,14 +45,15 @@ pub(super) async fn drive(
             Box::pin(crate::progress::in_scope(sink, cx, call_id, name, future))
         }
         ToolBody::Async(future) => future,
-        ToolBody::Blocking(body) => Box::pin(run_blocking(
-            name,
-            super::lingering::Running::spawn(
+        ToolBody::Blocking(body) => {
+            let running = super::lingering::Running::spawn(
                 body,
                 cx.run_id().clone(),
                 std::sync::Arc::clone(&ex.inner.lingering),
-            ),
-        )),
+            );
+            stop = Some(running.stop_flag());
+            Box::pin(run_blocking(name, running))
+        }
         // `ToolBody` may grow; a body this executor cannot run is an
         // error the host must fix, never a silent skip.
         _ => {
@@ -72,7 +73,7 @@ pub(super) async fn drive(
     let outcome = match first {
         Poll::Ready(outcome) => outcome,
         Poll::Pending => {
-            return Box::pin(wait_for_body(ex, name, body, cancel, blocking)).await;
+            return Box::pin(wait_for_body(ex, name, body, cancel, stop)).await;
         }
     };
     outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
@@ -81,42 +82,115 @@ pub(super) async fn drive(
 async fn wait_for_body(
     ex: &ToolExecutor,
     name: &ToolName,
-    body: impl Future<Output = Result<ToolResult, Box<dyn Any + Send>>> + Unpin,
+    mut body: impl Future<Output = Result<ToolResult, Box<dyn Any + Send>>> + Unpin,
     cancel: Option<&CancellationToken>,
-    blocking: bool,
+    stop: Option<StopFlag>,
 ) -> ToolResult {
-    let timeout = ex
-        .inner
-        .config
+    let config = &ex.inner.config;
+    let timeout = config
         .tool_timeouts
         .get(name.as_str())
         .copied()
-        .or(ex.inner.config.timeout);
-    let timed = async {
-        let outcome = match timeout {
-            Some(limit) => match tokio::time::timeout(limit, body).await {
-                Ok(outcome) => outcome,
-                Err(_) => return timed_out(name.as_str(), limit, blocking),
-            },
-            None => body.await,
-        };
+        .or(config.timeout);
+    let finished = |outcome: Result<ToolResult, Box<dyn Any + Send>>| {
         outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
     };
-    match cancel {
+    let timed = async {
+        match timeout {
+            Some(limit) => match tokio::time::timeout(limit, &mut body).await {
+                Ok(outcome) => Ok(finished(outcome)),
+                Err(_) => Err(Ended::Deadline(limit)),
+            },
+            None => Ok(finished((&mut body).await)),
+        }
+    };
+    let ended = match cancel {
         Some(token) => tokio::select! {
             biased;
-            () = token.cancelled() => if blocking {
-                ToolResult::error(
-                    ToolErrorKind::Cancelled,
-                    format!("the call of `{name}` was cancelled and asked to stop; it runs on a thread that cannot be stopped from outside, so the operation may still complete"),
-                )
-            } else {
-                cancelled(name.as_str())
-            },
+            () = token.cancelled() => Err(Ended::Cancelled),
             result = timed => result,
         },
         None => timed.await,
+    };
+    let why = match ended {
+        Ok(result) => return result,
+        Err(why) => why,
+    };
+    let Some(stop) = stop else {
+        // An async body is dropped, and so stopped, here.
+        return match why {
+            Ended::Deadline(limit) => timed_out(name.as_str(), limit),
+            Ended::Cancelled => cancelled(name.as_str()),
+        };
+    };
+    // A thread cannot be stopped from outside: it is asked to stop, and
+    // given a grace period to end, so that what is reported is what
+    // happened whenever the body cooperates.
+    stop.raise();
+    let grace = config.stop_grace;
+    match tokio::time::timeout(grace, &mut body).await {
+        Ok(outcome) => stopped_in_grace(name.as_str(), &why, &finished(outcome)),
+        Err(_) => still_running(name.as_str(), &why, grace),
     }
+}
+
+/// Why a body was stopped before it ended.
+enum Ended {
+    Deadline(std::time::Duration),
+    Cancelled,
+}
+
+/// A blocking body that ended within its grace period: what it did is known.
+fn stopped_in_grace(name: &str, why: &Ended, result: &ToolResult) -> ToolResult {
+    let (kind, asked) = match why {
+        Ended::Deadline(limit) => (
+            ToolErrorKind::Timeout,
+            format!(
+                "`{name}` did not finish within {:.1} s and was asked to stop",
+                limit.as_secs_f64()
+            ),
+        ),
+        Ended::Cancelled => (
+            ToolErrorKind::Cancelled,
+            format!("the call of `{name}` was cancelled and asked to stop"),
+        ),
+    };
+    let returned = if result.is_error() {
+        "failed with"
+    } else {
+        "returned"
+    };
+    ToolResult::error(
+        kind,
+        format!(
+            "{asked}; it has ended, so nothing of it runs on, and {returned}: {}",
+            crate::echo::shorten_to(&result.text_content(), 2_000)
+        ),
+    )
+}
+
+/// A blocking body still running past its grace period.
+fn still_running(name: &str, why: &Ended, grace: std::time::Duration) -> ToolResult {
+    let (kind, asked) = match why {
+        Ended::Deadline(limit) => (
+            ToolErrorKind::Timeout,
+            format!(
+                "`{name}` did not finish within {:.1} s",
+                limit.as_secs_f64()
+            ),
+        ),
+        Ended::Cancelled => (
+            ToolErrorKind::Cancelled,
+            format!("the call of `{name}` was cancelled"),
+        ),
+    };
+    ToolResult::error(
+        kind,
+        format!(
+            "{asked}; it was asked to stop and had not ended {:.1} s later: it runs on a thread that cannot be stopped from outside, so the operation may still complete (later calls of this run wait until it has ended); check its effect before you call it again",
+            grace.as_secs_f64()
+        ),
+    )
 }
 
 /// A synchronous body on a blocking thread, so it cannot stall the async
@@ -145,18 +219,14 @@ fn panicked(name: &str, payload: &(dyn Any + Send)) -> ToolResult {
     )
 }
 
-fn timed_out(name: &str, limit: std::time::Duration, blocking: bool) -> ToolResult {
-    let seconds = limit.as_secs_f64();
-    let message = if blocking {
+fn timed_out(name: &str, limit: std::time::Duration) -> ToolResult {
+    ToolResult::error(
+        ToolErrorKind::Timeout,
         format!(
-            "`{name}` did not finish within {seconds:.1} s; it was asked to stop, but it runs on a thread that cannot be stopped from outside, so the operation may still complete (later calls of this run wait until it has ended); check its effect before you call it again"
-        )
-    } else {
-        format!(
-            "`{name}` did not finish within {seconds:.1} s and was stopped; try a smaller request"
-        )
-    };
-    ToolResult::error(ToolErrorKind::Timeout, message)
+            "`{name}` did not finish within {:.1} s and was stopped; try a smaller request",
+            limit.as_secs_f64()
+        ),
+    )
 }
 
 fn cancelled(name: &str) -> ToolResult {

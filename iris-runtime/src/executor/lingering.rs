@@ -116,6 +116,13 @@ impl Running {
     }
 }
 
+impl Running {
+    /// The flag that asks the body to stop.
+    pub(super) fn stop_flag(&self) -> StopFlag {
+        self.flag.clone()
+    }
+}
+
 impl Future for Running {
     type Output = Result<ToolResult, JoinError>;
 

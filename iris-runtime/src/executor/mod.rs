@@ -25,6 +25,10 @@ use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::{SharedRegistry, ToolRegistry};
 use call::Call;
 use pending::PendingApprovals;
+/// How long a synchronous body asked to stop is given to end, unless
+/// configured.
+pub const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(2);
+
 pub use pending::{
     DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS, DEFAULT_MAX_PENDING_APPROVALS_PER_RUN,
 };
@@ -101,6 +105,10 @@ pub struct ExecutorConfig {
     /// How long a call waits for its decision; after that it can no longer
     /// be resumed and is dropped.
     pub approval_ttl: Duration,
+    /// How long a synchronous body asked to stop (past its deadline, or
+    /// its call cancelled) is given to end before the call is reported as
+    /// one that may still complete.
+    pub stop_grace: Duration,
 }
 
 impl Default for ExecutorConfig {
@@ -114,6 +122,7 @@ impl Default for ExecutorConfig {
             max_pending_approvals: DEFAULT_MAX_PENDING_APPROVALS,
             max_pending_approvals_per_run: DEFAULT_MAX_PENDING_APPROVALS_PER_RUN,
             approval_ttl: DEFAULT_APPROVAL_TTL,
+            stop_grace: DEFAULT_STOP_GRACE,
         }
     }
 }
@@ -288,6 +297,14 @@ impl ToolExecutor {
         self.emit(|| RunEvent::RunStarted {
             run_id: cx.run_id().clone(),
         });
+    }
+
+    /// Waits until every synchronous body of this run that was asked to
+    /// stop (past its deadline, or cancelled) and ran on has ended, so the
+    /// host knows that no effect of them lands later. The run's next call
+    /// waits for them too.
+    pub async fn wait_for_stopped(&self, cx: &ToolContext) {
+        self.inner.lingering.settle(cx.run_id()).await;
     }
 
     /// Announces the end of a run (not a pause for approval) and ends it in
@@ -501,6 +518,16 @@ impl ToolExecutorBuilder {
     /// with a message for the model.
     pub fn max_pending_approvals_per_run(mut self, limit: usize) -> Self {
         self.config.max_pending_approvals_per_run = limit;
+        self
+    }
+
+    /// Sets how long a synchronous body asked to stop is given to end
+    /// (default [`DEFAULT_STOP_GRACE`]): one that ends within it is
+    /// reported as it ended (stopped, or completed late with its result);
+    /// one that does not is reported as one that may still complete, and
+    /// [`ToolExecutor::wait_for_stopped`] waits for it.
+    pub fn stop_grace(mut self, grace: Duration) -> Self {
+        self.config.stop_grace = grace;
         self
     }
 
