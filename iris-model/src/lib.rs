@@ -164,6 +164,7 @@ impl ModelError {
     /// The same failure with every occurrence of `secret` blotted out: a
     /// server may quote the key it was sent (in an error body, a stream's
     /// error event, a redirect's location).
+    #[cfg(feature = "http")]
     #[must_use]
     pub(crate) fn redacting(self, secret: &str) -> Self {
         // A key that short is no key; blotting it would garble the message.

@@ -143,11 +143,11 @@ impl HookFailure {
             Self::OutputTooLarge { stream, limit } => {
                 format!("wrote more than {limit} bytes to {stream}")
             }
-            Self::Panicked(_) => "panicked".to_owned(),
+            // Hooks written in code: their words are the host's own.
+            Self::Panicked(message) => format!("panicked: {message}"),
             Self::Malformed { expected, .. } => {
                 format!("answered malformed JSON; expected one object such as {expected}")
             }
-            // A hook written in code: its error is the host's own words.
             Self::Failed(error) => error.to_string(),
         }
     }
