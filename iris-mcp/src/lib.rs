@@ -32,7 +32,8 @@ pub use config::{
 pub use server::http::McpHttpServer;
 pub use server::serve::{ServeTransport, serve, serve_connection, serve_with};
 pub use server::{
-    DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, IrisServer, MAX_RESOURCE_BYTES, ServeOptions,
+    DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE,
+    DEFAULT_REQUEST_TIMEOUT, IrisServer, LOOPBACK_ORIGINS, MAX_RESOURCE_BYTES, ServeOptions,
     ServedTools,
 };
 

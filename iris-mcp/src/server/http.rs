@@ -1,16 +1,23 @@
 //! The MCP server on a bound address, over streamable HTTP: one Iris
-//! session (a run of its own) per MCP session, and only local hosts
-//! accepted unless told otherwise (DNS-rebinding protection).
+//! session (a run of its own) per MCP session, and only local hosts and
+//! pages accepted unless told otherwise (DNS-rebinding protection). A
+//! client gets a bounded share: connections are capped, and one that sends
+//! its request too slowly is cut off.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::{IrisServer, ServeOptions};
@@ -22,11 +29,18 @@ const MIN_ACCEPT_PAUSE: Duration = Duration::from_millis(5);
 /// The longest wait after a failed accept.
 const MAX_ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 
+/// Largest request body read (the MCP service's own limit).
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+type Service = StreamableHttpService<IrisServer, LocalSessionManager>;
+
 /// An executor served over streamable HTTP on a bound address.
 pub struct McpHttpServer {
     listener: TcpListener,
     address: SocketAddr,
-    service: StreamableHttpService<IrisServer, LocalSessionManager>,
+    service: Service,
+    connections: Arc<Semaphore>,
+    request_timeout: Duration,
     shutdown: CancellationToken,
 }
 
@@ -60,9 +74,13 @@ impl McpHttpServer {
         })?;
         let shutdown = CancellationToken::new();
         let max_sessions = options.max_sessions;
+        let connections = Arc::new(Semaphore::new(options.max_connections));
+        let request_timeout = options.request_timeout;
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(shutdown.child_token())
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation();
         let server = IrisServer::new(executor.into(), options);
-        let config =
-            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
         let service = StreamableHttpService::new(
             move || {
                 server.try_new_connection().ok_or_else(|| {
@@ -78,6 +96,8 @@ impl McpHttpServer {
             listener,
             address,
             service,
+            connections,
+            request_timeout,
             shutdown,
         })
     }
@@ -143,11 +163,26 @@ impl McpHttpServer {
                     continue;
                 }
             };
-            let service = TowerToHyperService::new(self.service.clone());
+            let Ok(place) = Arc::clone(&self.connections).try_acquire_owned() else {
+                // Closed at once: a client holding every place waits for
+                // one like anyone else.
+                tracing::warn!("an MCP connection was refused: the server holds its maximum");
+                drop(stream);
+                continue;
+            };
+            let service = self.service.clone();
             let shutdown = self.shutdown.clone();
+            let deadline = self.request_timeout;
             tokio::spawn(async move {
+                let _place = place;
+                let handler = hyper::service::service_fn(move |request| {
+                    let service = service.clone();
+                    async move { Ok::<_, Infallible>(answer(&service, request, deadline).await) }
+                });
                 let connection = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service);
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(deadline)
+                    .serve_connection(TokioIo::new(stream), handler);
                 tokio::select! {
                     served = connection => {
                         if let Err(error) = served {
@@ -159,4 +194,44 @@ impl McpHttpServer {
             });
         }
     }
+}
+
+/// Reads a request's body within `deadline` and [`MAX_BODY_BYTES`], then
+/// hands the request to the MCP service.
+async fn answer(
+    service: &Service,
+    request: Request<Incoming>,
+    deadline: Duration,
+) -> Response<BoxBody<Bytes, Infallible>> {
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(deadline, Limited::new(body, MAX_BODY_BYTES).collect());
+    let body = match read.await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(error)) => {
+            let status = if error.is::<http_body_util::LengthLimitError>() {
+                StatusCode::PAYLOAD_TOO_LARGE
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            return plain(
+                status,
+                &format!("the request body could not be read: {error}"),
+            );
+        }
+        Err(_) => {
+            return plain(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!("the request body did not arrive within {deadline:?}"),
+            );
+        }
+    };
+    service
+        .handle(Request::from_parts(parts, Full::new(body)))
+        .await
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_owned())).boxed());
+    *response.status_mut() = status;
+    response
 }

@@ -12,6 +12,7 @@ pub(crate) mod serve;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use iris_core::{
     Capability, Exposure, RunId, ToolContext, ToolDefinition, ToolErrorKind, ToolResult,
@@ -43,6 +44,26 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// otherwise.
 pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 
+/// The origins of pages on this machine, served unless configured.
+pub const LOOPBACK_ORIGINS: &[&str] = &[
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
+
+/// How long a client may take to send a request's head, and its body,
+/// unless configured.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a call waits for a person's answer unless configured.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+/// Most HTTP connections served at once unless configured.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
+
 /// Which tools a served registry lists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ServedTools {
@@ -73,6 +94,23 @@ pub struct ServeOptions {
     /// one more is refused until one ends (a session ends on `DELETE`, or
     /// after five minutes without a request).
     pub max_sessions: usize,
+    /// Most HTTP connections open at once; one more is closed at once. A
+    /// client that opens connections and sends nothing (or its request a
+    /// byte at a time) is cut off after a deadline, so it cannot hold them.
+    pub max_connections: usize,
+    /// Longest a client may take to send a request's head, and again its
+    /// body, over HTTP; past it the connection is closed (head) or the
+    /// request refused with 408 (body).
+    pub request_timeout: Duration,
+    /// Browser origins whose pages may call the server, as
+    /// `scheme://host:port` (`:*` for any port). A request with an `Origin`
+    /// header not listed is refused (DNS-rebinding protection); a request
+    /// without one (not from a browser) is served. Loopback pages unless
+    /// set.
+    pub allowed_origins: Vec<String>,
+    /// How long a call waits for the person behind the client to answer
+    /// its approval (through elicitation); past it the call is refused.
+    pub approval_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -85,6 +123,10 @@ impl Default for ServeOptions {
             workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             instructions: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+            allowed_origins: LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
         }
     }
 }
@@ -373,11 +415,11 @@ impl IrisServer {
         let message = format!(
             "Allow `{}` to run with {}?{}",
             request.tool,
-            request.arguments,
+            for_person(&request.arguments.to_string(), MAX_SHOWN_ARGUMENTS),
             request
                 .reason
                 .as_deref()
-                .map(|r| format!(" ({r})"))
+                .map(|r| format!(" ({})", for_person(r, MAX_SHOWN_REASON)))
                 .unwrap_or_default()
         );
         let asked = context
@@ -387,7 +429,14 @@ impl IrisServer {
                 message,
                 requested_schema: schema,
             })
-            .await;
+            .into_future();
+        // An ask nobody answers ends: the call is refused, nothing waits.
+        let timeout = self.options.approval_timeout;
+        let Ok(asked) = tokio::time::timeout(timeout, asked).await else {
+            return Err(format!(
+                "approval required: nobody answered within {timeout:?}; the call did not run"
+            ));
+        };
         Ok(match asked {
             Ok(answer)
                 if answer.action == ElicitationAction::Accept
@@ -411,6 +460,37 @@ impl IrisServer {
             }
         })
     }
+}
+
+/// Characters of a call's arguments a person is shown when asked.
+const MAX_SHOWN_ARGUMENTS: usize = 2_000;
+
+/// Characters of a policy's reason a person is shown when asked.
+const MAX_SHOWN_REASON: usize = 500;
+
+/// `text` as a person may be shown it: cut to `max` characters (saying how
+/// much was left out), and with the characters that reorder or hide text
+/// (bidirectional controls, zero-width and other control characters)
+/// written as escapes, so what the person reads is what runs.
+fn for_person(text: &str, max: usize) -> String {
+    let mut shown = String::with_capacity(text.len().min(max));
+    let mut count = 0;
+    for c in text.chars() {
+        if count == max {
+            let rest = text.chars().count() - count;
+            shown.push_str(&format!("… ({rest} more characters not shown)"));
+            break;
+        }
+        count += 1;
+        let hides = c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}');
+        if hides {
+            shown.push_str(&c.escape_unicode().to_string());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
 }
 
 /// Passes one call's progress to the client that asked for it, as
@@ -655,6 +735,18 @@ impl ServerHandler for IrisServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        use iris_runtime::artifacts::scope;
+        let ledger = self.executor.ledger();
+        scope::scope_run(ledger, &self.run_id);
+        if !scope::may_open(ledger, &self.run_id, &request.uri) {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "`{}` was not named by a result of this session; a session reads only the artifacts its own calls produced",
+                    iris_runtime::__wings::shorten(&request.uri)
+                ),
+                None,
+            ));
+        }
         let store = self.executor.artifact_store(&self.context());
         let contents = read_artifact(&store, &request.uri)?;
         Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
@@ -674,6 +766,9 @@ impl ServerHandler for IrisServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        // Each session opens only the artifacts its own results named.
+        let ledger = self.executor.ledger();
+        iris_runtime::artifacts::scope::scope_run(ledger, &self.run_id);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolUseBlock::new(call_id.clone(), request.name.to_string(), arguments);
         let relay = context
@@ -708,16 +803,46 @@ impl ServerHandler for IrisServer {
                 }
             }
         };
-        // The client's `notifications/cancelled` drops the call.
+        // The client's `notifications/cancelled` drops the call; a call it
+        // left waiting for a person is refused, so nothing waits on.
         let result = tokio::select! {
             result = run => result?,
             () = context.ct.cancelled() => {
+                let refused = ApprovalDecision::deny("the client cancelled the call");
+                let _ = self.executor.resume(&call_id, refused, &cx).await;
                 return Err(ErrorData::internal_error("the client cancelled the call", None));
             }
         };
         if let Some(relay) = &relay {
             relay.flush().await;
         }
+        iris_runtime::artifacts::scope::record_shown(ledger, &self.run_id, &result);
         Ok(CallToolResponse::Complete(to_mcp(&result)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_person;
+
+    /// A call's arguments as a person is asked about them (finding: the
+    /// text was unbounded and bidirectional controls passed raw, so a
+    /// person could be shown something other than what runs).
+    #[test]
+    fn a_person_sees_bounded_text_with_hidden_characters_escaped() {
+        let reversed = "{\"path\":\"notes\u{202E}txt.exe\"}";
+        assert_eq!(
+            for_person(reversed, 100),
+            "{\"path\":\"notes\\u{202e}txt.exe\"}"
+        );
+        assert_eq!(for_person("a\u{200B}b\nc", 100), "a\\u{200b}b\\u{a}c");
+        let huge = "x".repeat(1_000_000);
+        let shown = for_person(&huge, 2_000);
+        assert!(
+            shown.ends_with("… (998000 more characters not shown)"),
+            "{}",
+            &shown[1_990..]
+        );
+        assert!(shown.chars().count() < 2_100);
     }
 }

@@ -14,6 +14,7 @@
 //! FIFO, a device or anything but a regular file.
 
 mod preview;
+pub mod scope;
 mod store_dir;
 
 use std::collections::HashMap;

@@ -66,6 +66,12 @@ pub fn read_file(
 impl FileService {
     fn read(&self, cx: &ToolContext, path: &str, request: PageRequest) -> Result<Page, ToolResult> {
         if artifacts::is_handle(path) {
+            if !artifacts::scope::may_open(self.ledger(), cx.run_id(), path) {
+                return Err(refused(
+                    path,
+                    "no result of this run named it; this run reads only the artifacts its own calls produced",
+                ));
+            }
             let file = self
                 .artifacts()
                 .open(path)

@@ -635,3 +635,38 @@ async fn a_pause_resumes_once() {
     assert!(err.to_string().contains("not the state"), "{err}");
     assert_eq!(counts()[1], before[1] + 1, "the write ran once");
 }
+
+/// Findings: a state's pending slot held an always-allowed call that ran
+/// instead of the approved one, and a state's `disclosed` list unlocked
+/// deferred tools without `tool_search`. In the process that paused the
+/// run, any edit of the state is refused, and nothing runs.
+#[tokio::test]
+async fn a_state_with_a_smuggled_call_or_disclosure_is_refused() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let agent = std::sync::Arc::new(agent());
+    let state = paused_on(&agent, dir.path(), "run-1").await;
+    let before = counts();
+    let approve = ApprovalDecision::approve(&state.pending[0].request);
+
+    let mut smuggled = state.clone();
+    smuggled.pending[0].call = ToolUseBlock::new("w1", "read_ledger", json!({}));
+    let err = resume_on(&agent, dir.path(), "run-1", smuggled, approve.clone())
+        .await
+        .expect_err("the pending call is the one approved");
+    assert!(err.to_string().contains("run-1"), "{err}");
+
+    let mut unlocked = state.clone();
+    unlocked
+        .disclosed
+        .push(iris::definition::ToolName::new("wait_long").expect("a name"));
+    let err = resume_on(&agent, dir.path(), "run-1", unlocked, approve.clone())
+        .await
+        .expect_err("disclosures come from tool_search only");
+    assert!(err.to_string().contains("not the state"), "{err}");
+    assert_eq!(counts(), before, "nothing ran");
+
+    resume_on(&agent, dir.path(), "run-1", state, approve)
+        .await
+        .expect("the state as returned resumes");
+}

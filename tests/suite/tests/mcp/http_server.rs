@@ -26,6 +26,11 @@ fn square(
 
 /// An `initialize` request sent by hand, and the whole answer.
 async fn raw_initialize(url: &str) -> String {
+    raw_initialize_with(url, "").await
+}
+
+/// As [`raw_initialize`], with extra header lines.
+async fn raw_initialize_with(url: &str, headers: &str) -> String {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let address = url
         .trim_start_matches("http://")
@@ -33,7 +38,7 @@ async fn raw_initialize(url: &str) -> String {
         .to_owned();
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let connect = tokio::net::TcpStream::connect(&address);
@@ -198,4 +203,187 @@ async fn a_full_descriptor_table_does_not_spin_the_accept_loop() {
         "the server accepts again once descriptors are free"
     );
     child.kill().await.unwrap();
+}
+
+async fn served(options: ServeOptions) -> (String, iris::executor::CancellationToken) {
+    let mut tools = ToolRegistry::new();
+    tools.register(Square).unwrap();
+    let executor = Arc::new(ToolExecutor::builder(tools).build().unwrap());
+    let http = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    (url, stop)
+}
+
+/// A page from another site (DNS rebinding, a malicious tab) cannot call
+/// the server; a page on this machine and a client that is no browser can.
+#[tokio::test]
+async fn requests_from_unlisted_origins_are_refused() {
+    let (url, stop) = served(ServeOptions::default()).await;
+    let foreign = raw_initialize_with(&url, "Origin: http://attacker.example\r\n").await;
+    assert!(foreign.starts_with("HTTP/1.1 403"), "{foreign}");
+    let local = raw_initialize_with(&url, "Origin: http://localhost:5173\r\n").await;
+    assert!(local.starts_with("HTTP/1.1 200"), "{local}");
+    assert!(raw_initialize(&url).await.starts_with("HTTP/1.1 200"));
+    stop.cancel();
+
+    let (url, stop) = served(ServeOptions {
+        allowed_origins: vec!["https://app.example.com:443".to_owned()],
+        ..ServeOptions::default()
+    })
+    .await;
+    let listed = raw_initialize_with(&url, "Origin: https://app.example.com\r\n").await;
+    assert!(listed.starts_with("HTTP/1.1 200"), "{listed}");
+    let local = raw_initialize_with(&url, "Origin: http://localhost:5173\r\n").await;
+    assert!(local.starts_with("HTTP/1.1 403"), "{local}");
+    stop.cancel();
+}
+
+/// Slowloris: connections that send nothing, or a request a byte at a
+/// time, hold at most the connection cap, and only until the deadline;
+/// then the server answers others again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_clients_cannot_hold_the_server() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let deadline = Duration::from_millis(400);
+    let (url, stop) = served(ServeOptions {
+        max_connections: 2,
+        request_timeout: deadline,
+        ..ServeOptions::default()
+    })
+    .await;
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    // One sends half a head, one a whole head and a byte of its body.
+    let mut half_head = tokio::net::TcpStream::connect(&address).await.unwrap();
+    half_head
+        .write_all(b"POST /mcp HTTP/1.1\r\n")
+        .await
+        .unwrap();
+    let mut slow_body = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    slow_body.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    // Both places are held: a third connection is closed unanswered.
+    let refused = raw_initialize(&url).await;
+    assert!(!refused.starts_with("HTTP/1.1 200"), "{refused}");
+
+    // Past the deadline the slow ones are cut off: the head with no
+    // answer, the body with 408.
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), half_head.read_to_end(&mut answer));
+    assert!(read.await.is_ok(), "the half head is cut off");
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), slow_body.read_to_end(&mut answer));
+    assert!(read.await.is_ok(), "the slow body is cut off");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+
+    let mut served_again = String::new();
+    for _ in 0..50 {
+        served_again = raw_initialize(&url).await;
+        if served_again.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(served_again.starts_with("HTTP/1.1 200"), "{served_again}");
+    stop.cancel();
+}
+
+/// Return a long report.
+#[iris::tool(read_only)]
+fn long_report() -> String {
+    (0..2_000).map(|i| format!("line {i}\n")).collect()
+}
+
+/// Two clients of one server: each reads only the artifacts its own calls
+/// produced, by `resources/read` or by `read_file`, never the other's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_reads_only_the_artifacts_its_own_calls_produced() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    // The raw MCP client's reqwest needs a TLS provider, as Iris's own
+    // clients install.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut tools = ToolRegistry::new();
+    tools.register(LongReport).unwrap();
+    iris::fs::register_file_tools(&mut tools).unwrap();
+    let executor = Arc::new(
+        ToolExecutor::builder(tools)
+            .max_result_chars(500)
+            .build()
+            .unwrap(),
+    );
+    let options = ServeOptions {
+        workspace: workspace.path().to_owned(),
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+
+    let owner = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
+    let other = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
+    let preview = owner
+        .call_tool(CallToolRequestParams::new("long_report"))
+        .await
+        .unwrap();
+    let preview = serde_json::to_value(&preview).unwrap();
+    let text = preview["content"][0]["text"].as_str().unwrap();
+    let start = text
+        .find("artifact://")
+        .expect("the preview names its artifact");
+    let handle: String = text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/'))
+        .collect();
+
+    let whole = owner
+        .read_resource(ReadResourceRequestParams::new(handle.clone()))
+        .await
+        .expect("the session that made it reads it");
+    assert!(serde_json::to_string(&whole).unwrap().contains("line 1999"));
+
+    let refused = other
+        .read_resource(ReadResourceRequestParams::new(handle.clone()))
+        .await
+        .expect_err("another session cannot read it");
+    assert!(
+        refused
+            .to_string()
+            .contains("not named by a result of this session"),
+        "{refused}"
+    );
+    let by_file = other
+        .call_tool(
+            CallToolRequestParams::new("read_file")
+                .with_arguments(json!({"path": handle}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    let by_file = serde_json::to_value(&by_file).unwrap();
+    assert_eq!(by_file["isError"], true, "{by_file}");
+    assert!(
+        by_file["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no result of this run named it"),
+        "{by_file}"
+    );
+    stop.cancel();
 }
