@@ -7,6 +7,7 @@
 //! silently.
 
 pub(crate) mod http;
+pub(crate) mod lines;
 pub(crate) mod serve;
 
 use std::path::PathBuf;
@@ -474,14 +475,14 @@ const MAX_SHOWN_REASON: usize = 500;
 /// written as escapes, so what the person reads is what runs.
 fn for_person(text: &str, max: usize) -> String {
     let mut shown = String::with_capacity(text.len().min(max));
-    let mut count = 0;
-    for c in text.chars() {
+    for (count, c) in text.chars().enumerate() {
         if count == max {
             let rest = text.chars().count() - count;
-            shown.push_str(&format!("… ({rest} more characters not shown)"));
+            shown.push_str("… (");
+            shown.push_str(&rest.to_string());
+            shown.push_str(" more characters not shown)");
             break;
         }
-        count += 1;
         let hides = c.is_control()
             || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}');
         if hides {

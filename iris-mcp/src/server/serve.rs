@@ -48,8 +48,8 @@ pub async fn serve_with(
     let server = IrisServer::new(executor.into(), options);
     match transport {
         ServeTransport::Stdio => {
-            let (stdin, stdout) = rmcp::transport::stdio();
-            serve_connection(server, (stdin, stdout)).await
+            let lines = super::lines::LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
+            serve_connection(server, lines).await
         }
         ServeTransport::Http(address) => {
             let executor = server.executor();
