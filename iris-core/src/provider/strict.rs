@@ -198,6 +198,18 @@ impl StrictPass<'_> {
                 "a schema without `type` accepts any value; strict mode needs a typed schema",
             ));
         }
+        if let Some(unknown) = unknown_type(map) {
+            return Err(not_strict(
+                at,
+                format!("`{unknown}` is not a JSON Schema type, so strict mode cannot enforce it"),
+            ));
+        }
+        if map.contains_key("properties") && !is_object_schema(map) {
+            return Err(not_strict(
+                at,
+                "`properties` on a schema whose type is not `object`; strict mode needs objects typed as such",
+            ));
+        }
         if map.contains_key(PATCH_KEYWORD) {
             return Err(not_strict(
                 at,
@@ -363,6 +375,22 @@ impl StrictPass<'_> {
         }
         Ok(())
     }
+}
+
+/// A `type` name that is not one of JSON Schema's seven (`obbect`).
+fn unknown_type(map: &Map<String, Value>) -> Option<String> {
+    const TYPES: &[&str] = &[
+        "null", "boolean", "object", "array", "number", "integer", "string",
+    ];
+    let named: Vec<&Value> = match map.get("type") {
+        Some(Value::Array(types)) => types.iter().collect(),
+        Some(one) => vec![one],
+        None => Vec::new(),
+    };
+    named
+        .into_iter()
+        .find(|t| !t.as_str().is_some_and(|t| TYPES.contains(&t)))
+        .map(|t| t.as_str().map_or_else(|| t.to_string(), str::to_owned))
 }
 
 fn is_object_schema(map: &Map<String, Value>) -> bool {
