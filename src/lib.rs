@@ -119,6 +119,25 @@ pub mod artifacts {
 #[cfg(feature = "runtime")]
 pub use iris_tools::fs;
 
+/// Harnesses for fuzzing every parser: each takes bytes and panics when a
+/// property its parser must keep does not hold. Not a public API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use iris_agent::fuzzing::agent_files;
+    pub use iris_core::fuzzing::{points_inside, schema_projections, tool_arguments};
+    pub use iris_mcp::fuzzing::mcp_messages;
+    pub use iris_model::fuzzing::sse_stream;
+    pub use iris_runtime::fuzzing::hook_answers;
+
+    /// MCP messages to the server, and the event streams the model
+    /// adapters read.
+    pub fn mcp_streams(data: &[u8]) {
+        sse_stream(data);
+        mcp_messages(data);
+    }
+}
+
 /// What generated code reaches for. Not a public API: anything here may
 /// change in any release.
 #[doc(hidden)]

@@ -22,6 +22,9 @@ mod agent;
 pub mod assembly;
 mod binding;
 mod error;
+#[cfg(all(feature = "fuzzing", feature = "assembly"))]
+#[doc(hidden)]
+pub mod fuzzing;
 mod history;
 mod state;
 

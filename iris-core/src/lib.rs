@@ -49,6 +49,9 @@ mod context;
 mod definition;
 mod dynamic;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod into_result;
 mod middleware;
 mod name;

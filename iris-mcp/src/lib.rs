@@ -20,6 +20,9 @@
 mod client;
 mod config;
 mod content;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod server;
 
 pub use client::{

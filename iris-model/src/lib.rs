@@ -8,6 +8,9 @@
 #[cfg(feature = "anthropic")]
 mod anthropic;
 mod config;
+#[cfg(all(feature = "fuzzing", any(feature = "openai", feature = "anthropic")))]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "openai")]

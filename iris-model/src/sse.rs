@@ -10,16 +10,64 @@ const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
 
 /// One event: its name when the server gave one, and its data lines
 /// joined by newlines.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct SseEvent {
-    pub name: Option<String>,
-    pub data: String,
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct SseEvent {
+    /// The `event:` name.
+    pub(crate) name: Option<String>,
+    /// The `data:` lines, joined by newlines.
+    pub(crate) data: String,
+}
+
+/// Splits bytes, however they arrive, into events: the same events for
+/// any split of the same bytes.
+#[derive(Debug, Default)]
+pub(crate) struct SseDecoder {
+    pending: Vec<u8>,
+}
+
+impl SseDecoder {
+    /// Adds the next bytes of the stream.
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+    }
+
+    /// Marks the end of the stream: a last event without its blank line
+    /// still counts.
+    pub(crate) fn finish(&mut self) {
+        self.pending.extend_from_slice(b"\n\n");
+    }
+
+    /// The next complete event with data; comments and keep-alives are
+    /// skipped.
+    pub(crate) fn next_event(&mut self) -> Option<SseEvent> {
+        while let Some(end) = find_event_end(&self.pending) {
+            let raw: Vec<u8> = self.pending.drain(..end).collect();
+            if let Some(event) = parse_event(&raw) {
+                return Some(event);
+            }
+        }
+        None
+    }
+
+    /// Fails when the event being received (what is left once the complete
+    /// ones are taken) is over [`MAX_EVENT_BYTES`].
+    ///
+    /// # Errors
+    /// [`ModelError`] naming the bound.
+    pub(crate) fn check_bound(&self) -> Result<(), ModelError> {
+        if self.pending.len() > MAX_EVENT_BYTES {
+            return Err(ModelError::new(
+                "the answer's stream sent an event over 4 MiB",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Reads the events of one streamed answer.
 pub(super) struct SseReader {
     response: reqwest::Response,
-    pending: Vec<u8>,
+    decoder: SseDecoder,
     /// Bytes read so far: a stream that never ends is cut at
     /// [`MAX_ANSWER_BYTES`], as a whole answer is.
     read: usize,
@@ -30,7 +78,7 @@ impl SseReader {
     pub(super) fn new(response: reqwest::Response) -> Self {
         Self {
             response,
-            pending: Vec::new(),
+            decoder: SseDecoder::default(),
             read: 0,
             ended: false,
         }
@@ -39,13 +87,10 @@ impl SseReader {
     /// The next event with data, or `None` when the stream has ended.
     pub(super) async fn next(&mut self) -> Result<Option<SseEvent>, ModelError> {
         loop {
-            if let Some(end) = find_event_end(&self.pending) {
-                let raw: Vec<u8> = self.pending.drain(..end).collect();
-                if let Some(event) = parse_event(&raw) {
-                    return Ok(Some(event));
-                }
-                continue;
+            if let Some(event) = self.decoder.next_event() {
+                return Ok(Some(event));
             }
+            self.decoder.check_bound()?;
             if self.ended {
                 return Ok(None);
             }
@@ -62,16 +107,10 @@ impl SseReader {
                         MAX_ANSWER_BYTES >> 20
                     )));
                 }
-                self.pending.extend_from_slice(&chunk);
+                self.decoder.push(&chunk);
             } else {
                 self.ended = true;
-                // A last event without its blank line still counts.
-                self.pending.extend_from_slice(b"\n\n");
-            }
-            if self.pending.len() > MAX_EVENT_BYTES {
-                return Err(ModelError::new(
-                    "the answer's stream sent an event over 4 MiB",
-                ));
+                self.decoder.finish();
             }
         }
     }

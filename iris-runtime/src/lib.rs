@@ -24,6 +24,9 @@ mod echo;
 mod error;
 pub mod executor;
 pub mod factories;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hooks;
 pub mod ledger;
 #[cfg(unix)]

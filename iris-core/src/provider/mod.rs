@@ -228,5 +228,7 @@ pub fn project_all(
         .unzip()
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod invariants;
 #[cfg(test)]
 mod tests;

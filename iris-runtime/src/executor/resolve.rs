@@ -89,7 +89,9 @@ pub(super) fn invalid_arguments(
                 text.push_str(&fault(one));
             }
             if omitted > 0 {
-                text.push_str(&format!("\n- and {omitted} more, not listed"));
+                text.push_str("\n- and ");
+                text.push_str(&omitted.to_string());
+                text.push_str(" more, not listed");
             }
             text.push_str("\nfix them all to match the tool's schema and call it again");
             text

@@ -48,7 +48,7 @@
 //! ];
 //! ```
 
-mod answer;
+pub(crate) mod answer;
 mod command;
 mod handler;
 

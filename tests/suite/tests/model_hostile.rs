@@ -174,7 +174,9 @@ async fn a_stream_past_the_call_bound_fails_instead_of_dropping_calls() {
             "index": index, "id": format!("call_{index}"),
             "function": {"name": "ping", "arguments": "{}"}
         }]}}]});
-        body.push_str(&format!("data: {chunk}\n\n"));
+        body.push_str("data: ");
+        body.push_str(&chunk.to_string());
+        body.push_str("\n\n");
     }
     body.push_str("data: [DONE]\n\n");
     script

@@ -14,6 +14,7 @@ mod agent_code;
 mod assembly;
 mod error_paths;
 mod fs_edit_props;
+mod fuzz_seeds;
 mod hostile_inputs;
 mod image_results;
 mod model_anthropic;
