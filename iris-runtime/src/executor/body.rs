@@ -140,30 +140,38 @@ enum Ended {
     Cancelled,
 }
 
-/// A blocking body that ended within its grace period: what it did is known.
-fn stopped_in_grace(name: &str, why: &Ended, result: &ToolResult) -> ToolResult {
-    let (kind, asked) = match why {
-        Ended::Deadline(limit) => (
-            ToolErrorKind::Timeout,
-            format!(
-                "`{name}` did not finish within {:.1} s and was asked to stop",
+impl Ended {
+    fn kind(&self) -> ToolErrorKind {
+        match self {
+            Self::Deadline(_) => ToolErrorKind::Timeout,
+            Self::Cancelled => ToolErrorKind::Cancelled,
+        }
+    }
+
+    /// Why the body of `name` was asked to stop, in words for the model.
+    fn because(&self, name: &str) -> String {
+        match self {
+            Self::Deadline(limit) => format!(
+                "`{name}` did not finish within {:.1} s",
                 limit.as_secs_f64()
             ),
-        ),
-        Ended::Cancelled => (
-            ToolErrorKind::Cancelled,
-            format!("the call of `{name}` was cancelled and asked to stop"),
-        ),
-    };
+            Self::Cancelled => format!("the call of `{name}` was cancelled"),
+        }
+    }
+}
+
+/// A blocking body that ended within its grace period: what it did is known.
+fn stopped_in_grace(name: &str, why: &Ended, result: &ToolResult) -> ToolResult {
     let returned = if result.is_error() {
         "failed with"
     } else {
         "returned"
     };
     ToolResult::error(
-        kind,
+        why.kind(),
         format!(
-            "{asked}; it has ended, so nothing of it runs on, and {returned}: {}",
+            "{} and was asked to stop; it has ended, so nothing of it runs on, and {returned}: {}",
+            why.because(name),
             crate::echo::shorten_to(&result.text_content(), 2_000)
         ),
     )
@@ -171,23 +179,11 @@ fn stopped_in_grace(name: &str, why: &Ended, result: &ToolResult) -> ToolResult 
 
 /// A blocking body still running past its grace period.
 fn still_running(name: &str, why: &Ended, grace: std::time::Duration) -> ToolResult {
-    let (kind, asked) = match why {
-        Ended::Deadline(limit) => (
-            ToolErrorKind::Timeout,
-            format!(
-                "`{name}` did not finish within {:.1} s",
-                limit.as_secs_f64()
-            ),
-        ),
-        Ended::Cancelled => (
-            ToolErrorKind::Cancelled,
-            format!("the call of `{name}` was cancelled"),
-        ),
-    };
     ToolResult::error(
-        kind,
+        why.kind(),
         format!(
-            "{asked}; it was asked to stop and had not ended {:.1} s later: it runs on a thread that cannot be stopped from outside, so the operation may still complete (later calls of this run wait until it has ended); check its effect before you call it again",
+            "{}; it was asked to stop and had not ended {:.1} s later: it runs on a thread that cannot be stopped from outside, so the operation may still complete (later calls of this run wait until it has ended); check its effect before you call it again",
+            why.because(name),
             grace.as_secs_f64()
         ),
     )

@@ -11,6 +11,7 @@
 
 use crate::support;
 
+use iris::__fuzz::points_inside;
 use iris::Tool;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -145,49 +146,6 @@ proptest! {
             }
         }
     }
-}
-
-/// Whether a fault's `$`-rooted path names a value of `input`, or a key of
-/// one of its objects (an unknown key is named by its own path).
-fn points_inside(input: &Value, path: &str) -> bool {
-    let Some(mut rest) = path.strip_prefix('$') else {
-        return false;
-    };
-    let mut node = input;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('[') {
-            let Some((index, tail)) = after.split_once(']') else {
-                return false;
-            };
-            let Some(item) = index.parse::<usize>().ok().and_then(|i| node.get(i)) else {
-                return false;
-            };
-            node = item;
-            rest = tail;
-        } else if let Some(after) = rest.strip_prefix('.') {
-            // Keys are printed as they are: find the longest key of this
-            // object that the rest of the path starts with.
-            let Some(object) = node.as_object() else {
-                return false;
-            };
-            let Some((key, child)) = object
-                .iter()
-                .filter(|(key, _)| {
-                    after.strip_prefix(key.as_str()).is_some_and(|tail| {
-                        tail.is_empty() || tail.starts_with('.') || tail.starts_with('[')
-                    })
-                })
-                .max_by_key(|(key, _)| key.len())
-            else {
-                return false;
-            };
-            node = child;
-            rest = &after[key.len()..];
-        } else {
-            return false;
-        }
-    }
-    true
 }
 
 fn any_json() -> impl Strategy<Value = Value> {

@@ -208,8 +208,15 @@ async fn a_full_descriptor_table_does_not_spin_the_accept_loop() {
 async fn served(options: ServeOptions) -> (String, iris::executor::CancellationToken) {
     let mut tools = ToolRegistry::new();
     tools.register(Square).unwrap();
-    let executor = Arc::new(ToolExecutor::builder(tools).build().unwrap());
-    let http = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options)
+    serving(ToolExecutor::builder(tools).build().unwrap(), options).await
+}
+
+/// `executor` served on a free loopback port: its URL, and what stops it.
+async fn serving(
+    executor: ToolExecutor,
+    options: ServeOptions,
+) -> (String, iris::executor::CancellationToken) {
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
         .await
         .unwrap();
     let url = http.url();
@@ -322,22 +329,15 @@ async fn a_session_reads_only_the_artifacts_its_own_calls_produced() {
     let mut tools = ToolRegistry::new();
     tools.register(LongReport).unwrap();
     iris::fs::register_file_tools(&mut tools).unwrap();
-    let executor = Arc::new(
-        ToolExecutor::builder(tools)
-            .max_result_chars(500)
-            .build()
-            .unwrap(),
-    );
+    let executor = ToolExecutor::builder(tools)
+        .max_result_chars(500)
+        .build()
+        .unwrap();
     let options = ServeOptions {
         workspace: workspace.path().to_owned(),
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = serving(executor, options).await;
 
     let owner = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
     let other = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
