@@ -111,18 +111,19 @@ where
             let line = line
                 .strip_prefix(b"\xEF\xBB\xBF".as_slice())
                 .unwrap_or(&line);
+            // The common case, a message the library reads, is parsed once;
+            // only a failure is read again as plain JSON, for its id.
+            let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+                Ok(message) => return Some(message),
+                Err(error) => error,
+            };
+            // Not JSON: there is no id to answer, and answering junk can
+            // start an error storm with a peer that echoes it.
             let Ok(value) = serde_json::from_slice::<Value>(line) else {
-                // Not JSON: there is no id to answer, and answering junk
-                // can start an error storm with a peer that echoes it.
                 continue;
             };
-            match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
-                Ok(message) => return Some(message),
-                Err(error) => {
-                    if let Some(answer) = unreadable(&value, &error) {
-                        let _ = Self::write_line(&self.write, answer.to_string()).await;
-                    }
-                }
+            if let Some(answer) = unreadable(&value, &error) {
+                let _ = Self::write_line(&self.write, answer.to_string()).await;
             }
         }
     }
