@@ -34,6 +34,12 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 type Service = StreamableHttpService<IrisServer, LocalSessionManager>;
 
+tokio::task_local! {
+    /// Whether the request being handled is an `initialize`, the only one
+    /// that opens a session.
+    static OPENS_SESSION: bool;
+}
+
 /// An executor served over streamable HTTP on a bound address.
 pub struct McpHttpServer {
     listener: TcpListener,
@@ -83,6 +89,12 @@ impl McpHttpServer {
         let server = IrisServer::new(executor.into(), options);
         let service = StreamableHttpService::new(
             move || {
+                // Only an `initialize` opens a session; the MCP service asks
+                // for a server for other requests too (stateless ones, and
+                // to look up a tool's schema), which hold no place.
+                if !OPENS_SESSION.try_with(|opens| *opens).unwrap_or(true) {
+                    return Ok(server.for_one_request());
+                }
                 server.try_new_connection().ok_or_else(|| {
                     std::io::Error::other(format!(
                         "the server holds its maximum of {max_sessions} MCP sessions; end one (DELETE its session) or try again later"
@@ -225,9 +237,28 @@ async fn answer(
             );
         }
     };
-    service
-        .handle(Request::from_parts(parts, Full::new(body)))
+    let opens_session = !parts.headers.contains_key(SESSION_HEADER) && is_initialize(&body);
+    OPENS_SESSION
+        .scope(
+            opens_session,
+            service.handle(Request::from_parts(parts, Full::new(body))),
+        )
         .await
+}
+
+/// The header that names a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Whether `body` is a JSON-RPC `initialize` request (read without
+/// building its value; anything else, readable or not, is not).
+fn is_initialize(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Method<'_>>(body)
+        .is_ok_and(|message| message.method.as_deref() == Some("initialize"))
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<BoxBody<Bytes, Infallible>> {

@@ -175,13 +175,18 @@ struct Session {
     ledger: Arc<RunLedger>,
     run_id: RunId,
     ended: CancellationToken,
+    /// Whether it holds one of the [`ServeOptions::max_sessions`] places
+    /// (a server for one request outside any session does not).
+    counted: bool,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
         self.ended.cancel();
         self.ledger.finish_run(&self.run_id);
-        self.shared.live.fetch_sub(1, Ordering::SeqCst);
+        if self.counted {
+            self.shared.live.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -229,14 +234,16 @@ impl IrisServer {
             files,
             live: AtomicUsize::new(1),
         });
-        Self::connection(executor, Arc::new(options), shared)
+        Self::connection(executor, Arc::new(options), shared, true)
     }
 
-    /// A server for one more connection, counted in `shared.live` already.
+    /// A server for one more connection, counted in `shared.live` already
+    /// when `counted`.
     fn connection(
         executor: Arc<ToolExecutor>,
         options: Arc<ServeOptions>,
         shared: Arc<Shared>,
+        counted: bool,
     ) -> Self {
         let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
         let run_id = RunId::new(format!("mcp-{}-{connection}", std::process::id()));
@@ -246,6 +253,7 @@ impl IrisServer {
             ledger: Arc::clone(executor.ledger()),
             run_id: run_id.clone(),
             ended: ended.clone(),
+            counted,
         });
         Self {
             executor,
@@ -268,6 +276,20 @@ impl IrisServer {
             Arc::clone(&self.executor),
             Arc::clone(&self.options),
             Arc::clone(&self.shared),
+            true,
+        )
+    }
+
+    /// A server for one request outside any session (a stateless request,
+    /// or a look-up of a tool's schema): a run of its own that ends with
+    /// the request, and no session's place. Such servers are as many as
+    /// the requests in flight, which the connection cap bounds.
+    pub(crate) fn for_one_request(&self) -> Self {
+        Self::connection(
+            Arc::clone(&self.executor),
+            Arc::clone(&self.options),
+            Arc::clone(&self.shared),
+            false,
         )
     }
 
@@ -288,6 +310,7 @@ impl IrisServer {
             Arc::clone(&self.executor),
             Arc::clone(&self.options),
             Arc::clone(&self.shared),
+            true,
         ))
     }
 

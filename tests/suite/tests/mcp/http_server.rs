@@ -31,12 +31,18 @@ async fn raw_initialize(url: &str) -> String {
 
 /// As [`raw_initialize`], with extra header lines.
 async fn raw_initialize_with(url: &str, headers: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+    raw_post(url, headers, body).await
+}
+
+/// A POST of `body` sent by hand, with extra header lines, and the whole
+/// answer.
+async fn raw_post(url: &str, headers: &str, body: &str) -> String {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let address = url
         .trim_start_matches("http://")
         .trim_end_matches("/mcp")
         .to_owned();
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {address}\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -216,7 +222,15 @@ async fn serving(
     executor: ToolExecutor,
     options: ServeOptions,
 ) -> (String, iris::executor::CancellationToken) {
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+    serving_shared(Arc::new(executor), options).await
+}
+
+/// As [`serving`], for an executor the test keeps a handle on.
+async fn serving_shared(
+    executor: Arc<ToolExecutor>,
+    options: ServeOptions,
+) -> (String, iris::executor::CancellationToken) {
+    let http = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options)
         .await
         .unwrap();
     let url = http.url();
@@ -387,5 +401,71 @@ async fn a_session_reads_only_the_artifacts_its_own_calls_produced() {
             .contains("no result of this run named it"),
         "{by_file}"
     );
+    stop.cancel();
+}
+
+/// Finding: each request without a session built a whole server (22× the
+/// cost of a request in a session). Requests without a session take no
+/// session's place and leave no run behind: with the one place held, they
+/// are answered, the held session keeps working, and after it ends a new
+/// session connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_without_a_session_take_no_place() {
+    let mut tools = ToolRegistry::new();
+    tools.register(Square).unwrap();
+    let executor = Arc::new(ToolExecutor::builder(tools).build().unwrap());
+    let options = ServeOptions {
+        max_sessions: 1,
+        ..ServeOptions::default()
+    };
+    let (url, stop) = serving_shared(Arc::clone(&executor), options).await;
+    let held = McpClient::connect(config(&url)).await.unwrap();
+
+    let versioned = "MCP-Protocol-Version: 2026-07-28\r\n";
+    let discover = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let call = r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"square","arguments":{"value":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let headers = |method: &str| format!("{versioned}Mcp-Method: {method}\r\n");
+    for _ in 0..50 {
+        let answer = raw_post(&url, &headers("server/discover"), discover).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        let answer = raw_post(&url, &headers("tools/call\r\nMcp-Name: square"), call).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 200") && answer.contains(r#""text":"9""#),
+            "{answer}"
+        );
+        let answer = raw_post(&url, &headers("tools/list"), list).await;
+        assert!(answer.contains(r#""name":"square""#), "{answer}");
+    }
+    // Each request's run ended with it; only the held session's remains.
+    assert!(executor.ledger().len() <= 1, "{}", executor.ledger().len());
+
+    // The held session still works, and holds the only place.
+    let mut local = ToolRegistry::new();
+    held.register_into(&mut local).unwrap();
+    let calls = ToolExecutor::builder(local)
+        .policy(RulePolicy::new().write(Rule::Allow))
+        .build()
+        .unwrap();
+    let cx = ToolContext::builder(std::env::temp_dir(), RunId::new("client")).build();
+    let outcome = calls
+        .execute_one(
+            ToolUseBlock::new("c1", "capped__square", json!({"value": 4})),
+            &cx,
+        )
+        .await;
+    assert_eq!(outcome.result().unwrap().text_content(), "16");
+    let refused = raw_initialize(&url).await;
+    assert!(refused.contains("maximum of 1 MCP sessions"), "{refused}");
+    held.close();
+    let mut reopened = None;
+    for _ in 0..100 {
+        if let Ok(client) = McpClient::connect(config(&url)).await {
+            reopened = Some(client);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(reopened.is_some(), "the ended session's place is free");
     stop.cancel();
 }
