@@ -26,6 +26,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod history;
+mod seal;
 mod state;
 
 use std::path::PathBuf;
@@ -38,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 pub use agent::{Agent, AgentBuilder};
 pub use error::RunError;
 pub use history::{ReadHistory, read_history};
+pub use seal::{StateKey, StateKeyError};
 pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
 
 #[cfg(doc)]
@@ -95,6 +97,8 @@ pub struct AgentRunner {
     agent: Arc<Agent>,
     model: Arc<dyn Model>,
     options: ModelOptions,
+    /// Seals the states handed out, and admits only sealed ones.
+    state_key: Option<StateKey>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -121,7 +125,18 @@ impl AgentRunner {
             agent,
             model: Arc::new(model),
             options,
+            state_key: None,
         }
+    }
+
+    /// Seals every state this runner hands out with `key`, and resumes
+    /// only states that carry a seal of `key` over exactly what they hold.
+    /// Give every process that resumes the same runs the same key when
+    /// states are kept where someone could edit them.
+    #[must_use]
+    pub fn with_state_key(mut self, key: StateKey) -> Self {
+        self.state_key = Some(key);
+        self
     }
 
     /// A runner of `agent` asking the model its configuration names,
@@ -171,8 +186,25 @@ impl AgentRunner {
             pending: Vec::new(),
             disclosed: Vec::new(),
             usage: Usage::default(),
+            seal: None,
         };
-        self.drive(state, cx).await
+        let outcome = self.drive(state, cx).await?;
+        Ok(self.hand_out(outcome))
+    }
+
+    /// Makes `outcome`'s state the one that resumes its run: remembered
+    /// when the run waits, and sealed when the runner has a key.
+    fn hand_out(&self, mut outcome: RunOutcome) -> RunOutcome {
+        let waits = matches!(outcome, RunOutcome::Waiting(_));
+        let state = outcome.state_mut();
+        state.seal = None;
+        if waits {
+            binding::remember(self.agent.ledger(), state);
+        }
+        if let Some(key) = &self.state_key {
+            key.seal(state);
+        }
+        outcome
     }
 
     /// Continues a run that waited, with one decision per waiting call (by
@@ -220,6 +252,14 @@ impl AgentRunner {
                 call_id: extra.clone(),
             });
         }
+        let seal = state.seal.take();
+        if let Some(key) = &self.state_key {
+            key.verify(&state, seal.as_deref())
+                .map_err(|why| RunError::StateMismatch {
+                    run_id: state.run_id.clone(),
+                    why: why.to_owned(),
+                })?;
+        }
         binding::check(
             self.agent.ledger(),
             &self.agent.registry(),
@@ -245,11 +285,13 @@ impl AgentRunner {
             results.insert(result.0, result.1);
         }
         let Some(Message::Assistant { tool_calls, .. }) = state.messages.last() else {
-            return self.drive(state, cx).await;
+            let outcome = self.drive(state, cx).await?;
+            return Ok(self.hand_out(outcome));
         };
         let answers = tool_messages(tool_calls, &mut results);
         self.append(&mut state, answers);
-        self.drive(state, cx).await
+        let outcome = self.drive(state, cx).await?;
+        Ok(self.hand_out(outcome))
     }
 
     /// The outcome of one waiting call under `decision`.
@@ -411,7 +453,6 @@ impl AgentRunner {
                     text: response.text,
                     tool_calls: calls,
                 });
-                binding::remember(self.agent.ledger(), &state);
                 return Ok(RunOutcome::Waiting(state));
             }
             // Every call finished, so results pair with calls in order.

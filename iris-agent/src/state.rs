@@ -17,7 +17,10 @@ pub const RUN_STATE_VERSION: u32 = 1;
 /// requests do not hash to their approval ids, name another run, call or
 /// tool, or are not calls of the history's last step; and in the process
 /// that paused the run, any state but the one it returned (an edit, a
-/// state of another run, a second resume of the same pause).
+/// state of another run, a second resume of the same pause). A state kept
+/// where others could edit it, and resumed by other processes, is sealed
+/// by giving every runner the same [`StateKey`](crate::StateKey): any edit
+/// is then refused everywhere.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     /// The shape's version ([`RUN_STATE_VERSION`]).
@@ -42,6 +45,11 @@ pub struct RunState {
     pub disclosed: Vec<ToolName>,
     /// Tokens used so far.
     pub usage: Usage,
+    /// The runner's seal of everything above, when it has a
+    /// [`StateKey`](crate::StateKey): a runner with the key resumes only a
+    /// state whose seal verifies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 /// A call of the paused step that has its result.
@@ -86,6 +94,16 @@ impl RunOutcome {
     /// The run's state, however it ended.
     #[must_use]
     pub fn state(&self) -> &RunState {
+        match self {
+            RunOutcome::Finished { state, .. }
+            | RunOutcome::Waiting(state)
+            | RunOutcome::MaxSteps(state)
+            | RunOutcome::Cancelled(state) => state,
+        }
+    }
+
+    /// The run's state, to hand out.
+    pub(crate) fn state_mut(&mut self) -> &mut RunState {
         match self {
             RunOutcome::Finished { state, .. }
             | RunOutcome::Waiting(state)
