@@ -33,7 +33,78 @@ impl Assembly {
             .collect();
         attach_options(&mut schema, "HandlerSection", &hooks);
         attach_options(&mut schema, "MiddlewareEntry", &middleware);
+        add_loader_rules(&mut schema);
         schema
+    }
+}
+
+/// The rules the loader holds a file to that span several keys, which the
+/// types alone do not say: a file the schema accepts loads, unless it names
+/// something the schema cannot know (a tool, a factory, a file, a
+/// variable).
+fn add_loader_rules(schema: &mut Value) {
+    if let Value::Object(root) = schema {
+        root.insert(
+            "not".to_owned(),
+            json!({
+                "description": "`instructions` or `instructions_file`, not both.",
+                "properties": {
+                    "instructions": {"type": "string"},
+                    "instructions_file": {"type": "string"}
+                },
+                "required": ["instructions", "instructions_file"]
+            }),
+        );
+    }
+    let handler_rules = [
+        json!({
+            "if": {"properties": {"type": {"const": "factory"}}, "required": ["type"]},
+            "then": {
+                "required": ["factory"],
+                "properties": {
+                    "factory": {"type": "string"},
+                    "command": {"type": "null"},
+                    "env": {"maxProperties": 0},
+                    "cwd": {"type": "null"}
+                }
+            }
+        }),
+        json!({
+            "if": {"properties": {"type": {"const": "command"}}, "required": ["type"]},
+            "then": {
+                "required": ["command"],
+                "properties": {
+                    "command": {"type": "array", "minItems": 1},
+                    "factory": {"type": "null"},
+                    "options": {"type": "null"}
+                }
+            }
+        }),
+    ];
+    add_rules(schema, "HandlerSection", &handler_rules);
+    add_rules(
+        schema,
+        "HookSection",
+        &[json!({
+            "if": {
+                "properties": {"event": {"enum": ["run.started", "run.finished"]}},
+                "required": ["event"]
+            },
+            "then": {"properties": {"tools": {"maxItems": 0}}}
+        })],
+    );
+}
+
+/// Appends `rules` to the `allOf` of the definition `def`.
+fn add_rules(schema: &mut Value, def: &str, rules: &[Value]) {
+    let Some(Value::Object(target)) = schema.pointer_mut(&format!("/$defs/{def}")) else {
+        return;
+    };
+    let all = target
+        .entry("allOf")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(all) = all {
+        all.extend(rules.iter().cloned());
     }
 }
 

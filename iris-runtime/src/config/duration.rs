@@ -39,15 +39,49 @@ fn parse_seconds(text: &str) -> Option<f64> {
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
     let (number, unit) = text.split_at(split);
     let number: f64 = number.parse().ok()?;
-    let factor = match unit.trim() {
-        "ms" => 0.001,
-        "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        _ => return None,
-    };
-    Some(number * factor)
+    // Milliseconds are divided, not multiplied by 0.001, so that a day
+    // of them is exactly a day.
+    match unit.trim() {
+        "ms" => Some(number / 1000.0),
+        "s" => Some(number),
+        "m" => Some(number * 60.0),
+        "h" => Some(number * 3600.0),
+        _ => None,
+    }
 }
+
+/// A number in (0, `most`] for one unit, as a regular expression: below
+/// `most` with any decimals (`below` matches 1 to `most` - 1 without
+/// leading zeros), a fraction of one, or `most` itself.
+macro_rules! up_to {
+    ($below:literal, $most:literal, $unit:literal) => {
+        concat!(
+            "^(?:(?:",
+            $below,
+            ")(?:\\.[0-9]+)?|0\\.[0-9]*[1-9][0-9]*|",
+            $most,
+            "(?:\\.0+)?)",
+            $unit,
+            "$"
+        )
+    };
+}
+
+/// The text forms the loader accepts: more than 0 and at most a day.
+const WITHIN_A_DAY: [&str; 4] = [
+    up_to!("[1-9]|1[0-9]|2[0-3]", "24", "h"),
+    up_to!("[1-9][0-9]{0,2}|1[0-3][0-9]{2}|14[0-3][0-9]", "1440", "m"),
+    up_to!(
+        "[1-9][0-9]{0,3}|[1-7][0-9]{4}|8[0-5][0-9]{3}|86[0-3][0-9]{2}",
+        "86400",
+        "s"
+    ),
+    up_to!(
+        "[1-9][0-9]{0,6}|[1-7][0-9]{7}|8[0-5][0-9]{6}|86[0-3][0-9]{5}",
+        "86400000",
+        "ms"
+    ),
+];
 
 impl JsonSchema for Seconds {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -55,11 +89,15 @@ impl JsonSchema for Seconds {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let text: Vec<serde_json::Value> = WITHIN_A_DAY
+            .iter()
+            .map(|pattern| serde_json::json!({"type": "string", "pattern": pattern}))
+            .collect();
         schemars::json_schema!({
-            "description": "Seconds, or text such as `5s`, `2m`, `1h`, `250ms`.",
+            "description": "Seconds, or text such as `5s`, `2m`, `1h`, `250ms`: more than 0 and at most a day.",
             "anyOf": [
-                {"type": "number", "exclusiveMinimum": 0},
-                {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$"}
+                {"type": "number", "exclusiveMinimum": 0, "maximum": 86_400},
+                {"anyOf": text}
             ]
         })
     }

@@ -11,6 +11,7 @@ mod loopback;
 mod support;
 
 mod agent_code;
+mod agent_schema_props;
 mod assembly;
 mod error_paths;
 mod fs_edit_props;
