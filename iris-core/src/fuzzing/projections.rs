@@ -3,8 +3,10 @@
 //! Properties: no projection panics; each gives identical bytes on a
 //! second run; a projection reported strict keeps the strict rules; the
 //! Gemini OpenAPI shape holds no `$ref`; every keyword a note says was
-//! dropped was in the schema.
+//! dropped was in the schema, and every keyword of the schema that is not
+//! in the projection is accounted for by a note.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -87,6 +89,182 @@ pub fn schema_projections(data: &[u8]) {
                     );
                 }
             }
+            let sent = first
+                .tool
+                .pointer("/function/parameters")
+                .or_else(|| first.tool.get("parameters"))
+                .or_else(|| first.tool.get("input_schema"))
+                .or_else(|| first.tool.get("parametersJsonSchema"))
+                .unwrap_or(&Value::Null);
+            if let Some(lost) = silently_dropped(&schema, sent, &first.report.notes) {
+                panic!(
+                    "{provider} dropped `{lost}` without a note: {sent} from {schema} (notes: {:?})",
+                    first.report.notes
+                );
+            }
+        }
+    }
+}
+
+/// A keyword of `schema` that `sent` no longer holds anywhere and no note
+/// accounts for, if any.
+fn silently_dropped(schema: &Value, sent: &Value, notes: &[ProjectionNote]) -> Option<String> {
+    if sent.is_null() {
+        return no_parameters_dropped(schema, notes);
+    }
+    let mut after = BTreeSet::new();
+    keywords(sent, &mut after, &|_| false);
+    let noted = |keyword: &str| {
+        notes.iter().any(|note| match note {
+            ProjectionNote::DroppedKeyword { keyword: k, .. }
+            | ProjectionNote::DescribedKeyword { keyword: k, .. } => {
+                k == keyword || k.split_whitespace().next() == Some(keyword)
+            }
+            ProjectionNote::OneOfToAnyOf { .. } => keyword == "oneOf",
+            ProjectionNote::MergedAllOf { .. } => keyword == "allOf",
+            ProjectionNote::InlinedRef { .. }
+            | ProjectionNote::RecursionCut { .. }
+            | ProjectionNote::RecursionLimited { .. } => {
+                matches!(keyword, "$ref" | "$defs" | "definitions")
+            }
+            _ => false,
+        })
+    };
+    // What a dropped subschema held went with it.
+    let mut before = BTreeSet::new();
+    let refers = refers_into_definitions(schema, sent);
+    keywords(schema, &mut before, &|keyword| {
+        (!after.contains(keyword) && noted(keyword))
+            || (!refers && matches!(keyword, "$defs" | "definitions"))
+    });
+    // Rewritten to a keyword that means the same.
+    // Definitions nothing refers to any more mean nothing.
+    let rewritten = |keyword: &str| {
+        (keyword == "const" && after.contains("enum"))
+            || (keyword == "items" && after.contains("prefixItems"))
+            || (matches!(keyword, "$defs" | "definitions") && !refers)
+    };
+    before
+        .iter()
+        .filter(|keyword| !after.contains(*keyword))
+        .find(|keyword| !noted(keyword) && !rewritten(keyword))
+        .cloned()
+}
+
+/// Whether a `$ref` of `sent` names a definition `schema` holds: only then
+/// do definitions mean something once sent.
+fn refers_into_definitions(schema: &Value, sent: &Value) -> bool {
+    let mut references = Vec::new();
+    collect_refs(sent, &mut references);
+    references.iter().any(|reference| {
+        ["#/$defs/", "#/definitions/"].iter().any(|prefix| {
+            reference.strip_prefix(prefix).is_some_and(|name| {
+                schema
+                    .get(&prefix[2..prefix.len() - 1])
+                    .and_then(|defs| defs.get(name))
+                    .is_some()
+            })
+        })
+    })
+}
+
+/// Every `$ref` inside `node`.
+fn collect_refs<'v>(node: &'v Value, out: &mut Vec<&'v str>) {
+    match node {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("$ref", Value::String(reference)) => out.push(reference),
+                    _ => collect_refs(value, out),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                collect_refs(item, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// For a declaration sent without parameters: a keyword of `schema` that
+/// says the tool takes some, and no note accounts for, if any.
+fn no_parameters_dropped(schema: &Value, notes: &[ProjectionNote]) -> Option<String> {
+    let Value::Object(map) = schema else {
+        return None;
+    };
+    let noted = |keyword: &str| {
+        notes.iter().any(|note| {
+            matches!(note, ProjectionNote::DroppedKeyword { keyword: k, .. }
+                | ProjectionNote::DescribedKeyword { keyword: k, .. } if k == keyword)
+        })
+    };
+    map.iter()
+        .find(|(key, value)| {
+            let says_nothing = match key.as_str() {
+                "type" | "description" | "title" | "$schema" | "$id" | "$comment" | "required"
+                | "$defs" | "definitions" => true,
+                // Assertions on numbers, strings and arrays say nothing of
+                // an object.
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
+                | "minLength" | "maxLength" | "pattern" | "format" | "items" | "prefixItems"
+                | "minItems" | "maxItems" | "uniqueItems" | "contains" => true,
+                "properties" => value.as_object().is_some_and(serde_json::Map::is_empty),
+                "additionalProperties" => **value == Value::Bool(false),
+                _ => false,
+            };
+            !says_nothing && !noted(key)
+        })
+        .map(|(key, _)| key.clone())
+}
+
+/// The keywords of every schema inside `schema` (the keys of schema
+/// objects, never property or definition names), not looking inside the
+/// subschemas of a keyword `gone` says was dropped.
+fn keywords(schema: &Value, out: &mut BTreeSet<String>, gone: &dyn Fn(&str) -> bool) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    for (key, value) in map {
+        out.insert(key.clone());
+        if gone(key) {
+            continue;
+        }
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(named) = value {
+                    for inner in named.values() {
+                        keywords(inner, out, gone);
+                    }
+                }
+            }
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+                if let Value::Array(branches) = value {
+                    for inner in branches {
+                        keywords(inner, out, gone);
+                    }
+                }
+            }
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedProperties"
+            | "unevaluatedItems" => {
+                if let Value::Array(branches) = value {
+                    for inner in branches {
+                        keywords(inner, out, gone);
+                    }
+                } else {
+                    keywords(value, out, gone);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -7,7 +7,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
-use super::walk::{child, collect_local_refs, local_def_name, merge_all_of, rename_key};
+use super::walk::{
+    child, collect_local_refs, local_def_name, merge_all_of, rename_key, tuple_items_to_prefix,
+};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
 use crate::schema::PATCH_KEYWORD;
@@ -62,12 +64,20 @@ pub fn gemini(spec: &ToolSpec) -> Projection {
 }
 
 /// `{name, description, <field>: schema}`, the field left out when the tool
-/// takes no parameters (Gemini refuses an empty object there).
+/// takes no parameters (Gemini refuses an empty object there): when the
+/// schema is an object with no properties and says nothing else of it.
 pub(super) fn declaration(spec: &ToolSpec, field: &str, schema: Value) -> Value {
+    let says_nothing = |(key, value): (&String, &Value)| match key.as_str() {
+        "type" | "description" | "title" | "$id" | "$defs" | "required" | "propertyOrdering" => {
+            true
+        }
+        "properties" => value.as_object().is_some_and(Map::is_empty),
+        "additionalProperties" => *value == Value::Bool(false),
+        _ => false,
+    };
     let has_params = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty());
+        .as_object()
+        .is_some_and(|map| !map.iter().all(says_nothing));
     let mut tool = json!({
         "name": spec.name,
         "description": &*spec.description,
@@ -117,6 +127,7 @@ fn to_gemini_schema(
     {
         *value = Value::Array(vec![value.take()]);
     }
+    tuple_items_to_prefix(map);
     drop_null_from_enum(map);
     unrequire_recursive(map, at, cyclic, notes);
     let dropped: Vec<String> = map

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::inline::inline_refs;
-use super::walk::{child, merge_all_of, merge_descriptions, rename_key};
+use super::walk::{child, merge_all_of, merge_descriptions, rename_key, tuple_items_to_prefix};
 use super::{Projection, ProjectionNote, ProjectionReport};
 use crate::definition::ToolSpec;
 use crate::schema::PATCH_KEYWORD;
@@ -86,6 +86,7 @@ fn to_openapi(node: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
         repoint(notes, &child(at, "anyOf"), at, &moved);
     }
     fold_null_type(map);
+    tuple_items_to_prefix(map);
     tuple_to_items(map, at, notes);
     describe_open_map(map, at, notes);
     let dropped: Vec<String> = map
@@ -165,8 +166,17 @@ fn describe_open_map(map: &mut Map<String, Value>, at: &str, notes: &mut Vec<Pro
 /// array without `items`: the items become one schema admitting every
 /// position's, and what each position holds goes into the description.
 fn tuple_to_items(map: &mut Map<String, Value>, at: &str, notes: &mut Vec<ProjectionNote>) {
-    let Some(Value::Array(positions)) = map.shift_remove("prefixItems") else {
-        return;
+    let positions = match map.shift_remove("prefixItems") {
+        Some(Value::Array(positions)) => positions,
+        None => return,
+        Some(_) => {
+            // Not a tuple: nothing to keep.
+            notes.push(ProjectionNote::DroppedKeyword {
+                at: at.to_owned(),
+                keyword: "prefixItems".to_owned(),
+            });
+            return;
+        }
     };
     if !matches!(map.get("items"), Some(Value::Object(_))) {
         let mut distinct: Vec<Value> = Vec::new();

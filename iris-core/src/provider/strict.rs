@@ -93,6 +93,16 @@ pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>)
     };
     let mut out = schema.clone();
     pass.visit(&mut out, "", 0)?;
+    if let Some(reference) = unresolved_ref(&out, defs) {
+        // The provider refuses the whole request for a reference it cannot
+        // resolve.
+        return Err(not_strict(
+            "",
+            format!(
+                "`$ref` `{reference}` names no definition in the schema's `$defs`; strict mode needs every reference to resolve"
+            ),
+        ));
+    }
     let pruned = prune_unused_defs(&mut out);
     // A note must point into the schema that is sent: changes made inside a
     // definition that was inlined everywhere and removed are reported where
@@ -107,6 +117,31 @@ pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>)
     let repeated = repeated_definitions(&out, &notes);
     notes.extend(repeated);
     Ok((out, notes))
+}
+
+/// The first `$ref` under `node` that names no object schema of `defs`.
+fn unresolved_ref<'v>(node: &'v Value, defs: &Map<String, Value>) -> Option<&'v str> {
+    match node {
+        Value::Object(map) => {
+            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+                let resolves = reference
+                    .strip_prefix("#/$defs/")
+                    .and_then(|name| defs.get(name))
+                    .is_some_and(Value::is_object);
+                if !resolves {
+                    return Some(reference);
+                }
+            }
+            map.iter()
+                // Values, not schemas.
+                .filter(|(key, _)| {
+                    !matches!(key.as_str(), "enum" | "const" | "default" | "examples")
+                })
+                .find_map(|(_, value)| unresolved_ref(value, defs))
+        }
+        Value::Array(items) => items.iter().find_map(|value| unresolved_ref(value, defs)),
+        _ => None,
+    }
 }
 
 /// A definition inlined somewhere (for a description beside its `$ref`)
@@ -260,8 +295,9 @@ impl StrictPass<'_> {
             .filter(|name| !self.expanding.iter().any(|e| e == name))
             .and_then(|name| Some((name.to_owned(), defs.get(name)?.as_object()?)));
         let Some((name, target)) = target else {
-            // A recursive or foreign reference: keep the `$ref`, drop what
-            // strict mode refuses next to it.
+            // A recursive reference (an unresolved one is refused after the
+            // walk): keep the `$ref`, drop what strict mode refuses next
+            // to it.
             let siblings: Vec<String> = map.keys().filter(|k| *k != "$ref").cloned().collect();
             for keyword in siblings {
                 map.shift_remove(&keyword);

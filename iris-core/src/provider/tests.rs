@@ -410,3 +410,59 @@ fn an_inlined_type_keeps_its_description_after_the_property_s() {
         );
     }
 }
+
+/// Findings of the projection fuzzer: each keyword the schema holds is
+/// sent, or a note says where it went.
+#[test]
+fn a_reference_to_no_definition_is_never_sent_strict() {
+    let p = openai_chat(&spec(
+        json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/Missing"}},
+            "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}
+        }),
+        true,
+    ));
+    assert!(!p.report.strict);
+    let reason = not_strict_reason(&p).unwrap();
+    assert!(reason.contains("#/$defs/Missing"), "{reason}");
+}
+
+#[test]
+fn gemini_keeps_the_positions_of_a_tuple_in_the_old_form() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}}
+    });
+    let p = gemini(&spec(schema.clone(), false));
+    assert_eq!(
+        p.tool
+            .pointer("/parametersJsonSchema/properties/pair/prefixItems/1/type"),
+        Some(&json!("integer")),
+        "{}",
+        p.tool
+    );
+    let p = gemini_openapi(&spec(schema, false));
+    let pair = p.tool.pointer("/parameters/properties/pair").unwrap();
+    assert!(
+        pair["description"].as_str().unwrap().contains("2: integer"),
+        "{pair}"
+    );
+}
+
+#[test]
+fn gemini_sends_parameters_an_object_describes_without_properties() {
+    let p = gemini(&spec(
+        json!({
+            "type": "object",
+            "anyOf": [
+                {"properties": {"id": {"type": "string"}}, "required": ["id"]},
+                {"properties": {"name": {"type": "string"}}, "required": ["name"]}
+            ]
+        }),
+        false,
+    ));
+    assert!(p.tool.get("parametersJsonSchema").is_some(), "{}", p.tool);
+    let p = gemini(&spec(json!({"type": "object", "properties": {}}), false));
+    assert!(p.tool.get("parametersJsonSchema").is_none(), "{}", p.tool);
+}

@@ -134,3 +134,12 @@ pub(super) fn merge_all_of(map: &mut Map<String, Value>) -> bool {
     *map = merged;
     true
 }
+
+/// The tuple form of earlier drafts, `items: [..]`, as `prefixItems`, its
+/// form since 2020-12, so that a walk that reads `items` as one schema does
+/// not lose the positions.
+pub(super) fn tuple_items_to_prefix(map: &mut Map<String, Value>) {
+    if map.get("items").is_some_and(Value::is_array) && !map.contains_key("prefixItems") {
+        rename_key(map, "items", "prefixItems");
+    }
+}
