@@ -126,15 +126,16 @@ pub use iris_tools::fs;
 pub mod __fuzz {
     pub use iris_agent::fuzzing::agent_files;
     pub use iris_core::fuzzing::{points_inside, schema_projections, tool_arguments};
-    pub use iris_mcp::fuzzing::mcp_messages;
+    pub use iris_mcp::fuzzing::{mcp_client, mcp_messages};
     pub use iris_model::fuzzing::sse_stream;
     pub use iris_runtime::fuzzing::hook_answers;
 
-    /// MCP messages to the server, and the event streams the model
-    /// adapters read.
+    /// MCP messages both ways (to the server, and a server's answers to
+    /// the client), and the event streams the model adapters read.
     pub fn mcp_streams(data: &[u8]) {
         sse_stream(data);
         mcp_messages(data);
+        mcp_client(data);
     }
 }
 

@@ -1,5 +1,6 @@
-//! Harnesses for fuzzing the MCP server's handling of messages (see
-//! `iris_core::fuzzing`). Not a public API.
+//! Harnesses for fuzzing MCP messages both ways (see `iris_core::fuzzing`):
+//! what a client sends the server, and what a server answers the client.
+//! Not a public API.
 #![allow(
     clippy::panic,
     reason = "a harness reports a broken property by panicking, as the fuzzer expects"
@@ -176,4 +177,157 @@ fn server() -> Option<IrisServer> {
         ..ServeOptions::default()
     };
     Some(IrisServer::new(Arc::new(executor), options))
+}
+
+/// A server's answers to the client, from `data`: up to the first line
+/// break, the result of `tools/list`; after it, the result of
+/// `tools/call` (each sent as the JSON-RPC result when it is JSON, or as a
+/// raw line otherwise). Properties: connecting ends within the deadline,
+/// in a client or a clear error; every tool of a one-page listing is made
+/// an Iris tool or reported as skipped; a call of the first tool ends
+/// within the deadline in a result.
+///
+/// # Panics
+/// When a property does not hold: a finding.
+pub fn mcp_client(data: &[u8]) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    runtime.block_on(answer_client(data));
+}
+
+async fn answer_client(data: &[u8]) {
+    let split = data.iter().position(|b| *b == b'\n').unwrap_or(data.len());
+    let listing = &data[..split];
+    let call = data.get(split + 1..).unwrap_or_default();
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let serving = tokio::spawn(fake_server(server_side, listing.to_vec(), call.to_vec()));
+    let (read, write) = tokio::io::split(client_side);
+    let config = crate::McpServerConfig::stdio("fuzzed", "/nonexistent-iris-fuzz", [""; 0])
+        .with_exposure(crate::McpExposure::Eager)
+        .with_startup_timeout(Duration::from_millis(300))
+        .with_timeout(Duration::from_millis(300));
+    let connected = tokio::time::timeout(
+        DEADLINE,
+        crate::McpClient::connect_over(config, read, write),
+    )
+    .await;
+    let Ok(connected) = connected else {
+        panic!("connecting did not end within {DEADLINE:?}: {}", show(data));
+    };
+    let client = match connected {
+        Ok(client) => client,
+        Err(error) => {
+            assert!(
+                !error.to_string().trim().is_empty(),
+                "an error that says nothing: {}",
+                show(data)
+            );
+            serving.abort();
+            return;
+        }
+    };
+    let report = client.report();
+    if let Some(listed) = one_page(listing) {
+        let filtered = report
+            .skipped
+            .iter()
+            .filter(|skipped| skipped.reason.contains("include"))
+            .count();
+        assert_eq!(
+            client.tools().len() + report.skipped.len() - filtered,
+            listed,
+            "a listed tool was neither made a tool nor reported ({report:?}): {}",
+            show(data)
+        );
+    }
+    if let Some(tool) = client.tools().first() {
+        let name = tool.definition_dyn().name().clone();
+        let mut registry = ToolRegistry::new();
+        if client.register_into(&mut registry).is_ok()
+            && let Ok(executor) = ToolExecutor::builder(registry)
+                .policy(iris_runtime::RulePolicy::new().write(iris_runtime::Rule::Allow))
+                .build()
+        {
+            let cx = iris_core::ToolContext::builder(
+                std::env::temp_dir(),
+                iris_core::RunId::new("fuzz"),
+            )
+            .build();
+            let call = iris_core::ToolUseBlock::new("c1", name.as_str(), json!({}));
+            let outcome = tokio::time::timeout(DEADLINE, executor.execute_one(call, &cx)).await;
+            assert!(
+                outcome.is_ok(),
+                "a call did not end within {DEADLINE:?}: {}",
+                show(data)
+            );
+        }
+    }
+    client.close();
+    serving.abort();
+}
+
+/// How many entries the `tools` list of `listing` holds, when it is one
+/// page (no cursor to follow).
+fn one_page(listing: &[u8]) -> Option<usize> {
+    let value: Value = serde_json::from_slice(listing).ok()?;
+    if value.get("nextCursor").is_some_and(|c| !c.is_null()) {
+        return None;
+    }
+    value.get("tools")?.as_array().map(Vec::len)
+}
+
+/// Answers `initialize` properly, then `tools/list` with `listing` and
+/// `tools/call` with `call`, until the client goes.
+async fn fake_server(side: tokio::io::DuplexStream, listing: Vec<u8>, call: Vec<u8>) {
+    let (read, mut write) = tokio::io::split(side);
+    let mut lines = BufReader::new(read).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let Some(id) = message.get("id").cloned() else {
+            continue;
+        };
+        let (answer, last) = match message.get("method").and_then(Value::as_str) {
+            Some("initialize") => (
+                json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "fuzzed", "version": "0"}}})
+                .to_string(),
+                false,
+            ),
+            Some("tools/list") => answer_line(&id, &listing),
+            Some("tools/call") => answer_line(&id, &call),
+            _ => (
+                json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
+                false,
+            ),
+        };
+        let written = write.write_all(format!("{answer}\n").as_bytes()).await;
+        if written.is_err() || last {
+            return;
+        }
+    }
+}
+
+/// The response to `id` carrying `data`: as its result when it is JSON;
+/// otherwise `data` itself on one line, after which the server goes away
+/// (a server that writes garbage and dies), rather than leaving the client
+/// to wait out its timeout.
+fn answer_line(id: &Value, data: &[u8]) -> (String, bool) {
+    match serde_json::from_slice::<Value>(data) {
+        Ok(result) => (
+            json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+            false,
+        ),
+        Err(_) => (
+            String::from_utf8_lossy(data).replace(['\n', '\r'], " "),
+            true,
+        ),
+    }
 }

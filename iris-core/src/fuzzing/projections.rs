@@ -114,7 +114,7 @@ fn silently_dropped(schema: &Value, sent: &Value, notes: &[ProjectionNote]) -> O
     }
     let mut after = BTreeSet::new();
     keywords(sent, &mut after, &|_| false);
-    let noted = |keyword: &str| {
+    let accounted_for = |keyword: &str| {
         notes.iter().any(|note| match note {
             ProjectionNote::DroppedKeyword { keyword: k, .. }
             | ProjectionNote::DescribedKeyword { keyword: k, .. } => {
@@ -134,7 +134,7 @@ fn silently_dropped(schema: &Value, sent: &Value, notes: &[ProjectionNote]) -> O
     let mut before = BTreeSet::new();
     let refers = refers_into_definitions(schema, sent);
     keywords(schema, &mut before, &|keyword| {
-        (!after.contains(keyword) && noted(keyword))
+        (!after.contains(keyword) && accounted_for(keyword))
             || (!refers && matches!(keyword, "$defs" | "definitions"))
     });
     // Rewritten to a keyword that means the same.
@@ -147,7 +147,7 @@ fn silently_dropped(schema: &Value, sent: &Value, notes: &[ProjectionNote]) -> O
     before
         .iter()
         .filter(|keyword| !after.contains(*keyword))
-        .find(|keyword| !noted(keyword) && !rewritten(keyword))
+        .find(|keyword| !accounted_for(keyword) && !rewritten(keyword))
         .cloned()
 }
 
@@ -194,7 +194,7 @@ fn no_parameters_dropped(schema: &Value, notes: &[ProjectionNote]) -> Option<Str
     let Value::Object(map) = schema else {
         return None;
     };
-    let noted = |keyword: &str| {
+    let accounted_for = |keyword: &str| {
         notes.iter().any(|note| {
             matches!(note, ProjectionNote::DroppedKeyword { keyword: k, .. }
                 | ProjectionNote::DescribedKeyword { keyword: k, .. } if k == keyword)
@@ -203,18 +203,19 @@ fn no_parameters_dropped(schema: &Value, notes: &[ProjectionNote]) -> Option<Str
     map.iter()
         .find(|(key, value)| {
             let says_nothing = match key.as_str() {
+                // What names nothing the tool takes, and assertions on
+                // numbers, strings and arrays, which say nothing of an
+                // object.
                 "type" | "description" | "title" | "$schema" | "$id" | "$comment" | "required"
-                | "$defs" | "definitions" => true,
-                // Assertions on numbers, strings and arrays say nothing of
-                // an object.
-                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
-                | "minLength" | "maxLength" | "pattern" | "format" | "items" | "prefixItems"
-                | "minItems" | "maxItems" | "uniqueItems" | "contains" => true,
+                | "$defs" | "definitions" | "minimum" | "maximum" | "exclusiveMinimum"
+                | "exclusiveMaximum" | "multipleOf" | "minLength" | "maxLength" | "pattern"
+                | "format" | "items" | "prefixItems" | "minItems" | "maxItems" | "uniqueItems"
+                | "contains" => true,
                 "properties" => value.as_object().is_some_and(serde_json::Map::is_empty),
                 "additionalProperties" => **value == Value::Bool(false),
                 _ => false,
             };
-            !says_nothing && !noted(key)
+            !says_nothing && !accounted_for(key)
         })
         .map(|(key, _)| key.clone())
 }

@@ -226,6 +226,52 @@ impl Connection {
         }))
     }
 
+    /// A session over `read` and `write`, with a server in this process
+    /// (the fuzzing harness's); it is not started again once it ends.
+    #[cfg(feature = "fuzzing")]
+    pub(super) async fn open_over<R, W>(
+        config: McpServerConfig,
+        read: R,
+        write: W,
+    ) -> Result<Arc<Self>, McpError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let catalog_changed = Arc::new(watch::channel(0).0);
+        let progress = Arc::new(ProgressRoutes::default());
+        let handler = IrisClient {
+            catalog_changed: Arc::downgrade(&catalog_changed),
+            progress: Arc::clone(&progress),
+        };
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write)
+            .with_max_line_length(MAX_STDIO_LINE);
+        let startup = config.startup_timeout();
+        let service = tokio::time::timeout(startup, handler.serve(transport))
+            .await
+            .map_err(|_| McpError::Startup {
+                server: config.name.clone(),
+                message: "it did not finish `initialize` in time".to_owned(),
+            })?
+            .map_err(|error| McpError::Startup {
+                server: config.name.clone(),
+                message: format!("`initialize` failed: {error}"),
+            })?;
+        Ok(Arc::new(Self {
+            config,
+            live: RwLock::new(Some(Arc::new(Session {
+                service,
+                child: None,
+            }))),
+            reconnecting: tokio::sync::Mutex::new(Backoff::default()),
+            counters: Counters::default(),
+            last_exit: Mutex::new(None),
+            catalog_changed,
+            exposure: OnceLock::new(),
+            progress,
+        }))
+    }
+
     /// The server's name.
     pub(super) fn name(&self) -> &str {
         &self.config.name

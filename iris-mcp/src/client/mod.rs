@@ -99,7 +99,11 @@ impl McpClient {
     /// [`McpError`] when the server cannot be started or reached, does not
     /// finish `initialize` in time, or its catalog cannot be listed.
     pub async fn connect(config: McpServerConfig) -> Result<Self, McpError> {
-        let connection = Connection::open(config).await?;
+        Self::listed(Connection::open(config).await?).await
+    }
+
+    /// The client of `connection`, once its whole catalog is listed.
+    async fn listed(connection: Arc<Connection>) -> Result<Self, McpError> {
         let session = connection.current().ok_or_else(|| McpError::Unavailable {
             server: connection.name().to_owned(),
             message: "it went away before its tools were listed".to_owned(),
@@ -109,6 +113,21 @@ impl McpClient {
             connection,
             catalog: Arc::new(Mutex::new(Catalog { tools, report })),
         })
+    }
+
+    /// As [`McpClient::connect`], with a server in this process on the
+    /// other ends of `read` and `write` (the fuzzing harness's).
+    #[cfg(feature = "fuzzing")]
+    pub(crate) async fn connect_over<R, W>(
+        config: McpServerConfig,
+        read: R,
+        write: W,
+    ) -> Result<Self, McpError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        Self::listed(Connection::open_over(config, read, write).await?).await
     }
 
     fn catalog(&self) -> std::sync::MutexGuard<'_, Catalog> {
