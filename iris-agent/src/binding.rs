@@ -19,6 +19,7 @@ use iris_runtime::ledger::RunLedger;
 use sha2::{Digest, Sha256};
 
 use crate::error::RunError;
+use crate::seal::Absorb;
 use crate::state::RunState;
 
 /// The fingerprint of the state a waiting run was handed out with.
@@ -141,21 +142,8 @@ enum Pause {
 fn fingerprint(state: &RunState) -> [u8; 32] {
     let mut hasher = Sha256::new();
     // Serializing a state into a hasher cannot fail: every part is JSON.
-    let _ = serde_json::to_writer(HashWriter(&mut hasher), state);
+    let _ = serde_json::to_writer(Absorb(&mut hasher), state);
     hasher.finalize().into()
-}
-
-struct HashWriter<'a>(&'a mut Sha256);
-
-impl std::io::Write for HashWriter<'_> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 fn echo(text: &str) -> std::borrow::Cow<'_, str> {

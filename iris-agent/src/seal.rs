@@ -89,7 +89,7 @@ impl StateKey {
         let mut mac = self.keyed.clone();
         // Writing a state's JSON into the MAC cannot fail: every part is
         // JSON, and the writer takes every byte.
-        let _ = serde_json::to_writer(MacWriter(&mut mac), state);
+        let _ = serde_json::to_writer(Absorb(&mut mac), state);
         mac
     }
 
@@ -118,9 +118,11 @@ impl StateKey {
     }
 }
 
-struct MacWriter<'a>(&'a mut Hmac<Sha256>);
+/// Feeds what is written into a hash or MAC, so a state's JSON is hashed
+/// without being held whole.
+pub(crate) struct Absorb<'a, D>(pub(crate) &'a mut D);
 
-impl std::io::Write for MacWriter<'_> {
+impl<D: sha2::digest::Update> std::io::Write for Absorb<'_, D> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.0.update(bytes);
         Ok(bytes.len())

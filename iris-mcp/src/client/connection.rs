@@ -214,7 +214,21 @@ impl Connection {
         let catalog_changed = Arc::new(watch::channel(0).0);
         let progress = Arc::new(ProgressRoutes::default());
         let session = start(&config, &catalog_changed, &progress).await?;
-        Ok(Arc::new(Self {
+        Ok(Self::with_session(
+            config,
+            session,
+            catalog_changed,
+            progress,
+        ))
+    }
+
+    fn with_session(
+        config: McpServerConfig,
+        session: Session,
+        catalog_changed: Arc<watch::Sender<u64>>,
+        progress: Arc<ProgressRoutes>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
             config,
             live: RwLock::new(Some(Arc::new(session))),
             reconnecting: tokio::sync::Mutex::new(Backoff::default()),
@@ -223,7 +237,7 @@ impl Connection {
             catalog_changed,
             exposure: OnceLock::new(),
             progress,
-        }))
+        })
     }
 
     /// A session over `read` and `write`, with a server in this process
@@ -257,19 +271,16 @@ impl Connection {
                 server: config.name.clone(),
                 message: format!("`initialize` failed: {error}"),
             })?;
-        Ok(Arc::new(Self {
+        let session = Session {
+            service,
+            child: None,
+        };
+        Ok(Self::with_session(
             config,
-            live: RwLock::new(Some(Arc::new(Session {
-                service,
-                child: None,
-            }))),
-            reconnecting: tokio::sync::Mutex::new(Backoff::default()),
-            counters: Counters::default(),
-            last_exit: Mutex::new(None),
+            session,
             catalog_changed,
-            exposure: OnceLock::new(),
             progress,
-        }))
+        ))
     }
 
     /// The server's name.

@@ -97,34 +97,16 @@ async fn sessions_past_the_cap_are_refused_and_an_ended_one_frees_its_place() {
     );
 
     // A call through the first session gives it a run on the server.
-    let mut local = ToolRegistry::new();
-    first.register_into(&mut local).unwrap();
-    let calls = ToolExecutor::builder(local)
-        .policy(RulePolicy::new().write(Rule::Allow))
-        .build()
-        .unwrap();
-    let cx = ToolContext::builder(std::env::temp_dir(), RunId::new("client")).build();
-    let outcome = calls
-        .execute_one(
-            ToolUseBlock::new("c1", "capped__square", json!({"value": 3})),
-            &cx,
-        )
-        .await;
-    assert_eq!(outcome.result().unwrap().text_content(), "9");
+    assert_eq!(square_through(&first, 3).await, "9");
     assert_eq!(executor.ledger().len(), 1, "the session's run is held");
 
     // The first session ends: its place is free again, and its run is
     // forgotten.
     first.close();
-    let mut third = None;
-    for _ in 0..100 {
-        if let Ok(client) = McpClient::connect(config(&url)).await {
-            third = Some(client);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(third.is_some(), "an ended session frees its place");
+    assert!(
+        connect_once_free(&url).await.is_some(),
+        "an ended session frees its place"
+    );
     assert_eq!(
         executor.ledger().len(),
         0,
@@ -441,31 +423,39 @@ async fn requests_without_a_session_take_no_place() {
     assert!(executor.ledger().len() <= 1, "{}", executor.ledger().len());
 
     // The held session still works, and holds the only place.
+    assert_eq!(square_through(&held, 4).await, "16");
+    let refused = raw_initialize(&url).await;
+    assert!(refused.contains("maximum of 1 MCP sessions"), "{refused}");
+    held.close();
+    assert!(
+        connect_once_free(&url).await.is_some(),
+        "the ended session's place is free"
+    );
+    stop.cancel();
+}
+
+/// `square(value)` called through `client`'s session, as text.
+async fn square_through(client: &McpClient, value: i64) -> String {
     let mut local = ToolRegistry::new();
-    held.register_into(&mut local).unwrap();
+    client.register_into(&mut local).unwrap();
     let calls = ToolExecutor::builder(local)
         .policy(RulePolicy::new().write(Rule::Allow))
         .build()
         .unwrap();
     let cx = ToolContext::builder(std::env::temp_dir(), RunId::new("client")).build();
-    let outcome = calls
-        .execute_one(
-            ToolUseBlock::new("c1", "capped__square", json!({"value": 4})),
-            &cx,
-        )
-        .await;
-    assert_eq!(outcome.result().unwrap().text_content(), "16");
-    let refused = raw_initialize(&url).await;
-    assert!(refused.contains("maximum of 1 MCP sessions"), "{refused}");
-    held.close();
-    let mut reopened = None;
+    let call = ToolUseBlock::new("c1", "capped__square", json!({ "value": value }));
+    let outcome = calls.execute_one(call, &cx).await;
+    outcome.result().unwrap().text_content()
+}
+
+/// A new session, once a place is free (an ended session's place frees a
+/// moment after it closes); `None` after 5 s.
+async fn connect_once_free(url: &str) -> Option<McpClient> {
     for _ in 0..100 {
-        if let Ok(client) = McpClient::connect(config(&url)).await {
-            reopened = Some(client);
-            break;
+        if let Ok(client) = McpClient::connect(config(url)).await {
+            return Some(client);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(reopened.is_some(), "the ended session's place is free");
-    stop.cancel();
+    None
 }
