@@ -33,13 +33,19 @@ const DEADLINE: Duration = Duration::from_secs(5);
 /// # Panics
 /// When a property does not hold: a finding.
 pub fn mcp_messages(data: &[u8]) {
+    on_own_runtime(exchange(data));
+}
+
+/// Runs `exchange` to its end on a runtime of its own: each input starts
+/// from nothing.
+fn on_own_runtime(exchange: impl std::future::Future<Output = ()>) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     else {
         return;
     };
-    runtime.block_on(exchange(data));
+    runtime.block_on(exchange);
 }
 
 async fn exchange(data: &[u8]) {
@@ -190,13 +196,7 @@ fn server() -> Option<IrisServer> {
 /// # Panics
 /// When a property does not hold: a finding.
 pub fn mcp_client(data: &[u8]) {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return;
-    };
-    runtime.block_on(answer_client(data));
+    on_own_runtime(answer_client(data));
 }
 
 async fn answer_client(data: &[u8]) {
