@@ -97,7 +97,7 @@ impl StateKey {
     pub(crate) fn seal(&self, state: &mut RunState) {
         state.seal = None;
         let tag = self.mac(state).finalize().into_bytes();
-        state.seal = Some(hex(&tag));
+        state.seal = Some(iris_runtime::__wings::hex(&tag));
     }
 
     /// Whether `seal`, taken off `state`, is this key's seal of what the
@@ -131,16 +131,6 @@ impl<D: sha2::digest::Update> std::io::Write for Absorb<'_, D> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        text.push(char::from(DIGITS[usize::from(byte & 0xf)]));
-    }
-    text
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {

@@ -70,6 +70,7 @@ pub mod __private {
 pub mod __wings {
     pub use crate::__iris_debug_as_display as debug_as_display;
     pub use crate::echo::{ECHO_CHARS, shorten, shorten_to};
+    pub use crate::executor::permissions::hex;
     #[cfg(unix)]
     pub use crate::nonblocking::clear_nonblocking;
     pub use crate::temp_name::{TEMP_SUFFIX, temp_name, temp_owner};

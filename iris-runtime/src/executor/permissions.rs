@@ -309,7 +309,9 @@ pub fn arguments_hash(value: &Value) -> String {
     hex(&hasher.finalize())
 }
 
-fn hex(digest: &[u8]) -> String {
+/// `digest` as lowercase hexadecimal.
+#[must_use]
+pub fn hex(digest: &[u8]) -> String {
     let mut hex = String::with_capacity(digest.len() * 2);
     for &byte in digest {
         hex.push(char::from(HEX[usize::from(byte >> 4)]));
