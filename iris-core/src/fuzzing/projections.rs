@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::definition::ToolSpec;
 use crate::name::ToolName;
 use crate::provider::invariants::{has_ref, strict_invariants_hold};
+use crate::provider::walk::child;
 use crate::provider::{
     Projection, ProjectionNote, anthropic, gemini, gemini_openapi, openai_chat, openai_responses,
 };
@@ -113,7 +114,7 @@ fn silently_dropped(schema: &Value, sent: &Value, notes: &[ProjectionNote]) -> O
         return no_parameters_dropped(schema, notes);
     }
     let mut after = BTreeSet::new();
-    keywords(sent, &mut after, &|_| false);
+    keywords(sent, &mut after, "", &|_, _| false);
     let accounted_for = |keyword: &str| {
         notes.iter().any(|note| match note {
             ProjectionNote::DroppedKeyword { keyword: k, .. }
@@ -133,8 +134,16 @@ fn silently_dropped(schema: &Value, sent: &Value, notes: &[ProjectionNote]) -> O
     // What a dropped subschema held went with it.
     let mut before = BTreeSet::new();
     let refers = refers_into_definitions(schema, sent);
-    keywords(schema, &mut before, &|keyword| {
-        (!after.contains(keyword) && accounted_for(keyword))
+    let dropped_here = |at: &str, keyword: &str| {
+        notes.iter().any(|note| {
+            matches!(note, ProjectionNote::DroppedKeyword { keyword: k, .. }
+                | ProjectionNote::DescribedKeyword { keyword: k, .. }
+                if k == keyword && note.at() == at)
+        })
+    };
+    keywords(schema, &mut before, "", &|at, keyword| {
+        dropped_here(at, keyword)
+            || (!after.contains(keyword) && accounted_for(keyword))
             || (!refers && matches!(keyword, "$defs" | "definitions"))
     });
     // Rewritten to a keyword that means the same.
@@ -220,50 +229,69 @@ fn no_parameters_dropped(schema: &Value, notes: &[ProjectionNote]) -> Option<Str
         .map(|(key, _)| key.clone())
 }
 
-/// The keywords of every schema inside `schema` (the keys of schema
-/// objects, never property or definition names), not looking inside the
-/// subschemas of a keyword `gone` says was dropped.
-fn keywords(schema: &Value, out: &mut BTreeSet<String>, gone: &dyn Fn(&str) -> bool) {
+/// The keywords of every schema inside `schema`, which sits at `at` (a
+/// JSON Pointer): the keys of schema objects, never property or
+/// definition names, not looking inside the subschemas of a keyword
+/// `gone` says was dropped there.
+fn keywords(
+    schema: &Value,
+    out: &mut BTreeSet<String>,
+    at: &str,
+    gone: &dyn Fn(&str, &str) -> bool,
+) {
     let Value::Object(map) = schema else {
         return;
     };
+    let below = |key: &str, token: &str| child(&child(at, key), token);
     for (key, value) in map {
         out.insert(key.clone());
-        if gone(key) {
+        if gone(at, key) {
             continue;
         }
-        match key.as_str() {
-            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-                if let Value::Object(named) = value {
-                    for inner in named.values() {
-                        keywords(inner, out, gone);
-                    }
+        match (key.as_str(), value) {
+            (
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas",
+                Value::Object(named),
+            ) => {
+                for (name, inner) in named {
+                    keywords(inner, out, &below(key, name), gone);
                 }
             }
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
-                if let Value::Array(branches) = value {
-                    for inner in branches {
-                        keywords(inner, out, gone);
-                    }
+            (
+                "allOf"
+                | "anyOf"
+                | "oneOf"
+                | "prefixItems"
+                | "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems",
+                Value::Array(branches),
+            ) => {
+                for (i, inner) in branches.iter().enumerate() {
+                    keywords(inner, out, &below(key, &i.to_string()), gone);
                 }
             }
-            "items"
-            | "additionalProperties"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "contains"
-            | "propertyNames"
-            | "unevaluatedProperties"
-            | "unevaluatedItems" => {
-                if let Value::Array(branches) = value {
-                    for inner in branches {
-                        keywords(inner, out, gone);
-                    }
-                } else {
-                    keywords(value, out, gone);
-                }
+            (
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems",
+                inner,
+            ) => {
+                keywords(inner, out, &child(at, key), gone);
             }
             _ => {}
         }

@@ -32,7 +32,7 @@ mod inline;
 mod openai;
 mod results;
 mod strict;
-mod walk;
+pub(crate) mod walk;
 
 use serde::Serialize;
 use serde_json::Value;

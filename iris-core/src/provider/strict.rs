@@ -99,7 +99,7 @@ pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>)
         return Err(not_strict(
             "",
             format!(
-                "`$ref` `{reference}` names no definition in the schema's `$defs`; strict mode needs every reference to resolve"
+                "`$ref` {reference} names no definition in the schema's `$defs`; strict mode needs every reference to resolve"
             ),
         ));
     }
@@ -119,13 +119,15 @@ pub(super) fn make_strict(schema: &Value) -> Result<(Value, Vec<ProjectionNote>)
     Ok((out, notes))
 }
 
-/// The first `$ref` under `node` that names no object schema of `defs`.
-fn unresolved_ref<'v>(node: &'v Value, defs: &Map<String, Value>) -> Option<&'v str> {
+/// The first `$ref` under `node` that names no object schema of `defs`
+/// (or is not a reference at all).
+fn unresolved_ref<'v>(node: &'v Value, defs: &Map<String, Value>) -> Option<&'v Value> {
     match node {
         Value::Object(map) => {
-            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            if let Some(reference) = map.get("$ref") {
                 let resolves = reference
-                    .strip_prefix("#/$defs/")
+                    .as_str()
+                    .and_then(|reference| reference.strip_prefix("#/$defs/"))
                     .and_then(|name| defs.get(name))
                     .is_some_and(Value::is_object);
                 if !resolves {

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 /// Appends `token` to a JSON Pointer, escaping `~` and `/`.
-pub(super) fn child(at: &str, token: &str) -> String {
+pub(crate) fn child(at: &str, token: &str) -> String {
     let escaped = token.replace('~', "~0").replace('/', "~1");
     format!("{at}/{escaped}")
 }
