@@ -39,8 +39,9 @@ pub mod content {
 /// context extractors, toolboxes and runtime-made tools.
 pub mod tool {
     pub use iris_core::{
-        ArgumentError, BoxFuture, DynTool, DynamicTool, FromToolContext, IntoToolResult,
-        ParsedArgs, StopFlag, ToolBody, ToolContextBuilder, ToolFailure, Toolbox,
+        Admit, Admitted, ArgumentError, BoxFuture, CallShape, DynTool, DynamicTool,
+        FromToolContext, IntoToolResult, ParsedArgs, StopFlag, ToolBody, ToolContextBuilder,
+        ToolFailure, Toolbox,
     };
     // The body a middleware stack ends in: public because `Next` names it,
     // kept out of the docs.

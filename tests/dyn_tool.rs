@@ -11,7 +11,7 @@
 )]
 
 use iris::definition::ToolDefinition;
-use iris::tool::{ArgumentError, DynTool, ParsedArgs, ToolBody};
+use iris::tool::{Admit, Admitted, ArgumentError, CallShape, DynTool, ParsedArgs, ToolBody};
 use iris::{
     RunId, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
@@ -81,14 +81,63 @@ async fn parse_then_call(tool: &dyn DynTool) {
     assert_eq!(err.path(), "$.value", "{err}");
 }
 
+/// The one-step parse and admit does what each answer asks, and asks
+/// nothing of input that does not parse.
+async fn parse_and_admit(tool: &dyn DynTool) {
+    let cx = cx();
+    let input = json!({"value": 21});
+    let shapes = std::cell::RefCell::new(Vec::new());
+    let answer = |answer: Admit| {
+        let shapes = &shapes;
+        move |shape: CallShape| {
+            shapes.borrow_mut().push(shape);
+            answer
+        }
+    };
+    let Admitted::Body(body) = tool
+        .parse_admit_dyn(&input, &cx, &mut answer(Admit::Run))
+        .unwrap()
+    else {
+        panic!("`Run` makes the body");
+    };
+    assert_eq!(body.run_inline().await.text_content(), "42");
+    let Admitted::Kept(args) = tool
+        .parse_admit_dyn(&input, &cx, &mut answer(Admit::Keep))
+        .unwrap()
+    else {
+        panic!("`Keep` keeps the arguments");
+    };
+    assert_eq!(
+        tool.call_dyn(args, &cx).run_inline().await.text_content(),
+        "42",
+        "kept arguments run later as parsed"
+    );
+    assert!(matches!(
+        tool.parse_admit_dyn(&input, &cx, &mut answer(Admit::Drop)),
+        Ok(Admitted::Dropped)
+    ));
+    let err = tool
+        .parse_admit_dyn(&json!({"value": "x"}), &cx, &mut answer(Admit::Run))
+        .unwrap_err();
+    assert_eq!(err.path(), "$.value", "{err}");
+    let shapes = shapes.into_inner();
+    assert_eq!(shapes.len(), 3, "asked once per parsed call: {shapes:?}");
+    assert!(
+        shapes.iter().all(|s| s.read_only && s.concurrency_safe),
+        "the tool's answers for the call: {shapes:?}"
+    );
+}
+
 #[tokio::test]
 async fn macro_tools_parse_then_call() {
     parse_then_call(&Double).await;
+    parse_and_admit(&Double).await;
 }
 
 #[tokio::test]
 async fn hand_written_tools_get_the_same_behaviour() {
     parse_then_call(&ByHand(Double)).await;
+    parse_and_admit(&ByHand(Double)).await;
 }
 
 #[tokio::test]

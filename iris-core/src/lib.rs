@@ -101,5 +101,5 @@ pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};
 pub use result::{ArtifactRef, ToolErrorKind, ToolFailure, ToolResult};
 pub use schema::Patch;
 pub use stop::StopFlag;
-pub use tool::{BoxFuture, DynTool, ParsedArgs, Tool, ToolBody};
+pub use tool::{Admit, Admitted, BoxFuture, CallShape, DynTool, ParsedArgs, Tool, ToolBody};
 pub use toolbox::Toolbox;

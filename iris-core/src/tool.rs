@@ -116,6 +116,15 @@ impl ParsedArgs {
     pub fn is_concurrency_safe(&self) -> bool {
         self.concurrency_safe
     }
+
+    /// Both answers at once.
+    #[must_use]
+    pub fn shape(&self) -> CallShape {
+        CallShape {
+            read_only: self.read_only,
+            concurrency_safe: self.concurrency_safe,
+        }
+    }
 }
 
 impl std::fmt::Debug for ParsedArgs {
@@ -149,6 +158,67 @@ pub trait DynTool: Send + Sync + 'static {
 
     /// Runs the body with arguments from [`DynTool::parse_dyn`] of this tool.
     fn call_dyn<'a>(&'a self, args: ParsedArgs, cx: &'a ToolContext) -> ToolBody<'a>;
+
+    /// Parses input, asks `admit` what becomes of the call given the
+    /// tool's answers for these arguments, and acts on the answer: the body
+    /// made ([`Admit::Run`]), the arguments kept for a later
+    /// [`call_dyn`](DynTool::call_dyn) ([`Admit::Keep`]), or nothing
+    /// ([`Admit::Drop`]).
+    ///
+    /// The same as [`parse_dyn`](DynTool::parse_dyn) then
+    /// [`call_dyn`](DynTool::call_dyn), in one step: a call admitted at
+    /// once hands its typed arguments straight to the body instead of
+    /// storing them apart, which is most of what a plain call would
+    /// otherwise allocate.
+    ///
+    /// # Errors
+    /// [`ArgumentError`] as in [`Tool::parse`]; `admit` is not asked then.
+    fn parse_admit_dyn<'a>(
+        &'a self,
+        input: &Value,
+        cx: &'a ToolContext,
+        admit: &mut dyn FnMut(CallShape) -> Admit,
+    ) -> Result<Admitted<'a>, ArgumentError> {
+        let args = self.parse_dyn(input)?;
+        Ok(match admit(args.shape()) {
+            Admit::Run => Admitted::Body(self.call_dyn(args, cx)),
+            Admit::Keep => Admitted::Kept(args),
+            Admit::Drop => Admitted::Dropped,
+        })
+    }
+}
+
+/// What a tool says of one call, from its parsed arguments: what the
+/// executor schedules and checks permissions by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallShape {
+    /// The call only reads.
+    pub read_only: bool,
+    /// The call may run next to others.
+    pub concurrency_safe: bool,
+}
+
+/// The answer [`DynTool::parse_admit_dyn`] asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Make the body now: it is about to run.
+    Run,
+    /// Keep the arguments: the call runs later, if at all.
+    Keep,
+    /// The call will not run.
+    Drop,
+}
+
+/// What [`DynTool::parse_admit_dyn`] did with the call.
+#[derive(Debug)]
+pub enum Admitted<'a> {
+    /// The body, not yet started.
+    Body(ToolBody<'a>),
+    /// The parsed arguments, for [`DynTool::call_dyn`].
+    Kept(ParsedArgs),
+    /// Nothing: the call will not run.
+    Dropped,
 }
 
 impl<T: Tool> DynTool for T {
@@ -176,6 +246,28 @@ impl<T: Tool> DynTool for T {
             Ok(args) => self.call(*args, cx),
             Err(_) => parsed_by_another_tool(Tool::definition(self)),
         }
+    }
+
+    fn parse_admit_dyn<'a>(
+        &'a self,
+        input: &Value,
+        cx: &'a ToolContext,
+        admit: &mut dyn FnMut(CallShape) -> Admit,
+    ) -> Result<Admitted<'a>, ArgumentError> {
+        let args = self.parse(input)?;
+        let shape = CallShape {
+            read_only: self.is_read_only(&args),
+            concurrency_safe: self.is_concurrency_safe(&args),
+        };
+        Ok(match admit(shape) {
+            Admit::Run => Admitted::Body(self.call(args, cx)),
+            Admit::Keep => Admitted::Kept(ParsedArgs {
+                args: Box::new(args),
+                read_only: shape.read_only,
+                concurrency_safe: shape.concurrency_safe,
+            }),
+            Admit::Drop => Admitted::Dropped,
+        })
     }
 }
 

@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use futures_util::FutureExt as _;
 use iris_core::{
-    DynTool, Endpoint, Next, ParsedArgs, RunId, ToolCall, ToolContext, ToolDefinition,
-    ToolErrorKind, ToolResult, ToolUseBlock,
+    Admit, Admitted, CallShape, DynTool, Endpoint, Next, ParsedArgs, RunId, ToolCall, ToolContext,
+    ToolDefinition, ToolErrorKind, ToolResult, ToolUseBlock,
 };
 use serde_json::Value;
 
@@ -132,6 +132,53 @@ impl<'t> Call<'t> {
             .map_err(|err| invalid_arguments(self.definition, &err))
     }
 
+    /// Parse and admit in one step, then every stage after them up to
+    /// finish: the way in of a call on its own. A call admitted at once
+    /// hands its typed arguments straight to its body; one that is staged
+    /// or waits keeps them for later. It borrows the call, so only a
+    /// reference to it lives in the future.
+    pub(super) async fn parse_and_run(&self, ex: &ToolExecutor, cx: &ToolContext) -> Reached {
+        let mut admission = None;
+        let parsed = self
+            .tool
+            .parse_admit_dyn(&self.arguments, cx, &mut |shape: CallShape| {
+                let answer = self.admit(ex, shape.read_only, cx);
+                let step = match answer {
+                    Admission::Start => {
+                        self.emit_started(ex, cx);
+                        Admit::Run
+                    }
+                    Admission::Staged | Admission::Ask { .. } => Admit::Keep,
+                    Admission::Refused(_) => Admit::Drop,
+                };
+                admission = Some(answer);
+                step
+            });
+        let result = match (parsed, admission) {
+            (Err(err), _) => invalid_arguments(self.definition, &err),
+            (Ok(Admitted::Body(body)), _) => {
+                body::drive(ex, &self.id, self.definition.name(), body, cx).await
+            }
+            (Ok(Admitted::Kept(args)), Some(Admission::Staged)) => {
+                Box::pin(self.staged(ex, args, cx, None)).await
+            }
+            (Ok(Admitted::Kept(args)), Some(Admission::Ask { reason })) => {
+                return self.wait(ex, args, reason, cx);
+            }
+            (Ok(Admitted::Dropped), Some(Admission::Refused(result))) => result,
+            // The tool did other than it was asked: a host's own `DynTool`
+            // that does not keep to `parse_admit_dyn`'s contract.
+            (Ok(_), _) => ToolResult::error(
+                ToolErrorKind::Internal,
+                format!(
+                    "the tool `{}` did not follow the executor's admission, so the call did not run",
+                    self.definition.name()
+                ),
+            ),
+        };
+        Reached::Result(result)
+    }
+
     /// Admit, and every stage after it up to finish. It borrows the call,
     /// so only a reference to it lives in the future.
     pub(super) async fn run(
@@ -140,7 +187,7 @@ impl<'t> Call<'t> {
         args: ParsedArgs,
         cx: &ToolContext,
     ) -> Reached {
-        let result = match self.admit(ex, &args, cx) {
+        let result = match self.admit(ex, args.is_read_only(), cx) {
             Admission::Start => self.body(ex, args, cx).await,
             // Boxed: hooks, middleware and their state make a future
             // several times the size of the straight path's, and every call
@@ -170,12 +217,12 @@ impl<'t> Call<'t> {
     /// the body (the call is not staged) it is the gate as well: a policy
     /// changed in between could not be told apart from one changed just
     /// after.
-    fn admit(&self, ex: &ToolExecutor, args: &ParsedArgs, cx: &ToolContext) -> Admission {
+    fn admit(&self, ex: &ToolExecutor, read_only: bool, cx: &ToolContext) -> Admission {
         let staged = ex.inner.staged.includes(self.definition);
         match ex
             .inner
             .policy
-            .check(&self.permission_request(args.is_read_only(), cx))
+            .check(&self.permission_request(read_only, cx))
         {
             Permission::Allow if staged => Admission::Staged,
             Permission::Allow => match claim(ex, &self.id, cx) {

@@ -223,13 +223,8 @@ impl ToolExecutor {
             Ok(call) => call,
             Err(unresolved) => return unresolved.finish(self, cx),
         };
-        match call.parse() {
-            Ok(args) => {
-                let reached = call.run(self, args, cx).await;
-                call.conclude(self, reached, cx)
-            }
-            Err(invalid) => call.finish(self, invalid, cx),
-        }
+        let reached = call.parse_and_run(self, cx).await;
+        call.conclude(self, reached, cx)
     }
 
     /// Runs the calls of one model turn; results come back in call order.

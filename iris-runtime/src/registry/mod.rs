@@ -292,7 +292,6 @@ impl fmt::Debug for ToolRegistry {
     }
 }
 
-/// A tool registered with another exposure than its definition's.
 /// A tool under a changed definition (its exposure or its origin).
 struct Relabeled {
     inner: Arc<dyn DynTool>,
@@ -314,6 +313,15 @@ impl DynTool for Relabeled {
 
     fn call_dyn<'a>(&'a self, args: ParsedArgs, cx: &'a ToolContext) -> ToolBody<'a> {
         self.inner.call_dyn(args, cx)
+    }
+
+    fn parse_admit_dyn<'a>(
+        &'a self,
+        input: &serde_json::Value,
+        cx: &'a ToolContext,
+        admit: &mut dyn FnMut(iris_core::CallShape) -> iris_core::Admit,
+    ) -> Result<iris_core::Admitted<'a>, ArgumentError> {
+        self.inner.parse_admit_dyn(input, cx, admit)
     }
 }
 
