@@ -368,6 +368,15 @@ pub use iris_agent::assembly;
 #[doc(inline)]
 pub use iris_agent as agent;
 
+/// Runs kept in SQLite (feature `sqlite`): one file that every process of
+/// a machine shares, so a run that waits is resumed by any of them and a
+/// run whose process died is taken over; see [`sqlite::SqliteStore`] and
+/// [`agent::AgentRunner::with_store`].
+#[cfg(feature = "sqlite")]
+// A crate re-exported whole renders as a module of its own.
+#[doc(inline)]
+pub use iris_sqlite as sqlite;
+
 /// The model layer: the provider-neutral request and response, the
 /// [`Model`](model::Model) trait a host implements for its own model, the
 /// [`ModelConfig`](model::ModelConfig) that names one, and the HTTP adapters

@@ -46,6 +46,14 @@ pub enum RunError {
     /// The executor refused a resume (the call changed since it was shown).
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// The run store refused or failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// A stored run was asked of a runner without a store.
+    #[error(
+        "this runner keeps no runs; give it a store with `AgentRunner::with_store` to resume or decide stored runs"
+    )]
+    NoStore,
     /// The context for the run's calls could not be made.
     #[error("the run's tool context could not be made: {0}")]
     Context(RuntimeError),

@@ -21,6 +21,7 @@ mod agent;
 #[cfg(feature = "assembly")]
 pub mod assembly;
 mod binding;
+mod durable;
 mod error;
 #[cfg(all(feature = "fuzzing", feature = "assembly"))]
 #[doc(hidden)]
@@ -28,6 +29,7 @@ pub mod fuzzing;
 mod history;
 mod seal;
 mod state;
+pub mod store;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,6 +43,9 @@ pub use error::RunError;
 pub use history::{ReadHistory, read_history};
 pub use seal::{StateKey, StateKeyError};
 pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
+pub use store::{RunStatus, RunStore, StoreError};
+
+use durable::{Durable, Journal};
 
 #[cfg(doc)]
 use iris_model::ModelConfig;
@@ -99,6 +104,8 @@ pub struct AgentRunner {
     options: ModelOptions,
     /// Seals the states handed out, and admits only sealed ones.
     state_key: Option<StateKey>,
+    /// Where runs are written, when they outlive this process.
+    durable: Option<Durable>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -126,6 +133,101 @@ impl AgentRunner {
             model: Arc::new(model),
             options,
             state_key: None,
+            durable: None,
+        }
+    }
+
+    /// Writes every run to `store` at each step boundary, under this
+    /// runner's lease: a run that waits can then be resumed by any process
+    /// with the same store ([`AgentRunner::resume_stored`]), and a run whose
+    /// process died is taken over once its lease has run out. See
+    /// [`store`] for what is written when.
+    #[must_use]
+    pub fn with_store(mut self, store: impl Into<Arc<dyn RunStore>>) -> Self {
+        self.durable = Some(Durable::new(store.into()));
+        self
+    }
+
+    /// Names this process in the leases it takes (by default host, process
+    /// id and start time). Two processes must never share a name.
+    #[must_use]
+    pub fn with_holder(mut self, holder: impl Into<String>) -> Self {
+        if let Some(durable) = &mut self.durable {
+            durable.holder = holder.into();
+        }
+        self
+    }
+
+    /// How long a lease lasts without a write (by default
+    /// [`store::DEFAULT_LEASE`]): a run whose process died is taken over
+    /// that long after its last step at most. Longer than the slowest step.
+    #[must_use]
+    pub fn with_lease(mut self, lease: std::time::Duration) -> Self {
+        if let Some(durable) = &mut self.durable {
+            durable.lease = lease;
+        }
+        self
+    }
+
+    /// The store runs are written to, if any.
+    #[must_use]
+    pub fn store(&self) -> Option<&Arc<dyn RunStore>> {
+        self.durable.as_ref().map(|d| &d.store)
+    }
+
+    /// Records a person's decision for one waiting call of a stored run,
+    /// from any process; [`AgentRunner::resume_stored`] then continues the
+    /// run once every waiting call has one.
+    ///
+    /// # Errors
+    /// [`RunError::NoStore`] without a store; [`RunError::Store`] when the
+    /// run is not stored or `call_id` does not wait in it.
+    pub async fn decide(
+        &self,
+        run_id: &RunId,
+        call_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), RunError> {
+        let durable = self.durable.as_ref().ok_or(RunError::NoStore)?;
+        durable.store.decide(run_id, call_id, &decision).await?;
+        Ok(())
+    }
+
+    /// Continues the stored run `cx` names: a run that waits, with the
+    /// decisions recorded for it ([`AgentRunner::decide`]); or a run whose
+    /// process died (its lease ran out), from its last step boundary:
+    /// calls it left without a result run again when their tool is
+    /// idempotent or read-only, and are reported to the model as
+    /// interrupted otherwise.
+    ///
+    /// # Errors
+    /// [`RunError::NoStore`] without a store; [`RunError::Store`] when the
+    /// run is not stored, has finished, or another process drives it
+    /// ([`StoreError::Held`]); [`RunError::MissingDecision`] when a waiting
+    /// call has no decision yet (the run keeps waiting); and what
+    /// [`AgentRunner::resume`] refuses.
+    pub async fn resume_stored(&self, cx: &RunContext) -> Result<RunOutcome, RunError> {
+        let durable = self.durable.as_ref().ok_or(RunError::NoStore)?;
+        let stored = durable
+            .store
+            .acquire(&cx.run_id, &durable.holder, durable.lease)
+            .await?;
+        let mut journal = Some(Journal::new(durable, stored.version));
+        if stored.status == RunStatus::Running {
+            let outcome = self.take_over(stored.state, cx, &mut journal).await?;
+            return self.hand_out(outcome, &mut journal).await;
+        }
+        let state = stored.state.clone();
+        match self
+            .resume_with(stored.state, stored.decisions, cx, &mut journal)
+            .await
+        {
+            // Nothing ran: the run waits as before, for whoever comes next.
+            Err(err @ (RunError::MissingDecision { .. } | RunError::UnknownDecision { .. })) => {
+                durable::save(&mut journal, &state, RunStatus::Waiting).await?;
+                Err(err)
+            }
+            other => other,
         }
     }
 
@@ -175,7 +277,6 @@ impl AgentRunner {
         cx: &RunContext,
     ) -> Result<RunOutcome, RunError> {
         let tools_cx = self.tool_context(cx, &[])?;
-        self.agent.executor().start_run(&tools_cx).await;
         let state = RunState {
             version: RUN_STATE_VERSION,
             agent: self.agent.name().to_owned(),
@@ -188,13 +289,31 @@ impl AgentRunner {
             usage: Usage::default(),
             seal: None,
         };
-        let outcome = self.drive(state, cx).await?;
-        Ok(self.hand_out(outcome))
+        // Stored before anything runs: a run id already taken is refused
+        // before `run.started`.
+        let mut journal = match &self.durable {
+            Some(durable) => {
+                let version = durable
+                    .store
+                    .create(&state, &durable.holder, durable.lease)
+                    .await?;
+                Some(Journal::new(durable, version))
+            }
+            None => None,
+        };
+        self.agent.executor().start_run(&tools_cx).await;
+        let outcome = self.drive(state, cx, &mut journal).await?;
+        self.hand_out(outcome, &mut journal).await
     }
 
     /// Makes `outcome`'s state the one that resumes its run: remembered
-    /// when the run waits, and sealed when the runner has a key.
-    fn hand_out(&self, mut outcome: RunOutcome) -> RunOutcome {
+    /// when the run waits, sealed when the runner has a key, and written
+    /// (waiting, or finished) when it has a store.
+    async fn hand_out(
+        &self,
+        mut outcome: RunOutcome,
+        journal: &mut Option<Journal<'_>>,
+    ) -> Result<RunOutcome, RunError> {
         let waits = matches!(outcome, RunOutcome::Waiting(_));
         let state = outcome.state_mut();
         state.seal = None;
@@ -204,7 +323,13 @@ impl AgentRunner {
         if let Some(key) = &self.state_key {
             key.seal(state);
         }
-        outcome
+        let status = if waits {
+            RunStatus::Waiting
+        } else {
+            RunStatus::Finished
+        };
+        durable::save(journal, outcome.state(), status).await?;
+        Ok(outcome)
     }
 
     /// Continues a run that waited, with one decision per waiting call (by
@@ -221,11 +346,46 @@ impl AgentRunner {
     /// [`RunError::MissingDecision`] / [`RunError::UnknownDecision`] when
     /// the decisions do not match the waiting calls, [`RunError::Runtime`]
     /// when an approval no longer matches its call; nothing runs then.
+    ///
+    /// A runner with a store resumes a state only while it is the one
+    /// stored, and writes the run on as it goes; see
+    /// [`AgentRunner::resume_stored`] for decisions recorded in the store.
     pub async fn resume(
+        &self,
+        state: RunState,
+        decisions: impl IntoIterator<Item = (String, ApprovalDecision)>,
+        cx: &RunContext,
+    ) -> Result<RunOutcome, RunError> {
+        let Some(durable) = &self.durable else {
+            return self.resume_with(state, decisions, cx, &mut None).await;
+        };
+        let stored = durable
+            .store
+            .acquire(&state.run_id, &durable.holder, durable.lease)
+            .await?;
+        let mut journal = Some(Journal::new(durable, stored.version));
+        if stored.status != RunStatus::Waiting || stored.state != state {
+            let why = "it is not the state the store holds for the run (an older pause, or an edit); resume with `resume_stored`".to_owned();
+            durable::save(&mut journal, &stored.state, stored.status).await?;
+            return Err(RunError::StateMismatch {
+                run_id: state.run_id,
+                why,
+            });
+        }
+        let outcome = self.resume_with(state, decisions, cx, &mut journal).await;
+        if outcome.is_err() {
+            // Nothing ran: the run waits as before.
+            durable::save(&mut journal, &stored.state, RunStatus::Waiting).await?;
+        }
+        outcome
+    }
+
+    async fn resume_with(
         &self,
         mut state: RunState,
         decisions: impl IntoIterator<Item = (String, ApprovalDecision)>,
         cx: &RunContext,
+        journal: &mut Option<Journal<'_>>,
     ) -> Result<RunOutcome, RunError> {
         if state.version != RUN_STATE_VERSION || state.agent != self.agent.name() {
             return Err(RunError::WrongState {
@@ -266,12 +426,7 @@ impl AgentRunner {
             &state,
             &cx.run_id,
         )?;
-        if let Some(discovery) = self.agent.discovery() {
-            discovery.restore_disclosed(&state.run_id, &state.disclosed);
-        }
-        if self.agent.results_budget().is_some() {
-            history::record_all(self.agent.ledger(), &state.run_id, &state.messages);
-        }
+        self.restore(&state);
         let tools_cx = self.tool_context(cx, &state.disclosed)?;
         let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
             .into_iter()
@@ -281,21 +436,96 @@ impl AgentRunner {
             let decision = decisions
                 .remove(&pending.call.id)
                 .unwrap_or_else(|| ApprovalDecision::deny("no decision"));
-            let result = self.decide(pending, decision, &tools_cx).await?;
+            let result = self.run_decided(pending, decision, &tools_cx).await?;
             results.insert(result.0, result.1);
         }
-        let Some(Message::Assistant { tool_calls, .. }) = state.messages.last() else {
-            let outcome = self.drive(state, cx).await?;
-            return Ok(self.hand_out(outcome));
-        };
-        let answers = tool_messages(tool_calls, &mut results);
-        self.append(&mut state, answers);
-        let outcome = self.drive(state, cx).await?;
-        Ok(self.hand_out(outcome))
+        if let Some(Message::Assistant { tool_calls, .. }) = state.messages.last() {
+            let answers = tool_messages(tool_calls, &mut results);
+            self.append(&mut state, answers);
+            durable::save(journal, &state, RunStatus::Running).await?;
+        }
+        let outcome = self.drive(state, cx, journal).await?;
+        self.hand_out(outcome, journal).await
+    }
+
+    /// What a run keeps in this process's ledger besides its state: the
+    /// tools it disclosed, and the full text of its results.
+    fn restore(&self, state: &RunState) {
+        if let Some(discovery) = self.agent.discovery() {
+            discovery.restore_disclosed(&state.run_id, &state.disclosed);
+        }
+        if self.agent.results_budget().is_some() {
+            history::record_all(self.agent.ledger(), &state.run_id, &state.messages);
+        }
+    }
+
+    /// Takes over a run whose process died: the calls of its last step
+    /// that have no result run again when their tool is idempotent, and
+    /// are interrupted otherwise; then the run goes on.
+    async fn take_over(
+        &self,
+        mut state: RunState,
+        cx: &RunContext,
+        journal: &mut Option<Journal<'_>>,
+    ) -> Result<RunOutcome, RunError> {
+        if state.run_id != cx.run_id {
+            return Err(RunError::StateMismatch {
+                run_id: state.run_id,
+                why: format!(
+                    "the run context names run `{}`; resume with the context of the stored run",
+                    cx.run_id
+                ),
+            });
+        }
+        self.restore(&state);
+        let open_calls = last_calls(&state).to_vec();
+        if !open_calls.is_empty() {
+            let (_, tools_cx) = self.offer(&state, cx)?;
+            let registry = self.agent.registry();
+            let (again, interrupted): (Vec<ToolUseBlock>, Vec<ToolUseBlock>) =
+                open_calls.iter().cloned().partition(|call| {
+                    registry
+                        .resolve(&call.name)
+                        .is_some_and(|tool| tool.definition_dyn().capabilities().is_idempotent())
+                });
+            let mut results: FxHashMap<String, ToolResult> = interrupted
+                .iter()
+                .map(|call| (call.id.clone(), durable::interrupted(call)))
+                .collect();
+            let outcomes = self.agent.executor().execute_batch(again, &tools_cx).await;
+            for outcome in outcomes {
+                match outcome {
+                    ToolOutcome::Finished { call_id, result } => {
+                        results.insert(call_id, result);
+                    }
+                    // A call that waits now is answered when the run resumes.
+                    ToolOutcome::Waiting(request) => {
+                        let call = open_calls.iter().find(|c| c.id == request.call_id).cloned();
+                        if let Some(call) = call {
+                            state.pending.push(PendingCall {
+                                call,
+                                request: *request,
+                            });
+                        }
+                    }
+                }
+            }
+            if !state.pending.is_empty() {
+                state.finished = results
+                    .into_iter()
+                    .map(|(call_id, result)| FinishedCall { call_id, result })
+                    .collect();
+                return Ok(RunOutcome::Waiting(state));
+            }
+            let answers = tool_messages(&open_calls, &mut results);
+            self.append(&mut state, answers);
+            durable::save(journal, &state, RunStatus::Running).await?;
+        }
+        self.drive(state, cx, journal).await
     }
 
     /// The outcome of one waiting call under `decision`.
-    async fn decide(
+    async fn run_decided(
         &self,
         pending: PendingCall,
         decision: ApprovalDecision,
@@ -391,7 +621,12 @@ impl AgentRunner {
 
     /// Steps until the model answers without calls, a call waits, the step
     /// limit, cancellation or an error.
-    async fn drive(&self, mut state: RunState, cx: &RunContext) -> Result<RunOutcome, RunError> {
+    async fn drive(
+        &self,
+        mut state: RunState,
+        cx: &RunContext,
+        journal: &mut Option<Journal<'_>>,
+    ) -> Result<RunOutcome, RunError> {
         let max_steps = self.agent.max_steps().unwrap_or(DEFAULT_MAX_STEPS);
         loop {
             if cx.cancel.is_cancelled() {
@@ -422,13 +657,17 @@ impl AgentRunner {
                 let text = response.text.unwrap_or_default();
                 return Ok(self.end(RunOutcome::Finished { text, state }, cx).await);
             }
-            // The one copy of the calls: the executor takes one, the
-            // history keeps the other.
-            let outcomes = self
-                .agent
-                .executor()
-                .execute_batch(calls.clone(), &tools_cx)
-                .await;
+            // The answer is kept before any of its calls runs: a process
+            // that takes the run over knows which calls were made. The one
+            // copy of the calls: the executor takes one, the history keeps
+            // the other.
+            state.messages.push(Message::Assistant {
+                text: response.text,
+                tool_calls: calls.clone(),
+            });
+            durable::save(journal, &state, RunStatus::Running).await?;
+            let outcomes = self.agent.executor().execute_batch(calls, &tools_cx).await;
+            let calls = last_calls(&state);
             // In call order; a call's id moves from its outcome.
             let mut finished = Vec::with_capacity(calls.len());
             let mut pending = Vec::new();
@@ -449,14 +688,10 @@ impl AgentRunner {
             if !pending.is_empty() {
                 state.finished = finished;
                 state.pending = pending;
-                state.messages.push(Message::Assistant {
-                    text: response.text,
-                    tool_calls: calls,
-                });
                 return Ok(RunOutcome::Waiting(state));
             }
             // Every call finished, so results pair with calls in order.
-            let answers = calls
+            let answers = last_calls(&state)
                 .iter()
                 .zip(finished)
                 .map(|(call, finished)| Message::Tool {
@@ -465,11 +700,8 @@ impl AgentRunner {
                     result: finished.result,
                 })
                 .collect();
-            state.messages.push(Message::Assistant {
-                text: response.text,
-                tool_calls: calls,
-            });
             self.append(&mut state, answers);
+            durable::save(journal, &state, RunStatus::Running).await?;
         }
     }
 
@@ -554,6 +786,14 @@ impl AgentRunner {
             Err(_) => self.agent.ledger().finish_run(&cx.run_id),
         }
         outcome
+    }
+}
+
+/// The calls of the history's last step (none when it ends otherwise).
+fn last_calls(state: &RunState) -> &[ToolUseBlock] {
+    match state.messages.last() {
+        Some(Message::Assistant { tool_calls, .. }) => tool_calls,
+        _ => &[],
     }
 }
 

@@ -25,17 +25,22 @@ pub enum Capability {
     Interactive,
     /// Safe to run at the same time as other calls.
     ConcurrencySafe,
+    /// Running it twice with the same arguments does what running it once
+    /// does: a durable run whose process died during the call runs it
+    /// again, where any other call is reported as uncertain.
+    Idempotent,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 7] = [
         Capability::ReadOnly,
         Capability::Write,
         Capability::Exec,
         Capability::Network,
         Capability::Interactive,
         Capability::ConcurrencySafe,
+        Capability::Idempotent,
     ];
 
     /// The tag as written in `#[tool(...)]` and configuration.
@@ -48,6 +53,7 @@ impl Capability {
             Capability::Network => "network",
             Capability::Interactive => "interactive",
             Capability::ConcurrencySafe => "concurrency_safe",
+            Capability::Idempotent => "idempotent",
         }
     }
 
@@ -104,6 +110,13 @@ impl Capabilities {
     #[must_use]
     pub const fn is_concurrency_safe(self) -> bool {
         self.contains(Capability::ConcurrencySafe)
+    }
+
+    /// Whether running the tool twice does what running it once does (a
+    /// read-only tool is, whether or not it says so).
+    #[must_use]
+    pub const fn is_idempotent(self) -> bool {
+        self.contains(Capability::Idempotent) || self.is_read_only()
     }
 
     /// Whether the set is empty.

@@ -47,6 +47,9 @@ pub enum ToolErrorKind {
     UnsupportedContent,
     /// Iris itself failed; the message says what the host should fix.
     Internal,
+    /// The process running the call stopped before its outcome was
+    /// recorded: it may or may not have taken effect.
+    Interrupted,
 }
 
 impl ToolErrorKind {
@@ -70,6 +73,7 @@ impl ToolErrorKind {
             ToolErrorKind::EditMismatch => "edit_mismatch",
             ToolErrorKind::UnsupportedContent => "unsupported_content",
             ToolErrorKind::Internal => "internal",
+            ToolErrorKind::Interrupted => "interrupted",
         }
     }
 }

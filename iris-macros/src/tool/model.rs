@@ -25,6 +25,7 @@ pub(crate) const CAPABILITIES: &[(&str, &str)] = &[
     ("network", "Network"),
     ("interactive", "Interactive"),
     ("concurrency_safe", "ConcurrencySafe"),
+    ("idempotent", "Idempotent"),
 ];
 
 const KEYS: &[&str] = &[
@@ -37,6 +38,7 @@ const KEYS: &[&str] = &[
     "network",
     "interactive",
     "concurrency_safe",
+    "idempotent",
     "deferred",
     "max_result_chars",
     "crate",

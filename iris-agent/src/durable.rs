@@ -1,0 +1,96 @@
+//! A runner with a [`RunStore`]: the run's state written at each step
+//! boundary under the runner's lease, so that any process with the same
+//! store can resume a run that waits, or take over one whose process died.
+//!
+//! What is written when: the new run before its first step; the model's
+//! answer (with its calls) before any call runs; the step's results once
+//! every call finished; the waiting state at a pause (the lease ends); the
+//! last state at the end. A process that takes a run over finds either a
+//! step boundary, or calls without results: those whose tool is idempotent
+//! (or read-only) run again, the others are reported to the model as
+//! interrupted, never run twice.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use iris_core::{ToolErrorKind, ToolResult, ToolUseBlock};
+
+use crate::error::RunError;
+use crate::state::RunState;
+use crate::store::{DEFAULT_LEASE, RunStatus, RunStore};
+
+/// The store a runner writes to, and under which name.
+#[derive(Clone)]
+pub(crate) struct Durable {
+    pub(crate) store: Arc<dyn RunStore>,
+    pub(crate) holder: String,
+    pub(crate) lease: Duration,
+}
+
+impl Durable {
+    pub(crate) fn new(store: Arc<dyn RunStore>) -> Self {
+        Self {
+            store,
+            holder: default_holder(),
+            lease: DEFAULT_LEASE,
+        }
+    }
+}
+
+/// A name for this process that no other process shares: host, process id
+/// and the moment it was made.
+fn default_holder() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".to_owned());
+    format!("{host}:{}:{}", std::process::id(), crate::store::now_ms())
+}
+
+/// The writes of one run by its lease holder: the version to name next.
+pub(crate) struct Journal<'r> {
+    durable: &'r Durable,
+    version: u64,
+}
+
+impl<'r> Journal<'r> {
+    pub(crate) fn new(durable: &'r Durable, version: u64) -> Self {
+        Self { durable, version }
+    }
+
+    /// Writes `state` as `status`; a refused write (the lease was lost,
+    /// someone else wrote) stops the run.
+    pub(crate) async fn save(
+        &mut self,
+        state: &RunState,
+        status: RunStatus,
+    ) -> Result<(), RunError> {
+        let d = self.durable;
+        self.version = d
+            .store
+            .save(state, status, &d.holder, self.version, d.lease)
+            .await?;
+        Ok(())
+    }
+}
+
+/// Writes `state` when there is a journal.
+pub(crate) async fn save(
+    journal: &mut Option<Journal<'_>>,
+    state: &RunState,
+    status: RunStatus,
+) -> Result<(), RunError> {
+    match journal {
+        Some(journal) => journal.save(state, status).await,
+        None => Ok(()),
+    }
+}
+
+/// The result of a call whose process stopped before its outcome was
+/// stored, and whose tool may not run twice.
+pub(crate) fn interrupted(call: &ToolUseBlock) -> ToolResult {
+    ToolResult::error(
+        ToolErrorKind::Interrupted,
+        format!(
+            "the process running this call of `{}` stopped before its outcome was recorded, so it may or may not have taken effect; it was not run again. Check its effect before calling it again",
+            call.name
+        ),
+    )
+}

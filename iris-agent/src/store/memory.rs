@@ -1,0 +1,207 @@
+//! The store of one process: runs in a map, gone when the process ends.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use iris_core::{BoxFuture, RunId};
+use iris_runtime::ApprovalDecision;
+use rustc_hash::FxHashMap;
+
+use super::{
+    Lease, RunStatus, RunStore, StoreError, StoredRun, held_by_other, lease_end, now_ms, waits_in,
+};
+use crate::state::RunState;
+
+/// Runs kept in this process's memory, with the same rules as a durable
+/// store (versions, leases, decisions): for one process, and for tests.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    runs: Mutex<Runs>,
+}
+
+#[derive(Debug, Default)]
+struct Runs {
+    by_id: FxHashMap<RunId, StoredRun>,
+    /// Order of creation, for `waiting`.
+    next: u64,
+    created: FxHashMap<RunId, u64>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Runs) -> R) -> R {
+        f(&mut self.runs.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
+    Box::pin(std::future::ready(value))
+}
+
+impl RunStore for MemoryStore {
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        holder: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
+        ready(self.with(|runs| {
+            if runs.by_id.contains_key(&state.run_id) {
+                return Err(StoreError::Exists {
+                    run_id: state.run_id.clone(),
+                });
+            }
+            runs.next += 1;
+            let order = runs.next;
+            runs.created.insert(state.run_id.clone(), order);
+            runs.by_id.insert(
+                state.run_id.clone(),
+                StoredRun {
+                    state: state.clone(),
+                    status: RunStatus::Running,
+                    version: 1,
+                    lease: Some(Lease {
+                        holder: holder.to_owned(),
+                        until_ms: lease_end(now_ms(), lease),
+                    }),
+                    decisions: Vec::new(),
+                },
+            );
+            Ok(1)
+        }))
+    }
+
+    fn load<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
+        ready(Ok(self.with(|runs| runs.by_id.get(run).cloned())))
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        run: &'a RunId,
+        holder: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<StoredRun, StoreError>> {
+        ready(self.with(|runs| {
+            let stored = runs
+                .by_id
+                .get_mut(run)
+                .ok_or_else(|| StoreError::NotFound {
+                    run_id: run.clone(),
+                })?;
+            if stored.status == RunStatus::Finished {
+                return Err(StoreError::Finished {
+                    run_id: run.clone(),
+                });
+            }
+            let now = now_ms();
+            if let Some(held) = held_by_other(run, stored.lease.as_ref(), holder, now) {
+                return Err(held);
+            }
+            stored.lease = Some(Lease {
+                holder: holder.to_owned(),
+                until_ms: lease_end(now, lease),
+            });
+            stored.version += 1;
+            Ok(stored.clone())
+        }))
+    }
+
+    fn save<'a>(
+        &'a self,
+        state: &'a RunState,
+        status: RunStatus,
+        holder: &'a str,
+        expected: u64,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
+        ready(self.with(|runs| {
+            let run = &state.run_id;
+            let stored = runs
+                .by_id
+                .get_mut(run)
+                .ok_or_else(|| StoreError::NotFound {
+                    run_id: run.clone(),
+                })?;
+            if stored.version != expected
+                || stored.lease.as_ref().is_none_or(|l| l.holder != holder)
+            {
+                return Err(StoreError::Conflict {
+                    run_id: run.clone(),
+                    expected,
+                    found: stored.version,
+                });
+            }
+            stored.state = state.clone();
+            stored.status = status;
+            stored.version += 1;
+            stored.lease = (status == RunStatus::Running).then(|| Lease {
+                holder: holder.to_owned(),
+                until_ms: lease_end(now_ms(), lease),
+            });
+            if status == RunStatus::Waiting {
+                stored.decisions.clear();
+            }
+            Ok(stored.version)
+        }))
+    }
+
+    fn decide<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        decision: &'a ApprovalDecision,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        ready(self.with(|runs| {
+            let stored = runs
+                .by_id
+                .get_mut(run)
+                .ok_or_else(|| StoreError::NotFound {
+                    run_id: run.clone(),
+                })?;
+            if stored.status != RunStatus::Waiting || !waits_in(&stored.state, call_id) {
+                return Err(StoreError::NotWaiting {
+                    run_id: run.clone(),
+                    call_id: call_id.to_owned(),
+                    status: stored.status.as_str(),
+                });
+            }
+            stored.decisions.retain(|(id, _)| id != call_id);
+            stored
+                .decisions
+                .push((call_id.to_owned(), decision.clone()));
+            Ok(())
+        }))
+    }
+
+    fn waiting(&self, limit: usize) -> BoxFuture<'_, Result<Vec<RunId>, StoreError>> {
+        ready(Ok(self.with(|runs| {
+            let mut waiting: Vec<(u64, RunId)> = runs
+                .by_id
+                .iter()
+                .filter(|(_, stored)| stored.status == RunStatus::Waiting)
+                .map(|(id, _)| (runs.created.get(id).copied().unwrap_or(0), id.clone()))
+                .collect();
+            waiting.sort_by_key(|(order, _)| *order);
+            waiting.into_iter().take(limit).map(|(_, id)| id).collect()
+        })))
+    }
+
+    fn remove<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.with(|runs| {
+            runs.by_id.remove(run);
+            runs.created.remove(run);
+        });
+        ready(Ok(()))
+    }
+}
+
+impl From<MemoryStore> for std::sync::Arc<dyn RunStore> {
+    fn from(store: MemoryStore) -> Self {
+        std::sync::Arc::new(store)
+    }
+}

@@ -1,0 +1,257 @@
+//! Where runs are kept so that they outlive the process that started them:
+//! the [`RunStore`] boundary, and the in-memory store for one process.
+//!
+//! A stored run is its [`RunState`] (history, step, waiting calls with
+//! their approval requests, disclosures, usage), its [`RunStatus`], the
+//! decisions people recorded for its waiting calls, a version every write
+//! must name (compare-and-swap), and a lease naming the process that drives
+//! it. Only the lease holder writes the state; any process records a
+//! decision; a lease that was not renewed in time passes to whoever asks,
+//! which is how a run survives the death of its process.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use iris_core::{BoxFuture, RunId};
+use iris_runtime::ApprovalDecision;
+use serde::{Deserialize, Serialize};
+
+use crate::state::RunState;
+
+mod memory;
+
+pub use memory::MemoryStore;
+
+/// How long a lease lasts unless the runner is told otherwise; each write
+/// of the state renews it.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
+
+/// Where a stored run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// A process drives it (or did, until it died: see its lease).
+    Running,
+    /// Some calls wait for a person; no process holds it.
+    Waiting,
+    /// It ended (an answer, the step limit, cancellation or an error).
+    Finished,
+}
+
+impl RunStatus {
+    /// The status as stored.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Waiting => "waiting",
+            RunStatus::Finished => "finished",
+        }
+    }
+
+    /// The status stored as `text`, if it is one.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "running" => Some(RunStatus::Running),
+            "waiting" => Some(RunStatus::Waiting),
+            "finished" => Some(RunStatus::Finished),
+            _ => None,
+        }
+    }
+}
+
+/// Which process drives a run, and until when unless it writes again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The process's name as a runner gives it.
+    pub holder: String,
+    /// Milliseconds since the Unix epoch.
+    pub until_ms: u64,
+}
+
+/// A run as a store holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    /// The run's state as last written.
+    pub state: RunState,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// Counts writes of the state: the next write must name it.
+    pub version: u64,
+    /// The process that drives it, while one does.
+    pub lease: Option<Lease>,
+    /// Decisions recorded for its waiting calls, by call id, in the order
+    /// they were recorded (a later one for the same call replaces it).
+    pub decisions: Vec<(String, ApprovalDecision)>,
+}
+
+/// Why a store refused, or failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No run with this id is stored.
+    #[error("no run `{run_id}` is stored; start it with `run`, or check the id")]
+    NotFound {
+        /// The run.
+        run_id: RunId,
+    },
+    /// A run with this id is stored already.
+    #[error("run `{run_id}` is stored already; resume it, or start a run with a new id")]
+    Exists {
+        /// The run.
+        run_id: RunId,
+    },
+    /// Another process drives the run.
+    #[error(
+        "run `{run_id}` is driven by `{holder}` (its lease runs {remaining_ms} ms more); let it finish or pause, or resume after its lease ran out"
+    )]
+    Held {
+        /// The run.
+        run_id: RunId,
+        /// Who holds it.
+        holder: String,
+        /// How long the lease still runs.
+        remaining_ms: u64,
+    },
+    /// The run was written by someone else since it was read.
+    #[error(
+        "run `{run_id}` changed since it was read (version {expected} expected, {found} found): another process took it over; this process stops driving it"
+    )]
+    Conflict {
+        /// The run.
+        run_id: RunId,
+        /// The version the write named.
+        expected: u64,
+        /// The version stored.
+        found: u64,
+    },
+    /// A decision for a call that does not wait.
+    #[error(
+        "call `{call_id}` does not wait for approval in run `{run_id}` (the run is {status}); decide only calls its waiting state lists"
+    )]
+    NotWaiting {
+        /// The run.
+        run_id: RunId,
+        /// The call.
+        call_id: String,
+        /// Where the run stands.
+        status: &'static str,
+    },
+    /// The run ended; there is nothing to resume.
+    #[error("run `{run_id}` has finished; start a new run")]
+    Finished {
+        /// The run.
+        run_id: RunId,
+    },
+    /// What the store holds for the run cannot be read back.
+    #[error("run `{run_id}` is stored in a form this version cannot read: {detail}")]
+    Corrupt {
+        /// The run.
+        run_id: RunId,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The store itself failed (a file, a database, a connection).
+    #[error("the run store failed: {0}")]
+    Backend(String),
+}
+
+/// The durable parts of runs: their states, statuses, leases and the
+/// decisions people recorded. Every write of a state is compare-and-swap
+/// on the version read, and only the lease holder writes one.
+///
+/// Implementations: [`MemoryStore`] for one process; the SQLite store of
+/// `iris-sdk-sqlite` for several processes on one machine.
+pub trait RunStore: Send + Sync + 'static {
+    /// Stores a new run, leased to `holder` for `lease`; refused with
+    /// [`StoreError::Exists`] when the id is taken. Returns its version.
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        holder: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<u64, StoreError>>;
+
+    /// The run as stored, if it is.
+    fn load<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>>;
+
+    /// Leases `run` to `holder` for `lease` from now, when no one else
+    /// holds an unexpired lease on it ([`StoreError::Held`] otherwise), and
+    /// returns it as stored then. Taking a lease is a write: the version
+    /// moves on, so a process that lost its lease finds out at its next
+    /// write. A finished run is refused with [`StoreError::Finished`].
+    fn acquire<'a>(
+        &'a self,
+        run: &'a RunId,
+        holder: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<StoredRun, StoreError>>;
+
+    /// Writes `state` with `status` when the run's version is still
+    /// `expected` and `holder` holds its lease; returns the new version.
+    /// A [`RunStatus::Running`] write renews the lease for `lease`; any
+    /// other ends it and, for a run that waits anew, clears the decisions
+    /// of the pause before.
+    fn save<'a>(
+        &'a self,
+        state: &'a RunState,
+        status: RunStatus,
+        holder: &'a str,
+        expected: u64,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<u64, StoreError>>;
+
+    /// Records a person's decision for one waiting call of `run`, from any
+    /// process: refused with [`StoreError::NotWaiting`] unless the run waits
+    /// and `call_id` is one of its waiting calls.
+    fn decide<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        decision: &'a ApprovalDecision,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The runs that wait for a person, oldest first, at most `limit`.
+    fn waiting(&self, limit: usize) -> BoxFuture<'_, Result<Vec<RunId>, StoreError>>;
+
+    /// Forgets `run` (a finished run a host no longer needs).
+    fn remove<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<(), StoreError>>;
+}
+
+/// Milliseconds since the Unix epoch, now.
+#[must_use]
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The end of a lease of `lease` taken at `now`.
+#[must_use]
+pub fn lease_end(now: u64, lease: Duration) -> u64 {
+    now.saturating_add(u64::try_from(lease.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Whether `call_id` waits in `state`.
+#[must_use]
+pub fn waits_in(state: &RunState, call_id: &str) -> bool {
+    state.pending.iter().any(|p| p.call.id == call_id)
+}
+
+/// The refusal for a lease someone else holds at `now`, if one does.
+#[must_use]
+pub fn held_by_other(
+    run: &RunId,
+    lease: Option<&Lease>,
+    holder: &str,
+    now: u64,
+) -> Option<StoreError> {
+    match lease {
+        Some(lease) if lease.holder != holder && lease.until_ms > now => Some(StoreError::Held {
+            run_id: run.clone(),
+            holder: lease.holder.clone(),
+            remaining_ms: lease.until_ms - now,
+        }),
+        _ => None,
+    }
+}

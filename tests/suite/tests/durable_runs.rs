@@ -1,0 +1,428 @@
+//! Runs that outlive their process, on the SQLite store (and the same
+//! rules on the in-memory one): a run that waits is approved and finished
+//! by another OS process; a replica that finds another driving a run is
+//! told so; a run whose process died between the model's answer and its
+//! results is taken over without running a write twice.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    reason = "tests fail by panicking; the second process reports on stdout"
+)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use iris::agent::store::{MemoryStore, RunStatus, RunStore, StoreError};
+use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome};
+use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use iris::serde_json::json;
+use iris::sqlite::SqliteStore;
+use iris::tool::BoxFuture;
+use iris::{ApprovalDecision, RunId, ToolErrorKind, ToolExecutor, ToolRegistry, ToolUseBlock};
+
+/// The process-wide count of `charge` bodies that ran.
+static CHARGES: AtomicUsize = AtomicUsize::new(0);
+static LOOKUPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Charge a card: a write, so it waits for approval and never runs twice.
+#[iris::tool(write)]
+fn charge(
+    /// Cents to charge.
+    cents: u64,
+    #[ctx] cx: &iris::ToolContext,
+) -> Result<String, std::io::Error> {
+    use std::io::Write as _;
+    CHARGES.fetch_add(1, Ordering::SeqCst);
+    // The side effect other processes can count: one line per charge.
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(cx.workspace_root().join("charges.txt"))?;
+    writeln!(file, "{cents}")?;
+    Ok(format!("charged {cents}"))
+}
+
+/// Look up a price: read-only, so safe to run again.
+#[iris::tool(read_only)]
+fn price() -> u64 {
+    LOOKUPS.fetch_add(1, Ordering::SeqCst);
+    1200
+}
+
+/// Answers from the history alone, so every process asks the same model:
+/// first both calls, then a text naming what the results said.
+struct Cashier;
+
+impl Model for Cashier {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let answer = if let Some(Message::User { .. }) = request.messages.last() {
+            ModelResponse {
+                tool_calls: vec![
+                    ToolUseBlock::new("c1", "price", json!({})),
+                    ToolUseBlock::new("c2", "charge", json!({"cents": 1200})),
+                ],
+                ..ModelResponse::default()
+            }
+        } else {
+            let results: Vec<String> = request
+                .messages
+                .iter()
+                .filter_map(|m| match m {
+                    Message::Tool { result, .. } => Some(result.text_content()),
+                    _ => None,
+                })
+                .collect();
+            ModelResponse {
+                text: Some(results.join(" | ")),
+                ..ModelResponse::default()
+            }
+        };
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+fn runner(store: impl Into<Arc<dyn RunStore>>, holder: &str) -> AgentRunner {
+    let mut registry = ToolRegistry::new();
+    registry.register(Charge).unwrap();
+    registry.register(Price).unwrap();
+    let agent = Agent::builder(ToolExecutor::builder(registry).build().unwrap())
+        .name("cashier")
+        .build()
+        .unwrap();
+    AgentRunner::new(agent, Cashier)
+        .with_store(store)
+        .with_holder(holder)
+}
+
+fn charges(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("charges.txt")).map_or(0, |text| text.lines().count())
+}
+
+/// The second process of `another_process_approves_and_finishes`: run when
+/// the test binary is started with `IRIS_DURABLE_REPLICA` set.
+async fn replica_b(db: &str, dir: &str, run_id: &str) {
+    let runner = runner(SqliteStore::open(db).unwrap(), "replica-b");
+    let run_id = RunId::new(run_id);
+    let stored = runner
+        .store()
+        .unwrap()
+        .load(&run_id)
+        .await
+        .unwrap()
+        .unwrap();
+    for pending in &stored.state.pending {
+        runner
+            .decide(
+                &run_id,
+                &pending.call.id,
+                ApprovalDecision::approve(&pending.request),
+            )
+            .await
+            .unwrap();
+    }
+    let outcome = runner
+        .resume_stored(&RunContext::new(dir, run_id))
+        .await
+        .unwrap();
+    let RunOutcome::Finished { text, .. } = outcome else {
+        panic!("replica B finishes the run: {outcome:?}");
+    };
+    println!("REPLICA_B_ANSWER={text}");
+}
+
+#[tokio::test]
+async fn another_process_approves_and_finishes() {
+    if let Ok(args) = std::env::var("IRIS_DURABLE_REPLICA") {
+        let args: Vec<&str> = args.split('\n').collect();
+        replica_b(args[0], args[1], args[2]).await;
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let run_id = RunId::new("cross-process");
+    let a = runner(SqliteStore::open(&db).unwrap(), "replica-a");
+    let cx = RunContext::new(dir.path(), run_id.clone());
+    let outcome = a.run("Charge the order.", &cx).await.unwrap();
+    let RunOutcome::Waiting(state) = outcome else {
+        panic!("the charge waits for approval: {outcome:?}");
+    };
+    assert_eq!(state.pending.len(), 1);
+    assert_eq!(charges(dir.path()), 0);
+    drop(a);
+
+    // Replica B: this test binary again, as another OS process.
+    let replica = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "another_process_approves_and_finishes",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(
+            "IRIS_DURABLE_REPLICA",
+            format!("{}\n{}\n{}", db.display(), dir.path().display(), run_id),
+        )
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&replica.stdout);
+    assert!(
+        replica.status.success(),
+        "replica B failed: {printed}\n{}",
+        String::from_utf8_lossy(&replica.stderr)
+    );
+    assert!(
+        printed.contains("REPLICA_B_ANSWER=1200 | charged 1200"),
+        "{printed}"
+    );
+    assert_eq!(charges(dir.path()), 1, "the charge happened once");
+
+    // The run is finished for everyone: replica A cannot drive it again.
+    let a = runner(SqliteStore::open(&db).unwrap(), "replica-a");
+    let err = a.resume_stored(&cx).await.unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::Finished { .. })),
+        "{err}"
+    );
+    assert_eq!(charges(dir.path()), 1);
+}
+
+/// Two replicas race to resume the same waiting run: one drives it, the
+/// other is told who does.
+async fn one_replica_drives(store_a: Arc<dyn RunStore>, store_b: Arc<dyn RunStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let run_id = RunId::new("raced");
+    let cx = RunContext::new(dir.path(), run_id.clone());
+    let a = runner(Arc::clone(&store_a), "replica-a");
+    let RunOutcome::Waiting(state) = a.run("Charge the order.", &cx).await.unwrap() else {
+        panic!("waits");
+    };
+    // A holds the run now, as a replica in the middle of a step would.
+    let held = store_a
+        .acquire(&run_id, "replica-a", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(held.status, RunStatus::Waiting);
+    let b = runner(store_b, "replica-b");
+    b.decide(
+        &run_id,
+        "c2",
+        ApprovalDecision::approve(&state.pending[0].request),
+    )
+    .await
+    .unwrap();
+    let err = b.resume_stored(&cx).await.unwrap_err();
+    let RunError::Store(StoreError::Held { holder, .. }) = &err else {
+        panic!("B is told another replica drives the run: {err}");
+    };
+    assert_eq!(holder, "replica-a");
+    assert!(err.to_string().contains("replica-a"), "{err}");
+    assert_eq!(charges(dir.path()), 0, "B ran nothing");
+    // A drives it to the end with B's recorded decision.
+    let outcome = a.resume_stored(&cx).await.unwrap();
+    assert!(
+        matches!(outcome, RunOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(charges(dir.path()), 1);
+}
+
+#[tokio::test]
+async fn racing_replicas_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    one_replica_drives(
+        SqliteStore::open(&db).unwrap().into(),
+        SqliteStore::open(&db).unwrap().into(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn racing_replicas_in_memory() {
+    let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
+    one_replica_drives(Arc::clone(&store), store).await;
+}
+
+/// A process died after the model asked for both calls and before their
+/// results were stored: the read runs again, the write is reported as
+/// interrupted (never run a second time), and the run finishes.
+async fn taken_over_after_a_death(store: Arc<dyn RunStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let run_id = RunId::new("orphaned");
+    let cx = RunContext::new(dir.path(), run_id.clone());
+    // What the dead process left: the model's answer with both calls, the
+    // run still `running` under a lease that has run out.
+    let a = runner(Arc::clone(&store), "replica-a").with_lease(Duration::ZERO);
+    let outcome = a.run("Charge the order.", &cx).await.unwrap();
+    let RunOutcome::Waiting(mut state) = outcome else {
+        panic!("waits");
+    };
+    let stored = store
+        .acquire(&run_id, "replica-a", Duration::ZERO)
+        .await
+        .unwrap();
+    state.pending.clear();
+    state.finished.clear();
+    state.seal = None;
+    store
+        .save(
+            &state,
+            RunStatus::Running,
+            "replica-a",
+            stored.version,
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
+    let lookups = LOOKUPS.load(Ordering::SeqCst);
+
+    let b = runner(Arc::clone(&store), "replica-b");
+    let outcome = b.resume_stored(&cx).await.unwrap();
+    let RunOutcome::Finished { text, state } = outcome else {
+        panic!("B finishes the run: {outcome:?}");
+    };
+    assert_eq!(charges(dir.path()), 0, "the write never ran twice");
+    assert!(
+        LOOKUPS.load(Ordering::SeqCst) > lookups,
+        "the read ran again"
+    );
+    assert!(text.starts_with("1200 | "), "{text}");
+    let interrupted = state
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::Tool {
+                call_id, result, ..
+            } if call_id == "c2" => Some(result.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(interrupted.error_kind(), Some(ToolErrorKind::Interrupted));
+    assert!(
+        interrupted
+            .text_content()
+            .contains("may or may not have taken effect"),
+        "{}",
+        interrupted.text_content()
+    );
+    let stored = store.load(&run_id).await.unwrap().unwrap();
+    assert_eq!(stored.status, RunStatus::Finished);
+}
+
+#[tokio::test]
+async fn a_dead_process_run_is_taken_over_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    taken_over_after_a_death(
+        SqliteStore::open(dir.path().join("runs.db"))
+            .unwrap()
+            .into(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_dead_process_run_is_taken_over_in_memory() {
+    taken_over_after_a_death(Arc::new(MemoryStore::new())).await;
+}
+
+/// The store's own rules: a write that names an old version is refused, a
+/// decision only for a call that waits, and a run id only once.
+async fn store_rules(store: Arc<dyn RunStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let run_id = RunId::new("ruled");
+    let cx = RunContext::new(dir.path(), run_id.clone());
+    let a = runner(Arc::clone(&store), "replica-a");
+    let RunOutcome::Waiting(state) = a.run("Charge the order.", &cx).await.unwrap() else {
+        panic!("waits");
+    };
+    assert_eq!(store.waiting(10).await.unwrap(), vec![run_id.clone()]);
+    let err = a.run("Again.", &cx).await.unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::Exists { .. })),
+        "{err}"
+    );
+    let err = store
+        .decide(&run_id, "c1", &ApprovalDecision::deny("no"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotWaiting { .. }), "{err}");
+    let taken = store
+        .acquire(&run_id, "replica-a", Duration::from_secs(60))
+        .await
+        .unwrap();
+    let err = store
+        .save(
+            &state,
+            RunStatus::Waiting,
+            "replica-a",
+            taken.version - 1,
+            Duration::ZERO,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    let err = store
+        .save(
+            &state,
+            RunStatus::Waiting,
+            "replica-b",
+            taken.version,
+            Duration::ZERO,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { .. }),
+        "not the lease holder: {err}"
+    );
+    store
+        .save(
+            &state,
+            RunStatus::Waiting,
+            "replica-a",
+            taken.version,
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
+    // Without a decision the run keeps waiting, for whoever decides.
+    let err = a.resume_stored(&cx).await.unwrap_err();
+    assert!(matches!(err, RunError::MissingDecision { .. }), "{err}");
+    assert_eq!(
+        store.load(&run_id).await.unwrap().unwrap().status,
+        RunStatus::Waiting
+    );
+    a.decide(&run_id, "c2", ApprovalDecision::deny("over budget"))
+        .await
+        .unwrap();
+    let outcome = a.resume_stored(&cx).await.unwrap();
+    let RunOutcome::Finished { text, .. } = outcome else {
+        panic!("finishes: {outcome:?}");
+    };
+    assert!(text.contains("over budget"), "{text}");
+    assert_eq!(charges(dir.path()), 0);
+    store.remove(&run_id).await.unwrap();
+    assert!(store.load(&run_id).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn store_rules_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    store_rules(
+        SqliteStore::open(dir.path().join("runs.db"))
+            .unwrap()
+            .into(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn store_rules_in_memory() {
+    store_rules(Arc::new(MemoryStore::new())).await;
+}
