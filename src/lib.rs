@@ -108,6 +108,12 @@ pub mod observe {
 #[cfg(feature = "runtime")]
 pub use iris_runtime::ledger;
 
+/// Calls claimed and recorded as they run, for runs that outlive their
+/// process, and the [`IdempotencyKey`](journal::IdempotencyKey) each call of
+/// such a run gets.
+#[cfg(feature = "runtime")]
+pub use iris_runtime::journal;
+
 /// Oversized results saved whole and previewed, and published files.
 #[cfg(feature = "runtime")]
 pub mod artifacts {

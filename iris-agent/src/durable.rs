@@ -3,17 +3,20 @@
 //! store can resume a run that waits, or take over one whose process died.
 //!
 //! What is written when: the new run before its first step; the model's
-//! answer (with its calls) before any call runs; the step's results once
-//! every call finished; the waiting state at a pause (the lease ends); the
-//! last state at the end. A process that takes a run over finds either a
-//! step boundary, or calls without results: those whose tool is idempotent
-//! (or read-only) run again, the others are reported to the model as
-//! interrupted, never run twice.
+//! answer (with its calls) before any call runs; a claim before the body
+//! of each call that may not run twice, and its result after; the step's
+//! results once every call finished; the waiting state at a pause (the
+//! lease ends); the last state at the end. A process that takes a run over
+//! runs the calls of the last step again through the executor: a call that
+//! recorded its result gets it without running, one claimed without a
+//! result is reported to the model as interrupted, and the rest run (calls
+//! of idempotent and read-only tools are never claimed: they run again).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use iris_core::{ToolErrorKind, ToolResult, ToolUseBlock};
+use iris_core::{BoxFuture, RunId, ToolResult};
+use iris_runtime::journal::{CallJournal, Claimed, Journaled};
 
 use crate::error::RunError;
 use crate::state::RunState;
@@ -83,14 +86,48 @@ pub(crate) async fn save(
     }
 }
 
-/// The result of a call whose process stopped before its outcome was
-/// stored, and whose tool may not run twice.
-pub(crate) fn interrupted(call: &ToolUseBlock) -> ToolResult {
-    ToolResult::error(
-        ToolErrorKind::Interrupted,
-        format!(
-            "the process running this call of `{}` stopped before its outcome was recorded, so it may or may not have taken effect; it was not run again. Check its effect before calling it again",
-            call.name
-        ),
-    )
+/// A run's calls claimed and recorded in its store, under the runner's
+/// lease.
+struct StoreJournal {
+    store: Arc<dyn RunStore>,
+    holder: String,
+}
+
+impl CallJournal for StoreJournal {
+    fn claim<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+    ) -> BoxFuture<'a, Result<Claimed, String>> {
+        Box::pin(async move {
+            self.store
+                .claim_call(run, call_id, &self.holder)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn record<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        result: &'a ToolResult,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            self.store
+                .record_call(run, call_id, result)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+impl Durable {
+    /// The context extension that journals the runner's calls.
+    pub(crate) fn journaled(&self) -> Journaled {
+        Journaled(Arc::new(StoreJournal {
+            store: Arc::clone(&self.store),
+            holder: self.holder.clone(),
+        }))
+    }
 }

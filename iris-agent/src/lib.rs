@@ -459,9 +459,10 @@ impl AgentRunner {
         }
     }
 
-    /// Takes over a run whose process died: the calls of its last step
-    /// that have no result run again when their tool is idempotent, and
-    /// are interrupted otherwise; then the run goes on.
+    /// Takes over a run whose process died: the calls of its last step go
+    /// through the executor again, where the run's journal answers for
+    /// those that ran (their result) or were cut off (interrupted); then
+    /// the run goes on.
     async fn take_over(
         &self,
         mut state: RunState,
@@ -480,40 +481,36 @@ impl AgentRunner {
         self.restore(&state);
         let open_calls = last_calls(&state).to_vec();
         if !open_calls.is_empty() {
+            // Through the executor again: the journal answers for the calls
+            // that ran or were interrupted; the rest run now.
             let (_, tools_cx) = self.offer(&state, cx)?;
-            let registry = self.agent.registry();
-            let (again, interrupted): (Vec<ToolUseBlock>, Vec<ToolUseBlock>) =
-                open_calls.iter().cloned().partition(|call| {
-                    registry
-                        .resolve(&call.name)
-                        .is_some_and(|tool| tool.definition_dyn().capabilities().is_idempotent())
-                });
-            let mut results: FxHashMap<String, ToolResult> = interrupted
-                .iter()
-                .map(|call| (call.id.clone(), durable::interrupted(call)))
-                .collect();
-            let outcomes = self.agent.executor().execute_batch(again, &tools_cx).await;
-            for outcome in outcomes {
+            let outcomes = self
+                .agent
+                .executor()
+                .execute_batch(open_calls.clone(), &tools_cx)
+                .await;
+            let mut results = FxHashMap::default();
+            for (call, outcome) in open_calls.iter().zip(outcomes) {
                 match outcome {
                     ToolOutcome::Finished { call_id, result } => {
                         results.insert(call_id, result);
                     }
-                    // A call that waits now is answered when the run resumes.
-                    ToolOutcome::Waiting(request) => {
-                        let call = open_calls.iter().find(|c| c.id == request.call_id).cloned();
-                        if let Some(call) = call {
-                            state.pending.push(PendingCall {
-                                call,
-                                request: *request,
-                            });
-                        }
-                    }
+                    ToolOutcome::Waiting(request) => state.pending.push(PendingCall {
+                        call: call.clone(),
+                        request: *request,
+                    }),
                 }
             }
             if !state.pending.is_empty() {
-                state.finished = results
-                    .into_iter()
-                    .map(|(call_id, result)| FinishedCall { call_id, result })
+                state.finished = open_calls
+                    .iter()
+                    .filter_map(|call| {
+                        let result = results.remove(&call.id)?;
+                        Some(FinishedCall {
+                            call_id: call.id.clone(),
+                            result,
+                        })
+                    })
                     .collect();
                 return Ok(RunOutcome::Waiting(state));
             }
@@ -728,14 +725,16 @@ impl AgentRunner {
                     })
                     .unzip(),
             };
-        let tools_cx = self
+        let mut builder = self
             .agent
             .context_builder(&cx.workspace, state.run_id.clone())
             .map_err(RunError::Context)?
             .offered(offered)
-            .extension(cx.cancel.clone())
-            .build();
-        Ok((tools, tools_cx))
+            .extension(cx.cancel.clone());
+        if let Some(durable) = &self.durable {
+            builder = builder.extension(durable.journaled());
+        }
+        Ok((tools, builder.build()))
     }
 
     /// A context for calls outside a step (run events, resumed calls),
@@ -751,13 +750,16 @@ impl AgentRunner {
             .map(|t| t.definition_dyn())
             .filter(|d| d.exposure() == iris_core::Exposure::Eager || disclosed.contains(d.name()))
             .map(|d| d.name().clone());
-        Ok(self
+        let mut builder = self
             .agent
             .context_builder(&cx.workspace, cx.run_id.clone())
             .map_err(RunError::Context)?
             .offered(offered)
-            .extension(cx.cancel.clone())
-            .build())
+            .extension(cx.cancel.clone());
+        if let Some(durable) = &self.durable {
+            builder = builder.extension(durable.journaled());
+        }
+        Ok(builder.build())
     }
 
     /// Appends the results of `calls` and keeps their full text for

@@ -28,6 +28,7 @@ pub mod factories;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hooks;
+pub mod journal;
 pub mod ledger;
 #[cfg(unix)]
 mod nonblocking;

@@ -24,9 +24,10 @@ use std::time::Duration;
 
 use iris_agent::RunState;
 use iris_agent::store::{
-    Lease, RunStatus, RunStore, StoreError, StoredRun, held_by_other, lease_end, now_ms, waits_in,
+    Claimed, Lease, RunStatus, RunStore, StoreError, StoredRun, held_by_other, lease_end, now_ms,
+    waits_in,
 };
-use iris_core::{BoxFuture, RunId};
+use iris_core::{BoxFuture, RunId, ToolResult};
 use iris_runtime::ApprovalDecision;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -44,6 +45,12 @@ CREATE TABLE IF NOT EXISTS iris_runs (
     state        TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS iris_runs_by_status ON iris_runs (status, created_ms);
+CREATE TABLE IF NOT EXISTS iris_calls (
+    run_id  TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    result  TEXT,
+    PRIMARY KEY (run_id, call_id)
+);
 CREATE TABLE IF NOT EXISTS iris_decisions (
     run_id   TEXT NOT NULL,
     call_id  TEXT NOT NULL,
@@ -347,8 +354,86 @@ impl RunStore for SqliteStore {
                 tx.execute("DELETE FROM iris_decisions WHERE run_id = ?1", params![run.as_str()])
                     .map_err(db)?;
             }
+            tx.execute("DELETE FROM iris_calls WHERE run_id = ?1", params![run.as_str()])
+                .map_err(db)?;
             tx.commit().map_err(db)?;
             Ok(expected + 1)
+        })
+    }
+
+    fn claim_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<Claimed, StoreError>> {
+        let run = run.clone();
+        let call_id = call_id.to_owned();
+        let holder = holder.to_owned();
+        self.blocking(move |connection| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(db)?;
+            let row = read_row(&tx, &run)?.ok_or_else(|| StoreError::NotFound {
+                run_id: run.clone(),
+            })?;
+            if row.lease_holder.as_deref() != Some(&holder) {
+                return Err(StoreError::Conflict {
+                    run_id: run,
+                    expected: u64_of(row.version),
+                    found: u64_of(row.version),
+                });
+            }
+            let earlier: Option<Option<String>> = tx
+                .query_row(
+                    "SELECT result FROM iris_calls WHERE run_id = ?1 AND call_id = ?2",
+                    params![run.as_str(), call_id],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(db)?;
+            let claimed =
+                match earlier {
+                    Some(Some(text)) => Claimed::Ran(serde_json::from_str(&text).map_err(|e| {
+                        StoreError::Corrupt {
+                            run_id: run.clone(),
+                            detail: format!("the result of call `{call_id}`: {e}"),
+                        }
+                    })?),
+                    Some(None) => Claimed::Unfinished,
+                    None => {
+                        tx.execute(
+                            "INSERT INTO iris_calls (run_id, call_id) VALUES (?1, ?2)",
+                            params![run.as_str(), call_id],
+                        )
+                        .map_err(db)?;
+                        Claimed::New
+                    }
+                };
+            tx.commit().map_err(db)?;
+            Ok(claimed)
+        })
+    }
+
+    fn record_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        result: &'a ToolResult,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let run = run.clone();
+        let call_id = call_id.to_owned();
+        let result = serde_json::to_string(result)
+            .map_err(|e| StoreError::Backend(format!("a result could not be written: {e}")));
+        self.blocking(move |connection| {
+            connection
+                .execute(
+                    "INSERT INTO iris_calls (run_id, call_id, result) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (run_id, call_id) DO UPDATE SET result = excluded.result",
+                    params![run.as_str(), call_id, result?],
+                )
+                .map_err(db)?;
+            Ok(())
         })
     }
 
@@ -411,6 +496,11 @@ impl RunStore for SqliteStore {
                 .map_err(db)?;
             tx.execute(
                 "DELETE FROM iris_decisions WHERE run_id = ?1",
+                params![run.as_str()],
+            )
+            .map_err(db)?;
+            tx.execute(
+                "DELETE FROM iris_calls WHERE run_id = ?1",
                 params![run.as_str()],
             )
             .map_err(db)?;

@@ -3,12 +3,13 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use iris_core::{BoxFuture, RunId};
+use iris_core::{BoxFuture, RunId, ToolResult};
 use iris_runtime::ApprovalDecision;
 use rustc_hash::FxHashMap;
 
 use super::{
-    Lease, RunStatus, RunStore, StoreError, StoredRun, held_by_other, lease_end, now_ms, waits_in,
+    Claimed, Lease, RunStatus, RunStore, StoreError, StoredRun, held_by_other, lease_end, now_ms,
+    waits_in,
 };
 use crate::state::RunState;
 
@@ -25,6 +26,8 @@ struct Runs {
     /// Order of creation, for `waiting`.
     next: u64,
     created: FxHashMap<RunId, u64>,
+    /// Claimed calls by run and call id, with their results once recorded.
+    calls: FxHashMap<(RunId, String), Option<ToolResult>>,
 }
 
 impl MemoryStore {
@@ -146,8 +149,52 @@ impl RunStore for MemoryStore {
             if status == RunStatus::Waiting {
                 stored.decisions.clear();
             }
-            Ok(stored.version)
+            let version = stored.version;
+            runs.calls.retain(|(id, _), _| id != run);
+            Ok(version)
         }))
+    }
+
+    fn claim_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<Claimed, StoreError>> {
+        ready(self.with(|runs| {
+            let stored = runs.by_id.get(run).ok_or_else(|| StoreError::NotFound {
+                run_id: run.clone(),
+            })?;
+            if stored.lease.as_ref().is_none_or(|l| l.holder != holder) {
+                return Err(StoreError::Conflict {
+                    run_id: run.clone(),
+                    expected: stored.version,
+                    found: stored.version,
+                });
+            }
+            let key = (run.clone(), call_id.to_owned());
+            Ok(match runs.calls.get(&key) {
+                Some(Some(result)) => Claimed::Ran(result.clone()),
+                Some(None) => Claimed::Unfinished,
+                None => {
+                    runs.calls.insert(key, None);
+                    Claimed::New
+                }
+            })
+        }))
+    }
+
+    fn record_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        result: &'a ToolResult,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.with(|runs| {
+            runs.calls
+                .insert((run.clone(), call_id.to_owned()), Some(result.clone()));
+        });
+        ready(Ok(()))
     }
 
     fn decide<'a>(
@@ -195,6 +242,7 @@ impl RunStore for MemoryStore {
         self.with(|runs| {
             runs.by_id.remove(run);
             runs.created.remove(run);
+            runs.calls.retain(|(id, _), _| id != run);
         });
         ready(Ok(()))
     }

@@ -11,8 +11,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use iris_core::{BoxFuture, RunId};
+use iris_core::{BoxFuture, RunId, ToolResult};
 use iris_runtime::ApprovalDecision;
+pub use iris_runtime::journal::Claimed;
 use serde::{Deserialize, Serialize};
 
 use crate::state::RunState;
@@ -191,7 +192,8 @@ pub trait RunStore: Send + Sync + 'static {
     /// `expected` and `holder` holds its lease; returns the new version.
     /// A [`RunStatus::Running`] write renews the lease for `lease`; any
     /// other ends it and, for a run that waits anew, clears the decisions
-    /// of the pause before.
+    /// of the pause before. Every write clears the run's call claims: the
+    /// state holds their results from then on.
     fn save<'a>(
         &'a self,
         state: &'a RunState,
@@ -200,6 +202,26 @@ pub trait RunStore: Send + Sync + 'static {
         expected: u64,
         lease: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>>;
+
+    /// Claims call `call_id` of `run` for `holder` before its body runs, or
+    /// tells what an earlier claim left: its result, or that it never
+    /// recorded one. Refused ([`StoreError::Conflict`]) unless `holder`
+    /// holds the run's lease. Claims last until the next write of the
+    /// state, which holds their results by then.
+    fn claim_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<Claimed, StoreError>>;
+
+    /// Records the result of a claimed call.
+    fn record_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        result: &'a ToolResult,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Records a person's decision for one waiting call of `run`, from any
     /// process: refused with [`StoreError::NotWaiting`] unless the run waits

@@ -28,6 +28,7 @@ use super::resolve::{invalid_arguments, offered_tool, repair_input};
 use super::{ToolExecutor, ToolOutcome, body};
 use crate::ToolRegistry;
 use crate::hooks::{HookEvent, HookInput, HookResultView};
+use crate::journal::{self, Claimed, IdempotencyKey, Journaled};
 use crate::observers::RunEvent;
 
 /// One call of a tool the registry resolved: what every stage after resolve
@@ -218,7 +219,7 @@ impl<'t> Call<'t> {
     /// changed in between could not be told apart from one changed just
     /// after.
     fn admit(&self, ex: &ToolExecutor, read_only: bool, cx: &ToolContext) -> Admission {
-        let staged = ex.inner.staged.includes(self.definition);
+        let staged = ex.inner.staged.includes(self.definition) || self.journal(cx).is_some();
         match ex
             .inner
             .policy
@@ -396,8 +397,53 @@ impl<'t> Call<'t> {
         if let Err(refusal) = self.gate(ex, args.is_read_only(), cx, grant) {
             return refusal;
         }
+        if let Some(journal) = self.journal(cx) {
+            return Box::pin(self.journaled_body(ex, args, cx, journal, ran)).await;
+        }
         ran.store(true, Ordering::Relaxed);
         self.body(ex, args, cx).await
+    }
+
+    /// The run's journal, when it has one and the call changes something
+    /// (a read needs neither a claim nor a key).
+    fn journal<'c>(&self, cx: &'c ToolContext) -> Option<&'c Journaled> {
+        if self.definition.capabilities().is_read_only() {
+            return None;
+        }
+        cx.extension::<Journaled>()
+    }
+
+    /// The body of a journaled call, given its idempotency key. A call that
+    /// may not run twice is claimed first (one that ran, or was cut off,
+    /// in a process before this one does not run again) and its result
+    /// recorded; an idempotent one just runs.
+    async fn journaled_body(
+        &self,
+        ex: &ToolExecutor,
+        args: ParsedArgs,
+        cx: &ToolContext,
+        journal: &Journaled,
+        ran: &AtomicBool,
+    ) -> ToolResult {
+        let name = self.definition.name().as_str();
+        let run = cx.run_id();
+        let call_cx = cx.with_extension(IdempotencyKey::of(run, &self.id));
+        if self.definition.capabilities().is_idempotent() {
+            ran.store(true, Ordering::Relaxed);
+            return self.body(ex, args, &call_cx).await;
+        }
+        match journal.0.claim(run, &self.id).await {
+            Ok(Claimed::New) => {}
+            Ok(Claimed::Ran(result)) => return result,
+            Ok(Claimed::Unfinished) => return journal::unfinished(name),
+            Err(why) => return journal::refused(name, &why),
+        }
+        ran.store(true, Ordering::Relaxed);
+        let result = self.body(ex, args, &call_cx).await;
+        if let Err(why) = journal.0.record(run, &self.id, &result).await {
+            tracing::error!(tool = name, call_id = %self.id, error = %why, "a call's result could not be recorded");
+        }
+        result
     }
 
     /// Body: observers learn it starts, and it is made from the parsed

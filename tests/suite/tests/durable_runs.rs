@@ -16,13 +16,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use iris::agent::store::{MemoryStore, RunStatus, RunStore, StoreError};
+use iris::agent::store::{Claimed, MemoryStore, RunStatus, RunStore, StoreError};
 use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome};
 use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
 use iris::tool::BoxFuture;
-use iris::{ApprovalDecision, RunId, ToolErrorKind, ToolExecutor, ToolRegistry, ToolUseBlock};
+use iris::{ApprovalDecision, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
 
 /// The process-wide count of `charge` bodies that ran.
 static CHARGES: AtomicUsize = AtomicUsize::new(0);
@@ -249,88 +249,6 @@ async fn racing_replicas_in_memory() {
     one_replica_drives(Arc::clone(&store), store).await;
 }
 
-/// A process died after the model asked for both calls and before their
-/// results were stored: the read runs again, the write is reported as
-/// interrupted (never run a second time), and the run finishes.
-async fn taken_over_after_a_death(store: Arc<dyn RunStore>) {
-    let dir = tempfile::tempdir().unwrap();
-    let run_id = RunId::new("orphaned");
-    let cx = RunContext::new(dir.path(), run_id.clone());
-    // What the dead process left: the model's answer with both calls, the
-    // run still `running` under a lease that has run out.
-    let a = runner(Arc::clone(&store), "replica-a").with_lease(Duration::ZERO);
-    let outcome = a.run("Charge the order.", &cx).await.unwrap();
-    let RunOutcome::Waiting(mut state) = outcome else {
-        panic!("waits");
-    };
-    let stored = store
-        .acquire(&run_id, "replica-a", Duration::ZERO)
-        .await
-        .unwrap();
-    state.pending.clear();
-    state.finished.clear();
-    state.seal = None;
-    store
-        .save(
-            &state,
-            RunStatus::Running,
-            "replica-a",
-            stored.version,
-            Duration::ZERO,
-        )
-        .await
-        .unwrap();
-    let lookups = LOOKUPS.load(Ordering::SeqCst);
-
-    let b = runner(Arc::clone(&store), "replica-b");
-    let outcome = b.resume_stored(&cx).await.unwrap();
-    let RunOutcome::Finished { text, state } = outcome else {
-        panic!("B finishes the run: {outcome:?}");
-    };
-    assert_eq!(charges(dir.path()), 0, "the write never ran twice");
-    assert!(
-        LOOKUPS.load(Ordering::SeqCst) > lookups,
-        "the read ran again"
-    );
-    assert!(text.starts_with("1200 | "), "{text}");
-    let interrupted = state
-        .messages
-        .iter()
-        .find_map(|m| match m {
-            Message::Tool {
-                call_id, result, ..
-            } if call_id == "c2" => Some(result.clone()),
-            _ => None,
-        })
-        .unwrap();
-    assert_eq!(interrupted.error_kind(), Some(ToolErrorKind::Interrupted));
-    assert!(
-        interrupted
-            .text_content()
-            .contains("may or may not have taken effect"),
-        "{}",
-        interrupted.text_content()
-    );
-    let stored = store.load(&run_id).await.unwrap().unwrap();
-    assert_eq!(stored.status, RunStatus::Finished);
-}
-
-#[tokio::test]
-async fn a_dead_process_run_is_taken_over_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    taken_over_after_a_death(
-        SqliteStore::open(dir.path().join("runs.db"))
-            .unwrap()
-            .into(),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn a_dead_process_run_is_taken_over_in_memory() {
-    taken_over_after_a_death(Arc::new(MemoryStore::new())).await;
-}
-
 /// The store's own rules: a write that names an old version is refused, a
 /// decision only for a call that waits, and a run id only once.
 async fn store_rules(store: Arc<dyn RunStore>) {
@@ -425,4 +343,78 @@ async fn store_rules_on_sqlite() {
 #[tokio::test]
 async fn store_rules_in_memory() {
     store_rules(Arc::new(MemoryStore::new())).await;
+}
+
+/// Claims: a call claimed once; a second claim learns it never recorded a
+/// result, then the result once recorded; a write of the state ends them.
+async fn claim_rules(store: Arc<dyn RunStore>) {
+    let other = RunId::new("claims");
+    let dir = tempfile::tempdir().unwrap();
+    let cx = RunContext::new(dir.path(), other.clone());
+    let b = runner(Arc::clone(&store), "replica-b");
+    let RunOutcome::Waiting(_) = b.run("Charge the order.", &cx).await.unwrap() else {
+        panic!("waits");
+    };
+    let err = store
+        .claim_call(&other, "x", "replica-b")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { .. }),
+        "no lease: {err}"
+    );
+    let taken = store
+        .acquire(&other, "replica-b", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.claim_call(&other, "x", "replica-b").await.unwrap(),
+        Claimed::New
+    );
+    assert_eq!(
+        store.claim_call(&other, "x", "replica-b").await.unwrap(),
+        Claimed::Unfinished
+    );
+    let result = iris::ToolResult::text("done");
+    store.record_call(&other, "x", &result).await.unwrap();
+    assert_eq!(
+        store.claim_call(&other, "x", "replica-b").await.unwrap(),
+        Claimed::Ran(result)
+    );
+    // A write of the state holds the step's results: claims end with it.
+    let state = store.load(&other).await.unwrap().unwrap().state;
+    store
+        .save(
+            &state,
+            RunStatus::Waiting,
+            "replica-b",
+            taken.version,
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
+    store
+        .acquire(&other, "replica-b", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.claim_call(&other, "x", "replica-b").await.unwrap(),
+        Claimed::New
+    );
+}
+
+#[tokio::test]
+async fn claim_rules_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    claim_rules(
+        SqliteStore::open(dir.path().join("runs.db"))
+            .unwrap()
+            .into(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn claim_rules_in_memory() {
+    claim_rules(Arc::new(MemoryStore::new())).await;
 }

@@ -1,0 +1,124 @@
+//! Calls recorded as they run, for runs that outlive their process: before
+//! the body of a call that may not run twice, the executor claims the call
+//! in the run's journal, and after it, records the result. A process that
+//! takes the run over asks the journal first: a call that ran gets its
+//! recorded result, a call claimed by a process that died before recording
+//! one is reported as interrupted, and only an unclaimed call runs.
+//!
+//! The journal rides on the run's [`ToolContext`] as the [`Journaled`]
+//! extension; a context without one journals nothing. Every call of a
+//! journaled run that changes something gets its [`IdempotencyKey`]; calls
+//! of idempotent tools (tagged `idempotent` or `read_only`) are never
+//! claimed: running them again is what recovery does with them.
+
+use std::sync::Arc;
+
+use iris_core::{BoxFuture, FromToolContext, RunId, ToolContext, ToolErrorKind, ToolResult};
+use sha2::{Digest, Sha256};
+
+/// What a journal knew of a call when the executor claimed it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claimed {
+    /// Nothing: the call is claimed now, and runs.
+    New,
+    /// It ran, with this result: it does not run again.
+    Ran(ToolResult),
+    /// Another process claimed it and stopped before recording a result:
+    /// it may or may not have taken effect, and does not run again.
+    Unfinished,
+}
+
+/// Where calls of a run are recorded; see the [module docs](self).
+pub trait CallJournal: Send + Sync + 'static {
+    /// Claims `call_id` of `run` before its body runs, or tells what an
+    /// earlier claim left. An error keeps the body from running (the run
+    /// was taken over by another process, the store failed).
+    fn claim<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+    ) -> BoxFuture<'a, Result<Claimed, String>>;
+
+    /// Records the result of a call that ran. A failure is logged; the
+    /// result still goes to the model.
+    fn record<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        result: &'a ToolResult,
+    ) -> BoxFuture<'a, Result<(), String>>;
+}
+
+/// The context extension that journals a run's calls.
+#[derive(Clone)]
+pub struct Journaled(pub Arc<dyn CallJournal>);
+
+impl std::fmt::Debug for Journaled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Journaled(..)")
+    }
+}
+
+/// A key that names one call of one run, the same in every process and on
+/// every attempt: what a tool hands a payment API or a message queue so
+/// that a call made twice takes effect once. Calls of journaled runs get
+/// it in their context (`#[ctx] key: IdempotencyKey`), except those of
+/// read-only tools.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    /// The key of call `call_id` of `run`: 32 hexadecimal digits.
+    #[must_use]
+    pub fn of(run: &RunId, call_id: &str) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(run.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(call_id.as_bytes());
+        let digest = hasher.finalize();
+        Self(crate::executor::permissions::hex(&digest[..16]))
+    }
+
+    /// The key as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromToolContext for IdempotencyKey {
+    fn from_context(cx: &ToolContext) -> Result<Self, ToolResult> {
+        cx.extension::<IdempotencyKey>().cloned().ok_or_else(|| {
+            ToolResult::error(
+                ToolErrorKind::Internal,
+                "this tool takes an idempotency key, which only calls of a run kept in a store get (a runner built `with_store`), and only for tools that are not `read_only`",
+            )
+        })
+    }
+}
+
+/// The result of a call a process claimed and died in.
+pub(crate) fn unfinished(tool: &str) -> ToolResult {
+    ToolResult::error(
+        ToolErrorKind::Interrupted,
+        format!(
+            "the process running this call of `{tool}` stopped before its outcome was recorded, so it may or may not have taken effect; it was not run again. Check its effect before calling it again"
+        ),
+    )
+}
+
+/// The result of a call the journal would not claim.
+pub(crate) fn refused(tool: &str, why: &str) -> ToolResult {
+    ToolResult::error(
+        ToolErrorKind::Internal,
+        format!(
+            "the call of `{tool}` could not be recorded before it ran, so it did not run: {why}"
+        ),
+    )
+}

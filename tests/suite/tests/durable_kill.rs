@@ -1,0 +1,399 @@
+//! A run on the SQLite store whose process is killed at each point of a
+//! step, then taken over by a second OS process: no call that finished runs
+//! again, a write cut off mid-call is reported as interrupted (never run a
+//! second time), an idempotent write deduplicated by its idempotency key
+//! takes effect once, and where nothing was cut off the final history is
+//! the uninterrupted run's.
+//!
+//! Each replica is this test binary started again with `IRIS_KILL_REPLICA`
+//! set; it dies by `abort` (no destructor, no flush) at the point it names.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    reason = "tests fail by panicking; replicas report on stdout"
+)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use iris::agent::store::{Claimed, RunStatus, RunStore, StoreError, StoredRun};
+use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome, RunState};
+use iris::journal::IdempotencyKey;
+use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use iris::serde_json::json;
+use iris::sqlite::SqliteStore;
+use iris::tool::BoxFuture;
+use iris::{
+    ApprovalDecision, Rule, RulePolicy, RunId, ToolContext, ToolErrorKind, ToolExecutor,
+    ToolRegistry, ToolResult, ToolUseBlock,
+};
+
+/// Where a replica dies.
+const POINTS: [&str; 6] = [
+    "after_answer",
+    "after_claim",
+    "in_body",
+    "after_body",
+    "after_record",
+    "after_step",
+];
+
+/// Dies here if this replica was told to, once per test (a marker file
+/// says it happened, so the replica that takes over lives).
+fn die_at(point: &str, dir: &Path) {
+    if std::env::var("IRIS_KILL_AT").as_deref() != Ok(point) {
+        return;
+    }
+    let marker = dir.join("killed");
+    if marker.exists() {
+        return;
+    }
+    std::fs::write(&marker, point).unwrap();
+    std::process::abort();
+}
+
+fn append(path: &Path, line: &str) {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    writeln!(file, "{line}").unwrap();
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|text| text.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Charge a card: a write that may not run twice.
+#[iris::tool(write)]
+fn charge(
+    /// Cents to charge.
+    cents: u64,
+    #[ctx] cx: &ToolContext,
+) -> String {
+    append(&cx.workspace_root().join("charges.txt"), &cents.to_string());
+    die_at("in_body", cx.workspace_root());
+    format!("charged {cents}")
+}
+
+/// Send a receipt: safe to repeat, since the mail service drops a second
+/// receipt with the same idempotency key.
+#[iris::tool(write, idempotent)]
+fn send_receipt(
+    /// Who gets it.
+    to: String,
+    #[ctx] cx: &ToolContext,
+) -> String {
+    let key = cx
+        .extension::<IdempotencyKey>()
+        .expect("a call of a kept run has its key");
+    let sent = cx.workspace_root().join("receipts.txt");
+    if !lines(&sent)
+        .iter()
+        .any(|line| line.starts_with(key.as_str()))
+    {
+        append(&sent, &format!("{key} {to}"));
+    }
+    format!("receipt sent to {to}")
+}
+
+/// Look up a price.
+#[iris::tool(read_only)]
+fn price() -> u64 {
+    1200
+}
+
+/// Answers from the history alone: the three calls, then what they said.
+struct Cashier;
+
+impl Model for Cashier {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let answer = if let Some(Message::User { .. }) = request.messages.last() {
+            ModelResponse {
+                tool_calls: vec![
+                    ToolUseBlock::new("c1", "price", json!({})),
+                    ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
+                    ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
+                ],
+                ..ModelResponse::default()
+            }
+        } else {
+            let results: Vec<String> = request
+                .messages
+                .iter()
+                .filter_map(|m| match m {
+                    Message::Tool { result, .. } => Some(result.text_content()),
+                    _ => None,
+                })
+                .collect();
+            ModelResponse {
+                text: Some(results.join(" | ")),
+                ..ModelResponse::default()
+            }
+        };
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+/// The SQLite store, with the replica's death at the store's points.
+struct Killing {
+    inner: SqliteStore,
+    dir: PathBuf,
+}
+
+impl RunStore for Killing {
+    fn create<'a>(
+        &'a self,
+        state: &'a RunState,
+        holder: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
+        self.inner.create(state, holder, lease)
+    }
+
+    fn load<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
+        self.inner.load(run)
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        run: &'a RunId,
+        holder: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<StoredRun, StoreError>> {
+        self.inner.acquire(run, holder, lease)
+    }
+
+    fn save<'a>(
+        &'a self,
+        state: &'a RunState,
+        status: RunStatus,
+        holder: &'a str,
+        expected: u64,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let version = self
+                .inner
+                .save(state, status, holder, expected, lease)
+                .await?;
+            if status == RunStatus::Running {
+                match state.messages.last() {
+                    Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty() => {
+                        die_at("after_answer", &self.dir);
+                    }
+                    Some(Message::Tool { .. }) => die_at("after_step", &self.dir),
+                    _ => {}
+                }
+            }
+            Ok(version)
+        })
+    }
+
+    fn claim_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<Claimed, StoreError>> {
+        Box::pin(async move {
+            let claimed = self.inner.claim_call(run, call_id, holder).await?;
+            if call_id == "c3" && claimed == Claimed::New {
+                die_at("after_claim", &self.dir);
+            }
+            Ok(claimed)
+        })
+    }
+
+    fn record_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        result: &'a ToolResult,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            die_at("after_body", &self.dir);
+            self.inner.record_call(run, call_id, result).await?;
+            die_at("after_record", &self.dir);
+            Ok(())
+        })
+    }
+
+    fn decide<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        decision: &'a ApprovalDecision,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.decide(run, call_id, decision)
+    }
+
+    fn waiting(&self, limit: usize) -> BoxFuture<'_, Result<Vec<RunId>, StoreError>> {
+        self.inner.waiting(limit)
+    }
+
+    fn remove<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.remove(run)
+    }
+}
+
+/// One replica: starts the run, or takes it over once the dead replica's
+/// lease ran out; prints the final history.
+async fn replica(db: &Path, dir: &Path) {
+    let mut registry = ToolRegistry::new();
+    registry.register(Charge).unwrap();
+    registry.register(SendReceipt).unwrap();
+    registry.register(Price).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Allow))
+        .build()
+        .unwrap();
+    let agent = Agent::builder(executor).name("cashier").build().unwrap();
+    let store = Killing {
+        inner: SqliteStore::open(db).unwrap(),
+        dir: dir.to_path_buf(),
+    };
+    let runner = AgentRunner::new(agent, Cashier)
+        .with_store(Arc::new(store) as Arc<dyn RunStore>)
+        .with_holder(format!("replica-{}", std::process::id()))
+        .with_lease(Duration::from_millis(300));
+    let cx = RunContext::new(dir, RunId::new("order-7"));
+    let stored = runner.store().unwrap().load(&RunId::new("order-7")).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let outcome = loop {
+        let attempt = if stored.as_ref().unwrap().is_none() {
+            runner
+                .run("Charge order 7 and send the receipt.", &cx)
+                .await
+        } else {
+            runner.resume_stored(&cx).await
+        };
+        match attempt {
+            Err(RunError::Store(StoreError::Held { .. })) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => break other.unwrap(),
+        }
+    };
+    let RunOutcome::Finished { state, .. } = outcome else {
+        panic!("the run finishes: {outcome:?}");
+    };
+    println!(
+        "HISTORY={}",
+        iris::serde_json::to_string(&state.messages).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn replica_entry() {
+    // Only a replica started by the tests below does anything here.
+    if let Ok(args) = std::env::var("IRIS_KILL_REPLICA") {
+        let (db, dir) = args.split_once('\n').unwrap();
+        replica(Path::new(db), Path::new(dir)).await;
+    }
+}
+
+/// Starts a replica; returns whether it lived, and what it printed.
+fn start_replica(db: &Path, dir: &Path, kill_at: Option<&str>) -> (bool, String) {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["replica_entry", "--exact", "--nocapture"])
+        .env(
+            "IRIS_KILL_REPLICA",
+            format!("{}\n{}", db.display(), dir.display()),
+        )
+        .env_remove("IRIS_KILL_AT");
+    if let Some(point) = kill_at {
+        command.env("IRIS_KILL_AT", point);
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+fn history(printed: &str) -> Vec<Message> {
+    let line = printed
+        .lines()
+        .find_map(|line| line.strip_prefix("HISTORY="))
+        .unwrap_or_else(|| panic!("the replica printed its history: {printed}"));
+    iris::serde_json::from_str(line).unwrap()
+}
+
+fn result_of<'m>(history: &'m [Message], call: &str) -> &'m ToolResult {
+    history
+        .iter()
+        .find_map(|m| match m {
+            Message::Tool {
+                call_id, result, ..
+            } if call_id == call => Some(result),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("call {call} has a result"))
+}
+
+#[tokio::test]
+async fn a_run_killed_at_any_point_resumes_without_running_a_finished_call_again() {
+    let clean = tempfile::tempdir().unwrap();
+    let (lived, printed) = start_replica(&clean.path().join("runs.db"), clean.path(), None);
+    assert!(lived, "{printed}");
+    let uninterrupted = history(&printed);
+    assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
+
+    for point in POINTS {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("runs.db");
+        let (lived, printed) = start_replica(&db, dir.path(), Some(point));
+        assert!(!lived, "the first replica dies at {point}: {printed}");
+        assert!(dir.path().join("killed").exists(), "{point}");
+        let (lived, printed) = start_replica(&db, dir.path(), None);
+        assert!(
+            lived,
+            "the second replica finishes after {point}: {printed}"
+        );
+        let taken_over = history(&printed);
+
+        let charges = lines(&dir.path().join("charges.txt")).len();
+        let receipts = lines(&dir.path().join("receipts.txt")).len();
+        assert_eq!(
+            receipts, 1,
+            "the idempotent write took effect once ({point})"
+        );
+        let charge = result_of(&taken_over, "c3");
+        match point {
+            // Cut off between its claim and its recorded result: the charge
+            // may or may not have happened, and is not made again.
+            "after_claim" | "in_body" | "after_body" => {
+                assert_eq!(
+                    charge.error_kind(),
+                    Some(ToolErrorKind::Interrupted),
+                    "{point}: {}",
+                    charge.text_content()
+                );
+                let expected = usize::from(point != "after_claim");
+                assert_eq!(charges, expected, "the charge ran at most once ({point})");
+            }
+            // Nothing cut off: the run is the uninterrupted one.
+            _ => {
+                assert_eq!(charges, 1, "the charge ran exactly once ({point})");
+                assert_eq!(taken_over, uninterrupted, "{point}");
+            }
+        }
+        assert_eq!(
+            result_of(&taken_over, "c2"),
+            result_of(&uninterrupted, "c2"),
+            "{point}"
+        );
+    }
+}
