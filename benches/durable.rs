@@ -9,6 +9,7 @@
     clippy::expect_used,
     clippy::print_stdout,
     clippy::cast_precision_loss,
+    clippy::unused_async,
     missing_docs,
     reason = "a benchmark harness, not library code"
 )]
@@ -31,7 +32,7 @@ const CALLS: usize = 4;
 /// Steps per run.
 const STEPS: u32 = 10;
 
-/// Record a note.
+/// Record a note (async: the body runs on the run's own task).
 #[iris::tool(write)]
 async fn note(
     /// The note.
