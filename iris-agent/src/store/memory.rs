@@ -190,11 +190,18 @@ impl RunStore for MemoryStore {
         call_id: &'a str,
         result: &'a ToolResult,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.with(|runs| {
-            runs.calls
-                .insert((run.clone(), call_id.to_owned()), Some(result.clone()));
-        });
-        ready(Ok(()))
+        ready(self.with(
+            |runs| match runs.calls.get_mut(&(run.clone(), call_id.to_owned())) {
+                Some(slot) => {
+                    *slot = Some(result.clone());
+                    Ok(())
+                }
+                None => Err(StoreError::NotClaimed {
+                    run_id: run.clone(),
+                    call_id: call_id.to_owned(),
+                }),
+            },
+        ))
     }
 
     fn decide<'a>(

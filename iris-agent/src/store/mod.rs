@@ -138,6 +138,16 @@ pub enum StoreError {
         /// Where the run stands.
         status: &'static str,
     },
+    /// A result for a call that was not claimed.
+    #[error(
+        "call `{call_id}` of run `{run_id}` was not claimed, so its result is not recorded; claim a call before its body runs"
+    )]
+    NotClaimed {
+        /// The run.
+        run_id: RunId,
+        /// The call.
+        call_id: String,
+    },
     /// The run ended; there is nothing to resume.
     #[error("run `{run_id}` has finished; start a new run")]
     Finished {
@@ -215,7 +225,8 @@ pub trait RunStore: Send + Sync + 'static {
         holder: &'a str,
     ) -> BoxFuture<'a, Result<Claimed, StoreError>>;
 
-    /// Records the result of a claimed call.
+    /// Records the result of a claimed call; refused with
+    /// [`StoreError::NotClaimed`] for a call without a claim.
     fn record_call<'a>(
         &'a self,
         run: &'a RunId,

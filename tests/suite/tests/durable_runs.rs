@@ -418,3 +418,242 @@ async fn claim_rules_on_sqlite() {
 async fn claim_rules_in_memory() {
     claim_rules(Arc::new(MemoryStore::new())).await;
 }
+
+/// One operation on a store, by one of two holders.
+#[derive(Debug, Clone)]
+enum Op {
+    Create {
+        run: u8,
+        holder: u8,
+    },
+    Acquire {
+        run: u8,
+        holder: u8,
+        expired: bool,
+    },
+    Save {
+        run: u8,
+        holder: u8,
+        stale: bool,
+        status: u8,
+    },
+    Decide {
+        run: u8,
+        call: u8,
+    },
+    Claim {
+        run: u8,
+        holder: u8,
+        call: u8,
+    },
+    Record {
+        run: u8,
+        call: u8,
+    },
+    Remove {
+        run: u8,
+    },
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    let run = 0..2_u8;
+    let holder = 0..2_u8;
+    let call = 0..3_u8;
+    prop_oneof![
+        (run.clone(), holder.clone()).prop_map(|(run, holder)| Op::Create { run, holder }),
+        (run.clone(), holder.clone(), any::<bool>()).prop_map(|(run, holder, expired)| {
+            Op::Acquire {
+                run,
+                holder,
+                expired,
+            }
+        }),
+        (run.clone(), holder.clone(), any::<bool>(), 0..3_u8).prop_map(
+            |(run, holder, stale, status)| Op::Save {
+                run,
+                holder,
+                stale,
+                status
+            }
+        ),
+        (run.clone(), call.clone()).prop_map(|(run, call)| Op::Decide { run, call }),
+        (run.clone(), holder, call.clone()).prop_map(|(run, holder, call)| Op::Claim {
+            run,
+            holder,
+            call
+        }),
+        (run.clone(), call).prop_map(|(run, call)| Op::Record { run, call }),
+        run.prop_map(|run| Op::Remove { run }),
+    ]
+}
+
+/// A state of run `run` waiting on calls `c0`..`c2`, as the executor
+/// paused them.
+async fn waiting_state(run: &RunId) -> iris::agent::RunState {
+    let mut registry = ToolRegistry::new();
+    registry.register(Charge).unwrap();
+    let executor = ToolExecutor::builder(registry).build().unwrap();
+    let cx = iris::ToolContext::builder(".", run.clone()).build();
+    let calls: Vec<ToolUseBlock> = (0..3)
+        .map(|i| ToolUseBlock::new(format!("c{i}"), "charge", json!({"cents": i})))
+        .collect();
+    let mut pending = Vec::new();
+    for call in &calls {
+        let iris::ToolOutcome::Waiting(request) = executor.execute_one(call.clone(), &cx).await
+        else {
+            panic!("a write waits");
+        };
+        pending.push(iris::agent::PendingCall {
+            call: call.clone(),
+            request: *request,
+        });
+    }
+    iris::agent::RunState {
+        version: iris::agent::RUN_STATE_VERSION,
+        agent: "cashier".to_owned(),
+        run_id: run.clone(),
+        step: 1,
+        messages: vec![Message::Assistant {
+            text: None,
+            tool_calls: calls,
+        }],
+        finished: Vec::new(),
+        pending,
+        disclosed: Vec::new(),
+        usage: iris::model::Usage::default(),
+        seal: None,
+    }
+}
+
+/// What an operation answered, without what differs by store (versions
+/// are compared through the loaded runs instead).
+async fn apply(store: &dyn RunStore, op: &Op) -> String {
+    let run = |r: u8| RunId::new(format!("run-{r}"));
+    let holder = |h: u8| format!("holder-{h}");
+    let lease = |expired: bool| {
+        if expired {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(3600)
+        }
+    };
+    let kind = |err: &StoreError| {
+        format!("{err:?}")
+            .split([' ', '{', '('])
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    match op {
+        Op::Create { run: r, holder: h } => {
+            match store
+                .create(&waiting_state(&run(*r)).await, &holder(*h), lease(false))
+                .await
+            {
+                Ok(v) => format!("created {v}"),
+                Err(e) => kind(&e),
+            }
+        }
+        Op::Acquire {
+            run: r,
+            holder: h,
+            expired,
+        } => match store.acquire(&run(*r), &holder(*h), lease(*expired)).await {
+            Ok(stored) => format!("acquired {}", stored.version),
+            Err(e) => kind(&e),
+        },
+        Op::Save {
+            run: r,
+            holder: h,
+            stale,
+            status,
+        } => {
+            let loaded = store.load(&run(*r)).await.unwrap();
+            let version = loaded.map_or(1, |s| s.version) - u64::from(*stale);
+            let status =
+                [RunStatus::Running, RunStatus::Waiting, RunStatus::Finished][usize::from(*status)];
+            match store
+                .save(
+                    &waiting_state(&run(*r)).await,
+                    status,
+                    &holder(*h),
+                    version,
+                    lease(false),
+                )
+                .await
+            {
+                Ok(v) => format!("saved {v}"),
+                Err(e) => kind(&e),
+            }
+        }
+        Op::Decide { run: r, call } => match store
+            .decide(&run(*r), &format!("c{call}"), &ApprovalDecision::deny("no"))
+            .await
+        {
+            Ok(()) => "decided".to_owned(),
+            Err(e) => kind(&e),
+        },
+        Op::Claim {
+            run: r,
+            holder: h,
+            call,
+        } => {
+            match store
+                .claim_call(&run(*r), &format!("c{call}"), &holder(*h))
+                .await
+            {
+                Ok(Claimed::Ran(result)) => format!("ran: {}", result.text_content()),
+                Ok(claimed) => format!("{claimed:?}"),
+                Err(e) => kind(&e),
+            }
+        }
+        Op::Record { run: r, call } => {
+            let result = iris::ToolResult::text(format!("result {call}"));
+            match store
+                .record_call(&run(*r), &format!("c{call}"), &result)
+                .await
+            {
+                Ok(()) => "recorded".to_owned(),
+                Err(e) => kind(&e),
+            }
+        }
+        Op::Remove { run: r } => match store.remove(&run(*r)).await {
+            Ok(()) => "removed".to_owned(),
+            Err(e) => kind(&e),
+        },
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..proptest::prelude::ProptestConfig::default() })]
+
+    /// The SQLite store keeps the same rules as the in-memory one: every
+    /// operation answers the same, and every run reads back the same
+    /// (status, version, lease holder, decisions).
+    #[test]
+    fn the_stores_agree(ops in proptest::collection::vec(op(), 1..40)) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let sqlite = SqliteStore::open(dir.path().join("runs.db")).unwrap();
+            let memory = MemoryStore::new();
+            for op in &ops {
+                let (a, b) = (apply(&memory, op).await, apply(&sqlite, op).await);
+                proptest::prop_assert_eq!(&a, &b, "{:?}", op);
+                for r in 0..2 {
+                    let run = RunId::new(format!("run-{r}"));
+                    let view = |stored: Option<iris::agent::store::StoredRun>| {
+                        stored.map(|s| (s.status, s.version, s.lease.map(|l| l.holder), s.decisions))
+                    };
+                    proptest::prop_assert_eq!(
+                        view(memory.load(&run).await.unwrap()),
+                        view(sqlite.load(&run).await.unwrap()),
+                        "after {:?}", op
+                    );
+                }
+            }
+            Ok(())
+        })?;
+    }
+}
