@@ -19,13 +19,14 @@
 //! the death of any process; a power cut may lose the last writes.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use iris_agent::RunState;
 use iris_agent::store::{
-    Claimed, Lease, RunStatus, RunStore, StoreError, StoredRun, held_by_other, lease_end, now_ms,
-    waits_in,
+    Claimed, Lease, Retention, RunStatus, RunStore, StoreError, StoredRun, held_by_other,
+    lease_end, now_ms, waits_in,
 };
 use iris_core::{BoxFuture, RunId, ToolResult};
 use iris_runtime::ApprovalDecision;
@@ -38,6 +39,7 @@ const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS iris_runs (
     run_id       TEXT PRIMARY KEY,
     created_ms   INTEGER NOT NULL,
+    updated_ms   INTEGER NOT NULL,
     status       TEXT NOT NULL,
     version      INTEGER NOT NULL,
     lease_holder TEXT,
@@ -45,6 +47,7 @@ CREATE TABLE IF NOT EXISTS iris_runs (
     state        TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS iris_runs_by_status ON iris_runs (status, created_ms);
+CREATE INDEX IF NOT EXISTS iris_runs_by_update ON iris_runs (updated_ms);
 CREATE TABLE IF NOT EXISTS iris_calls (
     run_id  TEXT NOT NULL,
     call_id TEXT NOT NULL,
@@ -61,10 +64,17 @@ CREATE TABLE IF NOT EXISTS iris_decisions (
 
 /// Runs kept in one SQLite file; cheap to clone (clones share the
 /// connection).
+///
+/// Runs are forgotten as its [`Retention`] says (finished runs after a
+/// week, any run not written for thirty days, unless set), swept when a
+/// run is created, at most once a minute unless set.
 #[derive(Clone)]
 pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
     path: PathBuf,
+    retention: Retention,
+    /// When this handle last swept for expired runs (ms).
+    swept: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -93,7 +103,27 @@ impl SqliteStore {
         Ok(Self {
             connection: Arc::new(Mutex::new(connection)),
             path,
+            retention: Retention::default(),
+            swept: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// Keeps runs as long as `retention` says.
+    #[must_use]
+    pub fn with_retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Whether this handle is due a sweep at `now`, claiming it if so.
+    fn sweep_due(&self, now: u64) -> bool {
+        let every = u64::try_from(self.retention.sweep_every.as_millis()).unwrap_or(u64::MAX);
+        let last = self.swept.load(Ordering::Relaxed);
+        (last == 0 || now.saturating_sub(last) >= every)
+            && self
+                .swept
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// The file the store is in.
@@ -123,6 +153,39 @@ impl From<SqliteStore> for Arc<dyn RunStore> {
     fn from(store: SqliteStore) -> Self {
         Arc::new(store)
     }
+}
+
+/// Forgets the runs `retention` says have expired at `now`, with their
+/// claims and decisions.
+fn forget_expired(
+    connection: &mut Connection,
+    retention: &Retention,
+    now: u64,
+) -> Result<(), StoreError> {
+    let before =
+        |d: Duration| i64_of(now.saturating_sub(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)));
+    let tx = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db)?;
+    let expired = "SELECT run_id FROM iris_runs WHERE updated_ms <= ?2 OR (status = 'finished' AND updated_ms <= ?1)";
+    for table in ["iris_calls", "iris_decisions"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE run_id IN ({expired})"),
+            params![before(retention.finished), before(retention.idle)],
+        )
+        .map_err(db)?;
+    }
+    let forgotten = tx
+        .execute(
+            "DELETE FROM iris_runs WHERE updated_ms <= ?2 OR (status = 'finished' AND updated_ms <= ?1)",
+            params![before(retention.finished), before(retention.idle)],
+        )
+        .map_err(db)?;
+    tx.commit().map_err(db)?;
+    if forgotten > 0 {
+        tracing::debug!(forgotten, "expired runs forgotten");
+    }
+    Ok(())
 }
 
 fn backend(path: &Path, err: &rusqlite::Error) -> StoreError {
@@ -245,13 +308,17 @@ impl RunStore for SqliteStore {
         let json = to_json(state);
         let run = state.run_id.clone();
         let holder = holder.to_owned();
+        let now = now_ms();
+        let sweep = self.sweep_due(now).then_some(self.retention);
         self.blocking(move |connection| {
             let json = json?;
-            let now = now_ms();
+            if let Some(retention) = sweep {
+                forget_expired(connection, &retention, now)?;
+            }
             let inserted = connection
                 .execute(
-                    "INSERT INTO iris_runs (run_id, created_ms, status, version, lease_holder, lease_until, state)
-                     VALUES (?1, ?2, 'running', 1, ?3, ?4, ?5) ON CONFLICT (run_id) DO NOTHING",
+                    "INSERT INTO iris_runs (run_id, created_ms, updated_ms, status, version, lease_holder, lease_until, state)
+                     VALUES (?1, ?2, ?2, 'running', 1, ?3, ?4, ?5) ON CONFLICT (run_id) DO NOTHING",
                     params![run.as_str(), i64_of(now), holder, i64_of(lease_end(now, lease)), json],
                 )
                 .map_err(db)?;
@@ -299,8 +366,8 @@ impl RunStore for SqliteStore {
             }
             let until = lease_end(now, lease);
             tx.execute(
-                "UPDATE iris_runs SET version = version + 1, lease_holder = ?2, lease_until = ?3 WHERE run_id = ?1",
-                params![run.as_str(), holder, i64_of(until)],
+                "UPDATE iris_runs SET version = version + 1, lease_holder = ?2, lease_until = ?3, updated_ms = ?4 WHERE run_id = ?1",
+                params![run.as_str(), holder, i64_of(until), i64_of(now)],
             )
             .map_err(db)?;
             let mut taken = stored(&tx, &run, &row)?;
@@ -340,14 +407,15 @@ impl RunStore for SqliteStore {
                     found: u64_of(row.version),
                 });
             }
+            let now = now_ms();
             let (lease_holder, lease_until) = if status == RunStatus::Running {
-                (Some(holder), Some(i64_of(lease_end(now_ms(), lease))))
+                (Some(holder), Some(i64_of(lease_end(now, lease))))
             } else {
                 (None, None)
             };
             tx.execute(
-                "UPDATE iris_runs SET version = version + 1, status = ?2, lease_holder = ?3, lease_until = ?4, state = ?5 WHERE run_id = ?1",
-                params![run.as_str(), status.as_str(), lease_holder, lease_until, json],
+                "UPDATE iris_runs SET version = version + 1, status = ?2, lease_holder = ?3, lease_until = ?4, state = ?5, updated_ms = ?6 WHERE run_id = ?1",
+                params![run.as_str(), status.as_str(), lease_holder, lease_until, json, i64_of(now)],
             )
             .map_err(db)?;
             if status == RunStatus::Waiting {

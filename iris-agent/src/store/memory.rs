@@ -8,20 +8,42 @@ use iris_runtime::ApprovalDecision;
 use rustc_hash::FxHashMap;
 
 use super::{
-    Claimed, Lease, RunStatus, RunStore, StoreError, StoredRun, held_by_other, lease_end, now_ms,
-    waits_in,
+    Claimed, Lease, Retention, RunStatus, RunStore, StoreError, StoredRun, held_by_other,
+    lease_end, now_ms, waits_in,
 };
 use crate::state::RunState;
 
+/// Runs held at once unless set.
+pub const DEFAULT_MAX_RUNS: usize = 10_000;
+
 /// Runs kept in this process's memory, with the same rules as a durable
-/// store (versions, leases, decisions): for one process, and for tests.
-#[derive(Debug, Default)]
+/// store (versions, leases, decisions, retention): for one process, and
+/// for tests. It holds at most [`DEFAULT_MAX_RUNS`] runs unless set: past
+/// that the oldest finished runs go first, and a new run is refused
+/// ([`StoreError::Full`]) when none has finished.
+#[derive(Debug)]
 pub struct MemoryStore {
     runs: Mutex<Runs>,
+    retention: Retention,
+    max_runs: usize,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self {
+            runs: Mutex::default(),
+            retention: Retention::default(),
+            max_runs: DEFAULT_MAX_RUNS,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
 struct Runs {
+    /// When each run was last written (ms), for retention.
+    written: FxHashMap<RunId, u64>,
+    /// When the last sweep for expired runs was (ms).
+    swept: u64,
     by_id: FxHashMap<RunId, StoredRun>,
     /// Order of creation, for `waiting`.
     next: u64,
@@ -37,8 +59,71 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// Keeps runs as long as `retention` says.
+    #[must_use]
+    pub fn with_retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Holds at most `max_runs` runs.
+    #[must_use]
+    pub fn with_max_runs(mut self, max_runs: usize) -> Self {
+        self.max_runs = max_runs.max(1);
+        self
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Runs) -> R) -> R {
         f(&mut self.runs.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl Runs {
+    fn forget(&mut self, run: &RunId) {
+        self.by_id.remove(run);
+        self.created.remove(run);
+        self.written.remove(run);
+        self.calls.retain(|(id, _), _| id != run);
+    }
+
+    /// Forgets the runs `retention` says have expired, at most once per
+    /// its `sweep_every`.
+    fn sweep(&mut self, retention: &Retention, now: u64) {
+        let every = u64::try_from(retention.sweep_every.as_millis()).unwrap_or(u64::MAX);
+        if self.swept != 0 && now.saturating_sub(self.swept) < every {
+            return;
+        }
+        self.swept = now;
+        let expired: Vec<RunId> = self
+            .by_id
+            .iter()
+            .filter(|(id, stored)| {
+                let written = self.written.get(*id).copied().unwrap_or(0);
+                retention.expired(stored.status, written, now)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for run in &expired {
+            self.forget(run);
+        }
+    }
+
+    /// Makes room for one more run under `max_runs`, forgetting the runs
+    /// that finished longest ago; `false` when none has finished.
+    fn make_room(&mut self, max_runs: usize) -> bool {
+        while self.by_id.len() >= max_runs {
+            let oldest = self
+                .by_id
+                .iter()
+                .filter(|(_, stored)| stored.status == RunStatus::Finished)
+                .min_by_key(|(id, _)| self.written.get(*id).copied().unwrap_or(0))
+                .map(|(id, _)| id.clone());
+            match oldest {
+                Some(run) => self.forget(&run),
+                None => return false,
+            }
+        }
+        true
     }
 }
 
@@ -54,11 +139,20 @@ impl RunStore for MemoryStore {
         lease: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
         ready(self.with(|runs| {
+            let now = now_ms();
+            runs.sweep(&self.retention, now);
             if runs.by_id.contains_key(&state.run_id) {
                 return Err(StoreError::Exists {
                     run_id: state.run_id.clone(),
                 });
             }
+            if !runs.make_room(self.max_runs) {
+                return Err(StoreError::Full {
+                    run_id: state.run_id.clone(),
+                    limit: self.max_runs,
+                });
+            }
+            runs.written.insert(state.run_id.clone(), now);
             runs.next += 1;
             let order = runs.next;
             runs.created.insert(state.run_id.clone(), order);
@@ -110,7 +204,9 @@ impl RunStore for MemoryStore {
                 until_ms: lease_end(now, lease),
             });
             stored.version += 1;
-            Ok(stored.clone())
+            let taken = stored.clone();
+            runs.written.insert(run.clone(), now);
+            Ok(taken)
         }))
     }
 
@@ -151,6 +247,7 @@ impl RunStore for MemoryStore {
             }
             let version = stored.version;
             runs.calls.retain(|(id, _), _| id != run);
+            runs.written.insert(run.clone(), now_ms());
             Ok(version)
         }))
     }
@@ -247,9 +344,7 @@ impl RunStore for MemoryStore {
 
     fn remove<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<(), StoreError>> {
         self.with(|runs| {
-            runs.by_id.remove(run);
-            runs.created.remove(run);
-            runs.calls.retain(|(id, _), _| id != run);
+            runs.forget(run);
         });
         ready(Ok(()))
     }

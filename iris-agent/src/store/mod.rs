@@ -20,11 +20,48 @@ use crate::state::RunState;
 
 mod memory;
 
-pub use memory::MemoryStore;
+pub use memory::{DEFAULT_MAX_RUNS, MemoryStore};
 
 /// How long a lease lasts unless the runner is told otherwise; each write
 /// of the state renews it.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
+
+/// How long a store keeps runs: every store forgets finished runs after
+/// a while, and runs nobody wrote for a long time (a pause nobody ever
+/// decided), so that it never grows without bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// A finished run is forgotten this long after its last write (one
+    /// week unless set).
+    pub finished: Duration,
+    /// Any run is forgotten this long after its last write (thirty days
+    /// unless set): longer than any pause a person may take to decide.
+    pub idle: Duration,
+    /// Least time between two sweeps for expired runs, made when a run is
+    /// created (a minute unless set).
+    pub sweep_every: Duration,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self {
+            finished: Duration::from_secs(7 * 24 * 60 * 60),
+            idle: Duration::from_secs(30 * 24 * 60 * 60),
+            sweep_every: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Retention {
+    /// Whether a run last written at `written` (ms) with `status` has
+    /// expired at `now` (ms).
+    #[must_use]
+    pub fn expired(&self, status: RunStatus, written: u64, now: u64) -> bool {
+        let age = now.saturating_sub(written);
+        let limit = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        age >= limit(self.idle) || (status == RunStatus::Finished && age >= limit(self.finished))
+    }
+}
 
 /// Where a stored run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +174,16 @@ pub enum StoreError {
         call_id: String,
         /// Where the run stands.
         status: &'static str,
+    },
+    /// The store holds as many runs as it may.
+    #[error(
+        "the run store holds {limit} runs, none of them finished, so run `{run_id}` was not started; finish or remove runs, or raise the limit"
+    )]
+    Full {
+        /// The run refused.
+        run_id: RunId,
+        /// The most runs the store holds.
+        limit: usize,
     },
     /// A result for a call that was not claimed.
     #[error(

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use iris::agent::store::{Claimed, MemoryStore, RunStatus, RunStore, StoreError};
+use iris::agent::store::{Claimed, MemoryStore, Retention, RunStatus, RunStore, StoreError};
 use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome};
 use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
 use iris::serde_json::json;
@@ -656,4 +656,110 @@ proptest::proptest! {
             Ok(())
         })?;
     }
+}
+
+/// Finished runs are forgotten after their retention, waiting ones only
+/// when nobody wrote them for the idle time; a store never grows without
+/// bound.
+async fn retention_rules(make: impl Fn(Retention) -> Arc<dyn RunStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let keep_finished_briefly = Retention {
+        finished: Duration::ZERO,
+        idle: Duration::from_secs(3600),
+        sweep_every: Duration::ZERO,
+    };
+    let store = make(keep_finished_briefly);
+    let a = runner(Arc::clone(&store), "replica-a");
+    let waiting = RunId::new("waits");
+    let RunOutcome::Waiting(_) = a
+        .run("Charge.", &RunContext::new(dir.path(), waiting.clone()))
+        .await
+        .unwrap()
+    else {
+        panic!("waits");
+    };
+    a.decide(&waiting, "c2", ApprovalDecision::deny("no"))
+        .await
+        .unwrap();
+    let finished = RunId::new("finished");
+    let cx = RunContext::new(dir.path(), finished.clone());
+    a.run("Charge.", &cx).await.unwrap();
+    a.decide(&finished, "c2", ApprovalDecision::deny("no"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        a.resume_stored(&cx).await.unwrap(),
+        RunOutcome::Finished { .. }
+    ));
+    assert!(store.load(&finished).await.unwrap().is_some());
+    // The next run created sweeps: the finished run goes, the waiting one
+    // stays.
+    a.run("Charge.", &RunContext::new(dir.path(), RunId::new("third")))
+        .await
+        .unwrap();
+    assert!(store.load(&finished).await.unwrap().is_none());
+    assert!(store.load(&waiting).await.unwrap().is_some());
+
+    let forget_everything = Retention {
+        finished: Duration::ZERO,
+        idle: Duration::ZERO,
+        sweep_every: Duration::ZERO,
+    };
+    let store = make(forget_everything);
+    let b = runner(Arc::clone(&store), "replica-b");
+    b.run("Charge.", &RunContext::new(dir.path(), waiting.clone()))
+        .await
+        .unwrap();
+    b.run("Charge.", &RunContext::new(dir.path(), RunId::new("next")))
+        .await
+        .unwrap();
+    assert!(
+        store.load(&waiting).await.unwrap().is_none(),
+        "a pause nobody decided within the idle time is forgotten"
+    );
+}
+
+#[tokio::test]
+async fn retention_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    retention_rules(|retention| {
+        let file = dir
+            .path()
+            .join(format!("runs-{}.db", n.fetch_add(1, Ordering::Relaxed)));
+        SqliteStore::open(file)
+            .unwrap()
+            .with_retention(retention)
+            .into()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn retention_in_memory() {
+    retention_rules(|retention| Arc::new(MemoryStore::new().with_retention(retention))).await;
+}
+
+#[tokio::test]
+async fn the_in_memory_store_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new().with_max_runs(2));
+    let a = runner(Arc::clone(&store), "replica-a");
+    for i in 0..2 {
+        a.run(
+            "Charge.",
+            &RunContext::new(dir.path(), RunId::new(format!("r{i}"))),
+        )
+        .await
+        .unwrap();
+    }
+    let err = a
+        .run("Charge.", &RunContext::new(dir.path(), RunId::new("r2")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::Full { limit: 2, .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("none of them finished"), "{err}");
 }
