@@ -549,3 +549,85 @@ fn the_selection_rule_selects_clear_leaders_only() {
     assert_eq!(unrelated.selected, None);
     assert!(unrelated.candidates.is_empty());
 }
+
+/// A search whose intent two tools fit equally loads both, says so, and
+/// the next request can call either; a policy of selections only loads
+/// nothing; the per-search share caps what loads.
+#[tokio::test]
+async fn a_flat_head_loads_its_candidates_in_one_search() {
+    use iris::discovery::DisclosurePolicy;
+    let discovery_with = |policy: DisclosurePolicy| {
+        let mut registry = ToolRegistry::new();
+        registry
+            .register(ToolSearch)
+            .unwrap()
+            .register(CurrentTime)
+            .unwrap()
+            .register(StockPrice)
+            .unwrap()
+            .register(PriceOfStock)
+            .unwrap()
+            .register(BookTable)
+            .unwrap();
+        let registry = Arc::new(registry);
+        let discovery = Arc::new(
+            Discovery::builder(Arc::clone(&registry))
+                .disclosure(policy)
+                .build()
+                .unwrap(),
+        );
+        let executor = ToolExecutor::builder(Arc::clone(&registry))
+            .build()
+            .unwrap();
+        (registry, discovery, executor)
+    };
+    let search = |registry: &Arc<ToolRegistry>, discovery: &Arc<Discovery>, run: &RunId| {
+        let request = discovery.request(&registry.view(), run);
+        ToolContext::builder(".", run.clone())
+            .offered(request.offered.iter().cloned())
+            .shared_state(Arc::clone(discovery))
+            .build()
+    };
+    let intent = json!({"intents": ["look up a stock price"]});
+
+    let (registry, discovery, executor) = discovery_with(DisclosurePolicy::default());
+    let run = RunId::new("flat");
+    let cx = search(&registry, &discovery, &run);
+    let outcome = executor
+        .execute_one(ToolUseBlock::new("s1", "tool_search", intent.clone()), &cx)
+        .await;
+    let result = outcome.result().unwrap();
+    let text = result.text_content();
+    assert!(
+        text.contains("no single tool stands out, so the closest were loaded"),
+        "{text}"
+    );
+    let loaded = result.data().unwrap()["loaded"].clone();
+    assert_eq!(loaded, json!(["stock_price", "price_of_stock"]), "{text}");
+    let next = discovery.request(&registry.view(), &run);
+    assert!(names(&next).contains(&"stock_price") && names(&next).contains(&"price_of_stock"));
+
+    let (registry, discovery, executor) = discovery_with(DisclosurePolicy::selected_only());
+    let cx = search(&registry, &discovery, &run);
+    let outcome = executor
+        .execute_one(ToolUseBlock::new("s1", "tool_search", intent.clone()), &cx)
+        .await;
+    assert_eq!(
+        outcome.result().unwrap().data().unwrap()["loaded"],
+        json!([])
+    );
+
+    let tiny_share = DisclosurePolicy {
+        search_share: 0.0,
+        ..DisclosurePolicy::default()
+    };
+    let (registry, discovery, executor) = discovery_with(tiny_share);
+    let cx = search(&registry, &discovery, &run);
+    let outcome = executor
+        .execute_one(ToolUseBlock::new("s1", "tool_search", intent), &cx)
+        .await;
+    assert_eq!(
+        outcome.result().unwrap().data().unwrap()["loaded"],
+        json!([])
+    );
+}

@@ -42,7 +42,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use iris::definition::{Exposure, ToolDefinition, ToolName};
-use iris::discovery::{LocalRanker, SearchScope, SelectionRule};
+use iris::discovery::{
+    DEFAULT_BUDGET_TOKENS, DisclosurePolicy, LocalRanker, SearchScope, SelectionRule, schema_tokens,
+};
 use iris::serde::Deserialize;
 use iris::tool::DynamicTool;
 use iris::{ToolRegistry, ToolResult};
@@ -245,6 +247,150 @@ struct Seen {
     top_right: bool,
 }
 
+/// What one search could load for a request: its first candidates (score
+/// and coverage as the answer rounds them, schema tokens, whether right)
+/// and whether the rule selected the first.
+#[derive(Clone)]
+struct Head {
+    candidates: Vec<(f32, f32, usize, bool)>,
+    selected: bool,
+}
+
+/// What `policy` loads for `head`: how many schemas and tokens, and
+/// whether a right tool is among them.
+fn loads(policy: &DisclosurePolicy, head: &Head) -> (usize, usize, bool) {
+    let count = if head.selected {
+        1
+    } else {
+        let ranked: Vec<(f32, f32)> = head.candidates.iter().map(|c| (c.0, c.1)).collect();
+        policy.head(&ranked)
+    };
+    let share = policy.search_tokens(DEFAULT_BUDGET_TOKENS);
+    let (mut n, mut tokens, mut right) = (0, 0, false);
+    for (i, &(_, _, t, is_right)) in head.candidates.iter().take(count).enumerate() {
+        // A selection loads within the budget; the rest within the share.
+        if (i > 0 || !head.selected) && tokens + t > share {
+            continue;
+        }
+        n += 1;
+        tokens += t;
+        right |= is_right;
+    }
+    (n, tokens, right)
+}
+
+/// Availability after one search, schemas and tokens per search (mean and
+/// 95th percentile), and the share of requests no tool fits that load
+/// nothing, for `policy` over one half.
+struct LoadFigures {
+    available: f64,
+    mean_schemas: f64,
+    p95_schemas: usize,
+    mean_tokens: f64,
+    p95_tokens: usize,
+    nothing_for_none: f64,
+}
+
+fn load_figures(policy: &DisclosurePolicy, heads: &[Head], orphans: &[Head]) -> LoadFigures {
+    let mut schemas: Vec<usize> = Vec::with_capacity(heads.len());
+    let mut tokens: Vec<usize> = Vec::with_capacity(heads.len());
+    let mut available = 0;
+    for head in heads {
+        let (n, t, right) = loads(policy, head);
+        schemas.push(n);
+        tokens.push(t);
+        available += usize::from(right);
+    }
+    let nothing = orphans.iter().filter(|h| loads(policy, h).0 == 0).count();
+    let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
+    let p95 = |v: &mut Vec<usize>| {
+        v.sort_unstable();
+        v.get((v.len() * 95 / 100).min(v.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0)
+    };
+    LoadFigures {
+        available: available as f64 / heads.len().max(1) as f64,
+        mean_schemas: mean(&schemas),
+        p95_schemas: p95(&mut schemas),
+        mean_tokens: mean(&tokens),
+        p95_tokens: p95(&mut tokens),
+        nothing_for_none: nothing as f64 / orphans.len().max(1) as f64,
+    }
+}
+
+fn print_loads(policy: &DisclosurePolicy, eval: &Evaluation) {
+    println!(
+        "disclosure: up to {} candidates scoring at least {:.2} of the first's, when it covers {:.2} or more, at most {:.0}% of the budget per search",
+        policy.max_tools,
+        policy.head_ratio,
+        policy.min_coverage,
+        policy.search_share * 100.0
+    );
+    println!(
+        "| half | top-1 ranked | top-1 selected | recall@5 | available after one search | schemas per search (mean, p95) | tokens per search (mean, p95) | no-fit requests loading nothing |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (h, half) in [(1, "tuning"), (0, "validation")] {
+        let f = load_figures(policy, &eval.heads[h], &eval.head_orphans[h]);
+        let t = &eval.tallies[h][1];
+        let ratio = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+        println!(
+            "| {half} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2}, {} | {:.0}, {} | {:.3} |",
+            ratio(t.top1, t.requests),
+            ratio(t.selected_right, t.requests),
+            ratio(t.recall5, t.requests),
+            f.available,
+            f.mean_schemas,
+            f.p95_schemas,
+            f.mean_tokens,
+            f.p95_tokens,
+            f.nothing_for_none
+        );
+    }
+}
+
+/// The policy with the most availability on the tuning half at 3 schemas
+/// per search or fewer on average and 85% or more of no-fit requests
+/// loading nothing, printed with its figures on both halves; and, for the
+/// record, the best availability the same search finds when fewer no-fit
+/// requests must load nothing.
+fn calibrate_loads(eval: &Evaluation) {
+    const LEVELS: [f64; 4] = [0.85, 0.70, 0.50, 0.0];
+    let mut best: [Option<(f64, DisclosurePolicy)>; 4] = [None; 4];
+    for max_tools in 1..=5 {
+        for ratio_step in 4..=20 {
+            for coverage_step in 0..=18 {
+                let policy = DisclosurePolicy {
+                    max_tools,
+                    head_ratio: ratio_step as f32 * 0.05,
+                    min_coverage: coverage_step as f32 * 0.05,
+                    ..DisclosurePolicy::default()
+                };
+                let f = load_figures(&policy, &eval.heads[1], &eval.head_orphans[1]);
+                if f.mean_schemas > 3.0 {
+                    continue;
+                }
+                for (level, slot) in LEVELS.iter().zip(&mut best) {
+                    if f.nothing_for_none >= *level && slot.is_none_or(|(a, _)| f.available > a) {
+                        *slot = Some((f.available, policy));
+                    }
+                }
+            }
+        }
+    }
+    for (level, slot) in LEVELS.iter().zip(best) {
+        let Some((_, policy)) = slot else {
+            println!("no disclosure policy meets the limits on the tuning half at {level:.2}");
+            continue;
+        };
+        println!(
+            "calibrated disclosure on the tuning half (no-fit requests loading nothing >= {level:.2}):"
+        );
+        print_loads(&policy, eval);
+    }
+}
+
 #[derive(Default)]
 struct Tally {
     requests: usize,
@@ -333,6 +479,10 @@ struct Evaluation {
     seen: [Vec<Seen>; 2],
     /// Per half: what it saw of each request whose tool was held out.
     seen_orphans: [Vec<Seen>; 2],
+    /// Per half: what one search could load for each request.
+    heads: [Vec<Head>; 2],
+    /// Per half: the same for requests whose tool was held out.
+    head_orphans: [Vec<Head>; 2],
 }
 
 fn evaluate(
@@ -351,7 +501,16 @@ fn evaluate(
         tallies: Default::default(),
         seen: Default::default(),
         seen_orphans: Default::default(),
+        heads: Default::default(),
+        head_orphans: Default::default(),
     };
+    let tokens: HashMap<String, usize> = registry
+        .tools()
+        .map(|t| {
+            let d = t.definition_dyn();
+            (d.name().to_string(), schema_tokens(d))
+        })
+        .collect();
     let tuning_misses = queries.iter().filter(|q| half(q) == 1).count() / options.failures.max(1);
     let mut misses = 0;
     for query in queries {
@@ -386,6 +545,7 @@ fn evaluate(
         eval.tallies[h][1].single(&golds, &names);
         eval.tallies[h][1].selection(&golds, ranking.selected.as_ref().map(ToolName::as_str));
         eval.seen[h].push(seen_of(&ranking, &golds));
+        eval.heads[h].push(head_of(&ranking, &golds, &tokens));
     }
     for query in multi {
         let golds: Vec<bool> = query
@@ -420,14 +580,42 @@ fn evaluate(
             .iter()
             .filter(|q| q.golds().iter().all(|g| held_out.contains(g)))
         {
-            let ranking = local.rank(&query.query, &reduced_scope, 2);
+            let ranking = local.rank(&query.query, &reduced_scope, 5);
             let tally = &mut eval.tallies[h][1];
             tally.orphans += 1;
             tally.declined += usize::from(ranking.selected.is_none());
             eval.seen_orphans[h].push(seen_of(&ranking, &[]));
+            eval.head_orphans[h].push(head_of(&ranking, &[], &tokens));
         }
     }
     Ok(eval)
+}
+
+/// Scores and coverage rounded as `tool_search` answers them.
+fn rounded(x: f32) -> f32 {
+    (x * 100.0).round() / 100.0
+}
+
+fn head_of(
+    ranking: &iris::discovery::Ranking,
+    golds: &[&str],
+    tokens: &HashMap<String, usize>,
+) -> Head {
+    Head {
+        candidates: ranking
+            .candidates
+            .iter()
+            .map(|c| {
+                (
+                    rounded(c.score),
+                    rounded(c.coverage),
+                    tokens.get(c.name.as_str()).copied().unwrap_or(0),
+                    golds.contains(&c.name.as_str()),
+                )
+            })
+            .collect(),
+        selected: ranking.selected.is_some(),
+    }
 }
 
 fn seen_of(ranking: &iris::discovery::Ranking, golds: &[&str]) -> Seen {
@@ -514,8 +702,10 @@ fn main() -> Result<(), Box<dyn Error>> {
         eval.tallies[h][0].row(half, "plain BM25", false);
         eval.tallies[h][1].row(half, "iris local", true);
     }
+    print_loads(&DisclosurePolicy::default(), &eval);
     if options.calibrate {
         calibrate(&eval);
+        calibrate_loads(&eval);
     }
     Ok(())
 }

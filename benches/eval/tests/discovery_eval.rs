@@ -25,6 +25,8 @@ fn discovery_eval_reports_both_rankers() {
         "| validation | iris local |",
         "none-rate",
         "two-tool both in top 5",
+        "available after one search",
+        "no-fit requests loading nothing",
     ] {
         assert!(out.contains(line), "missing `{line}` in\n{out}");
     }

@@ -109,6 +109,11 @@ pub struct Candidate {
     /// Relevance, when the backend scores (higher is better).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f32>,
+    /// Share of the intent's weight the tool matched (0 to 1), when the
+    /// backend measures it: with the scores, what decides how many
+    /// candidates load when none is selected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f32>,
 }
 
 /// The answer for one intent.
@@ -226,6 +231,7 @@ impl LocalRanker {
                     name: tool.name.clone(),
                     summary: tool.summary.clone(),
                     score: Some((scored.score * 100.0).round() / 100.0),
+                    coverage: Some((scored.coverage * 100.0).round() / 100.0),
                 }
             })
             .collect();
@@ -327,5 +333,6 @@ pub fn candidate_of(definition: &ToolDefinition) -> Candidate {
         name: definition.name().clone(),
         summary: summary_of(definition.description()),
         score: None,
+        coverage: None,
     }
 }

@@ -20,9 +20,14 @@
 //!   runner-up) reaches [`SELECT_MIN_CONFIDENCE`];
 //!   otherwise the answer is none. Candidates are the deferred tools the
 //!   request's view allows; eager tools never are.
-//! - **Budget.** Selected tools load in selection order while their
-//!   estimated schema tokens ([`schema_tokens`]) fit the run's budget; the
-//!   result says which did not fit and why.
+//! - **Loading.** A selected tool loads. An intent with no selection loads
+//!   the head of its ranking as [`DisclosurePolicy`] says (by default up
+//!   to five candidates scoring at least a fifth of the first one's, when
+//!   the first matched at least 35% of the intent's weight), within a
+//!   quarter of the budget per search, and the answer names them.
+//! - **Budget.** Tools load in order while their estimated schema tokens
+//!   ([`schema_tokens`]) fit the run's budget; the result says which did
+//!   not fit and why.
 //! - **Disclosure is authorization.** Disclosure lives in the run's slot of
 //!   the run ledger (the executor's, when built with
 //!   [`DiscoveryBuilder::ledger`]) and grows only inside the `tool_search` body, from the
@@ -67,6 +72,7 @@ mod backend;
 mod budget;
 #[cfg(feature = "decision")]
 pub mod decision;
+mod disclosure;
 mod index;
 mod parameters;
 mod tokenize;
@@ -90,6 +96,9 @@ pub use backend::{
     SearchScope, SelectionRule, candidate_of,
 };
 pub use budget::{CHARS_PER_TOKEN, DEFAULT_BUDGET_TOKENS, schema_tokens};
+pub use disclosure::{
+    DisclosurePolicy, LOAD_HEAD_RATIO, LOAD_MAX_TOOLS, LOAD_MIN_COVERAGE, LOAD_SEARCH_SHARE,
+};
 pub use index::SearchIndex;
 pub use tool_search::{ToolSearch, tool_search};
 
@@ -136,6 +145,8 @@ pub struct Discovery {
     reindexing: Mutex<()>,
     backend: Arc<dyn SearchBackend>,
     budget_tokens: usize,
+    /// What a search loads when it selects nothing.
+    policy: DisclosurePolicy,
     /// Where each run's disclosure is kept.
     ledger: Arc<RunLedger>,
 }
@@ -170,6 +181,7 @@ pub struct DiscoveryBuilder {
     registry: SharedRegistry,
     backend: Arc<dyn SearchBackend>,
     budget_tokens: usize,
+    policy: DisclosurePolicy,
     ledger: Option<Arc<RunLedger>>,
 }
 
@@ -199,6 +211,16 @@ impl DiscoveryBuilder {
     /// (default [`DEFAULT_BUDGET_TOKENS`]).
     pub fn budget_tokens(mut self, tokens: usize) -> Self {
         self.budget_tokens = tokens;
+        self
+    }
+
+    /// Sets what a search loads for an intent with no selected tool
+    /// (default [`DisclosurePolicy::default`]: up to five candidates
+    /// scoring at least a fifth of the first one's, when it matched at
+    /// least 35% of the intent; [`DisclosurePolicy::selected_only`] loads
+    /// only selections).
+    pub fn disclosure(mut self, policy: DisclosurePolicy) -> Self {
+        self.policy = policy;
         self
     }
 
@@ -240,6 +262,7 @@ impl DiscoveryBuilder {
             registry: self.registry,
             backend: self.backend,
             budget_tokens: self.budget_tokens,
+            policy: self.policy,
             ledger: self.ledger.unwrap_or_default(),
         })
     }
@@ -272,6 +295,7 @@ impl Discovery {
             registry: registry.into(),
             backend: Arc::new(LocalRanker::default()),
             budget_tokens: DEFAULT_BUDGET_TOKENS,
+            policy: DisclosurePolicy::default(),
             ledger: None,
         }
     }
@@ -493,13 +517,42 @@ impl Discovery {
         result
     }
 
-    /// Adds the selected tools to the run's disclosure, in selection order,
-    /// while they fit the budget.
+    /// What each intent loads: its selected tool, or without one the flat
+    /// head of its candidates as the policy says.
+    fn to_load<'a>(&self, answer: &'a IntentAnswer) -> Vec<&'a ToolName> {
+        if let Some(selected) = &answer.selected {
+            return vec![selected];
+        }
+        let ranked: Vec<(f32, f32)> = answer
+            .candidates
+            .iter()
+            .map_while(|c| Some((c.score?, c.coverage?)))
+            .collect();
+        let head = self.policy.head(&ranked);
+        answer
+            .candidates
+            .iter()
+            .take(head)
+            .map(|c| &c.name)
+            .collect()
+    }
+
+    /// Adds what each intent loads to the run's disclosure, intent by
+    /// intent, while it fits this search's share of the budget and the
+    /// budget.
     fn disclose(&self, run: &RunId, answers: &[IntentAnswer], registry: &ToolRegistry) -> Loading {
         let mut loading = Loading::default();
+        let mut wanted: Vec<&ToolName> = Vec::new();
+        for name in answers.iter().flat_map(|a| self.to_load(a)) {
+            if !wanted.contains(&name) {
+                wanted.push(name);
+            }
+        }
+        let search_tokens = self.policy.search_tokens(self.budget_tokens);
         self.ledger.with_slot(run, |state: &mut Disclosure| {
             let mut used: usize = state.disclosed.iter().map(|(_, t)| t).sum();
-            for name in answers.iter().filter_map(|a| a.selected.as_ref()) {
+            let mut this_search = 0_usize;
+            for name in wanted {
                 if state.disclosed.iter().any(|(n, _)| n == name) {
                     if !loading.already.contains(name) {
                         loading.already.push(name.clone());
@@ -510,8 +563,15 @@ impl Discovery {
                     continue;
                 };
                 let tokens = schema_tokens(tool.definition_dyn());
+                let selected = answers.iter().any(|a| a.selected.as_ref() == Some(name));
+                // A candidate loaded without a selection stays within the
+                // search's share; a selection only within the budget.
+                if !selected && this_search + tokens > search_tokens {
+                    continue;
+                }
                 if used + tokens <= self.budget_tokens {
                     used += tokens;
+                    this_search += tokens;
                     state.disclosed.push((name.clone(), tokens));
                     loading.loaded.push(name.clone());
                 } else {
@@ -595,16 +655,31 @@ fn describe(
         if shortened.get(i).copied().unwrap_or(false) {
             let _ = write!(out, "(ranked on its first {MAX_INTENT_CHARS} characters) ");
         }
+        let closest: Vec<String> = answer
+            .candidates
+            .iter()
+            .filter(|c| loading.loaded.contains(&c.name))
+            .map(|c| format!("`{}`", c.name))
+            .collect();
         match &answer.selected {
             Some(name) => {
                 let _ = write!(out, "selected `{name}`");
+            }
+            None if !closest.is_empty() => {
+                let _ = write!(
+                    out,
+                    "no single tool stands out, so the closest were loaded: {}",
+                    closest.join(", ")
+                );
             }
             None => out.push_str("no tool selected"),
         }
         let others: Vec<String> = answer
             .candidates
             .iter()
-            .filter(|c| Some(&c.name) != answer.selected.as_ref())
+            .filter(|c| {
+                Some(&c.name) != answer.selected.as_ref() && !loading.loaded.contains(&c.name)
+            })
             .map(|c| match c.score {
                 Some(score) => format!("`{}` ({score:.2}): {}", c.name, clip(&c.summary, 80)),
                 None => format!("`{}`: {}", c.name, clip(&c.summary, 80)),
@@ -635,7 +710,7 @@ fn describe(
             skipped["reason"].as_str().unwrap_or_default()
         );
     }
-    if answers.iter().all(|a| a.selected.is_none()) {
+    if answers.iter().all(|a| a.selected.is_none()) && loading.loaded.is_empty() {
         out.push_str("Nothing was selected: rephrase an intent with the words a tool description would use, or name a candidate exactly.\n");
     }
     out.truncate(out.trim_end().len());
