@@ -97,6 +97,14 @@ impl<'a> SearchScope<'a> {
     pub(crate) fn registry(&self) -> &ToolRegistry {
         self.registry
     }
+
+    /// The definition of the indexed tool `id`, from the registry the
+    /// index was built from.
+    fn definition_of(&self, id: u32) -> Option<&ToolDefinition> {
+        self.registry
+            .resolve(self.index.tool(id))
+            .map(|tool| tool.definition_dyn())
+    }
 }
 
 /// One tool offered for an intent.
@@ -204,17 +212,20 @@ impl LocalRanker {
     #[must_use]
     pub fn rank(&self, intent: &str, scope: &SearchScope<'_>, limit: usize) -> Ranking {
         let (ranked, selected) = self.scored(intent, scope, limit);
-        let index = &scope.index;
         Ranking {
             candidates: ranked
                 .iter()
-                .map(|scored| RankedCandidate {
-                    name: index.tool(scored.tool).name.clone(),
-                    score: scored.score,
-                    coverage: scored.coverage,
+                .filter_map(|scored| {
+                    Some(RankedCandidate {
+                        name: scope.definition_of(scored.tool)?.name().clone(),
+                        score: scored.score,
+                        coverage: scored.coverage,
+                    })
                 })
                 .collect(),
-            selected: selected.map(|id| index.tool(id).name.clone()),
+            selected: selected
+                .and_then(|id| scope.definition_of(id))
+                .map(|d| d.name().clone()),
         }
     }
 
@@ -222,22 +233,23 @@ impl LocalRanker {
     #[must_use]
     pub fn answer(&self, intent: &str, scope: &SearchScope<'_>) -> IntentAnswer {
         let (ranked, selected) = self.scored(intent, scope, CANDIDATES_PER_INTENT);
-        let index = &scope.index;
         let candidates: Vec<Candidate> = ranked
             .iter()
-            .map(|scored| {
-                let tool = index.tool(scored.tool);
-                Candidate {
-                    name: tool.name.clone(),
-                    summary: tool.summary.clone(),
+            .filter_map(|scored| {
+                let definition = scope.definition_of(scored.tool)?;
+                Some(Candidate {
+                    name: definition.name().clone(),
+                    summary: summary_of(definition.description()),
                     score: Some((scored.score * 100.0).round() / 100.0),
                     coverage: Some((scored.coverage * 100.0).round() / 100.0),
-                }
+                })
             })
             .collect();
         IntentAnswer {
             intent: intent.to_owned(),
-            selected: selected.map(|id| index.tool(id).name.clone()),
+            selected: selected
+                .and_then(|id| scope.definition_of(id))
+                .map(|d| d.name().clone()),
             candidates,
         }
     }
@@ -256,11 +268,9 @@ impl LocalRanker {
         let mut ranked = match scope.allowed.as_deref() {
             // Only deferred tools are indexed: an unrestricted scope needs no check.
             None => index.search(intent, wanted, None),
-            Some(allowed) => index.search(
-                intent,
-                wanted,
-                Some(&|name: &ToolName| allowed.contains(name)),
-            ),
+            Some(allowed) => {
+                index.search(intent, wanted, Some(&|name: &str| allowed.contains(name)))
+            }
         };
         let selected = match ranked.as_slice() {
             [top, rest @ ..] => self

@@ -18,6 +18,7 @@ use iris_core::{ToolDefinition, ToolName};
 
 use super::associations;
 use super::parameters::{MAX_SCHEMA_NODES, ParameterText, split_examples, visit_parameters};
+use super::postings::{MAX_TOOLS, PostingList};
 use super::tokenize::{for_each_word, term_of};
 
 /// The word id of stop words.
@@ -30,56 +31,35 @@ const TEXT_WEIGHT: f32 = 1.0;
 const PARAMETER_WEIGHT: f32 = 0.5;
 const EXAMPLE_WEIGHT: f32 = 0.1;
 
-/// One indexed tool.
-#[derive(Debug, Clone)]
-pub(crate) struct IndexedTool {
-    pub(crate) name: ToolName,
-    pub(crate) summary: String,
-}
-
-/// A term's postings, in tool order.
-type Postings = Vec<Posting>;
-
-/// One tool's entry in a term's postings. Field weights are tenths (0.1 to
-/// 3), so a weighted frequency is a whole number of tenths and fits a
-/// `u16` exactly (saturating far past where BM25 stops counting): six
-/// bytes instead of the eight an aligned `(u32, f32)` takes, and postings
-/// are most of the index.
-#[derive(Debug, Clone, Copy)]
-#[repr(C, packed(2))]
-struct Posting {
-    tool: u32,
-    tenths: u16,
-}
-
-impl Posting {
-    fn new(tool: u32, frequency: f32) -> Self {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "clamped to the u16 range first"
-        )]
-        let tenths = (frequency * 10.0).round().clamp(1.0, f32::from(u16::MAX)) as u16;
-        Self { tool, tenths }
-    }
-
-    /// (tool, weighted frequency).
-    fn get(self) -> (u32, f32) {
-        let Self { tool, tenths } = self;
-        (tool, f32::from(tenths) * 0.1)
-    }
+/// A weighted frequency in tenths: field weights are tenths (0.1 to 3),
+/// so a weighted frequency is a whole number of tenths and fits a `u16`
+/// exactly (saturating far past where BM25 stops counting).
+fn tenths_of(frequency: f32) -> u16 {
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "clamped to the u16 range first"
+    )]
+    let tenths = (frequency * 10.0).round().clamp(1.0, f32::from(u16::MAX)) as u16;
+    tenths
 }
 
 /// An inverted index over tool metadata.
 #[derive(Debug, Clone, Default)]
 pub struct SearchIndex {
-    tools: Vec<IndexedTool>,
+    /// Each indexed tool's name, by tool id, end to end (`name_ends` says
+    /// where each ends): one buffer instead of a string per tool. Summaries
+    /// are made from the registry's definitions for the few candidates an
+    /// answer shows.
+    names: String,
+    name_ends: Vec<u32>,
     /// Term text to term id; ids index `postings`.
     term_ids: FxHashMap<Box<str>, u32>,
     /// Lowercased word to its term id ([`STOP`] for stop words): most
     /// words repeat across a catalog, and this skips stemming them again.
     word_ids: FxHashMap<Box<str>, u32>,
-    postings: Vec<Postings>,
+    /// Each term's postings, compressed (most of the index).
+    postings: Vec<PostingList>,
     /// Each term's text, by id, end to end (`term_ends` says where each
     /// ends): a query looks up the words related to a term it already
     /// knows by id without stemming the word again.
@@ -138,7 +118,21 @@ impl SearchIndex {
         for definition in definitions {
             index.insert(definition);
         }
+        index.shrink();
         index
+    }
+
+    /// Gives back the room kept for appends: a built index is mostly read.
+    fn shrink(&mut self) {
+        for list in &mut self.postings {
+            list.shrink();
+        }
+        self.postings.shrink_to_fit();
+        self.names.shrink_to_fit();
+        self.name_ends.shrink_to_fit();
+        self.lengths.shrink_to_fit();
+        self.term_text.shrink_to_fit();
+        self.term_ends.shrink_to_fit();
     }
 
     /// An index over the deferred tools of `registry`.
@@ -152,9 +146,15 @@ impl SearchIndex {
         )
     }
 
-    /// Adds one tool; its postings are appended, nothing is rebuilt.
+    /// Adds one tool; its postings are appended, nothing is rebuilt. An
+    /// index holds at most 4,194,304 tools; past that a tool is left out
+    /// (and logged), and searches never find it.
     pub fn insert(&mut self, definition: &ToolDefinition) {
-        let id = u32::try_from(self.tools.len()).unwrap_or(u32::MAX);
+        let id = u32::try_from(self.name_ends.len()).unwrap_or(u32::MAX);
+        if id >= MAX_TOOLS {
+            tracing::warn!(tool = %definition.name(), "the search index is full; the tool is not indexed");
+            return;
+        }
         // (term id, weighted frequency) of this tool; tools have tens of
         // distinct terms, so a linear scan beats hashing.
         let mut frequencies: Vec<(u32, f32)> = Vec::with_capacity(64);
@@ -204,26 +204,25 @@ impl SearchIndex {
             },
         );
         for (term_id, frequency) in frequencies {
-            self.postings[term_id as usize].push(Posting::new(id, frequency));
+            self.postings[term_id as usize].push(id, tenths_of(frequency));
         }
         self.total_length += f64::from(length);
         self.lengths.push(length);
-        self.tools.push(IndexedTool {
-            name: definition.name().clone(),
-            summary: summary_of(definition.description()),
-        });
+        self.names.push_str(definition.name().as_str());
+        self.name_ends
+            .push(u32::try_from(self.names.len()).unwrap_or(u32::MAX));
     }
 
     /// How many tools are indexed.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.name_ends.len()
     }
 
     /// Whether nothing is indexed.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.name_ends.is_empty()
     }
 
     /// Heap bytes held by the index, roughly: postings, term keys, tools.
@@ -232,22 +231,16 @@ impl SearchIndex {
         let postings: usize = self
             .postings
             .iter()
-            .map(|p| p.capacity() * std::mem::size_of::<Posting>())
+            .map(PostingList::heap_bytes)
             .sum::<usize>()
-            + self.postings.capacity() * std::mem::size_of::<Postings>();
+            + self.postings.capacity() * std::mem::size_of::<PostingList>();
         let terms: usize = self
             .term_ids
             .keys()
             .chain(self.word_ids.keys())
             .map(|k| k.len() + 24)
             .sum();
-        let tools: usize = self
-            .tools
-            .iter()
-            .map(|t| {
-                t.name.as_str().len() + t.summary.capacity() + std::mem::size_of::<IndexedTool>()
-            })
-            .sum();
+        let tools = self.names.capacity() + self.name_ends.capacity() * std::mem::size_of::<u32>();
         postings
             + terms
             + tools
@@ -262,7 +255,7 @@ impl SearchIndex {
     pub fn top(&self, query: &str, limit: usize) -> Vec<(ToolName, f32)> {
         self.search(query, limit, None)
             .into_iter()
-            .map(|s| (self.tools[s.tool as usize].name.clone(), s.score))
+            .filter_map(|s| Some((ToolName::new(self.tool(s.tool).to_owned()).ok()?, s.score)))
             .collect()
     }
 
@@ -277,8 +270,15 @@ impl SearchIndex {
         self.term_text.get(start..end).unwrap_or("")
     }
 
-    pub(crate) fn tool(&self, id: u32) -> &IndexedTool {
-        &self.tools[id as usize]
+    /// The name of tool `id`.
+    pub(crate) fn tool(&self, id: u32) -> &str {
+        let id = id as usize;
+        let start = match id {
+            0 => 0,
+            _ => self.name_ends.get(id - 1).map_or(0, |&end| end as usize),
+        };
+        let end = self.name_ends.get(id).map_or(start, |&end| end as usize);
+        self.names.get(start..end).unwrap_or("")
     }
 
     /// The `limit` best tools for `query` among those `allowed` accepts
@@ -288,17 +288,17 @@ impl SearchIndex {
         &self,
         query: &str,
         limit: usize,
-        allowed: Option<&dyn Fn(&ToolName) -> bool>,
+        allowed: Option<&dyn Fn(&str) -> bool>,
     ) -> Vec<Scored> {
         let query_terms = self.query_terms(query);
-        if query_terms.terms.is_empty() || self.tools.is_empty() || limit == 0 {
+        if query_terms.terms.is_empty() || self.is_empty() || limit == 0 {
             return Vec::new();
         }
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let scratch = &mut *scratch;
-            if scratch.slots.len() < self.tools.len() {
-                scratch.slots.resize(self.tools.len(), (0.0, 0.0));
+            if scratch.slots.len() < self.len() {
+                scratch.slots.resize(self.len(), (0.0, 0.0));
             }
             let total_weight = self.accumulate(&query_terms, scratch);
             let ranked = self.rank(scratch, total_weight, limit, allowed);
@@ -368,7 +368,7 @@ impl SearchIndex {
             clippy::cast_precision_loss,
             reason = "catalog sizes are far below where f32 loses whole numbers"
         )]
-        let n = self.tools.len() as f32;
+        let n = self.len() as f32;
         #[allow(
             clippy::cast_possible_truncation,
             reason = "an average length fits an f32 comfortably"
@@ -411,12 +411,14 @@ impl SearchIndex {
         (fixed, per_length): (f32, f32),
         scratch: &mut Scratch,
     ) {
-        for posting in &self.postings[term_id as usize] {
-            let (tool, frequency) = posting.get();
-            let norm = fixed + per_length * self.lengths[tool as usize];
-            let slot = &mut scratch.slots[tool as usize];
+        let lengths = &self.lengths;
+        let Scratch { slots, touched } = scratch;
+        for (tool, tenths) in self.postings[term_id as usize].iter() {
+            let frequency = f32::from(tenths) * 0.1;
+            let norm = fixed + per_length * lengths[tool as usize];
+            let slot = &mut slots[tool as usize];
             if slot.0 == 0.0 {
-                scratch.touched.push(tool);
+                touched.push(tool);
             }
             slot.0 += gain_scale * frequency / (frequency + norm);
             slot.1 += matched;
@@ -429,7 +431,7 @@ impl SearchIndex {
         scratch: &mut Scratch,
         total_weight: f32,
         limit: usize,
-        allowed: Option<&dyn Fn(&ToolName) -> bool>,
+        allowed: Option<&dyn Fn(&str) -> bool>,
     ) -> Vec<Scored> {
         let slots = &scratch.slots;
         let by_score = |a: &u32, b: &u32| {
@@ -459,7 +461,7 @@ impl SearchIndex {
             let picked: Vec<u32> = best
                 .iter()
                 .copied()
-                .filter(|&t| allowed.is_none_or(|ok| ok(&self.tools[t as usize].name)))
+                .filter(|&t| allowed.is_none_or(|ok| ok(self.tool(t))))
                 .take(limit)
                 .collect();
             if picked.len() == limit || considered == touched.len() {
@@ -511,7 +513,7 @@ fn best_of(
 /// The index's terms, borrowed while a tool is inserted.
 struct Terms<'a> {
     ids: &'a mut FxHashMap<Box<str>, u32>,
-    postings: &'a mut Vec<Postings>,
+    postings: &'a mut Vec<PostingList>,
     text: &'a mut String,
     ends: &'a mut Vec<u32>,
 }
@@ -542,7 +544,7 @@ fn intern(terms: &mut Terms<'_>, term: &str) -> u32 {
     }
     let fresh = u32::try_from(terms.postings.len()).unwrap_or(STOP - 1);
     terms.ids.insert(term.into(), fresh);
-    terms.postings.push(Vec::new());
+    terms.postings.push(PostingList::default());
     terms.text.push_str(term);
     terms
         .ends
@@ -579,13 +581,13 @@ mod tests {
     use proptest::prelude::*;
 
     use super::{
-        EXAMPLE_WEIGHT, NAME_WEIGHT, PARAMETER_WEIGHT, Posting, TAG_WEIGHT, TEXT_WEIGHT, best_of,
+        EXAMPLE_WEIGHT, NAME_WEIGHT, PARAMETER_WEIGHT, TAG_WEIGHT, TEXT_WEIGHT, best_of, tenths_of,
     };
 
     /// Postings store frequencies in tenths: every field weight must be a
     /// whole number of them, or frequencies would be rounded.
     #[test]
-    fn field_weights_are_whole_tenths_and_postings_six_bytes() {
+    fn field_weights_are_whole_tenths() {
         for weight in [
             NAME_WEIGHT,
             TAG_WEIGHT,
@@ -595,10 +597,9 @@ mod tests {
         ] {
             let tenths = weight * 10.0;
             assert!((tenths - tenths.round()).abs() < 1e-4, "{weight}");
-            assert!((Posting::new(7, weight).get().1 - weight).abs() < 1e-6);
+            assert!((f32::from(tenths_of(weight)) * 0.1 - weight).abs() < 1e-6);
         }
-        assert_eq!(std::mem::size_of::<Posting>(), 6);
-        assert!((Posting::new(1, 1e9).get().1 - 6553.5).abs() < 1e-3);
+        assert_eq!(tenths_of(1e9), u16::MAX, "saturates");
     }
 
     proptest! {

@@ -75,6 +75,7 @@ pub mod decision;
 mod disclosure;
 mod index;
 mod parameters;
+mod postings;
 mod tokenize;
 mod tool_search;
 
