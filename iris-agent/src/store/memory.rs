@@ -1,6 +1,6 @@
 //! The store of one process: runs in a map, gone when the process ends.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use iris_core::{BoxFuture, RunId, ToolResult};
@@ -8,8 +8,8 @@ use iris_runtime::ApprovalDecision;
 use rustc_hash::FxHashMap;
 
 use super::{
-    Claimed, Lease, Retention, RunStatus, RunStore, StoreError, StoredRun, held_by_other,
-    lease_end, now_ms, waits_in,
+    Claimed, Lease, Retention, RunStatus, RunStore, StoreError, StoredRun, check_writer,
+    held_by_other, lease_end, now_ms, waits_in,
 };
 use crate::state::RunState;
 
@@ -40,16 +40,23 @@ impl Default for MemoryStore {
 
 #[derive(Debug, Default)]
 struct Runs {
-    /// When each run was last written (ms), for retention.
-    written: FxHashMap<RunId, u64>,
+    by_id: FxHashMap<RunId, Kept>,
+    /// Counts runs created, for the order `waiting` lists them in.
+    created: u64,
     /// When the last sweep for expired runs was (ms).
     swept: u64,
-    by_id: FxHashMap<RunId, StoredRun>,
-    /// Order of creation, for `waiting`.
-    next: u64,
-    created: FxHashMap<RunId, u64>,
-    /// Claimed calls by run and call id, with their results once recorded.
-    calls: FxHashMap<(RunId, String), Option<ToolResult>>,
+}
+
+/// One run as the store keeps it.
+#[derive(Debug)]
+struct Kept {
+    run: StoredRun,
+    /// Its place in the order of creation.
+    order: u64,
+    /// When it was last written (ms), for retention.
+    written: u64,
+    /// Its claimed calls by call id, with their results once recorded.
+    calls: FxHashMap<String, Option<ToolResult>>,
 }
 
 impl MemoryStore {
@@ -76,16 +83,23 @@ impl MemoryStore {
     fn with<R>(&self, f: impl FnOnce(&mut Runs) -> R) -> R {
         f(&mut self.runs.lock().unwrap_or_else(PoisonError::into_inner))
     }
+
+    /// `f` on `run`'s entry, or [`StoreError::NotFound`].
+    fn on_run<R>(
+        &self,
+        run: &RunId,
+        f: impl FnOnce(&mut Kept) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.with(|runs| match runs.by_id.get_mut(run) {
+            Some(kept) => f(kept),
+            None => Err(StoreError::NotFound {
+                run_id: run.clone(),
+            }),
+        })
+    }
 }
 
 impl Runs {
-    fn forget(&mut self, run: &RunId) {
-        self.by_id.remove(run);
-        self.created.remove(run);
-        self.written.remove(run);
-        self.calls.retain(|(id, _), _| id != run);
-    }
-
     /// Forgets the runs `retention` says have expired, at most once per
     /// its `sweep_every`.
     fn sweep(&mut self, retention: &Retention, now: u64) {
@@ -94,18 +108,8 @@ impl Runs {
             return;
         }
         self.swept = now;
-        let expired: Vec<RunId> = self
-            .by_id
-            .iter()
-            .filter(|(id, stored)| {
-                let written = self.written.get(*id).copied().unwrap_or(0);
-                retention.expired(stored.status, written, now)
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        for run in &expired {
-            self.forget(run);
-        }
+        self.by_id
+            .retain(|_, kept| !retention.expired(kept.run.status, kept.written, now));
     }
 
     /// Makes room for one more run under `max_runs`, forgetting the runs
@@ -115,11 +119,13 @@ impl Runs {
             let oldest = self
                 .by_id
                 .iter()
-                .filter(|(_, stored)| stored.status == RunStatus::Finished)
-                .min_by_key(|(id, _)| self.written.get(*id).copied().unwrap_or(0))
+                .filter(|(_, kept)| kept.run.status == RunStatus::Finished)
+                .min_by_key(|(_, kept)| kept.written)
                 .map(|(id, _)| id.clone());
             match oldest {
-                Some(run) => self.forget(&run),
+                Some(run) => {
+                    self.by_id.remove(&run);
+                }
                 None => return false,
             }
         }
@@ -141,40 +147,43 @@ impl RunStore for MemoryStore {
         ready(self.with(|runs| {
             let now = now_ms();
             runs.sweep(&self.retention, now);
-            if runs.by_id.contains_key(&state.run_id) {
+            let run_id = &state.run_id;
+            if runs.by_id.contains_key(run_id) {
                 return Err(StoreError::Exists {
-                    run_id: state.run_id.clone(),
+                    run_id: run_id.clone(),
                 });
             }
             if !runs.make_room(self.max_runs) {
                 return Err(StoreError::Full {
-                    run_id: state.run_id.clone(),
+                    run_id: run_id.clone(),
                     limit: self.max_runs,
                 });
             }
-            runs.written.insert(state.run_id.clone(), now);
-            runs.next += 1;
-            let order = runs.next;
-            runs.created.insert(state.run_id.clone(), order);
-            runs.by_id.insert(
-                state.run_id.clone(),
-                StoredRun {
+            runs.created += 1;
+            let kept = Kept {
+                run: StoredRun {
                     state: state.clone(),
                     status: RunStatus::Running,
                     version: 1,
                     lease: Some(Lease {
                         holder: holder.to_owned(),
-                        until_ms: lease_end(now_ms(), lease),
+                        until_ms: lease_end(now, lease),
                     }),
                     decisions: Vec::new(),
                 },
-            );
+                order: runs.created,
+                written: now,
+                calls: FxHashMap::default(),
+            };
+            runs.by_id.insert(run_id.clone(), kept);
             Ok(1)
         }))
     }
 
     fn load<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
-        ready(Ok(self.with(|runs| runs.by_id.get(run).cloned())))
+        ready(Ok(self.with(|runs| {
+            runs.by_id.get(run).map(|kept| kept.run.clone())
+        })))
     }
 
     fn acquire<'a>(
@@ -183,30 +192,23 @@ impl RunStore for MemoryStore {
         holder: &'a str,
         lease: Duration,
     ) -> BoxFuture<'a, Result<StoredRun, StoreError>> {
-        ready(self.with(|runs| {
-            let stored = runs
-                .by_id
-                .get_mut(run)
-                .ok_or_else(|| StoreError::NotFound {
-                    run_id: run.clone(),
-                })?;
-            if stored.status == RunStatus::Finished {
+        ready(self.on_run(run, |kept| {
+            if kept.run.status == RunStatus::Finished {
                 return Err(StoreError::Finished {
                     run_id: run.clone(),
                 });
             }
             let now = now_ms();
-            if let Some(held) = held_by_other(run, stored.lease.as_ref(), holder, now) {
+            if let Some(held) = held_by_other(run, kept.run.lease.as_ref(), holder, now) {
                 return Err(held);
             }
-            stored.lease = Some(Lease {
+            kept.run.lease = Some(Lease {
                 holder: holder.to_owned(),
                 until_ms: lease_end(now, lease),
             });
-            stored.version += 1;
-            let taken = stored.clone();
-            runs.written.insert(run.clone(), now);
-            Ok(taken)
+            kept.run.version += 1;
+            kept.written = now;
+            Ok(kept.run.clone())
         }))
     }
 
@@ -218,37 +220,30 @@ impl RunStore for MemoryStore {
         expected: u64,
         lease: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        ready(self.with(|runs| {
-            let run = &state.run_id;
-            let stored = runs
-                .by_id
-                .get_mut(run)
-                .ok_or_else(|| StoreError::NotFound {
-                    run_id: run.clone(),
-                })?;
-            if stored.version != expected
-                || stored.lease.as_ref().is_none_or(|l| l.holder != holder)
-            {
-                return Err(StoreError::Conflict {
-                    run_id: run.clone(),
-                    expected,
-                    found: stored.version,
-                });
-            }
+        ready(self.on_run(&state.run_id, |kept| {
+            let stored = &mut kept.run;
+            let lease_holder = stored.lease.as_ref().map(|l| l.holder.as_str());
+            check_writer(
+                &state.run_id,
+                stored.version,
+                lease_holder,
+                holder,
+                Some(expected),
+            )?;
+            let now = now_ms();
             stored.state = state.clone();
             stored.status = status;
             stored.version += 1;
             stored.lease = (status == RunStatus::Running).then(|| Lease {
                 holder: holder.to_owned(),
-                until_ms: lease_end(now_ms(), lease),
+                until_ms: lease_end(now, lease),
             });
             if status == RunStatus::Waiting {
                 stored.decisions.clear();
             }
-            let version = stored.version;
-            runs.calls.retain(|(id, _), _| id != run);
-            runs.written.insert(run.clone(), now_ms());
-            Ok(version)
+            kept.calls.clear();
+            kept.written = now;
+            Ok(kept.run.version)
         }))
     }
 
@@ -258,23 +253,14 @@ impl RunStore for MemoryStore {
         call_id: &'a str,
         holder: &'a str,
     ) -> BoxFuture<'a, Result<Claimed, StoreError>> {
-        ready(self.with(|runs| {
-            let stored = runs.by_id.get(run).ok_or_else(|| StoreError::NotFound {
-                run_id: run.clone(),
-            })?;
-            if stored.lease.as_ref().is_none_or(|l| l.holder != holder) {
-                return Err(StoreError::Conflict {
-                    run_id: run.clone(),
-                    expected: stored.version,
-                    found: stored.version,
-                });
-            }
-            let key = (run.clone(), call_id.to_owned());
-            Ok(match runs.calls.get(&key) {
+        ready(self.on_run(run, |kept| {
+            let lease_holder = kept.run.lease.as_ref().map(|l| l.holder.as_str());
+            check_writer(run, kept.run.version, lease_holder, holder, None)?;
+            Ok(match kept.calls.get(call_id) {
                 Some(Some(result)) => Claimed::Ran(result.clone()),
                 Some(None) => Claimed::Unfinished,
                 None => {
-                    runs.calls.insert(key, None);
+                    kept.calls.insert(call_id.to_owned(), None);
                     Claimed::New
                 }
             })
@@ -287,8 +273,13 @@ impl RunStore for MemoryStore {
         call_id: &'a str,
         result: &'a ToolResult,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        ready(self.with(
-            |runs| match runs.calls.get_mut(&(run.clone(), call_id.to_owned())) {
+        // A call of a run that is not kept was not claimed either.
+        ready(self.with(|runs| {
+            match runs
+                .by_id
+                .get_mut(run)
+                .and_then(|kept| kept.calls.get_mut(call_id))
+            {
                 Some(slot) => {
                     *slot = Some(result.clone());
                     Ok(())
@@ -297,8 +288,8 @@ impl RunStore for MemoryStore {
                     run_id: run.clone(),
                     call_id: call_id.to_owned(),
                 }),
-            },
-        ))
+            }
+        }))
     }
 
     fn decide<'a>(
@@ -307,13 +298,8 @@ impl RunStore for MemoryStore {
         call_id: &'a str,
         decision: &'a ApprovalDecision,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        ready(self.with(|runs| {
-            let stored = runs
-                .by_id
-                .get_mut(run)
-                .ok_or_else(|| StoreError::NotFound {
-                    run_id: run.clone(),
-                })?;
+        ready(self.on_run(run, |kept| {
+            let stored = &mut kept.run;
             if stored.status != RunStatus::Waiting || !waits_in(&stored.state, call_id) {
                 return Err(StoreError::NotWaiting {
                     run_id: run.clone(),
@@ -331,27 +317,29 @@ impl RunStore for MemoryStore {
 
     fn waiting(&self, limit: usize) -> BoxFuture<'_, Result<Vec<RunId>, StoreError>> {
         ready(Ok(self.with(|runs| {
-            let mut waiting: Vec<(u64, RunId)> = runs
+            let mut waiting: Vec<(u64, &RunId)> = runs
                 .by_id
                 .iter()
-                .filter(|(_, stored)| stored.status == RunStatus::Waiting)
-                .map(|(id, _)| (runs.created.get(id).copied().unwrap_or(0), id.clone()))
+                .filter(|(_, kept)| kept.run.status == RunStatus::Waiting)
+                .map(|(id, kept)| (kept.order, id))
                 .collect();
             waiting.sort_by_key(|(order, _)| *order);
-            waiting.into_iter().take(limit).map(|(_, id)| id).collect()
+            waiting
+                .into_iter()
+                .take(limit)
+                .map(|(_, id)| id.clone())
+                .collect()
         })))
     }
 
     fn remove<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.with(|runs| {
-            runs.forget(run);
-        });
+        self.with(|runs| runs.by_id.remove(run));
         ready(Ok(()))
     }
 }
 
-impl From<MemoryStore> for std::sync::Arc<dyn RunStore> {
+impl From<MemoryStore> for Arc<dyn RunStore> {
     fn from(store: MemoryStore) -> Self {
-        std::sync::Arc::new(store)
+        Arc::new(store)
     }
 }

@@ -318,6 +318,29 @@ pub fn waits_in(state: &RunState, call_id: &str) -> bool {
     state.pending.iter().any(|p| p.call.id == call_id)
 }
 
+/// Refuses a write by `holder` of a run at `version` leased to
+/// `lease_holder`, unless `holder` holds the lease and, when a version is
+/// `expected`, the run is still at it.
+///
+/// # Errors
+/// [`StoreError::Conflict`] otherwise.
+pub fn check_writer(
+    run: &RunId,
+    version: u64,
+    lease_holder: Option<&str>,
+    holder: &str,
+    expected: Option<u64>,
+) -> Result<(), StoreError> {
+    if lease_holder == Some(holder) && expected.is_none_or(|e| e == version) {
+        return Ok(());
+    }
+    Err(StoreError::Conflict {
+        run_id: run.clone(),
+        expected: expected.unwrap_or(version),
+        found: version,
+    })
+}
+
 /// The refusal for a lease someone else holds at `now`, if one does.
 #[must_use]
 pub fn held_by_other(
