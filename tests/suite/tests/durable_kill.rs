@@ -6,7 +6,8 @@
 //! the uninterrupted run's.
 //!
 //! Each replica is this test binary started again with `IRIS_KILL_REPLICA`
-//! set; it dies by `abort` (no destructor, no flush) at the point it names.
+//! set; it sends itself SIGKILL (no destructor, no flush: `kill -9`) at the
+//! point it names.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -52,6 +53,8 @@ fn die_at(point: &str, dir: &Path) {
         return;
     }
     std::fs::write(&marker, point).unwrap();
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
+    // SIGKILL cannot be caught; should it not arrive, die all the same.
     std::process::abort();
 }
 
@@ -303,8 +306,12 @@ async fn replica_entry() {
     }
 }
 
-/// Starts a replica; returns whether it lived, and what it printed.
-fn start_replica(db: &Path, dir: &Path, kill_at: Option<&str>) -> (bool, String) {
+/// Starts a replica; returns how it ended, and what it printed.
+fn start_replica(
+    db: &Path,
+    dir: &Path,
+    kill_at: Option<&str>,
+) -> (std::process::ExitStatus, String) {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
     command
         .args(["replica_entry", "--exact", "--nocapture"])
@@ -318,7 +325,7 @@ fn start_replica(db: &Path, dir: &Path, kill_at: Option<&str>) -> (bool, String)
     }
     let output = command.output().unwrap();
     (
-        output.status.success(),
+        output.status,
         String::from_utf8_lossy(&output.stdout).into_owned(),
     )
 }
@@ -346,20 +353,24 @@ fn result_of<'m>(history: &'m [Message], call: &str) -> &'m ToolResult {
 #[tokio::test]
 async fn a_run_killed_at_any_point_resumes_without_running_a_finished_call_again() {
     let clean = tempfile::tempdir().unwrap();
-    let (lived, printed) = start_replica(&clean.path().join("runs.db"), clean.path(), None);
-    assert!(lived, "{printed}");
+    let (ended, printed) = start_replica(&clean.path().join("runs.db"), clean.path(), None);
+    assert!(ended.success(), "{printed}");
     let uninterrupted = history(&printed);
     assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
 
     for point in POINTS {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("runs.db");
-        let (lived, printed) = start_replica(&db, dir.path(), Some(point));
-        assert!(!lived, "the first replica dies at {point}: {printed}");
+        let (ended, printed) = start_replica(&db, dir.path(), Some(point));
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&ended),
+            Some(9),
+            "the first replica is killed at {point}: {printed}"
+        );
         assert!(dir.path().join("killed").exists(), "{point}");
-        let (lived, printed) = start_replica(&db, dir.path(), None);
+        let (ended, printed) = start_replica(&db, dir.path(), None);
         assert!(
-            lived,
+            ended.success(),
             "the second replica finishes after {point}: {printed}"
         );
         let taken_over = history(&printed);
