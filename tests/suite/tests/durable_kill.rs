@@ -16,6 +16,9 @@
     reason = "tests fail by panicking; replicas report on stdout"
 )]
 
+#[path = "durable/model.rs"]
+mod model;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,7 +26,7 @@ use std::time::{Duration, Instant};
 use iris::agent::store::{Claimed, RunStatus, RunStore, StoreError, StoredRun};
 use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome, RunState};
 use iris::journal::IdempotencyKey;
-use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use iris::model::Message;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
 use iris::tool::BoxFuture;
@@ -31,6 +34,7 @@ use iris::{
     ApprovalDecision, Rule, RulePolicy, RunId, ToolContext, ToolErrorKind, ToolExecutor,
     ToolRegistry, ToolResult, ToolUseBlock,
 };
+use model::HistoryModel;
 
 /// Where a replica dies.
 const POINTS: [&str; 6] = [
@@ -113,38 +117,14 @@ fn price() -> u64 {
     1200
 }
 
-/// Answers from the history alone: the three calls, then what they said.
-struct Cashier;
-
-impl Model for Cashier {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let answer = if let Some(Message::User { .. }) = request.messages.last() {
-            ModelResponse {
-                tool_calls: vec![
-                    ToolUseBlock::new("c1", "price", json!({})),
-                    ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
-                    ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
-                ],
-                ..ModelResponse::default()
-            }
-        } else {
-            let results: Vec<String> = request
-                .messages
-                .iter()
-                .filter_map(|m| match m {
-                    Message::Tool { result, .. } => Some(result.text_content()),
-                    _ => None,
-                })
-                .collect();
-            ModelResponse {
-                text: Some(results.join(" | ")),
-                ..ModelResponse::default()
-            }
-        };
-        Box::pin(async move { Ok(answer) })
+/// The calls every process's model makes for the person's request.
+fn cashier() -> HistoryModel {
+    HistoryModel {
+        calls: vec![
+            ToolUseBlock::new("c1", "price", json!({})),
+            ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
+            ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
+        ],
     }
 }
 
@@ -266,7 +246,7 @@ async fn replica(db: &Path, dir: &Path) {
         inner: SqliteStore::open(db).unwrap(),
         dir: dir.to_path_buf(),
     };
-    let runner = AgentRunner::new(agent, Cashier)
+    let runner = AgentRunner::new(agent, cashier())
         .with_store(Arc::new(store) as Arc<dyn RunStore>)
         .with_holder(format!("replica-{}", std::process::id()))
         .with_lease(Duration::from_millis(300));

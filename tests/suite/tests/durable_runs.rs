@@ -11,6 +11,9 @@
     reason = "tests fail by panicking; the second process reports on stdout"
 )]
 
+#[path = "durable/model.rs"]
+mod model;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,11 +21,11 @@ use std::time::Duration;
 
 use iris::agent::store::{Claimed, MemoryStore, Retention, RunStatus, RunStore, StoreError};
 use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome};
-use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use iris::model::Message;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
-use iris::tool::BoxFuture;
 use iris::{ApprovalDecision, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
+use model::HistoryModel;
 
 /// The process-wide count of `charge` bodies that ran.
 static CHARGES: AtomicUsize = AtomicUsize::new(0);
@@ -53,38 +56,18 @@ fn price() -> u64 {
     1200
 }
 
-/// Answers from the history alone, so every process asks the same model:
-/// first both calls, then a text naming what the results said.
-struct Cashier;
+/// A SQLite store in a file of `dir`.
+fn sqlite_in(dir: &Path) -> Arc<dyn RunStore> {
+    SqliteStore::open(dir.join("runs.db")).unwrap().into()
+}
 
-impl Model for Cashier {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let answer = if let Some(Message::User { .. }) = request.messages.last() {
-            ModelResponse {
-                tool_calls: vec![
-                    ToolUseBlock::new("c1", "price", json!({})),
-                    ToolUseBlock::new("c2", "charge", json!({"cents": 1200})),
-                ],
-                ..ModelResponse::default()
-            }
-        } else {
-            let results: Vec<String> = request
-                .messages
-                .iter()
-                .filter_map(|m| match m {
-                    Message::Tool { result, .. } => Some(result.text_content()),
-                    _ => None,
-                })
-                .collect();
-            ModelResponse {
-                text: Some(results.join(" | ")),
-                ..ModelResponse::default()
-            }
-        };
-        Box::pin(async move { Ok(answer) })
+/// The calls every process's model makes for the person's request.
+fn cashier() -> HistoryModel {
+    HistoryModel {
+        calls: vec![
+            ToolUseBlock::new("c1", "price", json!({})),
+            ToolUseBlock::new("c2", "charge", json!({"cents": 1200})),
+        ],
     }
 }
 
@@ -96,7 +79,7 @@ fn runner(store: impl Into<Arc<dyn RunStore>>, holder: &str) -> AgentRunner {
         .name("cashier")
         .build()
         .unwrap();
-    AgentRunner::new(agent, Cashier)
+    AgentRunner::new(agent, cashier())
         .with_store(store)
         .with_holder(holder)
 }
@@ -332,12 +315,7 @@ async fn store_rules(store: Arc<dyn RunStore>) {
 #[tokio::test]
 async fn store_rules_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    store_rules(
-        SqliteStore::open(dir.path().join("runs.db"))
-            .unwrap()
-            .into(),
-    )
-    .await;
+    store_rules(sqlite_in(dir.path())).await;
 }
 
 #[tokio::test]
@@ -406,12 +384,7 @@ async fn claim_rules(store: Arc<dyn RunStore>) {
 #[tokio::test]
 async fn claim_rules_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    claim_rules(
-        SqliteStore::open(dir.path().join("runs.db"))
-            .unwrap()
-            .into(),
-    )
-    .await;
+    claim_rules(sqlite_in(dir.path())).await;
 }
 
 #[tokio::test]
