@@ -22,6 +22,7 @@ mod agent;
 pub mod assembly;
 mod binding;
 mod durable;
+pub mod engine;
 mod error;
 #[cfg(all(feature = "fuzzing", feature = "assembly"))]
 #[doc(hidden)]
@@ -39,6 +40,7 @@ use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
 
 pub use agent::{Agent, AgentBuilder};
+pub use engine::Engine;
 pub use error::RunError;
 pub use history::{ReadHistory, read_history};
 pub use seal::{StateKey, StateKeyError};
@@ -106,6 +108,8 @@ pub struct AgentRunner {
     state_key: Option<StateKey>,
     /// Where runs are written, when they outlive this process.
     durable: Option<Durable>,
+    /// The durable engine the loop runs on, if any.
+    engine: Option<Arc<dyn Engine>>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -134,6 +138,24 @@ impl AgentRunner {
             options,
             state_key: None,
             durable: None,
+            engine: None,
+        }
+    }
+
+    /// A runner of the same agent and model on `engine`: model answers,
+    /// calls and states are kept in the engine's journal, and a run the
+    /// engine replays gets its kept answers back (see [`engine`]). Made per
+    /// run by the engine's integration (for Restate, per invocation); an
+    /// engine takes the place of a store.
+    #[must_use]
+    pub fn on_engine(&self, engine: Arc<dyn Engine>) -> Self {
+        Self {
+            agent: Arc::clone(&self.agent),
+            model: Arc::clone(&self.model),
+            options: self.options.clone(),
+            state_key: self.state_key.clone(),
+            durable: None,
+            engine: Some(engine),
         }
     }
 
@@ -328,8 +350,22 @@ impl AgentRunner {
         } else {
             RunStatus::Finished
         };
-        durable::save(journal, outcome.state(), status).await?;
+        self.keep(journal, outcome.state(), status).await?;
         Ok(outcome)
+    }
+
+    /// Writes `state` to the run's store and engine, when it has them.
+    async fn keep(
+        &self,
+        journal: &mut Option<Journal<'_>>,
+        state: &RunState,
+        status: RunStatus,
+    ) -> Result<(), RunError> {
+        durable::save(journal, state, status).await?;
+        if let Some(engine) = &self.engine {
+            engine.save(state, status).await.map_err(RunError::Engine)?;
+        }
+        Ok(())
     }
 
     /// Continues a run that waited, with one decision per waiting call (by
@@ -442,7 +478,7 @@ impl AgentRunner {
         if let Some(Message::Assistant { tool_calls, .. }) = state.messages.last() {
             let answers = tool_messages(tool_calls, &mut results);
             self.append(&mut state, answers);
-            durable::save(journal, &state, RunStatus::Running).await?;
+            self.keep(journal, &state, RunStatus::Running).await?;
         }
         let outcome = self.drive(state, cx, journal).await?;
         self.hand_out(outcome, journal).await
@@ -516,7 +552,7 @@ impl AgentRunner {
             }
             let answers = tool_messages(&open_calls, &mut results);
             self.append(&mut state, answers);
-            durable::save(journal, &state, RunStatus::Running).await?;
+            self.keep(journal, &state, RunStatus::Running).await?;
         }
         self.drive(state, cx, journal).await
     }
@@ -605,11 +641,14 @@ impl AgentRunner {
         };
         // Deltas only feed observers: with none, the whole answer is
         // enough, and a model that streams need not cut it up.
-        let answer = if executor.has_observers() {
+        let mut answer = if executor.has_observers() {
             self.model.complete_streaming(request, &on_delta)
         } else {
             self.model.complete(request)
         };
+        if let Some(engine) = &self.engine {
+            answer = engine.answer(state.step + 1, answer);
+        }
         tokio::select! {
             response = answer => Some(response),
             () = cx.cancel.cancelled() => None,
@@ -662,7 +701,7 @@ impl AgentRunner {
                 text: response.text,
                 tool_calls: calls.clone(),
             });
-            durable::save(journal, &state, RunStatus::Running).await?;
+            self.keep(journal, &state, RunStatus::Running).await?;
             let outcomes = self.agent.executor().execute_batch(calls, &tools_cx).await;
             let calls = last_calls(&state);
             // In call order; a call's id moves from its outcome.
@@ -698,7 +737,7 @@ impl AgentRunner {
                 })
                 .collect();
             self.append(&mut state, answers);
-            durable::save(journal, &state, RunStatus::Running).await?;
+            self.keep(journal, &state, RunStatus::Running).await?;
         }
     }
 
@@ -731,8 +770,8 @@ impl AgentRunner {
             .map_err(RunError::Context)?
             .offered(offered)
             .extension(cx.cancel.clone());
-        if let Some(durable) = &self.durable {
-            builder = builder.extension(durable.journaled());
+        if let Some(journaled) = self.journaled() {
+            builder = builder.extension(journaled);
         }
         Ok((tools, builder.build()))
     }
@@ -756,10 +795,18 @@ impl AgentRunner {
             .map_err(RunError::Context)?
             .offered(offered)
             .extension(cx.cancel.clone());
-        if let Some(durable) = &self.durable {
-            builder = builder.extension(durable.journaled());
+        if let Some(journaled) = self.journaled() {
+            builder = builder.extension(journaled);
         }
         Ok(builder.build())
+    }
+
+    /// The journal of the run's calls: its store's or its engine's.
+    fn journaled(&self) -> Option<iris_runtime::journal::Journaled> {
+        if let Some(engine) = &self.engine {
+            return Some(iris_runtime::journal::Journaled(engine.calls()));
+        }
+        self.durable.as_ref().map(Durable::journaled)
     }
 
     /// Appends the results of `calls` and keeps their full text for

@@ -135,8 +135,9 @@ pub enum FinishReason {
     ContentFilter,
 }
 
-/// The model's answer to one step.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The model's answer to one step (serializable, so that a durable engine
+/// can keep it and replay it).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ModelResponse {
     /// Its text, if any.
     pub text: Option<String>,
@@ -149,7 +150,7 @@ pub struct ModelResponse {
 }
 
 /// A model that could not answer (after any retries of its own).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[error("the model failed: {message}")]
 pub struct ModelError {
     /// What went wrong, without secrets.

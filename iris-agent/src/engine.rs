@@ -1,0 +1,47 @@
+//! The run loop on a durable execution engine (Restate, for one): the
+//! engine keeps each model answer, each call that may not run twice and the
+//! run's state in its own journal, and after a crash runs the loop again
+//! from the start, where every kept answer and result comes back from the
+//! journal instead of running again. The loop is the same code in process,
+//! on a [`RunStore`](crate::RunStore) and on an engine; which one is a
+//! choice at construction ([`AgentRunner::on_engine`](crate::AgentRunner::on_engine)).
+//!
+//! What an engine must guarantee for the loop to replay: `answer` returns
+//! the kept answer of a step that was answered before, without asking the
+//! model; the call journal answers as a store's does (a recorded result, or
+//! unfinished for a call claimed and never recorded); and everything it
+//! keeps, it keeps in the order the loop asks, which is the same on every
+//! replay.
+
+use std::sync::Arc;
+
+use iris_core::BoxFuture;
+use iris_model::{ModelError, ModelResponse};
+use iris_runtime::journal::CallJournal;
+
+use crate::state::RunState;
+use crate::store::RunStatus;
+
+/// A durable execution engine a run's loop runs on; see the
+/// [module docs](self).
+pub trait Engine: Send + Sync + 'static {
+    /// The model's answer to step `step`: `ask`'s the first time, the kept
+    /// one when the run is replayed (then `ask` is dropped unpolled).
+    fn answer<'a>(
+        &'a self,
+        step: u32,
+        ask: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+
+    /// Where the run's calls are claimed and recorded.
+    fn calls(&self) -> Arc<dyn CallJournal>;
+
+    /// Keeps the run's state at a step boundary, for those who look at the
+    /// run from outside (its status, its waiting calls). A failure stops
+    /// the run.
+    fn save<'a>(
+        &'a self,
+        state: &'a RunState,
+        status: RunStatus,
+    ) -> BoxFuture<'a, Result<(), String>>;
+}
