@@ -383,6 +383,15 @@ pub use iris_agent as agent;
 #[doc(inline)]
 pub use iris_sqlite as sqlite;
 
+/// Runs on Restate (feature `restate`): an agent served as a durable
+/// workflow keyed by run id, so that runs move between replicas on many
+/// machines and approvals arrive from any of them; see
+/// [`restate::AgentWorkflow`].
+#[cfg(feature = "restate")]
+// A crate re-exported whole renders as a module of its own.
+#[doc(inline)]
+pub use iris_restate as restate;
+
 /// The model layer: the provider-neutral request and response, the
 /// [`Model`](model::Model) trait a host implements for its own model, the
 /// [`ModelConfig`](model::ModelConfig) that names one, and the HTTP adapters

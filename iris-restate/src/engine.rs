@@ -1,0 +1,132 @@
+//! The run loop's engine on Restate: every model answer and every claim and
+//! result of a call that may not run twice is one journaled `run` of the
+//! invocation, and the run's state is the workflow's key-value state.
+//!
+//! A call's claim is a journaled `run` whose closure only marks that it ran
+//! in this attempt. When Restate replays an invocation, a claim kept in the
+//! journal comes back without its closure running: the call was claimed by
+//! an earlier attempt, and the entry after it tells what became of it (its
+//! result, kept by `record`; or, when that entry is missing, the earlier
+//! attempt died inside the body, and the call is recorded as unfinished,
+//! once and for every later replay).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use iris_agent::{Engine, RunState, RunStatus};
+use iris_core::{BoxFuture, RunId, ToolResult};
+use iris_model::{ModelError, ModelResponse};
+use iris_runtime::journal::{CallJournal, Claimed};
+use restate_sdk::context::RunFuture;
+use restate_sdk::endpoint::ContextInternal;
+use restate_sdk::errors::HandlerResult;
+use restate_sdk::serde::Json;
+
+use crate::keys;
+
+/// One invocation's journal, as the run loop's [`Engine`].
+#[derive(Clone)]
+pub(crate) struct RestateEngine {
+    ctx: ContextInternal,
+}
+
+impl RestateEngine {
+    pub(crate) fn new(ctx: ContextInternal) -> Arc<Self> {
+        Arc::new(Self { ctx })
+    }
+
+    /// What became of call `call_id` in an earlier attempt: its recorded
+    /// result, or, when none was recorded, `None`, now kept as the call's
+    /// outcome.
+    async fn earlier_outcome(&self, call_id: &str) -> Result<Option<ToolResult>, String> {
+        let kept = self
+            .ctx
+            .run(|| async { HandlerResult::Ok(Json(None::<ToolResult>)) })
+            .name(format!("result of {call_id}"))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(kept.into_inner())
+    }
+}
+
+impl Engine for RestateEngine {
+    fn answer<'a>(
+        &'a self,
+        step: u32,
+        ask: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(async move {
+            // The answer is kept whatever it is, a model error included: a
+            // replay must take the path the first attempt took.
+            let kept = self
+                .ctx
+                .run(move || async move { HandlerResult::Ok(Json(ask.await)) })
+                .name(format!("model step {step}"))
+                .await;
+            match kept {
+                Ok(answer) => answer.into_inner(),
+                Err(failed) => Err(ModelError::new(format!(
+                    "Restate could not keep the model's answer to step {step}: {failed}"
+                ))),
+            }
+        })
+    }
+
+    fn calls(&self) -> Arc<dyn CallJournal> {
+        Arc::new(self.clone())
+    }
+
+    fn save<'a>(
+        &'a self,
+        state: &'a RunState,
+        status: RunStatus,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        self.ctx.set(keys::STATE, Json(state));
+        self.ctx.set(keys::STATUS, Json(status));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+impl CallJournal for RestateEngine {
+    fn claim<'a>(
+        &'a self,
+        _run: &'a RunId,
+        call_id: &'a str,
+    ) -> BoxFuture<'a, Result<Claimed, String>> {
+        Box::pin(async move {
+            let claimed_now = AtomicBool::new(false);
+            self.ctx
+                .run(|| {
+                    claimed_now.store(true, Ordering::Relaxed);
+                    async { HandlerResult::Ok(Json(())) }
+                })
+                .name(format!("claim of {call_id}"))
+                .await
+                .map_err(|e| e.to_string())?;
+            if claimed_now.load(Ordering::Relaxed) {
+                return Ok(Claimed::New);
+            }
+            Ok(match self.earlier_outcome(call_id).await? {
+                Some(result) => Claimed::Ran(result),
+                None => Claimed::Unfinished,
+            })
+        })
+    }
+
+    fn record<'a>(
+        &'a self,
+        _run: &'a RunId,
+        call_id: &'a str,
+        result: &'a ToolResult,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let result = result.clone();
+            self.ctx
+                .run(move || async move { HandlerResult::Ok(Json(Some(result))) })
+                .name(format!("result of {call_id}"))
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+    }
+}

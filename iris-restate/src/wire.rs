@@ -1,0 +1,73 @@
+//! What the workflow's handlers take and answer, as JSON over Restate's
+//! ingress.
+
+use iris_agent::{RunOutcome, RunState, RunStatus};
+use iris_runtime::{ApprovalDecision, ApprovalRequest};
+use serde::{Deserialize, Serialize};
+
+/// The input of `run`: the person's task. The run id is the workflow key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRun {
+    /// What the person asks of the agent.
+    pub task: String,
+}
+
+/// The input of `decide`: a person's decision on one waiting call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decide {
+    /// The waiting call.
+    pub call_id: String,
+    /// The decision; an approval names the `approval_id` of the request
+    /// that was shown, which binds it to the run, the call, the tool and
+    /// the arguments' hash.
+    pub decision: ApprovalDecision,
+}
+
+/// How a run ended: the answer of `run`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// `finished`, `max_steps` or `cancelled`.
+    pub ended: Ended,
+    /// The model's last text (empty unless it finished).
+    pub text: String,
+    /// The whole run.
+    pub state: RunState,
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// The model answered without calling tools.
+    Finished,
+    /// The run took its step limit.
+    MaxSteps,
+    /// The run was cancelled.
+    Cancelled,
+}
+
+impl RunReport {
+    /// The report of an outcome that is not a wait.
+    pub(crate) fn of(outcome: RunOutcome) -> Option<Self> {
+        let (ended, text, state) = match outcome {
+            RunOutcome::Finished { text, state } => (Ended::Finished, text, state),
+            RunOutcome::MaxSteps(state) => (Ended::MaxSteps, String::new(), state),
+            RunOutcome::Cancelled(state) => (Ended::Cancelled, String::new(), state),
+            RunOutcome::Waiting(_) => return None,
+        };
+        Some(Self { ended, text, state })
+    }
+}
+
+/// Where a run stands: the answer of `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunView {
+    /// `running`, `waiting` or `finished`; `None` before its first step.
+    pub status: Option<RunStatus>,
+    /// The calls that wait for a decision, with what to show the person.
+    pub waiting: Vec<ApprovalRequest>,
+    /// The run as of its last step boundary.
+    pub state: Option<RunState>,
+}

@@ -1,0 +1,178 @@
+//! A Restate server of the test's own, on loopback ports of its own, from
+//! the pinned npm package (installed on first use by
+//! `tests/restate-server/install.sh`), stopped on drop. Shared by the
+//! tests and the durable-run benchmark.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a server that does not start fails the test or benchmark loudly"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use iris::serde_json::{Value, json};
+
+/// The server binary, installed on first use; a failed install fails the
+/// test saying what is missing and how to install it.
+fn binary() -> PathBuf {
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    // The package building this (the tests' or the benchmarks') lies
+    // under the workspace root, which holds `tests/restate-server`.
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("tests/restate-server"))
+        .find(|dir| dir.join("install.sh").exists())
+        .expect("tests/restate-server lies in the workspace");
+    let installed = INSTALLED.get_or_init(|| {
+        if folder.join(".installed").exists() {
+            return Ok(());
+        }
+        match Command::new("bash").arg(folder.join("install.sh")).status() {
+            Ok(status) if status.success() => Ok(()),
+            Ok(status) => Err(format!("tests/restate-server/install.sh failed ({status})")),
+            Err(err) => Err(format!(
+                "bash could not run tests/restate-server/install.sh ({err})"
+            )),
+        }
+    });
+    if let Err(why) = installed {
+        panic!(
+            "this test runs against a real Restate server, and {why}. Installing it needs npm with access to the npm registry; run tests/restate-server/install.sh when online, then the tests again"
+        );
+    }
+    folder.join("node_modules/@restatedev/restate-server-linux-x64/bin/restate-server")
+}
+
+/// A free loopback port.
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub(crate) struct RestateServer {
+    child: Child,
+    pub(crate) ingress: String,
+    admin: String,
+    http: reqwest::Client,
+    _data: tempfile::TempDir,
+}
+
+impl RestateServer {
+    pub(crate) async fn start() -> Self {
+        // Plain HTTP on loopback, but the client is built with TLS support.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let data = tempfile::tempdir().unwrap();
+        let (ingress, admin, fabric) = (free_port(), free_port(), free_port());
+        let child = Command::new(binary())
+            .arg("--base-dir")
+            .arg(data.path())
+            .args(["--node-name", "iris-test"])
+            .env("RESTATE_LISTEN_MODE", "tcp")
+            .env(
+                "RESTATE_INGRESS__BIND_ADDRESS",
+                format!("127.0.0.1:{ingress}"),
+            )
+            .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
+            .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{fabric}"))
+            .env(
+                "RESTATE_ADVERTISED_ADDRESS",
+                format!("http://127.0.0.1:{fabric}"),
+            )
+            .env("RESTATE_LOG_FORMAT", "compact")
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(data.path().join("server.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let server = Self {
+            child,
+            ingress: format!("http://127.0.0.1:{ingress}"),
+            admin: format!("http://127.0.0.1:{admin}"),
+            http: reqwest::Client::new(),
+            _data: data,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let up = server
+                .http
+                .get(format!("{}/health", server.admin))
+                .send()
+                .await;
+            let ingress_up = server
+                .http
+                .get(format!("{}/restate/health", server.ingress))
+                .send()
+                .await;
+            if up.is_ok_and(|r| r.status().is_success())
+                && ingress_up.is_ok_and(|r| r.status().is_success())
+            {
+                return server;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the Restate server did not come up in 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Registers the endpoint at `uri` (again, when it changed).
+    pub(crate) async fn register(&self, uri: &str) {
+        let response = self
+            .http
+            .post(format!("{}/deployments", self.admin))
+            .header("content-type", "application/json")
+            .body(json!({"uri": uri, "force": true}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let body = response.text().await.unwrap();
+        assert!(status.is_success(), "registering {uri}: {status} {body}");
+    }
+
+    /// A POST to the ingress (with a JSON body, or none): its status and
+    /// JSON answer.
+    pub(crate) async fn post(&self, path: &str, body: Option<&Value>) -> (u16, Value) {
+        let request = self.http.post(format!("{}{path}", self.ingress));
+        let request = match body {
+            Some(body) => request
+                .header("content-type", "application/json")
+                .body(body.to_string()),
+            None => request,
+        };
+        self.send(request).await
+    }
+
+    /// A GET of the ingress: its status and JSON answer.
+    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
+        self.send(self.http.get(format!("{}{path}", self.ingress)))
+            .await
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
+        let response = request
+            .timeout(Duration::from_secs(90))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let value = iris::serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, value)
+    }
+}
+
+impl Drop for RestateServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

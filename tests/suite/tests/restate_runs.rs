@@ -1,0 +1,477 @@
+//! Runs on a real Restate server (the pinned npm build, on loopback ports
+//! of the test's own): the agent loop as a workflow on an endpoint that is
+//! killed with SIGKILL at each point of a step and replaced by another
+//! process, an approval that arrives through the ingress after the replica
+//! that paused died, and two clients racing to start the same run.
+//!
+//! Each replica is this test binary started again with
+//! `IRIS_RESTATE_REPLICA` set: it serves the workflow until it is killed,
+//! by the test or by itself at the point `IRIS_KILL_AT` names.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail by panicking"
+)]
+
+#[path = "durable/model.rs"]
+mod model;
+#[path = "restate/server.rs"]
+mod server;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use iris::agent::{Agent, AgentRunner};
+use iris::journal::IdempotencyKey;
+use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use iris::restate::restate_sdk::endpoint::Endpoint;
+use iris::restate::restate_sdk::http_server::HttpServer;
+use iris::restate::{AgentWorkflow, RunReport};
+use iris::serde_json::{Value, json};
+use iris::tool::BoxFuture;
+use iris::{
+    Rule, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult,
+    ToolUseBlock,
+};
+use model::HistoryModel;
+use server::{RestateServer, free_port};
+
+/// Where a replica dies: inside the first model call (nothing kept yet);
+/// inside the read-only call (the answer kept); after the idempotent
+/// write's effect; after the charge was claimed, before its effect; after
+/// its effect, before its result was kept; inside the second model call
+/// (every result of the step kept).
+const POINTS: [&str; 6] = [
+    "model_step_1",
+    "in_price",
+    "after_receipt",
+    "before_charge",
+    "in_charge",
+    "model_step_2",
+];
+
+/// Dies here if this replica was told to, once per scenario (a marker
+/// file says it happened, so the replica that takes over lives).
+fn die_at(point: &str, dir: &Path) {
+    if std::env::var("IRIS_KILL_AT").as_deref() != Ok(point) {
+        return;
+    }
+    let marker = dir.join("killed");
+    if marker.exists() {
+        return;
+    }
+    std::fs::write(&marker, point).unwrap();
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
+    std::process::abort();
+}
+
+fn append(path: &Path, line: &str) {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    writeln!(file, "{line}").unwrap();
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|text| text.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Charge a card: a write that may not run twice.
+#[iris::tool(write)]
+fn charge(
+    /// Cents to charge.
+    cents: u64,
+    #[ctx] cx: &ToolContext,
+) -> String {
+    die_at("before_charge", cx.workspace_root());
+    append(&cx.workspace_root().join("charges.txt"), &cents.to_string());
+    die_at("in_charge", cx.workspace_root());
+    format!("charged {cents}")
+}
+
+/// Send a receipt: safe to repeat, since the mail service drops a second
+/// receipt with the same idempotency key.
+#[iris::tool(write, idempotent)]
+fn send_receipt(
+    /// Who gets it.
+    to: String,
+    #[ctx] cx: &ToolContext,
+) -> String {
+    let key = cx
+        .extension::<IdempotencyKey>()
+        .expect("a call of a journaled run has its key");
+    let sent = cx.workspace_root().join("receipts.txt");
+    if !lines(&sent)
+        .iter()
+        .any(|line| line.starts_with(key.as_str()))
+    {
+        append(&sent, &format!("{key} {to}"));
+    }
+    die_at("after_receipt", cx.workspace_root());
+    format!("receipt sent to {to}")
+}
+
+/// Look up a price.
+#[iris::tool(read_only)]
+fn price(#[ctx] cx: &ToolContext) -> u64 {
+    die_at("in_price", cx.workspace_root());
+    1200
+}
+
+/// The history model, dying inside the step the replica was told to.
+struct Cashier {
+    inner: HistoryModel,
+    dir: PathBuf,
+}
+
+impl Model for Cashier {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let step = 1 + request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
+        die_at(&format!("model_step_{step}"), &self.dir);
+        self.inner.complete(request)
+    }
+}
+
+/// One replica: the `cashier` workflow on `port`, until it is killed.
+async fn replica(port: u16, dir: &Path, ask: bool) {
+    let mut registry = ToolRegistry::new();
+    registry.register(Charge).unwrap();
+    registry.register(SendReceipt).unwrap();
+    registry.register(Price).unwrap();
+    let policy = if ask {
+        RulePolicy::new().write(Rule::Allow).tool(
+            iris::definition::ToolName::new("charge").unwrap(),
+            Rule::Ask,
+        )
+    } else {
+        RulePolicy::new().write(Rule::Allow)
+    };
+    let executor = ToolExecutor::builder(registry)
+        .policy(policy)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(executor).name("cashier").build().unwrap();
+    let model = Cashier {
+        inner: HistoryModel {
+            calls: vec![
+                ToolUseBlock::new("c1", "price", json!({})),
+                ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
+                ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
+            ],
+        },
+        dir: dir.to_path_buf(),
+    };
+    let workflow = AgentWorkflow::new(AgentRunner::new(agent, model), dir)
+        .retry_after(Duration::from_millis(100), Duration::from_millis(500));
+    let endpoint = Endpoint::builder().bind(workflow).build();
+    HttpServer::new(endpoint)
+        .listen_and_serve(([127, 0, 0, 1], port).into())
+        .await;
+}
+
+#[tokio::test]
+async fn replica_entry() {
+    // Only a replica started by the tests below does anything here.
+    if let Ok(args) = std::env::var("IRIS_RESTATE_REPLICA") {
+        let mut parts = args.split('\n');
+        let port = parts.next().unwrap().parse().unwrap();
+        let dir = PathBuf::from(parts.next().unwrap());
+        let ask = parts.next() == Some("ask");
+        replica(port, &dir, ask).await;
+    }
+}
+
+/// A replica process, killed on drop.
+struct Replica {
+    child: Child,
+}
+
+impl Replica {
+    async fn start(port: u16, dir: &Path, ask: bool, kill_at: Option<&str>) -> Self {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
+            .args(["replica_entry", "--exact", "--nocapture"])
+            .env(
+                "IRIS_RESTATE_REPLICA",
+                format!(
+                    "{port}\n{}\n{}",
+                    dir.display(),
+                    if ask { "ask" } else { "allow" }
+                ),
+            )
+            .env_remove("IRIS_KILL_AT")
+            .stdout(std::process::Stdio::null());
+        if let Some(point) = kill_at {
+            command.env("IRIS_KILL_AT", point);
+        }
+        let replica = Self {
+            child: command.spawn().unwrap(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the replica did not listen in 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        replica
+    }
+
+    /// Waits for the replica to die by its own hand; how it died.
+    async fn died(mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the replica did not die in 60 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap()),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts run `run` of the workflow; the ingress's answer.
+async fn start(server: &RestateServer, run: &str) -> Value {
+    let (status, answer) = server
+        .post(
+            &format!("/cashier/{run}/run/send"),
+            Some(&json!({"task": "Charge order 7 and send the receipt."})),
+        )
+        .await;
+    assert!(status < 300, "starting {run}: {status} {answer}");
+    answer
+}
+
+/// Waits for run `run` to end; its report.
+async fn report(server: &RestateServer, run: &str) -> RunReport {
+    let (status, answer) = server
+        .get(&format!("/restate/workflow/cashier/{run}/attach"))
+        .await;
+    assert_eq!(status, 200, "the run {run} ends: {answer}");
+    iris::serde_json::from_value(answer).unwrap()
+}
+
+fn result_of<'m>(history: &'m [Message], call: &str) -> &'m ToolResult {
+    history
+        .iter()
+        .find_map(|m| match m {
+            Message::Tool {
+                call_id, result, ..
+            } if call_id == call => Some(result),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("call {call} has a result"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_endpoint_is_replaced_and_no_finished_call_runs_again() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let uri = format!("http://127.0.0.1:{port}");
+
+    let clean = tempfile::tempdir().unwrap();
+    let replica = Replica::start(port, clean.path(), false, None).await;
+    server.register(&uri).await;
+    start(&server, "clean").await;
+    let uninterrupted = report(&server, "clean").await;
+    drop(replica);
+    assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
+    assert_eq!(
+        uninterrupted.text,
+        "1200 | receipt sent to ann@example.com | charged 1200"
+    );
+
+    for point in POINTS {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Replica::start(port, dir.path(), false, Some(point)).await;
+        let run = format!("run-{point}");
+        start(&server, &run).await;
+        let ended = first.died().await;
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&ended),
+            Some(9),
+            "the first replica is killed at {point}"
+        );
+        let second = Replica::start(port, dir.path(), false, None).await;
+        let report = report(&server, &run).await;
+        drop(second);
+        let history = &report.state.messages;
+
+        let charges = lines(&dir.path().join("charges.txt")).len();
+        let receipts = lines(&dir.path().join("receipts.txt")).len();
+        assert_eq!(
+            receipts, 1,
+            "the idempotent write took effect once ({point})"
+        );
+        let charge = result_of(history, "c3");
+        match point {
+            // Cut off between its claim and its kept result: the charge may
+            // or may not have happened, and is not made again.
+            "before_charge" | "in_charge" => {
+                assert_eq!(
+                    charge.error_kind(),
+                    Some(ToolErrorKind::Interrupted),
+                    "{point}: {}",
+                    charge.text_content()
+                );
+                let expected = usize::from(point == "in_charge");
+                assert_eq!(charges, expected, "the charge ran at most once ({point})");
+            }
+            // Between journaled steps: exactly once, and the run is the
+            // uninterrupted one.
+            _ => {
+                assert_eq!(charges, 1, "the charge ran exactly once ({point})");
+                assert_eq!(history, &uninterrupted.state.messages, "{point}");
+            }
+        }
+    }
+}
+
+/// Polls `status` until the run waits; what waits.
+async fn waiting(server: &RestateServer, run: &str) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, view) = server.post(&format!("/cashier/{run}/status"), None).await;
+        assert_eq!(status, 200, "status of {run}: {view}");
+        if view["status"] == "waiting" {
+            return view["waiting"].as_array().unwrap().clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run {run} never waited: {view}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_through_the_ingress_finishes_a_run_whose_replica_died() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let first = Replica::start(port, dir.path(), true, None).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    let (status, early) = server
+        .post(
+            "/cashier/order-9/decide",
+            Some(&json!({"call_id": "c3", "decision": {"decision": "deny", "reason": "no"}})),
+        )
+        .await;
+    assert_eq!(
+        status, 409,
+        "a run that has not started has nothing to decide: {early}"
+    );
+    start(&server, "order-9").await;
+    let waiting = waiting(&server, "order-9").await;
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0]["call_id"], "c3");
+    assert_eq!(waiting[0]["tool"], "charge");
+    assert_eq!(lines(&dir.path().join("charges.txt")).len(), 0);
+
+    // The replica that paused the run dies; another takes its place.
+    drop(first);
+    let _second = Replica::start(port, dir.path(), true, None).await;
+
+    let decide = |call: &str, decision: Value| {
+        let body = json!({"call_id": call, "decision": decision});
+        let server = &server;
+        async move { server.post("/cashier/order-9/decide", Some(&body)).await }
+    };
+    let (status, refused) = decide(
+        "c3",
+        json!({"decision": "approve", "approval_id": "not-the-request-shown"}),
+    )
+    .await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("approve the request that is shown"),
+        "{refused}"
+    );
+    let (status, refused) = decide("c9", json!({"decision": "deny", "reason": "no"})).await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused.to_string().contains("`c9` does not wait"),
+        "{refused}"
+    );
+    let (status, refused) = server
+        .post("/cashier/order-9/decide", Some(&json!({"call": "c3"})))
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused.to_string().contains("send JSON like"), "{refused}");
+
+    let approval_id = waiting[0]["approval_id"].clone();
+    let (status, answer) = decide(
+        "c3",
+        json!({"decision": "approve", "approval_id": approval_id}),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, again) = decide(
+        "c3",
+        json!({"decision": "deny", "reason": "changed my mind"}),
+    )
+    .await;
+    assert_eq!(status, 409, "a second decision is refused: {again}");
+
+    let report = report(&server, "order-9").await;
+    assert_eq!(
+        report.text,
+        "1200 | receipt sent to ann@example.com | charged 1200"
+    );
+    assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
+    assert_eq!(lines(&dir.path().join("receipts.txt")).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_starting_the_same_run_get_one_run() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let _replica = Replica::start(port, dir.path(), false, None).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    let (a, b) = tokio::join!(start(&server, "order-5"), start(&server, "order-5"));
+    let mut statuses = [a["status"].as_str().unwrap(), b["status"].as_str().unwrap()];
+    statuses.sort_unstable();
+    assert_eq!(statuses, ["Accepted", "PreviouslyAccepted"], "{a} {b}");
+    assert_eq!(a["invocationId"], b["invocationId"]);
+    let report = report(&server, "order-5").await;
+    assert_eq!(
+        report.text,
+        "1200 | receipt sent to ann@example.com | charged 1200"
+    );
+    assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
+    // A run id names one run: starting it again after it ended is refused.
+    let again = start(&server, "order-5").await;
+    assert_eq!(again["status"], "PreviouslyAccepted", "{again}");
+    assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
+}
