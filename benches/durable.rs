@@ -1,9 +1,12 @@
 //! What keeping runs costs: a step of four write calls (each claimed and
-//! recorded, the state written twice) with no store, the in-memory store
-//! and the SQLite store; and runs finished per second with 1, 10 and 100
-//! runs at once on each.
+//! recorded, the state written twice) with no store, the in-memory store,
+//! the SQLite store and on Restate (a real server on loopback, the run a
+//! workflow on an endpoint in this process, each run one request through
+//! the ingress); and runs finished per second with 1, 10 and 100 runs at
+//! once on each.
 //!
-//! Run with `cargo bench -p iris-benches --bench durable`.
+//! Run with `cargo bench -p iris-benches --bench durable` (the Restate
+//! server is installed from npm on first use).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -23,10 +26,17 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use iris::agent::store::{MemoryStore, RunStore};
 use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
 use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
+use iris::restate::AgentWorkflow;
+use iris::restate::restate_sdk::endpoint::Endpoint;
+use iris::restate::restate_sdk::http_server::HttpServer;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
 use iris::tool::BoxFuture;
 use iris::{Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
+
+#[path = "../tests/suite/tests/restate/server.rs"]
+#[allow(dead_code, unreachable_pub, reason = "shared with the tests")]
+mod server;
 
 const CALLS: usize = 4;
 /// Steps per run.
@@ -64,6 +74,14 @@ impl Model for FourCalls {
 }
 
 fn runner(store: Option<Arc<dyn RunStore>>) -> Arc<AgentRunner> {
+    let runner = plain_runner();
+    Arc::new(match store {
+        Some(store) => runner.with_store(store),
+        None => runner,
+    })
+}
+
+fn plain_runner() -> AgentRunner {
     let mut registry = ToolRegistry::new();
     registry.register(Note).unwrap();
     let executor = ToolExecutor::builder(registry)
@@ -75,11 +93,38 @@ fn runner(store: Option<Arc<dyn RunStore>>) -> Arc<AgentRunner> {
         .max_steps(STEPS)
         .build()
         .unwrap();
-    let runner = AgentRunner::new(agent, FourCalls);
-    Arc::new(match store {
-        Some(store) => runner.with_store(store),
-        None => runner,
-    })
+    AgentRunner::new(agent, FourCalls)
+}
+
+/// The `notes` workflow on a real Restate server: the server, and the
+/// endpoint serving it from this process.
+async fn on_restate() -> server::RestateServer {
+    let server = server::RestateServer::start().await;
+    let port = server::free_port();
+    let workflow = AgentWorkflow::new(plain_runner(), ".");
+    let endpoint = Endpoint::builder().bind(workflow).build();
+    tokio::spawn(HttpServer::new(endpoint).listen_and_serve(([127, 0, 0, 1], port).into()));
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    server
+}
+
+/// One run through the ingress, answered when it ends.
+async fn one_restate_run(server: &server::RestateServer) {
+    let run = RUN.fetch_add(1, Ordering::Relaxed);
+    let (status, report) = server
+        .post(
+            &format!("/notes/r{run}/run"),
+            Some(&json!({"task": "notes"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["ended"], "max_steps", "{report}");
 }
 
 static RUN: AtomicU64 = AtomicU64::new(0);
@@ -118,6 +163,33 @@ fn runs_per_second(
     total as f64 / started.elapsed().as_secs_f64()
 }
 
+/// Runs finished per second on Restate with `concurrent` at once.
+fn restate_runs_per_second(
+    rt: &tokio::runtime::Runtime,
+    server: &Arc<server::RestateServer>,
+    concurrent: usize,
+    total: usize,
+) -> f64 {
+    let started = Instant::now();
+    rt.block_on(async {
+        let mut left = total;
+        while left > 0 {
+            let wave = left.min(concurrent);
+            let tasks: Vec<_> = (0..wave)
+                .map(|_| {
+                    let server = Arc::clone(server);
+                    tokio::spawn(async move { one_restate_run(&server).await })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+            left -= wave;
+        }
+    });
+    total as f64 / started.elapsed().as_secs_f64()
+}
+
 fn stores(dir: &Path) -> Vec<(&'static str, Option<Arc<dyn RunStore>>)> {
     vec![
         ("no store", None),
@@ -128,6 +200,20 @@ fn stores(dir: &Path) -> Vec<(&'static str, Option<Arc<dyn RunStore>>)> {
         ),
     ]
 }
+
+/// The best of 5 rounds of 10 runs each, per step.
+fn per_step(mut ten_runs: impl FnMut()) -> Duration {
+    (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            ten_runs();
+            started.elapsed() / (10 * STEPS)
+        })
+        .min()
+        .unwrap_or(Duration::ZERO)
+}
+
+const CONCURRENCY: [usize; 3] = [1, 10, 100];
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -141,30 +227,62 @@ fn bench(c: &mut Criterion) {
         .map(|(name, store)| (name, runner(store)))
         .collect();
 
+    // In process first, before the Restate server runs beside them.
     let mut group = c.benchmark_group("durable_run_10_steps");
     group.sample_size(20);
     for (name, runner) in &runners {
         group.bench_function(*name, |b| b.iter(|| rt.block_on(one_run(runner))));
     }
-    group.finish();
-
-    // Per step, best of 5 rounds of 10 runs each, all in this run.
-    let per_step = |runner: &AgentRunner| {
-        (0..5)
-            .map(|_| {
-                let started = Instant::now();
+    let mut steps: Vec<(&str, Duration)> = runners
+        .iter()
+        .map(|(name, runner)| {
+            let step = per_step(|| {
                 for _ in 0..10 {
                     rt.block_on(one_run(runner));
                 }
-                started.elapsed() / (10 * STEPS)
-            })
-            .min()
-            .unwrap_or(Duration::ZERO)
-    };
-    let steps: Vec<(&str, Duration)> = runners
-        .iter()
-        .map(|(name, runner)| (*name, per_step(runner)))
+            });
+            (*name, step)
+        })
         .collect();
+    let mut throughput: Vec<Vec<String>> = CONCURRENCY
+        .iter()
+        .map(|&concurrent| {
+            let total = (concurrent * 4).max(40);
+            runners
+                .iter()
+                .map(|(name, runner)| {
+                    format!(
+                        "{name} {:.0}",
+                        runs_per_second(&rt, runner, concurrent, total)
+                    )
+                })
+                .collect()
+        })
+        .collect();
+
+    let restate = Arc::new(rt.block_on(on_restate()));
+    group.sample_size(10);
+    group.bench_function("restate", |b| {
+        b.iter(|| rt.block_on(one_restate_run(&restate)));
+    });
+    group.finish();
+    steps.push((
+        "restate",
+        per_step(|| {
+            for _ in 0..10 {
+                rt.block_on(one_restate_run(&restate));
+            }
+        }),
+    ));
+    for (line, concurrent) in throughput.iter_mut().zip(CONCURRENCY) {
+        let total = (concurrent * 4).max(40);
+        line.push(format!(
+            "restate {:.0}",
+            restate_runs_per_second(&rt, &restate, concurrent, total)
+        ));
+    }
+    drop(restate);
+
     let base = steps[0].1;
     println!("\n== durable summary ({CALLS} write calls per step, each claimed and recorded) ==");
     for (name, step) in &steps {
@@ -174,17 +292,7 @@ fn bench(c: &mut Criterion) {
             (step.as_secs_f64() - base.as_secs_f64()) * 1e3
         );
     }
-    for concurrent in [1, 10, 100] {
-        let line: Vec<String> = runners
-            .iter()
-            .map(|(name, runner)| {
-                let total = (concurrent * 4).max(40);
-                format!(
-                    "{name} {:.0}",
-                    runs_per_second(&rt, runner, concurrent, total)
-                )
-            })
-            .collect();
+    for (line, concurrent) in throughput.iter().zip(CONCURRENCY) {
         println!(
             "runs/s ({STEPS} steps each) with {concurrent} at once: {}",
             line.join(", ")
