@@ -3,8 +3,8 @@
 //! second process records the person's approval in the same SQLite file and
 //! finishes the run. The write happens exactly once.
 //!
-//! Run with `cargo run --example durable_agent --features sqlite` (it starts
-//! both processes itself), or drive the steps by hand:
+//! Run with `cargo run --example durable_agent` (it starts both processes
+//! itself), or drive the steps by hand:
 //! `... -- start DB WORKSPACE`, then `... -- approve DB WORKSPACE RUN_ID`.
 #![allow(
     clippy::print_stdout,
@@ -16,12 +16,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use iris::ApprovalDecision;
-use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
+// `iris::agent` and `iris::sqlite` (features `runner` and `sqlite`), named
+// directly: this example lives in a package of its own so that building the
+// other examples never compiles SQLite.
 use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
 use iris::serde_json::json;
-use iris::sqlite::SqliteStore;
 use iris::tool::BoxFuture;
 use iris::{RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
+use iris_agent::{Agent, AgentRunner, RunContext, RunOutcome};
+use iris_sqlite::SqliteStore;
 
 /// Append one line to the team's log file.
 #[iris::tool(write)]
