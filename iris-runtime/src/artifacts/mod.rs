@@ -12,8 +12,15 @@
 //! beneath it without following links. A folder that is a symlink, or that
 //! belongs to another user, is refused; so is an artifact that is a link, a
 //! FIFO, a device or anything but a regular file.
+//!
+//! With feature `object-store`, [`ArtifactStore::object_store`] keeps them
+//! in any `object_store` backend (S3 and compatible services, GCS, Azure)
+//! instead, for replicas on many machines: the same addresses, written
+//! create-if-absent, checked against their address when opened.
 
 mod preview;
+#[cfg(feature = "object-store")]
+mod remote;
 pub mod scope;
 mod store_dir;
 
@@ -30,8 +37,12 @@ use sha2::{Digest, Sha256};
 use crate::error::RuntimeError;
 use crate::temp_name::temp_name;
 
+#[cfg(feature = "object-store")]
+pub use object_store;
 pub(crate) use preview::fits;
 pub use preview::{DEFAULT_MAX_RESULT_CHARS, PreviewPolicy, apply_result_policy};
+#[cfg(feature = "object-store")]
+pub use remote::{MAX_REMOTE_ARTIFACT_BYTES, REMOTE_TIMEOUT};
 pub use store_dir::Identity;
 
 /// The scheme of artifact handles.
@@ -73,6 +84,38 @@ enum Location {
     Path,
     /// `.iris/artifacts` beneath a workspace root.
     Workspace(PathBuf),
+    /// A prefix in an object store.
+    #[cfg(feature = "object-store")]
+    Object(remote::Remote),
+}
+
+/// An artifact opened for reading: the file of a local store, or the bytes
+/// an object store gave, checked against their address.
+#[derive(Debug)]
+pub struct Artifact(Opened);
+
+#[derive(Debug)]
+enum Opened {
+    File(File),
+    Bytes(io::Cursor<Vec<u8>>),
+}
+
+impl Read for Artifact {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.0 {
+            Opened::File(file) => file.read(buf),
+            Opened::Bytes(bytes) => bytes.read(buf),
+        }
+    }
+}
+
+impl io::Seek for Artifact {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        match &mut self.0 {
+            Opened::File(file) => file.seek(pos),
+            Opened::Bytes(bytes) => bytes.seek(pos),
+        }
+    }
 }
 
 /// What identifies a file's content without reading it.
@@ -115,6 +158,19 @@ impl ArtifactStore {
         )
     }
 
+    /// A store in `store` under `prefix` (for example
+    /// `runs/artifacts`): every replica given the same store and prefix
+    /// opens the artifacts of the others. Artifacts are written
+    /// create-if-absent and checked against their address when opened;
+    /// each passes through memory whole, at most
+    /// [`MAX_REMOTE_ARTIFACT_BYTES`].
+    #[cfg(feature = "object-store")]
+    #[must_use]
+    pub fn object_store(store: Arc<dyn object_store::ObjectStore>, prefix: &str) -> Self {
+        let remote = remote::Remote::new(store, prefix);
+        Self::with_location(remote.label(), Location::Object(remote))
+    }
+
     fn with_location(path: PathBuf, location: Location) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -145,6 +201,11 @@ impl ArtifactStore {
         name: Option<&str>,
     ) -> Result<ArtifactRef, RuntimeError> {
         let id = id_of(Sha256::digest(body).as_slice());
+        #[cfg(feature = "object-store")]
+        if let Location::Object(remote) = &self.inner.location {
+            remote.put_if_absent(&id, body.to_vec())?;
+            return Ok(reference(&id, body.len() as u64, media_type, name));
+        }
         let dir = self.folder()?;
         if !self.holds(&dir, &id) {
             let (temp, mut file) = self.create_temp(&dir)?;
@@ -193,6 +254,22 @@ impl ArtifactStore {
         media_type: Option<&str>,
         name: Option<&str>,
     ) -> Result<ArtifactRef, RuntimeError> {
+        #[cfg(feature = "object-store")]
+        if let Location::Object(remote) = &self.inner.location {
+            let mut body = Vec::new();
+            let limit = remote::MAX_REMOTE_ARTIFACT_BYTES;
+            reader
+                .take(limit + 1)
+                .read_to_end(&mut body)
+                .map_err(|e| self.error("read", "published file", e))?;
+            if body.len() as u64 > limit {
+                return Err(remote::too_large("published file", body.len() as u64));
+            }
+            let id = id_of(Sha256::digest(&body).as_slice());
+            let size = body.len() as u64;
+            remote.put_if_absent(&id, body)?;
+            return Ok(reference(&id, size, media_type, name));
+        }
         let dir = self.folder()?;
         let (temp, mut file) = self.create_temp(&dir)?;
         let copied = (|| {
@@ -238,10 +315,21 @@ impl ArtifactStore {
     /// [`RuntimeError::ArtifactRefused`] for an artifact that is not a
     /// regular file or whose content changed; [`RuntimeError::Artifact`]
     /// when it cannot be opened (for example it does not exist).
-    pub fn open(&self, handle: &str) -> Result<File, RuntimeError> {
+    pub fn open(&self, handle: &str) -> Result<Artifact, RuntimeError> {
         let id = parse_handle(handle).ok_or_else(|| RuntimeError::InvalidArtifactHandle {
             handle: crate::echo::shorten(handle).into_owned(),
         })?;
+        #[cfg(feature = "object-store")]
+        if let Location::Object(remote) = &self.inner.location {
+            let bytes = remote.get(id)?;
+            if id_of(Sha256::digest(&bytes).as_slice()) != id {
+                return Err(refused(
+                    id,
+                    "its content no longer matches its address: it was changed after it was saved",
+                ));
+            }
+            return Ok(Artifact(Opened::Bytes(io::Cursor::new(bytes))));
+        }
         let dir = self.folder()?;
         let mut file = open_artifact(&dir, id).map_err(|e| self.open_error(id, e))?;
         let meta =
@@ -261,18 +349,31 @@ impl ArtifactStore {
         file.rewind().map_err(|e| self.error("open", id, e))?;
         #[cfg(unix)]
         crate::nonblocking::clear_nonblocking(&file);
-        Ok(file)
+        Ok(Artifact(Opened::File(file)))
     }
 
     /// The file that holds the artifact behind `handle`. Opening it by this
     /// path skips the checks [`open`](Self::open) makes.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidArtifactHandle`] for a handle of another form.
+    /// [`RuntimeError::InvalidArtifactHandle`] for a handle of another form;
+    /// [`RuntimeError::Artifact`] for a store in an object store, whose
+    /// artifacts have no local file.
     pub fn path_of(&self, handle: &str) -> Result<PathBuf, RuntimeError> {
         let id = parse_handle(handle).ok_or_else(|| RuntimeError::InvalidArtifactHandle {
             handle: crate::echo::shorten(handle).into_owned(),
         })?;
+        #[cfg(feature = "object-store")]
+        if let Location::Object(_) = &self.inner.location {
+            return Err(self.error(
+                "locate",
+                id,
+                io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "artifacts in an object store have no local file; read them with `open`",
+                ),
+            ));
+        }
         Ok(self.inner.path.join(id))
     }
 
@@ -282,6 +383,9 @@ impl ArtifactStore {
     /// # Errors
     /// [`RuntimeError::ArtifactStoreRefused`] as for [`save`](Self::save).
     pub fn check_existing(&self) -> Result<(), RuntimeError> {
+        if self.is_remote() {
+            return Ok(());
+        }
         if self.exists() {
             self.folder()?;
         }
@@ -292,11 +396,20 @@ impl ArtifactStore {
     /// (opening it): the file tools refuse to write into the store.
     #[must_use]
     pub fn existing_identity(&self) -> Option<Identity> {
-        if !self.exists() {
+        if self.is_remote() || !self.exists() {
             return None;
         }
         let dir = self.folder().ok()?;
         store_dir::identity(&dir).ok()
+    }
+
+    /// Whether the artifacts live in an object store (no local folder).
+    fn is_remote(&self) -> bool {
+        #[cfg(feature = "object-store")]
+        if let Location::Object(_) = &self.inner.location {
+            return true;
+        }
+        false
     }
 
     /// Whether the folder is open or there is something at its path.
@@ -329,6 +442,13 @@ impl ArtifactStore {
                 .map_err(store_dir::StoreDirError::from)
                 .and_then(|root| store_dir::open_child(&root, ".iris"))
                 .and_then(|iris| store_dir::open_child(&iris, "artifacts")),
+            #[cfg(feature = "object-store")]
+            Location::Object(_) => {
+                return Err(RuntimeError::ArtifactStoreRefused {
+                    path: self.inner.path.clone(),
+                    reason: "it lives in an object store and has no local folder".to_owned(),
+                });
+            }
         };
         let dir = Arc::new(opened.map_err(|e| RuntimeError::ArtifactStoreRefused {
             path: self.inner.path.clone(),

@@ -12,6 +12,7 @@ mod support;
 
 mod agent_code;
 mod agent_schema_props;
+mod artifacts_object_store;
 mod assembly;
 mod error_paths;
 mod fs_edit_props;
