@@ -383,6 +383,15 @@ pub use iris_agent as agent;
 #[doc(inline)]
 pub use iris_sqlite as sqlite;
 
+/// The testing kit (feature `testing`, for dev-dependencies): scripted
+/// and automatic models, run transcripts with assertions, and a harness
+/// that runs one tool through the executor; see [`testing::ScriptedModel`]
+/// and [`testing::run_to_end`].
+#[cfg(feature = "testing")]
+// A crate re-exported whole renders as a module of its own.
+#[doc(inline)]
+pub use iris_testing as testing;
+
 /// Runs on Restate (feature `restate`): an agent served as a durable
 /// workflow keyed by run id, so that runs move between replicas on many
 /// machines and approvals arrive from any of them; see

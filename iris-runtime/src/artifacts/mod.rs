@@ -97,6 +97,7 @@ pub struct Artifact(Opened);
 #[derive(Debug)]
 enum Opened {
     File(File),
+    #[cfg(feature = "object-store")]
     Bytes(io::Cursor<Vec<u8>>),
 }
 
@@ -104,6 +105,7 @@ impl Read for Artifact {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.0 {
             Opened::File(file) => file.read(buf),
+            #[cfg(feature = "object-store")]
             Opened::Bytes(bytes) => bytes.read(buf),
         }
     }
@@ -113,6 +115,7 @@ impl io::Seek for Artifact {
     fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
         match &mut self.0 {
             Opened::File(file) => file.seek(pos),
+            #[cfg(feature = "object-store")]
             Opened::Bytes(bytes) => bytes.seek(pos),
         }
     }
@@ -405,11 +408,7 @@ impl ArtifactStore {
 
     /// Whether the artifacts live in an object store (no local folder).
     fn is_remote(&self) -> bool {
-        #[cfg(feature = "object-store")]
-        if let Location::Object(_) = &self.inner.location {
-            return true;
-        }
-        false
+        !matches!(self.inner.location, Location::Path | Location::Workspace(_))
     }
 
     /// Whether the folder is open or there is something at its path.

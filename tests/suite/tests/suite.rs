@@ -29,3 +29,4 @@ mod runner;
 mod schema;
 mod shop;
 mod strict_inputs;
+mod testing_kit;

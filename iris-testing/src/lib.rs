@@ -1,0 +1,60 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
+//! Test Iris agents and tools without a model or a network, and assert on
+//! what happened.
+//!
+//! - [`ScriptedModel`]: answers each request with the next [`Turn`] of a
+//!   script (text, calls, an error, with usage), keeps every request
+//!   ([`RecordedRequest`]: what was offered and sent), and fails naming the
+//!   turn when the script runs out. Streamed (the runner streams when an
+//!   observer listens), each answer goes out in pieces cut where a seed
+//!   says, as a provider's stream does, so a test with an observer runs the
+//!   streaming path of the loop and of the observers.
+//! - [`FnModel`]: a closure answers each request. [`AutoModel`]: calls every
+//!   offered tool once with arguments made from its schema
+//!   ([`arguments_for`]), a smoke test of a whole catalog.
+//! - [`run_to_end`] drives a run, deciding each approval, and returns its
+//!   [`Transcript`]: the model's steps, every call with its arguments and
+//!   outcome, the approvals and their decisions. Its `assert_*` methods
+//!   fail with a message that names what was expected and lists the calls
+//!   made; [`Transcript::redacted`] is stable JSON for snapshots.
+//! - [`ToolHarness`]: one tool at a time through the real executor, in a
+//!   temporary workspace.
+//!
+//! ```
+//! # use iris_testing::{ScriptedModel, Turn, run_to_end, approve_all};
+//! # async fn demo(executor: iris_runtime::ToolExecutor) -> Result<(), Box<dyn std::error::Error>> {
+//! use iris_agent::{Agent, AgentRunner, RunContext};
+//! use serde_json::json;
+//!
+//! let model = ScriptedModel::new([
+//!     Turn::call("read_file", json!({"path": "config.yaml"})),
+//!     Turn::text("The log level is DEBUG."),
+//! ]);
+//! let agent = Agent::builder(executor).name("reader").build()?;
+//! let runner = AgentRunner::new(agent, model);
+//! let cx = RunContext::new(".", iris_core::RunId::new("run-1"));
+//! let (_, transcript) = run_to_end(&runner, "What is the log level?", &cx, approve_all()).await?;
+//! transcript
+//!     .assert_called_with("read_file", &json!({"path": "config.yaml"}))
+//!     .assert_answer_contains("DEBUG");
+//! # Ok(()) }
+//! ```
+
+mod assert;
+mod auto;
+mod chunks;
+mod drive;
+mod fn_model;
+mod harness;
+mod request;
+mod scripted;
+mod transcript;
+
+pub use assert::{Decided, DeniedBy, Trajectory, contains};
+pub use auto::{AutoModel, arguments_for};
+pub use drive::{approve_all, deny_all, run_to_end};
+pub use fn_model::FnModel;
+pub use harness::{HarnessError, ToolHarness};
+pub use request::RecordedRequest;
+pub use scripted::{ScriptedModel, Turn};
+pub use transcript::{Approval, CallOutcome, CallRecord, Step, Transcript};

@@ -1,0 +1,283 @@
+//! What a run did, gathered from its outcomes and the decisions made on
+//! its waiting calls: the model's steps, each call with its arguments and
+//! outcome, and each approval asked and how it was decided.
+
+use iris_agent::{RunOutcome, RunState};
+use iris_core::ToolErrorKind;
+use iris_model::Message;
+use iris_runtime::{ApprovalDecision, ApprovalRequest};
+use serde::Serialize;
+use serde_json::Value;
+
+/// A run as a test sees it; see the [crate docs](crate) for how to gather
+/// one, and its `assert_*` methods for what can be asserted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Transcript {
+    /// What the person asked.
+    pub task: Option<String>,
+    /// The model's answers, in order.
+    pub steps: Vec<Step>,
+    /// Every approval asked, in order, with its decision once made.
+    pub approvals: Vec<Approval>,
+    /// How the run stands: `finished`, `waiting`, `max_steps` or
+    /// `cancelled`.
+    pub ended: String,
+    /// The model's final text, when it finished.
+    pub answer: Option<String>,
+}
+
+/// One answer of the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// Its text, if any.
+    pub text: Option<String>,
+    /// Its calls, in order.
+    pub calls: Vec<CallRecord>,
+}
+
+/// One call and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallRecord {
+    /// The call's id.
+    pub id: String,
+    /// The tool, as the model named it.
+    pub tool: String,
+    /// The arguments the model sent.
+    pub arguments: Value,
+    /// What it gave.
+    pub outcome: CallOutcome,
+}
+
+/// What a call gave.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// A result the model reads.
+    Ok {
+        /// Its text.
+        text: String,
+        /// The handles of the artifacts it saved or published.
+        artifacts: Vec<String>,
+    },
+    /// An error, with its kind.
+    Error {
+        /// The kind, such as `permission_denied`.
+        kind: ToolErrorKind,
+        /// The message the model reads.
+        message: String,
+    },
+    /// It waits for a person's approval.
+    Waiting,
+}
+
+/// An approval asked of a person.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Approval {
+    /// What was shown.
+    pub request: ApprovalRequest,
+    /// How it was decided, once it was.
+    pub decision: Option<ApprovalDecision>,
+}
+
+impl Transcript {
+    /// The transcript of a run that produced `outcome` in one go.
+    #[must_use]
+    pub fn of(outcome: &RunOutcome) -> Self {
+        let mut transcript = Self::default();
+        transcript.record(outcome);
+        transcript
+    }
+
+    /// Takes in `outcome`, the run's latest: its history (which holds the
+    /// earlier steps too) and any approvals it waits for.
+    pub fn record(&mut self, outcome: &RunOutcome) {
+        let state = outcome.state();
+        let (ended, answer) = match outcome {
+            RunOutcome::Finished { text, .. } => ("finished", Some(text.clone())),
+            RunOutcome::Waiting(_) => ("waiting", None),
+            RunOutcome::MaxSteps(_) => ("max_steps", None),
+            RunOutcome::Cancelled(_) => ("cancelled", None),
+        };
+        self.ended = ended.to_owned();
+        self.answer = answer;
+        self.task = state.messages.iter().find_map(|m| match m {
+            Message::User { text } => Some(text.clone()),
+            _ => None,
+        });
+        self.steps = steps(state);
+        for pending in &state.pending {
+            let known = self
+                .approvals
+                .iter()
+                .any(|a| a.request.approval_id == pending.request.approval_id);
+            if !known {
+                self.approvals.push(Approval {
+                    request: pending.request.clone(),
+                    decision: None,
+                });
+            }
+        }
+    }
+
+    /// Notes the decision made on waiting call `call_id`.
+    pub fn record_decision(&mut self, call_id: &str, decision: &ApprovalDecision) {
+        if let Some(approval) = self
+            .approvals
+            .iter_mut()
+            .rev()
+            .find(|a| a.request.call_id == call_id)
+        {
+            approval.decision = Some(decision.clone());
+        }
+    }
+
+    /// Every call, in the order the model made them.
+    pub fn calls(&self) -> impl Iterator<Item = &CallRecord> {
+        self.steps.iter().flat_map(|s| s.calls.iter())
+    }
+
+    /// The calls of `tool`, in order.
+    pub fn calls_of<'t>(&'t self, tool: &'t str) -> impl Iterator<Item = &'t CallRecord> {
+        self.calls().filter(move |c| c.tool == tool)
+    }
+
+    /// The tools called, in order.
+    #[must_use]
+    pub fn trajectory(&self) -> Vec<&str> {
+        self.calls().map(|c| c.tool.as_str()).collect()
+    }
+
+    /// The transcript as JSON for a snapshot: call ids numbered in order
+    /// (`call#1`, ...), approval ids and argument hashes, run ids and
+    /// artifact handles (`artifact#1`, ...) replaced, so that a snapshot
+    /// holds only what the test decides.
+    #[must_use]
+    pub fn redacted(&self) -> Value {
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        let mut names = Redactions::default();
+        names.walk(&mut value);
+        value
+    }
+}
+
+/// The steps of `state`'s history, with each call's outcome.
+fn steps(state: &RunState) -> Vec<Step> {
+    let mut steps: Vec<Step> = Vec::new();
+    for message in &state.messages {
+        match message {
+            Message::Assistant { text, tool_calls } => steps.push(Step {
+                text: text.clone(),
+                calls: tool_calls
+                    .iter()
+                    .map(|call| CallRecord {
+                        id: call.id.clone(),
+                        tool: call.name.clone(),
+                        arguments: call.input.clone(),
+                        outcome: CallOutcome::Waiting,
+                    })
+                    .collect(),
+            }),
+            Message::Tool {
+                call_id, result, ..
+            } => {
+                if let Some(call) = steps
+                    .iter_mut()
+                    .rev()
+                    .flat_map(|s| s.calls.iter_mut())
+                    .find(|c| &c.id == call_id)
+                {
+                    call.outcome = match result.error_kind() {
+                        Some(kind) => CallOutcome::Error {
+                            kind,
+                            message: result.text_content(),
+                        },
+                        None => CallOutcome::Ok {
+                            text: result.text_content(),
+                            artifacts: result
+                                .artifacts()
+                                .iter()
+                                .map(|a| a.handle.clone())
+                                .collect(),
+                        },
+                    };
+                }
+            }
+            Message::User { .. } => {}
+        }
+    }
+    // Calls the pause finished already carry their results in the state.
+    for finished in &state.finished {
+        if let Some(call) = steps
+            .iter_mut()
+            .flat_map(|s| s.calls.iter_mut())
+            .find(|c| c.id == finished.call_id)
+        {
+            call.outcome = match finished.result.error_kind() {
+                Some(kind) => CallOutcome::Error {
+                    kind,
+                    message: finished.result.text_content(),
+                },
+                None => CallOutcome::Ok {
+                    text: finished.result.text_content(),
+                    artifacts: finished
+                        .result
+                        .artifacts()
+                        .iter()
+                        .map(|a| a.handle.clone())
+                        .collect(),
+                },
+            };
+        }
+    }
+    steps
+}
+
+/// Stable names for what changes from run to run.
+#[derive(Default)]
+struct Redactions {
+    seen: Vec<(String, String)>,
+    calls: usize,
+    artifacts: usize,
+}
+
+impl Redactions {
+    fn name(&mut self, original: &str, kind: &str) -> String {
+        if let Some((_, name)) = self.seen.iter().find(|(o, _)| o == original) {
+            return name.clone();
+        }
+        let name = if kind == "call" {
+            self.calls += 1;
+            format!("call#{}", self.calls)
+        } else {
+            self.artifacts += 1;
+            format!("artifact#{}", self.artifacts)
+        };
+        self.seen.push((original.to_owned(), name.clone()));
+        name
+    }
+
+    fn walk(&mut self, value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    match (key.as_str(), &*field) {
+                        ("id" | "call_id", Value::String(id)) => {
+                            let id = id.clone();
+                            *field = Value::String(self.name(&id, "call"));
+                        }
+                        ("approval_id" | "arguments_hash" | "run_id", Value::String(_)) => {
+                            *field = Value::String(format!("<{key}>"));
+                        }
+                        _ => self.walk(field),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.walk(v)),
+            Value::String(text) if text.starts_with("artifact://") => {
+                let handle = text.clone();
+                *text = self.name(&handle, "artifact");
+            }
+            _ => {}
+        }
+    }
+}
