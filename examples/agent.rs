@@ -4,7 +4,7 @@
 //! JSON, read back, approved, and the run resumed by a new runner. The file
 //! and the run's history are printed at the end.
 //!
-//! Run with `cargo run --example agent --features openai,assembly`. With `--live` the
+//! Run with `cargo run --example agent --features openai,assembly,testing`. With `--live` the
 //! same task goes to a real model through the OpenAI Chat Completions
 //! adapter: `OPENAI_API_KEY` must be set; `OPENAI_BASE_URL` points it at
 //! another OpenAI-compatible server and `OPENAI_MODEL` picks the model
@@ -14,50 +14,31 @@
     reason = "an example shows what it does on stdout"
 )]
 
-use std::collections::VecDeque;
 use std::error::Error;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use iris::agent::Agent;
 use iris::agent::{AgentRunner, RunContext, RunOutcome, RunState};
-use iris::model::{
-    Message, Model, ModelError, ModelRequest, ModelResponse, OPENAI_BASE_URL, OpenAiChat,
-};
+use iris::model::{Message, Model, OPENAI_BASE_URL, OpenAiChat};
 use iris::serde_json::json;
-use iris::tool::BoxFuture;
-use iris::{ApprovalDecision, RunId, ToolUseBlock};
+use iris::testing::{ScriptedModel, Turn};
+use iris::{ApprovalDecision, RunId};
 
 const CONFIG: &str = "service: billing\nlog_level: DEBUG\nworkers: 4\n";
 
 /// Plays the model's part from a script: what a real model would answer to
 /// "set the log level to INFO".
-struct Scripted(Mutex<VecDeque<ModelResponse>>);
-
-impl Model for Scripted {
-    fn complete<'a>(
-        &'a self,
-        _request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let answer = self.0.lock().ok().and_then(|mut script| script.pop_front());
-        Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })
-    }
-}
-
-fn script() -> Scripted {
-    let call = |id: &str, tool: &str, input| ModelResponse {
-        tool_calls: vec![ToolUseBlock::new(id, tool, input)],
-        ..ModelResponse::default()
-    };
-    Scripted(Mutex::new(VecDeque::from([
-        call("read-1", "read_file", json!({"path": "config.yaml"})),
-        call(
+fn script() -> ScriptedModel {
+    ScriptedModel::new([
+        Turn::call_with_id("read-1", "read_file", json!({"path": "config.yaml"})),
+        Turn::call_with_id(
             "edit-1",
             "edit_file",
             json!({"path": "config.yaml", "old_string": "log_level: DEBUG", "new_string": "log_level: INFO"}),
         ),
-    ])))
+    ])
 }
 
 #[tokio::main]
@@ -136,9 +117,6 @@ async fn main() -> Result<(), Box<dyn Error>> {
 }
 
 /// What the model answers once the edit ran.
-fn script_after_approval() -> Scripted {
-    Scripted(Mutex::new(VecDeque::from([ModelResponse {
-        text: Some("The log level is INFO now.".to_owned()),
-        ..ModelResponse::default()
-    }])))
+fn script_after_approval() -> ScriptedModel {
+    ScriptedModel::new([Turn::text("The log level is INFO now.")])
 }

@@ -16,15 +16,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use iris::ApprovalDecision;
-// `iris::agent` and `iris::sqlite` (features `runner` and `sqlite`), named
-// directly: this example lives in a package of its own so that building the
-// other examples never compiles SQLite.
-use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use iris::model::{Message, ModelResponse};
 use iris::serde_json::json;
-use iris::tool::BoxFuture;
 use iris::{RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
+// `iris::agent`, `iris::sqlite` and `iris::testing` (features `runner`,
+// `sqlite` and `testing`), named directly: this example lives in a package
+// of its own so that building the other examples never compiles SQLite.
 use iris_agent::{Agent, AgentRunner, RunContext, RunOutcome};
 use iris_sqlite::SqliteStore;
+use iris_testing::FnModel;
 
 /// Append one line to the team's log file.
 #[iris::tool(write)]
@@ -45,14 +45,9 @@ fn append_log(
 
 /// A model that needs no network: it answers from the history alone, so
 /// any process asks it and gets the same answer.
-struct LogKeeper;
-
-impl Model for LogKeeper {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let answer = match request.messages.last() {
+fn log_keeper() -> FnModel {
+    FnModel::new(|request| {
+        Ok(match request.messages.last() {
             Some(Message::Tool { result, .. }) => ModelResponse {
                 text: Some(format!("Done: {}", result.text_content())),
                 ..ModelResponse::default()
@@ -65,9 +60,8 @@ impl Model for LogKeeper {
                 )],
                 ..ModelResponse::default()
             },
-        };
-        Box::pin(async move { Ok(answer) })
-    }
+        })
+    })
 }
 
 fn runner(db: &Path) -> Result<AgentRunner, Box<dyn Error>> {
@@ -76,7 +70,7 @@ fn runner(db: &Path) -> Result<AgentRunner, Box<dyn Error>> {
     let agent = Agent::builder(ToolExecutor::builder(registry).build()?)
         .name("log-keeper")
         .build()?;
-    Ok(AgentRunner::new(agent, LogKeeper).with_store(SqliteStore::open(db)?))
+    Ok(AgentRunner::new(agent, log_keeper()).with_store(SqliteStore::open(db)?))
 }
 
 /// The first process: starts the run, which waits for approval.

@@ -18,6 +18,8 @@ type Answer = dyn Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + Se
 pub struct FnModel {
     answer: Box<Answer>,
     requests: Mutex<Vec<RecordedRequest>>,
+    keep: bool,
+    answered: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for FnModel {
@@ -34,10 +36,21 @@ impl FnModel {
         Self {
             answer: Box::new(answer),
             requests: Mutex::new(Vec::new()),
+            keep: true,
+            answered: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
-    /// Every request answered, oldest first.
+    /// Keeps no requests: for tests that make many runs and measure what
+    /// they keep (the model would otherwise hold every history it saw).
+    #[must_use]
+    pub fn forgetting_requests(mut self) -> Self {
+        self.keep = false;
+        self
+    }
+
+    /// Every request answered, oldest first (none when it was told to
+    /// forget them).
     #[must_use]
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.requests
@@ -49,9 +62,16 @@ impl FnModel {
     fn next(&self, request: &ModelRequest<'_>) -> (usize, Result<ModelResponse, ModelError>) {
         let recorded = RecordedRequest::of(request);
         let answer = (self.answer)(&recorded);
-        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
-        requests.push(recorded);
-        (requests.len(), answer)
+        let turn = 1 + self
+            .answered
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if self.keep {
+            self.requests
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(recorded);
+        }
+        (turn, answer)
     }
 }
 

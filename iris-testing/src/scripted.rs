@@ -67,6 +67,13 @@ impl Turn {
         }
     }
 
+    /// The model calls `tool` with `arguments` under the id `id`, for tests
+    /// that name call ids.
+    #[must_use]
+    pub fn call_with_id(id: impl Into<String>, tool: impl Into<String>, arguments: Value) -> Self {
+        Self::calls(std::iter::empty::<(String, Value)>()).and_call_with_id(id, tool, arguments)
+    }
+
     /// Adds a call with the id `id`, for tests that name call ids.
     #[must_use]
     pub fn and_call_with_id(
@@ -123,6 +130,22 @@ impl Turn {
             usage: self.usage,
             finish,
         })
+    }
+}
+
+impl From<ModelResponse> for Turn {
+    /// The answer `response`, as it is (its calls keep their ids).
+    fn from(response: ModelResponse) -> Self {
+        Self {
+            text: response.text,
+            calls: response
+                .tool_calls
+                .into_iter()
+                .map(|call| (Some(call.id), call.name, call.input))
+                .collect(),
+            usage: response.usage,
+            error: None,
+        }
     }
 }
 

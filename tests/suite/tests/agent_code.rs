@@ -9,52 +9,21 @@
     reason = "a test fails loudly on what it does not expect"
 )]
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
 use iris::discovery::Discovery;
 use iris::hooks::{AfterAnswer, HookInput, HookRegistration};
-use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
+use iris::model::ModelResponse;
 use iris::serde_json::json;
-use iris::tool::BoxFuture;
+use iris::testing::{ScriptedModel, Turn};
 use iris::{ApprovalDecision, Rule, RulePolicy, RunId, ToolExecutor, ToolUseBlock};
 
 use crate::shop;
 
-/// Answers from a script and records the tools each request offered.
-struct Scripted {
-    answers: Mutex<VecDeque<ModelResponse>>,
-    offered: Mutex<Vec<Vec<String>>>,
-    instructions: Mutex<Vec<Option<String>>>,
-}
-
-impl Scripted {
-    fn new(answers: Vec<ModelResponse>) -> Arc<Self> {
-        Arc::new(Self {
-            answers: Mutex::new(answers.into()),
-            offered: Mutex::new(Vec::new()),
-            instructions: Mutex::new(Vec::new()),
-        })
-    }
-}
-
-impl Model for Scripted {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        self.offered
-            .lock()
-            .expect("not poisoned")
-            .push(request.tools.iter().map(|t| t.name.to_string()).collect());
-        self.instructions
-            .lock()
-            .expect("not poisoned")
-            .push(request.instructions.map(str::to_owned));
-        let answer = self.answers.lock().expect("not poisoned").pop_front();
-        Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })
-    }
+/// Answers with `answers`, in order, keeping every request.
+fn scripted(answers: Vec<ModelResponse>) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::new(answers.into_iter().map(Turn::from)))
 }
 
 fn calls(calls: Vec<ToolUseBlock>) -> ModelResponse {
@@ -89,7 +58,7 @@ async fn a_host_built_executor_runs_an_agent_with_a_scripted_model() {
         agent.registry().resolve("read_history").is_some(),
         "a results budget registers read_history"
     );
-    let model = Scripted::new(vec![
+    let model = scripted(vec![
         calls(vec![shop::search()]),
         calls(vec![
             ToolUseBlock::new("p1", "price_of", json!({"item": "lamp"})),
@@ -127,16 +96,16 @@ async fn a_host_built_executor_runs_an_agent_with_a_scripted_model() {
             .contains("Prices are in cents."),
         "the host's hook ran"
     );
-    let offered = model.offered.lock().expect("not poisoned").clone();
-    assert!(!offered[0].contains(&"convert_currency".to_owned()));
-    assert!(offered[1].contains(&"convert_currency".to_owned()));
+    let requests = model.requests();
+    assert!(!requests[0].offers("convert_currency"));
+    assert!(requests[1].offers("convert_currency"));
     assert_eq!(
-        model.instructions.lock().expect("not poisoned")[0].as_deref(),
+        requests[0].instructions.as_deref(),
         Some("Help the customer shop.")
     );
     assert!(agent.ledger().contains(&run), "a waiting run is kept");
 
-    let model = Scripted::new(vec![ModelResponse {
+    let model = scripted(vec![ModelResponse {
         text: Some("Ordered; it costs 11.25 EUR.".to_owned()),
         ..ModelResponse::default()
     }]);

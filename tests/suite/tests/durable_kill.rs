@@ -29,12 +29,13 @@ use iris::journal::IdempotencyKey;
 use iris::model::Message;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
+use iris::testing::FnModel;
 use iris::tool::BoxFuture;
 use iris::{
     ApprovalDecision, Rule, RulePolicy, RunId, ToolContext, ToolErrorKind, ToolExecutor,
     ToolRegistry, ToolResult, ToolUseBlock,
 };
-use model::HistoryModel;
+use model::history_model;
 
 /// Where a replica dies.
 const POINTS: [&str; 6] = [
@@ -118,14 +119,12 @@ fn price() -> u64 {
 }
 
 /// The calls every process's model makes for the person's request.
-fn cashier() -> HistoryModel {
-    HistoryModel {
-        calls: vec![
-            ToolUseBlock::new("c1", "price", json!({})),
-            ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
-            ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
-        ],
-    }
+fn cashier() -> FnModel {
+    history_model(vec![
+        ToolUseBlock::new("c1", "price", json!({})),
+        ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
+        ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
+    ])
 }
 
 /// The SQLite store, with the replica's death at the store's points.

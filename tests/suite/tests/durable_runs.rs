@@ -24,8 +24,9 @@ use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome};
 use iris::model::Message;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
+use iris::testing::FnModel;
 use iris::{ApprovalDecision, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
-use model::HistoryModel;
+use model::history_model;
 
 /// The process-wide count of `charge` bodies that ran.
 static CHARGES: AtomicUsize = AtomicUsize::new(0);
@@ -62,13 +63,11 @@ fn sqlite_in(dir: &Path) -> Arc<dyn RunStore> {
 }
 
 /// The calls every process's model makes for the person's request.
-fn cashier() -> HistoryModel {
-    HistoryModel {
-        calls: vec![
-            ToolUseBlock::new("c1", "price", json!({})),
-            ToolUseBlock::new("c2", "charge", json!({"cents": 1200})),
-        ],
-    }
+fn cashier() -> FnModel {
+    history_model(vec![
+        ToolUseBlock::new("c1", "price", json!({})),
+        ToolUseBlock::new("c2", "charge", json!({"cents": 1200})),
+    ])
 }
 
 fn runner(store: impl Into<Arc<dyn RunStore>>, holder: &str) -> AgentRunner {

@@ -16,9 +16,9 @@ mod shop;
 use std::sync::Arc;
 
 use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
-use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
+use iris::model::ModelResponse;
 use iris::serde_json::json;
-use iris::tool::BoxFuture;
+use iris::testing::FnModel;
 use iris::{Rule, RulePolicy, RunId, ToolExecutor, ToolUseBlock};
 
 #[global_allocator]
@@ -27,14 +27,10 @@ static ALLOCATOR: heap::Counting = heap::Counting;
 /// Runs the ledger holds.
 const MAX_RUNS: usize = 2_000;
 
-/// Searches and looks up a price on the first step, orders on the next.
-struct Shopper;
-
-impl Model for Shopper {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+/// Searches and looks up a price on the first step, orders on the next;
+/// it keeps nothing of what it is asked.
+fn shopper() -> FnModel {
+    FnModel::new(|request| {
         let calls = if request.messages.len() == 1 {
             vec![
                 shop::search(),
@@ -47,13 +43,12 @@ impl Model for Shopper {
                 json!({"item": "lamp"}),
             )]
         };
-        Box::pin(async move {
-            Ok(ModelResponse {
-                tool_calls: calls,
-                ..ModelResponse::default()
-            })
+        Ok(ModelResponse {
+            tool_calls: calls,
+            ..ModelResponse::default()
         })
-    }
+    })
+    .forgetting_requests()
 }
 
 fn agent() -> Agent {
@@ -78,7 +73,7 @@ const WORKERS: usize = 2;
 async fn a_hundred_thousand_runs_abandoned_at_waiting_keep_the_heap_flat() {
     let dir = Arc::new(tempfile::tempdir().expect("a folder"));
     let agent = Arc::new(agent());
-    let runner = Arc::new(AgentRunner::new(Arc::clone(&agent), Shopper));
+    let runner = Arc::new(AgentRunner::new(Arc::clone(&agent), shopper()));
     let mut live_at = Vec::new();
     for chunk in 0..100_000 / CHUNK {
         let workers: Vec<_> = (0..WORKERS)

@@ -15,6 +15,10 @@
 )]
 
 #[path = "durable/model.rs"]
+#[allow(
+    dead_code,
+    reason = "the replicas here die inside the model, so they use its answers only"
+)]
 mod model;
 #[path = "restate/server.rs"]
 mod server;
@@ -25,17 +29,16 @@ use std::time::{Duration, Instant};
 
 use iris::agent::{Agent, AgentRunner};
 use iris::journal::IdempotencyKey;
-use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use iris::model::Message;
 use iris::restate::restate_sdk::endpoint::Endpoint;
 use iris::restate::restate_sdk::http_server::HttpServer;
 use iris::restate::{AgentWorkflow, RunReport};
 use iris::serde_json::{Value, json};
-use iris::tool::BoxFuture;
+use iris::testing::FnModel;
 use iris::{
     Rule, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult,
     ToolUseBlock,
 };
-use model::HistoryModel;
 use server::{RestateServer, free_port};
 
 /// Where a replica dies: inside the first model call (nothing kept yet);
@@ -126,24 +129,21 @@ fn price(#[ctx] cx: &ToolContext) -> u64 {
 }
 
 /// The history model, dying inside the step the replica was told to.
-struct Cashier {
-    inner: HistoryModel,
-    dir: PathBuf,
-}
-
-impl Model for Cashier {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+fn cashier(dir: PathBuf) -> FnModel {
+    let calls = vec![
+        ToolUseBlock::new("c1", "price", json!({})),
+        ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
+        ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
+    ];
+    FnModel::new(move |request| {
         let step = 1 + request
             .messages
             .iter()
             .filter(|m| matches!(m, Message::Assistant { .. }))
             .count();
-        die_at(&format!("model_step_{step}"), &self.dir);
-        self.inner.complete(request)
-    }
+        die_at(&format!("model_step_{step}"), &dir);
+        Ok(model::answer(&calls, request))
+    })
 }
 
 /// One replica: the `cashier` workflow on `port`, until it is killed.
@@ -165,16 +165,7 @@ async fn replica(port: u16, dir: &Path, ask: bool) {
         .build()
         .unwrap();
     let agent = Agent::builder(executor).name("cashier").build().unwrap();
-    let model = Cashier {
-        inner: HistoryModel {
-            calls: vec![
-                ToolUseBlock::new("c1", "price", json!({})),
-                ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
-                ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
-            ],
-        },
-        dir: dir.to_path_buf(),
-    };
+    let model = cashier(dir.to_path_buf());
     let workflow = AgentWorkflow::new(AgentRunner::new(agent, model), dir)
         .retry_after(Duration::from_millis(100), Duration::from_millis(500));
     let endpoint = Endpoint::builder().bind(workflow).build();

@@ -7,9 +7,7 @@
     reason = "a test fails loudly on what it does not expect"
 )]
 
-use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -17,9 +15,9 @@ use iris::agent::Agent;
 use iris::agent::{AgentRunner, RunContext, RunOutcome, RunState};
 use iris::assembly::Assembly;
 use iris::hooks::{Hook, HookInput};
-use iris::model::{Message, Model, ModelError, ModelRequest, ModelResponse};
+use iris::model::{Message, ModelResponse};
 use iris::serde_json::json;
-use iris::tool::BoxFuture;
+use iris::testing::{FnModel, RecordedRequest, ScriptedModel, Turn};
 use iris::{ApprovalDecision, RunId, ToolUseBlock};
 
 static READS: AtomicUsize = AtomicUsize::new(0);
@@ -67,51 +65,17 @@ fn count_ends() -> Hook {
     })
 }
 
-/// What a request held: the instructions, the tools offered, the
-/// history's length.
-type Asked = (Option<String>, Vec<String>, usize);
-
-/// Answers from a script, recording what it was asked.
-struct Scripted {
-    answers: Mutex<VecDeque<ModelResponse>>,
-    asked: Mutex<Vec<Asked>>,
-}
-
-impl Scripted {
-    fn new(answers: Vec<ModelResponse>) -> Self {
-        Self {
-            answers: Mutex::new(answers.into()),
-            asked: Mutex::new(Vec::new()),
-        }
-    }
-}
-
-impl Model for Scripted {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        self.asked.lock().expect("not poisoned").push((
-            request.instructions.map(str::to_owned),
-            request.tools.iter().map(|t| t.name.to_string()).collect(),
-            request.messages.len(),
-        ));
-        let answer = self.answers.lock().expect("not poisoned").pop_front();
-        Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })
-    }
-}
-
-/// A model that calls `wait_long` on every step.
-struct Endless;
-
-impl Model for Endless {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+/// A model that calls `read_ledger` on every step.
+fn endless() -> FnModel {
+    FnModel::new(|request| {
         let id = format!("c{}", request.messages.len());
-        Box::pin(async move { Ok(calls(vec![ToolUseBlock::new(id, "read_ledger", json!({}))])) })
-    }
+        Ok(calls(vec![ToolUseBlock::new(id, "read_ledger", json!({}))]))
+    })
+}
+
+/// Answers with `answers`, in order.
+fn scripted(answers: Vec<ModelResponse>) -> ScriptedModel {
+    ScriptedModel::new(answers.into_iter().map(Turn::from))
 }
 
 fn calls(calls: Vec<ToolUseBlock>) -> ModelResponse {
@@ -167,7 +131,7 @@ fn step_one() -> ModelResponse {
 
 async fn paused(dir: &Path) -> (RunState, [usize; 4]) {
     let before = counts();
-    let runner = AgentRunner::new(agent(), Scripted::new(vec![step_one()]));
+    let runner = AgentRunner::new(agent(), scripted(vec![step_one()]));
     let cx = RunContext::new(dir, RunId::new("run-1"));
     let outcome = runner.run("Add 5 to the ledger.", &cx).await.expect("runs");
     let RunOutcome::Waiting(state) = outcome else {
@@ -193,7 +157,7 @@ async fn a_paused_run_resumes_from_json_in_a_new_runner() {
     // Another process: a new agent and runner from the same file.
     let restored: RunState = iris::serde_json::from_str(&saved).expect("and comes back");
     assert_eq!(restored, state);
-    let model = Scripted::new(vec![text("Added 5; the balance was 10.")]);
+    let model = scripted(vec![text("Added 5; the balance was 10.")]);
     let runner = AgentRunner::new(agent(), model);
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
     let approve = ApprovalDecision::approve(&restored.pending[0].request);
@@ -239,7 +203,7 @@ async fn a_denied_call_gives_the_model_the_denial() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("a folder");
     let (state, before) = paused(dir.path()).await;
-    let runner = AgentRunner::new(agent(), Scripted::new(vec![text("Not added.")]));
+    let runner = AgentRunner::new(agent(), scripted(vec![text("Not added.")]));
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
     let deny = ApprovalDecision::deny("not today");
     let outcome = runner
@@ -268,7 +232,7 @@ async fn changed_arguments_are_refused_and_nothing_runs() {
     let (mut state, before) = paused(dir.path()).await;
     let approve = ApprovalDecision::approve(&state.pending[0].request);
     state.pending[0].call.input = json!({"amount": 5000});
-    let runner = AgentRunner::new(agent(), Scripted::new(vec![text("unused")]));
+    let runner = AgentRunner::new(agent(), scripted(vec![text("unused")]));
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
     let err = runner
         .resume(state, [("w1".to_owned(), approve)], &cx)
@@ -283,7 +247,7 @@ async fn decisions_must_match_the_waiting_calls() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("a folder");
     let (state, _) = paused(dir.path()).await;
-    let runner = AgentRunner::new(agent(), Scripted::new(Vec::new()));
+    let runner = AgentRunner::new(agent(), scripted(Vec::new()));
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
     let none: [(String, ApprovalDecision); 0] = [];
     let err = runner
@@ -310,7 +274,7 @@ async fn the_step_limit_ends_the_run() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("a folder");
     let before = counts();
-    let runner = AgentRunner::new(agent(), Endless);
+    let runner = AgentRunner::new(agent(), endless());
     let cx = RunContext::new(dir.path(), RunId::new("run-steps"));
     let outcome = runner.run("Read forever.", &cx).await.expect("runs");
     let RunOutcome::MaxSteps(state) = outcome else {
@@ -325,7 +289,7 @@ async fn the_step_limit_ends_the_run() {
 async fn cancellation_stops_a_tool_in_flight() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("a folder");
-    let model = Scripted::new(vec![
+    let model = scripted(vec![
         calls(vec![ToolUseBlock::new("long", "wait_long", json!({}))]),
         text("unused"),
     ]);
@@ -355,7 +319,7 @@ async fn cancellation_stops_a_tool_in_flight() {
 async fn each_step_asks_with_instructions_history_and_tools() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("a folder");
-    let model = std::sync::Arc::new(Scripted::new(vec![
+    let model = std::sync::Arc::new(scripted(vec![
         calls(vec![ToolUseBlock::new("r1", "read_ledger", json!({}))]),
         text("The balance is 10."),
     ]));
@@ -366,15 +330,15 @@ async fn each_step_asks_with_instructions_history_and_tools() {
         matches!(outcome, RunOutcome::Finished { .. }),
         "{outcome:?}"
     );
-    let asked = model.asked.lock().expect("not poisoned");
+    let asked = model.requests();
     assert_eq!(asked.len(), 2);
-    assert_eq!(asked[0].0.as_deref(), Some("Keep the ledger."));
-    let tools = &asked[0].1;
+    assert_eq!(asked[0].instructions.as_deref(), Some("Keep the ledger."));
     assert!(
-        tools.iter().any(|t| t == "read_ledger") && tools.iter().any(|t| t == "write_ledger"),
-        "{tools:?}"
+        asked[0].offers("read_ledger") && asked[0].offers("write_ledger"),
+        "{:?}",
+        asked[0].tool_names()
     );
-    assert_eq!(asked[1].2, 3, "question, calls, result");
+    assert_eq!(asked[1].messages.len(), 3, "question, calls, result");
 }
 
 /// Return a long report.
@@ -386,31 +350,18 @@ fn long_report(
     format!("{name}: {}", "lorem ipsum ".repeat(200))
 }
 
-/// Answers from a script, keeping every tool text each request carried.
-struct Watching {
-    answers: Mutex<VecDeque<ModelResponse>>,
-    seen: Mutex<Vec<Vec<(String, String)>>>,
-}
-
-impl Model for Watching {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let tools: Vec<(String, String)> = request
-            .messages
-            .iter()
-            .filter_map(|m| match m {
-                Message::Tool {
-                    call_id, result, ..
-                } => Some((call_id.clone(), result.text_content())),
-                _ => None,
-            })
-            .collect();
-        self.seen.lock().expect("not poisoned").push(tools);
-        let answer = self.answers.lock().expect("not poisoned").pop_front();
-        Box::pin(async move { answer.ok_or_else(|| ModelError::new("the script ran out")) })
-    }
+/// The tool texts each request carried: (call id, text) per result.
+fn tool_texts(request: &RecordedRequest) -> Vec<(String, String)> {
+    request
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool {
+                call_id, result, ..
+            } => Some((call_id.clone(), result.text_content())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Past the budget, an old observation goes to the model as a preview with
@@ -436,26 +387,23 @@ async fn old_observations_become_previews_and_read_back_whole() {
             json!({"name": name}),
         )])
     };
-    let model = std::sync::Arc::new(Watching {
-        answers: Mutex::new(VecDeque::from([
-            report("b1", "north"),
-            report("b2", "south"),
-            calls(vec![ToolUseBlock::new(
-                "h1",
-                "read_history",
-                json!({"call_id": "b1"}),
-            )]),
-            text("Both read."),
-        ])),
-        seen: Mutex::new(Vec::new()),
-    });
+    let model = std::sync::Arc::new(scripted(vec![
+        report("b1", "north"),
+        report("b2", "south"),
+        calls(vec![ToolUseBlock::new(
+            "h1",
+            "read_history",
+            json!({"call_id": "b1"}),
+        )]),
+        text("Both read."),
+    ]));
     let runner = AgentRunner::new(agent, std::sync::Arc::clone(&model));
     let cx = RunContext::new(dir.path(), RunId::new("run-history"));
     let outcome = runner.run("Read both reports.", &cx).await.expect("runs");
     let RunOutcome::Finished { state, .. } = outcome else {
         panic!("expected the end, got {outcome:?}");
     };
-    let seen = model.seen.lock().expect("not poisoned");
+    let seen: Vec<_> = model.requests().iter().map(tool_texts).collect();
     let third = &seen[2];
     assert!(
         third[0].1.contains("shortened to save context"),
@@ -482,10 +430,7 @@ async fn old_observations_become_previews_and_read_back_whole() {
 
 /// A pause of run `run` on `agent`, which keeps its ledger across runners.
 async fn paused_on(agent: &std::sync::Arc<Agent>, dir: &Path, run: &str) -> RunState {
-    let runner = AgentRunner::new(
-        std::sync::Arc::clone(agent),
-        Scripted::new(vec![step_one()]),
-    );
+    let runner = AgentRunner::new(std::sync::Arc::clone(agent), scripted(vec![step_one()]));
     let cx = RunContext::new(dir, RunId::new(run));
     match runner.run("Add 5 to the ledger.", &cx).await.expect("runs") {
         RunOutcome::Waiting(state) => state,
@@ -500,10 +445,7 @@ async fn resume_on(
     state: RunState,
     decision: ApprovalDecision,
 ) -> Result<RunOutcome, iris::agent::RunError> {
-    let runner = AgentRunner::new(
-        std::sync::Arc::clone(agent),
-        Scripted::new(vec![text("Done.")]),
-    );
+    let runner = AgentRunner::new(std::sync::Arc::clone(agent), scripted(vec![text("Done.")]));
     let cx = RunContext::new(dir, RunId::new(run));
     runner
         .resume(state, [("w1".to_owned(), decision)], &cx)
@@ -614,7 +556,7 @@ async fn a_pause_resumes_once() {
     let state = paused_on(&agent, dir.path(), "run-1").await;
     let runner = AgentRunner::new(
         std::sync::Arc::clone(&agent),
-        Scripted::new(vec![calls(vec![ToolUseBlock::new(
+        scripted(vec![calls(vec![ToolUseBlock::new(
             "w2",
             "write_ledger",
             json!({"amount": 1}),
@@ -682,7 +624,7 @@ async fn a_sealed_state_is_refused_in_any_process_once_edited() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("a folder");
     let key = |byte: u8| StateKey::new([byte; 32]).expect("32 bytes make a key");
-    let runner = AgentRunner::new(agent(), Scripted::new(vec![step_one()])).with_state_key(key(7));
+    let runner = AgentRunner::new(agent(), scripted(vec![step_one()])).with_state_key(key(7));
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
     let outcome = runner.run("Add 5 to the ledger.", &cx).await.expect("runs");
     let RunOutcome::Waiting(state) = outcome else {
@@ -695,8 +637,7 @@ async fn a_sealed_state_is_refused_in_any_process_once_edited() {
     let folder = dir.path().to_path_buf();
     let elsewhere = |state: RunState, key: StateKey| {
         let folder = folder.clone();
-        let runner =
-            AgentRunner::new(agent(), Scripted::new(vec![text("Done.")])).with_state_key(key);
+        let runner = AgentRunner::new(agent(), scripted(vec![text("Done.")])).with_state_key(key);
         let approve = approve.clone();
         async move {
             let cx = RunContext::new(folder, RunId::new("run-1"));
