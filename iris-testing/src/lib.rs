@@ -19,6 +19,9 @@
 //!   made; [`Transcript::redacted`] is stable JSON for snapshots.
 //! - [`ToolHarness`]: one tool at a time through the real executor, in a
 //!   temporary workspace.
+//! - With feature `mcp`, `mcp::join` serves an executor over MCP in this
+//!   process and connects a client to it, and `mcp::mock_server` makes a
+//!   server from a list of tools: MCP tests without a process or a socket.
 //!
 //! ```
 //! # use iris_testing::{ScriptedModel, Turn, run_to_end, approve_all};
@@ -46,6 +49,8 @@ mod chunks;
 mod drive;
 mod fn_model;
 mod harness;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod request;
 mod scripted;
 mod transcript;

@@ -241,8 +241,8 @@ impl Connection {
     }
 
     /// A session over `read` and `write`, with a server in this process
-    /// (the fuzzing harness's); it is not started again once it ends.
-    #[cfg(feature = "fuzzing")]
+    /// (a test's, the fuzzing harness's); it is not started again once it
+    /// ends.
     pub(super) async fn open_over<R, W>(
         config: McpServerConfig,
         read: R,

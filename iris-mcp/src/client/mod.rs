@@ -116,9 +116,15 @@ impl McpClient {
     }
 
     /// As [`McpClient::connect`], with a server in this process on the
-    /// other ends of `read` and `write` (the fuzzing harness's).
-    #[cfg(feature = "fuzzing")]
-    pub(crate) async fn connect_over<R, W>(
+    /// other ends of `read` and `write` (a `tokio::io::duplex` pair, say):
+    /// for tests, and for hosts that embed a server. `config`'s transport is
+    /// not used (its name, prefix and the rest are); the session is not
+    /// started again once it ends.
+    ///
+    /// # Errors
+    /// [`McpError`] when `initialize` does not finish within the startup
+    /// timeout, or the catalog cannot be listed.
+    pub async fn connect_over<R, W>(
         config: McpServerConfig,
         read: R,
         write: W,

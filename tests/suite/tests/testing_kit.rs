@@ -495,3 +495,76 @@ fn generated_arguments_follow_the_schema_and_the_seed() {
     assert_eq!(a, iris::testing::arguments_for(&schema, 9));
     assert!((1..=3).contains(&a["number"].as_i64().unwrap()), "{a}");
 }
+
+#[tokio::test]
+async fn mcp_in_process_a_joined_server_and_a_mock_one() {
+    use iris::definition::{ToolDefinition, ToolName};
+    use iris::testing::mcp;
+
+    // The shop's own executor, served over MCP in this process.
+    let client = mcp::join(executor(allow_all(), Vec::new()), "shop")
+        .await
+        .unwrap();
+    let mut names: Vec<String> = client.definitions().map(|d| d.name().to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["shop__charge", "shop__find_order", "shop__statement"]
+    );
+
+    // A mock server from a list of tools.
+    let weather =
+        ToolDefinition::builder(ToolName::new("weather").unwrap(), "The weather in a city.")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"]
+            }))
+            .build()
+            .unwrap();
+    let mock = mcp::mock_server(
+        "forecast",
+        [iris::tool::DynamicTool::new(
+            weather,
+            |input: Value, _| async move {
+                iris::ToolResult::text(format!(
+                    "sunny in {}",
+                    input["city"].as_str().unwrap_or("?")
+                ))
+            },
+        )],
+    )
+    .await
+    .unwrap();
+
+    // An agent whose tools are both servers' tools, driven by a script.
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).unwrap();
+    mock.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Allow))
+        .build()
+        .unwrap();
+    let agent = Agent::builder(executor).name("remote").build().unwrap();
+    let model = ScriptedModel::new([
+        Turn::calls([
+            ("shop__find_order", json!({"number": 7})),
+            ("forecast__weather", json!({"city": "Lyon"})),
+        ]),
+        Turn::text("Order 7 waits; it is sunny."),
+    ]);
+    let runner = AgentRunner::new(agent, model);
+    let dir = tempfile::tempdir().unwrap();
+    let cx = RunContext::new(dir.path(), RunId::new("remote"));
+    let (_, transcript) = run_to_end(&runner, "Order 7 and the weather?", &cx, approve_all())
+        .await
+        .unwrap();
+    let texts: Vec<String> = transcript
+        .calls()
+        .map(|c| match &c.outcome {
+            iris::testing::CallOutcome::Ok { text, .. } => text.clone(),
+            other => panic!("{} failed: {other:?}", c.tool),
+        })
+        .collect();
+    assert_eq!(texts, ["order 7: 2 teas, unpaid", "sunny in Lyon"]);
+}
