@@ -100,7 +100,7 @@ pub mod hooks {
 #[cfg(feature = "runtime")]
 pub mod observe {
     pub use iris_runtime::{
-        ObserverStats, ProgressListener, RunEvent, RunEventObserver, ToolProgress,
+        HookOutcome, ObserverStats, ProgressListener, RunEvent, RunEventObserver, ToolProgress,
     };
 }
 

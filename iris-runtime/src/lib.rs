@@ -48,7 +48,7 @@ pub use hooks::{
     AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent, HookFailure,
     HookInput, HookRegistration, RunHook,
 };
-pub use observers::{ObserverStats, RunEvent, RunEventObserver};
+pub use observers::{HookOutcome, ObserverStats, RunEvent, RunEventObserver};
 pub use progress::{ProgressListener, ToolProgress};
 pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView, WeakSharedRegistry};
 pub use tokio_util::sync::CancellationToken;

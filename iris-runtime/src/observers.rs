@@ -8,6 +8,8 @@ use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::time::Duration;
 
 use iris_core::{RunId, ToolErrorKind, ToolName};
+
+use crate::hooks::HookEvent;
 use serde::Serialize;
 
 /// A fact the executor committed.
@@ -80,6 +82,43 @@ pub enum RunEvent {
         run_id: RunId,
         /// The new text.
         text: String,
+    },
+    /// A hook ran, and how it answered.
+    HookFired {
+        /// The run.
+        run_id: RunId,
+        /// The call, for `tool.before` and `tool.after` hooks.
+        call_id: Option<String>,
+        /// The hook's registered name.
+        hook: String,
+        /// The event it ran for.
+        on: HookEvent,
+        /// How it answered.
+        outcome: HookOutcome,
+    },
+}
+
+/// How a hook answered, as [`RunEvent::HookFired`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum HookOutcome {
+    /// It let the call go on, or had nothing to say.
+    Allowed,
+    /// It refused the call, with this reason.
+    Denied {
+        /// The reason the model reads.
+        reason: String,
+    },
+    /// It added this feedback to the result.
+    Feedback {
+        /// The feedback.
+        text: String,
+    },
+    /// It failed (a `tool.before` hook that fails refuses the call).
+    Failed {
+        /// What went wrong.
+        reason: String,
     },
 }
 

@@ -334,6 +334,61 @@ impl Transcript {
         self
     }
 
+    /// Hook `hook` ran (needs [`Transcript::with_events`]).
+    #[track_caller]
+    pub fn assert_hook_fired(&self, hook: &str) -> &Self {
+        if !self.hooks.iter().any(|h| h.hook == hook) {
+            panic!(
+                "{}",
+                self.hooks_missing(&format!("expected hook `{hook}` to fire"))
+            );
+        }
+        self
+    }
+
+    /// Hook `hook` ran for a call of `tool`.
+    #[track_caller]
+    pub fn assert_hook_fired_on(&self, hook: &str, tool: &str) -> &Self {
+        let fired = self.hooks.iter().any(|h| {
+            h.hook == hook
+                && h.call_id
+                    .as_ref()
+                    .is_some_and(|id| self.calls_of(tool).any(|c| &c.id == id))
+        });
+        if !fired {
+            panic!(
+                "{}",
+                self.hooks_missing(&format!(
+                    "expected hook `{hook}` to fire on a call of `{tool}`"
+                ))
+            );
+        }
+        self
+    }
+
+    /// The message of a hook assertion that failed: what fired instead.
+    fn hooks_missing(&self, expected: &str) -> String {
+        if self.hooks.is_empty() {
+            return format!(
+                "{expected}, but no hook fired (or the run's events were not added: give the executor an `EventLog` and call `Transcript::with_events`); {}",
+                self.describe_calls()
+            );
+        }
+        let fired: Vec<String> = self
+            .hooks
+            .iter()
+            .map(|h| match &h.call_id {
+                Some(call) => format!("`{}` on call `{call}`", h.hook),
+                None => format!("`{}`", h.hook),
+            })
+            .collect();
+        format!(
+            "{expected}; the hooks that fired: {}; {}",
+            fired.join(", "),
+            self.describe_calls()
+        )
+    }
+
     /// The run finished with an answer holding `text`.
     #[track_caller]
     pub fn assert_answer_contains(&self, text: &str) -> &Self {

@@ -16,7 +16,9 @@
 //!   [`Transcript`]: the model's steps, every call with its arguments and
 //!   outcome, the approvals and their decisions. Its `assert_*` methods
 //!   fail with a message that names what was expected and lists the calls
-//!   made; [`Transcript::redacted`] is stable JSON for snapshots.
+//!   made; [`Transcript::redacted`] is stable JSON for snapshots. With an
+//!   [`EventLog`] among the executor's observers,
+//!   [`Transcript::with_events`] adds the hooks that fired.
 //! - [`ToolHarness`]: one tool at a time through the real executor, in a
 //!   temporary workspace.
 //! - With feature `mcp`, `mcp::join` serves an executor over MCP in this
@@ -47,6 +49,7 @@ mod assert;
 mod auto;
 mod chunks;
 mod drive;
+mod events;
 mod fn_model;
 mod harness;
 #[cfg(feature = "mcp")]
@@ -58,8 +61,9 @@ mod transcript;
 pub use assert::{Decided, DeniedBy, Trajectory, contains};
 pub use auto::{AutoModel, arguments_for};
 pub use drive::{approve_all, deny_all, run_to_end};
+pub use events::EventLog;
 pub use fn_model::FnModel;
 pub use harness::{HarnessError, ToolHarness};
 pub use request::RecordedRequest;
 pub use scripted::{ScriptedModel, Turn};
-pub use transcript::{Approval, CallOutcome, CallRecord, Step, Transcript};
+pub use transcript::{Approval, CallOutcome, CallRecord, HookFiring, Step, Transcript};

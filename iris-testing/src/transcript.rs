@@ -2,17 +2,28 @@
 //! its waiting calls: the model's steps, each call with its arguments and
 //! outcome, and each approval asked and how it was decided.
 
+use std::time::Duration;
+
 use iris_agent::{RunOutcome, RunState};
-use iris_core::ToolErrorKind;
+use iris_core::{RunId, ToolErrorKind};
 use iris_model::Message;
-use iris_runtime::{ApprovalDecision, ApprovalRequest};
+use iris_runtime::hooks::HookEvent;
+use iris_runtime::{ApprovalDecision, ApprovalRequest, HookOutcome, RunEvent};
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::events::EventLog;
+
+/// How long [`Transcript::with_events`] waits for the observers to hear
+/// the end of the run.
+const SETTLE: Duration = Duration::from_secs(5);
 
 /// A run as a test sees it; see the [crate docs](crate) for how to gather
 /// one, and its `assert_*` methods for what can be asserted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Transcript {
+    /// The run.
+    pub run_id: Option<RunId>,
     /// What the person asked.
     pub task: Option<String>,
     /// The model's answers, in order.
@@ -24,6 +35,22 @@ pub struct Transcript {
     pub ended: String,
     /// The model's final text, when it finished.
     pub answer: Option<String>,
+    /// The hooks that ran, in order (from the run's events: see
+    /// [`Transcript::with_events`]).
+    pub hooks: Vec<HookFiring>,
+}
+
+/// A hook that ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HookFiring {
+    /// Its registered name.
+    pub hook: String,
+    /// The event it ran for.
+    pub on: HookEvent,
+    /// The call, for tool hooks.
+    pub call_id: Option<String>,
+    /// How it answered.
+    pub outcome: HookOutcome,
 }
 
 /// One answer of the model.
@@ -100,6 +127,7 @@ impl Transcript {
         };
         self.ended = ended.to_owned();
         self.answer = answer;
+        self.run_id = Some(state.run_id.clone());
         self.task = state.messages.iter().find_map(|m| match m {
             Message::User { text } => Some(text.clone()),
             _ => None,
@@ -129,6 +157,53 @@ impl Transcript {
         {
             approval.decision = Some(decision.clone());
         }
+    }
+
+    /// Adds what the run's observers heard in `log` (the hooks that
+    /// fired), once they heard the run end (or, for a run that waits, its
+    /// waiting calls), waiting at most a few seconds.
+    #[must_use]
+    pub fn with_events(mut self, log: &EventLog) -> Self {
+        let Some(run) = self.run_id.clone() else {
+            return self;
+        };
+        let waiting: Vec<String> = self
+            .calls()
+            .filter(|c| matches!(c.outcome, CallOutcome::Waiting))
+            .map(|c| c.id.clone())
+            .collect();
+        let ended = self.ended != "waiting";
+        let events = log.wait_until(
+            |events| {
+                if ended {
+                    events.iter().any(|e| matches!(e, RunEvent::RunFinished { run_id } if *run_id == run))
+                } else {
+                    waiting.iter().all(|id| {
+                        events.iter().any(|e| matches!(e, RunEvent::ToolWaiting { run_id, call_id, .. } if *run_id == run && call_id == id))
+                    })
+                }
+            },
+            SETTLE,
+        );
+        self.hooks = events
+            .into_iter()
+            .filter_map(|event| match event {
+                RunEvent::HookFired {
+                    run_id,
+                    call_id,
+                    hook,
+                    on,
+                    outcome,
+                } if run_id == run => Some(HookFiring {
+                    hook,
+                    on,
+                    call_id,
+                    outcome,
+                }),
+                _ => None,
+            })
+            .collect();
+        self
     }
 
     /// Every call, in the order the model made them.

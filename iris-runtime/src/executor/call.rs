@@ -29,7 +29,7 @@ use super::{ToolExecutor, ToolOutcome, body};
 use crate::ToolRegistry;
 use crate::hooks::{HookEvent, HookInput, HookResultView};
 use crate::journal::{self, Claimed, IdempotencyKey, Journaled};
-use crate::observers::RunEvent;
+use crate::observers::{HookOutcome, RunEvent};
 
 /// One call of a tool the registry resolved: what every stage after resolve
 /// reads, and what finish reports.
@@ -316,7 +316,8 @@ impl<'t> Call<'t> {
             let input = hook_input.insert(self.hook_input(HookEvent::ToolBefore, cx));
             // Boxed, like every optional stage below, so a call without hooks
             // or middleware carries (and moves) none of their state.
-            let denials = Box::pin(hooks.before(input)).await;
+            let fired = self.hook_heard(ex, HookEvent::ToolBefore, cx);
+            let denials = Box::pin(hooks.before(input, &fired)).await;
             if !denials.is_empty() {
                 let reasons: Vec<String> = denials
                     .iter()
@@ -339,7 +340,8 @@ impl<'t> Call<'t> {
             let mut input = hook_input.unwrap_or_else(|| self.hook_input(HookEvent::ToolAfter, cx));
             input.event = HookEvent::ToolAfter;
             input.result = Some(HookResultView::of(&result));
-            let (feedback, failures) = Box::pin(hooks.after(&input)).await;
+            let fired = self.hook_heard(ex, HookEvent::ToolAfter, cx);
+            let (feedback, failures) = Box::pin(hooks.after(&input, &fired)).await;
             if !feedback.is_empty() {
                 result = result.with_text(format!("[Hook feedback]\n{}", feedback.join("\n")));
             }
@@ -543,6 +545,24 @@ impl<'t> Call<'t> {
             arguments: &self.arguments,
             read_only,
             run_id: cx.run_id(),
+        }
+    }
+
+    /// Tells observers of each hook of `on` that ran for this call.
+    fn hook_heard<'a>(
+        &'a self,
+        ex: &'a ToolExecutor,
+        on: HookEvent,
+        cx: &'a ToolContext,
+    ) -> impl Fn(&str, HookOutcome) + Send + Sync + 'a {
+        move |hook: &str, outcome: HookOutcome| {
+            ex.emit(|| RunEvent::HookFired {
+                run_id: cx.run_id().clone(),
+                call_id: Some(self.id.clone()),
+                hook: hook.to_owned(),
+                on,
+                outcome,
+            });
         }
     }
 

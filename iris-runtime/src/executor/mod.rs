@@ -21,7 +21,7 @@ use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
 use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
 use crate::ledger::{LedgerLimits, RunLedger};
-use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
+use crate::observers::{HookOutcome, ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::{SharedRegistry, ToolRegistry};
 use call::Call;
 use pending::PendingApprovals;
@@ -324,7 +324,16 @@ impl ToolExecutor {
                 arguments: None,
                 result: None,
             };
-            self.inner.hooks.notify(&input).await;
+            let fired = |hook: &str, outcome: HookOutcome| {
+                self.emit(|| RunEvent::HookFired {
+                    run_id: cx.run_id().clone(),
+                    call_id: None,
+                    hook: hook.to_owned(),
+                    on: event,
+                    outcome,
+                });
+            };
+            self.inner.hooks.notify(&input, &fired).await;
         }
     }
 

@@ -67,6 +67,8 @@ pub(crate) use answer::panic_message;
 pub use answer::{AfterAnswer, BeforeAnswer, HookFailure, IntoHookAnswer};
 pub use command::{CommandHook, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
 use handler::Handler;
+
+use crate::observers::HookOutcome;
 pub use handler::{AfterHook, BeforeHook, Hook, HookCode, IntoHook, RunHook};
 #[doc(hidden)]
 pub use handler::{AnswerLater, AnswerNow, ByFn, ByTrait, ErasedHook, HookFn, HookReturn, Made};
@@ -286,6 +288,9 @@ impl Registered {
     }
 }
 
+/// Hears each hook that ran (its name) and how it answered.
+pub(crate) type Fired<'a> = &'a (dyn Fn(&str, HookOutcome) + Send + Sync);
+
 /// A hook that denied a call, or failed and so denied it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Denial {
@@ -382,20 +387,35 @@ impl HookDispatcher {
     }
 
     /// `tool.before`: every matching hook runs; every denial is kept.
-    pub(crate) async fn before(&self, input: &HookInput) -> Vec<Denial> {
+    /// `fired` hears each hook's answer.
+    pub(crate) async fn before(&self, input: &HookInput, fired: Fired<'_>) -> Vec<Denial> {
         let mut denials = Vec::new();
         for hook in self.matching(input) {
             let Handler::Before(handler) = &hook.handler else {
                 continue;
             };
             match hook.guarded(|| handler.answer(input)).await {
-                Ok(BeforeAnswer::Allow) => {}
-                Ok(BeforeAnswer::Deny { reason }) => denials.push(Denial {
-                    hook: hook.name.clone(),
-                    reason,
-                }),
+                Ok(BeforeAnswer::Allow) => fired(&hook.name, HookOutcome::Allowed),
+                Ok(BeforeAnswer::Deny { reason }) => {
+                    fired(
+                        &hook.name,
+                        HookOutcome::Denied {
+                            reason: reason.clone(),
+                        },
+                    );
+                    denials.push(Denial {
+                        hook: hook.name.clone(),
+                        reason,
+                    });
+                }
                 Err(failure) => {
                     tracing::warn!(hook = %hook.name, %failure, "tool.before hook failed; denying the call");
+                    fired(
+                        &hook.name,
+                        HookOutcome::Failed {
+                            reason: failure.summary(),
+                        },
+                    );
                     denials.push(Denial {
                         hook: hook.name.clone(),
                         reason: format!(
@@ -409,8 +429,13 @@ impl HookDispatcher {
         denials
     }
 
-    /// `tool.after`: feedback in registration order, and failures.
-    pub(crate) async fn after(&self, input: &HookInput) -> (Vec<String>, Vec<String>) {
+    /// `tool.after`: feedback in registration order, and failures. `fired`
+    /// hears each hook's answer.
+    pub(crate) async fn after(
+        &self,
+        input: &HookInput,
+        fired: Fired<'_>,
+    ) -> (Vec<String>, Vec<String>) {
         let mut feedback = Vec::new();
         let mut failures = Vec::new();
         for hook in self.matching(input) {
@@ -418,10 +443,19 @@ impl HookDispatcher {
                 continue;
             };
             match hook.guarded(|| handler.answer(input)).await {
-                Ok(AfterAnswer::Feedback(text)) if !text.trim().is_empty() => feedback.push(text),
-                Ok(_) => {}
+                Ok(AfterAnswer::Feedback(text)) if !text.trim().is_empty() => {
+                    fired(&hook.name, HookOutcome::Feedback { text: text.clone() });
+                    feedback.push(text);
+                }
+                Ok(_) => fired(&hook.name, HookOutcome::Allowed),
                 Err(failure) => {
                     tracing::warn!(hook = %hook.name, %failure, "tool.after hook failed");
+                    fired(
+                        &hook.name,
+                        HookOutcome::Failed {
+                            reason: failure.summary(),
+                        },
+                    );
                     failures.push(format!("{}: {}", hook.name, failure.summary()));
                 }
             }
@@ -429,14 +463,23 @@ impl HookDispatcher {
         (feedback, failures)
     }
 
-    /// Run events: failures logged.
-    pub(crate) async fn notify(&self, input: &HookInput) {
+    /// Run events: failures logged. `fired` hears each hook's answer.
+    pub(crate) async fn notify(&self, input: &HookInput, fired: Fired<'_>) {
         for hook in self.matching(input) {
             let Handler::Run(handler) = &hook.handler else {
                 continue;
             };
-            if let Err(failure) = hook.guarded(|| handler.answer(input)).await {
-                tracing::warn!(hook = %hook.name, event = ?input.event, %failure, "run hook failed");
+            match hook.guarded(|| handler.answer(input)).await {
+                Ok(()) => fired(&hook.name, HookOutcome::Allowed),
+                Err(failure) => {
+                    tracing::warn!(hook = %hook.name, event = ?input.event, %failure, "run hook failed");
+                    fired(
+                        &hook.name,
+                        HookOutcome::Failed {
+                            reason: failure.summary(),
+                        },
+                    );
+                }
             }
         }
     }

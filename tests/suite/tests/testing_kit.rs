@@ -568,3 +568,66 @@ async fn mcp_in_process_a_joined_server_and_a_mock_one() {
         .collect();
     assert_eq!(texts, ["order 7: 2 teas, unpaid", "sunny in Lyon"]);
 }
+
+#[tokio::test]
+async fn the_hooks_that_fired_come_from_the_runs_events() {
+    let log = iris::testing::EventLog::new();
+    let refuse_charges = HookRegistration::new(
+        "no-charges",
+        HookEvent::ToolBefore,
+        Hook::before(|input: &iris::hooks::HookInput| {
+            if input.tool.as_ref().is_some_and(|t| t.as_str() == "charge") {
+                BeforeAnswer::deny("charges are frozen")
+            } else {
+                BeforeAnswer::Allow
+            }
+        }),
+    );
+    let mut registry = ToolRegistry::new();
+    registry.register(FindOrder).unwrap();
+    registry.register(Charge).unwrap();
+    registry.register(Statement).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(allow_all())
+        .hook(refuse_charges)
+        .observer(log.clone())
+        .build()
+        .unwrap();
+    let agent = Agent::builder(executor).name("shop").build().unwrap();
+    let runner = AgentRunner::new(agent, shop_script());
+    let dir = tempfile::tempdir().unwrap();
+    let cx = RunContext::new(dir.path(), RunId::new("order-7"));
+    let (_, transcript) = run_to_end(&runner, "Settle order 7.", &cx, approve_all())
+        .await
+        .unwrap();
+    let transcript = transcript.with_events(&log);
+    transcript
+        .assert_hook_fired("no-charges")
+        .assert_hook_fired_on("no-charges", "charge")
+        .assert_hook_fired_on("no-charges", "find_order")
+        .assert_denied("charge", DeniedBy::Hook);
+    assert_eq!(transcript.hooks.len(), 2, "{:?}", transcript.hooks);
+    assert!(matches!(
+        &transcript.hooks[1].outcome,
+        iris::observe::HookOutcome::Denied { reason } if reason == "charges are frozen"
+    ));
+    let message = failure(|| {
+        transcript.assert_hook_fired_on("no-charges", "statement");
+    });
+    assert!(
+        message.contains(
+            "the hooks that fired: `no-charges` on call `call_1_1`, `no-charges` on call `call_2_1`"
+        ),
+        "{message}"
+    );
+
+    // Without the run's events, the message says what is missing.
+    let bare = shop_run(shop_script(), allow_all(), Vec::new(), approve_all()).await;
+    let message = failure(|| {
+        bare.assert_hook_fired("no-charges");
+    });
+    assert!(
+        message.contains("give the executor an `EventLog`"),
+        "{message}"
+    );
+}
