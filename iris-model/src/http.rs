@@ -326,13 +326,7 @@ fn check_url(url: &str, with_key: bool) -> Result<(), ModelError> {
     let shown: String = url.chars().take(QUOTED_BODY_CHARS).collect();
     let parsed = reqwest::Url::parse(url)
         .map_err(|e| ModelError::new(format!("the model URL `{shown}` is not a URL ({e})")))?;
-    let host = parsed.host_str().unwrap_or_default();
-    let local = host.eq_ignore_ascii_case("localhost")
-        || host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|address| address.is_loopback());
+    let local = names_this_machine(parsed.host_str().unwrap_or_default());
     match parsed.scheme() {
         "https" => Ok(()),
         "http" if local || !with_key => Ok(()),
@@ -444,11 +438,48 @@ where
     }
 }
 
+/// Whether model requests may leave this machine; see
+/// [`block_remote_requests`].
+static REMOTE_BLOCKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every model request to a host other than this machine fail (or
+/// lets them go again): a test suite that must never reach a real provider
+/// (and spend a key) turns it on, and points its adapters at a loopback
+/// server such as a cassette. Process-wide.
+pub fn block_remote_requests(block: bool) {
+    REMOTE_BLOCKED.store(block, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `url` names this machine.
+fn is_loopback(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|url| names_this_machine(url.host_str().unwrap_or_default()))
+}
+
+/// Whether `host` (as a URL gives it) is this machine.
+fn names_this_machine(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
+}
+
 async fn respond(
     endpoint: &Endpoint,
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<reqwest::Response, Failure> {
+    if REMOTE_BLOCKED.load(std::sync::atomic::Ordering::Relaxed) && !is_loopback(&endpoint.url) {
+        return Err(Failure {
+            message: format!(
+                "model requests to other machines are blocked in this process (`block_remote_requests`), and this one was for {}; point the adapter's base URL at a loopback server, such as a cassette",
+                endpoint.url
+            ),
+            retryable: false,
+            retry_after: None,
+        });
+    }
     let mut request = endpoint
         .client
         .post(&endpoint.url)

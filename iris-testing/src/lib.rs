@@ -21,6 +21,11 @@
 //!   [`Transcript::with_events`] adds the hooks that fired.
 //! - [`ToolHarness`]: one tool at a time through the real executor, in a
 //!   temporary workspace.
+//! - [`CassetteServer`] plays a provider's traffic back on loopback for the
+//!   real adapters (strictly: a drifted request fails naming the first
+//!   difference), or records it through to the provider;
+//!   [`block_real_model_requests`] makes any request to another machine an
+//!   error.
 //! - With feature `mcp`, `mcp::join` serves an executor over MCP in this
 //!   process and connects a client to it, and `mcp::mock_server` makes a
 //!   server from a list of tools: MCP tests without a process or a socket.
@@ -47,6 +52,7 @@
 
 mod assert;
 mod auto;
+pub mod cassette;
 mod chunks;
 mod drive;
 mod events;
@@ -60,10 +66,18 @@ mod transcript;
 
 pub use assert::{Decided, DeniedBy, Trajectory, contains};
 pub use auto::{AutoModel, arguments_for};
+pub use cassette::{Cassette, CassetteServer};
 pub use drive::{approve_all, deny_all, run_to_end};
 pub use events::EventLog;
 pub use fn_model::FnModel;
 pub use harness::{HarnessError, ToolHarness};
 pub use request::RecordedRequest;
 pub use scripted::{ScriptedModel, Turn};
+/// Makes every model request to another machine fail in this process, so
+/// a test suite never reaches a real provider (or spends a key) by
+/// mistake; cassettes and other loopback servers still answer.
+pub fn block_real_model_requests() {
+    iris_model::http::block_remote_requests(true);
+}
+
 pub use transcript::{Approval, CallOutcome, CallRecord, HookFiring, Step, Transcript};

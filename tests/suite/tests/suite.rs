@@ -14,6 +14,7 @@ mod agent_code;
 mod agent_schema_props;
 mod artifacts_object_store;
 mod assembly;
+mod cassettes;
 mod error_paths;
 mod fs_edit_props;
 mod fuzz_seeds;
