@@ -170,6 +170,8 @@ struct Playing {
 #[derive(Debug, Clone)]
 enum Mode {
     Replay,
+    /// Answers in order, whatever is asked: a fake provider.
+    Answer,
     Record {
         upstream: String,
         client: reqwest::Client,
@@ -183,6 +185,28 @@ impl CassetteServer {
     /// [`CassetteError::Start`] when no port can be bound.
     pub async fn replay(cassette: Cassette) -> Result<Self, CassetteError> {
         Self::start(Mode::Replay, cassette.interactions.into()).await
+    }
+
+    /// A fake provider: answers each request with the next of `answers`,
+    /// whatever it asks (for a host's conformance checks, say, where the
+    /// requests are the model's business). Past the last answer it answers
+    /// `500`.
+    ///
+    /// # Errors
+    /// [`CassetteError::Start`] when no port can be bound.
+    pub async fn answering(answers: Vec<RecordedHttpResponse>) -> Result<Self, CassetteError> {
+        let queue = answers
+            .into_iter()
+            .map(|response| Interaction {
+                request: RecordedHttpRequest {
+                    method: String::new(),
+                    path: String::new(),
+                    body: Value::Null,
+                },
+                response,
+            })
+            .collect();
+        Self::start(Mode::Answer, queue).await
     }
 
     /// Forwards every request to `upstream` (the provider's base URL, such
@@ -278,7 +302,7 @@ impl CassetteServer {
                 playing.mismatches.join("\n")
             );
         }
-        if matches!(playing.mode, Mode::Replay) && !playing.queue.is_empty() {
+        if !matches!(playing.mode, Mode::Record { .. }) && !playing.queue.is_empty() {
             panic!(
                 "{} of the cassette's interactions were never requested (the run stopped after {} of them); the next one expected {} {}",
                 playing.queue.len(),
@@ -357,6 +381,16 @@ async fn answer(state: &Mutex<Playing>, request: Request<Incoming>) -> Response<
         .clone();
     match mode {
         Mode::Replay => replay(state, &asked),
+        Mode::Answer => {
+            let mut playing = state.lock().unwrap_or_else(PoisonError::into_inner);
+            match playing.queue.pop_front() {
+                Some(next) => {
+                    playing.played += 1;
+                    respond(&next.response)
+                }
+                None => plain(StatusCode::INTERNAL_SERVER_ERROR, "no answer left"),
+            }
+        }
         Mode::Record { upstream, client } => {
             record(state, asked, &headers, &upstream, &client).await
         }

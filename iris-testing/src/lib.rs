@@ -26,6 +26,9 @@
 //!   difference), or records it through to the provider;
 //!   [`block_real_model_requests`] makes any request to another machine an
 //!   error.
+//! - [`conformance::check`] runs the scenarios every [`Model`] must pass
+//!   (parallel calls, a refused call, the step limit, an approval, streamed
+//!   and whole answers) against a host's own implementation.
 //! - With feature `mcp`, `mcp::join` serves an executor over MCP in this
 //!   process and connects a client to it, and `mcp::mock_server` makes a
 //!   server from a list of tools: MCP tests without a process or a socket.
@@ -50,10 +53,14 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(doc)]
+use iris_model::Model;
+
 mod assert;
 mod auto;
 pub mod cassette;
 mod chunks;
+pub mod conformance;
 mod drive;
 mod events;
 mod fn_model;

@@ -15,6 +15,7 @@ mod agent_schema_props;
 mod artifacts_object_store;
 mod assembly;
 mod cassettes;
+mod conformance;
 mod error_paths;
 mod fs_edit_props;
 mod fuzz_seeds;
