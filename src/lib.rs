@@ -383,6 +383,14 @@ pub use iris_agent as agent;
 #[doc(inline)]
 pub use iris_sqlite as sqlite;
 
+/// The `iris` command line's commands (feature `cli`), to mount over a
+/// host's own registry: `iris::cli::main(registry)` in a `src/bin/` gives
+/// `list`, `schema`, `call` and `check` over the host's `#[tool]`s.
+#[cfg(feature = "cli")]
+// A crate re-exported whole renders as a module of its own.
+#[doc(inline)]
+pub use iris_cli as cli;
+
 /// The testing kit (feature `testing`, for dev-dependencies): scripted
 /// and automatic models, run transcripts with assertions, and a harness
 /// that runs one tool through the executor; see [`testing::ScriptedModel`]

@@ -1,0 +1,6 @@
+//! The commands, one module each.
+
+pub(crate) mod call;
+pub(crate) mod check;
+pub(crate) mod list;
+pub(crate) mod schema;

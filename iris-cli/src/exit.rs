@@ -1,0 +1,65 @@
+//! The exit codes, one per way a command can end, so that scripts and CI
+//! can tell them apart.
+
+use std::process::ExitCode;
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Exit {
+    /// It did what was asked (`0`).
+    Ok,
+    /// The tool ran and returned an error (`1`).
+    ToolError,
+    /// The command line was wrong (`2`).
+    Usage,
+    /// The permission policy or a hook refused the call (`3`).
+    Denied,
+    /// The call waits for a person's approval (`4`).
+    Waiting,
+    /// The agent file has problems (`5`).
+    Invalid,
+    /// The catalog could not be reached: a server that did not start, a
+    /// file that could not be read (`6`).
+    Unreachable,
+    /// Iris itself failed (`70`).
+    Internal,
+}
+
+impl Exit {
+    /// The process exit code.
+    #[must_use]
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Ok => 0,
+            Self::ToolError => 1,
+            Self::Usage => 2,
+            Self::Denied => 3,
+            Self::Waiting => 4,
+            Self::Invalid => 5,
+            Self::Unreachable => 6,
+            Self::Internal => 70,
+        }
+    }
+
+    /// The name in JSON error lines.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::ToolError => "tool_error",
+            Self::Usage => "usage",
+            Self::Denied => "denied",
+            Self::Waiting => "waiting",
+            Self::Invalid => "invalid",
+            Self::Unreachable => "unreachable",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit.code())
+    }
+}

@@ -1,0 +1,60 @@
+//! Where a command's output goes: data on stdout, diagnostics on stderr;
+//! in JSON mode each shape carries a format version, and a failure is one
+//! JSON line on stderr.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the command line's output is what it prints"
+)]
+
+use serde_json::{Value, json};
+
+use crate::exit::Exit;
+
+/// The version of every JSON shape the commands print.
+pub const FORMAT: u32 = 1;
+
+/// How a command prints.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Out {
+    pub(crate) json: bool,
+}
+
+#[allow(
+    clippy::unused_self,
+    reason = "every command prints through its `Out`, text or JSON alike, so that none forgets which"
+)]
+impl Out {
+    /// Prints `text` on stdout.
+    pub(crate) fn line(self, text: &str) {
+        println!("{text}");
+    }
+
+    /// Prints `value` on stdout with the format version, as one line.
+    pub(crate) fn json(self, mut value: Value) {
+        if let Value::Object(map) = &mut value {
+            map.insert("format".to_owned(), json!(FORMAT));
+        }
+        println!("{value}");
+    }
+
+    /// Prints a note on stderr (not in JSON mode).
+    pub(crate) fn note(self, text: &str) {
+        if !self.json {
+            eprintln!("{text}");
+        }
+    }
+
+    /// Reports a failure on stderr (one JSON line in JSON mode) and gives
+    /// its exit.
+    pub(crate) fn fail(self, exit: Exit, message: &str) -> Exit {
+        if self.json {
+            let line =
+                json!({"format": FORMAT, "error": {"code": exit.name(), "message": message}});
+            eprintln!("{line}");
+        } else {
+            eprintln!("iris: {message}");
+        }
+        exit
+    }
+}

@@ -1,0 +1,208 @@
+//! The `iris` binary, run for real: its output, its JSON shapes and its
+//! exit codes, on an agent file with the built-in file tools.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly"
+)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const AGENT: &str = "name: keeper
+instructions: Keep the files tidy.
+tools:
+  builtin: [file.read, file.write, file.edit]
+permissions:
+  read_only: allow
+  write: ask
+";
+
+fn iris(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iris"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("agent.yaml"), AGENT).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "first line\nsecond line\n").unwrap();
+    dir
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(output)))
+}
+
+#[test]
+fn list_prints_a_table_or_json() {
+    let dir = workspace();
+    let table = iris(dir.path(), &["list"]);
+    assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(text.starts_with("NAME"), "{text}");
+    assert!(
+        text.contains("read_file") && text.contains("read_only"),
+        "{text}"
+    );
+    assert!(stderr(&table).contains("3 tool(s)"));
+
+    let listed = json(&iris(
+        dir.path(),
+        &["list", "--json", "--agent", "agent.yaml"],
+    ));
+    assert_eq!(listed["format"], 1);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["edit_file", "read_file", "write_file"]);
+    assert_eq!(listed["tools"][1]["capabilities"][0], "read_only");
+}
+
+#[test]
+fn schema_shows_what_each_provider_receives() {
+    let dir = workspace();
+    let strict = iris(
+        dir.path(),
+        &["schema", "read_file", "--provider", "openai-strict"],
+    );
+    assert_eq!(strict.status.code(), Some(0), "{}", stderr(&strict));
+    let tool: Value = serde_json::from_str(&stdout(&strict)).unwrap();
+    assert_eq!(tool["type"], "function");
+    assert_eq!(tool["function"]["name"], "read_file");
+
+    let anthropic = json(&iris(
+        dir.path(),
+        &["schema", "read_file", "--provider", "anthropic", "--json"],
+    ));
+    assert_eq!(anthropic["provider"], "anthropic");
+    assert_eq!(anthropic["tool"]["name"], "read_file");
+    assert!(anthropic["report"]["notes"].is_array());
+
+    let misspelt = iris(dir.path(), &["schema", "red_file"]);
+    assert_eq!(misspelt.status.code(), Some(2));
+    assert!(
+        stderr(&misspelt).contains("did you mean `read_file`?"),
+        "{}",
+        stderr(&misspelt)
+    );
+    let unknown = iris(dir.path(), &["schema", "read_file", "--provider", "cohere"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+}
+
+#[test]
+fn call_runs_through_the_executor_with_its_exit_codes() {
+    let dir = workspace();
+    let read = iris(dir.path(), &["call", "read_file", "path=notes.txt"]);
+    assert_eq!(read.status.code(), Some(0), "{}", stderr(&read));
+    assert!(stdout(&read).contains("first line"), "{}", stdout(&read));
+
+    // A write asks: without a decision it waits (4); denied, it is refused (3).
+    let write = ["call", "write_file", "path=new.txt", "content=hello"];
+    let waiting = iris(dir.path(), &write);
+    assert_eq!(waiting.status.code(), Some(4), "{}", stderr(&waiting));
+    assert!(
+        stderr(&waiting).contains("--approve"),
+        "{}",
+        stderr(&waiting)
+    );
+    assert!(!dir.path().join("new.txt").exists());
+    let denied = iris(dir.path(), &[&write[..], &["--deny"]].concat());
+    assert_eq!(denied.status.code(), Some(3), "{}", stderr(&denied));
+    let approved = iris(dir.path(), &[&write[..], &["--approve", "--json"]].concat());
+    assert_eq!(approved.status.code(), Some(0), "{}", stderr(&approved));
+    assert_eq!(json(&approved)["outcome"], "ok");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("new.txt")).unwrap(),
+        "hello"
+    );
+
+    // The tool's own error (1), with one JSON error line on stderr.
+    let missing = iris(
+        dir.path(),
+        &["call", "read_file", "path=absent.txt", "--json"],
+    );
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    assert_eq!(json(&missing)["error_kind"], "not_found");
+    let line: Value = serde_json::from_str(stderr(&missing).trim()).unwrap();
+    assert_eq!(line["error"]["code"], "tool_error");
+
+    // Arguments the schema refuses, and a pair that is not one (2).
+    let bad = iris(dir.path(), &["call", "read_file", "path:=7"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    let loose = iris(dir.path(), &["call", "read_file", "notes.txt"]);
+    assert_eq!(loose.status.code(), Some(2));
+    assert!(stderr(&loose).contains("key=text"), "{}", stderr(&loose));
+
+    // Arguments from a file.
+    std::fs::write(dir.path().join("args.json"), r#"{"path": "notes.txt"}"#).unwrap();
+    let from_file = iris(
+        dir.path(),
+        &["call", "read_file", "--args-file", "args.json"],
+    );
+    assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
+}
+
+#[test]
+fn check_reports_every_problem_with_its_place() {
+    let dir = workspace();
+    let good = iris(dir.path(), &["check", "agent.yaml"]);
+    assert_eq!(good.status.code(), Some(0), "{}", stderr(&good));
+    assert!(stdout(&good).contains("agent `keeper` assembles, with 3 tool(s)"));
+
+    std::fs::write(
+        dir.path().join("broken.yaml"),
+        "name: broken\ntools:\n  builtin: [file.read]\npermissions: { write: maybe }\n",
+    )
+    .unwrap();
+    let bad = iris(dir.path(), &["check", "broken.yaml"]);
+    assert_eq!(bad.status.code(), Some(5), "{}", stderr(&bad));
+    assert!(
+        stdout(&bad).contains(
+            "broken.yaml:4:23: `permissions.write`: `maybe` is not one of `allow`, `ask`, `deny`"
+        ),
+        "{}",
+        stdout(&bad)
+    );
+    assert!(
+        stderr(&bad).contains("1 problem(s) in broken.yaml"),
+        "{}",
+        stderr(&bad)
+    );
+    let missing = iris(dir.path(), &["check", "nowhere.yaml", "--json"]);
+    assert_eq!(missing.status.code(), Some(6));
+}
+
+#[test]
+fn help_fits_a_screen_and_usage_errors_exit_2() {
+    let dir = workspace();
+    let help = iris(dir.path(), &["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(stdout(&help).lines().count() <= 24, "{}", stdout(&help));
+    let nothing = iris(dir.path(), &[]);
+    assert_eq!(nothing.status.code(), Some(2));
+    let both = iris(dir.path(), &["list", "--agent", "agent.yaml", "--mcp", "x"]);
+    assert_eq!(both.status.code(), Some(2));
+    let empty = tempfile::tempdir().unwrap();
+    let none = iris(empty.path(), &["list"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(stderr(&none).contains("no catalog"), "{}", stderr(&none));
+}
