@@ -136,51 +136,23 @@ async fn one_run(runner: &AgentRunner) {
     assert!(matches!(outcome, RunOutcome::MaxSteps(_)), "{outcome:?}");
 }
 
-/// Runs finished per second with `concurrent` runs at once, over `total`.
-fn runs_per_second(
+/// Runs finished per second with `concurrent` runs of `one` at once, over
+/// `total`.
+fn runs_per_second<F>(
     rt: &tokio::runtime::Runtime,
-    runner: &Arc<AgentRunner>,
+    one: impl Fn() -> F,
     concurrent: usize,
     total: usize,
-) -> f64 {
+) -> f64
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
     let started = Instant::now();
     rt.block_on(async {
         let mut left = total;
         while left > 0 {
             let wave = left.min(concurrent);
-            let tasks: Vec<_> = (0..wave)
-                .map(|_| {
-                    let runner = Arc::clone(runner);
-                    tokio::spawn(async move { one_run(&runner).await })
-                })
-                .collect();
-            for task in tasks {
-                task.await.unwrap();
-            }
-            left -= wave;
-        }
-    });
-    total as f64 / started.elapsed().as_secs_f64()
-}
-
-/// Runs finished per second on Restate with `concurrent` at once.
-fn restate_runs_per_second(
-    rt: &tokio::runtime::Runtime,
-    server: &Arc<server::RestateServer>,
-    concurrent: usize,
-    total: usize,
-) -> f64 {
-    let started = Instant::now();
-    rt.block_on(async {
-        let mut left = total;
-        while left > 0 {
-            let wave = left.min(concurrent);
-            let tasks: Vec<_> = (0..wave)
-                .map(|_| {
-                    let server = Arc::clone(server);
-                    tokio::spawn(async move { one_restate_run(&server).await })
-                })
-                .collect();
+            let tasks: Vec<_> = (0..wave).map(|_| tokio::spawn(one())).collect();
             for task in tasks {
                 task.await.unwrap();
             }
@@ -251,10 +223,11 @@ fn bench(c: &mut Criterion) {
             runners
                 .iter()
                 .map(|(name, runner)| {
-                    format!(
-                        "{name} {:.0}",
-                        runs_per_second(&rt, runner, concurrent, total)
-                    )
+                    let one = || {
+                        let runner = Arc::clone(runner);
+                        async move { one_run(&runner).await }
+                    };
+                    format!("{name} {:.0}", runs_per_second(&rt, one, concurrent, total))
                 })
                 .collect()
         })
@@ -276,9 +249,13 @@ fn bench(c: &mut Criterion) {
     ));
     for (line, concurrent) in throughput.iter_mut().zip(CONCURRENCY) {
         let total = (concurrent * 4).max(40);
+        let one = || {
+            let server = Arc::clone(&restate);
+            async move { one_restate_run(&server).await }
+        };
         line.push(format!(
             "restate {:.0}",
-            restate_runs_per_second(&rt, &restate, concurrent, total)
+            runs_per_second(&rt, one, concurrent, total)
         ));
     }
     drop(restate);

@@ -15,7 +15,7 @@ pub(crate) fn parse(base: Option<Value>, pairs: &[String]) -> Result<Value, Stri
         Some(other) => {
             return Err(format!(
                 "the arguments must be a JSON object, such as {{\"path\": \"a.txt\"}}; got {}",
-                kind(&other)
+                iris_core::schema::json_kind(&other)
             ));
         }
     };
@@ -34,17 +34,6 @@ pub(crate) fn parse(base: Option<Value>, pairs: &[String]) -> Result<Value, Stri
         }
     }
     Ok(Value::Object(object))
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
@@ -77,7 +66,7 @@ mod tests {
         assert!(
             parse(Some(json!([1])), &[])
                 .unwrap_err()
-                .contains("got an array")
+                .contains("got array")
         );
     }
 }

@@ -142,12 +142,7 @@ async fn a_drifted_request_fails_naming_the_difference() {
 
 #[tokio::test]
 async fn a_recording_keeps_no_key_and_refuses_to_save_one() {
-    let provider = Arc::new(Script::default());
-    provider
-        .replies
-        .lock()
-        .unwrap()
-        .extend(documented("openai_chat").into_iter().map(as_reply));
+    let provider = documented_provider("openai_chat");
     let upstream = serve(Arc::clone(&provider)).await;
     let upstream = upstream.trim_end_matches("/chat/completions").to_owned();
     let through = CassetteServer::record(&upstream).await.unwrap();
@@ -173,12 +168,7 @@ async fn a_recording_keeps_no_key_and_refuses_to_save_one() {
     assert_eq!(Cassette::load(dir.path().join("clean.json")).unwrap(), kept);
 
     // A key in a request body is refused, with where it was.
-    let provider = Arc::new(Script::default());
-    provider
-        .replies
-        .lock()
-        .unwrap()
-        .extend(documented("openai_chat").into_iter().map(as_reply));
+    let provider = documented_provider("openai_chat");
     let upstream = serve(Arc::clone(&provider)).await;
     let leaky = CassetteServer::record(upstream.trim_end_matches("/chat/completions"))
         .await
@@ -237,6 +227,17 @@ fn documented(wire: &str) -> Vec<Value> {
     all[wire].as_array().unwrap().clone()
 }
 
+/// A loopback provider answering with the documented answers of `wire`.
+fn documented_provider(wire: &str) -> Arc<Script> {
+    let provider = Arc::new(Script::default());
+    provider
+        .replies
+        .lock()
+        .unwrap()
+        .extend(documented(wire).into_iter().map(as_reply));
+    provider
+}
+
 fn as_reply(answer: Value) -> Reply {
     use std::fmt::Write as _;
     match answer {
@@ -270,13 +271,7 @@ async fn record_all() {
         let upstream = if let Ok(upstream) = std::env::var(real) {
             upstream
         } else {
-            let provider = Arc::new(Script::default());
-            provider
-                .replies
-                .lock()
-                .unwrap()
-                .extend(documented(wire).into_iter().map(as_reply));
-            serve(provider)
+            serve(documented_provider(wire))
                 .await
                 .trim_end_matches("/chat/completions")
                 .to_owned()

@@ -18,6 +18,8 @@
 
 #[path = "durable/model.rs"]
 mod model;
+#[path = "durable/replica.rs"]
+mod replica;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,6 +38,7 @@ use iris::{
     ToolRegistry, ToolResult, ToolUseBlock,
 };
 use model::history_model;
+use replica::{append, die_at, lines};
 
 /// Where a replica dies.
 const POINTS: [&str; 6] = [
@@ -46,38 +49,6 @@ const POINTS: [&str; 6] = [
     "after_record",
     "after_step",
 ];
-
-/// Dies here if this replica was told to, once per test (a marker file
-/// says it happened, so the replica that takes over lives).
-fn die_at(point: &str, dir: &Path) {
-    if std::env::var("IRIS_KILL_AT").as_deref() != Ok(point) {
-        return;
-    }
-    let marker = dir.join("killed");
-    if marker.exists() {
-        return;
-    }
-    std::fs::write(&marker, point).unwrap();
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
-    // SIGKILL cannot be caught; should it not arrive, die all the same.
-    std::process::abort();
-}
-
-fn append(path: &Path, line: &str) {
-    use std::io::Write as _;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    writeln!(file, "{line}").unwrap();
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .map(|text| text.lines().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
 
 /// Charge a card: a write that may not run twice.
 #[iris::tool(write)]

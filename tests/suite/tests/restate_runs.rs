@@ -20,6 +20,8 @@
     reason = "the replicas here die inside the model, so they use its answers only"
 )]
 mod model;
+#[path = "durable/replica.rs"]
+mod replica;
 #[path = "restate/server.rs"]
 mod server;
 
@@ -39,6 +41,7 @@ use iris::{
     Rule, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult,
     ToolUseBlock,
 };
+use replica::{append, die_at, lines};
 use server::{RestateServer, free_port};
 
 /// Where a replica dies: inside the first model call (nothing kept yet);
@@ -54,37 +57,6 @@ const POINTS: [&str; 6] = [
     "in_charge",
     "model_step_2",
 ];
-
-/// Dies here if this replica was told to, once per scenario (a marker
-/// file says it happened, so the replica that takes over lives).
-fn die_at(point: &str, dir: &Path) {
-    if std::env::var("IRIS_KILL_AT").as_deref() != Ok(point) {
-        return;
-    }
-    let marker = dir.join("killed");
-    if marker.exists() {
-        return;
-    }
-    std::fs::write(&marker, point).unwrap();
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
-    std::process::abort();
-}
-
-fn append(path: &Path, line: &str) {
-    use std::io::Write as _;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    writeln!(file, "{line}").unwrap();
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .map(|text| text.lines().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
 
 /// Charge a card: a write that may not run twice.
 #[iris::tool(write)]

@@ -89,6 +89,21 @@ async fn shop_run(
         .1
 }
 
+/// A `tool.before` hook that refuses every charge.
+fn refuse_charges() -> HookRegistration {
+    HookRegistration::new(
+        "no-charges",
+        HookEvent::ToolBefore,
+        Hook::before(|input: &iris::hooks::HookInput| {
+            if input.tool.as_ref().is_some_and(|t| t.as_str() == "charge") {
+                BeforeAnswer::deny("charges are frozen")
+            } else {
+                BeforeAnswer::Allow
+            }
+        }),
+    )
+}
+
 fn allow_all() -> RulePolicy {
     RulePolicy::new().write(Rule::Allow)
 }
@@ -262,17 +277,7 @@ async fn denials_by_policy_and_by_hook() {
     .await;
     by_policy.assert_denied("charge", DeniedBy::Policy);
 
-    let refuse_charges = HookRegistration::new(
-        "no-charges",
-        HookEvent::ToolBefore,
-        Hook::before(|input: &iris::hooks::HookInput| {
-            if input.tool.as_ref().is_some_and(|t| t.as_str() == "charge") {
-                BeforeAnswer::deny("charges are frozen")
-            } else {
-                BeforeAnswer::Allow
-            }
-        }),
-    );
+    let refuse_charges = refuse_charges();
     let by_hook = shop_run(
         shop_script(),
         allow_all(),
@@ -572,17 +577,7 @@ async fn mcp_in_process_a_joined_server_and_a_mock_one() {
 #[tokio::test]
 async fn the_hooks_that_fired_come_from_the_runs_events() {
     let log = iris::testing::EventLog::new();
-    let refuse_charges = HookRegistration::new(
-        "no-charges",
-        HookEvent::ToolBefore,
-        Hook::before(|input: &iris::hooks::HookInput| {
-            if input.tool.as_ref().is_some_and(|t| t.as_str() == "charge") {
-                BeforeAnswer::deny("charges are frozen")
-            } else {
-                BeforeAnswer::Allow
-            }
-        }),
-    );
+    let refuse_charges = refuse_charges();
     let mut registry = ToolRegistry::new();
     registry.register(FindOrder).unwrap();
     registry.register(Charge).unwrap();
