@@ -188,7 +188,8 @@ impl RunEventObserver for Record {
 }
 
 /// The events of `calls` on an executor with or without a hook watching
-/// `square`: hooks change the path a call takes, never what observers see.
+/// `square`: hooks change the path a call takes, never the call's events;
+/// observers also hear each hook that fired.
 async fn events_of(
     calls: &[(&str, serde_json::Value)],
     expected: u64,
@@ -229,9 +230,20 @@ async fn observers_see_the_same_events_with_or_without_stages() {
         ("c1", json!({"value": 3})),
     ];
     let unstaged = events_of(&calls, 4, false).await;
-    let staged = events_of(&calls, 4, true).await;
+    // The hook fires for each call that reaches it (the good one and the
+    // repeated id, which is refused after it): two more events.
+    let staged = events_of(&calls, 6, true).await;
     assert_eq!(unstaged.len(), 4, "{unstaged:#?}");
-    assert_eq!(unstaged, staged);
+    let (hooks, calls_seen): (Vec<_>, Vec<_>) = staged
+        .into_iter()
+        .partition(|event| event["event"] == "hook_fired");
+    assert_eq!(unstaged, calls_seen);
+    assert_eq!(hooks.len(), 2, "{hooks:#?}");
+    for hook in &hooks {
+        assert_eq!(hook["hook"], "watch");
+        assert_eq!(hook["call_id"], "c1");
+        assert_eq!(hook["outcome"]["outcome"], "allowed");
+    }
     // The name resolved, so observers learn which tool got bad input.
     assert_eq!(unstaged[2]["tool"], "square", "{:#}", unstaged[2]);
 }
