@@ -9,60 +9,9 @@
 //! decision; a lease that was not renewed in time passes to whoever asks,
 //! which is how a run survives the death of its process.
 //!
-//! ```
-//! # use std::sync::Arc;
-//! use iris_agent::store::{MemoryStore, RunStatus, RunStore};
-//! use iris_agent::{Agent, AgentRunner, RunContext, RunOutcome};
-//! # use iris_core::{BoxFuture, RunId, ToolUseBlock};
-//! # use iris_model::{Message, Model, ModelError, ModelRequest, ModelResponse};
-//! # use iris_runtime::{ApprovalDecision, ToolExecutor, ToolRegistry};
-//! # /// Record a note.
-//! # #[iris_macros::tool(crate = "::iris_core", write)]
-//! # fn note(
-//! #     /// The note.
-//! #     text: String,
-//! # ) -> String { format!("noted: {text}") }
-//! # /// Calls `note` once, then answers.
-//! # struct Scripted;
-//! # impl Model for Scripted {
-//! #     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-//! #         let answer = match request.messages.last() {
-//! #             Some(Message::User { .. }) => ModelResponse {
-//! #                 tool_calls: vec![ToolUseBlock::new("c1", "note", serde_json::json!({"text": "hi"}))],
-//! #                 ..ModelResponse::default()
-//! #             },
-//! #             _ => ModelResponse { text: Some("done".into()), ..ModelResponse::default() },
-//! #         };
-//! #         Box::pin(async move { Ok(answer) })
-//! #     }
-//! # }
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let agent = || -> Result<Agent, Box<dyn std::error::Error>> {
-//! #     let mut registry = ToolRegistry::new();
-//! #     registry.register(Note)?;
-//! #     Ok(Agent::builder(ToolExecutor::builder(registry).build()?).name("notes").build()?)
-//! # };
-//! let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
-//! let cx = RunContext::new(".", RunId::new("run-1"));
-//!
-//! // One runner starts the run; the write waits for a person.
-//! let first = AgentRunner::new(agent()?, Scripted).with_store(Arc::clone(&store));
-//! let RunOutcome::Waiting(state) = first.run("Note hi.", &cx).await? else {
-//!     return Err("the write waits for approval".into());
-//! };
-//! assert_eq!(store.load(cx.run_id()).await?.map(|r| r.status), Some(RunStatus::Waiting));
-//!
-//! // Any runner with the same store records the decision and finishes it.
-//! let second = AgentRunner::new(agent()?, Scripted).with_store(Arc::clone(&store));
-//! let request = &state.pending[0].request;
-//! second.decide(cx.run_id(), "c1", ApprovalDecision::approve(request)).await?;
-//! let RunOutcome::Finished { text, .. } = second.resume_stored(&cx).await? else {
-//!     return Err("the run finishes".into());
-//! };
-//! assert_eq!(text, "done");
-//! # Ok(()) }
-//! ```
+//! Two runners sharing a store (one pausing a run, the other deciding and
+//! finishing it) are shown in the `iris` crate's README, section *Runs that
+//! outlive a process*, whose example runs as a test there.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
