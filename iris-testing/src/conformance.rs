@@ -3,8 +3,8 @@
 //!
 //! The host gives a function that makes its model answer a list of
 //! [`ModelResponse`]s in order (for an HTTP adapter: a fake provider on
-//! loopback that answers them in its wire format, such as a
-//! [`CassetteServer`](crate::CassetteServer)). Each scenario makes a fresh
+//! loopback that answers them in its wire format, such as a cassette
+//! server's `answering`, feature `cassettes`). Each scenario makes a fresh
 //! model, runs an agent with two tools (`lookup`, read-only; `record`, a
 //! write that waits for approval), and checks the run:
 //!

@@ -21,10 +21,11 @@
 //!   [`Transcript::with_events`] adds the hooks that fired.
 //! - [`ToolHarness`]: one tool at a time through the real executor, in a
 //!   temporary workspace.
-//! - [`CassetteServer`] plays a provider's traffic back on loopback for the
+//! - With feature `cassettes` (on in the `iris` crate's `testing`),
+//!   `CassetteServer` plays a provider's traffic back on loopback for the
 //!   real adapters (strictly: a drifted request fails naming the first
 //!   difference), or records it through to the provider;
-//!   [`block_real_model_requests`] makes any request to another machine an
+//!   `block_real_model_requests` makes any request to another machine an
 //!   error.
 //! - [`conformance::check`] runs the scenarios every [`Model`] must pass
 //!   (parallel calls, a refused call, the step limit, an approval, streamed
@@ -58,6 +59,7 @@ use iris_model::Model;
 
 mod assert;
 mod auto;
+#[cfg(feature = "cassettes")]
 pub mod cassette;
 mod chunks;
 pub mod conformance;
@@ -73,6 +75,7 @@ mod transcript;
 
 pub use assert::{Decided, DeniedBy, Trajectory, contains};
 pub use auto::{AutoModel, arguments_for};
+#[cfg(feature = "cassettes")]
 pub use cassette::{Cassette, CassetteServer};
 pub use drive::{approve_all, deny_all, run_to_end};
 pub use events::EventLog;
@@ -83,6 +86,7 @@ pub use scripted::{ScriptedModel, Turn};
 /// Makes every model request to another machine fail in this process, so
 /// a test suite never reaches a real provider (or spends a key) by
 /// mistake; cassettes and other loopback servers still answer.
+#[cfg(feature = "cassettes")]
 pub fn block_real_model_requests() {
     iris_model::http::block_remote_requests(true);
 }
