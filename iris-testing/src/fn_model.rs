@@ -5,9 +5,8 @@ use std::sync::{Mutex, PoisonError};
 use iris_core::BoxFuture;
 use iris_model::{Model, ModelError, ModelRequest, ModelResponse, OnDelta};
 
-use crate::chunks::Seeded;
 use crate::request::RecordedRequest;
-use crate::scripted::stream;
+use crate::scripted::streamed;
 
 type Answer = dyn Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + Send + Sync;
 
@@ -90,9 +89,6 @@ impl Model for FnModel {
         on_delta: OnDelta<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let (turn, answer) = self.next(&request);
-        if let Ok(response) = &answer {
-            stream(response, &mut Seeded::new(turn as u64), on_delta);
-        }
-        Box::pin(async move { answer })
+        streamed(answer, turn as u64, on_delta)
     }
 }

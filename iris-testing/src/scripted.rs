@@ -246,17 +246,30 @@ impl Model for ScriptedModel {
         on_delta: OnDelta<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let (turn, answer) = self.next(&request);
-        if let Ok(response) = &answer {
-            let mut rng = Seeded::new(self.seed ^ (turn as u64).wrapping_mul(0x100_0000_01b3));
-            stream(response, &mut rng, on_delta);
-        }
-        Box::pin(async move { answer })
+        streamed(
+            answer,
+            self.seed ^ (turn as u64).wrapping_mul(0x100_0000_01b3),
+            on_delta,
+        )
     }
+}
+
+/// `answer` as a streamed answer: handed to `on_delta` in pieces first
+/// (cut as `seed` says), when it is one.
+pub(crate) fn streamed(
+    answer: Result<ModelResponse, ModelError>,
+    seed: u64,
+    on_delta: OnDelta<'_>,
+) -> BoxFuture<'static, Result<ModelResponse, ModelError>> {
+    if let Ok(response) = &answer {
+        stream(response, &mut Seeded::new(seed), on_delta);
+    }
+    Box::pin(async move { answer })
 }
 
 /// Hands `response` to `on_delta` in pieces: its text, then each call's
 /// id and name, then its arguments' JSON.
-pub(crate) fn stream(response: &ModelResponse, rng: &mut Seeded, on_delta: OnDelta<'_>) {
+fn stream(response: &ModelResponse, rng: &mut Seeded, on_delta: OnDelta<'_>) {
     if let Some(text) = &response.text {
         for piece in cut(text, rng) {
             on_delta(ModelDelta::Text(piece));

@@ -27,67 +27,27 @@ use std::time::{Duration, Instant};
 
 use iris::agent::store::{Claimed, RunStatus, RunStore, StoreError, StoredRun};
 use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome, RunState};
-use iris::journal::IdempotencyKey;
 use iris::model::Message;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
 use iris::testing::FnModel;
 use iris::tool::BoxFuture;
 use iris::{
-    ApprovalDecision, Rule, RulePolicy, RunId, ToolContext, ToolErrorKind, ToolExecutor,
-    ToolRegistry, ToolResult, ToolUseBlock,
+    ApprovalDecision, Rule, RulePolicy, RunId, ToolErrorKind, ToolExecutor, ToolRegistry,
+    ToolResult, ToolUseBlock,
 };
 use model::history_model;
-use replica::{append, die_at, lines};
+use replica::{Charge, Price, SendReceipt, die_at, lines};
 
 /// Where a replica dies.
 const POINTS: [&str; 6] = [
     "after_answer",
     "after_claim",
-    "in_body",
+    "in_charge",
     "after_body",
     "after_record",
     "after_step",
 ];
-
-/// Charge a card: a write that may not run twice.
-#[iris::tool(write)]
-fn charge(
-    /// Cents to charge.
-    cents: u64,
-    #[ctx] cx: &ToolContext,
-) -> String {
-    append(&cx.workspace_root().join("charges.txt"), &cents.to_string());
-    die_at("in_body", cx.workspace_root());
-    format!("charged {cents}")
-}
-
-/// Send a receipt: safe to repeat, since the mail service drops a second
-/// receipt with the same idempotency key.
-#[iris::tool(write, idempotent)]
-fn send_receipt(
-    /// Who gets it.
-    to: String,
-    #[ctx] cx: &ToolContext,
-) -> String {
-    let key = cx
-        .extension::<IdempotencyKey>()
-        .expect("a call of a kept run has its key");
-    let sent = cx.workspace_root().join("receipts.txt");
-    if !lines(&sent)
-        .iter()
-        .any(|line| line.starts_with(key.as_str()))
-    {
-        append(&sent, &format!("{key} {to}"));
-    }
-    format!("receipt sent to {to}")
-}
-
-/// Look up a price.
-#[iris::tool(read_only)]
-fn price() -> u64 {
-    1200
-}
 
 /// The calls every process's model makes for the person's request.
 fn cashier() -> FnModel {
@@ -335,7 +295,7 @@ async fn a_run_killed_at_any_point_resumes_without_running_a_finished_call_again
         match point {
             // Cut off between its claim and its recorded result: the charge
             // may or may not have happened, and is not made again.
-            "after_claim" | "in_body" | "after_body" => {
+            "after_claim" | "in_charge" | "after_body" => {
                 assert_eq!(
                     charge.error_kind(),
                     Some(ToolErrorKind::Interrupted),

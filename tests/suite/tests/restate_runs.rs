@@ -30,18 +30,14 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use iris::agent::{Agent, AgentRunner};
-use iris::journal::IdempotencyKey;
 use iris::model::Message;
 use iris::restate::restate_sdk::endpoint::Endpoint;
 use iris::restate::restate_sdk::http_server::HttpServer;
 use iris::restate::{AgentWorkflow, RunReport};
 use iris::serde_json::{Value, json};
 use iris::testing::FnModel;
-use iris::{
-    Rule, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult,
-    ToolUseBlock,
-};
-use replica::{append, die_at, lines};
+use iris::{Rule, RulePolicy, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock};
+use replica::{Charge, Price, SendReceipt, die_at, lines};
 use server::{RestateServer, free_port};
 
 /// Where a replica dies: inside the first model call (nothing kept yet);
@@ -57,48 +53,6 @@ const POINTS: [&str; 6] = [
     "in_charge",
     "model_step_2",
 ];
-
-/// Charge a card: a write that may not run twice.
-#[iris::tool(write)]
-fn charge(
-    /// Cents to charge.
-    cents: u64,
-    #[ctx] cx: &ToolContext,
-) -> String {
-    die_at("before_charge", cx.workspace_root());
-    append(&cx.workspace_root().join("charges.txt"), &cents.to_string());
-    die_at("in_charge", cx.workspace_root());
-    format!("charged {cents}")
-}
-
-/// Send a receipt: safe to repeat, since the mail service drops a second
-/// receipt with the same idempotency key.
-#[iris::tool(write, idempotent)]
-fn send_receipt(
-    /// Who gets it.
-    to: String,
-    #[ctx] cx: &ToolContext,
-) -> String {
-    let key = cx
-        .extension::<IdempotencyKey>()
-        .expect("a call of a journaled run has its key");
-    let sent = cx.workspace_root().join("receipts.txt");
-    if !lines(&sent)
-        .iter()
-        .any(|line| line.starts_with(key.as_str()))
-    {
-        append(&sent, &format!("{key} {to}"));
-    }
-    die_at("after_receipt", cx.workspace_root());
-    format!("receipt sent to {to}")
-}
-
-/// Look up a price.
-#[iris::tool(read_only)]
-fn price(#[ctx] cx: &ToolContext) -> u64 {
-    die_at("in_price", cx.workspace_root());
-    1200
-}
 
 /// The history model, dying inside the step the replica was told to.
 fn cashier(dir: PathBuf) -> FnModel {

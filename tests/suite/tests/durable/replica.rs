@@ -1,11 +1,58 @@
 //! What the killed replicas of the durable-run tests share: dying by
-//! SIGKILL at a named point, and the files their tools write.
+//! SIGKILL at a named point, and the shop's tools with the points inside
+//! them (a replica dies only at the point `IRIS_KILL_AT` names).
 #![allow(
     clippy::unwrap_used,
+    clippy::expect_used,
     reason = "a replica that cannot write fails loudly"
 )]
 
 use std::path::Path;
+
+use iris::ToolContext;
+use iris::journal::IdempotencyKey;
+
+/// Charge a card: a write that may not run twice.
+#[iris::tool(write)]
+pub(crate) fn charge(
+    /// Cents to charge.
+    cents: u64,
+    #[ctx] cx: &ToolContext,
+) -> String {
+    die_at("before_charge", cx.workspace_root());
+    append(&cx.workspace_root().join("charges.txt"), &cents.to_string());
+    die_at("in_charge", cx.workspace_root());
+    format!("charged {cents}")
+}
+
+/// Send a receipt: safe to repeat, since the mail service drops a second
+/// receipt with the same idempotency key.
+#[iris::tool(write, idempotent)]
+pub(crate) fn send_receipt(
+    /// Who gets it.
+    to: String,
+    #[ctx] cx: &ToolContext,
+) -> String {
+    let key = cx
+        .extension::<IdempotencyKey>()
+        .expect("a call of a journaled run has its key");
+    let sent = cx.workspace_root().join("receipts.txt");
+    if !lines(&sent)
+        .iter()
+        .any(|line| line.starts_with(key.as_str()))
+    {
+        append(&sent, &format!("{key} {to}"));
+    }
+    die_at("after_receipt", cx.workspace_root());
+    format!("receipt sent to {to}")
+}
+
+/// Look up a price.
+#[iris::tool(read_only)]
+pub(crate) fn price(#[ctx] cx: &ToolContext) -> u64 {
+    die_at("in_price", cx.workspace_root());
+    1200
+}
 
 /// Dies here if this replica was told to (`IRIS_KILL_AT`), once per
 /// scenario (a marker file says it happened, so the replica that takes
