@@ -9,6 +9,8 @@
 //! iris call   read_file path=README.md --agent agent.yaml
 //! iris call   write_file path=a.txt content=hi --approve --agent agent.yaml
 //! iris check  agent.yaml                    # every problem, with file:line:column
+//! iris search "change a file" --agent agent.yaml
+//! iris serve  --agent agent.yaml            # the catalog as one MCP server (stdio)
 //! iris list   --mcp "npx -y @modelcontextprotocol/server-everything"
 //! ```
 //!
@@ -81,6 +83,23 @@ pub fn command() -> Command {
                         .help(
                             "openai, openai-strict, responses, anthropic, gemini or gemini-openapi",
                         ),
+                )
+                .args(catalog_args.clone()),
+        )
+        .subcommand(
+            Command::new("search")
+                .about("Rank the tools for an intent, as tool_search does")
+                .arg(Arg::new("intent").required(true).value_name("INTENT"))
+                .args(catalog_args.clone()),
+        )
+        .subcommand(
+            Command::new("serve")
+                .about("Serve the catalog as one MCP server (stdio, or --http ADDRESS)")
+                .arg(
+                    Arg::new("http")
+                        .long("http")
+                        .value_name("ADDRESS")
+                        .help("Streamable HTTP on this address instead of stdio"),
                 )
                 .args(catalog_args.clone()),
         )
@@ -211,6 +230,14 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
             commands::schema::run(&catalog, tool, provider, out)
         }
         "call" => call(sub, &catalog, &source, out).await,
+        "search" => {
+            let intent = sub.get_one::<String>("intent").map_or("", String::as_str);
+            commands::search::run(&catalog, intent, out)
+        }
+        "serve" => {
+            let http = sub.get_one::<String>("http").map(String::as_str);
+            commands::serve::run(catalog, http, out).await
+        }
         _ => Exit::Usage,
     }
 }

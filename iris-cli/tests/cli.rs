@@ -206,3 +206,48 @@ fn help_fits_a_screen_and_usage_errors_exit_2() {
     assert_eq!(none.status.code(), Some(2));
     assert!(stderr(&none).contains("no catalog"), "{}", stderr(&none));
 }
+
+#[test]
+fn search_ranks_the_tools_for_an_intent() {
+    let dir = workspace();
+    let intent = "write a whole file, creating its folders";
+    let ranked = iris(dir.path(), &["search", intent, "--json"]);
+    assert_eq!(ranked.status.code(), Some(0), "{}", stderr(&ranked));
+    let answer = json(&ranked);
+    assert_eq!(answer["intent"], intent);
+    assert_eq!(answer["candidates"][0]["name"], "write_file", "{answer}");
+    assert!(
+        answer["candidates"][0]["coverage"].as_f64().unwrap() > 0.5,
+        "{answer}"
+    );
+    let table = iris(dir.path(), &["search", intent]);
+    assert!(
+        stdout(&table).starts_with("write_file"),
+        "{}",
+        stdout(&table)
+    );
+}
+
+#[tokio::test]
+async fn serve_is_one_mcp_server_over_stdio() {
+    use iris_mcp::{McpClient, McpServerConfig};
+    let dir = workspace();
+    let agent = dir.path().join("agent.yaml").display().to_string();
+    let config = McpServerConfig::stdio(
+        "served",
+        env!("CARGO_BIN_EXE_iris"),
+        ["serve", "--agent", agent.as_str()].map(str::to_owned),
+    );
+    let client = McpClient::connect(config).await.unwrap();
+    let mut names: Vec<String> = client.definitions().map(|d| d.name().to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "served__edit_file",
+            "served__read_file",
+            "served__write_file"
+        ]
+    );
+    client.close();
+}

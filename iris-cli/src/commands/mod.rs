@@ -4,3 +4,5 @@ pub(crate) mod call;
 pub(crate) mod check;
 pub(crate) mod list;
 pub(crate) mod schema;
+pub(crate) mod search;
+pub(crate) mod serve;

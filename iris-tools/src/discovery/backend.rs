@@ -39,6 +39,8 @@ pub struct SearchScope<'a> {
     /// [`Discovery`](super::Discovery), which builds it once, or built here.
     pub(crate) index: Cow<'a, SearchIndex>,
     pub(crate) allowed: Option<Cow<'a, FxHashSet<ToolName>>>,
+    /// Whether eager tools are candidates too (a catalog ranked as a whole).
+    pub(crate) eager_too: bool,
 }
 
 impl<'a> SearchScope<'a> {
@@ -50,6 +52,21 @@ impl<'a> SearchScope<'a> {
             registry,
             index: Cow::Owned(SearchIndex::of_deferred(registry)),
             allowed: None,
+            eager_too: false,
+        }
+    }
+
+    /// Every tool of `registry`, eager ones too: the catalog ranked as a
+    /// whole, as the command line's `search` shows how the ranker sees it.
+    #[must_use]
+    pub fn every_tool(registry: &'a ToolRegistry) -> Self {
+        Self {
+            registry,
+            index: Cow::Owned(SearchIndex::build(
+                registry.tools().map(|t| t.definition_dyn()),
+            )),
+            allowed: None,
+            eager_too: true,
         }
     }
 
@@ -87,7 +104,7 @@ impl<'a> SearchScope<'a> {
     }
 
     fn admits(&self, definition: &ToolDefinition) -> bool {
-        definition.exposure() == iris_core::Exposure::Deferred
+        (self.eager_too || definition.exposure() == iris_core::Exposure::Deferred)
             && self
                 .allowed
                 .as_deref()
@@ -266,7 +283,8 @@ impl LocalRanker {
         // rule compares the two.
         let wanted = limit.max(2);
         let mut ranked = match scope.allowed.as_deref() {
-            // Only deferred tools are indexed: an unrestricted scope needs no check.
+            // Only the scope's tools are indexed: an unrestricted scope needs
+            // no check.
             None => index.search(intent, wanted, None),
             Some(allowed) => {
                 index.search(intent, wanted, Some(&|name: &str| allowed.contains(name)))

@@ -443,6 +443,7 @@ impl Discovery {
             registry: &indexed.registry,
             index: std::borrow::Cow::Borrowed(&indexed.index),
             allowed: allowed.as_deref().map(std::borrow::Cow::Borrowed),
+            eager_too: false,
         };
 
         // Exact names answer themselves; the rest go to the backend.
