@@ -61,15 +61,40 @@ pub(crate) struct RestateServer {
     pub(crate) ingress: String,
     admin: String,
     http: reqwest::Client,
+    /// This server's turn among the binary's tests.
+    turn: Option<tokio::sync::MutexGuard<'static, ()>>,
     _data: tempfile::TempDir,
 }
 
 impl RestateServer {
+    /// A server of its own, up and answering. One server runs at a time
+    /// in a test binary (each holds the turn until dropped); a server that
+    /// exits or does not come up (a port taken meanwhile) is started again
+    /// on other ports, twice at most, and the last one's log is shown.
     pub(crate) async fn start() -> Self {
+        static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        let turn = TURN.lock().await;
         // Plain HTTP on loopback, but the client is built with TLS support.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut log = String::new();
+        for _ in 0..3 {
+            match Self::try_start().await {
+                Ok(mut server) => {
+                    server.turn = Some(turn);
+                    return server;
+                }
+                Err(why) => log = why,
+            }
+        }
+        panic!("the Restate server did not come up in three tries; the last one's log:\n{log}");
+    }
+
+    /// One try: the server on free ports, or its log when it exited or did
+    /// not answer within 30 s.
+    async fn try_start() -> Result<Self, String> {
         let data = tempfile::tempdir().unwrap();
         let (ingress, admin, fabric) = (free_port(), free_port(), free_port());
+        let log_path = data.path().join("server.log");
         let child = Command::new(binary())
             .arg("--base-dir")
             .arg(data.path())
@@ -88,17 +113,23 @@ impl RestateServer {
             .env("RESTATE_LOG_FORMAT", "compact")
             .env("NO_COLOR", "1")
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(data.path().join("server.log")).unwrap())
+            .stderr(std::fs::File::create(&log_path).unwrap())
             .spawn()
             .unwrap();
-        let server = Self {
+        let mut server = Self {
             child,
             ingress: format!("http://127.0.0.1:{ingress}"),
             admin: format!("http://127.0.0.1:{admin}"),
             http: reqwest::Client::new(),
+            turn: None,
             _data: data,
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let tail = |path: &Path| {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(40)..].join("\n")
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let up = server
                 .http
@@ -113,12 +144,14 @@ impl RestateServer {
             if up.is_ok_and(|r| r.status().is_success())
                 && ingress_up.is_ok_and(|r| r.status().is_success())
             {
-                return server;
+                return Ok(server);
             }
-            assert!(
-                Instant::now() < deadline,
-                "the Restate server did not come up in 60 s"
-            );
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(format!("it exited ({status}):\n{}", tail(&log_path)));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("it did not answer in 30 s:\n{}", tail(&log_path)));
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
