@@ -22,6 +22,10 @@ pub enum Exit {
     /// The catalog could not be reached: a server that did not start, a
     /// file that could not be read (`6`).
     Unreachable,
+    /// `iris lint` found errors, or warnings under `--strict` (`7`).
+    LintFailed,
+    /// `iris eval` measured a regression against its baseline (`8`).
+    Regression,
     /// Iris itself failed (`70`).
     Internal,
 }
@@ -38,6 +42,8 @@ impl Exit {
             Self::Waiting => 4,
             Self::Invalid => 5,
             Self::Unreachable => 6,
+            Self::LintFailed => 7,
+            Self::Regression => 8,
             Self::Internal => 70,
         }
     }
@@ -53,6 +59,8 @@ impl Exit {
             Self::Waiting => "waiting",
             Self::Invalid => "invalid",
             Self::Unreachable => "unreachable",
+            Self::LintFailed => "lint_failed",
+            Self::Regression => "regression",
             Self::Internal => "internal",
         }
     }

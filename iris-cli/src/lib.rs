@@ -90,6 +90,12 @@ pub fn command() -> Command {
             Command::new("search")
                 .about("Rank the tools for an intent, as tool_search does")
                 .arg(Arg::new("intent").required(true).value_name("INTENT"))
+                .arg(
+                    Arg::new("explain")
+                        .long("explain")
+                        .action(ArgAction::SetTrue)
+                        .help("Show each term's part in each score"),
+                )
                 .args(catalog_args.clone()),
         )
         .subcommand(
@@ -131,6 +137,24 @@ pub fn command() -> Command {
                         .long("deny")
                         .action(ArgAction::SetTrue)
                         .help("Deny the call if it waits for approval"),
+                )
+                .args(catalog_args.clone()),
+        )
+        .subcommand(
+            Command::new("lint")
+                .about("Find what each provider really receives, weak descriptions and tools searches confuse")
+                .arg(
+                    Arg::new("format")
+                        .long("format")
+                        .value_name("FORMAT")
+                        .value_parser(["text", "json", "sarif"])
+                        .help("text (the default), json or sarif"),
+                )
+                .arg(
+                    Arg::new("strict")
+                        .long("strict")
+                        .action(ArgAction::SetTrue)
+                        .help("Fail on warnings too (exit 7), for CI"),
                 )
                 .args(catalog_args.clone()),
         )
@@ -232,7 +256,22 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
         "call" => call(sub, &catalog, &source, out).await,
         "search" => {
             let intent = sub.get_one::<String>("intent").map_or("", String::as_str);
-            commands::search::run(&catalog, intent, out)
+            commands::search::run(&catalog, intent, sub.get_flag("explain"), out)
+        }
+        "lint" => {
+            let format = match (sub.get_one::<String>("format").map(String::as_str), out.json) {
+                (Some("sarif"), _) => commands::lint::Format::Sarif,
+                (Some("json"), _) | (None, true) => commands::lint::Format::Json,
+                _ => commands::lint::Format::Text,
+            };
+            let out = Out {
+                json: format != commands::lint::Format::Text,
+            };
+            let file = match &source {
+                Source::Agent(path) => Some(path.display().to_string()),
+                _ => None,
+            };
+            commands::lint::run(&catalog, file.as_deref(), format, sub.get_flag("strict"), out)
         }
         "serve" => {
             let http = sub.get_one::<String>("http").map(String::as_str);

@@ -7,6 +7,8 @@
     reason = "the command line's output is what it prints"
 )]
 
+use std::io::Write;
+
 use serde_json::{Value, json};
 
 use crate::exit::Exit;
@@ -25,9 +27,11 @@ pub(crate) struct Out {
     reason = "every command prints through its `Out`, text or JSON alike, so that none forgets which"
 )]
 impl Out {
-    /// Prints `text` on stdout.
+    /// Prints `text` on stdout. A reader that went away (`iris list |
+    /// head`) is not an error: the rest of the output is not wanted.
     pub(crate) fn line(self, text: &str) {
-        println!("{text}");
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{text}");
     }
 
     /// Prints `value` on stdout with the format version, as one line.
@@ -35,7 +39,7 @@ impl Out {
         if let Value::Object(map) = &mut value {
             map.insert("format".to_owned(), json!(FORMAT));
         }
-        println!("{value}");
+        self.line(&value.to_string());
     }
 
     /// Prints a note on stderr (not in JSON mode).

@@ -33,6 +33,7 @@ pub mod ledger;
 #[cfg(unix)]
 mod nonblocking;
 pub mod observers;
+pub mod process;
 mod progress;
 mod registry;
 mod temp_name;

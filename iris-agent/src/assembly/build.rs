@@ -65,7 +65,9 @@ pub(crate) fn assemble_with(
         };
         issues.at(mcp.referenced, "tools.mcp", message);
     }
-    let tools = tools(names, &file, remote.unwrap_or_default(), &mut issues);
+    let mut remote = remote.unwrap_or_default();
+    remote.extend(super::command::command_tools(&file.tools.command, base, &mut issues));
+    let tools = tools(names, &file, remote, &mut issues);
     let hooks = hooks(names, &file.hooks, &tools.names, base, &mut issues);
     let middleware = middleware(names, &file, &mut issues);
     let policy = policy(&file, &tools.names, &mut issues);
@@ -547,7 +549,7 @@ fn command_hook(
 
 /// `${NAME}` replaced by the host's variable `NAME`; the name of the first
 /// one not set otherwise.
-fn expand_variables(value: &str) -> Result<String, String> {
+pub(super) fn expand_variables(value: &str) -> Result<String, String> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(start) = rest.find("${") {

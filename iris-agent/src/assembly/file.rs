@@ -119,11 +119,114 @@ pub struct ToolsSection {
     )]
     #[cfg_attr(not(feature = "mcp"), schemars(with = "Option<Vec<Value>>"))]
     pub mcp: Option<Spanned<Vec<Value>>>,
+    /// Tools whose body is a program: the arguments as JSON on its stdin,
+    /// its stdout the result.
+    #[serde(default)]
+    pub command: Vec<CommandToolSection>,
     /// Tools kept out of requests until `tool_search` finds them, by
     /// model-facing name.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub deferred: Vec<Named>,
+}
+
+/// A tool whose body is a program, never run through a shell.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandToolSection {
+    /// The name the model calls it by.
+    #[schemars(with = "String")]
+    pub name: Named,
+    /// What it does and when to use it: what the model chooses by.
+    pub description: String,
+    /// The program and its arguments, such as `["python3", "tools/count.py"]`
+    /// (a relative program path is taken from `cwd`).
+    #[schemars(with = "Vec<String>")]
+    pub command: Spanned<Vec<String>>,
+    /// Its parameters by name, typed: `{path: {type: string, description:
+    /// ...}}`. Or give `input_schema`.
+    #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, ParameterSection>>")]
+    pub parameters: Option<Spanned<BTreeMap<String, ParameterSection>>>,
+    /// Its input as a JSON Schema object, instead of `parameters`.
+    #[serde(default)]
+    #[schemars(with = "Option<Value>")]
+    pub input_schema: Option<Spanned<Value>>,
+    /// Capability tags: `read_only`, `write`, `exec`, `network`,
+    /// `idempotent`, `concurrency_safe`, `interactive`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub capabilities: Vec<iris_core::Capability>,
+    /// How stdout becomes the result: `auto` (JSON when it is JSON), `text`
+    /// or `json`.
+    #[serde(default)]
+    pub output: iris_tools::command::CommandOutput,
+    /// One call's deadline, such as `10s` (30 seconds when left out).
+    #[serde(default)]
+    pub timeout: Option<Seconds>,
+    /// Extra environment variables; `${NAME}` takes a variable of the
+    /// host's environment, which must be set.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub env: BTreeMap<String, Spanned<String>>,
+    /// The working directory, relative to this file (this file's folder
+    /// when left out).
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+/// One parameter of a command tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParameterSection {
+    /// Its JSON type.
+    #[serde(rename = "type")]
+    pub kind: ParameterKind,
+    /// What it means: the model reads this.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Whether the model may leave it out.
+    #[serde(default)]
+    pub optional: bool,
+    /// The only values it takes.
+    #[serde(default, rename = "enum")]
+    pub values: Option<Vec<Value>>,
+    /// The type of each item (`type: array`), `string` when left out.
+    #[serde(default)]
+    pub items: Option<ParameterKind>,
+}
+
+/// The JSON types a parameter can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ParameterKind {
+    /// Text.
+    String,
+    /// A whole number.
+    Integer,
+    /// Any number.
+    Number,
+    /// `true` or `false`.
+    Boolean,
+    /// A list.
+    Array,
+    /// A JSON object.
+    Object,
+}
+
+impl ParameterKind {
+    /// The JSON Schema `type`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Integer => "integer",
+            Self::Number => "number",
+            Self::Boolean => "boolean",
+            Self::Array => "array",
+            Self::Object => "object",
+        }
+    }
 }
 
 /// One hook.

@@ -2,6 +2,7 @@
 
 pub(crate) mod call;
 pub(crate) mod check;
+pub(crate) mod lint;
 pub(crate) mod list;
 pub(crate) mod schema;
 pub(crate) mod search;

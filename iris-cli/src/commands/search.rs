@@ -1,28 +1,39 @@
 //! `iris search "intent"`: the local ranker's candidates for an intent
 //! among all the catalog's tools (eager ones too), with their scores and
-//! coverage, and whether one would be selected.
+//! coverage, whether one would be selected, and with `--explain` each
+//! term's part in each score.
 
-use iris_tools::discovery::{LocalRanker, SearchScope};
+use iris_tools::discovery::{Explanation, LocalRanker, SearchScope, TermSource};
 use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
 use crate::exit::Exit;
 use crate::output::Out;
 
-pub(crate) fn run(catalog: &Catalog, intent: &str, out: Out) -> Exit {
+pub(crate) fn run(catalog: &Catalog, intent: &str, explain: bool, out: Out) -> Exit {
     let registry = catalog.agent.registry();
-    let answer = LocalRanker::default().answer(intent, &SearchScope::every_tool(&registry));
+    let scope = SearchScope::every_tool(&registry);
+    let answer = LocalRanker::default().answer(intent, &scope);
+    let explanation = |name: &str| {
+        explain
+            .then(|| scope.explain(intent, name))
+            .flatten()
+    };
     if out.json {
         let candidates: Vec<Value> = answer
             .candidates
             .iter()
             .map(|c| {
-                json!({
+                let mut candidate = json!({
                     "name": c.name.as_str(),
                     "score": c.score,
                     "coverage": c.coverage,
                     "summary": c.summary,
-                })
+                });
+                if let Some(explained) = explanation(c.name.as_str()) {
+                    candidate["terms"] = json!(explained.terms);
+                }
+                candidate
             })
             .collect();
         out.json(json!({
@@ -52,9 +63,30 @@ pub(crate) fn run(catalog: &Catalog, intent: &str, out: Out) -> Exit {
                 .coverage
                 .map_or_else(|| "-".to_owned(), |c| format!("{:.0}%", c * 100.0)),
         ));
+        if let Some(explained) = explanation(candidate.name.as_str()) {
+            out.line(&format!("    {}", terms_line(&explained)));
+        }
     }
     if answer.selected.is_none() {
         out.note("none is selected: the first does not lead clearly enough, or matches too little of the intent");
     }
     Exit::Ok
+}
+
+/// The terms of an explanation on one line: `read +1.52 · file +0.61 ·
+/// text ~+0.10 (related) · zzyzx (no tool has it)`.
+pub(crate) fn terms_line(explained: &Explanation) -> String {
+    explained
+        .terms
+        .iter()
+        .map(|t| match t.source {
+            TermSource::Query if t.gain > 0.0 => format!("{} +{:.2}", t.term, t.gain),
+            TermSource::Query => format!("{} (missing)", t.term),
+            TermSource::Related { weight } => {
+                format!("{} +{:.2} (related, {weight:.1})", t.term, t.gain)
+            }
+            TermSource::Unseen => format!("{} (no tool has it)", t.term),
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
 }

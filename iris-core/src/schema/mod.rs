@@ -247,6 +247,20 @@ pub fn reject_unknown_keys(input: &Value, schema: &Value) -> Result<(), Argument
     }
 }
 
+/// Checks `input` against a tool's JSON Schema when no Rust type parses it
+/// (a tool defined by configuration): types, required and unknown keys,
+/// enums, and bounds, each fault with its own path (at most
+/// 16 listed, the rest counted).
+///
+/// # Errors
+/// [`ArgumentError`] with every fault found.
+pub fn check_input(input: &Value, schema: &Value) -> Result<(), ArgumentError> {
+    match locate::departures(input, schema) {
+        None => Ok(()),
+        Some(error) => Err(error),
+    }
+}
+
 /// A short name for the kind of a JSON value, for messages.
 #[must_use]
 pub fn json_kind(value: &Value) -> &'static str {

@@ -87,6 +87,13 @@ impl<'a> SearchScope<'a> {
         self
     }
 
+    /// How the tool `name` (canonical) scores for `intent`, term by term
+    /// (whether or not it is a candidate); `None` when it is not indexed.
+    #[must_use]
+    pub fn explain(&self, intent: &str, name: &str) -> Option<super::Explanation> {
+        self.index.explain(intent, name)
+    }
+
     /// Whether `name` (canonical) is a candidate.
     #[must_use]
     pub fn contains(&self, name: &str) -> bool {

@@ -100,7 +100,7 @@ pub use budget::{CHARS_PER_TOKEN, DEFAULT_BUDGET_TOKENS, schema_tokens};
 pub use disclosure::{
     DisclosurePolicy, LOAD_HEAD_RATIO, LOAD_MAX_TOOLS, LOAD_MIN_COVERAGE, LOAD_SEARCH_SHARE,
 };
-pub use index::SearchIndex;
+pub use index::{Explanation, SearchIndex, TermGain, TermSource};
 pub use tool_search::{ToolSearch, tool_search};
 
 /// The name of the search tool.

@@ -14,6 +14,7 @@ mod agent_code;
 mod agent_schema_props;
 mod artifacts_object_store;
 mod assembly;
+mod command_tools;
 mod cassettes;
 mod conformance;
 mod error_paths;
