@@ -26,6 +26,8 @@ pub enum Exit {
     LintFailed,
     /// `iris eval` measured a regression against its baseline (`8`).
     Regression,
+    /// `iris diff` found a breaking change (`9`).
+    Breaking,
     /// Iris itself failed (`70`).
     Internal,
 }
@@ -44,6 +46,7 @@ impl Exit {
             Self::Unreachable => 6,
             Self::LintFailed => 7,
             Self::Regression => 8,
+            Self::Breaking => 9,
             Self::Internal => 70,
         }
     }
@@ -61,6 +64,7 @@ impl Exit {
             Self::Unreachable => "unreachable",
             Self::LintFailed => "lint_failed",
             Self::Regression => "regression",
+            Self::Breaking => "breaking",
             Self::Internal => "internal",
         }
     }

@@ -159,6 +159,79 @@ pub fn command() -> Command {
                 .args(catalog_args.clone()),
         )
         .subcommand(
+            Command::new("eval")
+                .about("Measure how well searches find the right tool for labelled requests")
+                .arg(Arg::new("cases").required(true).value_name("CASES.yaml"))
+                .arg(
+                    Arg::new("k")
+                        .long("k")
+                        .value_name("K")
+                        .default_value("5")
+                        .value_parser(clap::value_parser!(usize))
+                        .help("Candidates counted for top-k"),
+                )
+                .arg(
+                    Arg::new("baseline")
+                        .long("baseline")
+                        .value_name("FILE")
+                        .help("An earlier `iris eval --json`: fail (exit 8) when a figure falls below it"),
+                )
+                .arg(
+                    Arg::new("fail-under")
+                        .long("fail-under")
+                        .value_name("POINTS")
+                        .default_value("0")
+                        .value_parser(clap::value_parser!(f64))
+                        .help("Points (0 to 100) a figure may fall below the baseline"),
+                )
+                .args(catalog_args.clone()),
+        )
+        .subcommand(
+            Command::new("lock")
+                .about("Pin the catalog (tools, schemas, hashes) in a lockfile")
+                .arg(
+                    Arg::new("output")
+                        .long("output")
+                        .short('o')
+                        .value_name("FILE")
+                        .default_value(commands::lock::DEFAULT_LOCKFILE)
+                        .help("Where to write it (`-` for stdout)"),
+                )
+                .args(catalog_args.clone()),
+        )
+        .subcommand(
+            Command::new("diff")
+                .about("Classify what changed since a lockfile: breaking (exit 9), compatible or cosmetic")
+                .arg(
+                    Arg::new("lockfile")
+                        .value_name("LOCKFILE")
+                        .default_value(commands::lock::DEFAULT_LOCKFILE),
+                )
+                .arg(
+                    Arg::new("against")
+                        .long("against")
+                        .value_name("LOCKFILE")
+                        .help("Compare with this lockfile instead of the catalog"),
+                )
+                .args(catalog_args.clone()),
+        )
+        .subcommand(
+            Command::new("doctor")
+                .about("Check that this machine can run the catalog: it loads, its model answers, its workspace is writable")
+                .args(catalog_args.clone()),
+        )
+        .subcommand(
+            Command::new("completions")
+                .about("Print a completion script for a shell")
+                .arg(
+                    Arg::new("shell")
+                        .required(true)
+                        .value_name("SHELL")
+                        .value_parser(clap::value_parser!(clap_complete::Shell))
+                        .help("bash, zsh, fish, elvish or powershell"),
+                ),
+        )
+        .subcommand(
             Command::new("check")
                 .about("Check an agent file: every problem, with file:line:column")
                 .arg(Arg::new("file").required(true).value_name("AGENT.yaml"))
@@ -211,8 +284,16 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
         return Exit::Usage;
     };
     let out = Out {
-        json: sub.get_flag("json"),
+        json: matches!(sub.try_get_one::<bool>("json"), Ok(Some(true))),
     };
+    if name == "completions" {
+        if let Some(shell) = sub.get_one::<clap_complete::Shell>("shell") {
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut command(), "iris", &mut script);
+            out.line(String::from_utf8_lossy(&script).trim_end());
+        }
+        return Exit::Ok;
+    }
     if name == "check" {
         let file = sub
             .get_one::<String>("file")
@@ -240,6 +321,9 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
             );
         }
     };
+    if name == "doctor" {
+        return commands::doctor::run(&source, host, out).await;
+    }
     let catalog = match Catalog::open(&source, host).await {
         Ok(catalog) => catalog,
         Err((exit, message)) => return out.fail(exit, &message),
@@ -259,7 +343,10 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
             commands::search::run(&catalog, intent, sub.get_flag("explain"), out)
         }
         "lint" => {
-            let format = match (sub.get_one::<String>("format").map(String::as_str), out.json) {
+            let format = match (
+                sub.get_one::<String>("format").map(String::as_str),
+                out.json,
+            ) {
                 (Some("sarif"), _) => commands::lint::Format::Sarif,
                 (Some("json"), _) | (None, true) => commands::lint::Format::Json,
                 _ => commands::lint::Format::Text,
@@ -271,7 +358,39 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
                 Source::Agent(path) => Some(path.display().to_string()),
                 _ => None,
             };
-            commands::lint::run(&catalog, file.as_deref(), format, sub.get_flag("strict"), out)
+            commands::lint::run(
+                &catalog,
+                file.as_deref(),
+                format,
+                sub.get_flag("strict"),
+                out,
+            )
+        }
+        "eval" => {
+            let cases = sub
+                .get_one::<String>("cases")
+                .map(PathBuf::from)
+                .unwrap_or_default();
+            let baseline = sub.get_one::<String>("baseline").map(PathBuf::from);
+            let options = commands::eval::Options {
+                cases: &cases,
+                k: sub.get_one::<usize>("k").copied().unwrap_or(5),
+                baseline: baseline.as_deref(),
+                fail_under: sub.get_one::<f64>("fail-under").copied().unwrap_or(0.0),
+            };
+            commands::eval::run(&catalog, &options, out)
+        }
+        "lock" => {
+            let output = sub.get_one::<String>("output").map_or("-", String::as_str);
+            commands::lock::run(&catalog, output, out)
+        }
+        "diff" => {
+            let lockfile = sub
+                .get_one::<String>("lockfile")
+                .map(PathBuf::from)
+                .unwrap_or_default();
+            let against = sub.get_one::<String>("against").map(PathBuf::from);
+            commands::diff::run(&catalog, &lockfile, against.as_deref(), out)
         }
         "serve" => {
             let http = sub.get_one::<String>("http").map(String::as_str);

@@ -56,7 +56,9 @@ pub struct CommandTool {
 #[non_exhaustive]
 pub enum CommandToolError {
     /// The argv was empty.
-    #[error("tool `{tool}` has an empty command; give the program and its arguments, such as [\"python3\", \"count.py\"]")]
+    #[error(
+        "tool `{tool}` has an empty command; give the program and its arguments, such as [\"python3\", \"count.py\"]"
+    )]
     EmptyCommand {
         /// The tool.
         tool: String,
@@ -166,7 +168,9 @@ impl CommandTool {
                 Ok(value) => ToolResult::json(value),
                 Err(error) => ToolResult::error(
                     ToolErrorKind::Execution,
-                    format!("`{tool}` is configured to answer JSON but wrote something else ({error})"),
+                    format!(
+                        "`{tool}` is configured to answer JSON but wrote something else ({error})"
+                    ),
                 ),
             },
         }

@@ -66,7 +66,11 @@ pub(crate) fn assemble_with(
         issues.at(mcp.referenced, "tools.mcp", message);
     }
     let mut remote = remote.unwrap_or_default();
-    remote.extend(super::command::command_tools(&file.tools.command, base, &mut issues));
+    remote.extend(super::command::command_tools(
+        &file.tools.command,
+        base,
+        &mut issues,
+    ));
     let tools = tools(names, &file, remote, &mut issues);
     let hooks = hooks(names, &file.hooks, &tools.names, base, &mut issues);
     let middleware = middleware(names, &file, &mut issues);

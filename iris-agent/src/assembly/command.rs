@@ -22,7 +22,9 @@ pub(super) fn command_tools(
     sections
         .iter()
         .enumerate()
-        .filter_map(|(i, section)| command_tool(section, &format!("tools.command[{i}]"), base, issues))
+        .filter_map(|(i, section)| {
+            command_tool(section, &format!("tools.command[{i}]"), base, issues)
+        })
         .collect()
 }
 
@@ -43,7 +45,13 @@ fn command_tool(
     let schema = input_schema(section, key, issues)?;
     let definition = match ToolDefinition::builder(name, section.description.clone())
         .input_schema(schema)
-        .capabilities(section.capabilities.iter().copied().collect::<Capabilities>())
+        .capabilities(
+            section
+                .capabilities
+                .iter()
+                .copied()
+                .collect::<Capabilities>(),
+        )
         .build()
     {
         Ok(definition) => definition,
@@ -53,8 +61,15 @@ fn command_tool(
         }
     };
     let argv = &section.command;
-    let base = if base.as_os_str().is_empty() { Path::new(".") } else { base };
-    let cwd = section.cwd.as_ref().map_or_else(|| base.to_path_buf(), |dir| base.join(dir));
+    let base = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    let cwd = section
+        .cwd
+        .as_ref()
+        .map_or_else(|| base.to_path_buf(), |dir| base.join(dir));
     // A program named by a relative path (`./count.sh`, `tools/count.py`)
     // is found from the working directory, the same on every platform.
     let mut program = argv.value.clone();
@@ -77,7 +92,9 @@ fn command_tool(
             Err(missing) => issues.at(
                 value.referenced,
                 format!("{key}.env.{variable}"),
-                format!("environment variable `{missing}` is not set; set it before starting the agent"),
+                format!(
+                    "environment variable `{missing}` is not set; set it before starting the agent"
+                ),
             ),
         }
     }
@@ -114,7 +131,9 @@ fn input_schema(section: &CommandToolSection, key: &str, issues: &mut Issues) ->
             }
         }
         (None, Some(parameters)) => Some(schema_of(&parameters.value)),
-        (None, None) => Some(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+        (None, None) => {
+            Some(json!({"type": "object", "properties": {}, "additionalProperties": false}))
+        }
     }
 }
 

@@ -52,16 +52,56 @@ pub(crate) struct Finding {
 
 /// Each rule: its id, its level and what it means (SARIF's rule list).
 pub(crate) const RULES: [(&str, Level, &str); 10] = [
-    ("description-missing", Level::Error, "The tool has no description: a model cannot tell when to use it."),
-    ("description-short", Level::Warning, "The description is too short to choose the tool by."),
-    ("parameter-undescribed", Level::Warning, "A parameter has no description: the model guesses what to pass."),
-    ("not-strict", Level::Warning, "Strict mode was asked for but the schema cannot be strict: the provider does not enforce it."),
-    ("keyword-dropped", Level::Warning, "A schema keyword the provider refuses was removed: the model does not see the constraint (the runtime still enforces it)."),
-    ("recursion-cut", Level::Warning, "A recursive type could not be sent: deeper values are undescribed."),
-    ("schema-too-large", Level::Error, "The schema grew past the inlining limit and was cut."),
-    ("schema-large", Level::Warning, "The schema costs many tokens in every request that offers the tool."),
-    ("confusable", Level::Warning, "Another tool ranks close to this one for this tool's own description: searches confuse them."),
-    ("projection", Level::Note, "A change a provider's projection made on the way (meaning kept)."),
+    (
+        "description-missing",
+        Level::Error,
+        "The tool has no description: a model cannot tell when to use it.",
+    ),
+    (
+        "description-short",
+        Level::Warning,
+        "The description is too short to choose the tool by.",
+    ),
+    (
+        "parameter-undescribed",
+        Level::Warning,
+        "A parameter has no description: the model guesses what to pass.",
+    ),
+    (
+        "not-strict",
+        Level::Warning,
+        "Strict mode was asked for but the schema cannot be strict: the provider does not enforce it.",
+    ),
+    (
+        "keyword-dropped",
+        Level::Warning,
+        "A schema keyword the provider refuses was removed: the model does not see the constraint (the runtime still enforces it).",
+    ),
+    (
+        "recursion-cut",
+        Level::Warning,
+        "A recursive type could not be sent: deeper values are undescribed.",
+    ),
+    (
+        "schema-too-large",
+        Level::Error,
+        "The schema grew past the inlining limit and was cut.",
+    ),
+    (
+        "schema-large",
+        Level::Warning,
+        "The schema costs many tokens in every request that offers the tool.",
+    ),
+    (
+        "confusable",
+        Level::Warning,
+        "Another tool ranks close to this one for this tool's own description: searches confuse them.",
+    ),
+    (
+        "projection",
+        Level::Note,
+        "A change a provider's projection made on the way (meaning kept).",
+    ),
 ];
 
 /// Tokens past which a schema is large.
@@ -74,7 +114,9 @@ const CONFUSABLE_RATIO: f32 = 0.85;
 
 /// The providers lint projects for, with the name `--provider` uses.
 const PROJECTIONS: [(&str, fn(&ToolSpec) -> Projection); 5] = [
-    ("openai-strict", |spec| provider::openai_chat(&spec.clone().with_strict(true))),
+    ("openai-strict", |spec| {
+        provider::openai_chat(&spec.clone().with_strict(true))
+    }),
     ("responses", provider::openai_responses),
     ("anthropic", provider::anthropic),
     ("gemini", provider::gemini),
@@ -110,7 +152,11 @@ fn finding(tool: &ToolDefinition, rule: &'static str, message: String) -> Findin
 fn descriptions(definition: &ToolDefinition, found: &mut Vec<Finding>) {
     let words = definition.description().split_whitespace().count();
     if words == 0 {
-        found.push(finding(definition, "description-missing", "no description: say what the tool does and when to use it".to_owned()));
+        found.push(finding(
+            definition,
+            "description-missing",
+            "no description: say what the tool does and when to use it".to_owned(),
+        ));
     } else if words < MIN_DESCRIPTION_WORDS {
         found.push(finding(
             definition,
@@ -118,20 +164,32 @@ fn descriptions(definition: &ToolDefinition, found: &mut Vec<Finding>) {
             format!("the description has {words} word(s): say what the tool does, on what, and when to use it"),
         ));
     }
-    let Some(properties) = definition.input_schema().get("properties").and_then(Value::as_object) else {
+    let Some(properties) = definition
+        .input_schema()
+        .get("properties")
+        .and_then(Value::as_object)
+    else {
         return;
     };
     for (name, schema) in properties {
-        let described = ["description", "title"]
-            .iter()
-            .any(|k| schema.get(k).and_then(Value::as_str).is_some_and(|d| !d.trim().is_empty()));
+        let described = ["description", "title"].iter().any(|k| {
+            schema
+                .get(k)
+                .and_then(Value::as_str)
+                .is_some_and(|d| !d.trim().is_empty())
+        });
         if !described {
             let mut undescribed = finding(
                 definition,
                 "parameter-undescribed",
-                format!("parameter `{name}` has no description (a doc comment on the parameter, or `description:`)"),
+                format!(
+                    "parameter `{name}` has no description (a doc comment on the parameter, or `description:`)"
+                ),
             );
-            undescribed.at = Some(format!("/properties/{}", name.replace('~', "~0").replace('/', "~1")));
+            undescribed.at = Some(format!(
+                "/properties/{}",
+                name.replace('~', "~0").replace('/', "~1")
+            ));
             found.push(undescribed);
         }
     }
@@ -142,23 +200,46 @@ fn projections(definition: &ToolDefinition, found: &mut Vec<Finding>) {
     for (provider, project) in PROJECTIONS {
         for note in project(&spec).report.notes {
             let (rule, message) = match &note {
-                ProjectionNote::NotStrict { reason, .. } => ("not-strict", format!("sent non-strict: {reason}")),
+                ProjectionNote::NotStrict { reason, .. } => {
+                    ("not-strict", format!("sent non-strict: {reason}"))
+                }
                 // Annotations a model does not choose values by: their loss
                 // changes nothing it sees of the constraints.
                 ProjectionNote::DroppedKeyword { keyword, .. }
-                    if matches!(keyword.as_str(), "additionalProperties" | "format" | "$schema" | "title" | "examples") =>
+                    if matches!(
+                        keyword.as_str(),
+                        "additionalProperties" | "format" | "$schema" | "title" | "examples"
+                    ) =>
                 {
                     ("projection", format!("`{keyword}` is not sent"))
                 }
-                ProjectionNote::DroppedKeyword { keyword, .. } => ("keyword-dropped", format!("`{keyword}` is not sent")),
-                ProjectionNote::RecursionCut { reference, .. } => ("recursion-cut", format!("recursive `{reference}` sent as a plain object")),
-                ProjectionNote::RecursionLimited { reference, .. } => ("recursion-cut", format!("recursive `{reference}` expanded to a limited depth only")),
-                ProjectionNote::TooLarge { limit, .. } => ("schema-too-large", format!("inlining stopped at {limit} nodes")),
-                other => ("projection", serde_json::to_string(other).unwrap_or_default()),
+                ProjectionNote::DroppedKeyword { keyword, .. } => {
+                    ("keyword-dropped", format!("`{keyword}` is not sent"))
+                }
+                ProjectionNote::RecursionCut { reference, .. } => (
+                    "recursion-cut",
+                    format!("recursive `{reference}` sent as a plain object"),
+                ),
+                ProjectionNote::RecursionLimited { reference, .. } => (
+                    "recursion-cut",
+                    format!("recursive `{reference}` expanded to a limited depth only"),
+                ),
+                ProjectionNote::TooLarge { limit, .. } => (
+                    "schema-too-large",
+                    format!("inlining stopped at {limit} nodes"),
+                ),
+                other => (
+                    "projection",
+                    serde_json::to_string(other).unwrap_or_default(),
+                ),
             };
             let mut projected = finding(definition, rule, message);
             projected.provider = Some(provider);
-            projected.at = Some(if note.at().is_empty() { "/".to_owned() } else { note.at().to_owned() });
+            projected.at = Some(if note.at().is_empty() {
+                "/".to_owned()
+            } else {
+                note.at().to_owned()
+            });
             found.push(projected);
         }
     }
@@ -195,7 +276,11 @@ fn confusion(definition: &ToolDefinition, scope: &SearchScope<'_>, found: &mut V
     let standing = if rival.score > own_score {
         format!("ranks above it ({:.2} against {own_score:.2})", rival.score)
     } else {
-        format!("ranks within {:.0}% of it ({:.2} against {own_score:.2})", (1.0 - CONFUSABLE_RATIO) * 100.0, rival.score)
+        format!(
+            "ranks within {:.0}% of it ({:.2} against {own_score:.2})",
+            (1.0 - CONFUSABLE_RATIO) * 100.0,
+            rival.score
+        )
     };
     found.push(finding(
         definition,
@@ -217,7 +302,12 @@ fn shared_terms(scope: &SearchScope<'_>, query: &str, a: &str, b: &str) -> Vec<S
         .terms
         .iter()
         .filter(|t| t.gain > 0.0 && t.source == TermSource::Query)
-        .filter(|t| second.terms.iter().any(|o| o.term == t.term && o.gain > 0.0))
+        .filter(|t| {
+            second
+                .terms
+                .iter()
+                .any(|o| o.term == t.term && o.gain > 0.0)
+        })
         .take(6)
         .map(|t| t.term.clone())
         .collect()
@@ -231,14 +321,25 @@ pub(crate) enum Format {
     Sarif,
 }
 
-pub(crate) fn run(catalog: &Catalog, source: Option<&str>, format: Format, strict: bool, out: Out) -> Exit {
+pub(crate) fn run(
+    catalog: &Catalog,
+    source: Option<&str>,
+    format: Format,
+    strict: bool,
+    out: Out,
+) -> Exit {
     let registry = catalog.agent.registry();
-    let mut definitions: Vec<&ToolDefinition> = registry.tools().map(|t| t.definition_dyn()).collect();
+    let mut definitions: Vec<&ToolDefinition> =
+        registry.tools().map(|t| t.definition_dyn()).collect();
     definitions.sort_by(|a, b| a.name().as_str().cmp(b.name().as_str()));
     let scope = SearchScope::every_tool(&registry);
     let found = findings(&definitions, &scope);
     let count = |level| found.iter().filter(|f| f.level == level).count();
-    let (errors, warnings, notes) = (count(Level::Error), count(Level::Warning), count(Level::Note));
+    let (errors, warnings, notes) = (
+        count(Level::Error),
+        count(Level::Warning),
+        count(Level::Note),
+    );
     match format {
         Format::Json => out.json(json!({
             "tools": definitions.len(),
@@ -249,8 +350,17 @@ pub(crate) fn run(catalog: &Catalog, source: Option<&str>, format: Format, stric
         Format::Text => {
             for f in found.iter().filter(|f| f.level > Level::Note) {
                 let provider = f.provider.map(|p| format!(" ({p})")).unwrap_or_default();
-                let at = f.at.as_deref().map(|a| format!(" at {a}")).unwrap_or_default();
-                out.line(&format!("{}: {}[{}]{provider}{at}: {}", f.tool, f.level.name(), f.rule, f.message));
+                let at =
+                    f.at.as_deref()
+                        .map(|a| format!(" at {a}"))
+                        .unwrap_or_default();
+                out.line(&format!(
+                    "{}: {}[{}]{provider}{at}: {}",
+                    f.tool,
+                    f.level.name(),
+                    f.rule,
+                    f.message
+                ));
             }
             out.note(&format!(
                 "{} tool(s): {errors} error(s), {warnings} warning(s), {notes} note(s) (projection changes that keep the meaning; `--json` lists them)",

@@ -2,8 +2,12 @@
 
 pub(crate) mod call;
 pub(crate) mod check;
+pub(crate) mod diff;
+pub(crate) mod doctor;
+pub(crate) mod eval;
 pub(crate) mod lint;
 pub(crate) mod list;
+pub(crate) mod lock;
 pub(crate) mod schema;
 pub(crate) mod search;
 pub(crate) mod serve;

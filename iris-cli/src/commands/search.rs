@@ -14,11 +14,7 @@ pub(crate) fn run(catalog: &Catalog, intent: &str, explain: bool, out: Out) -> E
     let registry = catalog.agent.registry();
     let scope = SearchScope::every_tool(&registry);
     let answer = LocalRanker::default().answer(intent, &scope);
-    let explanation = |name: &str| {
-        explain
-            .then(|| scope.explain(intent, name))
-            .flatten()
-    };
+    let explanation = |name: &str| explain.then(|| scope.explain(intent, name)).flatten();
     if out.json {
         let candidates: Vec<Value> = answer
             .candidates

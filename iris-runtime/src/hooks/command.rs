@@ -38,10 +38,11 @@ impl CommandHook {
         S: Into<String>,
     {
         let argv: Vec<String> = argv.into_iter().map(Into::into).collect();
-        let mut program =
-            Program::new(argv, HOOK_TOKEN_VAR).ok_or_else(|| crate::RuntimeError::EmptyCommand {
+        let mut program = Program::new(argv, HOOK_TOKEN_VAR).ok_or_else(|| {
+            crate::RuntimeError::EmptyCommand {
                 hook: name.to_owned(),
-            })?;
+            }
+        })?;
         program.timeout(Self::DEFAULT_TIMEOUT);
         program.limits(MAX_STDOUT_BYTES, MAX_STDERR_BYTES);
         Ok(Self { program })
@@ -78,14 +79,18 @@ impl CommandHook {
                 "the hook input could not be serialized: {err}"
             )))
         })?;
-        let finished = self.program.exchange(&payload).await.map_err(|err| match err {
-            ProcessError::Timeout(after) => HookFailure::Timeout(after),
-            ProcessError::Spawn { program, source } => HookFailure::Spawn { program, source },
-            ProcessError::Io(err) => HookFailure::Io(err),
-            ProcessError::OutputTooLarge { stream, limit } => {
-                HookFailure::OutputTooLarge { stream, limit }
-            }
-        })?;
+        let finished = self
+            .program
+            .exchange(&payload)
+            .await
+            .map_err(|err| match err {
+                ProcessError::Timeout(after) => HookFailure::Timeout(after),
+                ProcessError::Spawn { program, source } => HookFailure::Spawn { program, source },
+                ProcessError::Io(err) => HookFailure::Io(err),
+                ProcessError::OutputTooLarge { stream, limit } => {
+                    HookFailure::OutputTooLarge { stream, limit }
+                }
+            })?;
         if !finished.status.success() {
             return Err(HookFailure::Exit {
                 status: finished.status.to_string(),

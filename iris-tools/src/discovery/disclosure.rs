@@ -12,6 +12,10 @@
 //! no tool fits loading nothing) and reported on the other half in the
 //! README's discovery section.
 
+use iris_core::ToolName;
+
+use super::backend::IntentAnswer;
+
 /// How much a search loads for an intent with no selected tool.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DisclosurePolicy {
@@ -72,6 +76,53 @@ impl DisclosurePolicy {
             .take(self.max_tools)
             .take_while(|(score, _)| *score >= top * self.head_ratio)
             .count()
+    }
+
+    /// What an intent's answer asks to load: its selected tool, or without
+    /// one the flat head of its candidates.
+    #[must_use]
+    pub fn to_load<'a>(&self, answer: &'a IntentAnswer) -> Vec<&'a ToolName> {
+        if let Some(selected) = &answer.selected {
+            return vec![selected];
+        }
+        let ranked: Vec<(f32, f32)> = answer
+            .candidates
+            .iter()
+            .map_while(|c| Some((c.score?, c.coverage?)))
+            .collect();
+        let head = self.head(&ranked);
+        answer
+            .candidates
+            .iter()
+            .take(head)
+            .map(|c| &c.name)
+            .collect()
+    }
+
+    /// What the first search of a run loads for `answer` with a token
+    /// `budget`, each with its schema's tokens (`tokens_of`): what
+    /// [`to_load`](Self::to_load) asks, a candidate loaded without a
+    /// selection only within this search's share of the budget.
+    #[must_use]
+    pub fn first_search<'a>(
+        &self,
+        answer: &'a IntentAnswer,
+        tokens_of: impl Fn(&ToolName) -> usize,
+        budget: usize,
+    ) -> Vec<(&'a ToolName, usize)> {
+        let share = self.search_tokens(budget);
+        let mut loaded = Vec::new();
+        let mut used = 0_usize;
+        for name in self.to_load(answer) {
+            let tokens = tokens_of(name);
+            let selected = answer.selected.as_ref() == Some(name);
+            if (!selected && used + tokens > share) || used + tokens > budget {
+                continue;
+            }
+            used += tokens;
+            loaded.push((name, tokens));
+        }
+        loaded
     }
 
     /// The tokens one search may load from a run's `budget`.

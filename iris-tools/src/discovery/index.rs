@@ -19,10 +19,10 @@ use iris_core::{ToolDefinition, ToolName};
 use super::associations;
 
 mod explain;
-pub use explain::{Explanation, TermGain, TermSource};
 use super::parameters::{MAX_SCHEMA_NODES, ParameterText, split_examples, visit_parameters};
 use super::postings::{MAX_TOOLS, PostingList};
 use super::tokenize::{for_each_word, term_of};
+pub use explain::{Explanation, TermGain, TermSource};
 
 /// The word id of stop words.
 const STOP: u32 = u32::MAX;

@@ -519,33 +519,13 @@ impl Discovery {
         result
     }
 
-    /// What each intent loads: its selected tool, or without one the flat
-    /// head of its candidates as the policy says.
-    fn to_load<'a>(&self, answer: &'a IntentAnswer) -> Vec<&'a ToolName> {
-        if let Some(selected) = &answer.selected {
-            return vec![selected];
-        }
-        let ranked: Vec<(f32, f32)> = answer
-            .candidates
-            .iter()
-            .map_while(|c| Some((c.score?, c.coverage?)))
-            .collect();
-        let head = self.policy.head(&ranked);
-        answer
-            .candidates
-            .iter()
-            .take(head)
-            .map(|c| &c.name)
-            .collect()
-    }
-
     /// Adds what each intent loads to the run's disclosure, intent by
     /// intent, while it fits this search's share of the budget and the
     /// budget.
     fn disclose(&self, run: &RunId, answers: &[IntentAnswer], registry: &ToolRegistry) -> Loading {
         let mut loading = Loading::default();
         let mut wanted: Vec<&ToolName> = Vec::new();
-        for name in answers.iter().flat_map(|a| self.to_load(a)) {
+        for name in answers.iter().flat_map(|a| self.policy.to_load(a)) {
             if !wanted.contains(&name) {
                 wanted.push(name);
             }

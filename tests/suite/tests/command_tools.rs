@@ -119,7 +119,11 @@ async fn a_program_answers_json_or_text_from_the_arguments_on_its_stdin() {
         json!(["text"]),
         "`optional` parameters are not required"
     );
-    assert!(definition.capabilities().contains(iris::definition::Capability::ReadOnly));
+    assert!(
+        definition
+            .capabilities()
+            .contains(iris::definition::Capability::ReadOnly)
+    );
 }
 
 #[tokio::test]
@@ -129,7 +133,11 @@ async fn arguments_that_break_the_schema_never_reach_the_program() {
     for (tool, arguments, expected) in [
         ("count_words", json!({"txt": "a"}), "unknown field `txt`"),
         ("count_words", json!({"text": 3}), "$.text"),
-        ("count_words", json!({"text": "a", "unit": "pages"}), "$.unit"),
+        (
+            "count_words",
+            json!({"text": "a", "unit": "pages"}),
+            "$.unit",
+        ),
         ("echo_input", json!({"note": "far too long"}), "$.note"),
     ] {
         let refused = call(&agent, dir.path(), tool, arguments.clone()).await;
@@ -203,7 +211,10 @@ fn a_command_tool_with_problems_is_reported_at_its_key() {
             "text",
         ),
     ] {
-        let Err(error) = Assembly::builder().build().parse(yaml, Path::new("agent.yaml")) else {
+        let Err(error) = Assembly::builder()
+            .build()
+            .parse(yaml, Path::new("agent.yaml"))
+        else {
             panic!("{yaml} assembled");
         };
         assert!(error.to_string().contains(expected), "{yaml}: {error}");

@@ -64,7 +64,10 @@ impl SearchIndex {
             reason = "catalog sizes are far below where f32 loses whole numbers"
         )]
         let n = self.len() as f32;
-        #[allow(clippy::cast_possible_truncation, reason = "an average length fits an f32")]
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "an average length fits an f32"
+        )]
         let average = ((self.total_length / f64::from(n)) as f32).max(f32::EPSILON);
         let length = self.lengths.get(id as usize).copied().unwrap_or(0.0);
         let norm = K1 * (1.0 - super::B) + K1 * super::B * length / average;
@@ -109,11 +112,7 @@ impl SearchIndex {
             terms.push(TermGain {
                 term: self.term_text(term).to_owned(),
                 idf: term_idf,
-                gain: term_idf
-                    * (K1 + 1.0)
-                    * associations::RELATED_SHARE
-                    * weight
-                    * frequency
+                gain: term_idf * (K1 + 1.0) * associations::RELATED_SHARE * weight * frequency
                     / (frequency + norm),
                 source: TermSource::Related { weight },
             });
@@ -154,11 +153,14 @@ mod tests {
     use super::*;
 
     fn tool(name: &str, description: &'static str) -> ToolDefinition {
-        ToolDefinition::builder(ToolName::new(name.to_owned()).expect("a valid name"), description)
-            .input_schema(json!({"type": "object", "properties": {}}))
-            .exposure(Exposure::Deferred)
-            .build()
-            .expect("a valid definition")
+        ToolDefinition::builder(
+            ToolName::new(name.to_owned()).expect("a valid name"),
+            description,
+        )
+        .input_schema(json!({"type": "object", "properties": {}}))
+        .exposure(Exposure::Deferred)
+        .build()
+        .expect("a valid definition")
     }
 
     #[test]
@@ -173,7 +175,10 @@ mod tests {
         for scored in index.search(query, 3, None) {
             let name = index.tool(scored.tool).to_owned();
             let explained = index.explain(query, &name).expect("indexed");
-            assert!((explained.score - scored.score).abs() < 1e-4, "{explained:?} vs {scored:?}");
+            assert!(
+                (explained.score - scored.score).abs() < 1e-4,
+                "{explained:?} vs {scored:?}"
+            );
             assert!((explained.coverage - scored.coverage).abs() < 1e-4);
         }
         let read = index.explain(query, "read_file").expect("indexed");
