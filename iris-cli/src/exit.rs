@@ -28,6 +28,11 @@ pub enum Exit {
     Regression,
     /// `iris diff` found a breaking change (`9`).
     Breaking,
+    /// `iris run` stopped before the model finished: it took its
+    /// `max_steps` (`10`).
+    Incomplete,
+    /// The run was cancelled with Ctrl-C (`130`).
+    Cancelled,
     /// Iris itself failed (`70`).
     Internal,
 }
@@ -47,6 +52,8 @@ impl Exit {
             Self::LintFailed => 7,
             Self::Regression => 8,
             Self::Breaking => 9,
+            Self::Incomplete => 10,
+            Self::Cancelled => 130,
             Self::Internal => 70,
         }
     }
@@ -65,6 +72,8 @@ impl Exit {
             Self::LintFailed => "lint_failed",
             Self::Regression => "regression",
             Self::Breaking => "breaking",
+            Self::Incomplete => "incomplete",
+            Self::Cancelled => "cancelled",
             Self::Internal => "internal",
         }
     }

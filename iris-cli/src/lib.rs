@@ -25,6 +25,7 @@
 //! over its registry with [`main`] (in a `src/bin/`), since only its binary
 //! links them.
 
+mod approve;
 mod args;
 mod catalog;
 mod commands;
@@ -108,6 +109,45 @@ pub fn command() -> Command {
                         .help("Streamable HTTP on this address instead of stdio"),
                 )
                 .args(catalog_args.clone()),
+        )
+        .subcommand(
+            Command::new("run")
+                .about("Run the agent file's agent on a task with its model")
+                .arg(Arg::new("file").required(true).value_name("AGENT.yaml"))
+                .arg(Arg::new("task").value_name("TASK").help("What to do (not with --resume)"))
+                .arg(
+                    Arg::new("resume")
+                        .long("resume")
+                        .value_name("STATE")
+                        .conflicts_with("task")
+                        .help("Resume a run saved while it waited for approval"),
+                )
+                .arg(
+                    Arg::new("save")
+                        .long("save")
+                        .value_name("STATE")
+                        .default_value("iris-run.json")
+                        .help("Where a run that waits (or stops) is saved"),
+                )
+                .arg(
+                    Arg::new("approve")
+                        .long("approve")
+                        .action(ArgAction::SetTrue)
+                        .conflicts_with("deny")
+                        .help("Approve every call that waits for approval"),
+                )
+                .arg(
+                    Arg::new("deny")
+                        .long("deny")
+                        .action(ArgAction::SetTrue)
+                        .help("Deny every call that waits for approval"),
+                )
+                .arg(
+                    Arg::new("jsonl")
+                        .long("jsonl")
+                        .action(ArgAction::SetTrue)
+                        .help("Print every run event as one JSON line"),
+                ),
         )
         .subcommand(
             Command::new("call")
@@ -294,6 +334,19 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
         }
         return Exit::Ok;
     }
+    if name == "run" {
+        let file = sub.get_one::<String>("file").map(PathBuf::from).unwrap_or_default();
+        let resume = sub.get_one::<String>("resume").map(PathBuf::from);
+        let options = commands::run::Options {
+            file: &file,
+            task: sub.get_one::<String>("task").map(String::as_str),
+            resume: resume.as_deref(),
+            save: sub.get_one::<String>("save").map_or_else(|| PathBuf::from("iris-run.json"), PathBuf::from),
+            decide: decision_flags(sub),
+            jsonl: sub.get_flag("jsonl"),
+        };
+        return commands::run::run(&options, out).await;
+    }
     if name == "check" {
         let file = sub
             .get_one::<String>("file")
@@ -433,13 +486,18 @@ async fn call(sub: &ArgMatches, catalog: &Catalog, source: &Source, out: Out) ->
         Ok(arguments) => arguments,
         Err(why) => return out.fail(Exit::Usage, &why),
     };
-    let decide = if sub.get_flag("approve") {
-        commands::call::Decide::Approve
-    } else if sub.get_flag("deny") {
-        commands::call::Decide::Deny
-    } else {
-        commands::call::Decide::Stop
-    };
+    let decide = decision_flags(sub);
     let workspace = Catalog::workspace(source);
     commands::call::run(catalog, &workspace, tool, arguments, decide, out).await
+}
+
+/// How `--approve` and `--deny` decide waiting calls.
+fn decision_flags(sub: &ArgMatches) -> approve::Decide {
+    if sub.get_flag("approve") {
+        approve::Decide::Approve
+    } else if sub.get_flag("deny") {
+        approve::Decide::Deny
+    } else {
+        approve::Decide::Ask
+    }
 }

@@ -1,33 +1,23 @@
 //! `iris call TOOL k=v k:=json`: one call through the real executor
 //! (permissions, hooks, middleware, result limits, artifacts). A call that
-//! waits for approval is decided by `--approve` or `--deny`, or ends with
-//! exit code 4.
+//! waits for approval is decided by `--approve` or `--deny`, asked on the
+//! terminal, or ends with exit code 4.
 
 use iris_core::{RunId, ToolErrorKind, ToolResult, ToolUseBlock};
-use iris_runtime::{ApprovalDecision, ToolOutcome};
+use iris_runtime::ToolOutcome;
 use serde_json::{Value, json};
 
+use crate::approve::{Decide, decide};
 use crate::catalog::Catalog;
 use crate::exit::Exit;
 use crate::output::Out;
-
-/// What to do with a call that waits for approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Decide {
-    /// Stop, with exit code 4.
-    Stop,
-    /// Approve it.
-    Approve,
-    /// Deny it.
-    Deny,
-}
 
 pub(crate) async fn run(
     catalog: &Catalog,
     workspace: &std::path::Path,
     tool: &str,
     arguments: Value,
-    decide: Decide,
+    how: Decide,
     out: Out,
 ) -> Exit {
     let agent = &catalog.agent;
@@ -39,26 +29,22 @@ pub(crate) async fn run(
     let call = ToolUseBlock::new("call_1", tool, arguments);
     let mut outcome = executor.execute_one(call, &cx).await;
     if let ToolOutcome::Waiting(request) = &outcome {
-        let decision = match decide {
-            Decide::Stop => {
-                if out.json {
-                    out.json(json!({"tool": tool, "outcome": "waiting", "approval": request}));
-                } else {
-                    out.line(&format!(
-                        "waits for approval: {}",
-                        request.reason.clone().unwrap_or_else(|| format!(
-                            "the policy asks before `{}`",
-                            request.tool
-                        ))
-                    ));
-                }
-                return out.fail(
-                    Exit::Waiting,
-                    "the call waits for approval; run it again with `--approve` or `--deny`",
-                );
+        let Some(decision) = decide(request, how) else {
+            if out.json {
+                out.json(json!({"tool": tool, "outcome": "waiting", "approval": request}));
+            } else {
+                out.line(&format!(
+                    "waits for approval: {}",
+                    request.reason.clone().unwrap_or_else(|| format!(
+                        "the policy asks before `{}`",
+                        request.tool
+                    ))
+                ));
             }
-            Decide::Approve => ApprovalDecision::approve(request),
-            Decide::Deny => ApprovalDecision::deny("denied on the command line"),
+            return out.fail(
+                Exit::Waiting,
+                "the call waits for approval; run it again with `--approve` or `--deny`, or on a terminal",
+            );
         };
         outcome = match executor.resume("call_1", decision, &cx).await {
             Ok(outcome) => outcome,

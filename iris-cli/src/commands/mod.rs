@@ -8,6 +8,7 @@ pub(crate) mod eval;
 pub(crate) mod lint;
 pub(crate) mod list;
 pub(crate) mod lock;
+pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod search;
 pub(crate) mod serve;

@@ -1,0 +1,243 @@
+//! `iris run AGENT.yaml "task"`: the agent loop with the file's model. The
+//! model's text streams to stdout (or every run event as JSON Lines with
+//! `--jsonl`); calls that wait are asked on the terminal, decided by
+//! `--approve`/`--deny`, or saved (`--save`) to be resumed later with
+//! `--resume STATE`; Ctrl-C cancels the run between or inside steps.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use iris_agent::{AgentRunner, RunContext, RunOutcome, RunState, StateKey};
+use iris_core::RunId;
+use iris_runtime::observers::{RunEvent, RunEventObserver};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::approve::{Decide, decide};
+use crate::exit::Exit;
+use crate::output::Out;
+
+/// The variable whose secret seals saved states, when set.
+const STATE_KEY_VAR: &str = "IRIS_STATE_KEY";
+
+pub(crate) struct Options<'a> {
+    pub(crate) file: &'a Path,
+    pub(crate) task: Option<&'a str>,
+    pub(crate) resume: Option<&'a Path>,
+    pub(crate) save: PathBuf,
+    pub(crate) decide: Decide,
+    pub(crate) jsonl: bool,
+}
+
+/// Prints the run as it happens: the model's streamed text, or every event
+/// as one JSON line.
+struct Printer {
+    jsonl: bool,
+    /// Whether the model streams: its text is printed as it arrives, not
+    /// from the outcome.
+    streaming: AtomicBool,
+    /// Set when the drain marker came through: every event before it was
+    /// printed.
+    drained: (Mutex<bool>, Condvar),
+}
+
+/// The run id of the marker event that shows the printer caught up.
+const DRAIN_MARK: &str = "iris-cli-drained";
+
+impl Printer {
+    fn set_streaming(&self, streaming: bool) {
+        self.streaming.store(streaming, Ordering::Relaxed);
+    }
+
+    /// Waits (a little at most) until every event emitted so far through
+    /// `runner` has been printed: observers run on a thread of their own.
+    fn drain(&self, runner: &AgentRunner) {
+        if let Ok(mut done) = self.drained.0.lock() {
+            *done = false;
+        }
+        runner.agent().executor().emit_event(RunEvent::ModelText {
+            run_id: RunId::new(DRAIN_MARK),
+            text: String::new(),
+        });
+        let (lock, signal) = &self.drained;
+        let Ok(done) = lock.lock() else { return };
+        let _ = signal.wait_timeout_while(done, Duration::from_secs(2), |done| !*done);
+    }
+}
+
+impl RunEventObserver for Printer {
+    fn on_event(&self, event: &RunEvent) {
+        if let RunEvent::ModelText { run_id, .. } = event
+            && run_id.as_str() == DRAIN_MARK
+        {
+            let (lock, signal) = &self.drained;
+            if let Ok(mut done) = lock.lock() {
+                *done = true;
+                signal.notify_all();
+            }
+            return;
+        }
+        let mut stdout = std::io::stdout().lock();
+        if self.jsonl {
+            if let Ok(line) = serde_json::to_string(event) {
+                let _ = writeln!(stdout, "{line}");
+            }
+            return;
+        }
+        if let RunEvent::ModelText { text, .. } = event
+            && self.streaming.load(Ordering::Relaxed)
+        {
+            let _ = write!(stdout, "{text}");
+            let _ = stdout.flush();
+        }
+    }
+}
+
+pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
+    let printer = Arc::new(Printer {
+        jsonl: options.jsonl,
+        streaming: AtomicBool::new(false),
+        drained: (Mutex::new(false), Condvar::new()),
+    });
+    let observer: Arc<dyn RunEventObserver> = printer.clone();
+    let mut runner = match AgentRunner::connect_config_path(options.file, [observer]).await {
+        Ok(runner) => runner,
+        Err(error) => {
+            let exit = if options.file.exists() { Exit::Invalid } else { Exit::Unreachable };
+            return out.fail(exit, &error.to_string());
+        }
+    };
+    let streaming = runner.agent().model().is_some_and(|m| m.stream);
+    // The printer is shared with the executor already; whether it prints
+    // deltas is known only now that the file is read.
+    printer.set_streaming(streaming);
+    if std::env::var_os(STATE_KEY_VAR).is_some() {
+        match StateKey::from_env(STATE_KEY_VAR) {
+            Ok(key) => runner = runner.with_state_key(key),
+            Err(error) => return out.fail(Exit::Usage, &format!("{STATE_KEY_VAR}: {error}")),
+        }
+    }
+    let workspace = options
+        .file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let first = match (options.resume, options.task) {
+        (Some(path), _) => {
+            let state = match read_state(path) {
+                Ok(state) => state,
+                Err(why) => return out.fail(Exit::Usage, &why),
+            };
+            let cx = RunContext::new(&workspace, state.run_id.clone()).with_cancellation(cancel.clone());
+            match decisions(&state, options.decide) {
+                Some(decided) => (runner.resume(state, decided, &cx).await, cx),
+                None => return wait(state, &options.save, out),
+            }
+        }
+        (None, Some(task)) => {
+            let cx = RunContext::new(&workspace, fresh_run_id()).with_cancellation(cancel.clone());
+            (runner.run(task, &cx).await, cx)
+        }
+        (None, None) => return out.fail(Exit::Usage, "give the task: `iris run AGENT.yaml \"what to do\"`, or `--resume STATE`"),
+    };
+    let (mut outcome, cx) = first;
+    loop {
+        printer.drain(&runner);
+        let next = match outcome {
+            Err(error) => return out.fail(Exit::Internal, &error.to_string()),
+            Ok(RunOutcome::Finished { text, state }) => {
+                if !options.jsonl {
+                    if streaming {
+                        out.line("");
+                    } else {
+                        out.line(&text);
+                    }
+                }
+                out.note(&format!(
+                    "finished in {} step(s), {} token(s)",
+                    state.step,
+                    state.usage.input_tokens + state.usage.output_tokens
+                ));
+                return Exit::Ok;
+            }
+            Ok(RunOutcome::MaxSteps(state)) => {
+                let _ = save(&state, &options.save);
+                return out.fail(
+                    Exit::Incomplete,
+                    &format!("the run took its {} steps without finishing; its state is in {}", state.step, options.save.display()),
+                );
+            }
+            Ok(RunOutcome::Cancelled(state)) => {
+                let _ = save(&state, &options.save);
+                return out.fail(Exit::Cancelled, &format!("cancelled; the run's state is in {}", options.save.display()));
+            }
+            Ok(RunOutcome::Waiting(state)) => match decisions(&state, options.decide) {
+                Some(decided) => runner.resume(state, decided, &cx).await,
+                None => return wait(state, &options.save, out),
+            },
+        };
+        outcome = next;
+    }
+}
+
+/// A decision for every waiting call of `state`, or `None` when one
+/// cannot be decided here.
+fn decisions(
+    state: &RunState,
+    how: Decide,
+) -> Option<Vec<(String, iris_runtime::ApprovalDecision)>> {
+    state
+        .pending
+        .iter()
+        .map(|pending| Some((pending.call.id.clone(), decide(&pending.request, how)?)))
+        .collect()
+}
+
+/// Saves a waiting run and says how to resume it (exit 4).
+fn wait(state: RunState, path: &Path, out: Out) -> Exit {
+    if let Err(why) = save(&state, path) {
+        return out.fail(Exit::Internal, &why);
+    }
+    if out.json {
+        out.json(json!({"outcome": "waiting", "state": path, "pending": state.pending.iter().map(|p| &p.request).collect::<Vec<_>>()}));
+    }
+    for pending in &state.pending {
+        out.note(&format!("waiting: `{}` with {}", pending.request.tool, pending.request.arguments));
+    }
+    out.fail(
+        Exit::Waiting,
+        &format!(
+            "the run waits for approval; its state is in {p}: resume with `iris run AGENT.yaml --resume {p} --approve` (or `--deny`, or on a terminal)",
+            p = path.display()
+        ),
+    )
+}
+
+fn save(state: &RunState, path: &Path) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(state).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("cannot write the run's state to `{}`: {e}", path.display()))
+}
+
+fn read_state(path: &Path) -> Result<RunState, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("`{}` is not a saved run ({e})", path.display()))
+}
+
+/// A run id no other run of this machine has: the time and the process.
+fn fresh_run_id() -> RunId {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    RunId::new(format!("cli-{nanos:x}-{}", std::process::id()))
+}

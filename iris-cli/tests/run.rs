@@ -1,0 +1,159 @@
+//! `iris run`, for real: the binary against a model endpoint on loopback
+//! that answers from a script; a finished task, JSON Lines events, a run
+//! that waits, is saved and resumed in another process, and an approval
+//! asked through a real terminal.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly"
+)]
+
+#[path = "support/model.rs"]
+mod model;
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use model::{ModelServer, calls, says};
+use serde_json::{Value, json};
+
+fn agent(dir: &Path, base_url: &str) {
+    let yaml = format!(
+        "name: scribe
+instructions: Write what you are asked to.
+model:
+  provider: openai_chat
+  model: scripted
+  base_url: {base_url}
+  api_key_env: SCRIPTED_API_KEY
+tools:
+  builtin: [file.write]
+  command:
+    - name: count_words
+      description: Count the words of a text.
+      command: [wc, -w]
+      output: text
+      capabilities: [read_only]
+      parameters:
+        text: {{ type: string, description: The text }}
+permissions:
+  write: ask
+"
+    );
+    std::fs::write(dir.join("agent.yaml"), yaml).unwrap();
+}
+
+fn iris(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iris"))
+        .args(args)
+        .current_dir(dir)
+        .env("SCRIPTED_API_KEY", "sk-test")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn a_task_runs_to_its_answer_and_streams_events_as_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![
+        calls("count_words", &json!({"text": "one two three"})),
+        says("It has 3 words."),
+    ]);
+    agent(dir.path(), &server.base_url);
+    let done = iris(dir.path(), &["run", "agent.yaml", "How many words in 'one two three'?"]);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    assert_eq!(text(&done.stdout).trim(), "It has 3 words.");
+    assert!(text(&done.stderr).contains("finished in 2 step(s)"), "{}", text(&done.stderr));
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    let tool_answer = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    assert_eq!(tool_answer["content"].as_str().unwrap().trim(), "3");
+
+    let server = ModelServer::start(vec![
+        calls("count_words", &json!({"text": "a b"})),
+        says("Two."),
+    ]);
+    agent(dir.path(), &server.base_url);
+    let streamed = iris(dir.path(), &["run", "agent.yaml", "Count 'a b'", "--jsonl"]);
+    assert_eq!(streamed.status.code(), Some(0), "{}", text(&streamed.stderr));
+    let events: Vec<Value> = text(&streamed.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    for expected in ["run_started", "tool_started", "tool_finished", "run_finished"] {
+        assert!(kinds.contains(&expected), "{kinds:?}");
+    }
+}
+
+#[test]
+fn a_run_that_waits_is_saved_and_resumed_by_another_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![
+        calls("write_file", &json!({"path": "poem.txt", "content": "roses\n"})),
+        says("Written."),
+    ]);
+    agent(dir.path(), &server.base_url);
+    let waiting = iris(dir.path(), &["run", "agent.yaml", "Write a poem", "--save", "paused.json"]);
+    assert_eq!(waiting.status.code(), Some(4), "{}", text(&waiting.stderr));
+    assert!(text(&waiting.stderr).contains("--resume paused.json"), "{}", text(&waiting.stderr));
+    assert!(!dir.path().join("poem.txt").exists(), "nothing ran before the approval");
+
+    let denied_copy = dir.path().join("copy.json");
+    std::fs::copy(dir.path().join("paused.json"), &denied_copy).unwrap();
+    let resumed = iris(dir.path(), &["run", "agent.yaml", "--resume", "paused.json", "--approve"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    assert_eq!(text(&resumed.stdout).trim(), "Written.");
+    assert_eq!(std::fs::read_to_string(dir.path().join("poem.txt")).unwrap(), "roses\n");
+
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"not\": \"a run\"}").unwrap();
+    let refused = iris(dir.path(), &["run", "agent.yaml", "--resume", "broken.json", "--approve"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("is not a saved run"));
+}
+
+#[test]
+fn an_approval_is_asked_on_a_real_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![
+        calls("write_file", &json!({"path": "yes.txt", "content": "approved\n"})),
+        says("Done."),
+    ]);
+    agent(dir.path(), &server.base_url);
+    // `script` gives the command a pseudo-terminal: stdin and stderr are a
+    // terminal to it, and what is typed arrives through the terminal.
+    let iris = env!("CARGO_BIN_EXE_iris");
+    let mut terminal = Command::new("script")
+        .args(["-qec", &format!("{iris} run agent.yaml 'Write yes.txt'"), "/dev/null"])
+        .current_dir(dir.path())
+        .env("SCRIPTED_API_KEY", "sk-test")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Typed ahead: the terminal keeps it until the question reads it.
+    terminal.stdin.take().unwrap().write_all(b"y\n").unwrap();
+    let output = terminal.wait_with_output().unwrap();
+    let shown = text(&output.stdout);
+    assert!(output.status.success(), "{shown}{}", text(&output.stderr));
+    assert!(shown.contains("`write_file` wants to run"), "{shown}");
+    assert!(shown.contains("approve? [y]es / [n]o"), "{shown}");
+    assert!(shown.contains("Done."), "{shown}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("yes.txt")).unwrap(), "approved\n");
+}

@@ -1,0 +1,90 @@
+//! A model endpoint on loopback that answers OpenAI Chat Completions
+//! requests from a script, one answer per request, and keeps what it was
+//! sent: `iris run` talks to it as to the real API.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// The endpoint: its base URL and the request bodies it received.
+pub(crate) struct ModelServer {
+    pub(crate) base_url: String,
+    pub(crate) requests: Arc<Mutex<Vec<Value>>>,
+}
+
+/// An answer that calls `tool` with `arguments`.
+pub(crate) fn calls(tool: &str, arguments: &Value) -> Value {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "scripted",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": tool, "arguments": arguments.to_string()}}]
+        }}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+    })
+}
+
+/// An answer of plain text that ends the run.
+pub(crate) fn says(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-2", "object": "chat.completion", "created": 0, "model": "scripted",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 7, "total_tokens": 37}
+    })
+}
+
+impl ModelServer {
+    /// Serves `answers` in order, one per request, on a port of its own.
+    pub(crate) fn start(answers: Vec<Value>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            let mut answers = answers.into_iter();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        break;
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                    if let Some((name, value)) = line.split_once(':')
+                        && name.eq_ignore_ascii_case("content-length")
+                    {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    continue;
+                }
+                kept.lock()
+                    .unwrap()
+                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                let (status, answer) = match answers.next() {
+                    Some(answer) => ("200 OK", answer.to_string()),
+                    None => (
+                        "500 Internal Server Error",
+                        json!({"error": {"message": "the script ran out"}}).to_string(),
+                    ),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+        });
+        Self { base_url, requests }
+    }
+}
