@@ -38,7 +38,10 @@ fn ask(request: &ApprovalRequest) -> Option<ApprovalDecision> {
         .reason
         .clone()
         .unwrap_or_else(|| format!("the policy asks before `{}`", request.tool));
-    eprintln!("\n`{}` wants to run with {}", request.tool, request.arguments);
+    eprintln!(
+        "\n`{}` wants to run with {}",
+        request.tool, request.arguments
+    );
     eprintln!("  ({why})");
     loop {
         eprint!("approve? [y]es / [n]o: ");
@@ -50,7 +53,11 @@ fn ask(request: &ApprovalRequest) -> Option<ApprovalDecision> {
         }
         match line.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => return Some(ApprovalDecision::approve(request)),
-            "n" | "no" => return Some(ApprovalDecision::deny("denied by the person at the terminal")),
+            "n" | "no" => {
+                return Some(ApprovalDecision::deny(
+                    "denied by the person at the terminal",
+                ));
+            }
             _ => eprintln!("answer y or n"),
         }
     }

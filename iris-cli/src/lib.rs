@@ -335,13 +335,18 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
         return Exit::Ok;
     }
     if name == "run" {
-        let file = sub.get_one::<String>("file").map(PathBuf::from).unwrap_or_default();
+        let file = sub
+            .get_one::<String>("file")
+            .map(PathBuf::from)
+            .unwrap_or_default();
         let resume = sub.get_one::<String>("resume").map(PathBuf::from);
         let options = commands::run::Options {
             file: &file,
             task: sub.get_one::<String>("task").map(String::as_str),
             resume: resume.as_deref(),
-            save: sub.get_one::<String>("save").map_or_else(|| PathBuf::from("iris-run.json"), PathBuf::from),
+            save: sub
+                .get_one::<String>("save")
+                .map_or_else(|| PathBuf::from("iris-run.json"), PathBuf::from),
             decide: decision_flags(sub),
             jsonl: sub.get_flag("jsonl"),
         };

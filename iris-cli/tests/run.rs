@@ -68,10 +68,17 @@ fn a_task_runs_to_its_answer_and_streams_events_as_json_lines() {
         says("It has 3 words."),
     ]);
     agent(dir.path(), &server.base_url);
-    let done = iris(dir.path(), &["run", "agent.yaml", "How many words in 'one two three'?"]);
+    let done = iris(
+        dir.path(),
+        &["run", "agent.yaml", "How many words in 'one two three'?"],
+    );
     assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
     assert_eq!(text(&done.stdout).trim(), "It has 3 words.");
-    assert!(text(&done.stderr).contains("finished in 2 step(s)"), "{}", text(&done.stderr));
+    assert!(
+        text(&done.stderr).contains("finished in 2 step(s)"),
+        "{}",
+        text(&done.stderr)
+    );
     let requests = server.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
     let tool_answer = requests[1]["messages"]
@@ -89,13 +96,26 @@ fn a_task_runs_to_its_answer_and_streams_events_as_json_lines() {
     ]);
     agent(dir.path(), &server.base_url);
     let streamed = iris(dir.path(), &["run", "agent.yaml", "Count 'a b'", "--jsonl"]);
-    assert_eq!(streamed.status.code(), Some(0), "{}", text(&streamed.stderr));
+    assert_eq!(
+        streamed.status.code(),
+        Some(0),
+        "{}",
+        text(&streamed.stderr)
+    );
     let events: Vec<Value> = text(&streamed.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
-    for expected in ["run_started", "tool_started", "tool_finished", "run_finished"] {
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "run_started",
+        "tool_started",
+        "tool_finished",
+        "run_finished",
+    ] {
         assert!(kinds.contains(&expected), "{kinds:?}");
     }
 }
@@ -104,25 +124,47 @@ fn a_task_runs_to_its_answer_and_streams_events_as_json_lines() {
 fn a_run_that_waits_is_saved_and_resumed_by_another_process() {
     let dir = tempfile::tempdir().unwrap();
     let server = ModelServer::start(vec![
-        calls("write_file", &json!({"path": "poem.txt", "content": "roses\n"})),
+        calls(
+            "write_file",
+            &json!({"path": "poem.txt", "content": "roses\n"}),
+        ),
         says("Written."),
     ]);
     agent(dir.path(), &server.base_url);
-    let waiting = iris(dir.path(), &["run", "agent.yaml", "Write a poem", "--save", "paused.json"]);
+    let waiting = iris(
+        dir.path(),
+        &["run", "agent.yaml", "Write a poem", "--save", "paused.json"],
+    );
     assert_eq!(waiting.status.code(), Some(4), "{}", text(&waiting.stderr));
-    assert!(text(&waiting.stderr).contains("--resume paused.json"), "{}", text(&waiting.stderr));
-    assert!(!dir.path().join("poem.txt").exists(), "nothing ran before the approval");
+    assert!(
+        text(&waiting.stderr).contains("--resume paused.json"),
+        "{}",
+        text(&waiting.stderr)
+    );
+    assert!(
+        !dir.path().join("poem.txt").exists(),
+        "nothing ran before the approval"
+    );
 
     let denied_copy = dir.path().join("copy.json");
     std::fs::copy(dir.path().join("paused.json"), &denied_copy).unwrap();
-    let resumed = iris(dir.path(), &["run", "agent.yaml", "--resume", "paused.json", "--approve"]);
+    let resumed = iris(
+        dir.path(),
+        &["run", "agent.yaml", "--resume", "paused.json", "--approve"],
+    );
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
     assert_eq!(text(&resumed.stdout).trim(), "Written.");
-    assert_eq!(std::fs::read_to_string(dir.path().join("poem.txt")).unwrap(), "roses\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("poem.txt")).unwrap(),
+        "roses\n"
+    );
 
     let broken = dir.path().join("broken.json");
     std::fs::write(&broken, "{\"not\": \"a run\"}").unwrap();
-    let refused = iris(dir.path(), &["run", "agent.yaml", "--resume", "broken.json", "--approve"]);
+    let refused = iris(
+        dir.path(),
+        &["run", "agent.yaml", "--resume", "broken.json", "--approve"],
+    );
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
     assert!(text(&refused.stderr).contains("is not a saved run"));
 }
@@ -131,7 +173,10 @@ fn a_run_that_waits_is_saved_and_resumed_by_another_process() {
 fn an_approval_is_asked_on_a_real_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let server = ModelServer::start(vec![
-        calls("write_file", &json!({"path": "yes.txt", "content": "approved\n"})),
+        calls(
+            "write_file",
+            &json!({"path": "yes.txt", "content": "approved\n"}),
+        ),
         says("Done."),
     ]);
     agent(dir.path(), &server.base_url);
@@ -139,7 +184,11 @@ fn an_approval_is_asked_on_a_real_terminal() {
     // terminal to it, and what is typed arrives through the terminal.
     let iris = env!("CARGO_BIN_EXE_iris");
     let mut terminal = Command::new("script")
-        .args(["-qec", &format!("{iris} run agent.yaml 'Write yes.txt'"), "/dev/null"])
+        .args([
+            "-qec",
+            &format!("{iris} run agent.yaml 'Write yes.txt'"),
+            "/dev/null",
+        ])
         .current_dir(dir.path())
         .env("SCRIPTED_API_KEY", "sk-test")
         .stdin(Stdio::piped())
@@ -155,5 +204,8 @@ fn an_approval_is_asked_on_a_real_terminal() {
     assert!(shown.contains("`write_file` wants to run"), "{shown}");
     assert!(shown.contains("approve? [y]es / [n]o"), "{shown}");
     assert!(shown.contains("Done."), "{shown}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("yes.txt")).unwrap(), "approved\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("yes.txt")).unwrap(),
+        "approved\n"
+    );
 }

@@ -35,10 +35,10 @@ pub(crate) async fn run(
             } else {
                 out.line(&format!(
                     "waits for approval: {}",
-                    request.reason.clone().unwrap_or_else(|| format!(
-                        "the policy asks before `{}`",
-                        request.tool
-                    ))
+                    request
+                        .reason
+                        .clone()
+                        .unwrap_or_else(|| format!("the policy asks before `{}`", request.tool))
                 ));
             }
             return out.fail(

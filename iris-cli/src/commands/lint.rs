@@ -368,6 +368,11 @@ pub(crate) fn run(
             ));
         }
     }
+    verdict(errors, warnings, strict)
+}
+
+/// Errors always fail; warnings only under `--strict`.
+fn verdict(errors: usize, warnings: usize, strict: bool) -> Exit {
     if errors > 0 || (strict && warnings > 0) {
         Exit::LintFailed
     } else {
@@ -422,4 +427,47 @@ fn sarif(found: &[Finding], source: Option<&str>) -> Value {
             "results": results,
         }],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iris_core::ToolName;
+    use serde_json::json;
+
+    #[test]
+    fn errors_always_fail_and_warnings_only_when_strict() {
+        assert_eq!(verdict(1, 0, false), Exit::LintFailed);
+        assert_eq!(verdict(0, 3, false), Exit::Ok);
+        assert_eq!(verdict(0, 3, true), Exit::LintFailed);
+        assert_eq!(verdict(0, 0, true), Exit::Ok);
+    }
+
+    #[test]
+    fn a_schema_that_strict_mode_cannot_hold_is_reported_per_provider() {
+        // An open object: strict mode needs every object closed.
+        let definition = ToolDefinition::builder(
+            ToolName::new("tag_items".to_owned()).expect("a valid name"),
+            "Attach free-form labels to stored items.",
+        )
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"labels": {
+                "type": "object",
+                "description": "Label names to values",
+                "additionalProperties": {"type": "string", "pattern": "^[a-z]+$"}
+            }},
+            "required": ["labels"]
+        }))
+        .build()
+        .expect("a valid definition");
+        let mut found = Vec::new();
+        projections(&definition, &mut found);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.rule == "not-strict" && f.provider == Some("openai-strict")),
+            "{found:?}"
+        );
+    }
 }

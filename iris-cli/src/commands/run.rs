@@ -107,7 +107,11 @@ pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
     let mut runner = match AgentRunner::connect_config_path(options.file, [observer]).await {
         Ok(runner) => runner,
         Err(error) => {
-            let exit = if options.file.exists() { Exit::Invalid } else { Exit::Unreachable };
+            let exit = if options.file.exists() {
+                Exit::Invalid
+            } else {
+                Exit::Unreachable
+            };
             return out.fail(exit, &error.to_string());
         }
     };
@@ -139,7 +143,8 @@ pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
                 Ok(state) => state,
                 Err(why) => return out.fail(Exit::Usage, &why),
             };
-            let cx = RunContext::new(&workspace, state.run_id.clone()).with_cancellation(cancel.clone());
+            let cx =
+                RunContext::new(&workspace, state.run_id.clone()).with_cancellation(cancel.clone());
             match decisions(&state, options.decide) {
                 Some(decided) => (runner.resume(state, decided, &cx).await, cx),
                 None => return wait(state, &options.save, out),
@@ -149,7 +154,12 @@ pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
             let cx = RunContext::new(&workspace, fresh_run_id()).with_cancellation(cancel.clone());
             (runner.run(task, &cx).await, cx)
         }
-        (None, None) => return out.fail(Exit::Usage, "give the task: `iris run AGENT.yaml \"what to do\"`, or `--resume STATE`"),
+        (None, None) => {
+            return out.fail(
+                Exit::Usage,
+                "give the task: `iris run AGENT.yaml \"what to do\"`, or `--resume STATE`",
+            );
+        }
     };
     let (mut outcome, cx) = first;
     loop {
@@ -175,12 +185,22 @@ pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
                 let _ = save(&state, &options.save);
                 return out.fail(
                     Exit::Incomplete,
-                    &format!("the run took its {} steps without finishing; its state is in {}", state.step, options.save.display()),
+                    &format!(
+                        "the run took its {} steps without finishing; its state is in {}",
+                        state.step,
+                        options.save.display()
+                    ),
                 );
             }
             Ok(RunOutcome::Cancelled(state)) => {
                 let _ = save(&state, &options.save);
-                return out.fail(Exit::Cancelled, &format!("cancelled; the run's state is in {}", options.save.display()));
+                return out.fail(
+                    Exit::Cancelled,
+                    &format!(
+                        "cancelled; the run's state is in {}",
+                        options.save.display()
+                    ),
+                );
             }
             Ok(RunOutcome::Waiting(state)) => match decisions(&state, options.decide) {
                 Some(decided) => runner.resume(state, decided, &cx).await,
@@ -213,7 +233,10 @@ fn wait(state: RunState, path: &Path, out: Out) -> Exit {
         out.json(json!({"outcome": "waiting", "state": path, "pending": state.pending.iter().map(|p| &p.request).collect::<Vec<_>>()}));
     }
     for pending in &state.pending {
-        out.note(&format!("waiting: `{}` with {}", pending.request.tool, pending.request.arguments));
+        out.note(&format!(
+            "waiting: `{}` with {}",
+            pending.request.tool, pending.request.arguments
+        ));
     }
     out.fail(
         Exit::Waiting,
@@ -226,12 +249,14 @@ fn wait(state: RunState, path: &Path, out: Out) -> Exit {
 
 fn save(state: &RunState, path: &Path) -> Result<(), String> {
     let text = serde_json::to_string_pretty(state).map_err(|e| e.to_string())?;
-    std::fs::write(path, text).map_err(|e| format!("cannot write the run's state to `{}`: {e}", path.display()))
+    std::fs::write(path, text)
+        .map_err(|e| format!("cannot write the run's state to `{}`: {e}", path.display()))
 }
 
 fn read_state(path: &Path) -> Result<RunState, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("`{}` is not a saved run ({e})", path.display()))
+    serde_json::from_str(&text)
+        .map_err(|e| format!("`{}` is not a saved run ({e})", path.display()))
 }
 
 /// A run id no other run of this machine has: the time and the process.
