@@ -4,11 +4,36 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use clap::{Arg, ArgAction};
 use iris_agent::Agent;
 use iris_mcp::{McpClient, McpServerConfig};
 use iris_runtime::{ToolExecutor, ToolRegistry};
 
 use crate::exit::Exit;
+
+/// The arguments that name a catalog, and `--json`, shared by the
+/// commands over one.
+pub(crate) fn args() -> [Arg; 3] {
+    [
+        Arg::new("agent")
+            .long("agent")
+            .value_name("FILE")
+            .help("The tools of this agent file"),
+        Arg::new("mcp")
+            .long("mcp")
+            .value_name("COMMAND|URL")
+            .help("The tools of this MCP server (a command line, never run by a shell, or a URL)"),
+        json_arg(),
+    ]
+}
+
+/// `--json`.
+pub(crate) fn json_arg() -> Arg {
+    Arg::new("json")
+        .long("json")
+        .action(ArgAction::SetTrue)
+        .help("Print one JSON value (with a format version) instead of text")
+}
 
 /// What a command was pointed at.
 #[derive(Debug, Clone)]

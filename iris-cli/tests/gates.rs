@@ -250,7 +250,7 @@ fn diff_classifies_each_change_since_the_lockfile() {
         text(&unchanged.stdout)
     );
 
-    let changed = AGENT
+    let edited = AGENT
         .replace("enum: [words, lines]", "enum: [words]")
         .replace("unit: { type: string, optional: true,", "unit: { type: string,")
         .replace("Send an invoice to a customer by email.", "Send an invoice by email.")
@@ -258,7 +258,7 @@ fn diff_classifies_each_change_since_the_lockfile() {
             "    - name: shout\n      description: Loud\n      command: [tr, a-z, A-Z]\n      input_schema: { type: object, properties: { word: { type: string } } }\n",
             "",
         );
-    std::fs::write(dir.path().join("agent.yaml"), changed).unwrap();
+    std::fs::write(dir.path().join("agent.yaml"), edited).unwrap();
     let diffed = iris(dir.path(), &["diff", "--json"]);
     assert_eq!(diffed.status.code(), Some(9), "{}", text(&diffed.stderr));
     let changes = json(&diffed)["changes"].as_array().unwrap().clone();

@@ -149,14 +149,11 @@ impl CommandTool {
                 format!("`{tool}` failed ({}){detail}", finished.status),
             );
         }
-        let text = match String::from_utf8(finished.stdout) {
-            Ok(text) => text,
-            Err(_) => {
-                return ToolResult::error(
-                    ToolErrorKind::Execution,
-                    format!("`{tool}` wrote output that is not UTF-8 text"),
-                );
-            }
+        let Ok(text) = String::from_utf8(finished.stdout) else {
+            return ToolResult::error(
+                ToolErrorKind::Execution,
+                format!("`{tool}` wrote output that is not UTF-8 text"),
+            );
         };
         match self.output {
             CommandOutput::Text => ToolResult::text(text),

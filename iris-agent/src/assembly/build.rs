@@ -65,13 +65,7 @@ pub(crate) fn assemble_with(
         };
         issues.at(mcp.referenced, "tools.mcp", message);
     }
-    let mut remote = remote.unwrap_or_default();
-    remote.extend(super::command::command_tools(
-        &file.tools.command,
-        base,
-        &mut issues,
-    ));
-    let tools = tools(names, &file, remote, &mut issues);
+    let tools = tools(names, &file, remote.unwrap_or_default(), base, &mut issues);
     let hooks = hooks(names, &file.hooks, &tools.names, base, &mut issues);
     let middleware = middleware(names, &file, &mut issues);
     let policy = policy(&file, &tools.names, &mut issues);
@@ -301,10 +295,21 @@ fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Vec<
     chosen
 }
 
-fn tools(names: &Assembly, file: &AgentFile, remote: Vec<Chosen>, issues: &mut Issues) -> Tools {
+fn tools(
+    names: &Assembly,
+    file: &AgentFile,
+    remote: Vec<Chosen>,
+    base: &Path,
+    issues: &mut Issues,
+) -> Tools {
     let section = &file.tools;
     let mut chosen = chosen_tools(names, file, issues);
     chosen.extend(remote);
+    chosen.extend(super::command::command_tools(
+        &section.command,
+        base,
+        issues,
+    ));
     let model_names: Vec<String> = chosen
         .iter()
         .map(|(_, _, tool)| tool.definition_dyn().name().to_string())

@@ -3,14 +3,60 @@
 //! waits for approval is decided by `--approve` or `--deny`, asked on the
 //! terminal, or ends with exit code 4.
 
+use clap::{Arg, ArgAction, ArgMatches, Command};
 use iris_core::{RunId, ToolErrorKind, ToolResult, ToolUseBlock};
 use iris_runtime::ToolOutcome;
 use serde_json::{Value, json};
 
 use crate::approve::{Decide, decide};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Source};
 use crate::exit::Exit;
 use crate::output::Out;
+
+/// The call the command line asks for: its arguments from pairs, a file or
+/// stdin.
+pub(crate) async fn from_matches(
+    sub: &ArgMatches,
+    catalog: &Catalog,
+    source: &Source,
+    out: Out,
+) -> Exit {
+    let tool = sub.get_one::<String>("tool").map_or("", String::as_str);
+    let base = match sub.get_one::<String>("args-file") {
+        None => None,
+        Some(file) => {
+            let text = if file == "-" {
+                let mut text = String::new();
+                match std::io::Read::read_to_string(&mut std::io::stdin(), &mut text) {
+                    Ok(_) => text,
+                    Err(e) => return out.fail(Exit::Usage, &format!("stdin: {e}")),
+                }
+            } else {
+                match std::fs::read_to_string(file) {
+                    Ok(text) => text,
+                    Err(e) => return out.fail(Exit::Usage, &format!("`{file}`: {e}")),
+                }
+            };
+            match serde_json::from_str(&text) {
+                Ok(value) => Some(value),
+                Err(e) => {
+                    return out.fail(Exit::Usage, &format!("the arguments file is not JSON: {e}"));
+                }
+            }
+        }
+    };
+    let pairs: Vec<String> = sub
+        .get_many::<String>("arguments")
+        .map(|values| values.cloned().collect())
+        .unwrap_or_default();
+    let arguments = match crate::args::parse(base, &pairs) {
+        Ok(arguments) => arguments,
+        Err(why) => return out.fail(Exit::Usage, &why),
+    };
+    let decide = crate::decision_flags(sub);
+    let workspace = Catalog::workspace(source);
+    run(catalog, &workspace, tool, arguments, decide, out).await
+}
 
 pub(crate) async fn run(
     catalog: &Catalog,
@@ -92,4 +138,37 @@ fn report(tool: &str, result: &ToolResult, out: Out) -> Exit {
         let kind = result.error_kind().map_or("error", ToolErrorKind::as_str);
         out.fail(exit, &format!("{kind}: {}", result.text_content()))
     }
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("call")
+        .about("Call a tool through the executor: key=text, key:=json")
+        .arg(Arg::new("tool").required(true).value_name("TOOL"))
+        .arg(
+            Arg::new("arguments")
+                .num_args(0..)
+                .value_name("KEY=VALUE")
+                .help("key=text for a string, key:=json for anything else"),
+        )
+        .arg(
+            Arg::new("args-file")
+                .long("args-file")
+                .value_name("FILE")
+                .help("Arguments as a JSON object in a file (`-` for stdin)"),
+        )
+        .arg(
+            Arg::new("approve")
+                .long("approve")
+                .action(ArgAction::SetTrue)
+                .conflicts_with("deny")
+                .help("Approve the call if it waits for approval"),
+        )
+        .arg(
+            Arg::new("deny")
+                .long("deny")
+                .action(ArgAction::SetTrue)
+                .help("Deny the call if it waits for approval"),
+        )
+        .args(crate::catalog::args())
 }

@@ -1,6 +1,7 @@
 //! `iris check AGENT.yaml`: every problem of an agent file, with
 //! `file:line:column`, as the loader reports them.
 
+use clap::{Arg, Command};
 use std::path::Path;
 
 use iris_agent::Agent;
@@ -45,4 +46,12 @@ pub(crate) async fn run(path: &Path, out: Out) -> Exit {
             )
         }
     }
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("check")
+        .about("Check an agent file: every problem, with file:line:column")
+        .arg(Arg::new("file").required(true).value_name("AGENT.yaml"))
+        .arg(crate::catalog::json_arg())
 }

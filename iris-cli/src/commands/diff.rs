@@ -3,6 +3,7 @@
 //! catalog now fails), compatible, or cosmetic (the text a model chooses
 //! by changed, so selection may too).
 
+use clap::{Arg, Command};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -337,4 +338,22 @@ pub(crate) fn run(catalog: &Catalog, lockfile: &Path, against: Option<&Path>, ou
     } else {
         Exit::Ok
     }
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("diff")
+        .about("Classify what changed since a lockfile: breaking (exit 9), compatible or cosmetic")
+        .arg(
+            Arg::new("lockfile")
+                .value_name("LOCKFILE")
+                .default_value(super::lock::DEFAULT_LOCKFILE),
+        )
+        .arg(
+            Arg::new("against")
+                .long("against")
+                .value_name("LOCKFILE")
+                .help("Compare with this lockfile instead of the catalog"),
+        )
+        .args(crate::catalog::args())
 }

@@ -3,6 +3,7 @@
 //! endpoint answers a connection, the workspace is writable, and how the
 //! catalog lints.
 
+use clap::Command;
 use std::net::ToSocketAddrs as _;
 use std::path::Path;
 use std::time::Duration;
@@ -187,6 +188,13 @@ fn workspace_check(workspace: &Path) -> Check {
             format!("`{}` is not writable: {e}", workspace.display()),
         ),
     }
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("doctor")
+            .about("Check that this machine can run the catalog: it loads, its model answers, its workspace is writable")
+            .args(crate::catalog::args())
 }
 
 #[cfg(test)]

@@ -14,8 +14,9 @@
 //! loads), schemas loaded per search, and for requests no tool fits how
 //! often nothing loads; with the misses as a confusion table.
 
+use clap::{Arg, ArgMatches, Command};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use iris_tools::discovery::{
     DEFAULT_BUDGET_TOKENS, DisclosurePolicy, LocalRanker, SearchScope, schema_tokens,
@@ -49,6 +50,22 @@ pub(crate) struct Options<'a> {
     pub(crate) baseline: Option<&'a Path>,
     /// Points (0 to 100) a figure may fall below the baseline's.
     pub(crate) fail_under: f64,
+}
+
+/// The evaluation the command line asks for.
+pub(crate) fn from_matches(sub: &ArgMatches, catalog: &Catalog, out: Out) -> Exit {
+    let cases = sub
+        .get_one::<String>("cases")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let baseline = sub.get_one::<String>("baseline").map(PathBuf::from);
+    let options = Options {
+        cases: &cases,
+        k: sub.get_one::<usize>("k").copied().unwrap_or(5),
+        baseline: baseline.as_deref(),
+        fail_under: sub.get_one::<f64>("fail-under").copied().unwrap_or(0.0),
+    };
+    run(catalog, &options, out)
 }
 
 pub(crate) fn run(catalog: &Catalog, options: &Options<'_>, out: Out) -> Exit {
@@ -130,6 +147,10 @@ pub(crate) fn run(catalog: &Catalog, options: &Options<'_>, out: Out) -> Exit {
 
 /// The evaluation of `cases` as JSON: the figures, the per-case outcome
 /// and the confusion table.
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "ratios of counts far below 2^52"
+)]
 fn measure(
     cases: &[Case],
     scope: &SearchScope<'_>,
@@ -138,7 +159,7 @@ fn measure(
 ) -> Value {
     let ranker = LocalRanker::default();
     let policy = DisclosurePolicy::default();
-    let (mut top1, mut topk, mut selected, mut available) = (0_usize, 0, 0, 0);
+    let (mut top1, mut in_top_k, mut selected, mut available) = (0_usize, 0, 0, 0);
     let (mut fits, mut none, mut none_quiet) = (0_usize, 0, 0);
     let mut loads: Vec<usize> = Vec::new();
     let mut confusion: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -164,7 +185,7 @@ fn measure(
         } else {
             fits += 1;
             top1 += usize::from(first.as_ref().is_some_and(right));
-            topk += usize::from(
+            in_top_k += usize::from(
                 ranking
                     .candidates
                     .iter()
@@ -212,7 +233,7 @@ fn measure(
         "k": k,
         "figures": {
             "top1": ratio(top1, fits),
-            "topk": ratio(topk, fits),
+            "topk": ratio(in_top_k, fits),
             "selected": ratio(selected, fits),
             "available": ratio(available, fits),
             "nothing_loaded_when_none_fits": ratio(none_quiet, none),
@@ -301,4 +322,34 @@ fn print_text(report: &Value, k: usize, out: Out) {
             ));
         }
     }
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("eval")
+        .about("Measure how well searches find the right tool for labelled requests")
+        .arg(Arg::new("cases").required(true).value_name("CASES.yaml"))
+        .arg(
+            Arg::new("k")
+                .long("k")
+                .value_name("K")
+                .default_value("5")
+                .value_parser(clap::value_parser!(usize))
+                .help("Candidates counted for top-k"),
+        )
+        .arg(
+            Arg::new("baseline")
+                .long("baseline")
+                .value_name("FILE")
+                .help("An earlier `iris eval --json`: fail (exit 8) when a figure falls below it"),
+        )
+        .arg(
+            Arg::new("fail-under")
+                .long("fail-under")
+                .value_name("POINTS")
+                .default_value("0")
+                .value_parser(clap::value_parser!(f64))
+                .help("Points (0 to 100) a figure may fall below the baseline"),
+        )
+        .args(crate::catalog::args())
 }

@@ -3,13 +3,14 @@
 //! by, and pairs of tools the local ranker confuses. Text, JSON or SARIF;
 //! errors fail the command, and warnings too with `--strict`.
 
+use clap::{Arg, ArgAction, ArgMatches, Command};
 use iris_core::provider::{self, Projection, ProjectionNote};
 use iris_core::{ToolDefinition, ToolSpec};
 use iris_tools::discovery::{LocalRanker, SearchScope, TermSource, schema_tokens};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Source};
 use crate::exit::Exit;
 use crate::output::Out;
 
@@ -113,7 +114,10 @@ const MIN_DESCRIPTION_WORDS: usize = 4;
 const CONFUSABLE_RATIO: f32 = 0.85;
 
 /// The providers lint projects for, with the name `--provider` uses.
-const PROJECTIONS: [(&str, fn(&ToolSpec) -> Projection); 5] = [
+/// A provider's projection of a tool.
+type Project = fn(&ToolSpec) -> Projection;
+
+const PROJECTIONS: [(&str, Project); 5] = [
     ("openai-strict", |spec| {
         provider::openai_chat(&spec.clone().with_strict(true))
     }),
@@ -321,6 +325,32 @@ pub(crate) enum Format {
     Sarif,
 }
 
+/// Lint as the command line asks: `--format`, `--json`, `--strict`.
+pub(crate) fn from_matches(sub: &ArgMatches, catalog: &Catalog, source: &Source, out: Out) -> Exit {
+    let format = match (
+        sub.get_one::<String>("format").map(String::as_str),
+        out.json,
+    ) {
+        (Some("sarif"), _) => Format::Sarif,
+        (Some("json"), _) | (None, true) => Format::Json,
+        _ => Format::Text,
+    };
+    let out = Out {
+        json: format != Format::Text,
+    };
+    let file = match source {
+        Source::Agent(path) => Some(path.display().to_string()),
+        _ => None,
+    };
+    run(
+        catalog,
+        file.as_deref(),
+        format,
+        sub.get_flag("strict"),
+        out,
+    )
+}
+
 pub(crate) fn run(
     catalog: &Catalog,
     source: Option<&str>,
@@ -427,6 +457,28 @@ fn sarif(found: &[Finding], source: Option<&str>) -> Value {
             "results": results,
         }],
     })
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("lint")
+        .about(
+            "Find what each provider really receives, weak descriptions and tools searches confuse",
+        )
+        .arg(
+            Arg::new("format")
+                .long("format")
+                .value_name("FORMAT")
+                .value_parser(["text", "json", "sarif"])
+                .help("text (the default), json or sarif"),
+        )
+        .arg(
+            Arg::new("strict")
+                .long("strict")
+                .action(ArgAction::SetTrue)
+                .help("Fail on warnings too (exit 7), for CI"),
+        )
+        .args(crate::catalog::args())
 }
 
 #[cfg(test)]

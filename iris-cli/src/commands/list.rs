@@ -1,5 +1,6 @@
 //! `iris list`: the catalog's tools.
 
+use clap::Command;
 use iris_core::{Capability, Exposure, ToolDefinition};
 use serde_json::{Value, json};
 
@@ -65,4 +66,11 @@ pub(crate) fn run(catalog: &Catalog, out: Out) -> Exit {
     }
     out.note(&format!("{} tool(s)", definitions.len()));
     Exit::Ok
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("list")
+        .about("List the tools")
+        .args(crate::catalog::args())
 }

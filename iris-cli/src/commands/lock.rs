@@ -2,6 +2,8 @@
 //! capabilities, input schema and their hash), for `iris diff` to compare
 //! against in review and CI.
 
+use clap::{Arg, Command};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use iris_core::ToolDefinition;
@@ -49,7 +51,10 @@ fn hash(value: &Value) -> String {
     let mut text = String::new();
     canonical(value, &mut text);
     let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    digest.iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
 }
 
 fn canonical(value: &Value, text: &mut String) {
@@ -99,4 +104,19 @@ pub(crate) fn run(catalog: &Catalog, output: &str, out: Out) -> Exit {
         out.note(&format!("{count} tool(s) pinned in {output}"));
     }
     Exit::Ok
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("lock")
+        .about("Pin the catalog (tools, schemas, hashes) in a lockfile")
+        .arg(
+            Arg::new("output")
+                .long("output")
+                .short('o')
+                .value_name("FILE")
+                .default_value(DEFAULT_LOCKFILE)
+                .help("Where to write it (`-` for stdout)"),
+        )
+        .args(crate::catalog::args())
 }

@@ -2,6 +2,7 @@
 
 pub(crate) mod call;
 pub(crate) mod check;
+pub(crate) mod completions;
 pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod eval;

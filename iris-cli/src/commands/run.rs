@@ -4,6 +4,7 @@
 //! `--approve`/`--deny`, or saved (`--save`) to be resumed later with
 //! `--resume STATE`; Ctrl-C cancels the run between or inside steps.
 
+use clap::{Arg, ArgAction, ArgMatches, Command};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,13 +25,32 @@ use crate::output::Out;
 /// The variable whose secret seals saved states, when set.
 const STATE_KEY_VAR: &str = "IRIS_STATE_KEY";
 
-pub(crate) struct Options<'a> {
-    pub(crate) file: &'a Path,
-    pub(crate) task: Option<&'a str>,
-    pub(crate) resume: Option<&'a Path>,
+pub(crate) struct Options {
+    pub(crate) file: PathBuf,
+    pub(crate) task: Option<String>,
+    pub(crate) resume: Option<PathBuf>,
     pub(crate) save: PathBuf,
     pub(crate) decide: Decide,
     pub(crate) jsonl: bool,
+}
+
+impl Options {
+    /// The run the command line asks for.
+    pub(crate) fn of(sub: &ArgMatches) -> Self {
+        Self {
+            file: sub
+                .get_one::<String>("file")
+                .map(PathBuf::from)
+                .unwrap_or_default(),
+            task: sub.get_one::<String>("task").cloned(),
+            resume: sub.get_one::<String>("resume").map(PathBuf::from),
+            save: sub
+                .get_one::<String>("save")
+                .map_or_else(|| PathBuf::from("iris-run.json"), PathBuf::from),
+            decide: crate::decision_flags(sub),
+            jsonl: sub.get_flag("jsonl"),
+        }
+    }
 }
 
 /// Prints the run as it happens: the model's streamed text, or every event
@@ -97,34 +117,17 @@ impl RunEventObserver for Printer {
     }
 }
 
-pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
+pub(crate) async fn run(options: &Options, out: Out) -> Exit {
     let printer = Arc::new(Printer {
         jsonl: options.jsonl,
         streaming: AtomicBool::new(false),
         drained: (Mutex::new(false), Condvar::new()),
     });
-    let observer: Arc<dyn RunEventObserver> = printer.clone();
-    let mut runner = match AgentRunner::connect_config_path(options.file, [observer]).await {
+    let runner = match runner_for(options, &printer).await {
         Ok(runner) => runner,
-        Err(error) => {
-            let exit = if options.file.exists() {
-                Exit::Invalid
-            } else {
-                Exit::Unreachable
-            };
-            return out.fail(exit, &error.to_string());
-        }
+        Err((exit, message)) => return out.fail(exit, &message),
     };
-    let streaming = runner.agent().model().is_some_and(|m| m.stream);
-    // The printer is shared with the executor already; whether it prints
-    // deltas is known only now that the file is read.
-    printer.set_streaming(streaming);
-    if std::env::var_os(STATE_KEY_VAR).is_some() {
-        match StateKey::from_env(STATE_KEY_VAR) {
-            Ok(key) => runner = runner.with_state_key(key),
-            Err(error) => return out.fail(Exit::Usage, &format!("{STATE_KEY_VAR}: {error}")),
-        }
-    }
+    let streaming = printer.streaming.load(Ordering::Relaxed);
     let workspace = options
         .file
         .parent()
@@ -137,7 +140,7 @@ pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
             on_interrupt.cancel();
         }
     });
-    let first = match (options.resume, options.task) {
+    let first = match (options.resume.as_deref(), options.task.as_deref()) {
         (Some(path), _) => {
             let state = match read_state(path) {
                 Ok(state) => state,
@@ -147,7 +150,7 @@ pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
                 RunContext::new(&workspace, state.run_id.clone()).with_cancellation(cancel.clone());
             match decisions(&state, options.decide) {
                 Some(decided) => (runner.resume(state, decided, &cx).await, cx),
-                None => return wait(state, &options.save, out),
+                None => return wait(&state, &options.save, out),
             }
         }
         (None, Some(task)) => {
@@ -204,11 +207,39 @@ pub(crate) async fn run(options: &Options<'_>, out: Out) -> Exit {
             }
             Ok(RunOutcome::Waiting(state)) => match decisions(&state, options.decide) {
                 Some(decided) => runner.resume(state, decided, &cx).await,
-                None => return wait(state, &options.save, out),
+                None => return wait(&state, &options.save, out),
             },
         };
         outcome = next;
     }
+}
+
+/// The runner of the agent file, reporting to `printer`, sealing saved
+/// states when `IRIS_STATE_KEY` is set.
+async fn runner_for(
+    options: &Options,
+    printer: &Arc<Printer>,
+) -> Result<AgentRunner, (Exit, String)> {
+    let observer: Arc<dyn RunEventObserver> = printer.clone();
+    let mut runner = AgentRunner::connect_config_path(&options.file, [observer])
+        .await
+        .map_err(|error| {
+            let exit = if options.file.exists() {
+                Exit::Invalid
+            } else {
+                Exit::Unreachable
+            };
+            (exit, error.to_string())
+        })?;
+    // The printer is shared with the executor already; whether it prints
+    // deltas is known only now that the file is read.
+    printer.set_streaming(runner.agent().model().is_some_and(|m| m.stream));
+    if std::env::var_os(STATE_KEY_VAR).is_some() {
+        let key = StateKey::from_env(STATE_KEY_VAR)
+            .map_err(|error| (Exit::Usage, format!("{STATE_KEY_VAR}: {error}")))?;
+        runner = runner.with_state_key(key);
+    }
+    Ok(runner)
 }
 
 /// A decision for every waiting call of `state`, or `None` when one
@@ -225,8 +256,8 @@ fn decisions(
 }
 
 /// Saves a waiting run and says how to resume it (exit 4).
-fn wait(state: RunState, path: &Path, out: Out) -> Exit {
-    if let Err(why) = save(&state, path) {
+fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
+    if let Err(why) = save(state, path) {
         return out.fail(Exit::Internal, &why);
     }
     if out.json {
@@ -265,4 +296,49 @@ fn fresh_run_id() -> RunId {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     RunId::new(format!("cli-{nanos:x}-{}", std::process::id()))
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("run")
+        .about("Run the agent file's agent on a task with its model")
+        .arg(Arg::new("file").required(true).value_name("AGENT.yaml"))
+        .arg(
+            Arg::new("task")
+                .value_name("TASK")
+                .help("What to do (not with --resume)"),
+        )
+        .arg(
+            Arg::new("resume")
+                .long("resume")
+                .value_name("STATE")
+                .conflicts_with("task")
+                .help("Resume a run saved while it waited for approval"),
+        )
+        .arg(
+            Arg::new("save")
+                .long("save")
+                .value_name("STATE")
+                .default_value("iris-run.json")
+                .help("Where a run that waits (or stops) is saved"),
+        )
+        .arg(
+            Arg::new("approve")
+                .long("approve")
+                .action(ArgAction::SetTrue)
+                .conflicts_with("deny")
+                .help("Approve every call that waits for approval"),
+        )
+        .arg(
+            Arg::new("deny")
+                .long("deny")
+                .action(ArgAction::SetTrue)
+                .help("Deny every call that waits for approval"),
+        )
+        .arg(
+            Arg::new("jsonl")
+                .long("jsonl")
+                .action(ArgAction::SetTrue)
+                .help("Print every run event as one JSON line"),
+        )
 }

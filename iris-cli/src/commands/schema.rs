@@ -2,6 +2,7 @@
 //! from the same projection code the adapters send with, and what the
 //! projection changed.
 
+use clap::{Arg, Command};
 use iris_core::provider::{self, Projection};
 use serde_json::json;
 
@@ -83,4 +84,20 @@ pub(crate) fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
         .filter(|(d, k)| *d <= 2.max(k.len() / 4))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k.as_str())
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("schema")
+        .about("Show what a provider receives for a tool, and what changed on the way")
+        .arg(Arg::new("tool").required(true).value_name("TOOL"))
+        .arg(
+            Arg::new("provider")
+                .long("provider")
+                .value_name("PROVIDER")
+                .default_value("openai")
+                .value_parser(PROVIDERS)
+                .help("openai, openai-strict, responses, anthropic, gemini or gemini-openapi"),
+        )
+        .args(crate::catalog::args())
 }

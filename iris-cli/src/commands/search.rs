@@ -3,6 +3,7 @@
 //! coverage, whether one would be selected, and with `--explain` each
 //! term's part in each score.
 
+use clap::{Arg, ArgAction, Command};
 use iris_tools::discovery::{Explanation, LocalRanker, SearchScope, TermSource};
 use serde_json::{Value, json};
 
@@ -85,4 +86,18 @@ pub(crate) fn terms_line(explained: &Explanation) -> String {
         })
         .collect::<Vec<_>>()
         .join(" · ")
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("search")
+        .about("Rank the tools for an intent, as tool_search does")
+        .arg(Arg::new("intent").required(true).value_name("INTENT"))
+        .arg(
+            Arg::new("explain")
+                .long("explain")
+                .action(ArgAction::SetTrue)
+                .help("Show each term's part in each score"),
+        )
+        .args(crate::catalog::args())
 }

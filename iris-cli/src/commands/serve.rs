@@ -2,6 +2,7 @@
 //! standard input and output or streamable HTTP, with the catalog's
 //! permissions and hooks.
 
+use clap::{Arg, Command};
 use std::sync::Arc;
 
 use iris_mcp::ServeTransport;
@@ -28,4 +29,17 @@ pub(crate) async fn run(catalog: Catalog, http: Option<&str>, out: Out) -> Exit 
         Ok(()) => Exit::Ok,
         Err(e) => out.fail(Exit::Unreachable, &e.to_string()),
     }
+}
+
+/// The command's arguments.
+pub(crate) fn command() -> Command {
+    Command::new("serve")
+        .about("Serve the catalog as one MCP server (stdio, or --http ADDRESS)")
+        .arg(
+            Arg::new("http")
+                .long("http")
+                .value_name("ADDRESS")
+                .help("Streamable HTTP on this address instead of stdio"),
+        )
+        .args(crate::catalog::args())
 }

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::super::postings::PostingList;
 use super::{K1, QueryTerm, SearchIndex, associations, for_each_word, idf, term_of};
 
 /// How one tool scored for a query, term by term.
@@ -79,7 +80,7 @@ impl SearchIndex {
         };
         let document_frequency = |term: u32| {
             #[allow(clippy::cast_precision_loss, reason = "as above")]
-            let df = self.postings.get(term as usize).map_or(0, |l| l.len()) as f32;
+            let df = self.postings.get(term as usize).map_or(0, PostingList::len) as f32;
             df
         };
         let mut terms = Vec::new();
