@@ -126,6 +126,11 @@ pub mod artifacts {
 #[cfg(feature = "runtime")]
 pub use iris_tools::fs;
 
+/// Tools whose body is an external program, as agent files define them
+/// (`tools.command`).
+#[cfg(feature = "runtime")]
+pub use iris_tools::command;
+
 /// Harnesses for fuzzing every parser: each takes bytes and panics when a
 /// property its parser must keep does not hold. Not a public API.
 #[cfg(feature = "fuzzing")]
