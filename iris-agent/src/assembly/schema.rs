@@ -84,6 +84,26 @@ fn add_loader_rules(schema: &mut Value) {
     add_rules(schema, "HandlerSection", &handler_rules);
     add_rules(
         schema,
+        "CommandToolSection",
+        &[json!({
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                "description": {"type": "string", "pattern": "\\S"},
+                "command": {"type": "array", "minItems": 1},
+                "input_schema": {
+                    "type": "object",
+                    "required": ["type"],
+                    "properties": {"type": {"const": "object"}}
+                }
+            },
+            "not": {
+                "description": "`parameters` or `input_schema`, not both.",
+                "required": ["parameters", "input_schema"]
+            }
+        })],
+    );
+    add_rules(
+        schema,
         "HookSection",
         &[json!({
             "if": {
