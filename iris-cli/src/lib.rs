@@ -167,7 +167,7 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
             sub.get_flag("explain"),
             out,
         ),
-        "serve" => commands::serve::run(catalog, text("http"), out).await,
+        "serve" => commands::serve::run(catalog, &source, text("http"), out).await,
         "lint" => commands::lint::from_matches(sub, &catalog, &source, out),
         "eval" => commands::eval::from_matches(sub, &catalog, out),
         "lock" => commands::lock::run(&catalog, text("output").unwrap_or("-"), out),
