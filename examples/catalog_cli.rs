@@ -9,6 +9,7 @@
 //! ```
 //!
 //! `IRIS_CATALOG_TOOLS` sets how many tools (500 unless set).
+#![allow(clippy::print_stderr, reason = "an example says on stderr why it stopped")]
 
 #[allow(
     dead_code,
