@@ -9,7 +9,10 @@
 //! ```
 //!
 //! `IRIS_CATALOG_TOOLS` sets how many tools (500 unless set).
-#![allow(clippy::print_stderr, reason = "an example says on stderr why it stopped")]
+#![allow(
+    clippy::print_stderr,
+    reason = "an example says on stderr why it stopped"
+)]
 
 #[allow(
     dead_code,

@@ -251,3 +251,89 @@ async fn serve_is_one_mcp_server_over_stdio() {
     );
     client.close();
 }
+
+#[test]
+fn a_dry_run_says_what_a_call_would_meet_and_runs_nothing() {
+    let dir = workspace();
+    std::fs::write(
+        dir.path().join("hooked.yaml"),
+        "name: hooked
+tools:
+  builtin: [file.read, file.write]
+hooks:
+  - name: audit
+    event: tool.before
+    tools: [write_file]
+    handler: { type: command, command: [\"cat\"] }
+permissions: { read_only: allow, write: deny, tools: { write_file: ask } }
+",
+    )
+    .unwrap();
+    let args = |extra: &[&'static str]| {
+        let mut args = vec![
+            "call",
+            "write_file",
+            "path=new.txt",
+            "content=hi",
+            "--agent",
+            "hooked.yaml",
+            "--dry-run",
+        ];
+        args.extend_from_slice(extra);
+        args
+    };
+    let explained = iris(dir.path(), &args(&["--explain"]));
+    assert_eq!(explained.status.code(), Some(4), "{}", stderr(&explained));
+    let text = stdout(&explained);
+    assert!(
+        text.starts_with("`write_file` would wait for approval"),
+        "{text}"
+    );
+    assert!(text.contains("policy asks before this tool"), "{text}");
+    assert!(
+        text.contains("hook `audit` (tool.before): may deny it"),
+        "{text}"
+    );
+    assert!(
+        !dir.path().join("new.txt").exists(),
+        "a dry run runs nothing"
+    );
+
+    let planned = json(&iris(dir.path(), &args(&["--json"])));
+    assert_eq!(planned["would"], "wait_for_approval");
+    assert_eq!(planned["plan"]["hooks"][0]["name"], "audit");
+    assert_eq!(planned["plan"]["read_only"], false);
+
+    let read = iris(
+        dir.path(),
+        &[
+            "call",
+            "read_file",
+            "path=notes.txt",
+            "--agent",
+            "hooked.yaml",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(read.status.code(), Some(0));
+    assert_eq!(stdout(&read).trim(), "`read_file` would run");
+    let wrong = iris(
+        dir.path(),
+        &[
+            "call",
+            "read_file",
+            "pth=notes.txt",
+            "--agent",
+            "hooked.yaml",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(stdout(&wrong).contains("would be refused: invalid arguments"));
+    let explain_alone = iris(dir.path(), &["call", "read_file", "--explain"]);
+    assert_eq!(
+        explain_alone.status.code(),
+        Some(2),
+        "--explain needs --dry-run"
+    );
+}

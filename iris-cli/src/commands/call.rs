@@ -5,6 +5,7 @@
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use iris_core::{RunId, ToolErrorKind, ToolResult, ToolUseBlock};
+use iris_runtime::Permission;
 use iris_runtime::ToolOutcome;
 use serde_json::{Value, json};
 
@@ -55,6 +56,16 @@ pub(crate) async fn from_matches(
     };
     let decide = crate::decision_flags(sub);
     let workspace = Catalog::workspace(source);
+    if sub.get_flag("dry-run") {
+        return dry_run(
+            catalog,
+            &workspace,
+            tool,
+            arguments,
+            sub.get_flag("explain"),
+            out,
+        );
+    }
     run(catalog, &workspace, tool, arguments, decide, out).await
 }
 
@@ -106,14 +117,98 @@ pub(crate) async fn run(
     report(tool, &result, out)
 }
 
+/// What the call would meet, with nothing run; the exit is the one the
+/// call would end with (0 runs, 2 arguments refused, 3 denied, 4 waits).
+fn dry_run(
+    catalog: &Catalog,
+    workspace: &std::path::Path,
+    tool: &str,
+    arguments: Value,
+    explain: bool,
+    out: Out,
+) -> Exit {
+    let agent = &catalog.agent;
+    let cx = match agent.context_builder(workspace, RunId::new("iris-call")) {
+        Ok(builder) => builder.build(),
+        Err(e) => return out.fail(Exit::Unreachable, &e.to_string()),
+    };
+    let plan = match agent
+        .executor()
+        .plan(ToolUseBlock::new("call_1", tool, arguments), &cx)
+    {
+        Ok(plan) => plan,
+        Err(refused) => {
+            if out.json {
+                out.json(json!({"tool": tool, "would": "be_refused", "result": refused}));
+            } else {
+                out.line(&format!("would be refused: {}", refused.text_content()));
+            }
+            return exit_of(refused.error_kind());
+        }
+    };
+    let (would, why, exit) = match &plan.permission {
+        Permission::Allow => ("run", None, Exit::Ok),
+        Permission::Ask { reason } => ("wait_for_approval", reason.clone(), Exit::Waiting),
+        Permission::Deny { reason } => ("be_denied", Some(reason.clone()), Exit::Denied),
+    };
+    if out.json {
+        out.json(json!({"tool": tool, "would": would, "why": why, "plan": plan}));
+        return exit;
+    }
+    out.line(&format!(
+        "`{}` would {}",
+        plan.tool,
+        would.replace('_', " ")
+    ));
+    if explain {
+        let class = if plan.read_only {
+            "reads only"
+        } else {
+            "may change something"
+        };
+        out.line(&format!(
+            "  policy: {} (the tool says this call {class})",
+            why.as_deref().unwrap_or("allowed")
+        ));
+        if plan.hooks.is_empty() {
+            out.line("  hooks: none watch it");
+        }
+        for hook in &plan.hooks {
+            let does = match hook.event {
+                iris_runtime::hooks::HookEvent::ToolBefore => "may deny it before it runs",
+                _ => "sees its result and may add to it",
+            };
+            out.line(&format!("  hook `{}` ({}): {does}", hook.name, hook.event));
+        }
+        if plan.middleware.is_empty() {
+            out.line("  middleware: none");
+        } else {
+            out.line(&format!(
+                "  middleware, outermost first: {}",
+                plan.middleware.join(", ")
+            ));
+        }
+    }
+    exit
+}
+
+/// The exit a result's error kind calls for.
+fn exit_of(kind: Option<ToolErrorKind>) -> Exit {
+    match kind {
+        None => Exit::Ok,
+        Some(
+            ToolErrorKind::InvalidArguments
+            | ToolErrorKind::UnknownTool
+            | ToolErrorKind::ToolNotAvailable,
+        ) => Exit::Usage,
+        Some(ToolErrorKind::PermissionDenied | ToolErrorKind::DeniedByHook) => Exit::Denied,
+        _ => Exit::ToolError,
+    }
+}
+
 /// Prints `result` and gives the exit its kind calls for.
 fn report(tool: &str, result: &ToolResult, out: Out) -> Exit {
-    let exit = match result.error_kind() {
-        None => Exit::Ok,
-        Some(ToolErrorKind::PermissionDenied | ToolErrorKind::DeniedByHook) => Exit::Denied,
-        Some(ToolErrorKind::UnknownTool | ToolErrorKind::InvalidArguments) => Exit::Usage,
-        Some(_) => Exit::ToolError,
-    };
+    let exit = exit_of(result.error_kind());
     if out.json {
         out.json(json!({
             "tool": tool,
@@ -156,6 +251,19 @@ pub(crate) fn command() -> Command {
                 .long("args-file")
                 .value_name("FILE")
                 .help("Arguments as a JSON object in a file (`-` for stdin)"),
+        )
+        .arg(
+            Arg::new("dry-run")
+                .long("dry-run")
+                .action(ArgAction::SetTrue)
+                .help("Run nothing: say whether the call would run, wait for approval or be refused"),
+        )
+        .arg(
+            Arg::new("explain")
+                .long("explain")
+                .action(ArgAction::SetTrue)
+                .requires("dry-run")
+                .help("With --dry-run: which rule decides, and the hooks and middleware it would meet"),
         )
         .arg(
             Arg::new("approve")

@@ -22,6 +22,9 @@ use iris_core::{
 };
 use serde_json::Value;
 
+mod plan;
+pub use plan::{CallPlan, PlannedHook};
+
 use super::pending::{Limits, Pending, Refusal};
 use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, PermissionRequest};
 use super::resolve::{invalid_arguments, offered_tool, repair_input};
@@ -587,6 +590,11 @@ impl<'t> Call<'t> {
 }
 
 impl Unresolved {
+    /// The result the model would get for the call.
+    pub(super) fn into_result(self) -> ToolResult {
+        self.result
+    }
+
     /// Finish, for a call that never reached a tool: it takes the
     /// executor's own result limit.
     pub(super) fn finish(self, ex: &ToolExecutor, cx: &ToolContext) -> ToolOutcome {

@@ -29,6 +29,7 @@ use pending::PendingApprovals;
 /// configured.
 pub const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(2);
 
+pub use call::{CallPlan, PlannedHook};
 pub use pending::{
     DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS, DEFAULT_MAX_PENDING_APPROVALS_PER_RUN,
 };
@@ -211,6 +212,22 @@ impl ToolExecutor {
     #[must_use]
     pub fn shared_registry(&self) -> &SharedRegistry {
         &self.inner.registry
+    }
+
+    /// What `block` would meet if it ran now, with nothing run: the tool
+    /// it resolves to, the policy's answer for its arguments, and the hooks
+    /// and middleware it would pass through. A call that would be refused
+    /// before any of that (an unknown tool, arguments that do not parse)
+    /// gives the result the model would get.
+    ///
+    /// # Errors
+    /// That result, as the `Err`.
+    pub fn plan(&self, block: ToolUseBlock, cx: &ToolContext) -> Result<CallPlan, ToolResult> {
+        let registry = self.inner.registry.peek();
+        let call =
+            Call::resolve(&registry, block, cx, None).map_err(call::Unresolved::into_result)?;
+        let parsed = call.parse()?;
+        Ok(call.plan(self, parsed.is_read_only(), cx))
     }
 
     /// Runs one call.

@@ -375,6 +375,16 @@ impl HookDispatcher {
         Some(names)
     }
 
+    /// The names of the hooks of `event` that watch `tool`, in the order
+    /// they run.
+    pub(crate) fn names_watching(&self, event: HookEvent, tool: &ToolName) -> Vec<String> {
+        self.hooks
+            .iter()
+            .filter(|h| h.matches(event, Some(tool)))
+            .map(|h| h.name.clone())
+            .collect()
+    }
+
     /// Whether a hook of `event` watches `tool`.
     pub(crate) fn watches(&self, event: HookEvent, tool: &ToolName) -> bool {
         self.hooks.iter().any(|h| h.matches(event, Some(tool)))
