@@ -38,6 +38,7 @@ mod catalog;
 mod commands;
 mod exit;
 mod output;
+mod progress;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -147,7 +148,10 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
     if name == "doctor" {
         return commands::doctor::run(&source, host, out).await;
     }
-    let catalog = match Catalog::open(&source, host).await {
+    let opening = progress::after_a_second("loading the catalog (starting its MCP servers)", out);
+    let opened = Catalog::open(&source, host).await;
+    drop(opening);
+    let catalog = match opened {
         Ok(catalog) => catalog,
         Err((exit, message)) => return out.fail(exit, &message),
     };

@@ -16,10 +16,14 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use model::{ModelServer, calls, says};
+use model::{ModelServer, calls, says, streams};
 use serde_json::{Value, json};
 
 fn agent(dir: &Path, base_url: &str) {
+    agent_streaming(dir, base_url, false);
+}
+
+fn agent_streaming(dir: &Path, base_url: &str, stream: bool) {
     let yaml = format!(
         "name: scribe
 instructions: Write what you are asked to.
@@ -28,6 +32,7 @@ model:
   model: scripted
   base_url: {base_url}
   api_key_env: SCRIPTED_API_KEY
+  stream: {stream}
 tools:
   builtin: [file.write]
   command:
@@ -208,4 +213,30 @@ fn an_approval_is_asked_on_a_real_terminal() {
         std::fs::read_to_string(dir.path().join("yes.txt")).unwrap(),
         "approved\n"
     );
+}
+
+#[test]
+fn a_streamed_answer_is_printed_as_it_arrives_and_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![streams(&["Roses ", "are ", "red."])]);
+    agent_streaming(dir.path(), &server.base_url, true);
+    let done = iris(dir.path(), &["run", "agent.yaml", "A line of a poem"]);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    assert_eq!(text(&done.stdout), "Roses are red.\n");
+    assert_eq!(server.requests.lock().unwrap()[0]["stream"], true);
+
+    let server = ModelServer::start(vec![streams(&["Roses ", "are ", "red."])]);
+    agent_streaming(dir.path(), &server.base_url, true);
+    let events = iris(
+        dir.path(),
+        &["run", "agent.yaml", "A line of a poem", "--jsonl"],
+    );
+    let pieces: Vec<String> = text(&events.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|e| e["event"] == "model_text")
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(pieces.concat(), "Roses are red.");
+    assert!(pieces.len() >= 2, "streamed in pieces: {pieces:?}");
 }

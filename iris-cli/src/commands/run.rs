@@ -123,23 +123,17 @@ pub(crate) async fn run(options: &Options, out: Out) -> Exit {
         streaming: AtomicBool::new(false),
         drained: (Mutex::new(false), Condvar::new()),
     });
-    let runner = match runner_for(options, &printer).await {
+    let starting = crate::progress::after_a_second("loading the agent file", out);
+    let runner = runner_for(options, &printer).await;
+    drop(starting);
+    let runner = match runner {
         Ok(runner) => runner,
         Err((exit, message)) => return out.fail(exit, &message),
     };
     let streaming = printer.streaming.load(Ordering::Relaxed);
-    let workspace = options
-        .file
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
+    let workspace =
+        crate::catalog::Catalog::workspace(&crate::catalog::Source::Agent(options.file.clone()));
+    let cancel = cancelled_by_interrupt();
     let first = match (options.resume.as_deref(), options.task.as_deref()) {
         (Some(path), _) => {
             let state = match read_state(path) {
@@ -155,7 +149,15 @@ pub(crate) async fn run(options: &Options, out: Out) -> Exit {
         }
         (None, Some(task)) => {
             let cx = RunContext::new(&workspace, fresh_run_id()).with_cancellation(cancel.clone());
-            (runner.run(task, &cx).await, cx)
+            let working = crate::progress::after_a_second(
+                "working on the task",
+                Out {
+                    json: options.jsonl || out.json,
+                },
+            );
+            let outcome = runner.run(task, &cx).await;
+            drop(working);
+            (outcome, cx)
         }
         (None, None) => {
             return out.fail(
@@ -240,6 +242,18 @@ async fn runner_for(
         runner = runner.with_state_key(key);
     }
     Ok(runner)
+}
+
+/// A token Ctrl-C cancels.
+fn cancelled_by_interrupt() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    cancel
 }
 
 /// A decision for every waiting call of `state`, or `None` when one

@@ -37,6 +37,28 @@ pub(crate) fn says(text: &str) -> Value {
     })
 }
 
+/// A text answer streamed as server-sent events, one chunk per piece.
+pub(crate) fn streams(pieces: &[&str]) -> Value {
+    let mut events: Vec<Value> = pieces
+        .iter()
+        .map(|piece| {
+            json!({
+                "id": "chatcmpl-3", "object": "chat.completion.chunk", "created": 0, "model": "scripted",
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]
+            })
+        })
+        .collect();
+    events.push(json!({
+        "id": "chatcmpl-3", "object": "chat.completion.chunk", "created": 0, "model": "scripted",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    }));
+    events.push(json!({
+        "id": "chatcmpl-3", "object": "chat.completion.chunk", "created": 0, "model": "scripted",
+        "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}
+    }));
+    json!({"stream": events})
+}
+
 impl ModelServer {
     /// Serves `answers` in order, one per request, on a port of its own.
     pub(crate) fn start(answers: Vec<Value>) -> Self {
@@ -71,16 +93,28 @@ impl ModelServer {
                 kept.lock()
                     .unwrap()
                     .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                let (status, answer) = match answers.next() {
-                    Some(answer) => ("200 OK", answer.to_string()),
+                let (status, kind, answer) = match answers.next() {
+                    Some(Value::Object(mut streamed)) if streamed.contains_key("stream") => {
+                        let events = streamed.remove("stream").unwrap_or_default();
+                        let mut body = String::new();
+                        for event in events.as_array().into_iter().flatten() {
+                            body.push_str("data: ");
+                            body.push_str(&event.to_string());
+                            body.push_str("\n\n");
+                        }
+                        body.push_str("data: [DONE]\n\n");
+                        ("200 OK", "text/event-stream", body)
+                    }
+                    Some(answer) => ("200 OK", "application/json", answer.to_string()),
                     None => (
                         "500 Internal Server Error",
+                        "application/json",
                         json!({"error": {"message": "the script ran out"}}).to_string(),
                     ),
                 };
                 let _ = write!(
                     stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                    "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
                     answer.len()
                 );
             }
