@@ -239,7 +239,7 @@ fn report(tool: &str, result: &ToolResult, out: Out) -> Exit {
 pub(crate) fn command() -> Command {
     Command::new("call")
         .about("Call a tool through the executor: key=text, key:=json")
-        .arg(Arg::new("tool").required(true).value_name("TOOL"))
+        .arg(Arg::new("tool").required(true).value_name("TOOL").help("The tool, by the name the model calls it"))
         .arg(
             Arg::new("arguments")
                 .num_args(0..)

@@ -52,6 +52,11 @@ pub(crate) async fn run(path: &Path, out: Out) -> Exit {
 pub(crate) fn command() -> Command {
     Command::new("check")
         .about("Check an agent file: every problem, with file:line:column")
-        .arg(Arg::new("file").required(true).value_name("AGENT.yaml"))
+        .arg(
+            Arg::new("file")
+                .required(true)
+                .value_name("AGENT.yaml")
+                .help("The agent file"),
+        )
         .arg(crate::catalog::json_arg())
 }

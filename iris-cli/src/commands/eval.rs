@@ -328,7 +328,14 @@ fn print_text(report: &Value, k: usize, out: Out) {
 pub(crate) fn command() -> Command {
     Command::new("eval")
         .about("Measure how well searches find the right tool for labelled requests")
-        .arg(Arg::new("cases").required(true).value_name("CASES.yaml"))
+        .arg(
+            Arg::new("cases")
+                .required(true)
+                .value_name("CASES.yaml")
+                .help(
+                    "Requests with the tools that fit them: `cases: [{request, expect: [tool]}]`",
+                ),
+        )
         .arg(
             Arg::new("k")
                 .long("k")

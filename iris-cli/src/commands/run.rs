@@ -316,7 +316,12 @@ fn fresh_run_id() -> RunId {
 pub(crate) fn command() -> Command {
     Command::new("run")
         .about("Run the agent file's agent on a task with its model")
-        .arg(Arg::new("file").required(true).value_name("AGENT.yaml"))
+        .arg(
+            Arg::new("file")
+                .required(true)
+                .value_name("AGENT.yaml")
+                .help("The agent file, with a `model:`"),
+        )
         .arg(
             Arg::new("task")
                 .value_name("TASK")

@@ -90,7 +90,12 @@ pub(crate) fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
 pub(crate) fn command() -> Command {
     Command::new("schema")
         .about("Show what a provider receives for a tool, and what changed on the way")
-        .arg(Arg::new("tool").required(true).value_name("TOOL"))
+        .arg(
+            Arg::new("tool")
+                .required(true)
+                .value_name("TOOL")
+                .help("The tool, by the name the model calls it"),
+        )
         .arg(
             Arg::new("provider")
                 .long("provider")

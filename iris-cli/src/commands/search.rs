@@ -92,7 +92,12 @@ pub(crate) fn terms_line(explained: &Explanation) -> String {
 pub(crate) fn command() -> Command {
     Command::new("search")
         .about("Rank the tools for an intent, as tool_search does")
-        .arg(Arg::new("intent").required(true).value_name("INTENT"))
+        .arg(
+            Arg::new("intent")
+                .required(true)
+                .value_name("INTENT")
+                .help("What the model would search for, in words"),
+        )
         .arg(
             Arg::new("explain")
                 .long("explain")
