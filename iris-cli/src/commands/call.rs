@@ -4,7 +4,7 @@
 //! terminal, or ends with exit code 4.
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use iris_core::{RunId, ToolErrorKind, ToolResult, ToolUseBlock};
+use iris_core::{RunId, ToolContext, ToolErrorKind, ToolResult, ToolUseBlock};
 use iris_runtime::Permission;
 use iris_runtime::ToolOutcome;
 use serde_json::{Value, json};
@@ -78,9 +78,9 @@ pub(crate) async fn run(
     out: Out,
 ) -> Exit {
     let agent = &catalog.agent;
-    let cx = match agent.context_builder(workspace, RunId::new("iris-call")) {
-        Ok(builder) => builder.build(),
-        Err(e) => return out.fail(Exit::Unreachable, &e.to_string()),
+    let cx = match call_context(catalog, workspace) {
+        Ok(cx) => cx,
+        Err(why) => return out.fail(Exit::Unreachable, &why),
     };
     let executor = agent.executor();
     let call = ToolUseBlock::new("call_1", tool, arguments);
@@ -128,9 +128,9 @@ fn dry_run(
     out: Out,
 ) -> Exit {
     let agent = &catalog.agent;
-    let cx = match agent.context_builder(workspace, RunId::new("iris-call")) {
-        Ok(builder) => builder.build(),
-        Err(e) => return out.fail(Exit::Unreachable, &e.to_string()),
+    let cx = match call_context(catalog, workspace) {
+        Ok(cx) => cx,
+        Err(why) => return out.fail(Exit::Unreachable, &why),
     };
     let plan = match agent
         .executor()
@@ -190,6 +190,15 @@ fn dry_run(
         }
     }
     exit
+}
+
+/// The context of a call from the command line: a run of its own.
+fn call_context(catalog: &Catalog, workspace: &std::path::Path) -> Result<ToolContext, String> {
+    catalog
+        .agent
+        .context_builder(workspace, RunId::new("iris-call"))
+        .map(iris_core::ToolContextBuilder::build)
+        .map_err(|e| e.to_string())
 }
 
 /// The exit a result's error kind calls for.

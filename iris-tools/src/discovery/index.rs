@@ -364,9 +364,8 @@ impl SearchIndex {
         Query { terms, related }
     }
 
-    /// Adds every query term's BM25 gain into the scratch arrays; returns
-    /// the query's whole weight (the sum of its terms' IDF).
-    fn accumulate(&self, query: &Query, scratch: &mut Scratch) -> f32 {
+    /// The number of indexed tools, and their average weighted length.
+    fn size_and_average_length(&self) -> (f32, f32) {
         #[allow(
             clippy::cast_precision_loss,
             reason = "catalog sizes are far below where f32 loses whole numbers"
@@ -377,6 +376,13 @@ impl SearchIndex {
             reason = "an average length fits an f32 comfortably"
         )]
         let average = ((self.total_length / f64::from(n)) as f32).max(f32::EPSILON);
+        (n, average)
+    }
+
+    /// Adds every query term's BM25 gain into the scratch arrays; returns
+    /// the query's whole weight (the sum of its terms' IDF).
+    fn accumulate(&self, query: &Query, scratch: &mut Scratch) -> f32 {
+        let (n, average) = self.size_and_average_length();
         // A term no tool has counts with the highest IDF: a request about
         // something the catalog lacks should look unmatched.
         let unseen_idf = idf(n, 0.0);

@@ -60,16 +60,7 @@ impl SearchIndex {
             .filter_map(|i| u32::try_from(i).ok())
             .find(|&i| self.tool(i) == tool)?;
         let query = self.query_terms(query_text);
-        #[allow(
-            clippy::cast_precision_loss,
-            reason = "catalog sizes are far below where f32 loses whole numbers"
-        )]
-        let n = self.len() as f32;
-        #[allow(
-            clippy::cast_possible_truncation,
-            reason = "an average length fits an f32"
-        )]
-        let average = ((self.total_length / f64::from(n)) as f32).max(f32::EPSILON);
+        let (n, average) = self.size_and_average_length();
         let length = self.lengths.get(id as usize).copied().unwrap_or(0.0);
         let norm = K1 * (1.0 - super::B) + K1 * super::B * length / average;
         let frequency_of = |term: u32| {
