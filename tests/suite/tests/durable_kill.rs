@@ -37,7 +37,7 @@ use iris::{
     ToolResult, ToolUseBlock,
 };
 use model::history_model;
-use replica::{Charge, Price, SendReceipt, die_at, lines};
+use replica::{Charge, Price, SendReceipt, die_at, lines, result_of};
 
 /// Where a replica dies.
 const POINTS: [&str; 6] = [
@@ -246,18 +246,6 @@ fn history(printed: &str) -> Vec<Message> {
         .find_map(|line| line.strip_prefix("HISTORY="))
         .unwrap_or_else(|| panic!("the replica printed its history: {printed}"));
     iris::serde_json::from_str(line).unwrap()
-}
-
-fn result_of<'m>(history: &'m [Message], call: &str) -> &'m ToolResult {
-    history
-        .iter()
-        .find_map(|m| match m {
-            Message::Tool {
-                call_id, result, ..
-            } if call_id == call => Some(result),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("call {call} has a result"))
 }
 
 #[tokio::test]

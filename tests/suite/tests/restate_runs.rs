@@ -36,8 +36,8 @@ use iris::restate::restate_sdk::http_server::HttpServer;
 use iris::restate::{AgentWorkflow, RunReport};
 use iris::serde_json::{Value, json};
 use iris::testing::FnModel;
-use iris::{Rule, RulePolicy, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock};
-use replica::{Charge, Price, SendReceipt, die_at, lines};
+use iris::{Rule, RulePolicy, ToolErrorKind, ToolExecutor, ToolRegistry, ToolUseBlock};
+use replica::{Charge, Price, SendReceipt, die_at, lines, result_of};
 use server::{RestateServer, free_port};
 
 /// Where a replica dies: inside the first model call (nothing kept yet);
@@ -194,18 +194,6 @@ async fn report(server: &RestateServer, run: &str) -> RunReport {
         .await;
     assert_eq!(status, 200, "the run {run} ends: {answer}");
     iris::serde_json::from_value(answer).unwrap()
-}
-
-fn result_of<'m>(history: &'m [Message], call: &str) -> &'m ToolResult {
-    history
-        .iter()
-        .find_map(|m| match m {
-            Message::Tool {
-                call_id, result, ..
-            } if call_id == call => Some(result),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("call {call} has a result"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

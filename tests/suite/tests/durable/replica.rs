@@ -4,13 +4,16 @@
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "a replica that cannot write fails loudly"
+    clippy::panic,
+    reason = "a replica that cannot write, or a history without the call, fails loudly"
 )]
 
 use std::path::Path;
 
 use iris::ToolContext;
+use iris::ToolResult;
 use iris::journal::IdempotencyKey;
+use iris::model::Message;
 
 /// Charge a card: a write that may not run twice.
 #[iris::tool(write)]
@@ -87,4 +90,17 @@ pub(crate) fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .map(|text| text.lines().map(str::to_owned).collect())
         .unwrap_or_default()
+}
+
+/// The result call `call` got in `history`.
+pub(crate) fn result_of<'m>(history: &'m [Message], call: &str) -> &'m ToolResult {
+    history
+        .iter()
+        .find_map(|m| match m {
+            Message::Tool {
+                call_id, result, ..
+            } if call_id == call => Some(result),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("call {call} has a result"))
 }
