@@ -29,7 +29,10 @@
 //! `--failures N` prints N requests of the tuning half whose right tool was
 //! not ranked first (a sample every so many, to look for classes);
 //! `--calibrate` searches the rule with the most coverage at a precision of
-//! 0.90 or more on the tuning half, and reports it on both.
+//! 0.90 or more on the tuning half, and reports it on both; `--dump FILE`
+//! writes every request's whole ranking (name, score, coverage per tool)
+//! as JSON Lines, for measuring another signal beside the ranker's
+//! (`benches/eval/meaning/measure.py` reads it).
 #![allow(
     clippy::print_stdout,
     clippy::cast_precision_loss,
@@ -64,6 +67,8 @@ struct Query {
         reason = "the field is named as in the data files"
     )]
     query: String,
+    #[serde(default)]
+    id: String,
     gold: Option<String>,
     #[serde(default)]
     gold_any: Vec<String>,
@@ -87,6 +92,7 @@ struct Options {
     rule: SelectionRule,
     calibrate: bool,
     failures: usize,
+    dump: Option<PathBuf>,
 }
 
 fn options() -> Result<Options, Box<dyn Error>> {
@@ -97,6 +103,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
         rule: SelectionRule::default(),
         calibrate: false,
         failures: 0,
+        dump: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -112,9 +119,10 @@ fn options() -> Result<Options, Box<dyn Error>> {
             "--min-coverage" => options.rule.min_coverage = value.parse()?,
             "--min-confidence" => options.rule.min_confidence = value.parse()?,
             "--failures" => options.failures = value.parse()?,
+            "--dump" => options.dump = Some(value.into()),
             other => {
                 return Err(format!(
-                    "unknown option `{other}`; expected --data, --limit, --holdout, --min-coverage, --min-confidence, --failures or --calibrate"
+                    "unknown option `{other}`; expected --data, --limit, --holdout, --min-coverage, --min-confidence, --failures, --dump or --calibrate"
                 )
                 .into());
             }
@@ -707,5 +715,44 @@ fn main() -> Result<(), Box<dyn Error>> {
         calibrate(&eval);
         calibrate_loads(&eval);
     }
+    if let Some(path) = &options.dump {
+        dump(&catalog, &queries, options.rule, path)?;
+        println!("rankings written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Writes each request's ranking of the whole catalog, one JSON line per
+/// request: `id`, `query`, `golds`, `selected` and `ranked` (`[name,
+/// score, coverage]`, best first, tools that scored only).
+fn dump(
+    catalog: &[CatalogEntry],
+    queries: &[Query],
+    rule: SelectionRule,
+    path: &Path,
+) -> Result<(), Box<dyn Error>> {
+    use std::io::Write as _;
+    let registry = Arc::new(registry_of(catalog, &HashSet::new())?);
+    let scope = SearchScope::all(&registry);
+    let local = LocalRanker::with_rule(rule);
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    for query in queries {
+        let ranking = local.rank(&query.query, &scope, catalog.len());
+        let ranked: Vec<_> = ranking
+            .candidates
+            .iter()
+            .map(|c| iris::serde_json::json!([c.name.as_str(), c.score, c.coverage]))
+            .collect();
+        let line = iris::serde_json::json!({
+            "id": query.id,
+            "query": query.query,
+            "golds": query.golds(),
+            "selected": ranking.selected.as_ref().map(ToolName::as_str),
+            "ranked": ranked,
+        });
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
     Ok(())
 }

@@ -31,3 +31,46 @@ fn discovery_eval_reports_both_rankers() {
         assert!(out.contains(line), "missing `{line}` in\n{out}");
     }
 }
+
+/// `--dump` writes one line per request with its whole ranking, best
+/// first, which the meaning-layer measurement reads.
+#[test]
+fn discovery_eval_dumps_every_ranking() {
+    let deps = std::env::current_exe().unwrap();
+    let examples: PathBuf = deps.parent().unwrap().parent().unwrap().join("examples");
+    let path = std::env::temp_dir().join(format!("iris-rankings-{}.jsonl", std::process::id()));
+    let output = Command::new(examples.join("discovery_eval"))
+        .args(["--limit", "40", "--dump"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let lines: Vec<iris::serde_json::Value> = text
+        .lines()
+        .map(|l| iris::serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 40);
+    for line in &lines {
+        assert!(!line["golds"].as_array().unwrap().is_empty(), "{line}");
+        let scores: Vec<f64> = line["ranked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c[1].as_f64().unwrap())
+            .collect();
+        assert!(
+            scores.windows(2).all(|w| w[0] >= w[1]),
+            "not best first: {line}"
+        );
+        if let Some(selected) = line["selected"].as_str() {
+            assert_eq!(line["ranked"][0][0], selected, "{line}");
+        }
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["ranked"].as_array().unwrap().len() > 5)
+    );
+}
