@@ -113,6 +113,9 @@ fn silently_dropped(schema: &Value, sent: &Value, notes: &[ProjectionNote]) -> O
     if sent.is_null() {
         return no_parameters_dropped(schema, notes);
     }
+    // A definition nothing refers to means nothing: a projection may prune
+    // it with all it holds.
+    let schema = &without_unused_definitions(schema);
     let mut after = BTreeSet::new();
     keywords(sent, &mut after, "", &|_, _| false);
     let accounted_for = |keyword: &str| {
@@ -174,6 +177,54 @@ fn refers_into_definitions(schema: &Value, sent: &Value) -> bool {
                     .is_some()
             })
         })
+    })
+}
+
+/// `schema` without the definitions that nothing outside them refers to,
+/// directly or through other definitions.
+fn without_unused_definitions(schema: &Value) -> Value {
+    let Value::Object(root) = schema else {
+        return schema.clone();
+    };
+    let sections = ["$defs", "definitions"];
+    let mut outside = Vec::new();
+    for (key, value) in root {
+        if !sections.contains(&key.as_str()) {
+            collect_refs(value, &mut outside);
+        }
+    }
+    let mut used: BTreeSet<(&str, String)> = BTreeSet::new();
+    let mut pending: Vec<&str> = outside;
+    while let Some(reference) = pending.pop() {
+        let Some((section, name)) = definition_named(reference) else {
+            continue;
+        };
+        let Some(definition) = root.get(section).and_then(|defs| defs.get(&name)) else {
+            continue;
+        };
+        if used.insert((section, name)) {
+            collect_refs(definition, &mut pending);
+        }
+    }
+    let mut pruned = root.clone();
+    for section in sections {
+        if let Some(Value::Object(defs)) = pruned.get_mut(section) {
+            defs.retain(|name, _| used.contains(&(section, name.clone())));
+        }
+    }
+    Value::Object(pruned)
+}
+
+/// The section and the name of the definition a local `$ref` points into
+/// (`#/$defs/Span/properties/start` -> `$defs`, `Span`).
+fn definition_named(reference: &str) -> Option<(&'static str, String)> {
+    ["$defs", "definitions"].into_iter().find_map(|section| {
+        let rest = reference
+            .strip_prefix("#/")?
+            .strip_prefix(section)?
+            .strip_prefix('/')?;
+        let token = rest.split('/').next()?;
+        Some((section, token.replace("~1", "/").replace("~0", "~")))
     })
 }
 
