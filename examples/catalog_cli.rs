@@ -1,4 +1,4 @@
-//! The `iris` command set mounted over a host's own registry: here the
+//! The `iris` command set mounted over a host's own executor: here the
 //! 500-tool example catalog (the one the discovery example defers), so
 //! every command of the command line works on tools only this binary links.
 //!
@@ -38,5 +38,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    iris::cli::main(registry)
+    // What the host runs: here the tools under the default policy (a host
+    // with hooks or middleware adds them to this builder, or hands over its
+    // `Agent`).
+    match iris::ToolExecutor::builder(registry).build() {
+        Ok(executor) => iris::cli::main(executor),
+        Err(error) => {
+            eprintln!("the example catalog does not build an executor: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }

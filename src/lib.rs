@@ -388,9 +388,13 @@ pub use iris_agent as agent;
 #[doc(inline)]
 pub use iris_sqlite as sqlite;
 
-/// The `iris` command line's commands (feature `cli`), to mount over a
-/// host's own registry: `iris::cli::main(registry)` in a `src/bin/` gives
-/// `list`, `schema`, `call` and `check` over the host's `#[tool]`s.
+/// The `iris` command line's commands (feature `cli`), to mount over what a
+/// host really runs: `iris::cli::main(agent)` in a `src/bin/` gives `list`,
+/// `schema`, `search`, `call`, `serve`, `run`, `check`, `lint`, `eval`,
+/// `lock`, `diff`, `doctor` and `completions` over the host's agent (its
+/// tools, policy, hooks and middleware), and agent files assembled with the
+/// host's [`agent::assembly::Assembly`] (toolbox services, its own hooks and
+/// middleware) through [`cli::Host`].
 #[cfg(feature = "cli")]
 // A crate re-exported whole renders as a module of its own.
 #[doc(inline)]

@@ -1,5 +1,6 @@
-//! Where a command's tools come from: a host's own registry, an agent
-//! file, or an MCP server started by command or reached by URL.
+//! Where a command's tools come from: what a host runs itself, an agent
+//! file (assembled with the host's assembly), or an MCP server started by
+//! command or reached by URL.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,21 +11,32 @@ use iris_mcp::{McpClient, McpServerConfig};
 use iris_runtime::{ToolExecutor, ToolRegistry};
 
 use crate::exit::Exit;
+use crate::host::{Host, Own};
 
 /// The arguments that name a catalog, and `--json`, shared by the
 /// commands over one.
 pub(crate) fn args() -> [Arg; 3] {
     [
-        Arg::new("agent")
-            .long("agent")
-            .value_name("FILE")
-            .help("The tools of this agent file"),
+        agent_arg(),
         Arg::new("mcp")
             .long("mcp")
             .value_name("COMMAND|URL")
             .help("The tools of this MCP server (a command line, never run by a shell, or a URL)"),
         json_arg(),
     ]
+}
+
+/// `--agent FILE`, the one way every command names an agent file.
+pub(crate) fn agent_arg() -> Arg {
+    agent_file_arg().help("The agent file (default: the host's own agent, else agent.yaml here)")
+}
+
+/// `--agent FILE` for the commands that take nothing but a file.
+pub(crate) fn agent_file_arg() -> Arg {
+    Arg::new("agent")
+        .long("agent")
+        .value_name("FILE")
+        .help("The agent file (default: agent.yaml here)")
 }
 
 /// `--json`.
@@ -38,7 +50,7 @@ pub(crate) fn json_arg() -> Arg {
 /// What a command was pointed at.
 #[derive(Debug, Clone)]
 pub(crate) enum Source {
-    /// The host's registry (`iris_cli::main`).
+    /// What the host runs itself (`iris_cli::main`).
     Host,
     /// An agent file.
     Agent(PathBuf),
@@ -54,25 +66,33 @@ pub(crate) struct Catalog {
 }
 
 impl Catalog {
-    /// The catalog `source` names; `host` is the host's registry, when
-    /// there is one.
-    pub(crate) async fn open(
-        source: &Source,
-        host: Option<ToolRegistry>,
-    ) -> Result<Self, (Exit, String)> {
+    /// The catalog `source` names, agent files assembled with the host's
+    /// assembly; the host's own agent for [`Source::Host`].
+    pub(crate) async fn open(source: &Source, host: Host) -> Result<Self, (Exit, String)> {
         match source {
             Source::Host => {
-                let registry = host.ok_or_else(|| {
-                    (
-                        Exit::Usage,
-                        "no catalog: name one with `--agent FILE` or `--mcp COMMAND|URL`"
-                            .to_owned(),
-                    )
-                })?;
-                Self::of(registry, Vec::new())
+                let agent = match host.own {
+                    Own::Agent(agent) => agent,
+                    Own::Executor(executor) => Arc::new(agent_over(executor)?),
+                    Own::Registry(registry) => {
+                        announce_bare();
+                        Arc::new(agent_over(built(ToolExecutor::builder(registry).build())?)?)
+                    }
+                    Own::Nothing => {
+                        return Err((
+                            Exit::Usage,
+                            "no catalog: name one with `--agent FILE` or `--mcp COMMAND|URL`"
+                                .to_owned(),
+                        ));
+                    }
+                };
+                Ok(Self {
+                    agent,
+                    _servers: Vec::new(),
+                })
             }
             Source::Agent(path) => {
-                let agent = Agent::connect(path).await.map_err(|e| {
+                let agent = host.assembly.connect(path).await.map_err(|e| {
                     let exit = if path.exists() {
                         Exit::Invalid
                     } else {
@@ -94,23 +114,13 @@ impl Catalog {
                 client
                     .register_into(&mut registry)
                     .map_err(|e| (Exit::Invalid, e.to_string()))?;
-                Self::of(registry, vec![client])
+                let executor = built(ToolExecutor::builder(registry).build())?;
+                Ok(Self {
+                    agent: Arc::new(agent_over(executor)?),
+                    _servers: vec![client],
+                })
             }
         }
-    }
-
-    fn of(registry: ToolRegistry, servers: Vec<McpClient>) -> Result<Self, (Exit, String)> {
-        let executor = ToolExecutor::builder(registry)
-            .build()
-            .map_err(|e| (Exit::Invalid, e.to_string()))?;
-        let agent = Agent::builder(executor)
-            .name("iris")
-            .build()
-            .map_err(|e| (Exit::Invalid, e.to_string()))?;
-        Ok(Self {
-            agent: Arc::new(agent),
-            _servers: servers,
-        })
     }
 
     /// Where the file tools work: the agent file's folder, or the current
@@ -124,6 +134,25 @@ impl Catalog {
             _ => PathBuf::from("."),
         }
     }
+}
+
+/// An agent named `iris` over `executor`, as it is.
+fn agent_over(executor: ToolExecutor) -> Result<Agent, (Exit, String)> {
+    built(Agent::builder(executor).name("iris").build())
+}
+
+fn built<T>(result: Result<T, iris_runtime::RuntimeError>) -> Result<T, (Exit, String)> {
+    result.map_err(|e| (Exit::Invalid, e.to_string()))
+}
+
+/// Says, once per process, that a bare registry runs with none of the
+/// host's hooks or middleware.
+fn announce_bare() {
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "iris: note: the host mounted a bare registry: its tools run under the default policy with no hooks and no middleware; mount the agent or executor the host runs (`iris::cli::main(agent)`) to keep them"
+    );
 }
 
 /// An MCP server's configuration from `--mcp`: a URL, or a command line

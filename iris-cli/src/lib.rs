@@ -10,8 +10,8 @@
 //! iris call   write_file path=a.txt content=hi --approve --agent agent.yaml
 //! iris search "change a file" --explain --agent agent.yaml
 //! iris serve  --agent agent.yaml            # the catalog as one MCP server (stdio)
-//! iris run    agent.yaml "Tidy the config"  # the agent loop with the file's model
-//! iris check  agent.yaml                    # every problem, with file:line:column
+//! iris run    "Tidy the config" --agent agent.yaml   # the agent loop with the file's model
+//! iris check  --agent agent.yaml            # every problem, with file:line:column
 //! iris lint   --strict --format sarif       # what providers receive, weak or confusable tools
 //! iris eval   cases.yaml --baseline base.json
 //! iris lock && iris diff                    # breaking, compatible or cosmetic changes
@@ -28,15 +28,46 @@
 //! regressed from its baseline, 9 diff found a breaking change, 10 a run
 //! took its `max_steps`, 130 a run was cancelled (Ctrl-C), 70 Iris failed.
 //!
-//! A host whose `#[tool]`s live in its own binary mounts the same commands
-//! over its registry with [`main`] (in a `src/bin/`), since only its binary
-//! links them.
+//! A host whose tools live in its own binary mounts the same commands over
+//! what it really runs with [`main`] (in a `src/bin/`), since only its
+//! binary links them: its agent or executor (tools, policy, hooks,
+//! middleware) for commands that name no agent file, and an assembly for
+//! those that do (toolbox services, its own hooks and middleware), through
+//! [`Host`]:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use iris_agent::assembly::Assembly;
+//! use iris_runtime::hooks::HookRegistration;
+//!
+//! # struct Desk;
+//! # impl iris_core::Toolbox for Desk {
+//! #     fn tools(_: Arc<Self>) -> Vec<Arc<dyn iris_core::DynTool>> { Vec::new() }
+//! # }
+//! fn main() -> std::process::ExitCode {
+//!     use iris_runtime::hooks::{BeforeAnswer, HookInput};
+//!     let guard = HookRegistration::before("no-secrets", |input: &HookInput| {
+//!         let text = input.arguments.as_ref().map(ToString::to_string).unwrap_or_default();
+//!         if text.contains("secret") {
+//!             BeforeAnswer::deny("the call holds a secret")
+//!         } else {
+//!             BeforeAnswer::Allow
+//!         }
+//!     });
+//!     let assembly = Assembly::from_catalog()
+//!         .with_toolbox(Arc::new(Desk))
+//!         .with_hook(guard);
+//!     // `desk check`, `desk list`, `desk serve` over `--agent desk.yaml`.
+//!     iris_cli::main(assembly)
+//! }
+//! ```
 
 mod approve;
 mod args;
 mod catalog;
 mod commands;
 mod exit;
+mod host;
 mod output;
 mod progress;
 
@@ -44,11 +75,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{ArgMatches, Command};
-use iris_runtime::ToolRegistry;
-
 use catalog::{Catalog, Source};
+use clap::{ArgMatches, Command};
 pub use exit::Exit;
+pub use host::Host;
 pub use output::FORMAT;
 use output::Out;
 
@@ -78,8 +108,10 @@ pub fn command() -> Command {
 }
 
 /// Runs the command line `args` (the program's name first) over the
-/// catalog it names, or over `host` when it names none; the exit code.
-pub fn run_with(args: impl IntoIterator<Item = OsString>, host: Option<ToolRegistry>) -> Exit {
+/// catalog it names (agent files assembled with `host`'s assembly), or over
+/// what `host` runs itself when it names none; the exit code.
+pub fn run_with(args: impl IntoIterator<Item = OsString>, host: impl Into<Host>) -> Exit {
+    let host = host.into();
     let matches = match command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(error) => {
@@ -104,20 +136,27 @@ pub fn run_with(args: impl IntoIterator<Item = OsString>, host: Option<ToolRegis
     runtime.block_on(dispatch(&matches, host))
 }
 
-/// The `iris` binary's main: the command line of this process.
+/// The `iris` binary's main: the command line of this process, over
+/// agent files and MCP servers.
 #[must_use]
 pub fn run_cli() -> ExitCode {
-    run_with(std::env::args_os(), None).into()
+    run_with(std::env::args_os(), Host::binary()).into()
 }
 
-/// A host's `main`: the commands over `registry` (the host's own
-/// `#[tool]`s), unless the command line names another catalog.
+/// A host's `main`: the commands over what the host really runs, since
+/// only its binary links its tools. Hand over its [`Agent`](iris_agent::Agent)
+/// or [`ToolExecutor`](iris_runtime::ToolExecutor) (tools, policy, hooks,
+/// middleware), an [`Assembly`](iris_agent::assembly::Assembly) for its
+/// agent files (toolbox services, its own hooks and middleware), or both
+/// through [`Host`]. A bare [`ToolRegistry`](iris_runtime::ToolRegistry)
+/// still works, and the commands say that no hooks or middleware are
+/// attached.
 #[must_use]
-pub fn main(registry: ToolRegistry) -> ExitCode {
-    run_with(std::env::args_os(), Some(registry)).into()
+pub fn main(host: impl Into<Host>) -> ExitCode {
+    run_with(std::env::args_os(), host).into()
 }
 
-async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
+async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
     let Some((name, sub)) = matches.subcommand() else {
         return Exit::Usage;
     };
@@ -132,16 +171,24 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
                 .map_or(Exit::Usage, |shell| commands::completions::run(*shell, out));
         }
         "check" => {
-            let file = sub
-                .get_one::<String>("file")
-                .map(PathBuf::from)
-                .unwrap_or_default();
-            return commands::check::run(&file, out).await;
+            return match source_of(sub, false) {
+                Ok(Source::Agent(file)) => commands::check::run(&file, &host.assembly, out).await,
+                Ok(_) => out.fail(Exit::Usage, "`check` takes an agent file: `--agent FILE`"),
+                Err(message) => out.fail(Exit::Usage, message),
+            };
         }
-        "run" => return commands::run::run(&commands::run::Options::of(sub), out).await,
+        "run" => {
+            let file = match source_of(sub, false) {
+                Ok(Source::Agent(file)) => file,
+                Ok(_) => return out.fail(Exit::Usage, "`run` takes an agent file: `--agent FILE`"),
+                Err(message) => return out.fail(Exit::Usage, message),
+            };
+            let options = commands::run::Options::of(sub, file);
+            return commands::run::run(&options, &host.assembly, out).await;
+        }
         _ => {}
     }
-    let source = match source_of(sub, host.is_some()) {
+    let source = match source_of(sub, host.has_own()) {
         Ok(source) => source,
         Err(message) => return out.fail(Exit::Usage, message),
     };
@@ -184,10 +231,11 @@ async fn dispatch(matches: &ArgMatches, host: Option<ToolRegistry>) -> Exit {
     }
 }
 
-/// The catalog the command line names: `--agent`, `--mcp`, the host's
-/// registry, or `agent.yaml` in the current folder.
+/// The catalog the command line names: `--agent`, `--mcp`, what the host
+/// runs itself, or `agent.yaml` in the current folder.
 fn source_of(sub: &ArgMatches, has_host: bool) -> Result<Source, &'static str> {
-    match (sub.get_one::<String>("agent"), sub.get_one::<String>("mcp")) {
+    let named = |key: &str| sub.try_get_one::<String>(key).ok().flatten();
+    match (named("agent"), named("mcp")) {
         (Some(_), Some(_)) => Err("name one catalog: `--agent` or `--mcp`, not both"),
         (Some(agent), None) => Ok(Source::Agent(PathBuf::from(agent))),
         (None, Some(mcp)) => Ok(Source::Mcp(mcp.clone())),

@@ -164,7 +164,7 @@ fn call_runs_through_the_executor_with_its_exit_codes() {
 #[test]
 fn check_reports_every_problem_with_its_place() {
     let dir = workspace();
-    let good = iris(dir.path(), &["check", "agent.yaml"]);
+    let good = iris(dir.path(), &["check", "--agent", "agent.yaml"]);
     assert_eq!(good.status.code(), Some(0), "{}", stderr(&good));
     assert!(stdout(&good).contains("agent `keeper` assembles, with 3 tool(s)"));
 
@@ -173,7 +173,7 @@ fn check_reports_every_problem_with_its_place() {
         "name: broken\ntools:\n  builtin: [file.read]\npermissions: { write: maybe }\n",
     )
     .unwrap();
-    let bad = iris(dir.path(), &["check", "broken.yaml"]);
+    let bad = iris(dir.path(), &["check", "--agent", "broken.yaml"]);
     assert_eq!(bad.status.code(), Some(5), "{}", stderr(&bad));
     assert!(
         stdout(&bad).contains(
@@ -187,7 +187,7 @@ fn check_reports_every_problem_with_its_place() {
         "{}",
         stderr(&bad)
     );
-    let missing = iris(dir.path(), &["check", "nowhere.yaml", "--json"]);
+    let missing = iris(dir.path(), &["check", "--agent", "nowhere.yaml", "--json"]);
     assert_eq!(missing.status.code(), Some(6));
 }
 

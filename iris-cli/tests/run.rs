@@ -75,7 +75,12 @@ fn a_task_runs_to_its_answer_and_streams_events_as_json_lines() {
     agent(dir.path(), &server.base_url);
     let done = iris(
         dir.path(),
-        &["run", "agent.yaml", "How many words in 'one two three'?"],
+        &[
+            "run",
+            "--agent",
+            "agent.yaml",
+            "How many words in 'one two three'?",
+        ],
     );
     assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
     assert_eq!(text(&done.stdout).trim(), "It has 3 words.");
@@ -100,7 +105,10 @@ fn a_task_runs_to_its_answer_and_streams_events_as_json_lines() {
         says("Two."),
     ]);
     agent(dir.path(), &server.base_url);
-    let streamed = iris(dir.path(), &["run", "agent.yaml", "Count 'a b'", "--jsonl"]);
+    let streamed = iris(
+        dir.path(),
+        &["run", "--agent", "agent.yaml", "Count 'a b'", "--jsonl"],
+    );
     assert_eq!(
         streamed.status.code(),
         Some(0),
@@ -138,7 +146,14 @@ fn a_run_that_waits_is_saved_and_resumed_by_another_process() {
     agent(dir.path(), &server.base_url);
     let waiting = iris(
         dir.path(),
-        &["run", "agent.yaml", "Write a poem", "--save", "paused.json"],
+        &[
+            "run",
+            "--agent",
+            "agent.yaml",
+            "Write a poem",
+            "--save",
+            "paused.json",
+        ],
     );
     assert_eq!(waiting.status.code(), Some(4), "{}", text(&waiting.stderr));
     assert!(
@@ -155,7 +170,14 @@ fn a_run_that_waits_is_saved_and_resumed_by_another_process() {
     std::fs::copy(dir.path().join("paused.json"), &denied_copy).unwrap();
     let resumed = iris(
         dir.path(),
-        &["run", "agent.yaml", "--resume", "paused.json", "--approve"],
+        &[
+            "run",
+            "--agent",
+            "agent.yaml",
+            "--resume",
+            "paused.json",
+            "--approve",
+        ],
     );
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
     assert_eq!(text(&resumed.stdout).trim(), "Written.");
@@ -168,7 +190,14 @@ fn a_run_that_waits_is_saved_and_resumed_by_another_process() {
     std::fs::write(&broken, "{\"not\": \"a run\"}").unwrap();
     let refused = iris(
         dir.path(),
-        &["run", "agent.yaml", "--resume", "broken.json", "--approve"],
+        &[
+            "run",
+            "--agent",
+            "agent.yaml",
+            "--resume",
+            "broken.json",
+            "--approve",
+        ],
     );
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
     assert!(text(&refused.stderr).contains("is not a saved run"));
@@ -191,7 +220,7 @@ fn an_approval_is_asked_on_a_real_terminal() {
     let mut terminal = Command::new("script")
         .args([
             "-qec",
-            &format!("{iris} run agent.yaml 'Write yes.txt'"),
+            &format!("{iris} run 'Write yes.txt' --agent agent.yaml"),
             "/dev/null",
         ])
         .current_dir(dir.path())
@@ -220,7 +249,10 @@ fn a_streamed_answer_is_printed_as_it_arrives_and_whole() {
     let dir = tempfile::tempdir().unwrap();
     let server = ModelServer::start(vec![streams(&["Roses ", "are ", "red."])]);
     agent_streaming(dir.path(), &server.base_url, true);
-    let done = iris(dir.path(), &["run", "agent.yaml", "A line of a poem"]);
+    let done = iris(
+        dir.path(),
+        &["run", "--agent", "agent.yaml", "A line of a poem"],
+    );
     assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
     assert_eq!(text(&done.stdout), "Roses are red.\n");
     assert_eq!(server.requests.lock().unwrap()[0]["stream"], true);
@@ -229,7 +261,13 @@ fn a_streamed_answer_is_printed_as_it_arrives_and_whole() {
     agent_streaming(dir.path(), &server.base_url, true);
     let events = iris(
         dir.path(),
-        &["run", "agent.yaml", "A line of a poem", "--jsonl"],
+        &[
+            "run",
+            "--agent",
+            "agent.yaml",
+            "A line of a poem",
+            "--jsonl",
+        ],
     );
     let pieces: Vec<String> = text(&events.stdout)
         .lines()

@@ -2,8 +2,8 @@
 //! clients: the official Python SDK's (a command tool, a deferred tool found
 //! through `tool_search`, and a call the file's policy asks about, refused
 //! without elicitation and run once the person approves through it) and the
-//! MCP inspector's command line. The peers are installed by
-//! `tests/mcp-peers/install.sh` (`.ci/run` runs it).
+//! MCP inspector's command line. The peers are pinned in `tests/mcp-peers`
+//! and installed on first use (see `tests/support/installed.rs`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -11,7 +11,7 @@
     reason = "tests fail loudly"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
@@ -40,14 +40,12 @@ permissions:
   write: ask
 "#;
 
-/// The MCP peers' folder, or a failure that says how to install them.
+#[path = "../../tests/support/installed.rs"]
+mod installed;
+
+/// The MCP peers' folder, installed on first use.
 fn peers() -> PathBuf {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-peers");
-    assert!(
-        folder.join(".installed").exists(),
-        "the MCP peers are not installed: run tests/mcp-peers/install.sh (it needs npm and python3 with network access), then the tests again"
-    );
-    folder
+    installed::MCP_PEERS.folder()
 }
 
 fn workspace() -> tempfile::TempDir {

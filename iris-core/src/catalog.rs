@@ -67,6 +67,52 @@ pub fn tools() -> impl Iterator<Item = &'static CatalogTool> {
     inventory::iter::<CatalogTool>.into_iter()
 }
 
+/// A `#[tool]` method of an `#[iris::toolbox]` service. Its tool needs the
+/// service value, which only the host has, so the catalog holds no tool:
+/// only the name, so that configuration naming it can say which service to
+/// hand over.
+pub struct CatalogToolboxTool {
+    name: &'static str,
+    service: &'static str,
+}
+
+impl CatalogToolboxTool {
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn new(name: &'static str, service: &'static str) -> Self {
+        Self { name, service }
+    }
+
+    /// The tool's name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The service type's path (`support_desk::Desk`).
+    #[must_use]
+    pub fn service(&self) -> &'static str {
+        self.service
+    }
+}
+
+impl std::fmt::Debug for CatalogToolboxTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogToolboxTool")
+            .field("name", &self.name)
+            .field("service", &self.service)
+            .finish()
+    }
+}
+
+inventory::collect!(CatalogToolboxTool);
+
+/// Every `#[tool]` method of a toolbox service linked into the program, in
+/// no set order.
+pub fn toolbox_tools() -> impl Iterator<Item = &'static CatalogToolboxTool> {
+    inventory::iter::<CatalogToolboxTool>.into_iter()
+}
+
 /// Registers `$tool` (a unit struct `#[tool]` wrote) in the catalog.
 #[doc(hidden)]
 #[macro_export]
@@ -79,6 +125,23 @@ macro_rules! __iris_catalog_tool {
                     $name,
                     ::core::concat!(::core::module_path!(), "::", $function),
                     || $crate::__private::Arc::new($tool),
+                )
+            }
+        };
+    };
+}
+
+/// Registers the name of a toolbox method's tool, and its service `$service`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __iris_catalog_toolbox_tool {
+    ($service:ty, $name:literal) => {
+        #[allow(unsafe_code)]
+        const _: () = {
+            $crate::__private::inventory::submit! {
+                $crate::__private::CatalogToolboxTool::new(
+                    $name,
+                    ::core::concat!(::core::module_path!(), "::", ::core::stringify!($service)),
                 )
             }
         };

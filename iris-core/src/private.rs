@@ -36,7 +36,9 @@ pub use crate::toolbox::Toolbox;
 #[cfg(feature = "catalog")]
 pub use crate::__iris_catalog_tool as catalog_tool;
 #[cfg(feature = "catalog")]
-pub use crate::catalog::CatalogTool;
+pub use crate::__iris_catalog_toolbox_tool as catalog_toolbox_tool;
+#[cfg(feature = "catalog")]
+pub use crate::catalog::{CatalogTool, CatalogToolboxTool};
 #[cfg(feature = "catalog")]
 pub use ::inventory;
 
@@ -50,6 +52,8 @@ macro_rules! __iris_no_catalog_tool {
 }
 #[cfg(not(feature = "catalog"))]
 pub use crate::__iris_no_catalog_tool as catalog_tool;
+#[cfg(not(feature = "catalog"))]
+pub use crate::__iris_no_catalog_tool as catalog_toolbox_tool;
 
 use crate::capability::Capabilities;
 use crate::definition::{Exposure, ResultPolicy};

@@ -79,10 +79,10 @@ pub(crate) fn assemble_with(
         ..
     } = tools;
     let mut builder = ToolExecutor::builder(registry).policy(policy);
-    for hook in hooks {
+    for hook in names.hooks.iter().cloned().chain(hooks) {
         builder = builder.hook(hook);
     }
-    for layer in middleware {
+    for layer in names.middleware.iter().cloned().chain(middleware) {
         builder = builder.shared_middleware(layer);
     }
     for observer in &names.observers {
@@ -282,6 +282,13 @@ fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Vec<
                     .collect::<Vec<_>>()
                     .join(", ")
             )
+        } else if let Some(service) = toolbox_service_of(&wanted.value) {
+            let short = service.rsplit("::").next().unwrap_or(service);
+            format!(
+                "`{wanted}` is a method of the toolbox service `{service}`, whose tools need the service value, which only the host has: hand one over with `Assembly::from_catalog().with_toolbox(Arc::new(the_{lower}))` and load the file with that assembly (for the command line, `iris::cli::main(iris::cli::Host::assembly(assembly))`)",
+                wanted = wanted.value,
+                lower = short.to_lowercase(),
+            )
         } else {
             unknown_name(
                 &names.tools,
@@ -293,6 +300,26 @@ fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Vec<
         issues.at(wanted.referenced, at, message);
     }
     chosen
+}
+
+/// The service whose toolbox method `wanted` names (by tool name or as
+/// `Type::method`), when one linked into the program does.
+fn toolbox_service_of(wanted: &str) -> Option<&'static str> {
+    iris_core::catalog::toolbox_tools()
+        .find(|entry| {
+            entry.name() == wanted
+                || wanted
+                    .strip_suffix(entry.name())
+                    .and_then(|head| head.strip_suffix("::"))
+                    .is_some_and(|service| {
+                        entry.service() == service
+                            || entry
+                                .service()
+                                .strip_suffix(service)
+                                .is_some_and(|path| path.ends_with("::"))
+                    })
+        })
+        .map(iris_core::catalog::CatalogToolboxTool::service)
 }
 
 fn tools(

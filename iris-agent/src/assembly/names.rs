@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use iris_core::{DynTool, Tool, Toolbox};
+use iris_core::{DynTool, Middleware, Tool, Toolbox};
+use iris_runtime::hooks::HookRegistration;
 
 use super::factory::{catalog_hook_factories, catalog_middleware_factories};
 use iris_runtime::factories::{HookFactory, MiddlewareFactory};
@@ -38,6 +39,10 @@ pub struct Assembly {
     pub(crate) middleware_factories: Vec<Entry<dyn MiddlewareFactory>>,
     /// Observers the assembled executor reports to.
     pub(crate) observers: Vec<Arc<dyn iris_runtime::RunEventObserver>>,
+    /// The host's own hooks, given every assembled agent before the file's.
+    pub(crate) hooks: Vec<HookRegistration>,
+    /// The host's own middleware, outside the file's.
+    pub(crate) middleware: Vec<Arc<dyn Middleware>>,
     /// Whether the names came from the link-time catalog (a name missing
     /// there may be one the linker left out).
     pub(crate) from_catalog: bool,
@@ -50,6 +55,8 @@ impl std::fmt::Debug for Assembly {
             .field("hook_factories", &paths(&self.hook_factories))
             .field("middleware_factories", &paths(&self.middleware_factories))
             .field("observers", &self.observers.len())
+            .field("hooks", &self.hooks.len())
+            .field("middleware", &self.middleware.len())
             .field("from_catalog", &self.from_catalog)
             .finish()
     }
@@ -158,6 +165,25 @@ impl Assembly {
         self
     }
 
+    /// A hook of the host's own, in code, that every agent assembled from
+    /// now on has whatever its file says: it runs before the file's hooks
+    /// of the same event (a deny of either refuses the call). For a guard
+    /// that must hold for every agent file the host loads.
+    #[must_use]
+    pub fn with_hook(mut self, hook: HookRegistration) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// A middleware of the host's own that every agent assembled from now
+    /// on has, outside the file's `middleware.tools` (the first added is
+    /// outermost).
+    #[must_use]
+    pub fn with_middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
     /// The `#[tool]` methods of `service` (an `#[iris::toolbox]` type),
     /// which an agent file then names by tool name (`invoice_amount`) or as
     /// `Type::method` (`Billing::invoice_amount`). A service's tools need
@@ -246,6 +272,18 @@ impl AssemblyBuilder {
     /// The `#[tool]` methods of `service` (see [`Assembly::with_toolbox`]).
     pub fn toolbox<S: Toolbox>(mut self, service: Arc<S>) -> Self {
         self.assembly.add_toolbox(service);
+        self
+    }
+
+    /// A hook of the host's own (see [`Assembly::with_hook`]).
+    pub fn hook(mut self, hook: HookRegistration) -> Self {
+        self.assembly.hooks.push(hook);
+        self
+    }
+
+    /// A middleware of the host's own (see [`Assembly::with_middleware`]).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.assembly.middleware.push(Arc::new(middleware));
         self
     }
 

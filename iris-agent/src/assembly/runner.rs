@@ -39,11 +39,28 @@ impl AgentRunner {
         path: impl AsRef<Path>,
         observers: impl IntoIterator<Item = Arc<dyn RunEventObserver>>,
     ) -> Result<Self, AssemblyError> {
-        let path = path.as_ref();
-        let agent = Assembly::from_catalog()
+        Assembly::from_catalog()
             .with_observers(observers)
-            .connect(path)
-            .await?;
+            .connect_runner(path)
+            .await
+    }
+}
+
+impl Assembly {
+    /// A runner of the agent file at `path`, assembled with these names,
+    /// hooks and middleware after starting the MCP servers it names, asking
+    /// the model its `model` section names (see [`AgentRunner::connect`]).
+    ///
+    /// # Errors
+    /// As [`Assembly::connect`], and an issue at `model` as for
+    /// [`AgentRunner::from_config_path`].
+    #[cfg(feature = "mcp")]
+    pub async fn connect_runner(
+        &self,
+        path: impl AsRef<Path>,
+    ) -> Result<AgentRunner, AssemblyError> {
+        let path = path.as_ref();
+        let agent = self.connect(path).await?;
         connected(agent, path)
     }
 }

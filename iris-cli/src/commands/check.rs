@@ -1,23 +1,24 @@
-//! `iris check AGENT.yaml`: every problem of an agent file, with
-//! `file:line:column`, as the loader reports them.
+//! `iris check --agent AGENT.yaml`: every problem of an agent file, with
+//! `file:line:column`, as the loader reports them, assembled as the host
+//! assembles it (its toolbox services, hooks and middleware).
 
-use clap::{Arg, Command};
+use clap::Command;
 use std::path::Path;
 
-use iris_agent::Agent;
+use iris_agent::assembly::Assembly;
 use serde_json::json;
 
 use crate::exit::Exit;
 use crate::output::Out;
 
-pub(crate) async fn run(path: &Path, out: Out) -> Exit {
+pub(crate) async fn run(path: &Path, assembly: &Assembly, out: Out) -> Exit {
     if !path.exists() {
         return out.fail(
             Exit::Unreachable,
             &format!("`{}` does not exist", path.display()),
         );
     }
-    match Agent::connect(path).await {
+    match assembly.connect(path).await {
         Ok(agent) => {
             let tools = agent.registry().tools().count();
             if out.json {
@@ -52,11 +53,6 @@ pub(crate) async fn run(path: &Path, out: Out) -> Exit {
 pub(crate) fn command() -> Command {
     Command::new("check")
         .about("Check an agent file: every problem, with file:line:column")
-        .arg(
-            Arg::new("file")
-                .required(true)
-                .value_name("AGENT.yaml")
-                .help("The agent file"),
-        )
+        .arg(crate::catalog::agent_file_arg())
         .arg(crate::catalog::json_arg())
 }

@@ -46,11 +46,7 @@ impl Check {
     }
 }
 
-pub(crate) async fn run(
-    source: &Source,
-    host: Option<iris_runtime::ToolRegistry>,
-    out: Out,
-) -> Exit {
+pub(crate) async fn run(source: &Source, host: crate::Host, out: Out) -> Exit {
     let mut checks = vec![Check::passed(
         "iris",
         format!(

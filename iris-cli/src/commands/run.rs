@@ -1,4 +1,5 @@
-//! `iris run AGENT.yaml "task"`: the agent loop with the file's model. The
+//! `iris run "task" --agent AGENT.yaml`: the agent loop with the file's
+//! model, the file assembled as the host assembles it. The
 //! model's text streams to stdout (or every run event as JSON Lines with
 //! `--jsonl`); calls that wait are asked on the terminal, decided by
 //! `--approve`/`--deny`, or saved (`--save`) to be resumed later with
@@ -12,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use iris_agent::assembly::Assembly;
 use iris_agent::{AgentRunner, RunContext, RunOutcome, RunState, StateKey};
 use iris_core::RunId;
 use iris_runtime::observers::{RunEvent, RunEventObserver};
@@ -36,12 +38,9 @@ pub(crate) struct Options {
 
 impl Options {
     /// The run the command line asks for.
-    pub(crate) fn of(sub: &ArgMatches) -> Self {
+    pub(crate) fn of(sub: &ArgMatches, file: PathBuf) -> Self {
         Self {
-            file: sub
-                .get_one::<String>("file")
-                .map(PathBuf::from)
-                .unwrap_or_default(),
+            file,
             task: sub.get_one::<String>("task").cloned(),
             resume: sub.get_one::<String>("resume").map(PathBuf::from),
             save: sub
@@ -117,14 +116,14 @@ impl RunEventObserver for Printer {
     }
 }
 
-pub(crate) async fn run(options: &Options, out: Out) -> Exit {
+pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exit {
     let printer = Arc::new(Printer {
         jsonl: options.jsonl,
         streaming: AtomicBool::new(false),
         drained: (Mutex::new(false), Condvar::new()),
     });
     let starting = crate::progress::after_a_second("loading the agent file", out);
-    let runner = runner_for(options, &printer).await;
+    let runner = runner_for(options, assembly, &printer).await;
     drop(starting);
     let runner = match runner {
         Ok(runner) => runner,
@@ -162,7 +161,7 @@ pub(crate) async fn run(options: &Options, out: Out) -> Exit {
         (None, None) => {
             return out.fail(
                 Exit::Usage,
-                "give the task: `iris run AGENT.yaml \"what to do\"`, or `--resume STATE`",
+                "give the task: `iris run \"what to do\" --agent AGENT.yaml`, or `--resume STATE`",
             );
         }
     };
@@ -220,10 +219,14 @@ pub(crate) async fn run(options: &Options, out: Out) -> Exit {
 /// states when `IRIS_STATE_KEY` is set.
 async fn runner_for(
     options: &Options,
+    assembly: &Assembly,
     printer: &Arc<Printer>,
 ) -> Result<AgentRunner, (Exit, String)> {
     let observer: Arc<dyn RunEventObserver> = printer.clone();
-    let mut runner = AgentRunner::connect_config_path(&options.file, [observer])
+    let mut runner = assembly
+        .clone()
+        .with_observers([observer])
+        .connect_runner(&options.file)
         .await
         .map_err(|error| {
             let exit = if options.file.exists() {
@@ -286,7 +289,7 @@ fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
     out.fail(
         Exit::Waiting,
         &format!(
-            "the run waits for approval; its state is in {p}: resume with `iris run AGENT.yaml --resume {p} --approve` (or `--deny`, or on a terminal)",
+            "the run waits for approval; its state is in {p}: resume with `iris run --agent AGENT.yaml --resume {p} --approve` (or `--deny`, or on a terminal)",
             p = path.display()
         ),
     )
@@ -316,12 +319,7 @@ fn fresh_run_id() -> RunId {
 pub(crate) fn command() -> Command {
     Command::new("run")
         .about("Run the agent file's agent on a task with its model")
-        .arg(
-            Arg::new("file")
-                .required(true)
-                .value_name("AGENT.yaml")
-                .help("The agent file, with a `model:`"),
-        )
+        .arg(crate::catalog::agent_file_arg())
         .arg(
             Arg::new("task")
                 .value_name("TASK")

@@ -36,6 +36,13 @@ pub(crate) fn emit(block: &ImplBlock, tools: &[ToolFn], root: Option<&syn::Path>
             }
         };
         let tool_impl = tool_emit::tool_impl(tool, &p, &struct_ident, &rust_item);
+        let name = &tool.name.value;
+        // Generic services have no one type to name.
+        let catalog_entry = block
+            .generics
+            .params
+            .is_empty()
+            .then(|| quote!(#p::catalog_toolbox_tool!(#self_ty, #name);));
         types.push(quote! {
             #[allow(non_camel_case_types)]
             struct #struct_ident(#p::Arc<#self_ty>);
@@ -43,6 +50,8 @@ pub(crate) fn emit(block: &ImplBlock, tools: &[ToolFn], root: Option<&syn::Path>
             const _: () = {
                 #tool_impl
             };
+
+            #catalog_entry
         });
         constructors.push(quote! {
             #p::Arc::new(#struct_ident(#p::Arc::clone(&service))) as #p::Arc<dyn #p::DynTool>

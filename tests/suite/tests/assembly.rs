@@ -470,6 +470,68 @@ async fn toolbox_methods_are_named_by_tool_name_or_type_and_method() {
 }
 
 #[test]
+fn a_toolbox_method_without_its_service_says_which_service_to_hand_over() {
+    for named in ["refund", "Billing::refund"] {
+        let err = error_of(&format!("name: a\ntools: {{ functions: [{named}] }}\n"));
+        let message = &err.issues[0].message;
+        assert!(
+            message.contains(&format!(
+                "`{named}` is a method of the toolbox service `suite::assembly::Billing`"
+            )) && message.contains("with_toolbox(Arc::new(the_billing))")
+                && message.contains("iris::cli::Host"),
+            "{message}"
+        );
+        assert!(!message.contains("linker"), "{message}");
+    }
+}
+
+#[test]
+fn the_hosts_own_hooks_and_middleware_reach_every_assembled_agent() {
+    use iris::hooks::{BeforeAnswer, HookInput, HookRegistration};
+    let guard = HookRegistration::before("host-guard", |input: &HookInput| {
+        if input.tool.as_ref().is_some_and(|t| t.as_str() == "double") {
+            BeforeAnswer::deny("the host refuses doubling")
+        } else {
+            BeforeAnswer::Allow
+        }
+    });
+    let agent = Assembly::from_catalog()
+        .with_hook(guard)
+        .with_middleware(Timing)
+        .parse(
+            "name: a\ntools: { functions: [double, cube] }\n",
+            Path::new(ORIGIN),
+        )
+        .expect("assembles");
+    let cx = agent
+        .context_builder(".", RunId::new("host-hooks"))
+        .expect("a context")
+        .build();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (refused, cubed) = runtime.block_on(async {
+        let executor = agent.executor();
+        let refused = executor
+            .execute_one(ToolUseBlock::new("1", "double", json!({"value": 2})), &cx)
+            .await;
+        let cubed = executor
+            .execute_one(ToolUseBlock::new("2", "cube", json!({"value": 2})), &cx)
+            .await;
+        (refused, cubed)
+    });
+    let refused = refused.result().expect("finished");
+    assert_eq!(
+        refused.error_kind(),
+        Some(iris::ToolErrorKind::DeniedByHook)
+    );
+    assert!(refused.text_content().contains("the host refuses doubling"));
+    let cubed = cubed.result().expect("finished");
+    assert!(cubed.stats().contains_key("wrapped_seconds"), "{cubed:?}");
+}
+
+#[test]
 fn configuration_errors_read_the_same_through_debug() {
     let err = error_of("name: a\ntools: { functions: [doubel] }\n");
     assert_eq!(format!("{err:?}"), err.to_string());

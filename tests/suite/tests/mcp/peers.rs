@@ -7,53 +7,14 @@
 )]
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+
+#[path = "../../../support/installed.rs"]
+mod installed;
 
 /// The folder holding the peers (`tests/mcp-peers`), installed on first
-/// use. The install is announced before it starts, on the terminal even
-/// while the test harness captures output; if it fails (no network, no npm
-/// or python3), every test that needs a peer fails saying so and how to fix
-/// it, never with a bare "file not found".
+/// use (see `tests/support/installed.rs`).
 pub(crate) fn folder() -> PathBuf {
-    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
-    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../mcp-peers");
-    let folder = folder.canonicalize().unwrap_or(folder);
-    let installed = INSTALLED.get_or_init(|| {
-        if folder.join(".installed").exists() {
-            return Ok(());
-        }
-        announce(&format!(
-            "installing the MCP peers these tests run against (the reference servers and inspector from npm, the official Python SDK from PyPI, pinned) into {}, once",
-            folder.display()
-        ));
-        match std::process::Command::new("bash")
-            .arg(folder.join("install.sh"))
-            .status()
-        {
-            Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("tests/mcp-peers/install.sh failed ({status})")),
-            Err(err) => Err(format!("bash could not run tests/mcp-peers/install.sh ({err})")),
-        }
-    });
-    if let Err(why) = installed {
-        let test = std::thread::current()
-            .name()
-            .unwrap_or("this test")
-            .to_owned();
-        let message = format!(
-            "`{test}` cannot run: it talks to a real MCP peer, and {why}. Installing the peers needs npm and python3 with network access to the npm registry and PyPI; run tests/mcp-peers/install.sh when online, then the tests again"
-        );
-        announce(&message);
-        panic!("{message}");
-    }
-    folder
-}
-
-/// One line on the terminal, past the test harness's capture of `eprintln!`
-/// (which shows a test's output only when it fails).
-fn announce(line: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "iris tests: {line}");
+    installed::MCP_PEERS.folder()
 }
 
 /// A program installed from npm, such as `mcp-server-everything`.

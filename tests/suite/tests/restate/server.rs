@@ -11,40 +11,19 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use iris::serde_json::{Value, json};
 
+#[path = "../../../support/installed.rs"]
+mod installed;
+
 /// The server binary, installed on first use; a failed install fails the
 /// test saying what is missing and how to install it.
 fn binary() -> PathBuf {
-    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
-    // The package building this (the tests' or the benchmarks') lies
-    // under the workspace root, which holds `tests/restate-server`.
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|dir| dir.join("tests/restate-server"))
-        .find(|dir| dir.join("install.sh").exists())
-        .expect("tests/restate-server lies in the workspace");
-    let installed = INSTALLED.get_or_init(|| {
-        if folder.join(".installed").exists() {
-            return Ok(());
-        }
-        match Command::new("bash").arg(folder.join("install.sh")).status() {
-            Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("tests/restate-server/install.sh failed ({status})")),
-            Err(err) => Err(format!(
-                "bash could not run tests/restate-server/install.sh ({err})"
-            )),
-        }
-    });
-    if let Err(why) = installed {
-        panic!(
-            "this test runs against a real Restate server, and {why}. Installing it needs npm with access to the npm registry; run tests/restate-server/install.sh when online, then the tests again"
-        );
-    }
-    folder.join("node_modules/@restatedev/restate-server-linux-x64/bin/restate-server")
+    installed::RESTATE_SERVER
+        .folder()
+        .join("node_modules/@restatedev/restate-server-linux-x64/bin/restate-server")
 }
 
 /// A free loopback port.

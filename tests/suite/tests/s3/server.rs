@@ -10,33 +10,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use iris::artifacts::object_store::ObjectStore;
 use object_store::aws::AmazonS3Builder;
 
+#[path = "../../../support/installed.rs"]
+mod installed;
+
 fn folder() -> PathBuf {
-    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../s3-server");
-    let installed = INSTALLED.get_or_init(|| {
-        if folder.join(".installed").exists() {
-            return Ok(());
-        }
-        match Command::new("bash").arg(folder.join("install.sh")).status() {
-            Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("tests/s3-server/install.sh failed ({status})")),
-            Err(err) => Err(format!(
-                "bash could not run tests/s3-server/install.sh ({err})"
-            )),
-        }
-    });
-    if let Err(why) = installed {
-        panic!(
-            "this test runs against a real S3-compatible server, and {why}. Installing it needs python3 with access to the Python package index; run tests/s3-server/install.sh when online, then the tests again"
-        );
-    }
-    folder
+    installed::S3_SERVER.folder()
 }
 
 pub(crate) struct S3Server {
