@@ -38,8 +38,10 @@ pub enum RunError {
         call_id: String,
     },
     /// A decision names a call that does not wait.
-    #[error("call `{call_id}` does not wait for approval in this state")]
+    #[error("call `{call_id}` does not wait for approval in this state ({waiting})")]
     UnknownDecision {
+        /// The calls that do wait, in words.
+        waiting: String,
         /// The call.
         call_id: String,
     },

@@ -445,6 +445,7 @@ impl AgentRunner {
             .find(|id| !state.pending.iter().any(|p| &p.call.id == *id))
         {
             return Err(RunError::UnknownDecision {
+                waiting: store::waiting_calls(&state),
                 call_id: extra.clone(),
             });
         }

@@ -187,6 +187,33 @@ fn check_reports_every_problem_with_its_place() {
         "{}",
         stderr(&bad)
     );
+    // Three faults that do not depend on each other: an unknown key, a
+    // value of the wrong type, a name nothing has. One run finds all three.
+    std::fs::write(
+        dir.path().join("typos.yaml"),
+        "name: typos\ninstructons: Keep it tidy.\ntools:\n  builtin: [file.read]\n  functions: [tidy_up]\nlimits:\n  max_steps: forty\n",
+    )
+    .unwrap();
+    let typos = iris(dir.path(), &["check", "--agent", "typos.yaml"]);
+    assert_eq!(typos.status.code(), Some(5), "{}", stderr(&typos));
+    let found: Vec<String> = stdout(&typos).lines().map(str::to_owned).collect();
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "typos.yaml:2:1: `instructons`: unknown key `instructons`; did you mean `instructions`?"
+        ),
+        "{found:#?}"
+    );
+    assert!(
+        found[1].starts_with(
+            "typos.yaml:5:15: `tools.functions[0]`: no `#[tool]` function is named `tidy_up`"
+        ),
+        "{found:#?}"
+    );
+    assert!(
+        found[2].starts_with("typos.yaml:7:14: `limits.max_steps`: expected a whole number"),
+        "{found:#?}"
+    );
     let missing = iris(dir.path(), &["check", "--agent", "nowhere.yaml", "--json"]);
     assert_eq!(missing.status.code(), Some(6));
 }

@@ -73,9 +73,11 @@ pub enum RuntimeError {
     },
     /// `resume` named a call that is not waiting for approval in the run.
     #[error(
-        "call `{call_id}` is not waiting for approval in run `{run_id}`; it may have been resumed already, have expired, or belong to another run"
+        "call `{call_id}` is not waiting for approval in run `{run_id}` ({waiting}); it may have been resumed already, have expired, or belong to another run"
     )]
     NoPendingApproval {
+        /// The calls of the run that do wait, in words.
+        waiting: String,
         /// The call id given.
         call_id: String,
         /// The run it was looked for in.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use iris_agent::RunState;
 use iris_agent::store::{
     Claimed, Lease, RunStatus, RunStore, StoreError, StoredRun, check_writer, held_by_other,
-    lease_end, now_ms, waits_in,
+    lease_end, now_ms, waiting_calls, waits_in,
 };
 use iris_core::{BoxFuture, RunId, ToolResult};
 use iris_runtime::ApprovalDecision;
@@ -223,8 +223,14 @@ impl RunStore for SqliteStore {
             write(connection, |tx| {
                 let row = existing_row(tx, &run)?;
                 let status = row.status(&run)?;
-                if status != RunStatus::Waiting || !waits_in(&row.state(&run)?, &call_id) {
+                let state = row.state(&run)?;
+                if status != RunStatus::Waiting || !waits_in(&state, &call_id) {
                     return Err(StoreError::NotWaiting {
+                        waiting: if status == RunStatus::Waiting {
+                            waiting_calls(&state)
+                        } else {
+                            "no call waits".to_owned()
+                        },
                         run_id: run,
                         call_id,
                         status: status.as_str(),

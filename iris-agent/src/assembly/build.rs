@@ -70,6 +70,31 @@ pub(crate) fn assemble_with(
     let middleware = middleware(names, &file, &mut issues);
     let policy = policy(&file, &tools.names, &mut issues);
     let decision = decision(&file, origin, &mut issues);
+    // A function that could not be found leaves its mentions elsewhere
+    // unknown too (`sqare` listed, `square` filtered on): those follow from
+    // the first problem.
+    let unresolved: Vec<&str> = file
+        .tools
+        .functions
+        .iter()
+        .map(|wanted| wanted.value.as_str())
+        .filter(|wanted| names.tool(wanted).is_none())
+        .map(|wanted| wanted.rsplit("::").next().unwrap_or(wanted))
+        .collect();
+    if !unresolved.is_empty() {
+        issues.hold_back(|issue| {
+            issue
+                .message
+                .strip_prefix(UNKNOWN_TOOL)
+                .and_then(|rest| rest.trim_start().strip_prefix('`'))
+                .and_then(|rest| rest.split('`').next())
+                .is_some_and(|mentioned| {
+                    unresolved
+                        .iter()
+                        .any(|wanted| iris_runtime::config::yaml::similar(wanted, mentioned))
+                })
+        });
+    }
     if !issues.is_empty() {
         return Err(finish(issues));
     }
@@ -406,11 +431,11 @@ fn unknown_tool(name: &str, known: &[String]) -> String {
         );
     }
     let known: Vec<&str> = known.iter().map(String::as_str).collect();
-    format!(
-        "the agent has no tool named `{name}`; {}",
-        closest(name, &known, "tool")
-    )
+    format!("{UNKNOWN_TOOL} `{name}`; {}", closest(name, &known, "tool"))
 }
+
+/// How the message for a tool name the agent does not have begins.
+const UNKNOWN_TOOL: &str = "the agent has no tool named";
 
 fn hooks(
     names: &Assembly,

@@ -107,9 +107,11 @@ fn position_of(source: &str, offset: usize) -> (u64, u64) {
 
 /// An agent file that could not be assembled, with every problem found.
 ///
-/// Problems that do not depend on each other (an unknown function, bad
-/// factory options, a missing variable) are all reported at once; a file
-/// that is not valid YAML, or has a key of the wrong shape, stops at that.
+/// Problems that do not depend on each other (an unknown key, a value of the
+/// wrong type, an unknown function, bad factory options, a missing
+/// variable) are all reported at once; one that only follows from another
+/// (a required key whose entry was at fault) is held back, and a file that
+/// is not valid YAML stops at that.
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub struct AssemblyError {
     /// The problems, in file order.
@@ -203,6 +205,12 @@ impl Issues {
             key: key.into(),
             message: message.into(),
         });
+    }
+
+    /// Holds back the problems `follows` says depend on another one found
+    /// already.
+    pub(crate) fn hold_back(&mut self, follows: impl Fn(&AssemblyIssue) -> bool) {
+        self.found.retain(|issue| !follows(issue));
     }
 
     pub(crate) fn is_empty(&self) -> bool {

@@ -12,7 +12,7 @@ use super::error::{AssemblyError, Issues};
 use super::file::AgentFile;
 use super::names::Assembly;
 use super::parse;
-use super::{Agent, read_file};
+use super::{Agent, assembled, read_file};
 use iris_mcp::{McpClient, McpServerConfig};
 
 impl Assembly {
@@ -26,9 +26,11 @@ impl Assembly {
     pub async fn connect(&self, path: impl AsRef<Path>) -> Result<Agent, AssemblyError> {
         let path = path.as_ref();
         let text = read_file(path)?;
-        let file = parse::parse(&text, path)?;
-        let (remote, clients) = connect_servers(&file, path).await?;
-        let agent = assemble_with(self, file, path, &text, Some(remote))?;
+        let parsed = parse::parse(&text, path)?;
+        let (remote, clients) = connect_servers(&parsed.file, path).await?;
+        let agent = assembled(parsed, |file, text| {
+            assemble_with(self, file, path, text, Some(remote))
+        })?;
         for client in &clients {
             // Inside this async function a runtime is always there.
             if let Err(error) = client.keep_current(agent.executor().shared_registry()) {

@@ -85,7 +85,9 @@
 //! column and key path (`hooks[1].handler.options.text`) and what to do: an
 //! unknown key or name comes with the closest known one, bad factory options
 //! name the factory and the option, a missing variable is named. A file that
-//! is not YAML, or a key of the wrong shape, is reported alone. Input is
+//! is not YAML is reported alone; otherwise unknown keys, values of the wrong
+//! type and unknown names are found in one pass, each with its place, and
+//! only a problem that follows from another is held back. Input is
 //! bounded: a file over 1 MiB, more than 1,000 aliases, nesting deeper than
 //! 32 or duplicate keys are errors.
 
@@ -132,8 +134,10 @@ impl Assembly {
     /// # Errors
     /// [`AssemblyError`] with every problem found.
     pub fn parse(&self, text: &str, origin: &Path) -> Result<Agent, AssemblyError> {
-        let file = parse::parse(text, origin)?;
-        build::assemble(self, file, origin, text)
+        let parsed = parse::parse(text, origin)?;
+        assembled(parsed, |file, text| {
+            build::assemble(self, file, origin, text)
+        })
     }
 }
 
@@ -146,6 +150,29 @@ impl Agent {
     /// column and key path.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, AssemblyError> {
         Assembly::from_catalog().load(path)
+    }
+}
+
+/// The agent `build` makes of a parsed file, or every problem: those of
+/// the file's shape with those `build` finds on the text read.
+fn assembled(
+    parsed: parse::Parsed,
+    build: impl FnOnce(AgentFile, &str) -> Result<Agent, AssemblyError>,
+) -> Result<Agent, AssemblyError> {
+    let parse::Parsed {
+        file,
+        text,
+        problems,
+        blanked,
+    } = parsed;
+    let built = build(file, &text);
+    let rest = parse::Parsed::held_back(&blanked);
+    match built {
+        Ok(agent) if problems.is_empty() => Ok(agent),
+        Ok(_) => Err(AssemblyError { issues: problems }),
+        Err(error) => Err(AssemblyError {
+            issues: rest(problems, error.issues),
+        }),
     }
 }
 

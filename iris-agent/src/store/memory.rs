@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::{
     Claimed, Lease, Retention, RunStatus, RunStore, StoreError, StoredRun, check_writer,
-    held_by_other, lease_end, now_ms, waits_in,
+    held_by_other, lease_end, now_ms, waiting_calls, waits_in,
 };
 use crate::state::RunState;
 
@@ -302,6 +302,11 @@ impl RunStore for MemoryStore {
             let stored = &mut kept.run;
             if stored.status != RunStatus::Waiting || !waits_in(&stored.state, call_id) {
                 return Err(StoreError::NotWaiting {
+                    waiting: if stored.status == RunStatus::Waiting {
+                        waiting_calls(&stored.state)
+                    } else {
+                        "no call waits".to_owned()
+                    },
                     run_id: run.clone(),
                     call_id: call_id.to_owned(),
                     status: stored.status.as_str(),

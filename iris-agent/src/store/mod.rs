@@ -169,9 +169,11 @@ pub enum StoreError {
     },
     /// A decision for a call that does not wait.
     #[error(
-        "call `{call_id}` does not wait for approval in run `{run_id}` (the run is {status}); decide only calls its waiting state lists"
+        "call `{call_id}` does not wait for approval in run `{run_id}` (the run is {status}; {waiting}); decide only calls its waiting state lists"
     )]
     NotWaiting {
+        /// The calls that do wait, in words (`the calls that wait: ...`).
+        waiting: String,
         /// The run.
         run_id: RunId,
         /// The call.
@@ -320,6 +322,22 @@ pub fn lease_end(now: u64, lease: Duration) -> u64 {
 #[must_use]
 pub fn waits_in(state: &RunState, call_id: &str) -> bool {
     state.pending.iter().any(|p| p.call.id == call_id)
+}
+
+/// The calls that wait in `state`, in words for an error: "the call that
+/// waits is `c2` (`write_file`)", or "no call waits".
+#[must_use]
+pub fn waiting_calls(state: &RunState) -> String {
+    let calls: Vec<String> = state
+        .pending
+        .iter()
+        .map(|p| format!("`{}` (`{}`)", p.call.id, p.request.tool))
+        .collect();
+    match calls.as_slice() {
+        [] => "no call waits".to_owned(),
+        [one] => format!("the call that waits is {one}"),
+        many => format!("the calls that wait are {}", many.join(", ")),
+    }
 }
 
 /// Refuses a write by `holder` of a run at `version` leased to

@@ -131,6 +131,13 @@ fn message_of(err: &serde_saphyr::Error, file: &str) -> String {
     reworded_as(first, "key", file).unwrap_or_else(|| first.to_owned())
 }
 
+/// Whether `a` and `b` are close enough that one may be a misspelling of
+/// the other (the bar "did you mean" uses).
+#[must_use]
+pub fn similar(a: &str, b: &str) -> bool {
+    strsim::jaro_winkler(a, b) > 0.8
+}
+
 /// The closest of `known` to `name`, as "did you mean" text, or a list of
 /// what is known.
 #[must_use]
@@ -138,8 +145,8 @@ pub fn closest(name: &str, known: &[&str], what: &str) -> String {
     const SHOWN: usize = 8;
     let mut scored: Vec<(f64, &str)> = known
         .iter()
+        .filter(|k| similar(name, k))
         .map(|k| (strsim::jaro_winkler(name, k), *k))
-        .filter(|(score, _)| *score > 0.8)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     if let Some((_, best)) = scored.first() {

@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use iris_core::{Middleware, ToolContext, ToolResult, ToolUseBlock};
+use iris_core::{Middleware, RunId, ToolContext, ToolResult, ToolUseBlock};
 
 use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
@@ -282,6 +282,7 @@ impl ToolExecutor {
         let pending =
             PendingApprovals::take(ledger, cx.run_id(), call_id, ttl).ok_or_else(|| {
                 RuntimeError::NoPendingApproval {
+                    waiting: self.waiting_in(cx.run_id()),
                     call_id: call_id.to_owned(),
                     run_id: cx.run_id().clone(),
                 }
@@ -295,6 +296,21 @@ impl ToolExecutor {
             });
         }
         Ok(call::resume(self, pending, decision, cx).await)
+    }
+
+    /// The calls of `run` waiting for approval, in words for an error.
+    fn waiting_in(&self, run: &RunId) -> String {
+        let calls: Vec<String> = self
+            .pending_approvals()
+            .into_iter()
+            .filter(|request| &request.run_id == run)
+            .map(|request| format!("`{}` (`{}`)", request.call_id, request.tool))
+            .collect();
+        match calls.as_slice() {
+            [] => "no call of the run waits".to_owned(),
+            [one] => format!("the call that waits is {one}"),
+            many => format!("the calls that wait are {}", many.join(", ")),
+        }
     }
 
     /// Calls waiting for approval.

@@ -558,8 +558,7 @@ fn the_readme_error_samples_are_true() {
         readme[start..end].to_owned()
     };
     let yaml = after("This file has\nthree mistakes:", "```yaml\n");
-    let first = after("This file has\nthree mistakes:", "```text\n");
-    let rest = after("the rest\ncome together", "```text\n");
+    let all = after("This file has\nthree mistakes:", "```text\n");
     let names = Assembly::builder()
         .tool(Square)
         .hook_factory("create_feedback", CreateFeedback)
@@ -568,8 +567,7 @@ fn the_readme_error_samples_are_true() {
         Ok(agent) => panic!("assembled {agent:?}"),
         Err(err) => format!("{err}\n"),
     };
-    assert_eq!(err(&yaml), first);
-    assert_eq!(err(&yaml.replace("max_steps: many", "max_steps: 40")), rest);
+    assert_eq!(err(&yaml), all);
 }
 
 #[test]
