@@ -13,7 +13,10 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
+
+/// A peer's folder and how its install went, once per test binary.
+type Outcome = (&'static str, Result<(), String>);
 
 /// A pinned peer: its folder under `tests/`, what it is, and what its
 /// install needs.
@@ -30,27 +33,26 @@ impl Peer {
     /// The peer's folder, installed: `tests/<folder>` of the workspace
     /// that holds the crate under test.
     pub(crate) fn folder(&self) -> PathBuf {
-        static OUTCOMES: OnceLock<Mutex<Vec<(&'static str, Result<(), String>)>>> = OnceLock::new();
+        static OUTCOMES: Mutex<Vec<Outcome>> = Mutex::new(Vec::new());
         let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
             .ancestors()
             .map(|dir| dir.join("tests").join(self.folder))
             .find(|dir| dir.join("install.sh").exists())
             .unwrap_or_else(|| panic!("tests/{} lies in the workspace", self.folder));
         let folder = folder.canonicalize().unwrap_or(folder);
-        let outcomes = OUTCOMES.get_or_init(|| Mutex::new(Vec::new()));
         // Held through the install: tests of one binary wait for one
         // install rather than starting several.
-        let mut outcomes = outcomes
+        let mut outcomes = OUTCOMES
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let outcome = match outcomes.iter().find(|(name, _)| *name == self.folder) {
-            Some((_, outcome)) => outcome.clone(),
-            None => {
+        let outcome =
+            if let Some((_, outcome)) = outcomes.iter().find(|(name, _)| *name == self.folder) {
+                outcome.clone()
+            } else {
                 let outcome = self.install(&folder);
                 outcomes.push((self.folder, outcome.clone()));
                 outcome
-            }
-        };
+            };
         drop(outcomes);
         if let Err(why) = outcome {
             let test = std::thread::current()
@@ -104,7 +106,7 @@ fn announce(line: &str) {
 }
 
 /// The MCP peers: the reference servers and the inspector from npm, the
-/// official Python SDK from PyPI.
+/// official Python SDK from `PyPI`.
 #[allow(dead_code, reason = "not every test crate talks to every peer")]
 pub(crate) const MCP_PEERS: Peer = Peer {
     folder: "mcp-peers",
@@ -120,7 +122,7 @@ pub(crate) const RESTATE_SERVER: Peer = Peer {
     needs: "npm with access to the npm registry",
 };
 
-/// An S3-compatible server (moto), from PyPI.
+/// An S3-compatible server (moto), from `PyPI`.
 #[allow(dead_code, reason = "not every test crate talks to every peer")]
 pub(crate) const S3_SERVER: Peer = Peer {
     folder: "s3-server",

@@ -70,31 +70,7 @@ pub(crate) fn assemble_with(
     let middleware = middleware(names, &file, &mut issues);
     let policy = policy(&file, &tools.names, &mut issues);
     let decision = decision(&file, origin, &mut issues);
-    // A function that could not be found leaves its mentions elsewhere
-    // unknown too (`sqare` listed, `square` filtered on): those follow from
-    // the first problem.
-    let unresolved: Vec<&str> = file
-        .tools
-        .functions
-        .iter()
-        .map(|wanted| wanted.value.as_str())
-        .filter(|wanted| names.tool(wanted).is_none())
-        .map(|wanted| wanted.rsplit("::").next().unwrap_or(wanted))
-        .collect();
-    if !unresolved.is_empty() {
-        issues.hold_back(|issue| {
-            issue
-                .message
-                .strip_prefix(UNKNOWN_TOOL)
-                .and_then(|rest| rest.trim_start().strip_prefix('`'))
-                .and_then(|rest| rest.split('`').next())
-                .is_some_and(|mentioned| {
-                    unresolved
-                        .iter()
-                        .any(|wanted| iris_runtime::config::yaml::similar(wanted, mentioned))
-                })
-        });
-    }
+    hold_back_mentions_of_missing_functions(names, &file, &mut issues);
     if !issues.is_empty() {
         return Err(finish(issues));
     }
@@ -432,6 +408,38 @@ fn unknown_tool(name: &str, known: &[String]) -> String {
     }
     let known: Vec<&str> = known.iter().map(String::as_str).collect();
     format!("{UNKNOWN_TOOL} `{name}`; {}", closest(name, &known, "tool"))
+}
+
+/// A function that could not be found leaves its mentions elsewhere
+/// unknown too (`sqare` listed, `square` filtered on): those follow from the
+/// first problem and are held back.
+fn hold_back_mentions_of_missing_functions(
+    names: &Assembly,
+    file: &AgentFile,
+    issues: &mut Issues,
+) {
+    let unresolved: Vec<&str> = file
+        .tools
+        .functions
+        .iter()
+        .map(|wanted| wanted.value.as_str())
+        .filter(|wanted| names.tool(wanted).is_none())
+        .map(|wanted| wanted.rsplit("::").next().unwrap_or(wanted))
+        .collect();
+    if !unresolved.is_empty() {
+        issues.hold_back(|issue| {
+            issue
+                .message
+                .strip_prefix(UNKNOWN_TOOL)
+                .and_then(|rest| rest.trim_start().strip_prefix('`'))
+                .and_then(|rest| rest.split('`').next())
+                .is_some_and(|mentioned| {
+                    unresolved
+                        .iter()
+                        .any(|wanted| iris_runtime::config::yaml::similar(wanted, mentioned))
+                })
+        });
+    }
 }
 
 /// How the message for a tool name the agent does not have begins.

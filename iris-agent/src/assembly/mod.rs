@@ -157,7 +157,7 @@ impl Agent {
 /// the file's shape with those `build` finds on the text read.
 fn assembled(
     parsed: parse::Parsed,
-    build: impl FnOnce(AgentFile, &str) -> Result<Agent, AssemblyError>,
+    make: impl FnOnce(AgentFile, &str) -> Result<Agent, AssemblyError>,
 ) -> Result<Agent, AssemblyError> {
     let parse::Parsed {
         file,
@@ -165,7 +165,7 @@ fn assembled(
         problems,
         blanked,
     } = parsed;
-    let built = build(file, &text);
+    let built = make(file, &text);
     let rest = parse::Parsed::held_back(&blanked);
     match built {
         Ok(agent) if problems.is_empty() => Ok(agent),

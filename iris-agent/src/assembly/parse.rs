@@ -248,7 +248,6 @@ fn in_flow(text: &str, at: usize) -> bool {
         match (quote, c) {
             _ if comment => comment = c != '\n',
             (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
             (None, '"' | '\'') => quote = Some(c),
             (None, '#') => comment = true,
             (None, '{' | '[') => depth += 1,
@@ -267,7 +266,6 @@ fn flow_end(text: &str, start: usize) -> usize {
     for (i, c) in text.get(start..).unwrap_or("").char_indices() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
             (None, '"' | '\'') => quote = Some(c),
             (None, '{' | '[') => depth += 1,
             (None, '}' | ']') if depth == 0 => return start + i,
