@@ -207,7 +207,10 @@ async fn search_discloses_and_the_next_request_can_call_it() {
     assert_eq!(names(&second).last(), Some(&"convert_currency"));
     assert_eq!(second.disclosed.len(), 1);
     let spec = second.specs.last().unwrap();
-    assert_eq!(spec.parameters["required"], json!(["amount", "from", "to"]));
+    assert_eq!(
+        spec.parameters()["required"],
+        json!(["amount", "from", "to"])
+    );
     assert!(second.schema_tokens > first.schema_tokens);
     let converted = agent
         .result(

@@ -161,7 +161,7 @@ fn views_filter_what_a_request_offers() {
     let registry = Arc::new(registry);
     let eager = registry.view().exposure(Exposure::Eager);
     assert_eq!(eager.offered(), ["square"]);
-    assert_eq!(eager.specs()[0].name, "square");
+    assert_eq!(eager.specs()[0].name(), "square");
     let deferred = registry.view().exposure(Exposure::Deferred);
     assert_eq!(deferred.offered(), ["lookup"]);
     let read_only = registry

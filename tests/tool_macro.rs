@@ -208,7 +208,7 @@ fn definitions_are_built_once() {
     assert!(std::ptr::eq(Square.definition(), Square.definition()));
     assert!(std::ptr::eq(
         Square.definition().input_schema(),
-        Square.definition().spec().parameters.as_ref()
+        Square.definition().spec().parameters()
     ));
 }
 

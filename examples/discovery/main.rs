@@ -82,9 +82,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
     for spec in second
         .specs
         .iter()
-        .filter(|s| second.disclosed.contains(&s.name))
+        .filter(|s| second.disclosed.contains(s.name()))
     {
-        println!("  {} {}", spec.name, spec.parameters);
+        println!("  {} {}", spec.name(), spec.parameters());
     }
     let cx = ToolContext::builder(".", run)
         .offered(second.offered.iter().cloned())

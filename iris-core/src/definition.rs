@@ -425,19 +425,55 @@ fn check_object_schema(name: &ToolName, schema: &Value) -> Result<(), Definition
 /// tools never know the wire shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolSpec {
-    /// The name the model calls.
-    pub name: ToolName,
-    /// What the tool does.
-    pub description: Arc<str>,
-    /// The arguments' JSON Schema.
-    pub parameters: Arc<Value>,
-    /// Whether the request asks the provider to enforce the schema strictly
-    /// (OpenAI structured outputs); projections fall back and report when a
-    /// schema cannot be made strict.
-    pub strict: bool,
+    name: ToolName,
+    description: Arc<str>,
+    parameters: Arc<Value>,
+    strict: bool,
 }
 
 impl ToolSpec {
+    /// A spec of `name` taking arguments that `parameters` (a JSON Schema
+    /// object) describes, not strict.
+    #[must_use]
+    pub fn new(
+        name: ToolName,
+        description: impl Into<Arc<str>>,
+        parameters: impl Into<Arc<Value>>,
+    ) -> Self {
+        Self {
+            name,
+            description: description.into(),
+            parameters: parameters.into(),
+            strict: false,
+        }
+    }
+
+    /// The name the model calls.
+    #[must_use]
+    pub fn name(&self) -> &ToolName {
+        &self.name
+    }
+
+    /// What the tool does.
+    #[must_use]
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The arguments' JSON Schema.
+    #[must_use]
+    pub fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    /// Whether the request asks the provider to enforce the schema strictly
+    /// (OpenAI structured outputs); projections fall back and report when a
+    /// schema cannot be made strict.
+    #[must_use]
+    pub fn strict(&self) -> bool {
+        self.strict
+    }
+
     /// This spec with strict mode requested or not.
     #[must_use]
     pub fn with_strict(mut self, strict: bool) -> Self {

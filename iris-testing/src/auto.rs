@@ -71,9 +71,9 @@ impl Model for AutoModel {
         let mut rng = Seeded::new(self.seed ^ turn as u64);
         let mut tool_calls = Vec::new();
         for tool in request.tools {
-            let name = tool.name.as_str();
+            let name = tool.name().as_str();
             if state.called.insert(name.to_owned()) {
-                let arguments = generate(&tool.parameters, &mut rng);
+                let arguments = generate(tool.parameters(), &mut rng);
                 let id = format!("auto_{turn}_{}", tool_calls.len() + 1);
                 tool_calls.push(ToolUseBlock::new(id, name, arguments));
             }

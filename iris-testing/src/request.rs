@@ -29,13 +29,13 @@ impl RecordedRequest {
     /// The names of the tools offered, in order.
     #[must_use]
     pub fn tool_names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.name.as_str()).collect()
+        self.tools.iter().map(|t| t.name().as_str()).collect()
     }
 
     /// Whether `tool` was offered.
     #[must_use]
     pub fn offers(&self, tool: &str) -> bool {
-        self.tools.iter().any(|t| t.name.as_str() == tool)
+        self.tools.iter().any(|t| t.name().as_str() == tool)
     }
 
     /// The newest message, shortened, for messages about the request.

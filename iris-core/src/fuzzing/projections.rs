@@ -7,7 +7,6 @@
 //! in the projection is accounted for by a note.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -39,12 +38,8 @@ pub fn schema_projections(data: &[u8]) {
         return;
     };
     for strict in [false, true] {
-        let spec = ToolSpec {
-            name: name.clone(),
-            description: Arc::from("A tool under test."),
-            parameters: Arc::new(schema.clone()),
-            strict,
-        };
+        let spec =
+            ToolSpec::new(name.clone(), "A tool under test.", schema.clone()).with_strict(strict);
         let all: [(&str, Project); 5] = [
             ("openai_chat", openai_chat),
             ("openai_responses", openai_responses),

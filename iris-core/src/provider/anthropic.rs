@@ -12,12 +12,12 @@ use crate::definition::ToolSpec;
 #[must_use]
 pub fn anthropic(spec: &ToolSpec) -> Projection {
     let tool = json!({
-        "name": spec.name,
-        "description": &*spec.description,
-        "input_schema": &*spec.parameters,
+        "name": spec.name(),
+        "description": spec.description(),
+        "input_schema": spec.parameters(),
     });
     Projection {
         tool,
-        report: ProjectionReport::new(&spec.name),
+        report: ProjectionReport::new(spec.name()),
     }
 }

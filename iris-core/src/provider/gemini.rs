@@ -53,8 +53,8 @@ const SUPPORTED: &[&str] = &[
 /// [`gemini_openapi`](super::gemini_openapi).
 #[must_use]
 pub fn gemini(spec: &ToolSpec) -> Projection {
-    let mut report = ProjectionReport::new(&spec.name);
-    let mut schema = (*spec.parameters).clone();
+    let mut report = ProjectionReport::new(spec.name());
+    let mut schema = (*spec.parameters()).clone();
     let cyclic = cyclic_defs(&schema);
     to_gemini_schema(&mut schema, "", &cyclic, &mut report.notes);
     Projection {
@@ -79,8 +79,8 @@ pub(super) fn declaration(spec: &ToolSpec, field: &str, schema: Value) -> Value 
         .as_object()
         .is_some_and(|map| !map.iter().all(says_nothing));
     let mut tool = json!({
-        "name": spec.name,
-        "description": &*spec.description,
+        "name": spec.name(),
+        "description": spec.description(),
     });
     if has_params && let Value::Object(map) = &mut tool {
         map.insert(field.to_owned(), schema);

@@ -53,8 +53,8 @@ const FORMATS: &[(&str, &[&str])] = &[
 /// parameters omits `parameters`, which Gemini requires to be non-empty.
 #[must_use]
 pub fn gemini_openapi(spec: &ToolSpec) -> Projection {
-    let mut report = ProjectionReport::new(&spec.name);
-    let (mut schema, notes) = inline_refs(&spec.parameters);
+    let mut report = ProjectionReport::new(spec.name());
+    let (mut schema, notes) = inline_refs(spec.parameters());
     report.notes = notes;
     to_openapi(&mut schema, "", &mut report.notes);
     Projection {

@@ -16,8 +16,8 @@ pub fn openai_chat(spec: &ToolSpec) -> Projection {
     let tool = json!({
         "type": "function",
         "function": {
-            "name": spec.name,
-            "description": &*spec.description,
+            "name": spec.name(),
+            "description": spec.description(),
             "parameters": parameters,
             "strict": report.strict,
         }
@@ -34,8 +34,8 @@ pub fn openai_responses(spec: &ToolSpec) -> Projection {
     let (parameters, report) = parameters(spec);
     let tool = json!({
         "type": "function",
-        "name": spec.name,
-        "description": &*spec.description,
+        "name": spec.name(),
+        "description": spec.description(),
         "parameters": parameters,
         "strict": report.strict,
     });
@@ -43,11 +43,11 @@ pub fn openai_responses(spec: &ToolSpec) -> Projection {
 }
 
 fn parameters(spec: &ToolSpec) -> (Value, ProjectionReport) {
-    let mut report = ProjectionReport::new(&spec.name);
-    if !spec.strict {
-        return ((*spec.parameters).clone(), report);
+    let mut report = ProjectionReport::new(spec.name());
+    if !spec.strict() {
+        return ((*spec.parameters()).clone(), report);
     }
-    match make_strict(&spec.parameters) {
+    match make_strict(spec.parameters()) {
         Ok((schema, notes)) => {
             report.strict = true;
             report.notes = notes;
@@ -55,7 +55,7 @@ fn parameters(spec: &ToolSpec) -> (Value, ProjectionReport) {
         }
         Err(NotStrict(note)) => {
             report.notes.push(note);
-            ((*spec.parameters).clone(), report)
+            ((*spec.parameters()).clone(), report)
         }
     }
 }

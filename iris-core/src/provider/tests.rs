@@ -1,5 +1,3 @@
-use std::sync::Arc;
-
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -8,12 +6,7 @@ use super::*;
 use crate::name::ToolName;
 
 fn spec(parameters: Value, strict: bool) -> ToolSpec {
-    ToolSpec {
-        name: ToolName::new("t").unwrap(),
-        description: Arc::from("d"),
-        parameters: Arc::new(parameters),
-        strict,
-    }
+    ToolSpec::new(ToolName::new("t").unwrap(), "d", parameters).with_strict(strict)
 }
 
 fn not_strict_reason(projection: &Projection) -> Option<&str> {

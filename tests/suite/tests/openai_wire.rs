@@ -32,12 +32,17 @@ fn chat_completions_shape_round_trips_through_async_openai() {
             let spec = tool.definition_dyn().spec().with_strict(strict);
             let wire = openai_chat(&spec).tool;
             let typed: ChatCompletionTools = serde_json::from_value(wire.clone())
-                .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+                .unwrap_or_else(|e| panic!("{}: {e}", spec.name()));
             let ChatCompletionTools::Function(function) = &typed else {
-                panic!("{} is not a function tool", spec.name);
+                panic!("{} is not a function tool", spec.name());
             };
-            assert_eq!(function.function.name, spec.name.as_str());
-            assert_eq!(serde_json::to_value(&typed).unwrap(), wire, "{}", spec.name);
+            assert_eq!(function.function.name, spec.name().as_str());
+            assert_eq!(
+                serde_json::to_value(&typed).unwrap(),
+                wire,
+                "{}",
+                spec.name()
+            );
         }
     }
 }
@@ -48,11 +53,16 @@ fn responses_shape_round_trips_through_async_openai() {
         let spec = tool.definition_dyn().spec().with_strict(true);
         let wire = openai_responses(&spec).tool;
         let typed: ResponsesTool =
-            serde_json::from_value(wire.clone()).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+            serde_json::from_value(wire.clone()).unwrap_or_else(|e| panic!("{}: {e}", spec.name()));
         let ResponsesTool::Function(function) = &typed else {
-            panic!("{} is not a function tool", spec.name);
+            panic!("{} is not a function tool", spec.name());
         };
-        assert_eq!(function.name, spec.name.as_str());
-        assert_eq!(serde_json::to_value(&typed).unwrap(), wire, "{}", spec.name);
+        assert_eq!(function.name, spec.name().as_str());
+        assert_eq!(
+            serde_json::to_value(&typed).unwrap(),
+            wire,
+            "{}",
+            spec.name()
+        );
     }
 }

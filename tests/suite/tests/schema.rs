@@ -117,7 +117,7 @@ fn no_projection_loses_a_description() {
         let spec = tool.definition_dyn().spec();
         let strict = spec.clone().with_strict(true);
         let mut written = Vec::new();
-        descriptions(&spec.parameters, &mut written);
+        descriptions(spec.parameters(), &mut written);
         let projected = [
             ("openai_chat", openai_chat(&strict).tool),
             ("openai_responses", openai_responses(&strict).tool),
@@ -186,12 +186,11 @@ fn keyword_table() {
         if defs.as_object().is_some_and(|d| !d.is_empty()) {
             parameters["$defs"] = defs.clone();
         }
-        let spec = iris::definition::ToolSpec {
-            name: iris::definition::ToolName::new("t").expect("valid name"),
-            description: "A tool.".into(),
-            parameters: std::sync::Arc::new(parameters),
-            strict: false,
-        };
+        let spec = iris::definition::ToolSpec::new(
+            iris::definition::ToolName::new("t").expect("valid name"),
+            "A tool.",
+            parameters,
+        );
         let strict = spec.clone().with_strict(true);
         let projected = |projection: iris::provider::Projection, root: &str| {
             let schema = projection.tool.pointer(root).cloned();

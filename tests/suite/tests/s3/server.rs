@@ -8,7 +8,7 @@
     reason = "a server that does not start fails the test loudly"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
