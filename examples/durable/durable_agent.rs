@@ -19,12 +19,11 @@ use iris::ApprovalDecision;
 use iris::model::{Message, ModelResponse};
 use iris::serde_json::json;
 use iris::{RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
-// `iris::agent`, `iris::sqlite` and `iris::testing` (features `runner`,
-// `sqlite` and `testing`), named directly: this example lives in a package
-// of its own so that building the other examples never compiles SQLite.
-use iris_agent::{Agent, AgentRunner, RunContext, RunOutcome};
-use iris_sqlite::SqliteStore;
-use iris_testing::FnModel;
+// Features `sqlite` and `testing`: this example lives in a package of its
+// own so that building the other examples never compiles SQLite.
+use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
+use iris::sqlite::SqliteStore;
+use iris::testing::FnModel;
 
 /// Append one line to the team's log file.
 #[iris::tool(write)]

@@ -21,7 +21,7 @@
 //!   [`Transcript::with_events`] adds the hooks that fired.
 //! - [`ToolHarness`]: one tool at a time through the real executor, in a
 //!   temporary workspace.
-//! - With feature `cassettes` (on in the `iris` crate's `testing`),
+//! - With feature `cassettes` (the `iris` crate's `cassettes`),
 //!   `CassetteServer` plays a provider's traffic back on loopback for the
 //!   real adapters (strictly: a drifted request fails naming the first
 //!   difference), or records it through to the provider;
