@@ -110,17 +110,27 @@ impl ToolStatic {
 }
 
 /// What a tool's parameter type, and its argument type, must be. Generated
-/// code states it once per parameter, in the `where` clauses of the argument struct and the tool,
-/// so a type without the derives is one error on the parameter's type
-/// instead of one from each use inside the derived code.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool parameter: parameters are parsed from JSON and described by a JSON Schema",
-    label = "`{Self}` needs `#[derive(Deserialize, JsonSchema)]`",
-    note = "derive both on the type, from `serde` and `schemars` (or `iris::serde` and `iris::schemars`, adding `#[serde(crate = \"iris::serde\")]` and `#[schemars(crate = \"iris::schemars\")]`)"
-)]
+/// code states it once per parameter, in the `where` clauses of the argument
+/// struct and the tool, so a type without the derives is reported on the
+/// parameter's type instead of from each use inside the derived code.
 pub trait ToolParam: DeserializeOwned + JsonSchema {}
 
 impl<T: DeserializeOwned + JsonSchema> ToolParam for T {}
+
+/// The same requirement, checked first by a function of its own with the
+/// parameter types in its `where` clause, so that the first error a user
+/// reads is this one, on the parameter, with the lines that fix it. No
+/// supertraits and `do_not_recommend` on the impl: rustc then reports this
+/// trait's own message instead of the missing derive it stands for.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: it needs `Deserialize` and `JsonSchema`",
+    label = "parsed from the model's JSON and described to it by a JSON Schema, so it needs both derives",
+    note = "derive both on the type; in a crate that depends on `iris` alone, through `iris`:\n    #[derive(iris::serde::Deserialize, iris::schemars::JsonSchema)]\n    #[serde(crate = \"iris::serde\")]\n    #[schemars(crate = \"iris::schemars\")]\n(with `serde` and `schemars` as dependencies of your own, `#[derive(serde::Deserialize, schemars::JsonSchema)]` alone); the errors after this one follow from it"
+)]
+pub trait ToolParamCheck {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema> ToolParamCheck for T {}
 
 /// The cached definition of a tool whose arguments are `A`, with the output
 /// schema `output` makes (when its return type has one).

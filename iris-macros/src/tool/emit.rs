@@ -54,11 +54,14 @@ pub(crate) fn tool_impl(
     extra: &TokenStream,
 ) -> TokenStream {
     let (args_ty, args_struct) = args_type(tool, p);
+    let check = param_check(tool, p);
     let bounds = param_bounds(tool, p);
     let definition = definition_fn(tool, p, &args_ty);
     let parse = parse_fn(tool, p, &args_ty);
     let call = call_fn(tool, p);
     quote! {
+        #check
+
         #args_struct
 
         #[automatically_derived]
@@ -86,17 +89,41 @@ fn param_bounds(tool: &ToolFn, p: &TokenStream) -> TokenStream {
     }
 }
 
+/// A function that is never called, with `where T: ToolParamCheck` for each
+/// parameter type: checked before the argument struct, it makes Iris's own
+/// message, with the derive lines that fix it, the first error on a
+/// parameter type that lacks a derive.
+fn param_check(tool: &ToolFn, p: &TokenStream) -> TokenStream {
+    let predicates: Vec<TokenStream> = checked_types(tool)
+        .map(|ty| {
+            let bound = respan(quote!(#p::ToolParamCheck), ty.span());
+            quote_spanned!(ty.span()=> #ty: #bound)
+        })
+        .collect();
+    if predicates.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        #[allow(dead_code)]
+        fn __iris_param_check() where #(#predicates),* {}
+    }
+}
+
+/// The parameter types that must have both derives: not those parsed and
+/// described through `with`, nor plain standard types.
+fn checked_types(tool: &ToolFn) -> impl Iterator<Item = &syn::Type> {
+    tool.params.iter().filter_map(|param| match param {
+        Param::Arg {
+            ty, field_attrs, ..
+        } if !uses_with(field_attrs) && !is_plain_std_type(ty) => Some(ty),
+        Param::Args { ty } => Some(ty),
+        _ => None,
+    })
+}
+
 /// The predicates of [`param_bounds`].
 pub(crate) fn param_predicates(tool: &ToolFn, p: &TokenStream) -> Vec<TokenStream> {
-    tool.params
-        .iter()
-        .filter_map(|param| match param {
-            Param::Arg {
-                ty, field_attrs, ..
-            } if !uses_with(field_attrs) && !is_plain_std_type(ty) => Some(ty),
-            Param::Args { ty } => Some(ty),
-            _ => None,
-        })
+    checked_types(tool)
         .map(|ty| {
             let bound = respan(quote!(#p::ToolParam), ty.span());
             quote_spanned!(ty.span()=> #ty: #bound)
