@@ -80,7 +80,7 @@ fn locate_option(
 }
 
 /// The byte offset of 1-based `line` and `column` (in characters).
-fn offset_of(source: &str, line: u64, column: u64) -> Option<usize> {
+pub(crate) fn offset_of(source: &str, line: u64, column: u64) -> Option<usize> {
     let line_start: usize = source
         .split_inclusive('\n')
         .take(usize::try_from(line).ok()?.checked_sub(1)?)

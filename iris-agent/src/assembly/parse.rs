@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use super::error::{AssemblyError, AssemblyIssue, Issues};
+use super::error::{AssemblyError, AssemblyIssue, Issues, offset_of};
 use super::file::AgentFile;
 use iris_runtime::config::yaml;
 
@@ -307,21 +307,6 @@ fn block_end(text: &str, start: usize, indent: usize) -> usize {
         end = next_end;
     }
     end
-}
-
-/// The byte offset of 1-based `line` and `column` (in characters).
-fn offset_of(source: &str, line: u64, column: u64) -> Option<usize> {
-    let line_start: usize = source
-        .split_inclusive('\n')
-        .take(usize::try_from(line).ok()?.checked_sub(1)?)
-        .map(str::len)
-        .sum();
-    let line_text = source.get(line_start..)?;
-    let in_line = line_text
-        .char_indices()
-        .nth(usize::try_from(column).ok()?.saturating_sub(1))
-        .map_or(line_text.len(), |(at, _)| at);
-    Some(line_start + in_line)
 }
 
 fn finish(issues: Issues) -> AssemblyError {
