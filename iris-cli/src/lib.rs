@@ -170,21 +170,24 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
                 .get_one::<clap_complete::Shell>("shell")
                 .map_or(Exit::Usage, |shell| commands::completions::run(*shell, out));
         }
-        "check" => {
-            return match source_of(sub, false) {
-                Ok(Source::Agent(file)) => commands::check::run(&file, &host.assembly, out).await,
-                Ok(_) => out.fail(Exit::Usage, "`check` takes an agent file: `--agent FILE`"),
-                Err(message) => out.fail(Exit::Usage, message),
-            };
-        }
-        "run" => {
+        "check" | "run" => {
+            // These two take an agent file and nothing else.
             let file = match source_of(sub, false) {
                 Ok(Source::Agent(file)) => file,
-                Ok(_) => return out.fail(Exit::Usage, "`run` takes an agent file: `--agent FILE`"),
+                Ok(_) => {
+                    return out.fail(
+                        Exit::Usage,
+                        &format!("`{name}` takes an agent file: `--agent FILE`"),
+                    );
+                }
                 Err(message) => return out.fail(Exit::Usage, message),
             };
-            let options = commands::run::Options::of(sub, file);
-            return commands::run::run(&options, &host.assembly, out).await;
+            return if name == "check" {
+                commands::check::run(&file, &host.assembly, out).await
+            } else {
+                let options = commands::run::Options::of(sub, file);
+                commands::run::run(&options, &host.assembly, out).await
+            };
         }
         _ => {}
     }
