@@ -131,18 +131,30 @@ pub(crate) fn param_predicates(tool: &ToolFn, p: &TokenStream) -> Vec<TokenStrea
         .collect()
 }
 
-/// `String`, `bool`, a number or `char` written as one bare name: it has
-/// both derives, so checking it would only cost compile time.
+/// `String`, `bool`, a number or `char` written as one bare name, or an
+/// `Option` or `Vec` of one: it has both derives, so checking it would only
+/// cost compile time.
 fn is_plain_std_type(ty: &syn::Type) -> bool {
     const PLAIN: &[&str] = &[
         "String", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32",
         "u64", "u128", "usize", "f32", "f64",
     ];
-    matches!(ty, syn::Type::Path(path) if path.qself.is_none()
-        && path.path.leading_colon.is_none()
-        && path.path.segments.len() == 1
-        && path.path.segments[0].arguments.is_none()
-        && PLAIN.iter().any(|name| path.path.segments[0].ident == name))
+    let syn::Type::Path(path) = ty else {
+        return false;
+    };
+    if path.qself.is_some() || path.path.leading_colon.is_some() || path.path.segments.len() != 1 {
+        return false;
+    }
+    let segment = &path.path.segments[0];
+    match &segment.arguments {
+        syn::PathArguments::None => PLAIN.iter().any(|name| segment.ident == name),
+        syn::PathArguments::AngleBracketed(args)
+            if (segment.ident == "Option" || segment.ident == "Vec") && args.args.len() == 1 =>
+        {
+            matches!(&args.args[0], syn::GenericArgument::Type(inner) if is_plain_std_type(inner))
+        }
+        _ => false,
+    }
 }
 
 /// Whether `#[serde(with | deserialize_with ..)]` or `#[schemars(with |
