@@ -3,8 +3,8 @@
 //! second process records the person's approval in the same SQLite file and
 //! finishes the run. The write happens exactly once.
 //!
-//! Run with `cargo run --example durable_agent` (it starts both processes
-//! itself), or drive the steps by hand:
+//! Run with `cargo run --example durable_agent --features sqlite,testing`
+//! (it starts both processes itself), or drive the steps by hand:
 //! `... -- start DB WORKSPACE`, then `... -- approve DB WORKSPACE RUN_ID`.
 #![allow(
     clippy::print_stdout,
@@ -19,8 +19,7 @@ use iris::ApprovalDecision;
 use iris::model::{Message, ModelResponse};
 use iris::serde_json::json;
 use iris::{RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
-// Features `sqlite` and `testing`: this example lives in a package of its
-// own so that building the other examples never compiles SQLite.
+// Features `sqlite` and `testing` (required by the example).
 use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
 use iris::sqlite::SqliteStore;
 use iris::testing::FnModel;
