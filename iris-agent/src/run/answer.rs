@@ -1,0 +1,57 @@
+//! The model's answer to the run so far.
+
+use iris_core::ToolSpec;
+
+use iris_model::{Model, ModelDelta, ModelError, ModelRequest, ModelResponse};
+
+use super::{AgentRunner, RunContext};
+use crate::{RunState, history};
+
+impl AgentRunner {
+    /// The model's answer to the run so far, offering `tools`; `None` when
+    /// the run was cancelled while it was asked.
+    pub(super) async fn answer(
+        &self,
+        state: &RunState,
+        tools: &[ToolSpec],
+        cx: &RunContext,
+    ) -> Option<Result<ModelResponse, ModelError>> {
+        let messages = match self.agent.results_budget() {
+            Some(budget) => {
+                history::within_budget(&state.messages, budget, |tool| self.is_read_only(tool))
+            }
+            None => std::borrow::Cow::Borrowed(state.messages.as_slice()),
+        };
+        let request = ModelRequest {
+            instructions: self.agent.instructions(),
+            messages: &messages,
+            tools,
+            options: &self.options,
+        };
+        let executor = self.agent.executor();
+        let run_id = &state.run_id;
+        // Observers see text as it arrives; calls run once complete.
+        let on_delta = move |delta: ModelDelta<'_>| {
+            if let ModelDelta::Text(text) = delta {
+                executor.emit_event(iris_runtime::RunEvent::ModelText {
+                    run_id: run_id.clone(),
+                    text: text.to_owned(),
+                });
+            }
+        };
+        // Deltas only feed observers: with none, the whole answer is
+        // enough, and a model that streams need not cut it up.
+        let mut answer = if executor.has_observers() {
+            self.model.complete_streaming(request, &on_delta)
+        } else {
+            self.model.complete(request)
+        };
+        if let Some(engine) = &self.engine {
+            answer = engine.answer(state.step + 1, answer);
+        }
+        tokio::select! {
+            response = answer => Some(response),
+            () = cx.cancel.cancelled() => None,
+        }
+    }
+}

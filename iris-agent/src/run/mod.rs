@@ -1,0 +1,201 @@
+//! The run loop: an [`AgentRunner`] drives an [`Agent`] with a [`Model`],
+//! one file per stage a step goes through: what a step offers
+//! ([`request`]), the model's answer ([`answer`]), the calls' results
+//! ([`calls`]), the waiting path ([`waiting`]) and resuming ([`resume`]),
+//! tied together by the loop ([`steps`]).
+
+mod answer;
+mod calls;
+mod request;
+mod resume;
+mod steps;
+mod waiting;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use iris_core::RunId;
+use tokio_util::sync::CancellationToken;
+
+#[cfg(doc)]
+use iris_model::ModelConfig;
+use iris_model::{Model, ModelError, ModelOptions, ToolChoice};
+
+use crate::durable::Durable;
+use crate::{Agent, Engine, RunError, RunStore, StateKey};
+
+/// Steps a run takes when the agent sets no step limit.
+pub const DEFAULT_MAX_STEPS: u32 = 40;
+
+/// Where a run's calls happen and how it is stopped.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    workspace: PathBuf,
+    run_id: RunId,
+    cancel: CancellationToken,
+}
+
+impl RunContext {
+    /// Calls of run `run_id` in `workspace` (the file tools' root).
+    pub fn new(workspace: impl Into<PathBuf>, run_id: RunId) -> Self {
+        Self {
+            workspace: workspace.into(),
+            run_id,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Stops the run with this token: between steps, while the model
+    /// answers, and in the middle of a tool (which is cancelled).
+    #[must_use]
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// The run.
+    #[must_use]
+    pub fn run_id(&self) -> &RunId {
+        &self.run_id
+    }
+
+    /// The token that cancels the run.
+    #[must_use]
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+}
+
+/// Drives an [`Agent`] with a [`Model`].
+pub struct AgentRunner {
+    agent: Arc<Agent>,
+    model: Arc<dyn Model>,
+    options: ModelOptions,
+    /// Seals the states handed out, and admits only sealed ones.
+    state_key: Option<StateKey>,
+    /// Where runs are written, when they outlive this process.
+    durable: Option<Durable>,
+    /// The durable engine the loop runs on, if any.
+    engine: Option<Arc<dyn Engine>>,
+}
+
+impl std::fmt::Debug for AgentRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRunner")
+            .field("agent", &self.agent.name())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentRunner {
+    /// A runner of `agent` asking `model`; sampling options come from the
+    /// agent's model configuration.
+    pub fn new(agent: impl Into<Arc<Agent>>, model: impl Model) -> Self {
+        let agent = agent.into();
+        let options = ModelOptions {
+            temperature: agent.model().and_then(|m| m.temperature),
+            max_tokens: agent.model().and_then(|m| m.max_tokens),
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: true,
+        };
+        Self {
+            agent,
+            model: Arc::new(model),
+            options,
+            state_key: None,
+            durable: None,
+            engine: None,
+        }
+    }
+
+    /// A runner of the same agent and model on `engine`: model answers,
+    /// calls and states are kept in the engine's journal, and a run the
+    /// engine replays gets its kept answers back (see [`engine`](crate::engine)). Made per
+    /// run by the engine's integration (for Restate, per invocation); an
+    /// engine takes the place of a store.
+    #[must_use]
+    pub fn on_engine(&self, engine: Arc<dyn Engine>) -> Self {
+        Self {
+            agent: Arc::clone(&self.agent),
+            model: Arc::clone(&self.model),
+            options: self.options.clone(),
+            state_key: self.state_key.clone(),
+            durable: None,
+            engine: Some(engine),
+        }
+    }
+
+    /// Writes every run to `store` at each step boundary, under this
+    /// runner's lease: a run that waits can then be resumed by any process
+    /// with the same store ([`AgentRunner::resume_stored`]), and a run whose
+    /// process died is taken over once its lease has run out. See
+    /// [`store`](crate::store) for what is written when.
+    #[must_use]
+    pub fn with_store(mut self, store: impl Into<Arc<dyn RunStore>>) -> Self {
+        self.durable = Some(Durable::new(store.into()));
+        self
+    }
+
+    /// Names this process in the leases it takes (by default host, process
+    /// id and start time). Two processes must never share a name.
+    #[must_use]
+    pub fn with_holder(mut self, holder: impl Into<String>) -> Self {
+        if let Some(durable) = &mut self.durable {
+            durable.holder = holder.into();
+        }
+        self
+    }
+
+    /// How long a lease lasts without a write (by default
+    /// [`store::DEFAULT_LEASE`](crate::store::DEFAULT_LEASE)): a run whose process died is taken over
+    /// that long after its last step at most. Longer than the slowest step.
+    #[must_use]
+    pub fn with_lease(mut self, lease: std::time::Duration) -> Self {
+        if let Some(durable) = &mut self.durable {
+            durable.lease = lease;
+        }
+        self
+    }
+
+    /// The store runs are written to, if any.
+    #[must_use]
+    pub fn store(&self) -> Option<&Arc<dyn RunStore>> {
+        self.durable.as_ref().map(|d| &d.store)
+    }
+
+    /// Seals every state this runner hands out with `key`, and resumes
+    /// only states that carry a seal of `key` over exactly what they hold.
+    /// Give every process that resumes the same runs the same key when
+    /// states are kept where someone could edit them.
+    #[must_use]
+    pub fn with_state_key(mut self, key: StateKey) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// A runner of `agent` asking the model its configuration names,
+    /// through the matching adapter (`openai_chat` and `openai_responses`
+    /// with feature `openai`, `anthropic` with feature `anthropic`).
+    ///
+    /// # Errors
+    /// [`RunError::Model`] when the agent names no model, names one whose
+    /// adapter is not built in, or its key variable is not set.
+    pub fn connect(agent: impl Into<Arc<Agent>>) -> Result<Self, RunError> {
+        let agent = agent.into();
+        let Some(config) = agent.model() else {
+            return Err(ModelError::new(
+                "the agent names no `model`; give it one (`Agent::builder(..).model(..)`, or a `model` section in its file), or build the runner with `AgentRunner::new(agent, model)`",
+            )
+            .into());
+        };
+        let model = config.connect()?;
+        Ok(Self::new(agent, model))
+    }
+
+    /// The agent.
+    #[must_use]
+    pub fn agent(&self) -> &Arc<Agent> {
+        &self.agent
+    }
+}

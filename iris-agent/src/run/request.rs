@@ -1,0 +1,86 @@
+//! What a step offers: the tools of its request and the context its calls
+//! run in.
+
+use iris_core::{ToolContext, ToolSpec};
+
+use super::{AgentRunner, RunContext};
+use crate::durable::Durable;
+use crate::{RunError, RunState};
+
+impl AgentRunner {
+    /// The tools this step offers, and the context its calls run in
+    /// (offering the same tools).
+    pub(super) fn offer(
+        &self,
+        state: &RunState,
+        cx: &RunContext,
+    ) -> Result<(Vec<ToolSpec>, ToolContext), RunError> {
+        let (tools, offered): (Vec<ToolSpec>, Vec<iris_core::ToolName>) =
+            match self.agent.discovery() {
+                Some(discovery) => {
+                    let request = discovery.request(&self.agent.registry().view(), &state.run_id);
+                    (request.specs, request.offered)
+                }
+                None => self
+                    .agent
+                    .registry()
+                    .tools()
+                    .map(|t| {
+                        let definition = t.definition_dyn();
+                        (definition.spec(), definition.name().clone())
+                    })
+                    .unzip(),
+            };
+        let mut builder = self
+            .agent
+            .context_builder(&cx.workspace, state.run_id.clone())
+            .map_err(RunError::Context)?
+            .offered(offered)
+            .extension(cx.cancel.clone());
+        if let Some(journaled) = self.journaled() {
+            builder = builder.extension(journaled);
+        }
+        Ok((tools, builder.build()))
+    }
+
+    /// A context for calls outside a step (run events, resumed calls),
+    /// offering the eager tools and those disclosed.
+    pub(super) fn tool_context(
+        &self,
+        cx: &RunContext,
+        disclosed: &[iris_core::ToolName],
+    ) -> Result<ToolContext, RunError> {
+        let registry = self.agent.registry();
+        let offered = registry
+            .tools()
+            .map(|t| t.definition_dyn())
+            .filter(|d| d.exposure() == iris_core::Exposure::Eager || disclosed.contains(d.name()))
+            .map(|d| d.name().clone());
+        let mut builder = self
+            .agent
+            .context_builder(&cx.workspace, cx.run_id.clone())
+            .map_err(RunError::Context)?
+            .offered(offered)
+            .extension(cx.cancel.clone());
+        if let Some(journaled) = self.journaled() {
+            builder = builder.extension(journaled);
+        }
+        Ok(builder.build())
+    }
+
+    /// The journal of the run's calls: its store's or its engine's.
+    pub(super) fn journaled(&self) -> Option<iris_runtime::journal::Journaled> {
+        if let Some(engine) = &self.engine {
+            return Some(iris_runtime::journal::Journaled(engine.calls()));
+        }
+        self.durable.as_ref().map(Durable::journaled)
+    }
+
+    /// Whether `tool` (as the model called it) only observes.
+    pub(super) fn is_read_only(&self, tool: &str) -> bool {
+        self.agent
+            .registry()
+            .resolve(tool)
+            .is_some_and(|t| t.definition_dyn().capabilities().is_read_only())
+    }
+}

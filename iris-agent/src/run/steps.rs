@@ -1,0 +1,149 @@
+//! The loop: a run starts, steps until the model answers without calls, a
+//! call waits, the step limit, cancellation or an error, and ends.
+
+use iris_model::{Message, Usage};
+use iris_runtime::ToolOutcome;
+
+use super::calls::last_calls;
+use super::{AgentRunner, DEFAULT_MAX_STEPS, RunContext};
+use crate::durable::Journal;
+use crate::store::RunStatus;
+use crate::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunError, RunOutcome, RunState};
+
+impl AgentRunner {
+    /// Starts a run with the person's `input`.
+    ///
+    /// # Errors
+    /// [`RunError`] when the model fails or the tool context cannot be made;
+    /// the run is finished (`run.finished` hooks ran) either way.
+    pub async fn run(
+        &self,
+        input: impl Into<String>,
+        cx: &RunContext,
+    ) -> Result<RunOutcome, RunError> {
+        let tools_cx = self.tool_context(cx, &[])?;
+        let state = RunState {
+            version: RUN_STATE_VERSION,
+            agent: self.agent.name().to_owned(),
+            run_id: cx.run_id.clone(),
+            step: 0,
+            messages: vec![Message::User { text: input.into() }],
+            finished: Vec::new(),
+            pending: Vec::new(),
+            disclosed: Vec::new(),
+            usage: Usage::default(),
+            seal: None,
+        };
+        // Stored before anything runs: a run id already taken is refused
+        // before `run.started`.
+        let mut journal = match &self.durable {
+            Some(durable) => {
+                let version = durable
+                    .store
+                    .create(&state, &durable.holder, durable.lease)
+                    .await?;
+                Some(Journal::new(durable, version))
+            }
+            None => None,
+        };
+        self.agent.executor().start_run(&tools_cx).await;
+        let outcome = self.drive(state, cx, &mut journal).await?;
+        self.hand_out(outcome, &mut journal).await
+    }
+
+    /// Steps until the model answers without calls, a call waits, the step
+    /// limit, cancellation or an error.
+    pub(super) async fn drive(
+        &self,
+        mut state: RunState,
+        cx: &RunContext,
+        journal: &mut Option<Journal<'_>>,
+    ) -> Result<RunOutcome, RunError> {
+        let max_steps = self.agent.max_steps().unwrap_or(DEFAULT_MAX_STEPS);
+        loop {
+            if cx.cancel.is_cancelled() {
+                return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
+            }
+            if state.step >= max_steps {
+                return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
+            }
+            let (tools, tools_cx) = self.offer(&state, cx)?;
+            let Some(response) = self.answer(&state, &tools, cx).await else {
+                return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
+            };
+            let response = match response {
+                Ok(response) => response,
+                Err(err) => {
+                    self.end(RunOutcome::Cancelled(state), cx).await;
+                    return Err(err.into());
+                }
+            };
+            state.step += 1;
+            state.usage += response.usage;
+            let calls = response.tool_calls;
+            if calls.is_empty() {
+                state.messages.push(Message::Assistant {
+                    text: response.text.clone(),
+                    tool_calls: calls,
+                });
+                let text = response.text.unwrap_or_default();
+                return Ok(self.end(RunOutcome::Finished { text, state }, cx).await);
+            }
+            // The answer is kept before any of its calls runs: a process
+            // that takes the run over knows which calls were made. The one
+            // copy of the calls: the executor takes one, the history keeps
+            // the other.
+            state.messages.push(Message::Assistant {
+                text: response.text,
+                tool_calls: calls.clone(),
+            });
+            self.keep(journal, &state, RunStatus::Running).await?;
+            let outcomes = self.agent.executor().execute_batch(calls, &tools_cx).await;
+            let calls = last_calls(&state);
+            // In call order; a call's id moves from its outcome.
+            let mut finished = Vec::with_capacity(calls.len());
+            let mut pending = Vec::new();
+            for (call, outcome) in calls.iter().zip(outcomes) {
+                match outcome {
+                    ToolOutcome::Finished { call_id, result } => {
+                        finished.push(FinishedCall { call_id, result });
+                    }
+                    ToolOutcome::Waiting(request) => pending.push(PendingCall {
+                        call: call.clone(),
+                        request: *request,
+                    }),
+                }
+            }
+            if let Some(discovery) = self.agent.discovery() {
+                state.disclosed = discovery.disclosed(&state.run_id);
+            }
+            if !pending.is_empty() {
+                state.finished = finished;
+                state.pending = pending;
+                return Ok(RunOutcome::Waiting(state));
+            }
+            // Every call finished, so results pair with calls in order.
+            let answers = last_calls(&state)
+                .iter()
+                .zip(finished)
+                .map(|(call, finished)| Message::Tool {
+                    call_id: finished.call_id,
+                    tool: call.name.clone(),
+                    result: finished.result,
+                })
+                .collect();
+            self.append(&mut state, answers);
+            self.keep(journal, &state, RunStatus::Running).await?;
+        }
+    }
+
+    /// Announces the real end of the run and ends it in the ledger (its
+    /// call ids, disclosures, history and file observations go with it).
+    pub(super) async fn end(&self, outcome: RunOutcome, cx: &RunContext) -> RunOutcome {
+        match self.tool_context(cx, &[]) {
+            Ok(tools_cx) => self.agent.executor().finish_run(&tools_cx).await,
+            Err(_) => self.agent.ledger().finish_run(&cx.run_id),
+        }
+        outcome
+    }
+}

@@ -1,0 +1,71 @@
+//! The waiting path: a run that waits is handed out (remembered, sealed,
+//! stored), and a person's decision is recorded for it.
+
+use iris_core::RunId;
+
+use iris_runtime::ApprovalDecision;
+
+use super::AgentRunner;
+use crate::durable::{self, Journal};
+use crate::store::RunStatus;
+use crate::{RunError, RunOutcome, RunState, binding};
+
+impl AgentRunner {
+    /// Makes `outcome`'s state the one that resumes its run: remembered
+    /// when the run waits, sealed when the runner has a key, and written
+    /// (waiting, or finished) when it has a store.
+    pub(super) async fn hand_out(
+        &self,
+        mut outcome: RunOutcome,
+        journal: &mut Option<Journal<'_>>,
+    ) -> Result<RunOutcome, RunError> {
+        let waits = matches!(outcome, RunOutcome::Waiting(_));
+        let state = outcome.state_mut();
+        state.seal = None;
+        if waits {
+            binding::remember(self.agent.ledger(), state);
+        }
+        if let Some(key) = &self.state_key {
+            key.seal(state);
+        }
+        let status = if waits {
+            RunStatus::Waiting
+        } else {
+            RunStatus::Finished
+        };
+        self.keep(journal, outcome.state(), status).await?;
+        Ok(outcome)
+    }
+
+    /// Writes `state` to the run's store and engine, when it has them.
+    pub(super) async fn keep(
+        &self,
+        journal: &mut Option<Journal<'_>>,
+        state: &RunState,
+        status: RunStatus,
+    ) -> Result<(), RunError> {
+        durable::save(journal, state, status).await?;
+        if let Some(engine) = &self.engine {
+            engine.save(state, status).await.map_err(RunError::Engine)?;
+        }
+        Ok(())
+    }
+
+    /// Records a person's decision for one waiting call of a stored run,
+    /// from any process; [`AgentRunner::resume_stored`] then continues the
+    /// run once every waiting call has one.
+    ///
+    /// # Errors
+    /// [`RunError::NoStore`] without a store; [`RunError::Store`] when the
+    /// run is not stored or `call_id` does not wait in it.
+    pub async fn decide(
+        &self,
+        run_id: &RunId,
+        call_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), RunError> {
+        let durable = self.durable.as_ref().ok_or(RunError::NoStore)?;
+        durable.store.decide(run_id, call_id, &decision).await?;
+        Ok(())
+    }
+}
