@@ -5,7 +5,7 @@ use std::time::Duration;
 use iris_agent::RunState;
 use iris_agent::store::{
     Claimed, Lease, RunStatus, RunStore, StoreError, StoredRun, check_writer, held_by_other,
-    lease_end, now_ms, waiting_calls, waits_in,
+    lease_end, now_ms, same_pause, waiting_calls, waits_in,
 };
 use iris_core::{BoxFuture, RunId, ToolResult};
 use iris_runtime::ApprovalDecision;
@@ -108,12 +108,20 @@ impl RunStore for SqliteStore {
         let json = json_of(state, "a run state");
         let run = state.run_id.clone();
         let holder = holder.to_owned();
+        // Only a waiting state is compared with the one it replaces.
+        let waiting = (status == RunStatus::Waiting).then(|| state.clone());
         self.blocking(move |connection| {
             let json = json?;
             write(connection, |tx| {
                 let row = existing_row(tx, &run)?;
                 let version = u64_of(row.version);
                 check_writer(&run, version, row.lease_holder.as_deref(), &holder, Some(expected))?;
+                // A run written back waiting on the same calls keeps the
+                // decisions recorded for them.
+                let new_pause = match &waiting {
+                    Some(after) => !same_pause(&row.state(&run)?, after),
+                    None => false,
+                };
                 let now = now_ms();
                 let (lease_holder, lease_until) = if status == RunStatus::Running {
                     (Some(holder), Some(i64_of(lease_end(now, lease))))
@@ -128,7 +136,7 @@ impl RunStore for SqliteStore {
                 // The state holds the step's results now; a new pause waits
                 // for new decisions.
                 delete_rows(tx, &run, &["iris_calls"])?;
-                if status == RunStatus::Waiting {
+                if new_pause {
                     delete_rows(tx, &run, &["iris_decisions"])?;
                 }
                 Ok(version + 1)

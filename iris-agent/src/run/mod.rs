@@ -75,6 +75,10 @@ pub struct AgentRunner {
     state_key: Option<StateKey>,
     /// Where runs are written, when they outlive this process.
     durable: Option<Durable>,
+    /// The lease's holder and length asked for, kept for a store given
+    /// later: the builder's order does not matter.
+    holder: Option<String>,
+    lease: Option<std::time::Duration>,
     /// The durable engine the loop runs on, if any.
     engine: Option<Arc<dyn Engine>>,
 }
@@ -105,6 +109,8 @@ impl AgentRunner {
             options,
             state_key: None,
             durable: None,
+            holder: None,
+            lease: None,
             engine: None,
         }
     }
@@ -122,6 +128,8 @@ impl AgentRunner {
             options: self.options.clone(),
             state_key: self.state_key.clone(),
             durable: None,
+            holder: self.holder.clone(),
+            lease: self.lease,
             engine: Some(engine),
         }
     }
@@ -133,28 +141,41 @@ impl AgentRunner {
     /// [`store`](crate::store) for what is written when.
     #[must_use]
     pub fn with_store(mut self, store: impl Into<Arc<dyn RunStore>>) -> Self {
-        self.durable = Some(Durable::new(store.into()));
+        let mut durable = Durable::new(store.into());
+        if let Some(holder) = &self.holder {
+            durable.holder.clone_from(holder);
+        }
+        if let Some(lease) = self.lease {
+            durable.lease = lease;
+        }
+        self.durable = Some(durable);
         self
     }
 
     /// Names this process in the leases it takes (by default host, process
-    /// id and start time). Two processes must never share a name.
+    /// id and start time). Two processes must never share a name. Before
+    /// or after [`with_store`](Self::with_store), alike.
     #[must_use]
     pub fn with_holder(mut self, holder: impl Into<String>) -> Self {
+        let holder = holder.into();
         if let Some(durable) = &mut self.durable {
-            durable.holder = holder.into();
+            durable.holder.clone_from(&holder);
         }
+        self.holder = Some(holder);
         self
     }
 
     /// How long a lease lasts without a write (by default
-    /// [`store::DEFAULT_LEASE`](crate::store::DEFAULT_LEASE)): a run whose process died is taken over
-    /// that long after its last step at most. Longer than the slowest step.
+    /// [`store::DEFAULT_LEASE`](crate::store::DEFAULT_LEASE)): a run whose
+    /// process died is taken over that long after its last step at most.
+    /// Longer than the slowest step. Before or after
+    /// [`with_store`](Self::with_store), alike.
     #[must_use]
     pub fn with_lease(mut self, lease: std::time::Duration) -> Self {
         if let Some(durable) = &mut self.durable {
             durable.lease = lease;
         }
+        self.lease = Some(lease);
         self
     }
 

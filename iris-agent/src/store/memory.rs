@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::{
     Claimed, Lease, Retention, RunStatus, RunStore, StoreError, StoredRun, check_writer,
-    held_by_other, lease_end, now_ms, waiting_calls, waits_in,
+    held_by_other, lease_end, now_ms, same_pause, waiting_calls, waits_in,
 };
 use crate::state::RunState;
 
@@ -231,6 +231,9 @@ impl RunStore for MemoryStore {
                 Some(expected),
             )?;
             let now = now_ms();
+            if status == RunStatus::Waiting && !same_pause(&stored.state, state) {
+                stored.decisions.clear();
+            }
             stored.state = state.clone();
             stored.status = status;
             stored.version += 1;
@@ -238,9 +241,6 @@ impl RunStore for MemoryStore {
                 holder: holder.to_owned(),
                 until_ms: lease_end(now, lease),
             });
-            if status == RunStatus::Waiting {
-                stored.decisions.clear();
-            }
             kept.calls.clear();
             kept.written = now;
             Ok(kept.run.version)

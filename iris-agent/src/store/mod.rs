@@ -255,7 +255,8 @@ pub trait RunStore: Send + Sync + 'static {
     /// `expected` and `holder` holds its lease; returns the new version.
     /// A [`RunStatus::Running`] write renews the lease for `lease`; any
     /// other ends it and, for a run that waits anew, clears the decisions
-    /// of the pause before. Every write clears the run's call claims: the
+    /// of the pause before (a run written back waiting on the same calls,
+    /// [`same_pause`], keeps them). Every write clears the run's call claims: the
     /// state holds their results from then on.
     fn save<'a>(
         &'a self,
@@ -322,6 +323,20 @@ pub fn lease_end(now: u64, lease: Duration) -> u64 {
 #[must_use]
 pub fn waits_in(state: &RunState, call_id: &str) -> bool {
     state.pending.iter().any(|p| p.call.id == call_id)
+}
+
+/// Whether `after` waits on exactly the calls `before` waited on, shown
+/// the same way (the same approval ids): a waiting run written back
+/// unchanged (a resume that found a decision missing) keeps the decisions
+/// recorded for its pause; a new pause starts with none. For stores.
+#[must_use]
+pub fn same_pause(before: &RunState, after: &RunState) -> bool {
+    before.pending.len() == after.pending.len()
+        && before
+            .pending
+            .iter()
+            .zip(&after.pending)
+            .all(|(a, b)| a.call.id == b.call.id && a.request.approval_id == b.request.approval_id)
 }
 
 /// The calls that wait in `state`, in words for an error: "the call that

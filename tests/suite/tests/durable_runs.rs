@@ -311,6 +311,129 @@ async fn store_rules(store: Arc<dyn RunStore>) {
     assert!(store.load(&run_id).await.unwrap().is_none());
 }
 
+/// Two charges in one step: each waits for its own decision.
+fn two_charges(store: Arc<dyn RunStore>) -> AgentRunner {
+    let mut registry = ToolRegistry::new();
+    registry.register(Charge).unwrap();
+    let agent = Agent::builder(ToolExecutor::builder(registry).build().unwrap())
+        .name("cashier")
+        .build()
+        .unwrap();
+    let model = history_model(vec![
+        ToolUseBlock::new("c1", "charge", json!({"cents": 1200})),
+        ToolUseBlock::new("c2", "charge", json!({"cents": 300})),
+    ]);
+    AgentRunner::new(agent, model)
+        .with_store(store)
+        .with_holder("worker")
+}
+
+/// A worker that resumes whatever waits, polling while a person decides
+/// one call at a time: a resume that finds a decision missing leaves the
+/// recorded ones in place, and the run finishes with both.
+async fn early_resumes_keep_decisions(store: Arc<dyn RunStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let run_id = RunId::new("polled");
+    let cx = RunContext::new(dir.path(), run_id.clone());
+    let worker = two_charges(Arc::clone(&store));
+    let RunOutcome::Waiting(state) = worker.run("Charge both.", &cx).await.unwrap() else {
+        panic!("waits");
+    };
+    let approve = |i: usize| ApprovalDecision::Approve {
+        approval_id: state.pending[i].request.approval_id.clone(),
+    };
+    worker.decide(&run_id, "c1", approve(0)).await.unwrap();
+    let err = worker.resume_stored(&cx).await.unwrap_err();
+    assert!(
+        matches!(&err, RunError::MissingDecision { call_id } if call_id == "c2"),
+        "{err}"
+    );
+    let kept = store.load(&run_id).await.unwrap().unwrap();
+    assert_eq!(kept.status, RunStatus::Waiting);
+    assert_eq!(kept.decisions.len(), 1, "the decision for c1 is kept");
+    // Twice more: polling does not wear decisions away either.
+    let _ = worker.resume_stored(&cx).await.unwrap_err();
+    worker.decide(&run_id, "c2", approve(1)).await.unwrap();
+    let outcome = worker.resume_stored(&cx).await.unwrap();
+    let RunOutcome::Finished { text, .. } = outcome else {
+        panic!("finishes: {outcome:?}");
+    };
+    assert_eq!(text, "charged 1200 | charged 300");
+    assert_eq!(charges(dir.path()), 2);
+}
+
+#[tokio::test]
+async fn early_resumes_keep_decisions_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    early_resumes_keep_decisions(sqlite_in(dir.path())).await;
+}
+
+#[tokio::test]
+async fn early_resumes_keep_decisions_in_memory() {
+    early_resumes_keep_decisions(Arc::new(MemoryStore::new())).await;
+}
+
+/// The store the `lease_holder` tool reads.
+static PEEKED_STORE: std::sync::OnceLock<Arc<dyn RunStore>> = std::sync::OnceLock::new();
+
+/// Who holds the lease of the run this call belongs to, and for how long
+/// from now, in seconds.
+#[iris::tool(read_only)]
+async fn lease_holder(#[ctx] cx: &iris::ToolContext) -> String {
+    let stored = PEEKED_STORE
+        .get()
+        .unwrap()
+        .load(cx.run_id())
+        .await
+        .unwrap()
+        .unwrap();
+    let lease = stored.lease.unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let left = (u128::from(lease.until_ms).saturating_sub(now)) / 1000;
+    format!("{} for {left}s", lease.holder)
+}
+
+#[tokio::test]
+async fn the_lease_is_as_asked_before_or_after_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_in(dir.path());
+    let _ = PEEKED_STORE.set(Arc::clone(&store));
+    let agent = || {
+        let mut registry = ToolRegistry::new();
+        registry.register(LeaseHolder).unwrap();
+        Agent::builder(ToolExecutor::builder(registry).build().unwrap())
+            .name("peeker")
+            .build()
+            .unwrap()
+    };
+    let model = || history_model(vec![ToolUseBlock::new("p", "lease_holder", json!({}))]);
+    let before = AgentRunner::new(agent(), model())
+        .with_holder("named-first")
+        .with_lease(Duration::from_secs(90))
+        .with_store(Arc::clone(&store));
+    let after = AgentRunner::new(agent(), model())
+        .with_store(Arc::clone(&store))
+        .with_holder("named-after")
+        .with_lease(Duration::from_secs(90));
+    for (runner, name) in [(before, "named-first"), (after, "named-after")] {
+        let cx = RunContext::new(dir.path(), RunId::new(name));
+        let RunOutcome::Finished { text, .. } = runner.run("Who drives?", &cx).await.unwrap()
+        else {
+            panic!("finishes");
+        };
+        let (holder, left) = text.split_once(" for ").unwrap();
+        assert_eq!(holder, name);
+        let left: u64 = left.trim_end_matches('s').parse().unwrap();
+        assert!(
+            (80..=90).contains(&left),
+            "a 90 s lease, not the default: {left}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn store_rules_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
