@@ -85,7 +85,9 @@ impl AgentRunner {
             .await?;
         let mut journal = Some(Journal::new(durable, stored.version));
         if stored.status == RunStatus::Running {
-            let outcome = self.take_over(stored.state, cx, &mut journal).await?;
+            let outcome = self
+                .take_over(stored.state, stored.decisions, cx, &mut journal)
+                .await?;
             return self.hand_out(outcome, &mut journal).await;
         }
         let state = stored.state.clone();
@@ -150,6 +152,10 @@ impl AgentRunner {
             &cx.run_id,
         )?;
         self.restore(&state);
+        // Under way from here: the store takes no decision for the run while
+        // its decided calls run, and a process that takes it over after a
+        // crash keeps what had finished and asks the journal for the rest.
+        self.keep(journal, &state, RunStatus::Running).await?;
         let tools_cx = self.tool_context(cx, &state.disclosed)?;
         let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
             .into_iter()
@@ -189,6 +195,7 @@ impl AgentRunner {
     pub(super) async fn take_over(
         &self,
         mut state: RunState,
+        decisions: Vec<(String, ApprovalDecision)>,
         cx: &RunContext,
         journal: &mut Option<Journal<'_>>,
     ) -> Result<RunOutcome, RunError> {
@@ -202,26 +209,53 @@ impl AgentRunner {
             });
         }
         self.restore(&state);
+        // A run cut off while it resumed still lists the calls that had
+        // finished before its pause (they keep their results) and those that
+        // waited (they go through the executor with the rest).
+        let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
+            .into_iter()
+            .map(|f| (f.call_id, f.result))
+            .collect();
+        state.pending.clear();
         let open_calls = last_calls(&state).to_vec();
         if !open_calls.is_empty() {
             // Through the executor again: the journal answers for the calls
             // that ran or were interrupted; the rest run now.
             let (_, tools_cx) = self.offer(&state, cx)?;
+            let to_run: Vec<_> = open_calls
+                .iter()
+                .filter(|call| !results.contains_key(&call.id))
+                .cloned()
+                .collect();
             let outcomes = self
                 .agent
                 .executor()
-                .execute_batch(open_calls.clone(), &tools_cx)
+                .execute_batch(to_run.clone(), &tools_cx)
                 .await;
-            let mut results = FxHashMap::default();
-            for (call, outcome) in open_calls.iter().zip(outcomes) {
+            let mut decisions: FxHashMap<String, ApprovalDecision> =
+                decisions.into_iter().collect();
+            for (call, outcome) in to_run.iter().zip(outcomes) {
                 match outcome {
                     ToolOutcome::Finished { call_id, result } => {
                         results.insert(call_id, result);
                     }
-                    ToolOutcome::Waiting(request) => state.pending.push(PendingCall {
-                        call: call.clone(),
-                        request: *request,
-                    }),
+                    ToolOutcome::Waiting(request) => {
+                        let pending = PendingCall {
+                            call: call.clone(),
+                            request: *request,
+                        };
+                        // Decided before the process died (it was resuming):
+                        // the decision stands, and the journal answers for a
+                        // body that started.
+                        match decisions.remove(&call.id) {
+                            Some(decision) => {
+                                let (call_id, result) =
+                                    self.run_decided(pending, decision, &tools_cx).await?;
+                                results.insert(call_id, result);
+                            }
+                            None => state.pending.push(pending),
+                        }
+                    }
                 }
             }
             if !state.pending.is_empty() {

@@ -396,6 +396,149 @@ async fn lease_holder(#[ctx] cx: &iris::ToolContext) -> String {
     format!("{} for {left}s", lease.holder)
 }
 
+/// The store the `refund` tool decides in.
+static REFUND_STORE: std::sync::OnceLock<Arc<dyn RunStore>> = std::sync::OnceLock::new();
+
+/// A write whose body tries to change the decision it runs under (call
+/// `c1`): the store must refuse while the run is under way.
+#[iris::tool(write)]
+async fn refund(#[ctx] cx: &iris::ToolContext) -> String {
+    let late = REFUND_STORE
+        .get()
+        .unwrap()
+        .decide(
+            cx.run_id(),
+            "c1",
+            &ApprovalDecision::deny("changed my mind"),
+        )
+        .await;
+    match late {
+        Ok(()) => "refunded; a late decision was taken".to_owned(),
+        Err(err) => format!("refunded; a late decision was refused: {err}"),
+    }
+}
+
+#[tokio::test]
+async fn no_decision_is_taken_while_the_decided_call_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_in(dir.path());
+    assert!(
+        REFUND_STORE.set(Arc::clone(&store)).is_ok(),
+        "one test sets it"
+    );
+    let mut registry = ToolRegistry::new();
+    registry.register(Refund).unwrap();
+    let agent = Agent::builder(ToolExecutor::builder(registry).build().unwrap())
+        .name("refunds")
+        .build()
+        .unwrap();
+    let model = history_model(vec![ToolUseBlock::new("c1", "refund", json!({}))]);
+    let runner = AgentRunner::new(agent, model)
+        .with_store(Arc::clone(&store))
+        .with_holder("worker");
+    let run_id = RunId::new("refund-midway");
+    let cx = RunContext::new(dir.path(), run_id.clone());
+    let RunOutcome::Waiting(state) = runner.run("Refund it.", &cx).await.unwrap() else {
+        panic!("waits");
+    };
+    let approval_id = state.pending[0].request.approval_id.clone();
+    runner
+        .decide(&run_id, "c1", ApprovalDecision::Approve { approval_id })
+        .await
+        .unwrap();
+    let RunOutcome::Finished { text, .. } = runner.resume_stored(&cx).await.unwrap() else {
+        panic!("finishes");
+    };
+    assert!(
+        text.starts_with("refunded; a late decision was refused")
+            && text.contains("the run is running"),
+        "{text}"
+    );
+}
+
+/// A process that died while it resumed: it had written the run as under
+/// way and claimed the approved call, and `recorded` says whether the body
+/// finished and its result was kept. The process that takes the run over
+/// never reports the call as denied, never runs it a second time, and says
+/// "interrupted" when no result was kept.
+async fn a_resume_cut_off(store: Arc<dyn RunStore>, recorded: bool) -> (String, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let run_id = RunId::new("cut-off");
+    let cx = RunContext::new(dir.path(), run_id.clone());
+    let first = runner(Arc::clone(&store), "first");
+    let RunOutcome::Waiting(state) = first.run("Charge the order.", &cx).await.unwrap() else {
+        panic!("waits");
+    };
+    let approval_id = state.pending[0].request.approval_id.clone();
+    first
+        .decide(&run_id, "c2", ApprovalDecision::Approve { approval_id })
+        .await
+        .unwrap();
+    // What the dying process did before it died.
+    let held = store
+        .acquire(&run_id, "dying", Duration::from_millis(1))
+        .await
+        .unwrap();
+    let mut under_way = held.state.clone();
+    under_way.seal = None;
+    store
+        .save(
+            &under_way,
+            RunStatus::Running,
+            "dying",
+            held.version,
+            Duration::from_millis(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.claim_call(&run_id, "c2", "dying").await.unwrap(),
+        Claimed::New
+    );
+    if recorded {
+        std::fs::write(dir.path().join("charges.txt"), "1200\n").unwrap();
+        let result = iris::ToolResult::text("charged 1200");
+        store.record_call(&run_id, "c2", &result).await.unwrap();
+    }
+    // A decision now is refused: the run is under way.
+    assert!(
+        store
+            .decide(&run_id, "c2", &ApprovalDecision::deny("too late"))
+            .await
+            .is_err()
+    );
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = runner(Arc::clone(&store), "second");
+    let RunOutcome::Finished { text, .. } = second.resume_stored(&cx).await.unwrap() else {
+        panic!("finishes");
+    };
+    (text, charges(dir.path()))
+}
+
+#[tokio::test]
+async fn a_resume_cut_off_is_taken_over_without_a_second_charge() {
+    for (name, store) in [
+        ("memory", Arc::new(MemoryStore::new()) as Arc<dyn RunStore>),
+        (
+            "sqlite",
+            sqlite_in(tempfile::tempdir().unwrap().keep().as_path()),
+        ),
+    ] {
+        let (text, charged) = a_resume_cut_off(Arc::clone(&store), true).await;
+        assert_eq!(text, "1200 | charged 1200", "{name}");
+        assert_eq!(charged, 1, "{name}: the body ran once");
+        store.remove(&RunId::new("cut-off")).await.unwrap();
+        let (text, charged) = a_resume_cut_off(store, false).await;
+        assert!(
+            text.starts_with("1200 | ")
+                && text.contains("stopped before its outcome was recorded")
+                && !text.contains("denied"),
+            "{name}: {text}"
+        );
+        assert_eq!(charged, 0, "{name}: never run a second time");
+    }
+}
+
 #[tokio::test]
 async fn the_lease_is_as_asked_before_or_after_the_store() {
     let dir = tempfile::tempdir().unwrap();
