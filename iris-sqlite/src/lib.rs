@@ -59,6 +59,34 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+/// Turns on WAL and makes the tables. Processes opening a new file at once
+/// contend here, and SQLite answers "database is locked" for the switch to
+/// WAL without waiting on its busy handler: every step is idempotent, so
+/// the whole is tried again, a little later each time, until the busy
+/// timeout has passed.
+fn set_up(connection: &Connection) -> rusqlite::Result<()> {
+    let started = std::time::Instant::now();
+    let mut pause = Duration::from_millis(2);
+    loop {
+        let attempt = connection
+            .pragma_update(None, "journal_mode", "WAL")
+            .and_then(|()| connection.pragma_update(None, "synchronous", "NORMAL"))
+            .and_then(|()| connection.execute_batch(rows::SCHEMA));
+        match attempt {
+            Err(rusqlite::Error::SqliteFailure(failure, _))
+                if matches!(
+                    failure.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
 impl SqliteStore {
     /// Opens (or creates) the store in the file at `path`.
     ///
@@ -69,12 +97,8 @@ impl SqliteStore {
         let path = path.as_ref().to_path_buf();
         let backend = |e: rusqlite::Error| StoreError::Backend(format!("{}: {e}", path.display()));
         let connection = Connection::open(&path).map_err(backend)?;
-        connection
-            .busy_timeout(BUSY_TIMEOUT)
-            .and_then(|()| connection.pragma_update(None, "journal_mode", "WAL"))
-            .and_then(|()| connection.pragma_update(None, "synchronous", "NORMAL"))
-            .and_then(|()| connection.execute_batch(rows::SCHEMA))
-            .map_err(backend)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+        set_up(&connection).map_err(backend)?;
         Ok(Self {
             connection: Arc::new(Mutex::new(connection)),
             path,

@@ -105,3 +105,28 @@ async fn two_handles_on_one_file_see_each_other() {
         .unwrap_err();
     assert!(matches!(err, StoreError::Exists { .. }), "{err}");
 }
+
+#[test]
+fn openers_of_a_new_file_at_once_all_succeed() {
+    // Four openers race on each of 60 new files: creating the file, turning
+    // on WAL and writing the schema contend for the same locks (each thread
+    // has a connection of its own, contending as processes do).
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..60 {
+        let path = dir.path().join(format!("runs-{round}.db"));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), std::sync::Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    SqliteStore::open(&path).map(|_| ())
+                })
+            })
+            .collect();
+        for opener in openers {
+            let opened = opener.join().unwrap();
+            assert!(opened.is_ok(), "round {round}: {opened:?}");
+        }
+    }
+}
