@@ -8,7 +8,8 @@
 //!
 //! What an engine must guarantee for the loop to replay: `answer` returns
 //! the kept answer of a step that was answered before, without asking the
-//! model; the call journal answers as a store's does (a recorded result, or
+//! model (its `ask` is never called then, so a model that acts when asked
+//! is not asked again); the call journal answers as a store's does (a recorded result, or
 //! unfinished for a call claimed and never recorded); and everything it
 //! keeps, it keeps in the order the loop asks, which is the same on every
 //! replay.
@@ -22,15 +23,21 @@ use iris_runtime::journal::CallJournal;
 use crate::state::RunState;
 use crate::store::RunStatus;
 
+/// How the loop asks the model for one step's answer: called at most once,
+/// and only when the engine keeps no answer for the step.
+pub type Ask<'a> =
+    Box<dyn FnOnce() -> BoxFuture<'a, Result<ModelResponse, ModelError>> + Send + 'a>;
+
 /// A durable execution engine a run's loop runs on; see the
 /// [module docs](self).
 pub trait Engine: Send + Sync + 'static {
-    /// The model's answer to step `step`: `ask`'s the first time, the kept
-    /// one when the run is replayed (then `ask` is dropped unpolled).
+    /// The model's answer to step `step`: what `ask()` answers the first
+    /// time, the kept one when the run is replayed (then `ask` is dropped
+    /// without being called).
     fn answer<'a>(
         &'a self,
         step: u32,
-        ask: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+        ask: Ask<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 
     /// Where the run's calls are claimed and recorded.

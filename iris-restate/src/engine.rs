@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use iris_agent::engine::Ask;
 use iris_agent::{Engine, RunState, RunStatus};
 use iris_core::{BoxFuture, RunId, ToolResult};
 use iris_model::{ModelError, ModelResponse};
@@ -53,14 +54,14 @@ impl Engine for RestateEngine {
     fn answer<'a>(
         &'a self,
         step: u32,
-        ask: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+        ask: Ask<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
             // The answer is kept whatever it is, a model error included: a
             // replay must take the path the first attempt took.
             let kept = self
                 .ctx
-                .run(move || async move { HandlerResult::Ok(Json(ask.await)) })
+                .run(move || async move { HandlerResult::Ok(Json(ask().await)) })
                 .name(format!("model step {step}"))
                 .await;
             match kept {

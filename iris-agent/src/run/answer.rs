@@ -41,14 +41,20 @@ impl AgentRunner {
         };
         // Deltas only feed observers: with none, the whole answer is
         // enough, and a model that streams need not cut it up.
-        let mut answer = if executor.has_observers() {
-            self.model.complete_streaming(request, &on_delta)
-        } else {
-            self.model.complete(request)
+        let streaming = executor.has_observers();
+        let (model, on_delta) = (&self.model, &on_delta);
+        // The model is asked only when no engine keeps this step's answer.
+        let ask = move || {
+            if streaming {
+                model.complete_streaming(request, on_delta)
+            } else {
+                model.complete(request)
+            }
         };
-        if let Some(engine) = &self.engine {
-            answer = engine.answer(state.step + 1, answer);
-        }
+        let answer = match &self.engine {
+            Some(engine) => engine.answer(state.step + 1, Box::new(ask)),
+            None => ask(),
+        };
         tokio::select! {
             response = answer => Some(response),
             () = cx.cancel.cancelled() => None,

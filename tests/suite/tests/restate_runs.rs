@@ -54,7 +54,9 @@ const POINTS: [&str; 6] = [
     "model_step_2",
 ];
 
-/// The history model, dying inside the step the replica was told to.
+/// The history model, dying inside the step the replica was told to. Each
+/// time it is asked it adds the step's number to `asked.txt`: a replay must
+/// not ask it again for a step whose answer is kept.
 fn cashier(dir: PathBuf) -> FnModel {
     let calls = vec![
         ToolUseBlock::new("c1", "price", json!({})),
@@ -67,6 +69,15 @@ fn cashier(dir: PathBuf) -> FnModel {
             .iter()
             .filter(|m| matches!(m, Message::Assistant { .. }))
             .count();
+        {
+            use std::io::Write as _;
+            let mut asked = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join("asked.txt"))
+                .unwrap();
+            writeln!(asked, "{step}").unwrap();
+        }
         die_at(&format!("model_step_{step}"), &dir);
         Ok(model::answer(&calls, request))
     })
@@ -232,6 +243,15 @@ async fn a_killed_endpoint_is_replaced_and_no_finished_call_runs_again() {
 
         let charges = lines(&dir.path().join("charges.txt")).len();
         let receipts = lines(&dir.path().join("receipts.txt")).len();
+        // Asked once per step; a step the first replica died inside is
+        // asked again, never one whose answer was kept.
+        let asked = lines(&dir.path().join("asked.txt"));
+        let mut expected = vec!["1", "2"];
+        if let Some(step) = point.strip_prefix("model_step_") {
+            let at = expected.iter().position(|s| *s == step).unwrap();
+            expected.insert(at, step);
+        }
+        assert_eq!(asked, expected, "the model's asks ({point})");
         assert_eq!(
             receipts, 1,
             "the idempotent write took effect once ({point})"
