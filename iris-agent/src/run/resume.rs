@@ -34,6 +34,10 @@ impl AgentRunner {
     /// A runner with a store resumes a state only while it is the one
     /// stored, and writes the run on as it goes; see
     /// [`AgentRunner::resume_stored`] for decisions recorded in the store.
+    /// Exactly-once needs that store: without one, the process that paused
+    /// the run refuses a second resume of its state, but a copy of the state
+    /// resumed by runners in other processes runs its approved calls in
+    /// each of them.
     pub async fn resume(
         &self,
         state: RunState,
