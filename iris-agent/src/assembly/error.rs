@@ -79,28 +79,46 @@ fn locate_option(
     Some(position_of(source, if at_key { key_at } else { offset }))
 }
 
+/// The byte offsets where lines start, as YAML counts lines: a line break
+/// is LF, CRLF or a lone CR.
+pub(crate) fn line_starts(source: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = source.as_bytes();
+    std::iter::once(0).chain(bytes.iter().enumerate().filter_map(move |(i, b)| match b {
+        b'\n' => Some(i + 1),
+        b'\r' if bytes.get(i + 1) != Some(&b'\n') => Some(i + 1),
+        _ => None,
+    }))
+}
+
 /// The byte offset of 1-based `line` and `column` (in characters).
 pub(crate) fn offset_of(source: &str, line: u64, column: u64) -> Option<usize> {
-    let line_start: usize = source
-        .split_inclusive('\n')
-        .take(usize::try_from(line).ok()?.checked_sub(1)?)
-        .map(str::len)
-        .sum();
+    let line_start = line_starts(source).nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
     let line_text = source.get(line_start..)?;
     let in_line = line_text
         .char_indices()
+        .take_while(|(_, c)| !matches!(c, '\n' | '\r'))
         .nth(usize::try_from(column).ok()?.saturating_sub(1))
-        .map_or(line_text.len(), |(at, _)| at);
+        .map_or_else(
+            || line_text.find(['\n', '\r']).unwrap_or(line_text.len()),
+            |(at, _)| at,
+        );
     Some(line_start + in_line)
 }
 
 /// 1-based line and column (in characters) of byte `offset`.
 fn position_of(source: &str, offset: usize) -> (u64, u64) {
-    let before = source.get(..offset).unwrap_or(source);
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    let offset = offset.min(source.len());
+    let (line, start) = line_starts(source)
+        .take_while(|start| *start <= offset)
+        .enumerate()
+        .last()
+        .unwrap_or((0, 0));
+    let column = source
+        .get(start..offset)
+        .map_or(0, |text| text.chars().count())
+        + 1;
     (
-        u64::try_from(line).unwrap_or(u64::MAX),
+        u64::try_from(line + 1).unwrap_or(u64::MAX),
         u64::try_from(column).unwrap_or(u64::MAX),
     )
 }

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use super::error::{AssemblyError, AssemblyIssue, Issues, offset_of};
+use super::error::{AssemblyError, AssemblyIssue, Issues, line_starts, offset_of};
 use super::file::AgentFile;
 use iris_runtime::config::yaml;
 
@@ -120,8 +120,11 @@ pub(crate) fn parse(text: &str, origin: &Path) -> Result<Parsed, AssemblyError> 
             // A required key left out of the file's top level: put one in
             // at its end, to read the rest.
             (Fault::Missing(field), _) if key.is_empty() && appended_at.is_none() => {
-                appended_at = Some(u64::try_from(text.lines().count() + 2).unwrap_or(u64::MAX));
-                Some(format!("{}\n{field}: \"\"\n", text.trim_end_matches('\n')))
+                let appended = format!("{}\n{field}: \"\"\n", text.trim_end_matches(['\n', '\r']));
+                // The key's line: the last but the empty one after it.
+                let line = line_starts(&appended).count().saturating_sub(1);
+                appended_at = Some(u64::try_from(line).unwrap_or(u64::MAX));
+                Some(appended)
             }
             (Fault::Key, Some(at)) => {
                 offset_of(&text, at.line(), at.column()).and_then(|start| blank_entry(&text, start))
@@ -200,7 +203,7 @@ fn entry_of_value(text: &str, value: usize, key: &str) -> Option<usize> {
     // value's line.
     let line_end = text
         .get(value..)?
-        .find('\n')
+        .find(['\n', '\r'])
         .map_or(text.len(), |at| value + at);
     let before = text.get(..line_end)?;
     [
@@ -218,7 +221,10 @@ fn entry_of_value(text: &str, value: usize, key: &str) -> Option<usize> {
 /// too) or its end; in a block, the rest of its line and every following
 /// line indented deeper.
 fn blank_entry(text: &str, start: usize) -> Option<String> {
-    let line_start = text.get(..start)?.rfind('\n').map_or(0, |at| at + 1);
+    let line_start = text
+        .get(..start)?
+        .rfind(['\n', '\r'])
+        .map_or(0, |at| at + 1);
     let lead = text.get(line_start..start)?;
     let end = if in_flow(text, start) {
         flow_end(text, start)
@@ -228,8 +234,10 @@ fn blank_entry(text: &str, start: usize) -> Option<String> {
     };
     let mut out = String::with_capacity(text.len());
     out.push_str(text.get(..start)?);
+    // Line breaks stay (LF, CR: YAML counts a lone CR as one), so every
+    // later line and column stays where it was.
     for c in text.get(start..end)?.chars() {
-        out.push(if c == '\n' { '\n' } else { ' ' });
+        out.push(if matches!(c, '\n' | '\r') { c } else { ' ' });
     }
     out.push_str(text.get(end..)?);
     Some(out)
@@ -284,7 +292,7 @@ fn flow_end(text: &str, start: usize) -> usize {
 fn block_end(text: &str, start: usize, indent: usize) -> usize {
     let mut end = text
         .get(start..)
-        .and_then(|rest| rest.find('\n'))
+        .and_then(|rest| rest.find(['\n', '\r']))
         .map_or(text.len(), |at| start + at);
     let value_on_key_line = text
         .get(start..end)
@@ -294,7 +302,7 @@ fn block_end(text: &str, start: usize, indent: usize) -> usize {
         let next_start = end + 1;
         let next_end = text
             .get(next_start..)
-            .and_then(|rest| rest.find('\n'))
+            .and_then(|rest| rest.find(['\n', '\r']))
             .map_or(text.len(), |at| next_start + at);
         let line = text.get(next_start..next_end).unwrap_or("");
         let spaces = line.chars().take_while(|c| *c == ' ').count();
