@@ -59,18 +59,6 @@ impl Parsed {
 /// `text` as the agent file at `origin`.
 pub(crate) fn parse(text: &str, origin: &Path) -> Result<Parsed, AssemblyError> {
     let mut issues = Issues::new(origin);
-    // Text that is not YAML (or breaks the parser's bounds) is one problem:
-    // nothing after it can be read.
-    if let Err(err) = yaml::from_str::<serde::de::IgnoredAny>(text, "agent file")
-        && matches!(Fault::of(&err.message), Fault::Other)
-    {
-        let key = key_path(&err.path);
-        match err.location {
-            Some(at) => issues.at(at, key, err.message),
-            None => issues.whole(key, err.message),
-        }
-        return Err(finish(issues));
-    }
     let mut text = text.to_owned();
     let mut blanked: Vec<String> = Vec::new();
     let mut appended_at: Option<u64> = None;
@@ -90,6 +78,21 @@ pub(crate) fn parse(text: &str, origin: &Path) -> Result<Parsed, AssemblyError> 
             }
             Err(err) => err,
         };
+        // Text that is not YAML (or breaks the parser's bounds) is one
+        // problem: nothing after it can be read. Asked only once the file
+        // failed to read, so a good file is parsed once.
+        if blanked.is_empty()
+            && issues.is_empty()
+            && let Err(syntax) = yaml::from_str::<serde::de::IgnoredAny>(&text, "agent file")
+            && matches!(Fault::of(&syntax.message), Fault::Other)
+        {
+            let key = key_path(&syntax.path);
+            match syntax.location {
+                Some(at) => issues.at(at, key, syntax.message),
+                None => issues.whole(key, syntax.message),
+            }
+            return Err(finish(issues));
+        }
         let key = key_path(&err.path);
         let fault = Fault::of(&err.message);
         // A fault in what was put in to read on is no fault of the file.
