@@ -105,7 +105,15 @@ fn to_gemini_schema(
         notes.push(ProjectionNote::MergedAllOf { at: at.to_owned() });
     }
     if let Some(reference) = map.get("$ref").and_then(Value::as_str).map(str::to_owned) {
-        if map.len() > 1 {
+        if map.contains_key("anyOf") {
+            // An `anyOf` beside the `$ref` leaves it no place to move to
+            // (a schema schemars never writes): the reference goes, said.
+            map.shift_remove("$ref");
+            notes.push(ProjectionNote::DroppedKeyword {
+                at: at.to_owned(),
+                keyword: format!("$ref {reference}"),
+            });
+        } else if map.len() > 1 {
             // The `$ref` moves into the `anyOf`, where the walk below meets it.
             wrap_ref(map, &reference);
             notes.push(ProjectionNote::RefWrapped {
