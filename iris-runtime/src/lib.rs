@@ -42,7 +42,7 @@ pub use artifacts::ArtifactStore;
 pub use error::RuntimeError;
 pub use executor::permissions::{
     ApprovalDecision, ApprovalRequest, Permission, PermissionPolicy, PermissionRequest, Rule,
-    RulePolicy, arguments_hash,
+    RulePolicy, arguments_hash, waiting_words,
 };
 pub use executor::{ExecutorConfig, ToolExecutor, ToolExecutorBuilder, ToolOutcome};
 pub use hooks::{

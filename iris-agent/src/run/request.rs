@@ -31,16 +31,10 @@ impl AgentRunner {
                     })
                     .unzip(),
             };
-        let mut builder = self
-            .agent
-            .context_builder(&cx.workspace, state.run_id.clone())
-            .map_err(RunError::Context)?
-            .offered(offered)
-            .extension(cx.cancel.clone());
-        if let Some(journaled) = self.journaled() {
-            builder = builder.extension(journaled);
-        }
-        Ok((tools, builder.build()))
+        Ok((
+            tools,
+            self.context_offering(cx, state.run_id.clone(), offered)?,
+        ))
     }
 
     /// A context for calls outside a step (run events, resumed calls),
@@ -56,9 +50,20 @@ impl AgentRunner {
             .map(|t| t.definition_dyn())
             .filter(|d| d.exposure() == iris_core::Exposure::Eager || disclosed.contains(d.name()))
             .map(|d| d.name().clone());
+        self.context_offering(cx, cx.run_id.clone(), offered)
+    }
+
+    /// The context for calls of `run` offering `offered`, with the run's
+    /// cancellation and its call journal.
+    fn context_offering(
+        &self,
+        cx: &RunContext,
+        run: iris_core::RunId,
+        offered: impl IntoIterator<Item = iris_core::ToolName>,
+    ) -> Result<ToolContext, RunError> {
         let mut builder = self
             .agent
-            .context_builder(&cx.workspace, cx.run_id.clone())
+            .context_builder(&cx.workspace, run)
             .map_err(RunError::Context)?
             .offered(offered)
             .extension(cx.cancel.clone());

@@ -343,16 +343,7 @@ pub fn same_pause(before: &RunState, after: &RunState) -> bool {
 /// waits is `c2` (`write_file`)", or "no call waits".
 #[must_use]
 pub fn waiting_calls(state: &RunState) -> String {
-    let calls: Vec<String> = state
-        .pending
-        .iter()
-        .map(|p| format!("`{}` (`{}`)", p.call.id, p.request.tool))
-        .collect();
-    match calls.as_slice() {
-        [] => "no call waits".to_owned(),
-        [one] => format!("the call that waits is {one}"),
-        many => format!("the calls that wait are {}", many.join(", ")),
-    }
+    iris_runtime::waiting_words(state.pending.iter().map(|p| &p.request))
 }
 
 /// Refuses a write by `holder` of a run at `version` leased to

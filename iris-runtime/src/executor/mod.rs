@@ -300,17 +300,8 @@ impl ToolExecutor {
 
     /// The calls of `run` waiting for approval, in words for an error.
     fn waiting_in(&self, run: &RunId) -> String {
-        let calls: Vec<String> = self
-            .pending_approvals()
-            .into_iter()
-            .filter(|request| &request.run_id == run)
-            .map(|request| format!("`{}` (`{}`)", request.call_id, request.tool))
-            .collect();
-        match calls.as_slice() {
-            [] => "no call of the run waits".to_owned(),
-            [one] => format!("the call that waits is {one}"),
-            many => format!("the calls that wait are {}", many.join(", ")),
-        }
+        let pending = self.pending_approvals();
+        permissions::waiting_words(pending.iter().filter(|request| &request.run_id == run))
     }
 
     /// Calls waiting for approval.

@@ -189,6 +189,22 @@ impl PermissionPolicy for RulePolicy {
     }
 }
 
+/// The calls that wait, in words for an error: "the call that waits is
+/// `c2` (`write_file`)", "the calls that wait are ...", or "no call waits".
+/// The one wording of every refusal of a decision for a call that does not
+/// wait.
+pub fn waiting_words<'a>(requests: impl IntoIterator<Item = &'a ApprovalRequest>) -> String {
+    let calls: Vec<String> = requests
+        .into_iter()
+        .map(|request| format!("`{}` (`{}`)", request.call_id, request.tool))
+        .collect();
+    match calls.as_slice() {
+        [] => "no call waits".to_owned(),
+        [one] => format!("the call that waits is {one}"),
+        many => format!("the calls that wait are {}", many.join(", ")),
+    }
+}
+
 /// A call waiting for a person's decision.
 ///
 /// The approval is bound to everything shown here: `approval_id` is a hash
