@@ -380,6 +380,13 @@ impl<'a> MiddlewareNextParam<'a> for Next<'a> {
     }
 }
 
+/// A tool name its caller has checked: a macro at compile time, or a
+/// built-in name a test of its own checks.
+#[must_use]
+pub const fn checked_tool_name(name: &'static str) -> crate::name::ToolName {
+    crate::name::ToolName::from_checked(Cow::Borrowed(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,3 +28,29 @@ pub fn shorten_to(text: &str, max: usize) -> Cow<'_, str> {
         )),
     }
 }
+
+/// `text` as a person may be shown it: cut to `max` characters (saying how
+/// much was left out), and with the characters that reorder or hide text
+/// (bidirectional controls, zero-width and other control characters)
+/// written as escapes, so what the person reads is what the run holds.
+#[must_use]
+pub fn for_person(text: &str, max: usize) -> String {
+    let mut shown = String::with_capacity(text.len().min(max));
+    for (count, c) in text.chars().enumerate() {
+        if count == max {
+            let rest = text.chars().count() - count;
+            shown.push_str("… (");
+            shown.push_str(&rest.to_string());
+            shown.push_str(" more characters not shown)");
+            break;
+        }
+        let hides = c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}');
+        if hides {
+            shown.push_str(&c.escape_unicode().to_string());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}

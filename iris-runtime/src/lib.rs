@@ -35,6 +35,7 @@ mod nonblocking;
 pub mod observers;
 pub mod process;
 mod progress;
+pub mod question;
 mod registry;
 mod temp_name;
 
@@ -51,6 +52,7 @@ pub use hooks::{
 };
 pub use observers::{HookOutcome, ObserverStats, RunEvent, RunEventObserver};
 pub use progress::{ProgressListener, ToolProgress};
+pub use question::{QuestionReply, QuestionRequest, Reply};
 pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView, WeakSharedRegistry};
 pub use tokio_util::sync::CancellationToken;
 
@@ -71,7 +73,7 @@ pub mod __private {
 #[doc(hidden)]
 pub mod __wings {
     pub use crate::__iris_debug_as_display as debug_as_display;
-    pub use crate::echo::{ECHO_CHARS, shorten, shorten_to};
+    pub use crate::echo::{ECHO_CHARS, for_person, shorten, shorten_to};
     pub use crate::executor::permissions::hex;
     #[cfg(unix)]
     pub use crate::nonblocking::clear_nonblocking;

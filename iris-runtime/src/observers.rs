@@ -83,6 +83,29 @@ pub enum RunEvent {
         /// The new text.
         text: String,
     },
+    /// The model asked the person a question (`ask_question`); run control
+    /// answers it, never the tool chain.
+    QuestionAsked {
+        /// The run.
+        run_id: RunId,
+        /// The call that asks.
+        call_id: String,
+        /// What an answer names.
+        question_id: String,
+        /// How many questions it asks.
+        questions: usize,
+    },
+    /// A question ended: answered, declined, expired or cancelled.
+    QuestionAnswered {
+        /// The run.
+        run_id: RunId,
+        /// The call that asked.
+        call_id: String,
+        /// The question's id.
+        question_id: String,
+        /// How it ended.
+        ending: crate::question::QuestionEnding,
+    },
     /// A hook ran, and how it answered.
     HookFired {
         /// The run.
