@@ -66,12 +66,12 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let RunOutcome::Waiting(state) = outcome else {
         return Err(format!("expected the edit to wait for approval, got {outcome:?}").into());
     };
-    for pending in &state.pending {
+    for request in state.approvals() {
         println!(
             "waiting for approval: {} {} ({})",
-            pending.request.tool,
-            pending.request.arguments,
-            pending.request.reason.as_deref().unwrap_or("")
+            request.tool,
+            request.arguments,
+            request.reason.as_deref().unwrap_or("")
         );
     }
     let saved = iris::serde_json::to_string_pretty(&state)?;
@@ -80,9 +80,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // Later, perhaps elsewhere: the state comes back and a person approves.
     let state: RunState = iris::serde_json::from_str(&saved)?;
     let decisions: Vec<(String, ApprovalDecision)> = state
-        .pending
-        .iter()
-        .map(|p| (p.call.id.clone(), ApprovalDecision::approve(&p.request)))
+        .approvals()
+        .map(|request| (request.call_id.clone(), ApprovalDecision::approve(request)))
         .collect();
     let runner = AgentRunner::new(Arc::clone(&agent), second);
     let outcome = runner.resume(state, decisions, &cx).await?;

@@ -80,12 +80,12 @@ async fn start(db: &Path, workspace: &Path) -> Result<(), Box<dyn Error>> {
         .await?
     {
         RunOutcome::Waiting(state) => {
-            for pending in &state.pending {
+            for item in &state.waiting {
                 println!(
                     "[process {}] run {run_id} waits: `{}` with {}",
                     std::process::id(),
-                    pending.call.name,
-                    pending.call.input
+                    item.call.name,
+                    item.call.input
                 );
             }
             println!("RUN_ID={run_id}");
@@ -102,18 +102,18 @@ async fn approve(db: &Path, workspace: &Path, run_id: &str) -> Result<(), Box<dy
     let run_id = RunId::new(run_id);
     let store = runner.store().ok_or("the runner has a store")?;
     let stored = store.load(&run_id).await?.ok_or("the run is stored")?;
-    for pending in &stored.state.pending {
+    for request in stored.state.approvals() {
         runner
             .decide(
                 &run_id,
-                &pending.call.id,
-                ApprovalDecision::approve(&pending.request),
+                &request.call_id,
+                ApprovalDecision::approve(request),
             )
             .await?;
         println!(
             "[process {}] approved `{}`",
             std::process::id(),
-            pending.call.name
+            request.tool
         );
     }
     let cx = RunContext::new(workspace, run_id);

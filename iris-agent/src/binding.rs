@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::RunError;
 use crate::seal::Absorb;
-use crate::state::RunState;
+use crate::state::{RunState, Wait, WaitingItem};
 
 /// The fingerprint of the state a waiting run was handed out with.
 #[derive(Default)]
@@ -57,33 +57,8 @@ pub(crate) fn check(
         Some(Message::Assistant { tool_calls, .. }) => tool_calls,
         _ => &[],
     };
-    for pending in &state.pending {
-        let call = &pending.call;
-        let request = &pending.request;
-        if !request.is_intact() {
-            return Err(refuse(format!(
-                "the approval request of call `{}` does not match its approval id: what it shows was edited",
-                echo(&call.id)
-            )));
-        }
-        let resolved = registry
-            .resolve(&call.name)
-            .map(|tool| tool.definition_dyn().name().clone());
-        if request.run_id != state.run_id
-            || request.call_id != call.id
-            || resolved.as_ref() != Some(&request.tool)
-        {
-            return Err(refuse(format!(
-                "the approval request of call `{}` is for another run, call or tool than the call itself",
-                echo(&call.id)
-            )));
-        }
-        if !step_calls.contains(call) {
-            return Err(refuse(format!(
-                "waiting call `{}` is not one the history's last step made",
-                echo(&call.id)
-            )));
-        }
+    for item in &state.waiting {
+        check_item(registry, state, item, step_calls).map_err(refuse)?;
     }
     if let Some(finished) = state
         .finished
@@ -125,6 +100,74 @@ pub(crate) fn check(
             "this pause was resumed already; a run resumes once from each pause".to_owned(),
         )),
     }
+}
+
+/// Checks one waiting item of `state`: its request is intact and names
+/// the state's run and the item's call (and, for an approval, the tool the
+/// call resolves to), its id is the call's, and the call is one the
+/// history's last step made.
+fn check_item(
+    registry: &ToolRegistry,
+    state: &RunState,
+    item: &WaitingItem,
+    step_calls: &[ToolUseBlock],
+) -> Result<(), String> {
+    let call = &item.call;
+    if item.id != call.id {
+        return Err(format!(
+            "waiting item `{}` names call `{}`: an item's id is its call's",
+            echo(&item.id),
+            echo(&call.id)
+        ));
+    }
+    match &item.wait {
+        Wait::Approval { request } => {
+            if !request.is_intact() {
+                return Err(format!(
+                    "the approval request of call `{}` does not match its approval id: what it shows was edited",
+                    echo(&call.id)
+                ));
+            }
+            let resolved = registry
+                .resolve(&call.name)
+                .map(|tool| tool.definition_dyn().name().clone());
+            if request.run_id != state.run_id
+                || request.call_id != call.id
+                || resolved.as_ref() != Some(&request.tool)
+            {
+                return Err(format!(
+                    "the approval request of call `{}` is for another run, call or tool than the call itself",
+                    echo(&call.id)
+                ));
+            }
+        }
+        Wait::Question { request } => {
+            if !request.is_intact() {
+                return Err(format!(
+                    "the questions of call `{}` do not match their question id: what they show was edited",
+                    echo(&call.id)
+                ));
+            }
+            if request.run_id != state.run_id
+                || request.call_id != call.id
+                || call.name != iris_runtime::question::ASK_QUESTION
+                || iris_runtime::question::parse_questions(&call.input).as_ref()
+                    != Ok(&request.questions)
+            {
+                return Err(format!(
+                    "the questions of call `{}` are for another run or call, or are not what the call asks",
+                    echo(&call.id)
+                ));
+            }
+        }
+    }
+    if !step_calls.contains(call) {
+        return Err(format!(
+            "waiting call `{}` is not one the history's last step made",
+            echo(&call.id)
+        ));
+    }
+    Ok(())
 }
 
 /// How a state met the pause its run waits in.

@@ -43,6 +43,14 @@ pub trait Engine: Send + Sync + 'static {
     /// Where the run's calls are claimed and recorded.
     fn calls(&self) -> Arc<dyn CallJournal>;
 
+    /// The time now, in milliseconds since the Unix epoch, as the run's
+    /// replays will see it: an engine keeps the first reading, so a replay
+    /// decides as the first attempt did (whether a question expired). The
+    /// loop asks only when a question that waits has an expiry.
+    fn now_ms(&self) -> BoxFuture<'_, Result<u64, String>> {
+        Box::pin(async { Ok(crate::store::now_ms()) })
+    }
+
     /// Keeps the run's state at a step boundary, for those who look at the
     /// run from outside (its status, its waiting calls). A failure stops
     /// the run.

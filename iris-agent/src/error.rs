@@ -31,19 +31,40 @@ pub enum RunError {
         /// What did not match.
         why: String,
     },
-    /// A waiting call has no decision.
-    #[error("call `{call_id}` waits for approval and has no decision; give one per waiting call")]
+    /// A resume with no reply for any waiting item (and none expired).
+    #[error(
+        "`{call_id}` waits for a person and no reply was given for it or any other waiting item; reply to at least one (the run waits on the rest)"
+    )]
     MissingDecision {
-        /// The call.
+        /// The first waiting item.
         call_id: String,
     },
-    /// A decision names a call that does not wait.
-    #[error("call `{call_id}` does not wait for approval in this state ({waiting})")]
+    /// A reply names an item that does not wait.
+    #[error("`{call_id}` does not wait for a person in this state ({waiting})")]
     UnknownDecision {
-        /// The calls that do wait, in words.
+        /// The items that do wait, in words.
         waiting: String,
-        /// The call.
+        /// The item the reply named.
         call_id: String,
+    },
+    /// A reply that does not fit its item: a decision for a question, an
+    /// answer for an approval, or an answer that was not among the choices.
+    #[error(
+        "the reply to `{item_id}` does not fit it: {why}; nothing ran, and the run still waits"
+    )]
+    WrongReply {
+        /// The waiting item.
+        item_id: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A tool of the agent has the name run control's own tool needs.
+    #[error(
+        "the agent has a tool named `{name}`, which the runner's questions use; rename that tool, or run without `with_questions`"
+    )]
+    NameTaken {
+        /// The name.
+        name: String,
     },
     /// The executor refused a resume (the call changed since it was shown).
     #[error(transparent)]

@@ -37,10 +37,22 @@ pub use agent::{Agent, AgentBuilder};
 pub use engine::Engine;
 pub use error::RunError;
 pub use history::{ReadHistory, read_history};
-pub use run::{AgentRunner, DEFAULT_MAX_STEPS, RunContext};
+pub use run::{
+    AgentRunner, Answerer, DEFAULT_MAX_QUESTIONS, DEFAULT_MAX_STEPS, Questions, RunContext,
+};
 pub use seal::{StateKey, StateKeyError};
-pub use state::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunOutcome, RunState};
+pub use state::{
+    FinishedCall, OLDEST_RUN_STATE_VERSION, RUN_STATE_VERSION, RunOutcome, RunState, Wait,
+    WaitingItem,
+};
 pub use store::{RunStatus, RunStore, StoreError};
+
+pub use iris_runtime::Reply;
+/// Questions the model asks the person, and the replies a waiting run
+/// takes: run control, beside approvals.
+pub use iris_runtime::question::{
+    ASK_QUESTION, Answer, Question, QuestionEnding, QuestionOption, QuestionReply, QuestionRequest,
+};
 
 #[cfg(doc)]
 use iris_model::{Model, ModelConfig};

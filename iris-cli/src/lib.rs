@@ -62,6 +62,7 @@
 //! }
 //! ```
 
+mod answer;
 mod approve;
 mod args;
 mod catalog;
@@ -185,8 +186,10 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
             return if name == "check" {
                 commands::check::run(&file, &host.assembly, out).await
             } else {
-                let options = commands::run::Options::of(sub, file);
-                commands::run::run(&options, &host.assembly, out).await
+                match commands::run::Options::of(sub, file) {
+                    Ok(options) => commands::run::run(&options, &host.assembly, out).await,
+                    Err(message) => out.fail(Exit::Usage, &message),
+                }
             };
         }
         _ => {}

@@ -77,6 +77,17 @@ impl Engine for RestateEngine {
         Arc::new(self.clone())
     }
 
+    fn now_ms(&self) -> BoxFuture<'_, Result<u64, String>> {
+        Box::pin(async move {
+            self.ctx
+                .run(|| async { HandlerResult::Ok(Json(iris_agent::store::now_ms())) })
+                .name("clock")
+                .await
+                .map(Json::into_inner)
+                .map_err(|e| e.to_string())
+        })
+    }
+
     fn save<'a>(
         &'a self,
         state: &'a RunState,

@@ -1,10 +1,13 @@
 //! The workflow's handlers: `run` drives one run (the workflow key is its
-//! id), `decide` records a person's decision on a waiting call, `status`
+//! id), `decide` records a person's reply to a waiting item, `status`
 //! tells where the run stands.
 
+use std::time::Duration;
+
+use iris_agent::store::{check_reply, now_ms};
 use iris_agent::{RunContext, RunOutcome, RunState, RunStatus};
 use iris_core::RunId;
-use iris_runtime::ApprovalDecision;
+use iris_runtime::Reply;
 use restate_sdk::endpoint::ContextInternal;
 use restate_sdk::errors::{HandlerError, HandlerResult, TerminalError};
 use restate_sdk::serde::Json;
@@ -46,81 +49,68 @@ pub(crate) async fn run(
     }
 }
 
-/// The decision on each waiting call, in call order, as each arrives.
-async fn decisions(
-    ctx: &ContextInternal,
-    state: &RunState,
-) -> HandlerResult<Vec<(String, ApprovalDecision)>> {
-    let mut decisions = Vec::with_capacity(state.pending.len());
-    for pending in &state.pending {
-        let id = &pending.call.id;
-        let decision: Json<ApprovalDecision> = ctx.promise(&keys::decision(id)).await?;
-        decisions.push((id.clone(), decision.into_inner()));
+/// The reply to each waiting item, in call order, as each arrives; a
+/// question with an expiry waits for its reply until then at most, and has
+/// none when the durable timer fires first (the run then tells the model it
+/// expired).
+async fn decisions(ctx: &ContextInternal, state: &RunState) -> HandlerResult<Vec<(String, Reply)>> {
+    let mut replies = Vec::with_capacity(state.waiting.len());
+    for item in &state.waiting {
+        let name = keys::decision(&item.id);
+        let promise = ctx.promise::<Json<Reply>>(&name);
+        let expiry = item.question_request().and_then(|r| r.expires_at_ms);
+        let reply = match expiry {
+            None => Some(promise.await?.into_inner()),
+            Some(at) => {
+                let left = Duration::from_millis(at.saturating_sub(now_ms()));
+                restate_sdk::select! {
+                    reply = promise => Some(reply?.into_inner()),
+                    _ = ctx.sleep(left) => None,
+                }
+            }
+        };
+        if let Some(reply) = reply {
+            replies.push((item.id.clone(), reply));
+        }
     }
-    Ok(decisions)
+    Ok(replies)
 }
 
-/// `decide`: the decision on one waiting call, checked against the request
-/// the person was shown before it is handed to the run.
+/// `decide`: the reply to one waiting item (a decision on a call, an
+/// answer to a question), checked against what the person was shown before
+/// it is handed to the run.
 pub(crate) async fn decide(ctx: &ContextInternal, input: &[u8]) -> HandlerResult<()> {
     let decide: Decide = parse(
         input,
         "decide",
-        r#"{"call_id": "call_1", "decision": {"decision": "approve", "approval_id": "..."}}"#,
+        r#"{"item_id": "call_1", "reply": {"decision": "approve", "approval_id": "..."}}"#,
     )?;
     let state: Option<Json<RunState>> = ctx.get(keys::STATE).await?;
     let status: Option<Json<RunStatus>> = ctx.get(keys::STATUS).await?;
     let (Some(state), Some(status)) = (state, status) else {
         return Err(conflict(
-            "this run has not started, so no call of it waits; start it with `run`",
+            "this run has not started, so nothing of it waits; start it with `run`",
         ));
     };
     let state = state.into_inner();
-    let waiting = || {
-        state
-            .pending
-            .iter()
-            .map(|p| format!("`{}`", p.call.id))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let pending = state.pending.iter().find(|p| p.call.id == decide.call_id);
-    let pending = match (status.into_inner(), pending) {
-        (RunStatus::Waiting, Some(pending)) => pending,
-        (RunStatus::Waiting, None) => {
-            return Err(conflict(&format!(
-                "call `{}` does not wait in this run; the calls that wait are {}",
-                decide.call_id,
-                waiting()
-            )));
-        }
-        (status, _) => {
-            return Err(conflict(&format!(
-                "no call of this run waits for a decision (the run is {})",
-                status.as_str()
-            )));
-        }
-    };
-    if let ApprovalDecision::Approve { approval_id } = &decide.decision
-        && approval_id != &pending.request.approval_id
-    {
-        return Err(conflict(&format!(
-            "this approval names request `{approval_id}`, but call `{}` waits under request `{}` (tool `{}`, arguments hash {}); approve the request that is shown",
-            decide.call_id,
-            pending.request.approval_id,
-            pending.request.tool,
-            pending.request.arguments_hash
-        )));
+    if let Err(refused) = check_reply(
+        &state.run_id,
+        &state,
+        status.into_inner(),
+        &decide.item_id,
+        &decide.reply,
+    ) {
+        return Err(conflict(&refused.to_string()));
     }
-    let name = keys::decision(&decide.call_id);
-    let earlier: Option<Json<ApprovalDecision>> = ctx.peek_promise(&name).await?;
+    let name = keys::decision(&decide.item_id);
+    let earlier: Option<Json<Reply>> = ctx.peek_promise(&name).await?;
     if earlier.is_some() {
         return Err(conflict(&format!(
-            "call `{}` was decided already; the first decision stands",
-            decide.call_id
+            "`{}` has its reply already; the first reply stands",
+            decide.item_id
         )));
     }
-    ctx.resolve_promise(&name, Json(decide.decision));
+    ctx.resolve_promise(&name, Json(decide.reply));
     Ok(())
 }
 
@@ -131,7 +121,7 @@ pub(crate) async fn status(ctx: &ContextInternal) -> HandlerResult<Json<RunView>
     let state = state.map(Json::into_inner);
     let waiting = state
         .as_ref()
-        .map(|s| s.pending.iter().map(|p| p.request.clone()).collect())
+        .map(|s| s.waiting.clone())
         .unwrap_or_default();
     Ok(Json(RunView {
         status: status.map(Json::into_inner),

@@ -1,8 +1,8 @@
 //! What the workflow's handlers take and answer, as JSON over Restate's
 //! ingress.
 
-use iris_agent::{RunOutcome, RunState, RunStatus};
-use iris_runtime::{ApprovalDecision, ApprovalRequest};
+use iris_agent::{RunOutcome, RunState, RunStatus, WaitingItem};
+use iris_runtime::Reply;
 use serde::{Deserialize, Serialize};
 
 /// The input of `run`: the person's task. The run id is the workflow key.
@@ -13,16 +13,20 @@ pub struct StartRun {
     pub task: String,
 }
 
-/// The input of `decide`: a person's decision on one waiting call.
+/// The input of `decide`: a person's reply to one waiting item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Decide {
-    /// The waiting call.
-    pub call_id: String,
-    /// The decision; an approval names the `approval_id` of the request
-    /// that was shown, which binds it to the run, the call, the tool and
-    /// the arguments' hash.
-    pub decision: ApprovalDecision,
+    /// The waiting item (for a call of the run, its call id; `call_id` is
+    /// read as well).
+    #[serde(alias = "call_id")]
+    pub item_id: String,
+    /// The reply: for an approval a decision, whose approval names the
+    /// `approval_id` of the request that was shown (which binds it to the
+    /// run, the call, the tool and the arguments' hash); for a question an
+    /// answer naming its `question_id`. `decision` is read as well.
+    #[serde(alias = "decision")]
+    pub reply: Reply,
 }
 
 /// How a run ended: the answer of `run`.
@@ -66,8 +70,9 @@ impl RunReport {
 pub struct RunView {
     /// `running`, `waiting` or `finished`; `None` before its first step.
     pub status: Option<RunStatus>,
-    /// The calls that wait for a decision, with what to show the person.
-    pub waiting: Vec<ApprovalRequest>,
+    /// The items that wait for a person (approvals and questions), with
+    /// what to show.
+    pub waiting: Vec<WaitingItem>,
     /// The run as of its last step boundary.
     pub state: Option<RunState>,
 }

@@ -4,7 +4,7 @@
 use iris_agent::RunState;
 use iris_agent::store::{Lease, RunStatus, StoreError, StoredRun};
 use iris_core::RunId;
-use iris_runtime::ApprovalDecision;
+use iris_runtime::Reply;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// The tables, made when a file is opened.
@@ -142,7 +142,7 @@ pub(crate) fn existing_row(connection: &Connection, run: &RunId) -> Result<Row, 
 fn read_decisions(
     connection: &Connection,
     run: &RunId,
-) -> Result<Vec<(String, ApprovalDecision)>, StoreError> {
+) -> Result<Vec<(String, Reply)>, StoreError> {
     let mut statement = connection
         .prepare("SELECT call_id, decision FROM iris_decisions WHERE run_id = ?1 ORDER BY rowid")
         .map_err(db)?;
@@ -154,7 +154,7 @@ fn read_decisions(
     let mut decisions = Vec::new();
     for row in rows {
         let (call_id, text) = row.map_err(db)?;
-        let decision = from_json(&text, run, &format!("the decision for call `{call_id}`"))?;
+        let decision = from_json(&text, run, &format!("the reply to `{call_id}`"))?;
         decisions.push((call_id, decision));
     }
     Ok(decisions)

@@ -4,11 +4,11 @@ use std::time::Duration;
 
 use iris_agent::RunState;
 use iris_agent::store::{
-    Claimed, Lease, RunStatus, RunStore, StoreError, StoredRun, check_writer, held_by_other,
-    lease_end, now_ms, same_pause, waiting_calls, waits_in,
+    Claimed, Lease, RunStatus, RunStore, StoreError, StoredRun, check_reply, check_writer,
+    held_by_other, lease_end, now_ms, replies_kept,
 };
 use iris_core::{BoxFuture, RunId, ToolResult};
-use iris_runtime::ApprovalDecision;
+use iris_runtime::Reply;
 use rusqlite::{OptionalExtension, params};
 
 use crate::SqliteStore;
@@ -116,11 +116,16 @@ impl RunStore for SqliteStore {
                 let row = existing_row(tx, &run)?;
                 let version = u64_of(row.version);
                 check_writer(&run, version, row.lease_holder.as_deref(), &holder, Some(expected))?;
-                // A run written back waiting on the same calls keeps the
-                // decisions recorded for them.
-                let new_pause = match &waiting {
-                    Some(after) => !same_pause(&row.state(&run)?, after),
-                    None => false,
+                // A run written back waiting keeps the replies recorded for
+                // the items that still wait as they did.
+                let kept: Option<Vec<String>> = match &waiting {
+                    Some(after) => Some(
+                        replies_kept(&row.state(&run)?, after)
+                            .into_iter()
+                            .map(str::to_owned)
+                            .collect(),
+                    ),
+                    None => None,
                 };
                 let now = now_ms();
                 let (lease_holder, lease_until) = if status == RunStatus::Running {
@@ -136,8 +141,8 @@ impl RunStore for SqliteStore {
                 // The state holds the step's results now; a new pause waits
                 // for new decisions.
                 delete_rows(tx, &run, &["iris_calls"])?;
-                if new_pause {
-                    delete_rows(tx, &run, &["iris_decisions"])?;
+                if let Some(kept) = kept {
+                    forget_replies_but(tx, &run, &kept)?;
                 }
                 Ok(version + 1)
             })
@@ -220,34 +225,21 @@ impl RunStore for SqliteStore {
     fn decide<'a>(
         &'a self,
         run: &'a RunId,
-        call_id: &'a str,
-        decision: &'a ApprovalDecision,
+        item_id: &'a str,
+        reply: &'a Reply,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let run = run.clone();
-        let call_id = call_id.to_owned();
-        let decision = json_of(decision, "a decision");
+        let item_id = item_id.to_owned();
+        let reply = reply.clone();
         self.blocking(move |connection| {
-            let decision = decision?;
+            let text = json_of(&reply, "a reply")?;
             write(connection, |tx| {
                 let row = existing_row(tx, &run)?;
-                let status = row.status(&run)?;
-                let state = row.state(&run)?;
-                if status != RunStatus::Waiting || !waits_in(&state, &call_id) {
-                    return Err(StoreError::NotWaiting {
-                        waiting: if status == RunStatus::Waiting {
-                            waiting_calls(&state)
-                        } else {
-                            "no call waits".to_owned()
-                        },
-                        run_id: run,
-                        call_id,
-                        status: status.as_str(),
-                    });
-                }
+                check_reply(&run, &row.state(&run)?, row.status(&run)?, &item_id, &reply)?;
                 tx.execute(
                     "INSERT INTO iris_decisions (run_id, call_id, decision) VALUES (?1, ?2, ?3)
                      ON CONFLICT (run_id, call_id) DO UPDATE SET decision = excluded.decision",
-                    params![run.as_str(), call_id, decision],
+                    params![run.as_str(), item_id, text],
                 )
                 .map_err(db)?;
                 Ok(())
@@ -277,4 +269,29 @@ impl RunStore for SqliteStore {
             })
         })
     }
+}
+
+/// Deletes the replies recorded for `run` but those for the items `kept`.
+fn forget_replies_but(
+    tx: &rusqlite::Transaction<'_>,
+    run: &RunId,
+    kept: &[String],
+) -> Result<(), StoreError> {
+    let recorded: Vec<String> = {
+        let mut statement = tx
+            .prepare("SELECT call_id FROM iris_decisions WHERE run_id = ?1")
+            .map_err(db)?;
+        let rows = statement
+            .query_map(params![run.as_str()], |row| row.get::<_, String>(0))
+            .map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)?
+    };
+    for id in recorded.iter().filter(|id| !kept.contains(id)) {
+        tx.execute(
+            "DELETE FROM iris_decisions WHERE run_id = ?1 AND call_id = ?2",
+            params![run.as_str(), id],
+        )
+        .map_err(db)?;
+    }
+    Ok(())
 }

@@ -19,7 +19,7 @@ fn state(run: &str) -> RunState {
             text: "hi".to_owned(),
         }],
         finished: Vec::new(),
-        pending: Vec::new(),
+        waiting: Vec::new(),
         disclosed: Vec::new(),
         usage: Usage::default(),
         seal: None,
@@ -63,10 +63,7 @@ async fn what_the_file_holds_is_checked_when_read() {
         "INSERT INTO iris_decisions (run_id, call_id, decision) VALUES ('r', 'c', 'approve')",
     );
     let err = store.load(&run).await.unwrap_err();
-    assert!(
-        err.to_string().contains("the decision for call `c`"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("the reply to `c`"), "{err}");
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 
 use iris_core::ToolErrorKind;
-use iris_runtime::ApprovalDecision;
+use iris_runtime::{ApprovalDecision, QuestionReply};
 use serde_json::Value;
 
 use crate::transcript::{CallOutcome, CallRecord, Transcript};
@@ -215,6 +215,81 @@ impl Transcript {
             );
         }
         self
+    }
+
+    /// The model asked the person a question whose text or header contains
+    /// `text`.
+    #[track_caller]
+    pub fn assert_asked(&self, text: &str) -> &Self {
+        if self.asked(text).is_none() {
+            panic!(
+                "expected the model to ask a question about `{text}`; questions asked: {}; {}",
+                list(&self.question_texts()),
+                self.describe_calls()
+            );
+        }
+        self
+    }
+
+    /// The question whose text or header contains `text` was answered, and
+    /// the model read the answer: its call's result says `answered` and
+    /// carries each answer given.
+    #[track_caller]
+    pub fn assert_answered(&self, text: &str) -> &Self {
+        let Some(asked) = self.asked(text) else {
+            return self.assert_asked(text);
+        };
+        let call_id = &asked.request.call_id;
+        if !matches!(asked.reply, Some(QuestionReply::Answered { .. })) {
+            panic!(
+                "expected the question about `{text}` (call `{call_id}`) to be answered; its reply: {:?}",
+                asked.reply
+            );
+        }
+        let read = self
+            .steps
+            .iter()
+            .flat_map(|step| &step.calls)
+            .find(|call| &call.id == call_id);
+        match read.map(|call| &call.outcome) {
+            Some(CallOutcome::Ok { text: read, .. }) if read.starts_with("The person answered") => {
+                self
+            }
+            other => panic!(
+                "expected the model to read the answer to `{text}` (call `{call_id}`); the call gave {other:?}; {}",
+                self.describe_calls()
+            ),
+        }
+    }
+
+    /// The model asked no question.
+    #[track_caller]
+    pub fn assert_no_questions(&self) -> &Self {
+        if !self.questions.is_empty() {
+            panic!(
+                "expected no question; the model asked: {}",
+                list(&self.question_texts())
+            );
+        }
+        self
+    }
+
+    fn asked(&self, text: &str) -> Option<&crate::Asked> {
+        self.questions.iter().find(|asked| {
+            asked
+                .request
+                .questions
+                .iter()
+                .any(|q| q.question.contains(text) || q.header.contains(text))
+        })
+    }
+
+    fn question_texts(&self) -> Vec<&str> {
+        self.questions
+            .iter()
+            .flat_map(|asked| &asked.request.questions)
+            .map(|q| q.question.as_str())
+            .collect()
     }
 
     /// A person decided `decided` on the approval of a call of `tool`, and

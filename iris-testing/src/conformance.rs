@@ -307,9 +307,14 @@ async fn approval(make: MakeModel<'_>) -> Result<(), String> {
         ));
     };
     let decisions: Vec<(String, ApprovalDecision)> = state
-        .pending
+        .waiting
         .iter()
-        .map(|p| (p.call.id.clone(), ApprovalDecision::approve(&p.request)))
+        .filter_map(|item| {
+            Some((
+                item.id.clone(),
+                ApprovalDecision::approve(item.approval_request()?),
+            ))
+        })
         .collect();
     let outcome = runner
         .resume(state, decisions, &cx)

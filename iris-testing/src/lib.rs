@@ -77,7 +77,7 @@ pub use assert::{Decided, DeniedBy, Trajectory, contains};
 pub use auto::{AutoModel, arguments_for};
 #[cfg(feature = "cassettes")]
 pub use cassette::{Cassette, CassetteServer};
-pub use drive::{approve_all, deny_all, run_to_end};
+pub use drive::{answers, approve_all, decline_all, deny_all, run_answering, run_to_end};
 pub use events::EventLog;
 pub use fn_model::FnModel;
 pub use harness::{HarnessError, ToolHarness};
@@ -91,4 +91,4 @@ pub fn block_real_model_requests() {
     iris_model::http::block_remote_requests(true);
 }
 
-pub use transcript::{Approval, CallOutcome, CallRecord, HookFiring, Step, Transcript};
+pub use transcript::{Approval, Asked, CallOutcome, CallRecord, HookFiring, Step, Transcript};

@@ -1,6 +1,7 @@
 //! What a run did, gathered from its outcomes and the decisions made on
 //! its waiting calls: the model's steps, each call with its arguments and
-//! outcome, and each approval asked and how it was decided.
+//! outcome, each approval asked and how it was decided, and each question
+//! asked and how it was answered.
 
 use std::time::Duration;
 
@@ -8,7 +9,9 @@ use iris_agent::{RunOutcome, RunState};
 use iris_core::{RunId, ToolErrorKind};
 use iris_model::Message;
 use iris_runtime::hooks::HookEvent;
-use iris_runtime::{ApprovalDecision, ApprovalRequest, HookOutcome, RunEvent};
+use iris_runtime::{
+    ApprovalDecision, ApprovalRequest, HookOutcome, QuestionReply, QuestionRequest, Reply, RunEvent,
+};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -30,6 +33,9 @@ pub struct Transcript {
     pub steps: Vec<Step>,
     /// Every approval asked, in order, with its decision once made.
     pub approvals: Vec<Approval>,
+    /// Every question the model asked the person, in order, with the reply
+    /// once given.
+    pub questions: Vec<Asked>,
     /// How the run stands: `finished`, `waiting`, `max_steps` or
     /// `cancelled`.
     pub ended: String,
@@ -106,6 +112,15 @@ pub struct Approval {
     pub decision: Option<ApprovalDecision>,
 }
 
+/// Questions the model asked the person (`ask_question`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Asked {
+    /// What was asked.
+    pub request: QuestionRequest,
+    /// The person's reply, once given.
+    pub reply: Option<QuestionReply>,
+}
+
 impl Transcript {
     /// The transcript of a run that produced `outcome` in one go.
     #[must_use]
@@ -133,16 +148,46 @@ impl Transcript {
             _ => None,
         });
         self.steps = steps(state);
-        for pending in &state.pending {
+        for request in state.approvals() {
             let known = self
                 .approvals
                 .iter()
-                .any(|a| a.request.approval_id == pending.request.approval_id);
+                .any(|a| a.request.approval_id == request.approval_id);
             if !known {
                 self.approvals.push(Approval {
-                    request: pending.request.clone(),
+                    request: request.clone(),
                     decision: None,
                 });
+            }
+        }
+        for request in state.questions() {
+            let known = self
+                .questions
+                .iter()
+                .any(|q| q.request.question_id == request.question_id);
+            if !known {
+                self.questions.push(Asked {
+                    request: request.clone(),
+                    reply: None,
+                });
+            }
+        }
+    }
+
+    /// Notes the reply given to waiting item `item_id`: a decision on an
+    /// approval, an answer to a question.
+    pub fn record_reply(&mut self, item_id: &str, reply: &Reply) {
+        match reply {
+            Reply::Decision(decision) => self.record_decision(item_id, decision),
+            Reply::Answer(answer) => {
+                if let Some(asked) = self
+                    .questions
+                    .iter_mut()
+                    .rev()
+                    .find(|q| q.request.call_id == item_id)
+                {
+                    asked.reply = Some(answer.clone());
+                }
             }
         }
     }

@@ -1,14 +1,85 @@
-//! The results of a step's calls, as the history keeps them.
+//! A step's calls: run control's (questions) answered by the runner, the
+//! rest run by the agent's executor, and their results as the history
+//! keeps them.
 
-use iris_core::{ToolResult, ToolUseBlock};
+use iris_core::{ToolContext, ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
 use iris_model::Message;
+use iris_runtime::ToolOutcome;
 
-use super::AgentRunner;
-use crate::{RunState, history};
+use super::questions::Asked;
+use super::{AgentRunner, RunContext};
+use crate::{FinishedCall, RunState, WaitingItem, history};
 
 impl AgentRunner {
+    /// Runs `calls`, the last step's, in call order: the finished ones and
+    /// those that wait. Run control's calls never reach the executor, so no
+    /// hook, middleware or permission rule sees them.
+    pub(super) async fn run_calls(
+        &self,
+        state: &RunState,
+        calls: Vec<ToolUseBlock>,
+        tools_cx: &ToolContext,
+        cx: &RunContext,
+    ) -> (Vec<FinishedCall>, Vec<WaitingItem>) {
+        let mut ends: Vec<Option<End>> = Vec::with_capacity(calls.len());
+        let mut ordinary = Vec::with_capacity(calls.len());
+        let mut control = Vec::new();
+        for (at, call) in calls.into_iter().enumerate() {
+            ends.push(None);
+            if self.is_run_control(&call) {
+                control.push((at, call));
+            } else {
+                ordinary.push((at, call));
+            }
+        }
+        let (places, ordinary): (Vec<usize>, Vec<ToolUseBlock>) = ordinary.into_iter().unzip();
+        if !ordinary.is_empty() {
+            let outcomes = self
+                .agent
+                .executor()
+                .execute_batch(ordinary, tools_cx)
+                .await;
+            let step = last_calls(state);
+            for (at, outcome) in places.into_iter().zip(outcomes) {
+                ends[at] = Some(match outcome {
+                    ToolOutcome::Finished { call_id, result } => {
+                        End::Finished(FinishedCall { call_id, result })
+                    }
+                    ToolOutcome::Waiting(request) => {
+                        let call = step.get(at).cloned().unwrap_or_else(|| ToolUseBlock {
+                            id: request.call_id.clone(),
+                            name: request.tool.as_str().to_owned(),
+                            input: request.arguments.clone(),
+                        });
+                        End::Waiting(Box::new(WaitingItem::approval(call, *request)))
+                    }
+                });
+            }
+        }
+        for (at, call) in control {
+            ends[at] = Some(match self.ask(&call, state, cx).await {
+                Asked::Finished(result) => End::Finished(FinishedCall {
+                    call_id: call.id,
+                    result,
+                }),
+                Asked::Waiting(request) => {
+                    End::Waiting(Box::new(WaitingItem::question(call, request)))
+                }
+            });
+        }
+        let mut finished = Vec::with_capacity(ends.len());
+        let mut waiting = Vec::new();
+        for end in ends.into_iter().flatten() {
+            match end {
+                End::Finished(call) => finished.push(call),
+                End::Waiting(item) => waiting.push(*item),
+            }
+        }
+        (finished, waiting)
+    }
+
     /// Appends the results of `calls` and keeps their full text for
     /// `read_history` when old ones may be shortened.
     pub(super) fn append(&self, state: &mut RunState, answers: Vec<Message>) {
@@ -51,4 +122,10 @@ pub(super) fn tool_messages(
             }
         })
         .collect()
+}
+
+/// How one call of a step ended.
+enum End {
+    Finished(FinishedCall),
+    Waiting(Box<WaitingItem>),
 }

@@ -6,6 +6,7 @@
 
 mod answer;
 mod calls;
+mod questions;
 mod request;
 mod resume;
 mod steps;
@@ -20,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 #[cfg(doc)]
 use iris_model::ModelConfig;
 use iris_model::{Model, ModelError, ModelOptions, ToolChoice};
+
+pub use questions::{Answerer, DEFAULT_MAX_QUESTIONS, Questions};
 
 use crate::durable::Durable;
 use crate::{Agent, Engine, RunError, RunStore, StateKey};
@@ -81,6 +84,9 @@ pub struct AgentRunner {
     lease: Option<std::time::Duration>,
     /// The durable engine the loop runs on, if any.
     engine: Option<Arc<dyn Engine>>,
+    /// That a person answers questions, and how; `None`: the model is
+    /// never offered `ask_question`.
+    questions: Option<Questions>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -112,6 +118,7 @@ impl AgentRunner {
             holder: None,
             lease: None,
             engine: None,
+            questions: None,
         }
     }
 
@@ -131,7 +138,20 @@ impl AgentRunner {
             holder: self.holder.clone(),
             lease: self.lease,
             engine: Some(engine),
+            questions: self.questions.clone(),
         }
+    }
+
+    /// Says a person can answer this runner's runs: the model is offered
+    /// `ask_question`, and each question is answered as `questions` says
+    /// (a reply that resumes the waiting run, or an answerer in this
+    /// process). Without it the tool is never offered. A question is run
+    /// control: no hook, middleware or permission rule sees it, and an
+    /// answer is never an approval.
+    #[must_use]
+    pub fn with_questions(mut self, questions: Questions) -> Self {
+        self.questions = Some(questions);
+        self
     }
 
     /// Writes every run to `store` at each step boundary, under this

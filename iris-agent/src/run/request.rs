@@ -31,6 +31,18 @@ impl AgentRunner {
                     })
                     .unzip(),
             };
+        let mut tools = tools;
+        if self.questions.is_some() {
+            // Run control's own tool: never a discovery candidate, never
+            // in the executor's offer.
+            let name = iris_runtime::question::ASK_QUESTION;
+            if self.agent.registry().resolve(name).is_some() {
+                return Err(RunError::NameTaken {
+                    name: name.to_owned(),
+                });
+            }
+            tools.push(iris_runtime::question::ask_question_spec());
+        }
         Ok((
             tools,
             self.context_offering(cx, state.run_id.clone(), offered)?,

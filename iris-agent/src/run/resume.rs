@@ -1,18 +1,22 @@
 //! Resuming: a waiting run with its decisions, a stored run, or a run whose
 //! process died, taken over.
 
-use iris_core::{ToolContext, ToolResult};
+use iris_core::{ToolContext, ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
 use iris_model::Message;
-use iris_runtime::{ApprovalDecision, RuntimeError, ToolOutcome};
+use iris_runtime::{
+    ApprovalDecision, ApprovalRequest, QuestionRequest, Reply, RuntimeError, ToolOutcome,
+};
 
 use super::calls::{last_calls, tool_messages};
+use super::questions::Asked;
 use super::{AgentRunner, RunContext};
 use crate::durable::{self, Journal};
 use crate::store::{self, RunStatus};
 use crate::{
-    FinishedCall, PendingCall, RUN_STATE_VERSION, RunError, RunOutcome, RunState, binding, history,
+    FinishedCall, OLDEST_RUN_STATE_VERSION, RUN_STATE_VERSION, RunError, RunOutcome, RunState,
+    Wait, WaitingItem, binding, history,
 };
 
 impl AgentRunner {
@@ -38,14 +42,16 @@ impl AgentRunner {
     /// the run refuses a second resume of its state, but a copy of the state
     /// resumed by runners in other processes runs its approved calls in
     /// each of them.
-    pub async fn resume(
+    pub async fn resume<R: Into<Reply>>(
         &self,
         state: RunState,
-        decisions: impl IntoIterator<Item = (String, ApprovalDecision)>,
+        replies: impl IntoIterator<Item = (String, R)>,
         cx: &RunContext,
     ) -> Result<RunOutcome, RunError> {
+        let replies: Vec<(String, Reply)> =
+            replies.into_iter().map(|(id, r)| (id, r.into())).collect();
         let Some(durable) = &self.durable else {
-            return self.resume_with(state, decisions, cx, &mut None).await;
+            return self.resume_with(state, replies, cx, &mut None).await;
         };
         let stored = durable
             .store
@@ -60,8 +66,10 @@ impl AgentRunner {
                 why,
             });
         }
-        let outcome = self.resume_with(state, decisions, cx, &mut journal).await;
-        if outcome.is_err() {
+        let outcome = self.resume_with(state, replies, cx, &mut journal).await;
+        if let Err(err) = &outcome
+            && refused_before_running(err)
+        {
             // Nothing ran: the run waits as before.
             durable::save(&mut journal, &stored.state, RunStatus::Waiting).await?;
         }
@@ -100,7 +108,7 @@ impl AgentRunner {
             .await
         {
             // Nothing ran: the run waits as before, for whoever comes next.
-            Err(err @ (RunError::MissingDecision { .. } | RunError::UnknownDecision { .. })) => {
+            Err(err) if refused_before_running(&err) => {
                 durable::save(&mut journal, &state, RunStatus::Waiting).await?;
                 Err(err)
             }
@@ -111,34 +119,35 @@ impl AgentRunner {
     pub(super) async fn resume_with(
         &self,
         mut state: RunState,
-        decisions: impl IntoIterator<Item = (String, ApprovalDecision)>,
+        replies: Vec<(String, Reply)>,
         cx: &RunContext,
         journal: &mut Option<Journal<'_>>,
     ) -> Result<RunOutcome, RunError> {
-        if state.version != RUN_STATE_VERSION || state.agent != self.agent.name() {
+        if !(OLDEST_RUN_STATE_VERSION..=RUN_STATE_VERSION).contains(&state.version)
+            || state.agent != self.agent.name()
+        {
             return Err(RunError::WrongState {
                 saved: format!("agent `{}` (state version {})", state.agent, state.version),
                 running: format!(
-                    "agent `{}` (state version {RUN_STATE_VERSION})",
+                    "agent `{}` (state versions {OLDEST_RUN_STATE_VERSION} to {RUN_STATE_VERSION})",
                     self.agent.name()
                 ),
             });
         }
-        let mut decisions: FxHashMap<String, ApprovalDecision> = decisions.into_iter().collect();
-        for pending in &state.pending {
-            if !decisions.contains_key(&pending.call.id) {
-                return Err(RunError::MissingDecision {
-                    call_id: pending.call.id.clone(),
-                });
-            }
-        }
-        if let Some(extra) = decisions
-            .keys()
-            .find(|id| !state.pending.iter().any(|p| &p.call.id == *id))
+        let mut replies = checked_replies(&state, replies)?;
+        let now = self.now_for(&state).await?;
+        let expired = |item: &WaitingItem| {
+            item.question_request()
+                .is_some_and(|request| request.expired_at(now))
+        };
+        if let Some(first) = state.waiting.first()
+            && !state
+                .waiting
+                .iter()
+                .any(|item| replies.contains_key(&item.id) || expired(item))
         {
-            return Err(RunError::UnknownDecision {
-                waiting: store::waiting_calls(&state),
-                call_id: extra.clone(),
+            return Err(RunError::MissingDecision {
+                call_id: first.id.clone(),
             });
         }
         let seal = state.seal.take();
@@ -156,7 +165,9 @@ impl AgentRunner {
             &cx.run_id,
         )?;
         self.restore(&state);
-        // Under way from here: the store takes no decision for the run while
+        // From here the state is written in this version's shape.
+        state.version = RUN_STATE_VERSION;
+        // Under way from here: the store takes no reply for the run while
         // its decided calls run, and a process that takes it over after a
         // crash keeps what had finished and asks the journal for the rest.
         self.keep(journal, &state, RunStatus::Running).await?;
@@ -165,12 +176,37 @@ impl AgentRunner {
             .into_iter()
             .map(|f| (f.call_id, f.result))
             .collect();
-        for pending in std::mem::take(&mut state.pending) {
-            let decision = decisions
-                .remove(&pending.call.id)
-                .unwrap_or_else(|| ApprovalDecision::deny("no decision"));
-            let result = self.run_decided(pending, decision, &tools_cx).await?;
-            results.insert(result.0, result.1);
+        let mut still_waiting = Vec::new();
+        for item in std::mem::take(&mut state.waiting) {
+            let reply = replies.remove(&item.id);
+            match (item.wait, reply) {
+                (Wait::Approval { request }, Some(Reply::Decision(decision))) => {
+                    let (call_id, result) = self
+                        .run_decided(&item.call, &request, decision, &tools_cx)
+                        .await?;
+                    results.insert(call_id, result);
+                }
+                (Wait::Question { request }, Some(Reply::Answer(answer)))
+                    if !request.expired_at(now) =>
+                {
+                    results.insert(item.call.id, self.settle(&request, Some(&answer)));
+                }
+                (Wait::Question { request }, _) if request.expired_at(now) => {
+                    results.insert(item.call.id, self.settle(&request, None));
+                }
+                (wait, _) => still_waiting.push(WaitingItem {
+                    id: item.id,
+                    call: item.call,
+                    wait,
+                }),
+            }
+        }
+        if !still_waiting.is_empty() {
+            // Some items have their replies and the rest wait on: what ran
+            // is kept as finished and never runs again.
+            state.finished = finished_in_order(last_calls(&state), &mut results);
+            state.waiting = still_waiting;
+            return self.hand_out(RunOutcome::Waiting(state), journal).await;
         }
         if let Some(Message::Assistant { tool_calls, .. }) = state.messages.last() {
             let answers = tool_messages(tool_calls, &mut results);
@@ -179,6 +215,29 @@ impl AgentRunner {
         }
         let outcome = self.drive(state, cx, journal).await?;
         self.hand_out(outcome, journal).await
+    }
+
+    /// The time a resume of `state` decides expiries by: the engine's kept
+    /// reading on an engine (a replay decides as the first attempt did),
+    /// the clock otherwise; asked only when a waiting question expires.
+    async fn now_for(&self, state: &RunState) -> Result<u64, RunError> {
+        let expires = state
+            .questions()
+            .any(|request| request.expires_at_ms.is_some());
+        if expires {
+            self.clock_ms().await
+        } else {
+            Ok(store::now_ms())
+        }
+    }
+
+    /// The time now: the engine's kept reading on an engine, the clock
+    /// otherwise.
+    pub(super) async fn clock_ms(&self) -> Result<u64, RunError> {
+        match &self.engine {
+            Some(engine) => engine.now_ms().await.map_err(RunError::Engine),
+            None => Ok(store::now_ms()),
+        }
     }
 
     /// What a run keeps in this process's ledger besides its state: the
@@ -199,7 +258,7 @@ impl AgentRunner {
     pub(super) async fn take_over(
         &self,
         mut state: RunState,
-        decisions: Vec<(String, ApprovalDecision)>,
+        replies: Vec<(String, Reply)>,
         cx: &RunContext,
         journal: &mut Option<Journal<'_>>,
     ) -> Result<RunOutcome, RunError> {
@@ -213,66 +272,95 @@ impl AgentRunner {
             });
         }
         self.restore(&state);
+        state.version = RUN_STATE_VERSION;
         // A run cut off while it resumed still lists the calls that had
-        // finished before its pause (they keep their results) and those that
-        // waited (they go through the executor with the rest).
+        // finished before its pause (they keep their results) and the items
+        // that waited: approvals go through the executor with the rest, and
+        // questions are asked again as they were shown.
         let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
             .into_iter()
             .map(|f| (f.call_id, f.result))
             .collect();
-        state.pending.clear();
+        let asked: FxHashMap<String, QuestionRequest> = std::mem::take(&mut state.waiting)
+            .into_iter()
+            .filter_map(|item| match item.wait {
+                Wait::Question { request } => Some((item.call.id, request)),
+                _ => None,
+            })
+            .collect();
         let open_calls = last_calls(&state).to_vec();
         if !open_calls.is_empty() {
-            // Through the executor again: the journal answers for the calls
-            // that ran or were interrupted; the rest run now.
+            let mut replies: FxHashMap<String, Reply> = replies.into_iter().collect();
             let (_, tools_cx) = self.offer(&state, cx)?;
-            let to_run: Vec<_> = open_calls
+            let (control, to_run): (Vec<_>, Vec<_>) = open_calls
                 .iter()
                 .filter(|call| !results.contains_key(&call.id))
                 .cloned()
-                .collect();
+                .partition(|call| self.is_run_control(call));
+            // Through the executor again: the journal answers for the calls
+            // that ran or were interrupted; the rest run now.
             let outcomes = self
                 .agent
                 .executor()
                 .execute_batch(to_run.clone(), &tools_cx)
                 .await;
-            let mut decisions: FxHashMap<String, ApprovalDecision> =
-                decisions.into_iter().collect();
             for (call, outcome) in to_run.iter().zip(outcomes) {
                 match outcome {
                     ToolOutcome::Finished { call_id, result } => {
                         results.insert(call_id, result);
                     }
                     ToolOutcome::Waiting(request) => {
-                        let pending = PendingCall {
-                            call: call.clone(),
-                            request: *request,
-                        };
                         // Decided before the process died (it was resuming):
                         // the decision stands, and the journal answers for a
                         // body that started.
-                        match decisions.remove(&call.id) {
-                            Some(decision) => {
-                                let (call_id, result) =
-                                    self.run_decided(pending, decision, &tools_cx).await?;
+                        match replies.remove(&call.id) {
+                            Some(Reply::Decision(decision)) => {
+                                let (call_id, result) = self
+                                    .run_decided(call, &request, decision, &tools_cx)
+                                    .await?;
                                 results.insert(call_id, result);
                             }
-                            None => state.pending.push(pending),
+                            _ => state
+                                .waiting
+                                .push(WaitingItem::approval(call.clone(), *request)),
                         }
                     }
                 }
             }
-            if !state.pending.is_empty() {
-                state.finished = open_calls
-                    .iter()
-                    .filter_map(|call| {
-                        let result = results.remove(&call.id)?;
-                        Some(FinishedCall {
-                            call_id: call.id.clone(),
-                            result,
-                        })
-                    })
-                    .collect();
+            for call in control {
+                let Some(request) = asked.get(&call.id) else {
+                    // Cut off before it was asked: ask it now.
+                    match self.ask(&call, &state, cx).await {
+                        Asked::Finished(result) => {
+                            results.insert(call.id.clone(), result);
+                        }
+                        Asked::Waiting(request) => {
+                            state.waiting.push(WaitingItem::question(call, request));
+                        }
+                    }
+                    continue;
+                };
+                match replies.remove(&call.id) {
+                    Some(Reply::Answer(answer)) if request.check(&answer).is_ok() => {
+                        results.insert(call.id.clone(), self.settle(request, Some(&answer)));
+                    }
+                    _ if request.expired_at(store::now_ms()) => {
+                        results.insert(call.id.clone(), self.settle(request, None));
+                    }
+                    _ => state
+                        .waiting
+                        .push(WaitingItem::question(call, request.clone())),
+                }
+            }
+            if !state.waiting.is_empty() {
+                // In call order, as a fresh pause lists them.
+                state.waiting.sort_by_key(|item| {
+                    open_calls
+                        .iter()
+                        .position(|c| c.id == item.call.id)
+                        .unwrap_or(usize::MAX)
+                });
+                state.finished = finished_in_order(&open_calls, &mut results);
                 return Ok(RunOutcome::Waiting(state));
             }
             let answers = tool_messages(&open_calls, &mut results);
@@ -285,12 +373,13 @@ impl AgentRunner {
     /// The outcome of one waiting call under `decision`.
     pub(super) async fn run_decided(
         &self,
-        pending: PendingCall,
+        call: &ToolUseBlock,
+        request: &ApprovalRequest,
         decision: ApprovalDecision,
         cx: &ToolContext,
     ) -> Result<(String, ToolResult), RunError> {
         let executor = self.agent.executor();
-        let call_id = pending.call.id.clone();
+        let call_id = call.id.clone();
         let outcome = match executor.resume(&call_id, decision.clone(), cx).await {
             Ok(outcome) => outcome,
             // Another process paused this run: the call is admitted again,
@@ -303,10 +392,8 @@ impl AgentRunner {
                     );
                     return Ok((call_id, result));
                 }
-                match executor.execute_one(pending.call, cx).await {
-                    ToolOutcome::Waiting(request)
-                        if request.approval_id == pending.request.approval_id =>
-                    {
+                match executor.execute_one(call.clone(), cx).await {
+                    ToolOutcome::Waiting(fresh) if fresh.approval_id == request.approval_id => {
                         executor.resume(&call_id, decision, cx).await?
                     }
                     ToolOutcome::Waiting(_) => {
@@ -332,4 +419,58 @@ impl AgentRunner {
             }
         }
     }
+}
+
+/// Whether `err` refused a resume before anything ran (the run waits as
+/// before).
+fn refused_before_running(err: &RunError) -> bool {
+    matches!(
+        err,
+        RunError::MissingDecision { .. }
+            | RunError::UnknownDecision { .. }
+            | RunError::WrongReply { .. }
+            | RunError::WrongState { .. }
+            | RunError::StateMismatch { .. }
+    )
+}
+
+/// The replies by item id, each checked against its item: a decision for
+/// an approval, an answer among the choices for a question.
+fn checked_replies(
+    state: &RunState,
+    replies: Vec<(String, Reply)>,
+) -> Result<FxHashMap<String, Reply>, RunError> {
+    let mut checked = FxHashMap::default();
+    for (id, reply) in replies {
+        let Some(item) = state.waiting.iter().find(|item| item.id == id) else {
+            return Err(RunError::UnknownDecision {
+                waiting: store::waiting_calls(state),
+                call_id: id,
+            });
+        };
+        item.fits(&reply).map_err(|why| RunError::WrongReply {
+            item_id: id.clone(),
+            why,
+        })?;
+        checked.insert(id, reply);
+    }
+    Ok(checked)
+}
+
+/// The results of `calls` that have one, in call order, taken out of
+/// `results`.
+fn finished_in_order(
+    calls: &[ToolUseBlock],
+    results: &mut FxHashMap<String, ToolResult>,
+) -> Vec<FinishedCall> {
+    calls
+        .iter()
+        .filter_map(|call| {
+            let result = results.remove(&call.id)?;
+            Some(FinishedCall {
+                call_id: call.id.clone(),
+                result,
+            })
+        })
+        .collect()
 }

@@ -2,13 +2,12 @@
 //! call waits, the step limit, cancellation or an error, and ends.
 
 use iris_model::{Message, Usage};
-use iris_runtime::ToolOutcome;
 
 use super::calls::last_calls;
 use super::{AgentRunner, DEFAULT_MAX_STEPS, RunContext};
 use crate::durable::Journal;
 use crate::store::RunStatus;
-use crate::{FinishedCall, PendingCall, RUN_STATE_VERSION, RunError, RunOutcome, RunState};
+use crate::{RUN_STATE_VERSION, RunError, RunOutcome, RunState};
 
 impl AgentRunner {
     /// Starts a run with the person's `input`.
@@ -29,7 +28,7 @@ impl AgentRunner {
             step: 0,
             messages: vec![Message::User { text: input.into() }],
             finished: Vec::new(),
-            pending: Vec::new(),
+            waiting: Vec::new(),
             disclosed: Vec::new(),
             usage: Usage::default(),
             seal: None,
@@ -98,28 +97,13 @@ impl AgentRunner {
                 tool_calls: calls.clone(),
             });
             self.keep(journal, &state, RunStatus::Running).await?;
-            let outcomes = self.agent.executor().execute_batch(calls, &tools_cx).await;
-            let calls = last_calls(&state);
-            // In call order; a call's id moves from its outcome.
-            let mut finished = Vec::with_capacity(calls.len());
-            let mut pending = Vec::new();
-            for (call, outcome) in calls.iter().zip(outcomes) {
-                match outcome {
-                    ToolOutcome::Finished { call_id, result } => {
-                        finished.push(FinishedCall { call_id, result });
-                    }
-                    ToolOutcome::Waiting(request) => pending.push(PendingCall {
-                        call: call.clone(),
-                        request: *request,
-                    }),
-                }
-            }
+            let (finished, waiting) = self.run_calls(&state, calls, &tools_cx, cx).await;
             if let Some(discovery) = self.agent.discovery() {
                 state.disclosed = discovery.disclosed(&state.run_id);
             }
-            if !pending.is_empty() {
+            if !waiting.is_empty() {
                 state.finished = finished;
-                state.pending = pending;
+                state.waiting = waiting;
                 return Ok(RunOutcome::Waiting(state));
             }
             // Every call finished, so results pair with calls in order.

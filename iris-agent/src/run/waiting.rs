@@ -3,7 +3,9 @@
 
 use iris_core::RunId;
 
+#[cfg(doc)]
 use iris_runtime::ApprovalDecision;
+use iris_runtime::Reply;
 
 use super::AgentRunner;
 use crate::durable::{self, Journal};
@@ -51,21 +53,24 @@ impl AgentRunner {
         Ok(())
     }
 
-    /// Records a person's decision for one waiting call of a stored run,
-    /// from any process; [`AgentRunner::resume_stored`] then continues the
-    /// run once every waiting call has one.
+    /// Records a person's reply to one waiting item of a stored run, from
+    /// any process: a decision ([`ApprovalDecision`]) for a call that waits
+    /// for approval, an answer ([`QuestionReply`](iris_runtime::QuestionReply))
+    /// for a question. [`AgentRunner::resume_stored`] then continues the
+    /// run with the replies recorded (the items without one wait on).
     ///
     /// # Errors
     /// [`RunError::NoStore`] without a store; [`RunError::Store`] when the
-    /// run is not stored or `call_id` does not wait in it.
+    /// run is not stored, `item_id` does not wait in it, or the reply does
+    /// not fit the item (nothing is recorded then).
     pub async fn decide(
         &self,
         run_id: &RunId,
-        call_id: &str,
-        decision: ApprovalDecision,
+        item_id: &str,
+        reply: impl Into<Reply>,
     ) -> Result<(), RunError> {
         let durable = self.durable.as_ref().ok_or(RunError::NoStore)?;
-        durable.store.decide(run_id, call_id, &decision).await?;
+        durable.store.decide(run_id, item_id, &reply.into()).await?;
         Ok(())
     }
 }

@@ -4,12 +4,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use iris_core::{BoxFuture, RunId, ToolResult};
-use iris_runtime::ApprovalDecision;
+use iris_runtime::Reply;
 use rustc_hash::FxHashMap;
 
 use super::{
-    Claimed, Lease, Retention, RunStatus, RunStore, StoreError, StoredRun, check_writer,
-    held_by_other, lease_end, now_ms, same_pause, waiting_calls, waits_in,
+    Claimed, Lease, Retention, RunStatus, RunStore, StoreError, StoredRun, check_reply,
+    check_writer, held_by_other, lease_end, now_ms, replies_kept,
 };
 use crate::state::RunState;
 
@@ -231,8 +231,11 @@ impl RunStore for MemoryStore {
                 Some(expected),
             )?;
             let now = now_ms();
-            if status == RunStatus::Waiting && !same_pause(&stored.state, state) {
-                stored.decisions.clear();
+            if status == RunStatus::Waiting {
+                let kept = replies_kept(&stored.state, state);
+                stored
+                    .decisions
+                    .retain(|(id, _)| kept.contains(&id.as_str()));
             }
             stored.state = state.clone();
             stored.status = status;
@@ -295,27 +298,14 @@ impl RunStore for MemoryStore {
     fn decide<'a>(
         &'a self,
         run: &'a RunId,
-        call_id: &'a str,
-        decision: &'a ApprovalDecision,
+        item_id: &'a str,
+        reply: &'a Reply,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         ready(self.on_run(run, |kept| {
             let stored = &mut kept.run;
-            if stored.status != RunStatus::Waiting || !waits_in(&stored.state, call_id) {
-                return Err(StoreError::NotWaiting {
-                    waiting: if stored.status == RunStatus::Waiting {
-                        waiting_calls(&stored.state)
-                    } else {
-                        "no call waits".to_owned()
-                    },
-                    run_id: run.clone(),
-                    call_id: call_id.to_owned(),
-                    status: stored.status.as_str(),
-                });
-            }
-            stored.decisions.retain(|(id, _)| id != call_id);
-            stored
-                .decisions
-                .push((call_id.to_owned(), decision.clone()));
+            check_reply(run, &stored.state, stored.status, item_id, reply)?;
+            stored.decisions.retain(|(id, _)| id != item_id);
+            stored.decisions.push((item_id.to_owned(), reply.clone()));
             Ok(())
         }))
     }

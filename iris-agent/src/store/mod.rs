@@ -16,11 +16,11 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use iris_core::{BoxFuture, RunId, ToolResult};
-use iris_runtime::ApprovalDecision;
+use iris_runtime::Reply;
 pub use iris_runtime::journal::Claimed;
 use serde::{Deserialize, Serialize};
 
-use crate::state::RunState;
+use crate::state::{RunState, Wait};
 
 mod memory;
 
@@ -122,9 +122,10 @@ pub struct StoredRun {
     pub version: u64,
     /// The process that drives it, while one does.
     pub lease: Option<Lease>,
-    /// Decisions recorded for its waiting calls, by call id, in the order
-    /// they were recorded (a later one for the same call replaces it).
-    pub decisions: Vec<(String, ApprovalDecision)>,
+    /// Replies recorded for its waiting items (decisions for approvals,
+    /// answers for questions), by item id, in the order they were recorded
+    /// (a later one for the same item replaces it).
+    pub decisions: Vec<(String, Reply)>,
 }
 
 /// Why a store refused, or failed.
@@ -167,9 +168,9 @@ pub enum StoreError {
         /// The version stored.
         found: u64,
     },
-    /// A decision for a call that does not wait.
+    /// A reply for an item that does not wait.
     #[error(
-        "call `{call_id}` does not wait for approval in run `{run_id}` (the run is {status}; {waiting}); decide only calls its waiting state lists"
+        "`{call_id}` does not wait for a person in run `{run_id}` (the run is {status}; {waiting}); reply only to the items its waiting state lists"
     )]
     NotWaiting {
         /// The calls that do wait, in words (`the calls that wait: ...`).
@@ -200,6 +201,20 @@ pub enum StoreError {
         run_id: RunId,
         /// The call.
         call_id: String,
+    },
+    /// A reply that does not fit the item it names: a decision for a
+    /// question, an answer for an approval, or an answer that was not
+    /// among the choices. Nothing is recorded.
+    #[error(
+        "the reply to `{item_id}` of run `{run_id}` does not fit it: {why}; nothing was recorded"
+    )]
+    WrongReply {
+        /// The run.
+        run_id: RunId,
+        /// The waiting item.
+        item_id: String,
+        /// What is wrong.
+        why: String,
     },
     /// The run ended; there is nothing to resume.
     #[error("run `{run_id}` has finished; start a new run")]
@@ -254,9 +269,9 @@ pub trait RunStore: Send + Sync + 'static {
     /// Writes `state` with `status` when the run's version is still
     /// `expected` and `holder` holds its lease; returns the new version.
     /// A [`RunStatus::Running`] write renews the lease for `lease`; any
-    /// other ends it and, for a run that waits anew, clears the decisions
-    /// of the pause before (a run written back waiting on the same calls,
-    /// [`same_pause`], keeps them). Every write clears the run's call claims: the
+    /// other ends it and, for a run that waits, forgets the replies
+    /// recorded for items that no longer wait as they did (those of items
+    /// still waiting, [`replies_kept`], stand). Every write clears the run's call claims: the
     /// state holds their results from then on.
     fn save<'a>(
         &'a self,
@@ -288,14 +303,17 @@ pub trait RunStore: Send + Sync + 'static {
         result: &'a ToolResult,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
-    /// Records a person's decision for one waiting call of `run`, from any
-    /// process: refused with [`StoreError::NotWaiting`] unless the run waits
-    /// and `call_id` is one of its waiting calls.
+    /// Records a person's reply to one waiting item of `run` (a decision
+    /// for an approval, an answer for a question), from any process:
+    /// refused with [`StoreError::NotWaiting`] unless the run waits and
+    /// `item_id` is one of its waiting items, and with
+    /// [`StoreError::WrongReply`] when the reply does not fit the item
+    /// ([`check_reply`] says both).
     fn decide<'a>(
         &'a self,
         run: &'a RunId,
-        call_id: &'a str,
-        decision: &'a ApprovalDecision,
+        item_id: &'a str,
+        reply: &'a Reply,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// The runs that wait for a person, oldest first, at most `limit`.
@@ -319,31 +337,78 @@ pub fn lease_end(now: u64, lease: Duration) -> u64 {
     now.saturating_add(u64::try_from(lease.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Whether `call_id` waits in `state`.
-#[must_use]
-pub fn waits_in(state: &RunState, call_id: &str) -> bool {
-    state.pending.iter().any(|p| p.call.id == call_id)
+/// Checks a reply to item `item_id` of `run`, stored as `state` with
+/// `status`, before a store records it: the run waits, the item is one of
+/// its waiting items, and the reply fits it (a decision for an approval, an
+/// answer among the choices for a question). For stores.
+///
+/// # Errors
+/// [`StoreError::NotWaiting`] or [`StoreError::WrongReply`].
+pub fn check_reply(
+    run: &RunId,
+    state: &RunState,
+    status: RunStatus,
+    item_id: &str,
+    reply: &Reply,
+) -> Result<(), StoreError> {
+    let item = state.waiting.iter().find(|item| item.id == item_id);
+    let Some(item) = item.filter(|_| status == RunStatus::Waiting) else {
+        return Err(StoreError::NotWaiting {
+            waiting: if status == RunStatus::Waiting {
+                waiting_calls(state)
+            } else {
+                "nothing waits".to_owned()
+            },
+            run_id: run.clone(),
+            call_id: item_id.to_owned(),
+            status: status.as_str(),
+        });
+    };
+    item.fits(reply).map_err(|why| StoreError::WrongReply {
+        run_id: run.clone(),
+        item_id: item_id.to_owned(),
+        why,
+    })
 }
 
-/// Whether `after` waits on exactly the calls `before` waited on, shown
-/// the same way (the same approval ids): a waiting run written back
-/// unchanged (a resume that found a decision missing) keeps the decisions
-/// recorded for its pause; a new pause starts with none. For stores.
+/// The items of `after`, a waiting state a store is about to write over
+/// `before`, whose recorded replies stand: those that waited in `before`
+/// too, shown the same way (the same approval or question id). A resume
+/// that ran some items and left the rest waiting, or found no reply for
+/// any, keeps the replies recorded for the rest; a new pause starts with
+/// none. For stores.
 #[must_use]
-pub fn same_pause(before: &RunState, after: &RunState) -> bool {
-    before.pending.len() == after.pending.len()
-        && before
-            .pending
-            .iter()
-            .zip(&after.pending)
-            .all(|(a, b)| a.call.id == b.call.id && a.request.approval_id == b.request.approval_id)
+pub fn replies_kept<'a>(before: &RunState, after: &'a RunState) -> Vec<&'a str> {
+    after
+        .waiting
+        .iter()
+        .filter(|item| {
+            before
+                .waiting
+                .iter()
+                .any(|was| was.id == item.id && was.request_id() == item.request_id())
+        })
+        .map(|item| item.id.as_str())
+        .collect()
 }
 
-/// The calls that wait in `state`, in words for an error: "the call that
-/// waits is `c2` (`write_file`)", or "no call waits".
+/// The items that wait in `state`, in words for an error: "the call that
+/// waits is `c2` (`write_file`)", or "nothing waits".
 #[must_use]
 pub fn waiting_calls(state: &RunState) -> String {
-    iris_runtime::waiting_words(state.pending.iter().map(|p| &p.request))
+    let items: Vec<String> = state
+        .waiting
+        .iter()
+        .map(|item| match &item.wait {
+            Wait::Approval { request } => format!("`{}` (`{}`)", item.id, request.tool),
+            Wait::Question { .. } => format!("`{}` (a question)", item.id),
+        })
+        .collect();
+    match items.as_slice() {
+        [] => "nothing waits".to_owned(),
+        [one] => format!("the item that waits is {one}"),
+        many => format!("the items that wait are {}", many.join(", ")),
+    }
 }
 
 /// Refuses a write by `holder` of a run at `version` leased to

@@ -4,6 +4,10 @@
 //! `--jsonl`); calls that wait are asked on the terminal, decided by
 //! `--approve`/`--deny`, or saved (`--save`) to be resumed later with
 //! `--resume STATE`; Ctrl-C cancels the run between or inside steps.
+//!
+//! The model may ask the person questions (`ask_question`) where one can
+//! answer: on a terminal, or with `--answer ID=VALUE` (`--questions` offers
+//! the tool to a run that is saved and answered later).
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use std::io::Write as _;
@@ -14,13 +18,15 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use iris_agent::assembly::Assembly;
-use iris_agent::{AgentRunner, RunContext, RunOutcome, RunState, StateKey};
+use iris_agent::{AgentRunner, Questions, RunContext, RunOutcome, RunState, StateKey, Wait};
 use iris_core::RunId;
+use iris_runtime::Reply;
 use iris_runtime::observers::{RunEvent, RunEventObserver};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::approve::{Decide, decide};
+use crate::answer::Scripted;
+use crate::approve::{Decide, decide, interactive};
 use crate::exit::Exit;
 use crate::output::Out;
 
@@ -33,13 +39,18 @@ pub(crate) struct Options {
     pub(crate) resume: Option<PathBuf>,
     pub(crate) save: PathBuf,
     pub(crate) decide: Decide,
+    pub(crate) answers: Scripted,
+    /// Whether the model is offered `ask_question` even with no terminal
+    /// and no `--answer` (the run is saved, and answered later).
+    pub(crate) questions: bool,
     pub(crate) jsonl: bool,
 }
 
 impl Options {
     /// The run the command line asks for.
-    pub(crate) fn of(sub: &ArgMatches, file: PathBuf) -> Self {
-        Self {
+    pub(crate) fn of(sub: &ArgMatches, file: PathBuf) -> Result<Self, String> {
+        let answers = Scripted::parse(sub.get_many::<String>("answer").into_iter().flatten())?;
+        Ok(Self {
             file,
             task: sub.get_one::<String>("task").cloned(),
             resume: sub.get_one::<String>("resume").map(PathBuf::from),
@@ -47,8 +58,16 @@ impl Options {
                 .get_one::<String>("save")
                 .map_or_else(|| PathBuf::from("iris-run.json"), PathBuf::from),
             decide: crate::decision_flags(sub),
+            answers,
+            questions: sub.get_flag("questions"),
             jsonl: sub.get_flag("jsonl"),
-        }
+        })
+    }
+
+    /// Whether a person can answer the run's questions: on a terminal,
+    /// with `--answer`, or later (`--questions`).
+    fn can_answer(&self) -> bool {
+        self.questions || !self.answers.is_empty() || interactive()
     }
 }
 
@@ -141,9 +160,9 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
             };
             let cx =
                 RunContext::new(&workspace, state.run_id.clone()).with_cancellation(cancel.clone());
-            match decisions(&state, options.decide) {
-                Some(decided) => (runner.resume(state, decided, &cx).await, cx),
-                None => return wait(&state, &options.save, out),
+            match go_on(&runner, state, options, &cx, out).await {
+                Ok(outcome) => (outcome, cx),
+                Err(exit) => return exit,
             }
         }
         (None, Some(task)) => {
@@ -206,10 +225,12 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
                     ),
                 );
             }
-            Ok(RunOutcome::Waiting(state)) => match decisions(&state, options.decide) {
-                Some(decided) => runner.resume(state, decided, &cx).await,
-                None => return wait(&state, &options.save, out),
-            },
+            Ok(RunOutcome::Waiting(state)) => {
+                match go_on(&runner, state, options, &cx, out).await {
+                    Ok(outcome) => outcome,
+                    Err(exit) => return exit,
+                }
+            }
         };
         outcome = next;
     }
@@ -244,6 +265,9 @@ async fn runner_for(
             .map_err(|error| (Exit::Usage, format!("{STATE_KEY_VAR}: {error}")))?;
         runner = runner.with_state_key(key);
     }
+    if options.can_answer() {
+        runner = runner.with_questions(Questions::new());
+    }
     Ok(runner)
 }
 
@@ -259,17 +283,49 @@ fn cancelled_by_interrupt() -> CancellationToken {
     cancel
 }
 
-/// A decision for every waiting call of `state`, or `None` when one
-/// cannot be decided here.
-fn decisions(
-    state: &RunState,
-    how: Decide,
-) -> Option<Vec<(String, iris_runtime::ApprovalDecision)>> {
-    state
-        .pending
-        .iter()
-        .map(|pending| Some((pending.call.id.clone(), decide(&pending.request, how)?)))
-        .collect()
+/// Resumes a waiting run with a reply to each of its items, or saves it
+/// for later when one cannot be given here (the exit to end with).
+async fn go_on(
+    runner: &AgentRunner,
+    state: RunState,
+    options: &Options,
+    cx: &RunContext,
+    out: Out,
+) -> Result<Result<RunOutcome, iris_agent::RunError>, Exit> {
+    match replies(&state, options) {
+        Ok(Some(replies)) => Ok(runner.resume(state, replies, cx).await),
+        Ok(None) => Err(wait(&state, &options.save, out)),
+        Err(why) => {
+            let _ = save(&state, &options.save);
+            Err(out.fail(
+                Exit::Usage,
+                &format!("{why}; the run's state is in {}", options.save.display()),
+            ))
+        }
+    }
+}
+
+/// A reply to every waiting item of `state`, or `None` when one cannot be
+/// given here (the run is saved for later).
+///
+/// # Errors
+/// An `--answer` that does not fit its question.
+fn replies(state: &RunState, options: &Options) -> Result<Option<Vec<(String, Reply)>>, String> {
+    let mut replies = Vec::with_capacity(state.waiting.len());
+    for item in &state.waiting {
+        let reply = match &item.wait {
+            Wait::Approval { request } => decide(request, options.decide).map(Reply::from),
+            Wait::Question { request } => match options.answers.reply(&item.id, request) {
+                Some(answer) => Some(Reply::from(answer?)),
+                None if interactive() => crate::answer::ask(request).map(Reply::from),
+                None => None,
+            },
+            _ => None,
+        };
+        let Some(reply) = reply else { return Ok(None) };
+        replies.push((item.id.clone(), reply));
+    }
+    Ok(Some(replies))
 }
 
 /// Saves a waiting run and says how to resume it (exit 4).
@@ -278,18 +334,37 @@ fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
         return out.fail(Exit::Internal, &why);
     }
     if out.json {
-        out.json(json!({"outcome": "waiting", "state": path, "pending": state.pending.iter().map(|p| &p.request).collect::<Vec<_>>()}));
+        out.json(json!({"outcome": "waiting", "state": path, "waiting": state.waiting}));
     }
-    for pending in &state.pending {
-        out.note(&format!(
-            "waiting: `{}` with {}",
-            pending.request.tool, pending.request.arguments
-        ));
+    let mut questions = false;
+    for item in &state.waiting {
+        match &item.wait {
+            Wait::Approval { request } => out.note(&format!(
+                "waiting: `{}` with {}",
+                request.tool, request.arguments
+            )),
+            Wait::Question { request } => {
+                questions = true;
+                for question in &request.questions {
+                    out.note(&format!(
+                        "question `{}`: {}",
+                        item.id,
+                        iris_runtime::__wings::for_person(&question.question, 500)
+                    ));
+                }
+            }
+            _ => {}
+        }
     }
+    let how = if questions {
+        "`--answer ID=VALUE` for each question, `--approve` or `--deny` for each call"
+    } else {
+        "`--approve` or `--deny`"
+    };
     out.fail(
         Exit::Waiting,
         &format!(
-            "the run waits for approval; its state is in {p}: resume with `iris run --agent AGENT.yaml --resume {p} --approve` (or `--deny`, or on a terminal)",
+            "the run waits for a person; its state is in {p}: resume with `iris run --agent AGENT.yaml --resume {p}` and {how} (or answer on a terminal)",
             p = path.display()
         ),
     )
@@ -330,7 +405,7 @@ pub(crate) fn command() -> Command {
                 .long("resume")
                 .value_name("STATE")
                 .conflicts_with("task")
-                .help("Resume a run saved while it waited for approval"),
+                .help("Resume a run saved while it waited for a person"),
         )
         .arg(
             Arg::new("save")
@@ -351,6 +426,19 @@ pub(crate) fn command() -> Command {
                 .long("deny")
                 .action(ArgAction::SetTrue)
                 .help("Deny every call that waits for approval"),
+        )
+        .arg(
+            Arg::new("answer")
+                .long("answer")
+                .value_name("ID=VALUE")
+                .action(ArgAction::Append)
+                .help("Answer the model's question ID: an option's label, your own words, a JSON list (one answer per question), or nothing to decline"),
+        )
+        .arg(
+            Arg::new("questions")
+                .long("questions")
+                .action(ArgAction::SetTrue)
+                .help("Let the model ask questions with no terminal and no --answer: the run is saved, to be answered with --resume"),
         )
         .arg(
             Arg::new("jsonl")

@@ -82,7 +82,7 @@ async fn a_host_built_executor_runs_an_agent_with_a_scripted_model() {
     };
     assert_eq!(state.disclosed.len(), 1, "{:?}", state.disclosed);
     assert_eq!(state.disclosed[0].as_str(), "convert_currency");
-    assert_eq!(state.pending.len(), 1);
+    assert_eq!(state.waiting.len(), 1);
     let converted = state
         .finished
         .iter()
@@ -110,7 +110,8 @@ async fn a_host_built_executor_runs_an_agent_with_a_scripted_model() {
         ..ModelResponse::default()
     }]);
     let runner = AgentRunner::new(Arc::clone(&agent), model);
-    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    let approve =
+        ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
     let outcome = runner
         .resume(state, [("o1".to_owned(), approve)], &cx)
         .await

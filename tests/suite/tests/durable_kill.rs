@@ -33,8 +33,7 @@ use iris::sqlite::SqliteStore;
 use iris::testing::FnModel;
 use iris::tool::BoxFuture;
 use iris::{
-    ApprovalDecision, Rule, RulePolicy, RunId, ToolErrorKind, ToolExecutor, ToolRegistry,
-    ToolResult, ToolUseBlock,
+    Rule, RulePolicy, RunId, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
 use model::history_model;
 use replica::{Charge, Price, SendReceipt, die_at, lines, result_of};
@@ -145,10 +144,10 @@ impl RunStore for Killing {
     fn decide<'a>(
         &'a self,
         run: &'a RunId,
-        call_id: &'a str,
-        decision: &'a ApprovalDecision,
+        item_id: &'a str,
+        reply: &'a iris::agent::Reply,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.decide(run, call_id, decision)
+        self.inner.decide(run, item_id, reply)
     }
 
     fn waiting(&self, limit: usize) -> BoxFuture<'_, Result<Vec<RunId>, StoreError>> {

@@ -99,12 +99,12 @@ async fn replica_b(db: &str, dir: &str, run_id: &str) {
         .await
         .unwrap()
         .unwrap();
-    for pending in &stored.state.pending {
+    for request in stored.state.approvals() {
         runner
             .decide(
                 &run_id,
-                &pending.call.id,
-                ApprovalDecision::approve(&pending.request),
+                &request.call_id,
+                ApprovalDecision::approve(request),
             )
             .await
             .unwrap();
@@ -135,7 +135,7 @@ async fn another_process_approves_and_finishes() {
     let RunOutcome::Waiting(state) = outcome else {
         panic!("the charge waits for approval: {outcome:?}");
     };
-    assert_eq!(state.pending.len(), 1);
+    assert_eq!(state.waiting.len(), 1);
     assert_eq!(charges(dir.path()), 0);
     drop(a);
 
@@ -194,7 +194,7 @@ async fn one_replica_drives(store_a: Arc<dyn RunStore>, store_b: Arc<dyn RunStor
     b.decide(
         &run_id,
         "c2",
-        ApprovalDecision::approve(&state.pending[0].request),
+        ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval")),
     )
     .await
     .unwrap();
@@ -248,7 +248,7 @@ async fn store_rules(store: Arc<dyn RunStore>) {
         "{err}"
     );
     let err = store
-        .decide(&run_id, "c1", &ApprovalDecision::deny("no"))
+        .decide(&run_id, "c1", &ApprovalDecision::deny("no").into())
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::NotWaiting { .. }), "{err}");
@@ -329,8 +329,10 @@ fn two_charges(store: Arc<dyn RunStore>) -> AgentRunner {
 }
 
 /// A worker that resumes whatever waits, polling while a person decides
-/// one call at a time: a resume that finds a decision missing leaves the
-/// recorded ones in place, and the run finishes with both.
+/// one call at a time: a resume runs the calls that have their decision and
+/// leaves the rest waiting, with nothing lost; a resume that finds no
+/// decision at all runs nothing and keeps the run as it was; the run
+/// finishes with both, each charged once.
 async fn early_resumes_keep_decisions(store: Arc<dyn RunStore>) {
     let dir = tempfile::tempdir().unwrap();
     let run_id = RunId::new("polled");
@@ -340,19 +342,33 @@ async fn early_resumes_keep_decisions(store: Arc<dyn RunStore>) {
         panic!("waits");
     };
     let approve = |i: usize| ApprovalDecision::Approve {
-        approval_id: state.pending[i].request.approval_id.clone(),
+        approval_id: state
+            .approvals()
+            .nth(i)
+            .expect("a call waits for approval")
+            .approval_id
+            .clone(),
     };
     worker.decide(&run_id, "c1", approve(0)).await.unwrap();
-    let err = worker.resume_stored(&cx).await.unwrap_err();
-    assert!(
-        matches!(&err, RunError::MissingDecision { call_id } if call_id == "c2"),
-        "{err}"
-    );
-    let kept = store.load(&run_id).await.unwrap().unwrap();
-    assert_eq!(kept.status, RunStatus::Waiting);
-    assert_eq!(kept.decisions.len(), 1, "the decision for c1 is kept");
-    // Twice more: polling does not wear decisions away either.
-    let _ = worker.resume_stored(&cx).await.unwrap_err();
+    let outcome = worker.resume_stored(&cx).await.unwrap();
+    let RunOutcome::Waiting(partial) = outcome else {
+        panic!("c2 still waits: {outcome:?}");
+    };
+    assert_eq!(partial.waiting.len(), 1);
+    assert_eq!(partial.waiting[0].id, "c2");
+    assert_eq!(partial.finished.len(), 1, "c1 ran and is kept");
+    assert_eq!(charges(dir.path()), 1);
+    // Polling with nothing decided runs nothing and wears nothing away.
+    for _ in 0..2 {
+        let err = worker.resume_stored(&cx).await.unwrap_err();
+        assert!(
+            matches!(&err, RunError::MissingDecision { call_id } if call_id == "c2"),
+            "{err}"
+        );
+        let kept = store.load(&run_id).await.unwrap().unwrap();
+        assert_eq!(kept.status, RunStatus::Waiting);
+        assert_eq!(kept.state, partial);
+    }
     worker.decide(&run_id, "c2", approve(1)).await.unwrap();
     let outcome = worker.resume_stored(&cx).await.unwrap();
     let RunOutcome::Finished { text, .. } = outcome else {
@@ -409,7 +425,7 @@ async fn refund(#[ctx] cx: &iris::ToolContext) -> String {
         .decide(
             cx.run_id(),
             "c1",
-            &ApprovalDecision::deny("changed my mind"),
+            &ApprovalDecision::deny("changed my mind").into(),
         )
         .await;
     match late {
@@ -441,7 +457,12 @@ async fn no_decision_is_taken_while_the_decided_call_runs() {
     let RunOutcome::Waiting(state) = runner.run("Refund it.", &cx).await.unwrap() else {
         panic!("waits");
     };
-    let approval_id = state.pending[0].request.approval_id.clone();
+    let approval_id = state
+        .approvals()
+        .next()
+        .expect("a call waits for approval")
+        .approval_id
+        .clone();
     runner
         .decide(&run_id, "c1", ApprovalDecision::Approve { approval_id })
         .await
@@ -469,7 +490,12 @@ async fn a_resume_cut_off(store: Arc<dyn RunStore>, recorded: bool) -> (String, 
     let RunOutcome::Waiting(state) = first.run("Charge the order.", &cx).await.unwrap() else {
         panic!("waits");
     };
-    let approval_id = state.pending[0].request.approval_id.clone();
+    let approval_id = state
+        .approvals()
+        .next()
+        .expect("a call waits for approval")
+        .approval_id
+        .clone();
     first
         .decide(&run_id, "c2", ApprovalDecision::Approve { approval_id })
         .await
@@ -503,7 +529,7 @@ async fn a_resume_cut_off(store: Arc<dyn RunStore>, recorded: bool) -> (String, 
     // A decision now is refused: the run is under way.
     assert!(
         store
-            .decide(&run_id, "c2", &ApprovalDecision::deny("too late"))
+            .decide(&run_id, "c2", &ApprovalDecision::deny("too late").into())
             .await
             .is_err()
     );
@@ -736,16 +762,13 @@ async fn waiting_state(run: &RunId) -> iris::agent::RunState {
     let calls: Vec<ToolUseBlock> = (0..3)
         .map(|i| ToolUseBlock::new(format!("c{i}"), "charge", json!({"cents": i})))
         .collect();
-    let mut pending = Vec::new();
+    let mut waiting = Vec::new();
     for call in &calls {
         let iris::ToolOutcome::Waiting(request) = executor.execute_one(call.clone(), &cx).await
         else {
             panic!("a write waits");
         };
-        pending.push(iris::agent::PendingCall {
-            call: call.clone(),
-            request: *request,
-        });
+        waiting.push(iris::agent::WaitingItem::approval(call.clone(), *request));
     }
     iris::agent::RunState {
         version: iris::agent::RUN_STATE_VERSION,
@@ -757,7 +780,7 @@ async fn waiting_state(run: &RunId) -> iris::agent::RunState {
             tool_calls: calls,
         }],
         finished: Vec::new(),
-        pending,
+        waiting,
         disclosed: Vec::new(),
         usage: iris::model::Usage::default(),
         seal: None,
@@ -826,7 +849,11 @@ async fn apply(store: &dyn RunStore, op: &Op) -> String {
             }
         }
         Op::Decide { run: r, call } => match store
-            .decide(&run(*r), &format!("c{call}"), &ApprovalDecision::deny("no"))
+            .decide(
+                &run(*r),
+                &format!("c{call}"),
+                &ApprovalDecision::deny("no").into(),
+            )
             .await
         {
             Ok(()) => "decided".to_owned(),

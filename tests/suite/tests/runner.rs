@@ -150,8 +150,16 @@ async fn a_paused_run_resumes_from_json_in_a_new_runner() {
         1,
         "the read finished before the pause"
     );
-    assert_eq!(state.pending.len(), 1);
-    assert_eq!(state.pending[0].request.tool.as_str(), "write_ledger");
+    assert_eq!(state.waiting.len(), 1);
+    assert_eq!(
+        state
+            .approvals()
+            .next()
+            .expect("a call waits for approval")
+            .tool
+            .as_str(),
+        "write_ledger"
+    );
     let saved = iris::serde_json::to_string(&state).expect("a state serializes");
 
     // Another process: a new agent and runner from the same file.
@@ -160,7 +168,12 @@ async fn a_paused_run_resumes_from_json_in_a_new_runner() {
     let model = scripted(vec![text("Added 5; the balance was 10.")]);
     let runner = AgentRunner::new(agent(), model);
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
-    let approve = ApprovalDecision::approve(&restored.pending[0].request);
+    let approve = ApprovalDecision::approve(
+        restored
+            .approvals()
+            .next()
+            .expect("a call waits for approval"),
+    );
     let outcome = runner
         .resume(restored, [("w1".to_owned(), approve)], &cx)
         .await
@@ -230,8 +243,9 @@ async fn changed_arguments_are_refused_and_nothing_runs() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("a folder");
     let (mut state, before) = paused(dir.path()).await;
-    let approve = ApprovalDecision::approve(&state.pending[0].request);
-    state.pending[0].call.input = json!({"amount": 5000});
+    let approve =
+        ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
+    state.waiting[0].call.input = json!({"amount": 5000});
     let runner = AgentRunner::new(agent(), scripted(vec![text("unused")]));
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
     let err = runner
@@ -254,7 +268,7 @@ async fn decisions_must_match_the_waiting_calls() {
         .resume(state.clone(), none, &cx)
         .await
         .expect_err("w1 has no decision");
-    assert!(err.to_string().contains("`w1` waits for approval"), "{err}");
+    assert!(err.to_string().contains("`w1` waits for a person"), "{err}");
     let err = runner
         .resume(
             state,
@@ -463,8 +477,13 @@ async fn an_edited_request_is_refused_and_the_hidden_call_never_runs() {
     let state = paused_on(&agent, dir.path(), "run-1").await;
     let before = counts();
     let mut edited = state.clone();
-    edited.pending[0].request.arguments = json!({"amount": 1});
-    let shown = ApprovalDecision::approve(&edited.pending[0].request);
+    request_mut(&mut edited.waiting[0]).arguments = json!({"amount": 1});
+    let shown = ApprovalDecision::approve(
+        edited
+            .approvals()
+            .next()
+            .expect("a call waits for approval"),
+    );
     let err = resume_on(&agent, dir.path(), "run-1", edited.clone(), shown.clone())
         .await
         .expect_err("what is shown is not what would run");
@@ -482,16 +501,18 @@ async fn an_edited_request_is_refused_and_the_hidden_call_never_runs() {
     assert!(err.to_string().contains("edited"), "{err}");
     // Call and request both edited, the id kept: refused as well.
     let mut both = state.clone();
-    both.pending[0].request.arguments = json!({"amount": 1});
-    both.pending[0].call.input = json!({"amount": 1});
-    let approve = ApprovalDecision::approve(&both.pending[0].request);
+    request_mut(&mut both.waiting[0]).arguments = json!({"amount": 1});
+    both.waiting[0].call.input = json!({"amount": 1});
+    let approve =
+        ApprovalDecision::approve(both.approvals().next().expect("a call waits for approval"));
     let err = resume_on(&agent, dir.path(), "run-1", both, approve)
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("run-1"), "{err}");
     assert_eq!(counts()[1], before[1], "no write ran");
     // The refusals took nothing: the state as returned still resumes.
-    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    let approve =
+        ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
     resume_on(&agent, dir.path(), "run-1", state, approve)
         .await
         .expect("the state as returned resumes");
@@ -508,7 +529,8 @@ async fn a_state_never_resumes_another_run() {
     let first = paused_on(&agent, dir.path(), "run-1").await;
     let second = paused_on(&agent, dir.path(), "run-2").await;
     let before = counts();
-    let approve = ApprovalDecision::approve(&first.pending[0].request);
+    let approve =
+        ApprovalDecision::approve(first.approvals().next().expect("a call waits for approval"));
 
     // The context names another run than the state.
     let err = resume_on(&agent, dir.path(), "run-2", first.clone(), approve.clone())
@@ -527,7 +549,12 @@ async fn a_state_never_resumes_another_run() {
     // Run 2's own state, with run 1's history spliced in.
     let mut spliced = second.clone();
     spliced.messages.insert(0, first.messages[0].clone());
-    let approve_second = ApprovalDecision::approve(&second.pending[0].request);
+    let approve_second = ApprovalDecision::approve(
+        second
+            .approvals()
+            .next()
+            .expect("a call waits for approval"),
+    );
     let err = resume_on(&agent, dir.path(), "run-2", spliced, approve_second.clone())
         .await
         .expect_err("not the state run 2 paused with");
@@ -563,7 +590,8 @@ async fn a_pause_resumes_once() {
         )])]),
     );
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
-    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    let approve =
+        ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
     let before = counts();
     let again = runner
         .resume(state.clone(), [("w1".to_owned(), approve.clone())], &cx)
@@ -589,10 +617,11 @@ async fn a_state_with_a_smuggled_call_or_disclosure_is_refused() {
     let agent = std::sync::Arc::new(agent());
     let state = paused_on(&agent, dir.path(), "run-1").await;
     let before = counts();
-    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    let approve =
+        ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
 
     let mut smuggled = state.clone();
-    smuggled.pending[0].call = ToolUseBlock::new("w1", "read_ledger", json!({}));
+    smuggled.waiting[0].call = ToolUseBlock::new("w1", "read_ledger", json!({}));
     let err = resume_on(&agent, dir.path(), "run-1", smuggled, approve.clone())
         .await
         .expect_err("the pending call is the one approved");
@@ -632,7 +661,8 @@ async fn a_sealed_state_is_refused_in_any_process_once_edited() {
     };
     assert!(state.seal.is_some(), "a runner with a key seals its states");
     let before = counts();
-    let approve = ApprovalDecision::approve(&state.pending[0].request);
+    let approve =
+        ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
     // Another process: a new agent, whose ledger never saw the pause.
     let folder = dir.path().to_path_buf();
     let elsewhere = |state: RunState, key: StateKey| {
@@ -685,4 +715,12 @@ async fn a_sealed_state_is_refused_in_any_process_once_edited() {
         "{outcome:?}"
     );
     assert_eq!(counts()[1], before[1] + 1, "the approved write ran once");
+}
+
+/// The approval request of `item`, to edit as a host could.
+fn request_mut(item: &mut iris::agent::WaitingItem) -> &mut iris::permissions::ApprovalRequest {
+    match &mut item.wait {
+        iris::agent::Wait::Approval { request } => request,
+        other => panic!("an approval waits, not {other:?}"),
+    }
 }

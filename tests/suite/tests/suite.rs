@@ -28,6 +28,7 @@ mod model_image_turns;
 mod model_openai;
 mod model_streams;
 mod openai_wire;
+mod questions;
 mod runner;
 mod schema;
 mod shop;
