@@ -45,6 +45,9 @@ pub(crate) async fn run(catalog: Catalog, source: &Source, http: Option<&str>, o
         } else {
             ServedTools::All
         },
+        // The gateway's clients with a person behind them (elicitation)
+        // may be asked the model's questions.
+        questions: true,
         ..ServeOptions::default()
     };
     let executor = Arc::new(agent.executor().clone());

@@ -8,6 +8,7 @@
 
 pub(crate) mod http;
 pub(crate) mod lines;
+mod questions;
 pub(crate) mod serve;
 
 use std::path::PathBuf;
@@ -30,6 +31,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
 use arc_swap::ArcSwapOption;
+use iris_runtime::__wings::for_person;
 use iris_runtime::ledger::RunLedger;
 use tokio_util::sync::CancellationToken;
 
@@ -110,8 +112,15 @@ pub struct ServeOptions {
     /// set.
     pub allowed_origins: Vec<String>,
     /// How long a call waits for the person behind the client to answer
-    /// its approval (through elicitation); past it the call is refused.
+    /// its approval (through elicitation); past it the call is refused. A
+    /// question waits as long, and then ends as `expired`.
     pub approval_timeout: Duration,
+    /// Whether a client that can elicit (a person is behind it) is offered
+    /// `ask_question`: the model's questions put to the person as a form.
+    /// Run control: no hook, middleware or permission rule sees them. A
+    /// client without elicitation is never offered it. Off unless set, and
+    /// never when the registry has a tool of that name.
+    pub questions: bool,
 }
 
 impl Default for ServeOptions {
@@ -127,6 +136,7 @@ impl Default for ServeOptions {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+            questions: false,
             allowed_origins: LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
         }
     }
@@ -405,6 +415,19 @@ impl IrisServer {
         self.executor.finish_run(&self.context()).await;
     }
 
+    /// Whether the client behind `context` is offered `ask_question`.
+    fn offers_questions(
+        &self,
+        registry: &ToolRegistry,
+        context: &RequestContext<RoleServer>,
+    ) -> bool {
+        self.options.questions
+            && questions::can_elicit(context)
+            && registry
+                .resolve(iris_runtime::question::ASK_QUESTION)
+                .is_none()
+    }
+
     /// Puts `request` to the person behind the client, when the client can
     /// ask one: their decision, or (as the error) why no person could be
     /// asked.
@@ -413,11 +436,7 @@ impl IrisServer {
         request: &ApprovalRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<ApprovalDecision, String> {
-        let can_ask = context
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
-        if !can_ask {
+        if !questions::can_elicit(context) {
             return Err(format!(
                 "approval required: `{}` needs a person's approval before it runs, and this \
                  MCP client cannot ask one (it does not support elicitation); the call did not run",
@@ -491,31 +510,6 @@ const MAX_SHOWN_ARGUMENTS: usize = 2_000;
 
 /// Characters of a policy's reason a person is shown when asked.
 const MAX_SHOWN_REASON: usize = 500;
-
-/// `text` as a person may be shown it: cut to `max` characters (saying how
-/// much was left out), and with the characters that reorder or hide text
-/// (bidirectional controls, zero-width and other control characters)
-/// written as escapes, so what the person reads is what runs.
-fn for_person(text: &str, max: usize) -> String {
-    let mut shown = String::with_capacity(text.len().min(max));
-    for (count, c) in text.chars().enumerate() {
-        if count == max {
-            let rest = text.chars().count() - count;
-            shown.push_str("… (");
-            shown.push_str(&rest.to_string());
-            shown.push_str(" more characters not shown)");
-            break;
-        }
-        let hides = c.is_control()
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}');
-        if hides {
-            shown.push_str(&c.escape_unicode().to_string());
-        } else {
-            shown.push(c);
-        }
-    }
-    shown
-}
 
 /// Passes one call's progress to the client that asked for it, as
 /// `notifications/progress` in the order reported, without making the
@@ -726,7 +720,7 @@ impl ServerHandler for IrisServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
@@ -747,6 +741,9 @@ impl ServerHandler for IrisServer {
             .collect();
         let more = page.len() > page_size;
         page.truncate(page_size);
+        if !more && self.offers_questions(&registry, &context) {
+            page.push(questions::listing());
+        }
         let mut result = ListToolsResult::with_all_items(page);
         if more {
             result.next_cursor = Some((start + page_size).to_string());
@@ -790,6 +787,23 @@ impl ServerHandler for IrisServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        if questions::is_ask_question(&request.name)
+            && self.options.questions
+            && self.executor.registry().resolve(&request.name).is_none()
+        {
+            // Run control: the executor (hooks, middleware, policy) never
+            // sees the question.
+            let arguments = Value::Object(request.arguments.unwrap_or_default());
+            let result = questions::ask(
+                &arguments,
+                &call_id,
+                &self.run_id,
+                self.options.approval_timeout,
+                &context,
+            )
+            .await;
+            return Ok(CallToolResponse::Complete(to_mcp(&result)));
+        }
         // Each session opens only the artifacts its own results named.
         let ledger = self.executor.ledger();
         iris_runtime::artifacts::scope::scope_run(ledger, &self.run_id);
@@ -847,7 +861,7 @@ impl ServerHandler for IrisServer {
 
 #[cfg(test)]
 mod tests {
-    use super::for_person;
+    use iris_runtime::__wings::for_person;
 
     /// A call's arguments as a person is asked about them (finding: the
     /// text was unbounded and bidirectional controls passed raw, so a

@@ -32,3 +32,6 @@ mod hostile;
 
 #[path = "mcp/http_server.rs"]
 mod http_server;
+
+#[path = "mcp/questions.rs"]
+mod questions;
