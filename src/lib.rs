@@ -78,8 +78,8 @@ pub mod executor {
 #[cfg(feature = "runtime")]
 pub mod permissions {
     pub use iris_runtime::{
-        ApprovalDecision, ApprovalRequest, Permission, PermissionPolicy, PermissionRequest, Rule,
-        RulePolicy, arguments_hash,
+        ApprovalDecision, ApprovalRequest, CeilingReach, Permission, PermissionPolicy,
+        PermissionRequest, PolicyCeiling, Rule, RulePolicy, arguments_hash,
     };
 }
 

@@ -163,6 +163,27 @@ pub enum RuntimeError {
         /// Some of the deferred tools.
         deferred: String,
     },
+    /// Two things an agent offers the model share a name (a child agent
+    /// and a tool, or two child agents).
+    #[error(
+        "`{name}` names both {first} and {second}; the model could not tell them apart: rename one"
+    )]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// What had it first, in words.
+        first: String,
+        /// What had it too, in words.
+        second: String,
+    },
+    /// A name the model cannot call.
+    #[error("`{name}` cannot be offered to a model: {why}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// No eager tool besides `tool_search`.
     #[error(
         "all {count} tools are deferred; keep at least one tool besides `tool_search` eager so the model can act before it searches"

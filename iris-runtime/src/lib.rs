@@ -42,8 +42,8 @@ mod temp_name;
 pub use artifacts::ArtifactStore;
 pub use error::RuntimeError;
 pub use executor::permissions::{
-    ApprovalDecision, ApprovalRequest, Permission, PermissionPolicy, PermissionRequest, Rule,
-    RulePolicy, arguments_hash, waiting_words,
+    ApprovalDecision, ApprovalRequest, CeilingReach, Permission, PermissionPolicy,
+    PermissionRequest, PolicyCeiling, Rule, RulePolicy, arguments_hash, waiting_words,
 };
 pub use executor::{ExecutorConfig, ToolExecutor, ToolExecutorBuilder, ToolOutcome};
 pub use hooks::{

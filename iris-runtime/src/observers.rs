@@ -106,6 +106,40 @@ pub enum RunEvent {
         /// How it ended.
         ending: crate::question::QuestionEnding,
     },
+    /// A child agent started on a delegation (run control, beside the
+    /// executor). Waiting for a person is never its end.
+    ChildStarted {
+        /// The run at the root of the tree.
+        root_run_id: RunId,
+        /// The child's run.
+        run_id: RunId,
+        /// The run that delegated.
+        parent_run_id: RunId,
+        /// The call that delegated.
+        parent_call_id: String,
+        /// The child agent's name.
+        agent: String,
+        /// How deep it runs (1 for a child of the root).
+        depth: u32,
+    },
+    /// A child agent's delegation ended (not a pause).
+    ChildEnded {
+        /// The run at the root of the tree.
+        root_run_id: RunId,
+        /// The child's run.
+        run_id: RunId,
+        /// The run that delegated.
+        parent_run_id: RunId,
+        /// The call that delegated.
+        parent_call_id: String,
+        /// The child agent's name.
+        agent: String,
+        /// How deep it ran.
+        depth: u32,
+        /// How: `finished`, `max_steps`, `max_tokens`, `deadline`,
+        /// `cancelled` or `failed`.
+        ending: String,
+    },
     /// A hook ran, and how it answered.
     HookFired {
         /// The run.

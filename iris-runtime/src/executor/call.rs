@@ -223,11 +223,7 @@ impl<'t> Call<'t> {
     /// after.
     fn admit(&self, ex: &ToolExecutor, read_only: bool, cx: &ToolContext) -> Admission {
         let staged = ex.inner.staged.includes(self.definition) || self.journal(cx).is_some();
-        match ex
-            .inner
-            .policy
-            .check(&self.permission_request(read_only, cx))
-        {
+        match ex.permission(&self.permission_request(read_only, cx), cx) {
             Permission::Allow if staged => Admission::Staged,
             Permission::Allow => match claim(ex, &self.id, cx) {
                 Ok(()) => Admission::Start,
@@ -496,11 +492,7 @@ impl<'t> Call<'t> {
                 cx.run_id()
             ));
         }
-        match ex
-            .inner
-            .policy
-            .check(&self.permission_request(read_only, cx))
-        {
+        match ex.permission(&self.permission_request(read_only, cx), cx) {
             Permission::Deny { reason } => {
                 return refuse(format!(
                     "refused at the last check before running: {reason}"

@@ -33,7 +33,10 @@ pub use call::{CallPlan, PlannedHook};
 pub use pending::{
     DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS, DEFAULT_MAX_PENDING_APPROVALS_PER_RUN,
 };
-use permissions::{ApprovalDecision, ApprovalRequest, PermissionPolicy, RulePolicy};
+use permissions::{
+    ApprovalDecision, ApprovalRequest, Permission, PermissionPolicy, PermissionRequest,
+    PolicyCeiling, RulePolicy,
+};
 use stages::Staged;
 
 /// What the executor returns for one call.
@@ -420,6 +423,27 @@ impl ToolExecutor {
     #[must_use]
     pub fn has_observers(&self) -> bool {
         !self.inner.observers.is_empty()
+    }
+
+    /// The executor's permission policy.
+    #[must_use]
+    pub fn policy(&self) -> Arc<dyn PermissionPolicy> {
+        Arc::clone(&self.inner.policy)
+    }
+
+    /// The policy's answer for `request`, made stricter by the ceiling the
+    /// context carries (the policies of the agents that delegated to this
+    /// one), if any.
+    pub(crate) fn permission(
+        &self,
+        request: &PermissionRequest<'_>,
+        cx: &ToolContext,
+    ) -> Permission {
+        let own = self.inner.policy.check(request);
+        match cx.extension::<PolicyCeiling>() {
+            Some(ceiling) => ceiling.check(own, request),
+            None => own,
+        }
     }
 
     /// Hands `event` to the observers (for events of the run loop, such as

@@ -1,8 +1,8 @@
 //! Permission policies and the approvals that answer `Ask`.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 
 use iris_core::{Capability, RunId, ToolDefinition, ToolName};
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,71 @@ pub enum Permission {
 pub trait PermissionPolicy: Send + Sync + 'static {
     /// The decision for this call.
     fn check(&self, request: &PermissionRequest<'_>) -> Permission;
+}
+
+/// Policies above the executor's own for the calls of one context: a
+/// child agent's calls carry the policies of the agents that delegated to
+/// it, so that a child never does what an ancestor may not. Put in the
+/// context as an extension
+/// ([`ToolContextBuilder::extension`](iris_core::ToolContextBuilder::extension));
+/// the strictest answer of the executor's policy and these wins (deny over
+/// ask over allow).
+#[derive(Clone, Default)]
+pub struct PolicyCeiling {
+    policies: Vec<(Arc<dyn PermissionPolicy>, CeilingReach)>,
+}
+
+/// How much of an ancestor's policy a ceiling carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CeilingReach {
+    /// Every answer: what it asks about asks, what it denies is denied.
+    Whole,
+    /// Only its denials (the host widened what the descendant may do; deny
+    /// rules still hold for every descendant).
+    DenialsOnly,
+}
+
+impl std::fmt::Debug for PolicyCeiling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyCeiling")
+            .field("policies", &self.policies.len())
+            .finish()
+    }
+}
+
+impl PolicyCeiling {
+    /// This ceiling with `policy` above it too.
+    #[must_use]
+    pub fn with(mut self, policy: Arc<dyn PermissionPolicy>, reach: CeilingReach) -> Self {
+        self.policies.push((policy, reach));
+        self
+    }
+
+    /// The strictest of `own` and every policy of the ceiling for `request`.
+    #[must_use]
+    pub fn check(&self, own: Permission, request: &PermissionRequest<'_>) -> Permission {
+        self.policies
+            .iter()
+            .fold(own, |strictest, (policy, reach)| {
+                let above = match (policy.check(request), reach) {
+                    (deny @ Permission::Deny { .. }, _) => deny,
+                    (_, CeilingReach::DenialsOnly) => Permission::Allow,
+                    (other, CeilingReach::Whole) => other,
+                };
+                stricter(strictest, above)
+            })
+    }
+}
+
+/// The stricter of two answers: deny over ask over allow (the first of
+/// two alike).
+fn stricter(a: Permission, b: Permission) -> Permission {
+    let rank = |p: &Permission| match p {
+        Permission::Allow => 0,
+        Permission::Ask { .. } => 1,
+        Permission::Deny { .. } => 2,
+    };
+    if rank(&b) > rank(&a) { b } else { a }
 }
 
 /// One rule of a [`RulePolicy`].
@@ -265,8 +330,11 @@ impl ApprovalDecision {
 }
 
 impl ApprovalRequest {
-    /// A request for `call_id` of `run` calling `tool` with `arguments`.
-    pub(crate) fn new(
+    /// A request for `call_id` of `run` calling `tool` with `arguments`:
+    /// the executor makes those of its calls; run control makes those of
+    /// the calls it answers itself (starting a child agent).
+    #[must_use]
+    pub fn new(
         run_id: RunId,
         call_id: String,
         tool: ToolName,
