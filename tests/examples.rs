@@ -132,3 +132,22 @@ fn toolbox_reserves_from_the_shared_stock() {
     assert!(out.contains("c2: only 1 of `MUG-BLUE` left"), "{out}");
     assert!(out.contains("c3: 3"), "{out}");
 }
+
+/// A lead delegates to two children at once; the researcher's question and
+/// the writer's approval pause the run, listed by their paths; a second
+/// process answers, approves and finishes it, and the report is written
+/// once.
+#[cfg(feature = "testing")]
+#[test]
+fn research_team_pauses_on_a_question_and_an_approval_and_finishes_elsewhere() {
+    let out = run_example("research_team");
+    assert!(out.contains("`r1/q1` (researcher) asks"), "{out}");
+    assert!(out.contains("`w1/s1` (writer) wants to run `save_report`"), "{out}");
+    assert!(out.contains("Team report: sales in EU grew 4% / saved report.md"), "{out}");
+    assert!(out.contains("report.md holds 1 line(s)"), "{out}");
+    let processes: std::collections::BTreeSet<&str> = out
+        .lines()
+        .filter_map(|line| line.strip_prefix("[process ")?.split(']').next())
+        .collect();
+    assert_eq!(processes.len(), 2, "two processes: {out}");
+}

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use iris_core::{RunId, ToolContext, ToolContextBuilder, ToolOrigin};
 
 use super::history::ReadHistory;
+use crate::ChildAgent;
 use iris_model::ModelConfig;
 use iris_runtime::RuntimeError;
 use iris_runtime::ToolExecutor;
@@ -52,6 +53,7 @@ pub struct Agent {
     /// it: what a run read is what its later edits are checked against.
     files: std::sync::Mutex<Vec<(PathBuf, Arc<FileService>)>>,
     results_budget: Option<usize>,
+    children: Vec<Arc<ChildAgent>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -63,6 +65,7 @@ impl std::fmt::Debug for Agent {
             .field("max_steps", &self.max_steps)
             .field("tools", &self.executor.registry().len())
             .field("discovery", &self.discovery.is_some())
+            .field("children", &self.children.len())
             .finish_non_exhaustive()
     }
 }
@@ -79,6 +82,7 @@ pub struct AgentBuilder {
     discovery: Option<Arc<Discovery>>,
     origin: Option<PathBuf>,
     results_budget: Option<usize>,
+    children: Vec<ChildAgent>,
 }
 
 impl AgentBuilder {
@@ -129,6 +133,14 @@ impl AgentBuilder {
         self
     }
 
+    /// A child agent the model may hand sub-tasks to, as a tool of the
+    /// child's name (see [`ChildAgent`]). [`build`](Self::build) refuses a
+    /// name that a tool or another child has.
+    pub fn child(mut self, child: ChildAgent) -> Self {
+        self.children.push(child);
+        self
+    }
+
     /// The file the agent was described in (relative paths in it, such as
     /// command hooks' folders, are taken from its folder).
     pub fn origin(mut self, path: impl Into<PathBuf>) -> Self {
@@ -162,6 +174,7 @@ impl AgentBuilder {
                 shared.update(|registry| registry.register(ReadHistory).map(|_| ()))?;
             }
         }
+        check_children(&self.children, &self.executor.registry())?;
         let uses_files = self.executor.registry().tools().any(|tool| {
             let definition = tool.definition_dyn();
             definition.origin() == &ToolOrigin::BuiltIn
@@ -178,8 +191,52 @@ impl AgentBuilder {
             origin: self.origin,
             files: std::sync::Mutex::new(Vec::new()),
             results_budget: self.results_budget,
+            children: self.children.into_iter().map(Arc::new).collect(),
         })
     }
+}
+
+/// Refuses a child whose name the model could not call, or could not tell
+/// from a tool's or another child's.
+fn check_children(children: &[ChildAgent], registry: &ToolRegistry) -> Result<(), RuntimeError> {
+    for (at, child) in children.iter().enumerate() {
+        let name = child.name();
+        if let Err(why) = iris_core::ToolName::new(name.to_owned()) {
+            return Err(RuntimeError::InvalidName {
+                name: name.to_owned(),
+                why: why.to_string(),
+            });
+        }
+        if child.description().trim().is_empty() {
+            return Err(RuntimeError::InvalidName {
+                name: name.to_owned(),
+                why: "the child agent has no description, and the parent model chooses it by its description; give one".to_owned(),
+            });
+        }
+        let second = || format!("child agent `{name}` (agent `{}`)", child.agent().name());
+        if let Some(tool) = registry.resolve(name) {
+            return Err(RuntimeError::DuplicateName {
+                name: name.to_owned(),
+                first: format!("tool `{}`", tool.definition_dyn().name()),
+                second: second(),
+            });
+        }
+        if name == iris_runtime::question::ASK_QUESTION {
+            return Err(RuntimeError::DuplicateName {
+                name: name.to_owned(),
+                first: "the runner's question tool".to_owned(),
+                second: second(),
+            });
+        }
+        if let Some(first) = children[..at].iter().find(|c| c.name() == name) {
+            return Err(RuntimeError::DuplicateName {
+                name: name.to_owned(),
+                first: format!("child agent `{name}` (agent `{}`)", first.agent().name()),
+                second: second(),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl Agent {
@@ -195,6 +252,7 @@ impl Agent {
             discovery: None,
             origin: None,
             results_budget: None,
+            children: Vec::new(),
         }
     }
 
@@ -252,6 +310,17 @@ impl Agent {
     #[must_use]
     pub fn results_budget(&self) -> Option<usize> {
         self.results_budget
+    }
+
+    /// The child agents the model may hand sub-tasks to.
+    pub fn children(&self) -> impl Iterator<Item = &Arc<ChildAgent>> {
+        self.children.iter()
+    }
+
+    /// The child agent named `name`, if the agent has one.
+    #[must_use]
+    pub fn child(&self, name: &str) -> Option<&Arc<ChildAgent>> {
+        self.children.iter().find(|c| c.name() == name)
     }
 
     /// The file the agent was described in, if any.

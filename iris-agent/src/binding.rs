@@ -18,6 +18,8 @@ use iris_runtime::ToolRegistry;
 use iris_runtime::ledger::RunLedger;
 use sha2::{Digest, Sha256};
 
+use crate::Agent;
+use crate::children::child_run_id;
 use crate::error::RunError;
 use crate::seal::Absorb;
 use crate::state::{RunState, Wait, WaitingItem};
@@ -38,12 +40,9 @@ pub(crate) fn remember(ledger: &RunLedger, state: &RunState) {
 /// Checks `state` before it resumes the run `running` names, and ends the
 /// pause it resumes (at once, so two resumes of one pause cannot both
 /// pass). A refused state takes nothing: the right one still resumes.
-pub(crate) fn check(
-    ledger: &RunLedger,
-    registry: &ToolRegistry,
-    state: &RunState,
-    running: &RunId,
-) -> Result<(), RunError> {
+pub(crate) fn check(agent: &Agent, state: &RunState, running: &RunId) -> Result<(), RunError> {
+    let ledger = agent.ledger();
+    let registry = &agent.registry();
     let refuse = |why: String| RunError::StateMismatch {
         run_id: state.run_id.clone(),
         why,
@@ -58,7 +57,7 @@ pub(crate) fn check(
         _ => &[],
     };
     for item in &state.waiting {
-        check_item(registry, state, item, step_calls).map_err(refuse)?;
+        check_item(agent, registry, state, item, step_calls).map_err(refuse)?;
     }
     if let Some(finished) = state
         .finished
@@ -107,6 +106,7 @@ pub(crate) fn check(
 /// call resolves to), its id is the call's, and the call is one the
 /// history's last step made.
 fn check_item(
+    agent: &Agent,
     registry: &ToolRegistry,
     state: &RunState,
     item: &WaitingItem,
@@ -128,9 +128,17 @@ fn check_item(
                     echo(&call.id)
                 ));
             }
+            // A tool's canonical name, or a child agent's (starting one
+            // may wait for approval too).
             let resolved = registry
                 .resolve(&call.name)
-                .map(|tool| tool.definition_dyn().name().clone());
+                .map(|tool| tool.definition_dyn().name().clone())
+                .or_else(|| {
+                    agent
+                        .child(&call.name)
+                        .and_then(|child| child.definition())
+                        .map(|d| d.name().clone())
+                });
             if request.run_id != state.run_id
                 || request.call_id != call.id
                 || resolved.as_ref() != Some(&request.tool)
@@ -156,6 +164,18 @@ fn check_item(
             {
                 return Err(format!(
                     "the questions of call `{}` are for another run or call, or are not what the call asks",
+                    echo(&call.id)
+                ));
+            }
+        }
+        Wait::Child {
+            agent,
+            state: child,
+            ..
+        } => {
+            if *agent != call.name || child.run_id != child_run_id(&state.run_id, &call.id) {
+                return Err(format!(
+                    "the child agent that call `{}` waits on is another agent or run than the call delegated to",
                     echo(&call.id)
                 ));
             }

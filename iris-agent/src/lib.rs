@@ -21,6 +21,7 @@ mod agent;
 #[cfg(feature = "assembly")]
 pub mod assembly;
 mod binding;
+mod children;
 mod durable;
 pub mod engine;
 mod error;
@@ -34,16 +35,18 @@ mod state;
 pub mod store;
 
 pub use agent::{Agent, AgentBuilder};
+pub use children::{ChildAgent, DEFAULT_CHILD_MAX_STEPS};
 pub use engine::Engine;
 pub use error::RunError;
 pub use history::{ReadHistory, read_history};
 pub use run::{
-    AgentRunner, Answerer, DEFAULT_MAX_QUESTIONS, DEFAULT_MAX_STEPS, Questions, RunContext,
+    AgentRunner, Answerer, DEFAULT_MAX_CHILDREN_AT_ONCE, DEFAULT_MAX_DEPTH, DEFAULT_MAX_QUESTIONS,
+    DEFAULT_MAX_STEPS, Delegation, Questions, RunContext,
 };
 pub use seal::{StateKey, StateKeyError};
 pub use state::{
-    FinishedCall, OLDEST_RUN_STATE_VERSION, RUN_STATE_VERSION, RunOutcome, RunState, Wait,
-    WaitingItem,
+    ChildRun, FinishedCall, OLDEST_RUN_STATE_VERSION, PendingItem, RUN_STATE_VERSION, RunOutcome,
+    RunState, Wait, WaitingItem,
 };
 pub use store::{RunStatus, RunStore, StoreError};
 

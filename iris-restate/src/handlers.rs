@@ -54,9 +54,11 @@ pub(crate) async fn run(
 /// none when the durable timer fires first (the run then tells the model it
 /// expired).
 async fn decisions(ctx: &ContextInternal, state: &RunState) -> HandlerResult<Vec<(String, Reply)>> {
-    let mut replies = Vec::with_capacity(state.waiting.len());
-    for item in &state.waiting {
-        let name = keys::decision(&item.id);
+    let pending = state.pending();
+    let mut replies = Vec::with_capacity(pending.len());
+    for pending in &pending {
+        let item = &pending.item;
+        let name = keys::decision(&pending.id);
         let promise = ctx.promise::<Json<Reply>>(&name);
         let expiry = item.question_request().and_then(|r| r.expires_at_ms);
         let reply = match expiry {
@@ -70,7 +72,7 @@ async fn decisions(ctx: &ContextInternal, state: &RunState) -> HandlerResult<Vec
             }
         };
         if let Some(reply) = reply {
-            replies.push((item.id.clone(), reply));
+            replies.push((pending.id.clone(), reply));
         }
     }
     Ok(replies)
@@ -119,10 +121,7 @@ pub(crate) async fn status(ctx: &ContextInternal) -> HandlerResult<Json<RunView>
     let state: Option<Json<RunState>> = ctx.get(keys::STATE).await?;
     let status: Option<Json<RunStatus>> = ctx.get(keys::STATUS).await?;
     let state = state.map(Json::into_inner);
-    let waiting = state
-        .as_ref()
-        .map(|s| s.waiting.clone())
-        .unwrap_or_default();
+    let waiting = state.as_ref().map(RunState::pending).unwrap_or_default();
     Ok(Json(RunView {
         status: status.map(Json::into_inner),
         waiting,

@@ -1,7 +1,7 @@
 //! What the workflow's handlers take and answer, as JSON over Restate's
 //! ingress.
 
-use iris_agent::{RunOutcome, RunState, RunStatus, WaitingItem};
+use iris_agent::{PendingItem, RunOutcome, RunState, RunStatus};
 use iris_runtime::Reply;
 use serde::{Deserialize, Serialize};
 
@@ -70,9 +70,9 @@ impl RunReport {
 pub struct RunView {
     /// `running`, `waiting` or `finished`; `None` before its first step.
     pub status: Option<RunStatus>,
-    /// The items that wait for a person (approvals and questions), with
-    /// what to show.
-    pub waiting: Vec<WaitingItem>,
+    /// The items that wait for a person (approvals and questions, those of
+    /// child agents too), each with the id a reply names and what to show.
+    pub waiting: Vec<PendingItem>,
     /// The run as of its last step boundary.
     pub state: Option<RunState>,
 }

@@ -119,12 +119,7 @@ impl RunStore for SqliteStore {
                 // A run written back waiting keeps the replies recorded for
                 // the items that still wait as they did.
                 let kept: Option<Vec<String>> = match &waiting {
-                    Some(after) => Some(
-                        replies_kept(&row.state(&run)?, after)
-                            .into_iter()
-                            .map(str::to_owned)
-                            .collect(),
-                    ),
+                    Some(after) => Some(replies_kept(&row.state(&run)?, after)),
                     None => None,
                 };
                 let now = now_ms();

@@ -22,6 +22,7 @@ fn state(run: &str) -> RunState {
         waiting: Vec::new(),
         disclosed: Vec::new(),
         usage: Usage::default(),
+        children: Vec::new(),
         seal: None,
     }
 }

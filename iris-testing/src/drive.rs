@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use iris_agent::{AgentRunner, RunContext, RunError, RunOutcome, Wait};
+use iris_agent::{AgentRunner, PendingItem, RunContext, RunError, RunOutcome, Wait};
 use iris_runtime::question::Answer;
 use iris_runtime::{ApprovalDecision, ApprovalRequest, QuestionReply, QuestionRequest, Reply};
 
@@ -51,8 +51,9 @@ pub async fn run_answering(
         let RunOutcome::Waiting(state) = &outcome else {
             break;
         };
-        let mut replies: Vec<(String, Reply)> = Vec::with_capacity(state.waiting.len());
-        for item in &state.waiting {
+        let pending = state.pending();
+        let mut replies: Vec<(String, Reply)> = Vec::with_capacity(pending.len());
+        for entry @ PendingItem { id, item, .. } in &pending {
             let reply = match &item.wait {
                 Wait::Approval { request } => Reply::from(decide(request)),
                 Wait::Question { request } => match answer(request) {
@@ -61,10 +62,8 @@ pub async fn run_answering(
                 },
                 _ => return Ok((outcome, transcript)),
             };
-            replies.push((item.id.clone(), reply));
-        }
-        for (item_id, reply) in &replies {
-            transcript.record_reply(item_id, reply);
+            transcript.record_reply(entry, &reply);
+            replies.push((id.clone(), reply));
         }
         outcome = runner.resume(state.clone(), replies, cx).await?;
         transcript.record(&outcome);

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use iris_agent::{RunOutcome, RunState};
+use iris_agent::{PendingItem, RunOutcome, RunState};
 use iris_core::{RunId, ToolErrorKind};
 use iris_model::Message;
 use iris_runtime::hooks::HookEvent;
@@ -148,7 +148,8 @@ impl Transcript {
             _ => None,
         });
         self.steps = steps(state);
-        for request in state.approvals() {
+        let pending = state.pending();
+        for request in pending.iter().filter_map(|p| p.item.approval_request()) {
             let known = self
                 .approvals
                 .iter()
@@ -160,7 +161,7 @@ impl Transcript {
                 });
             }
         }
-        for request in state.questions() {
+        for request in pending.iter().filter_map(|p| p.item.question_request()) {
             let known = self
                 .questions
                 .iter()
@@ -174,17 +175,25 @@ impl Transcript {
         }
     }
 
-    /// Notes the reply given to waiting item `item_id`: a decision on an
-    /// approval, an answer to a question.
-    pub fn record_reply(&mut self, item_id: &str, reply: &Reply) {
+    /// Notes the reply given to `pending`, an item the run waited on (at
+    /// any depth): a decision on an approval, an answer to a question.
+    pub fn record_reply(&mut self, pending: &PendingItem, reply: &Reply) {
+        let shown = pending.item.request_id();
         match reply {
-            Reply::Decision(decision) => self.record_decision(item_id, decision),
+            Reply::Decision(decision) => {
+                if let Some(approval) = self
+                    .approvals
+                    .iter_mut()
+                    .find(|a| a.request.approval_id == shown)
+                {
+                    approval.decision = Some(decision.clone());
+                }
+            }
             Reply::Answer(answer) => {
                 if let Some(asked) = self
                     .questions
                     .iter_mut()
-                    .rev()
-                    .find(|q| q.request.call_id == item_id)
+                    .find(|q| q.request.question_id == shown)
                 {
                     asked.reply = Some(answer.clone());
                 }

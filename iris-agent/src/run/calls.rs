@@ -5,31 +5,37 @@
 use iris_core::{ToolContext, ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
+use futures_util::StreamExt as _;
 use iris_model::Message;
 use iris_runtime::ToolOutcome;
 
+use super::children::Delegated;
 use super::questions::Asked;
 use super::{AgentRunner, RunContext};
-use crate::{FinishedCall, RunState, WaitingItem, history};
+use crate::{ChildRun, FinishedCall, RunState, WaitingItem, history};
 
 impl AgentRunner {
-    /// Runs `calls`, the last step's, in call order: the finished ones and
-    /// those that wait. Run control's calls never reach the executor, so no
-    /// hook, middleware or permission rule sees them.
+    /// Runs `calls`, the last step's, in call order: the finished ones
+    /// and those that wait, and the runs of child agents that ended. Run
+    /// control's calls (questions, delegations) never reach the executor,
+    /// so no hook, middleware or permission rule of this agent sees them.
     pub(super) async fn run_calls(
         &self,
         state: &RunState,
         calls: Vec<ToolUseBlock>,
         tools_cx: &ToolContext,
         cx: &RunContext,
-    ) -> (Vec<FinishedCall>, Vec<WaitingItem>) {
+    ) -> (Vec<FinishedCall>, Vec<WaitingItem>, Vec<Box<ChildRun>>) {
         let mut ends: Vec<Option<End>> = Vec::with_capacity(calls.len());
         let mut ordinary = Vec::with_capacity(calls.len());
-        let mut control = Vec::new();
+        let mut asked = Vec::new();
+        let mut delegated = Vec::new();
         for (at, call) in calls.into_iter().enumerate() {
             ends.push(None);
-            if self.is_run_control(&call) {
-                control.push((at, call));
+            if self.is_question(&call) {
+                asked.push((at, call));
+            } else if self.is_delegation(&call) {
+                delegated.push((at, call));
             } else {
                 ordinary.push((at, call));
             }
@@ -58,7 +64,7 @@ impl AgentRunner {
                 });
             }
         }
-        for (at, call) in control {
+        for (at, call) in asked {
             ends[at] = Some(match self.ask(&call, state, cx).await {
                 Asked::Finished(result) => End::Finished(FinishedCall {
                     call_id: call.id,
@@ -69,6 +75,19 @@ impl AgentRunner {
                 }
             });
         }
+        let mut children = Vec::new();
+        for (at, call, delegated) in self.run_delegations(delegated, state, cx).await {
+            ends[at] = Some(match delegated {
+                Delegated::Finished(result, child) => {
+                    children.extend(child);
+                    End::Finished(FinishedCall {
+                        call_id: call.id,
+                        result,
+                    })
+                }
+                Delegated::Waiting(item) => End::Waiting(item),
+            });
+        }
         let mut finished = Vec::with_capacity(ends.len());
         let mut waiting = Vec::new();
         for end in ends.into_iter().flatten() {
@@ -77,7 +96,34 @@ impl AgentRunner {
                 End::Waiting(item) => waiting.push(*item),
             }
         }
-        (finished, waiting)
+        (finished, waiting, children)
+    }
+
+    /// Runs the step's delegations: those to concurrency-safe children at
+    /// once (as many as the delegation allows), the rest one at a time, in
+    /// call order.
+    async fn run_delegations(
+        &self,
+        calls: Vec<(usize, ToolUseBlock)>,
+        state: &RunState,
+        cx: &RunContext,
+    ) -> Vec<(usize, ToolUseBlock, Delegated)> {
+        let (together, alone): (Vec<_>, Vec<_>) = calls
+            .into_iter()
+            .partition(|(_, call)| self.is_concurrent_delegation(call));
+        let mut done: Vec<(usize, ToolUseBlock, Delegated)> = futures_util::stream::iter(together)
+            .map(|(at, call)| async move {
+                let delegated = self.delegate(&call, state, cx).await;
+                (at, call, delegated)
+            })
+            .buffered(self.children_at_once())
+            .collect()
+            .await;
+        for (at, call) in alone {
+            let delegated = self.delegate(&call, state, cx).await;
+            done.push((at, call, delegated));
+        }
+        done
     }
 
     /// Appends the results of `calls` and keeps their full text for

@@ -6,7 +6,9 @@
 
 mod answer;
 mod calls;
+mod children;
 mod questions;
+mod replies;
 mod request;
 mod resume;
 mod steps;
@@ -22,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use iris_model::ModelConfig;
 use iris_model::{Model, ModelError, ModelOptions, ToolChoice};
 
+pub use children::{DEFAULT_MAX_CHILDREN_AT_ONCE, DEFAULT_MAX_DEPTH, Delegation};
 pub use questions::{Answerer, DEFAULT_MAX_QUESTIONS, Questions};
 
 use crate::durable::Durable;
@@ -87,6 +90,11 @@ pub struct AgentRunner {
     /// That a person answers questions, and how; `None`: the model is
     /// never offered `ask_question`.
     questions: Option<Questions>,
+    /// How far delegation to child agents goes.
+    delegation: Delegation,
+    /// Where this runner runs in a tree of agents: the root's run and the
+    /// depth (0 for a root), with what a child's runner is held to.
+    place: children::Place,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -102,7 +110,11 @@ impl AgentRunner {
     /// A runner of `agent` asking `model`; sampling options come from the
     /// agent's model configuration.
     pub fn new(agent: impl Into<Arc<Agent>>, model: impl Model) -> Self {
-        let agent = agent.into();
+        Self::from_parts(agent.into(), Arc::new(model))
+    }
+
+    /// A runner of `agent` asking `model`.
+    fn from_parts(agent: Arc<Agent>, model: Arc<dyn Model>) -> Self {
         let options = ModelOptions {
             temperature: agent.model().and_then(|m| m.temperature),
             max_tokens: agent.model().and_then(|m| m.max_tokens),
@@ -111,7 +123,7 @@ impl AgentRunner {
         };
         Self {
             agent,
-            model: Arc::new(model),
+            model,
             options,
             state_key: None,
             durable: None,
@@ -119,6 +131,8 @@ impl AgentRunner {
             lease: None,
             engine: None,
             questions: None,
+            delegation: Delegation::default(),
+            place: children::Place::default(),
         }
     }
 
@@ -139,7 +153,18 @@ impl AgentRunner {
             lease: self.lease,
             engine: Some(engine),
             questions: self.questions.clone(),
+            delegation: self.delegation,
+            place: self.place.clone(),
         }
+    }
+
+    /// How far this runner's runs delegate to child agents (by default
+    /// [`DEFAULT_MAX_DEPTH`]: the agent's children are offered, and they
+    /// delegate no further), and how many children run at once.
+    #[must_use]
+    pub fn with_delegation(mut self, delegation: Delegation) -> Self {
+        self.delegation = delegation;
+        self
     }
 
     /// Says a person can answer this runner's runs: the model is offered

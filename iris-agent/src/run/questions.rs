@@ -112,9 +112,16 @@ pub(super) enum Asked {
 }
 
 impl AgentRunner {
-    /// Whether `call` is one run control answers rather than the executor.
-    pub(super) fn is_run_control(&self, call: &ToolUseBlock) -> bool {
+    /// Whether `call` asks the person a question (run control's, where a
+    /// person can answer).
+    pub(super) fn is_question(&self, call: &ToolUseBlock) -> bool {
         self.questions.is_some() && call.name == ASK_QUESTION
+    }
+
+    /// Whether `call` is one run control answers rather than the executor:
+    /// a question or a delegation to a child agent.
+    pub(super) fn is_run_control(&self, call: &ToolUseBlock) -> bool {
+        self.is_question(call) || self.is_delegation(call)
     }
 
     /// Run control's answer to the model's `ask_question` call: an

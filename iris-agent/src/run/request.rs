@@ -43,6 +43,8 @@ impl AgentRunner {
             }
             tools.push(iris_runtime::question::ask_question_spec());
         }
+        // Child agents: run control too, never discovery candidates.
+        tools.extend(self.child_specs());
         Ok((
             tools,
             self.context_offering(cx, state.run_id.clone(), offered)?,
@@ -81,6 +83,10 @@ impl AgentRunner {
             .extension(cx.cancel.clone());
         if let Some(journaled) = self.journaled() {
             builder = builder.extension(journaled);
+        }
+        if let Some(ceiling) = &self.place.ceiling {
+            // A child's calls answer to every agent above it too.
+            builder = builder.extension(ceiling.clone());
         }
         Ok(builder.build())
     }

@@ -5,18 +5,16 @@ use iris_core::{ToolContext, ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
 use iris_model::Message;
-use iris_runtime::{
-    ApprovalDecision, ApprovalRequest, QuestionRequest, Reply, RuntimeError, ToolOutcome,
-};
+use iris_runtime::{ApprovalDecision, ApprovalRequest, Reply, RuntimeError, ToolOutcome};
 
 use super::calls::{last_calls, tool_messages};
-use super::questions::Asked;
+use super::replies::{checked_replies, expired};
 use super::{AgentRunner, RunContext};
 use crate::durable::{self, Journal};
 use crate::store::{self, RunStatus};
 use crate::{
     FinishedCall, OLDEST_RUN_STATE_VERSION, RUN_STATE_VERSION, RunError, RunOutcome, RunState,
-    Wait, WaitingItem, binding, history,
+    WaitingItem, binding, history,
 };
 
 impl AgentRunner {
@@ -134,17 +132,13 @@ impl AgentRunner {
                 ),
             });
         }
-        let mut replies = checked_replies(&state, replies)?;
+        let replies = checked_replies(&state, replies)?;
         let now = self.now_for(&state).await?;
-        let expired = |item: &WaitingItem| {
-            item.question_request()
-                .is_some_and(|request| request.expired_at(now))
-        };
-        if let Some(first) = state.waiting.first()
-            && !state
-                .waiting
+        let pending = state.pending();
+        if let Some(first) = pending.first()
+            && !pending
                 .iter()
-                .any(|item| replies.contains_key(&item.id) || expired(item))
+                .any(|p| replies.contains_key(&p.id) || expired(&p.item, now))
         {
             return Err(RunError::MissingDecision {
                 call_id: first.id.clone(),
@@ -158,12 +152,7 @@ impl AgentRunner {
                     why: why.to_owned(),
                 })?;
         }
-        binding::check(
-            self.agent.ledger(),
-            &self.agent.registry(),
-            &state,
-            &cx.run_id,
-        )?;
+        binding::check(&self.agent, &state, &cx.run_id)?;
         self.restore(&state);
         // From here the state is written in this version's shape.
         state.version = RUN_STATE_VERSION;
@@ -172,35 +161,9 @@ impl AgentRunner {
         // crash keeps what had finished and asks the journal for the rest.
         self.keep(journal, &state, RunStatus::Running).await?;
         let tools_cx = self.tool_context(cx, &state.disclosed)?;
-        let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
-            .into_iter()
-            .map(|f| (f.call_id, f.result))
-            .collect();
-        let mut still_waiting = Vec::new();
-        for item in std::mem::take(&mut state.waiting) {
-            let reply = replies.remove(&item.id);
-            match (item.wait, reply) {
-                (Wait::Approval { request }, Some(Reply::Decision(decision))) => {
-                    let (call_id, result) = self
-                        .run_decided(&item.call, &request, decision, &tools_cx)
-                        .await?;
-                    results.insert(call_id, result);
-                }
-                (Wait::Question { request }, Some(Reply::Answer(answer)))
-                    if !request.expired_at(now) =>
-                {
-                    results.insert(item.call.id, self.settle(&request, Some(&answer)));
-                }
-                (Wait::Question { request }, _) if request.expired_at(now) => {
-                    results.insert(item.call.id, self.settle(&request, None));
-                }
-                (wait, _) => still_waiting.push(WaitingItem {
-                    id: item.id,
-                    call: item.call,
-                    wait,
-                }),
-            }
-        }
+        let (mut results, still_waiting) = self
+            .apply_replies(&mut state, replies, now, &tools_cx, cx)
+            .await?;
         if !still_waiting.is_empty() {
             // Some items have their replies and the rest wait on: what ran
             // is kept as finished and never runs again.
@@ -221,9 +184,11 @@ impl AgentRunner {
     /// reading on an engine (a replay decides as the first attempt did),
     /// the clock otherwise; asked only when a waiting question expires.
     async fn now_for(&self, state: &RunState) -> Result<u64, RunError> {
-        let expires = state
-            .questions()
-            .any(|request| request.expires_at_ms.is_some());
+        let expires = state.pending().iter().any(|p| {
+            p.item
+                .question_request()
+                .is_some_and(|request| request.expires_at_ms.is_some())
+        });
         if expires {
             self.clock_ms().await
         } else {
@@ -281,12 +246,10 @@ impl AgentRunner {
             .into_iter()
             .map(|f| (f.call_id, f.result))
             .collect();
-        let asked: FxHashMap<String, QuestionRequest> = std::mem::take(&mut state.waiting)
+        let kept: FxHashMap<String, WaitingItem> = std::mem::take(&mut state.waiting)
             .into_iter()
-            .filter_map(|item| match item.wait {
-                Wait::Question { request } => Some((item.call.id, request)),
-                _ => None,
-            })
+            .filter(|item| self.is_run_control(&item.call))
+            .map(|item| (item.call.id.clone(), item))
             .collect();
         let open_calls = last_calls(&state).to_vec();
         if !open_calls.is_empty() {
@@ -327,31 +290,8 @@ impl AgentRunner {
                     }
                 }
             }
-            for call in control {
-                let Some(request) = asked.get(&call.id) else {
-                    // Cut off before it was asked: ask it now.
-                    match self.ask(&call, &state, cx).await {
-                        Asked::Finished(result) => {
-                            results.insert(call.id.clone(), result);
-                        }
-                        Asked::Waiting(request) => {
-                            state.waiting.push(WaitingItem::question(call, request));
-                        }
-                    }
-                    continue;
-                };
-                match replies.remove(&call.id) {
-                    Some(Reply::Answer(answer)) if request.check(&answer).is_ok() => {
-                        results.insert(call.id.clone(), self.settle(request, Some(&answer)));
-                    }
-                    _ if request.expired_at(store::now_ms()) => {
-                        results.insert(call.id.clone(), self.settle(request, None));
-                    }
-                    _ => state
-                        .waiting
-                        .push(WaitingItem::question(call, request.clone())),
-                }
-            }
+            self.take_over_control(&mut state, control, kept, &mut replies, &mut results, cx)
+                .await;
             if !state.waiting.is_empty() {
                 // In call order, as a fresh pause lists them.
                 state.waiting.sort_by_key(|item| {
@@ -423,7 +363,7 @@ impl AgentRunner {
 
 /// Whether `err` refused a resume before anything ran (the run waits as
 /// before).
-fn refused_before_running(err: &RunError) -> bool {
+pub(super) fn refused_before_running(err: &RunError) -> bool {
     matches!(
         err,
         RunError::MissingDecision { .. }
@@ -432,29 +372,6 @@ fn refused_before_running(err: &RunError) -> bool {
             | RunError::WrongState { .. }
             | RunError::StateMismatch { .. }
     )
-}
-
-/// The replies by item id, each checked against its item: a decision for
-/// an approval, an answer among the choices for a question.
-fn checked_replies(
-    state: &RunState,
-    replies: Vec<(String, Reply)>,
-) -> Result<FxHashMap<String, Reply>, RunError> {
-    let mut checked = FxHashMap::default();
-    for (id, reply) in replies {
-        let Some(item) = state.waiting.iter().find(|item| item.id == id) else {
-            return Err(RunError::UnknownDecision {
-                waiting: store::waiting_calls(state),
-                call_id: id,
-            });
-        };
-        item.fits(&reply).map_err(|why| RunError::WrongReply {
-            item_id: id.clone(),
-            why,
-        })?;
-        checked.insert(id, reply);
-    }
-    Ok(checked)
 }
 
 /// The results of `calls` that have one, in call order, taken out of

@@ -4,7 +4,7 @@
 use iris_model::{Message, Usage};
 
 use super::calls::last_calls;
-use super::{AgentRunner, DEFAULT_MAX_STEPS, RunContext};
+use super::{AgentRunner, RunContext};
 use crate::durable::Journal;
 use crate::store::RunStatus;
 use crate::{RUN_STATE_VERSION, RunError, RunOutcome, RunState};
@@ -20,17 +20,28 @@ impl AgentRunner {
         input: impl Into<String>,
         cx: &RunContext,
     ) -> Result<RunOutcome, RunError> {
+        self.start(vec![Message::User { text: input.into() }], cx)
+            .await
+    }
+
+    /// Starts a run whose history begins with `messages`.
+    pub(super) async fn start(
+        &self,
+        messages: Vec<Message>,
+        cx: &RunContext,
+    ) -> Result<RunOutcome, RunError> {
         let tools_cx = self.tool_context(cx, &[])?;
         let state = RunState {
             version: RUN_STATE_VERSION,
             agent: self.agent.name().to_owned(),
             run_id: cx.run_id.clone(),
             step: 0,
-            messages: vec![Message::User { text: input.into() }],
+            messages,
             finished: Vec::new(),
             waiting: Vec::new(),
             disclosed: Vec::new(),
             usage: Usage::default(),
+            children: Vec::new(),
             seal: None,
         };
         // Stored before anything runs: a run id already taken is refused
@@ -58,12 +69,13 @@ impl AgentRunner {
         cx: &RunContext,
         journal: &mut Option<Journal<'_>>,
     ) -> Result<RunOutcome, RunError> {
-        let max_steps = self.agent.max_steps().unwrap_or(DEFAULT_MAX_STEPS);
+        let max_steps = self.max_steps();
         loop {
             if cx.cancel.is_cancelled() {
                 return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
             }
-            if state.step >= max_steps {
+            // A child's token budget ends it as its step limit does.
+            if state.step >= max_steps || self.out_of_tokens(&state.usage) {
                 return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
             }
             let (tools, tools_cx) = self.offer(&state, cx)?;
@@ -97,7 +109,10 @@ impl AgentRunner {
                 tool_calls: calls.clone(),
             });
             self.keep(journal, &state, RunStatus::Running).await?;
-            let (finished, waiting) = self.run_calls(&state, calls, &tools_cx, cx).await;
+            let (finished, waiting, children) = self.run_calls(&state, calls, &tools_cx, cx).await;
+            for child in children {
+                state.keep_child(Some(child));
+            }
             if let Some(discovery) = self.agent.discovery() {
                 state.disclosed = discovery.disclosed(&state.run_id);
             }

@@ -53,12 +53,35 @@ pub struct RunState {
     pub waiting: Vec<WaitingItem>,
     /// Deferred tools disclosed so far, in disclosure order.
     pub disclosed: Vec<ToolName>,
-    /// Tokens used so far.
+    /// Tokens used so far, those of the child agents it delegated to
+    /// included.
     pub usage: Usage,
+    /// The child agents' runs that ended, in the order they ended: kept
+    /// apart from the history (the model read only their output), each
+    /// with its own history, steps and usage.
+    pub children: Vec<ChildRun>,
     /// The runner's seal of everything above, when it has a
     /// [`StateKey`](crate::StateKey): a runner with the key resumes only a
     /// state whose seal verifies.
     pub seal: Option<String>,
+}
+
+/// A child agent's run that ended, kept beside the run that delegated to
+/// it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildRun {
+    /// The call that delegated.
+    pub call_id: String,
+    /// The child agent's name.
+    pub agent: String,
+    /// How deep it ran (1 for a child of the root).
+    pub depth: u32,
+    /// How it ended: `finished`, `max_steps`, `max_tokens`, `deadline` or
+    /// `cancelled`.
+    pub ending: String,
+    /// Its run as it ended (its run id derived from the delegating run and
+    /// call).
+    pub state: RunState,
 }
 
 /// A call of the paused step that has its result.
@@ -99,6 +122,17 @@ pub enum Wait {
         /// What the person is asked.
         request: QuestionRequest,
     },
+    /// A child agent the call delegated to, which waits itself: its own
+    /// waiting items are listed with the rest by [`RunState::pending`] and
+    /// replied to by their path (`call id/item id`).
+    Child {
+        /// The child agent's name, as the model called it.
+        agent: String,
+        /// How deep the child runs (1 for a child of the root).
+        depth: u32,
+        /// The child's run, as it stands.
+        state: Box<RunState>,
+    },
 }
 
 impl WaitingItem {
@@ -122,12 +156,27 @@ impl WaitingItem {
         }
     }
 
+    /// An item for `call`, which delegated to child agent `agent` at
+    /// `depth`, whose run waits as `state`.
+    #[must_use]
+    pub fn child(call: ToolUseBlock, agent: String, depth: u32, state: RunState) -> Self {
+        Self {
+            id: call.id.clone(),
+            call,
+            wait: Wait::Child {
+                agent,
+                depth,
+                state: Box::new(state),
+            },
+        }
+    }
+
     /// The approval request, when the item waits for one.
     #[must_use]
     pub fn approval_request(&self) -> Option<&ApprovalRequest> {
         match &self.wait {
             Wait::Approval { request } => Some(request),
-            Wait::Question { .. } => None,
+            _ => None,
         }
     }
 
@@ -136,7 +185,16 @@ impl WaitingItem {
     pub fn question_request(&self) -> Option<&QuestionRequest> {
         match &self.wait {
             Wait::Question { request } => Some(request),
-            Wait::Approval { .. } => None,
+            _ => None,
+        }
+    }
+
+    /// The child's run, when the item is a child agent that waits.
+    #[must_use]
+    pub fn child_state(&self) -> Option<&RunState> {
+        match &self.wait {
+            Wait::Child { state, .. } => Some(state),
+            _ => None,
         }
     }
 
@@ -147,6 +205,7 @@ impl WaitingItem {
         match &self.wait {
             Wait::Approval { request } => &request.approval_id,
             Wait::Question { request } => &request.question_id,
+            Wait::Child { state, .. } => state.run_id.as_str(),
         }
     }
 
@@ -178,32 +237,132 @@ impl WaitingItem {
                 "it is a question, and a decision does not answer it; reply with a `QuestionReply`"
                     .to_owned(),
             ),
+            (Wait::Child { state, .. }, _) => Err(format!(
+                "it is a child agent that waits on its own items ({}); reply to those, by their ids",
+                state
+                    .pending()
+                    .iter()
+                    .map(|p| format!("`{}/{}`", self.id, p.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
         }
     }
 
-    /// The kind of wait, in a word: `approval` or `question`.
+    /// The kind of wait, in a word: `approval`, `question` or `child`.
     #[must_use]
     pub fn kind(&self) -> &'static str {
         match &self.wait {
             Wait::Approval { .. } => "approval",
             Wait::Question { .. } => "question",
+            Wait::Child { .. } => "child",
         }
     }
 }
 
 impl RunState {
-    /// The approval requests the run waits on, in call order.
+    /// The approval requests of the run's own calls that wait, in call
+    /// order (see [`RunState::pending`] for those of its child agents too).
     pub fn approvals(&self) -> impl Iterator<Item = &ApprovalRequest> {
         self.waiting
             .iter()
             .filter_map(WaitingItem::approval_request)
     }
 
-    /// The questions the run waits on, in call order.
+    /// The questions of the run's own calls that wait, in call order (see
+    /// [`RunState::pending`] for those of its child agents too).
     pub fn questions(&self) -> impl Iterator<Item = &QuestionRequest> {
         self.waiting
             .iter()
             .filter_map(WaitingItem::question_request)
+    }
+
+    /// Everything a person must reply to before the run goes on: the
+    /// approvals and questions of the run and of every child agent that
+    /// waits in it, at any depth, flat, in call order, each with the id a
+    /// reply names.
+    #[must_use]
+    pub fn pending(&self) -> Vec<PendingItem> {
+        let mut flat = Vec::new();
+        collect_pending(self, "", &[], &mut flat);
+        flat
+    }
+
+    /// Keeps `child`, a child agent's run that ended, beside this run: its
+    /// tokens count as this run's.
+    pub(crate) fn keep_child(&mut self, child: Option<Box<ChildRun>>) {
+        if let Some(child) = child {
+            self.usage += child.state.usage;
+            self.children.push(*child);
+        }
+    }
+
+    /// The run of the child agent `run_id` names, ended or waiting, at any
+    /// depth below this run.
+    #[must_use]
+    pub fn child_run(&self, run_id: &RunId) -> Option<&RunState> {
+        let ended = self.children.iter().map(|child| &child.state);
+        let waiting = self.waiting.iter().filter_map(WaitingItem::child_state);
+        for state in ended.chain(waiting) {
+            if state.run_id == *run_id {
+                return Some(state);
+            }
+            if let Some(found) = state.child_run(run_id) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// The item `id` names ([`RunState::pending`]'s ids), at any depth.
+    #[must_use]
+    pub fn find_pending(&self, id: &str) -> Option<&WaitingItem> {
+        let (head, rest) = match id.split_once('/') {
+            Some((head, rest)) => (head, Some(rest)),
+            None => (id, None),
+        };
+        let item = self.waiting.iter().find(|item| item.id == head)?;
+        match (rest, &item.wait) {
+            (None, Wait::Child { .. })
+            | (Some(_), Wait::Approval { .. } | Wait::Question { .. }) => None,
+            (None, _) => Some(item),
+            (Some(rest), Wait::Child { state, .. }) => state.find_pending(rest),
+        }
+    }
+}
+
+/// One item a run waits on, anywhere in its tree, as
+/// [`RunState::pending`] lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingItem {
+    /// What a reply names: the item's id after the ids of the calls that
+    /// delegated to the child agents it waits in (`c3/c1`).
+    pub id: String,
+    /// The run the item waits in (the root's, or a child's).
+    pub run_id: RunId,
+    /// The child agents it waits in, outermost first (empty for the run's
+    /// own items).
+    pub agents: Vec<String>,
+    /// The item, with what to show.
+    pub item: WaitingItem,
+}
+
+fn collect_pending(state: &RunState, prefix: &str, agents: &[String], flat: &mut Vec<PendingItem>) {
+    for item in &state.waiting {
+        let id = format!("{prefix}{}", item.id);
+        match &item.wait {
+            Wait::Child { agent, state, .. } => {
+                let mut inner = agents.to_vec();
+                inner.push(agent.clone());
+                collect_pending(state, &format!("{id}/"), &inner, flat);
+            }
+            _ => flat.push(PendingItem {
+                id,
+                run_id: state.run_id.clone(),
+                agents: agents.to_vec(),
+                item: item.clone(),
+            }),
+        }
     }
 }
 

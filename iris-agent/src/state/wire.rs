@@ -8,7 +8,7 @@ use iris_model::{Message, Usage};
 use iris_runtime::ApprovalRequest;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{FinishedCall, RunState, Wait, WaitingItem};
+use super::{ChildRun, FinishedCall, RunState, Wait, WaitingItem};
 
 /// The version whose waiting part is `pending`: approvals only.
 const PENDING_VERSION: u32 = 1;
@@ -30,6 +30,8 @@ struct StateOut<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     disclosed: &'a [ToolName],
     usage: &'a Usage,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    children: &'a [ChildRun],
     #[serde(skip_serializing_if = "Option::is_none")]
     seal: Option<&'a str>,
 }
@@ -59,6 +61,8 @@ struct StateIn {
     disclosed: Vec<ToolName>,
     usage: Usage,
     #[serde(default)]
+    children: Vec<ChildRun>,
+    #[serde(default)]
     seal: Option<String>,
 }
 
@@ -79,7 +83,7 @@ impl Serialize for RunState {
                         call: &item.call,
                         request,
                     }),
-                    Wait::Question { .. } => None,
+                    _ => None,
                 })
                 .collect()
         } else {
@@ -96,6 +100,7 @@ impl Serialize for RunState {
             waiting: if old { &[] } else { &self.waiting },
             disclosed: &self.disclosed,
             usage: &self.usage,
+            children: &self.children,
             seal: self.seal.as_deref(),
         }
         .serialize(serializer)
@@ -128,6 +133,7 @@ impl<'de> Deserialize<'de> for RunState {
             waiting,
             disclosed: read.disclosed,
             usage: read.usage,
+            children: read.children,
             seal: read.seal,
         })
     }

@@ -233,9 +233,7 @@ impl RunStore for MemoryStore {
             let now = now_ms();
             if status == RunStatus::Waiting {
                 let kept = replies_kept(&stored.state, state);
-                stored
-                    .decisions
-                    .retain(|(id, _)| kept.contains(&id.as_str()));
+                stored.decisions.retain(|(id, _)| kept.contains(id));
             }
             stored.state = state.clone();
             stored.status = status;

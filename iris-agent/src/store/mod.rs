@@ -351,7 +351,7 @@ pub fn check_reply(
     item_id: &str,
     reply: &Reply,
 ) -> Result<(), StoreError> {
-    let item = state.waiting.iter().find(|item| item.id == item_id);
+    let item = state.find_pending(item_id);
     let Some(item) = item.filter(|_| status == RunStatus::Waiting) else {
         return Err(StoreError::NotWaiting {
             waiting: if status == RunStatus::Waiting {
@@ -378,17 +378,16 @@ pub fn check_reply(
 /// any, keeps the replies recorded for the rest; a new pause starts with
 /// none. For stores.
 #[must_use]
-pub fn replies_kept<'a>(before: &RunState, after: &'a RunState) -> Vec<&'a str> {
+pub fn replies_kept(before: &RunState, after: &RunState) -> Vec<String> {
+    let was = before.pending();
     after
-        .waiting
-        .iter()
+        .pending()
+        .into_iter()
         .filter(|item| {
-            before
-                .waiting
-                .iter()
-                .any(|was| was.id == item.id && was.request_id() == item.request_id())
+            was.iter()
+                .any(|w| w.id == item.id && w.item.request_id() == item.item.request_id())
         })
-        .map(|item| item.id.as_str())
+        .map(|item| item.id)
         .collect()
 }
 
@@ -397,11 +396,11 @@ pub fn replies_kept<'a>(before: &RunState, after: &'a RunState) -> Vec<&'a str> 
 #[must_use]
 pub fn waiting_calls(state: &RunState) -> String {
     let items: Vec<String> = state
-        .waiting
+        .pending()
         .iter()
-        .map(|item| match &item.wait {
-            Wait::Approval { request } => format!("`{}` (`{}`)", item.id, request.tool),
-            Wait::Question { .. } => format!("`{}` (a question)", item.id),
+        .map(|pending| match &pending.item.wait {
+            Wait::Approval { request } => format!("`{}` (`{}`)", pending.id, request.tool),
+            _ => format!("`{}` (a question)", pending.id),
         })
         .collect();
     match items.as_slice() {

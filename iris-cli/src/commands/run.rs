@@ -18,7 +18,9 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use iris_agent::assembly::Assembly;
-use iris_agent::{AgentRunner, Questions, RunContext, RunOutcome, RunState, StateKey, Wait};
+use iris_agent::{
+    AgentRunner, PendingItem, Questions, RunContext, RunOutcome, RunState, StateKey, Wait,
+};
 use iris_core::RunId;
 use iris_runtime::Reply;
 use iris_runtime::observers::{RunEvent, RunEventObserver};
@@ -311,11 +313,12 @@ async fn go_on(
 /// # Errors
 /// An `--answer` that does not fit its question.
 fn replies(state: &RunState, options: &Options) -> Result<Option<Vec<(String, Reply)>>, String> {
-    let mut replies = Vec::with_capacity(state.waiting.len());
-    for item in &state.waiting {
+    let pending = state.pending();
+    let mut replies = Vec::with_capacity(pending.len());
+    for PendingItem { id, item, .. } in &pending {
         let reply = match &item.wait {
             Wait::Approval { request } => decide(request, options.decide).map(Reply::from),
-            Wait::Question { request } => match options.answers.reply(&item.id, request) {
+            Wait::Question { request } => match options.answers.reply(id, request) {
                 Some(answer) => Some(Reply::from(answer?)),
                 None if interactive() => crate::answer::ask(request).map(Reply::from),
                 None => None,
@@ -323,7 +326,7 @@ fn replies(state: &RunState, options: &Options) -> Result<Option<Vec<(String, Re
             _ => None,
         };
         let Some(reply) = reply else { return Ok(None) };
-        replies.push((item.id.clone(), reply));
+        replies.push((id.clone(), reply));
     }
     Ok(Some(replies))
 }
@@ -334,10 +337,10 @@ fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
         return out.fail(Exit::Internal, &why);
     }
     if out.json {
-        out.json(json!({"outcome": "waiting", "state": path, "waiting": state.waiting}));
+        out.json(json!({"outcome": "waiting", "state": path, "waiting": state.pending()}));
     }
     let mut questions = false;
-    for item in &state.waiting {
+    for PendingItem { id, item, .. } in state.pending() {
         match &item.wait {
             Wait::Approval { request } => out.note(&format!(
                 "waiting: `{}` with {}",
@@ -347,8 +350,7 @@ fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
                 questions = true;
                 for question in &request.questions {
                     out.note(&format!(
-                        "question `{}`: {}",
-                        item.id,
+                        "question `{id}`: {}",
                         iris_runtime::__wings::for_person(&question.question, 500)
                     ));
                 }

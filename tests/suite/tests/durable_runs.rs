@@ -783,6 +783,7 @@ async fn waiting_state(run: &RunId) -> iris::agent::RunState {
         waiting,
         disclosed: Vec::new(),
         usage: iris::model::Usage::default(),
+        children: Vec::new(),
         seal: None,
     }
 }

@@ -318,8 +318,8 @@ async fn an_approval_through_the_ingress_finishes_a_run_whose_replica_died() {
     let waiting = waiting(&server, "order-9").await;
     assert_eq!(waiting.len(), 1, "{waiting:?}");
     assert_eq!(waiting[0]["id"], "c3");
-    assert_eq!(waiting[0]["kind"], "approval");
-    assert_eq!(waiting[0]["request"]["tool"], "charge");
+    assert_eq!(waiting[0]["item"]["kind"], "approval");
+    assert_eq!(waiting[0]["item"]["request"]["tool"], "charge");
     assert_eq!(lines(&dir.path().join("charges.txt")).len(), 0);
 
     // The replica that paused the run dies; another takes its place.
@@ -355,7 +355,7 @@ async fn an_approval_through_the_ingress_finishes_a_run_whose_replica_died() {
     assert_eq!(status, 400, "{refused}");
     assert!(refused.to_string().contains("send JSON like"), "{refused}");
 
-    let approval_id = waiting[0]["request"]["approval_id"].clone();
+    let approval_id = waiting[0]["item"]["request"]["approval_id"].clone();
     let (status, answer) = decide(
         "c3",
         json!({"decision": "approve", "approval_id": approval_id}),

@@ -15,6 +15,7 @@ mod agent_schema_props;
 mod artifacts_object_store;
 mod assembly;
 mod cassettes;
+mod children;
 mod command_tools;
 mod conformance;
 mod error_paths;

@@ -1,0 +1,659 @@
+//! Delegation to child agents, run control beside the executor: the
+//! parent's call of a child never reaches the parent's executor (no hook or
+//! middleware of the parent wraps it); the parent's policy, judging the
+//! child by its name, lets it start, asks a person first, or refuses; the
+//! child runs its own loop (its executor, hooks and middleware) under a run
+//! id derived from the call, held to the policies of every agent above it,
+//! to its limits capped by what the parent has left, and to the parent's
+//! cancellation. A child that waits for a person makes the call a waiting
+//! item holding the child's state; a resume continues the child where it
+//! paused.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolResult, ToolSpec, ToolUseBlock};
+use iris_model::{Message, Usage};
+use iris_runtime::{
+    ApprovalDecision, ApprovalRequest, Permission, PermissionRequest, PolicyCeiling, Reply,
+    RunEvent,
+};
+use serde_json::{Value, json};
+
+use super::{AgentRunner, DEFAULT_MAX_STEPS, RunContext};
+use crate::children::child_run_id;
+use crate::engine::{Ask, Engine};
+use crate::{ChildAgent, ChildRun, RunError, RunOutcome, RunState, RunStatus, WaitingItem};
+
+/// How deep delegation goes unless set: the root's children run, and
+/// delegate no further.
+pub const DEFAULT_MAX_DEPTH: u32 = 1;
+
+/// Children of one run that run at once unless set.
+pub const DEFAULT_MAX_CHILDREN_AT_ONCE: usize = 4;
+
+/// How far a runner's runs delegate to child agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delegation {
+    max_depth: u32,
+    max_at_once: usize,
+}
+
+impl Default for Delegation {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Delegation {
+    /// [`DEFAULT_MAX_DEPTH`] levels, [`DEFAULT_MAX_CHILDREN_AT_ONCE`] at once.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_at_once: DEFAULT_MAX_CHILDREN_AT_ONCE,
+        }
+    }
+
+    /// Children nest at most `depth` levels under the root (0: the model is
+    /// never offered a child). A child at the last level is offered no
+    /// children of its own.
+    #[must_use]
+    pub fn max_depth(mut self, depth: u32) -> Self {
+        self.max_depth = depth;
+        self
+    }
+
+    /// At most `count` concurrency-safe delegations of one step run at
+    /// once (at least one).
+    #[must_use]
+    pub fn max_at_once(mut self, count: usize) -> Self {
+        self.max_at_once = count.max(1);
+        self
+    }
+}
+
+/// Where a runner runs in a tree of agents, and what a child's runner is
+/// held to.
+#[derive(Clone, Default)]
+pub(super) struct Place {
+    /// The run at the root of the tree; `None` for a root runner.
+    root: Option<RunId>,
+    /// 0 for a root.
+    depth: u32,
+    /// The policies of the agents above.
+    pub(super) ceiling: Option<PolicyCeiling>,
+    /// A child's step limit, over its agent's.
+    pub(super) max_steps: Option<u32>,
+    /// A child's token budget.
+    max_tokens: Option<u64>,
+}
+
+/// What run control made of one delegation.
+pub(super) enum Delegated {
+    /// The call's result, and the child's run when one ran (its usage to
+    /// roll up, its history to keep apart).
+    Finished(ToolResult, Option<Box<ChildRun>>),
+    /// The child (or the person asked before it starts) waits.
+    Waiting(Box<WaitingItem>),
+}
+
+impl AgentRunner {
+    /// Whether this runner's model is offered its agent's children.
+    pub(super) fn delegates(&self) -> bool {
+        self.place.depth < self.delegation.max_depth
+    }
+
+    /// The specs of the children this runner's model is offered.
+    pub(super) fn child_specs(&self) -> impl Iterator<Item = ToolSpec> + '_ {
+        self.agent
+            .children()
+            .filter(|_| self.delegates())
+            .filter_map(|child| child.spec())
+    }
+
+    /// Whether `call` delegates to a child of the agent.
+    pub(super) fn is_delegation(&self, call: &ToolUseBlock) -> bool {
+        self.agent.child(&call.name).is_some()
+    }
+
+    /// Children that may run at once.
+    pub(super) fn children_at_once(&self) -> usize {
+        self.delegation.max_at_once
+    }
+
+    /// Whether delegations of `call`'s child may run beside others.
+    pub(super) fn is_concurrent_delegation(&self, call: &ToolUseBlock) -> bool {
+        self.agent
+            .child(&call.name)
+            .is_some_and(|child| child.is_concurrency_safe())
+    }
+
+    /// Run control's answer to a call of a child: its input checked, the
+    /// parent's policy asked, and the child run (or the call made to wait
+    /// for a person's approval first).
+    ///
+    /// Boxed, with its `Send` said outright: a child's loop is this same
+    /// loop one level down, and the compiler cannot see through the cycle.
+    pub(super) fn delegate<'a>(
+        &'a self,
+        call: &'a ToolUseBlock,
+        parent: &'a RunState,
+        cx: &'a RunContext,
+    ) -> BoxFuture<'a, Delegated> {
+        Box::pin(self.delegate_now(call, parent, cx))
+    }
+
+    async fn delegate_now(
+        &self,
+        call: &ToolUseBlock,
+        parent: &RunState,
+        cx: &RunContext,
+    ) -> Delegated {
+        let Some(child) = self.agent.child(&call.name).filter(|_| self.delegates()) else {
+            return refused(
+                ToolErrorKind::ToolNotAvailable,
+                format!(
+                    "`{}` is not offered at this depth: child agents here delegate no further; do the task with your own tools",
+                    call.name
+                ),
+            );
+        };
+        let input = match child_input(child, &call.input) {
+            Ok(input) => input,
+            Err(why) => {
+                return refused(
+                    ToolErrorKind::InvalidArguments,
+                    format!("{why}; the child agent did not start"),
+                );
+            }
+        };
+        match self.gate(child, call, &parent.run_id) {
+            Permission::Allow => {}
+            Permission::Deny { reason } => {
+                return refused(ToolErrorKind::PermissionDenied, reason);
+            }
+            Permission::Ask { reason } => {
+                let Some(tool) = child.definition().map(|d| d.name().clone()) else {
+                    return refused(
+                        ToolErrorKind::ToolNotAvailable,
+                        format!("`{}` cannot be offered to a model", call.name),
+                    );
+                };
+                let request = ApprovalRequest::new(
+                    parent.run_id.clone(),
+                    call.id.clone(),
+                    tool,
+                    call.input.clone(),
+                    reason,
+                );
+                return Delegated::Waiting(Box::new(WaitingItem::approval(call.clone(), request)));
+            }
+        }
+        self.start_child(child, call, input, parent, cx).await
+    }
+
+    /// Starts `child` on `input` for `call`: after the parent's policy
+    /// allowed it, or a person approved.
+    pub(super) async fn start_child(
+        &self,
+        child: &ChildAgent,
+        call: &ToolUseBlock,
+        input: String,
+        parent: &RunState,
+        cx: &RunContext,
+    ) -> Delegated {
+        let runner = self.child_runner(child, parent);
+        let child_cx = child_context(cx, &parent.run_id, &call.id);
+        self.announce(child, call, parent, None);
+        let mut messages = Vec::new();
+        if child.sees_history() {
+            // The history before the step that delegated.
+            let before = parent.messages.len().saturating_sub(1);
+            messages.extend_from_slice(&parent.messages[..before]);
+        }
+        messages.push(Message::User { text: input });
+        let timer = Deadline::start(child, &child_cx);
+        let outcome = runner.start(messages, &child_cx).await;
+        let ran_out = timer.stop();
+        self.settle_child(child, call, parent, &runner, outcome, ran_out)
+    }
+
+    /// Continues the child of `item` (a call of `parent` that waits on it)
+    /// with `replies` keyed by the child's own item ids.
+    /// Boxed as [`AgentRunner::delegate`] is.
+    pub(super) fn resume_child<'a>(
+        &'a self,
+        call: &'a ToolUseBlock,
+        child_state: RunState,
+        replies: Vec<(String, Reply)>,
+        parent: &'a RunState,
+        cx: &'a RunContext,
+    ) -> BoxFuture<'a, Result<Delegated, RunError>> {
+        Box::pin(self.resume_child_now(call, child_state, replies, parent, cx))
+    }
+
+    async fn resume_child_now(
+        &self,
+        call: &ToolUseBlock,
+        child_state: RunState,
+        replies: Vec<(String, Reply)>,
+        parent: &RunState,
+        cx: &RunContext,
+    ) -> Result<Delegated, RunError> {
+        let Some(child) = self.agent.child(&call.name) else {
+            return Err(RunError::StateMismatch {
+                run_id: parent.run_id.clone(),
+                why: format!(
+                    "call `{}` waits on child agent `{}`, which this agent does not have",
+                    call.id, call.name
+                ),
+            });
+        };
+        let runner = self.child_runner(child, parent);
+        let child_cx = child_context(cx, &parent.run_id, &call.id);
+        let timer = Deadline::start(child, &child_cx);
+        let outcome = runner.resume(child_state, replies, &child_cx).await;
+        let ran_out = timer.stop();
+        let outcome = match outcome {
+            Err(err) if super::resume::refused_before_running(&err) => return Err(err),
+            other => other,
+        };
+        Ok(self.settle_child(child, call, parent, &runner, outcome, ran_out))
+    }
+
+    /// Starts a child that a person approved: its input as the call gave
+    /// it.
+    /// Boxed as [`AgentRunner::delegate`] is.
+    pub(super) fn start_approved_child<'a>(
+        &'a self,
+        call: &'a ToolUseBlock,
+        parent: &'a RunState,
+        cx: &'a RunContext,
+    ) -> BoxFuture<'a, Delegated> {
+        Box::pin(self.start_approved_now(call, parent, cx))
+    }
+
+    async fn start_approved_now(
+        &self,
+        call: &ToolUseBlock,
+        parent: &RunState,
+        cx: &RunContext,
+    ) -> Delegated {
+        let Some(child) = self.agent.child(&call.name) else {
+            return refused(
+                ToolErrorKind::ToolNotAvailable,
+                format!("`{}` is not a child agent of this agent", call.name),
+            );
+        };
+        match child_input(child, &call.input) {
+            Ok(input) => self.start_child(child, call, input, parent, cx).await,
+            Err(why) => refused(ToolErrorKind::InvalidArguments, why),
+        }
+    }
+
+    /// A person's `decision` on starting the child `call` delegates to.
+    pub(super) async fn decided_child(
+        &self,
+        call: &ToolUseBlock,
+        decision: ApprovalDecision,
+        parent: &RunState,
+        cx: &RunContext,
+    ) -> Delegated {
+        match decision {
+            ApprovalDecision::Approve { .. } => self.start_approved_child(call, parent, cx).await,
+            ApprovalDecision::Deny { reason } => refused(
+                ToolErrorKind::PermissionDenied,
+                format!("the user did not let `{}` start: {reason}", call.name),
+            ),
+        }
+    }
+
+    /// The parent's policy (and every ancestor's) on starting `child`.
+    fn gate(&self, child: &ChildAgent, call: &ToolUseBlock, run: &RunId) -> Permission {
+        let Some(definition) = child.definition() else {
+            return Permission::Deny {
+                reason: format!("`{}` cannot be offered to a model", call.name),
+            };
+        };
+        let request = PermissionRequest {
+            definition: &definition,
+            arguments: &call.input,
+            read_only: false,
+            run_id: run,
+        };
+        let own = self.agent.executor().policy().check(&request);
+        match &self.place.ceiling {
+            Some(ceiling) => ceiling.check(own, &request),
+            None => own,
+        }
+    }
+
+    /// The runner of one delegation to `child` from `parent`.
+    fn child_runner(&self, child: &ChildAgent, parent: &RunState) -> AgentRunner {
+        let model = child
+            .own_model()
+            .map_or_else(|| Arc::clone(&self.model), Arc::clone);
+        let mut runner = AgentRunner::from_parts(Arc::clone(child.agent()), model);
+        runner.questions.clone_from(&self.questions);
+        runner.delegation = self.delegation;
+        runner.engine = self
+            .engine
+            .as_ref()
+            .map(|engine| Arc::new(Nested(Arc::clone(engine))) as Arc<dyn Engine>);
+        let parent_left = self.max_steps().saturating_sub(parent.step);
+        let tokens_left = self
+            .place
+            .max_tokens
+            .map(|max| max.saturating_sub(total(&parent.usage)));
+        let ceiling = self
+            .place
+            .ceiling
+            .clone()
+            .unwrap_or_default()
+            .with(self.agent.executor().policy(), child.reach());
+        runner.place = Place {
+            root: Some(self.root_of(parent)),
+            depth: self.place.depth + 1,
+            ceiling: Some(ceiling),
+            max_steps: Some(child.steps().min(parent_left)),
+            max_tokens: match (child.tokens(), tokens_left) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        };
+        runner
+    }
+
+    /// The step limit of this runner's runs.
+    pub(super) fn max_steps(&self) -> u32 {
+        self.place
+            .max_steps
+            .or(self.agent.max_steps())
+            .unwrap_or(DEFAULT_MAX_STEPS)
+    }
+
+    /// Whether a run that used `usage` has spent its token budget.
+    pub(super) fn out_of_tokens(&self, usage: &Usage) -> bool {
+        self.place.max_tokens.is_some_and(|max| total(usage) >= max)
+    }
+
+    fn root_of(&self, parent: &RunState) -> RunId {
+        self.place
+            .root
+            .clone()
+            .unwrap_or_else(|| parent.run_id.clone())
+    }
+
+    /// Tells observers a child started (`ending` `None`) or ended.
+    fn announce(
+        &self,
+        child: &ChildAgent,
+        call: &ToolUseBlock,
+        parent: &RunState,
+        ending: Option<&str>,
+    ) {
+        let root_run_id = self.root_of(parent);
+        let run_id = child_run_id(&parent.run_id, &call.id);
+        let (parent_run_id, parent_call_id) = (parent.run_id.clone(), call.id.clone());
+        let (agent, depth) = (child.name().to_owned(), self.place.depth + 1);
+        self.agent.executor().emit_event(match ending {
+            None => RunEvent::ChildStarted {
+                root_run_id,
+                run_id,
+                parent_run_id,
+                parent_call_id,
+                agent,
+                depth,
+            },
+            Some(ending) => RunEvent::ChildEnded {
+                root_run_id,
+                run_id,
+                parent_run_id,
+                parent_call_id,
+                agent,
+                depth,
+                ending: ending.to_owned(),
+            },
+        });
+    }
+
+    /// What the parent's call gets of the child's `outcome`.
+    fn settle_child(
+        &self,
+        child: &ChildAgent,
+        call: &ToolUseBlock,
+        parent: &RunState,
+        runner: &AgentRunner,
+        outcome: Result<RunOutcome, RunError>,
+        ran_out: bool,
+    ) -> Delegated {
+        let name = child.name();
+        let (ending, result, state) = match outcome {
+            Ok(RunOutcome::Waiting(state)) => {
+                return Delegated::Waiting(Box::new(WaitingItem::child(
+                    call.clone(),
+                    name.to_owned(),
+                    self.place.depth + 1,
+                    state,
+                )));
+            }
+            Ok(RunOutcome::Finished { text, state }) => {
+                let result = output(child, &text).map(|result| {
+                    let output = result
+                        .data()
+                        .cloned()
+                        .unwrap_or_else(|| Value::String(text.clone()));
+                    result.with_data(json!({
+                        "agent": name,
+                        "run_id": state.run_id,
+                        "steps": state.step,
+                        "usage": state.usage,
+                        "output": output,
+                    }))
+                });
+                let result = result.unwrap_or_else(|err| err);
+                ("finished", result, Some(state))
+            }
+            Ok(RunOutcome::MaxSteps(state)) => {
+                let (ending, what) = if runner.out_of_tokens(&state.usage) {
+                    (
+                        "max_tokens",
+                        format!("its token budget ({} used)", total(&state.usage)),
+                    )
+                } else {
+                    ("max_steps", format!("its {} steps", state.step))
+                };
+                let result = limit(
+                    name,
+                    ending,
+                    &format!(
+                        "child agent `{name}` used {what} without finishing; give it a narrower task, or do the rest yourself"
+                    ),
+                    &state,
+                );
+                (ending, result, Some(state))
+            }
+            Ok(RunOutcome::Cancelled(state)) if ran_out => {
+                let result = limit(
+                    name,
+                    "deadline",
+                    &format!(
+                        "child agent `{name}` ran out of time before it finished; give it a narrower task, or do the rest yourself"
+                    ),
+                    &state,
+                );
+                ("deadline", result, Some(state))
+            }
+            Ok(RunOutcome::Cancelled(state)) => {
+                let result = ToolResult::error(
+                    ToolErrorKind::Cancelled,
+                    format!("child agent `{name}` was cancelled with the run"),
+                )
+                .with_data(json!({"status": "cancelled", "agent": name}));
+                ("cancelled", result, Some(state))
+            }
+            Err(err) => {
+                let result = ToolResult::error(
+                    ToolErrorKind::Execution,
+                    format!("child agent `{name}` failed: {err}"),
+                )
+                .with_data(json!({"status": "failed", "agent": name}));
+                ("failed", result, None)
+            }
+        };
+        self.announce(child, call, parent, Some(ending));
+        let run = state.map(|state| {
+            Box::new(ChildRun {
+                call_id: call.id.clone(),
+                agent: name.to_owned(),
+                depth: self.place.depth + 1,
+                ending: ending.to_owned(),
+                state,
+            })
+        });
+        Delegated::Finished(result, run)
+    }
+}
+
+/// A refusal the parent model reads; the child did not start.
+fn refused(kind: ToolErrorKind, message: impl Into<String>) -> Delegated {
+    Delegated::Finished(ToolResult::error(kind, message), None)
+}
+
+/// A limit the child hit, as the parent model reads it.
+fn limit(name: &str, status: &str, message: &str, state: &RunState) -> ToolResult {
+    ToolResult::error(ToolErrorKind::Execution, message).with_data(json!({
+        "status": status,
+        "agent": name,
+        "run_id": state.run_id,
+        "steps": state.step,
+        "usage": state.usage,
+    }))
+}
+
+/// The child's final `text` as the parent's result: the text, or for a
+/// typed output its JSON as data (an error result when it is not JSON).
+fn output(child: &ChildAgent, text: &str) -> Result<ToolResult, ToolResult> {
+    if child.output().is_none() {
+        return Ok(ToolResult::text(text));
+    }
+    let trimmed = text
+        .trim()
+        .trim_start_matches("```json")
+        .trim_start_matches("```")
+        .trim_end_matches("```")
+        .trim();
+    match serde_json::from_str::<Value>(trimmed) {
+        Ok(value) => Ok(ToolResult::json(value)),
+        Err(err) => Err(ToolResult::error(
+            ToolErrorKind::Execution,
+            format!(
+                "child agent `{}` answered text that is not the JSON its output asks for ({err}); ask it again, saying what to return",
+                child.name()
+            ),
+        )),
+    }
+}
+
+/// The child's first message from the parent model's arguments: the
+/// `task`, or a typed input as JSON.
+fn child_input(child: &ChildAgent, input: &Value) -> Result<String, String> {
+    let Some(object) = input.as_object() else {
+        return Err("the arguments must be an object".to_owned());
+    };
+    if child.takes_task() {
+        if let Some(extra) = object.keys().find(|k| k.as_str() != "task") {
+            return Err(format!(
+                "unknown argument `{}`; a child agent takes only `task`",
+                iris_runtime::__wings::shorten(extra)
+            ));
+        }
+        return match object.get("task").and_then(Value::as_str) {
+            Some(task) if !task.trim().is_empty() => Ok(task.to_owned()),
+            _ => Err("`task` must be text saying what to do".to_owned()),
+        };
+    }
+    let schema = child.parameters();
+    let required = schema["required"].as_array().cloned().unwrap_or_default();
+    if let Some(missing) = required
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|key| !object.contains_key(*key))
+    {
+        return Err(format!("`{missing}` is missing"));
+    }
+    Ok(input.to_string())
+}
+
+/// A child run's context: its derived run id, the parent's cancellation
+/// (cancelling the parent cancels every descendant).
+fn child_context(cx: &RunContext, parent: &RunId, call_id: &str) -> RunContext {
+    RunContext::new(cx.workspace.clone(), child_run_id(parent, call_id))
+        .with_cancellation(cx.cancel.child_token())
+}
+
+/// A child's deadline while it runs: cancels its run when it passes.
+struct Deadline {
+    timer: Option<tokio::task::JoinHandle<()>>,
+    passed: Arc<AtomicBool>,
+}
+
+impl Deadline {
+    fn start(child: &ChildAgent, cx: &RunContext) -> Self {
+        let passed = Arc::new(AtomicBool::new(false));
+        let timer = child.time().map(|time| {
+            let (cancel, passed) = (cx.cancel.clone(), Arc::clone(&passed));
+            tokio::spawn(async move {
+                tokio::time::sleep(time).await;
+                passed.store(true, Ordering::Release);
+                cancel.cancel();
+            })
+        });
+        Self { timer, passed }
+    }
+
+    /// Stops the timer; whether the deadline passed.
+    fn stop(self) -> bool {
+        if let Some(timer) = self.timer {
+            timer.abort();
+        }
+        self.passed.load(Ordering::Acquire)
+    }
+}
+
+/// Tokens a run used, read and written.
+fn total(usage: &Usage) -> u64 {
+    usage.input_tokens.saturating_add(usage.output_tokens)
+}
+
+/// A child's loop on its root's engine: its model answers, claims and
+/// readings are kept in the root's journal, in the order they happen (a
+/// replay walks the same order); its state is kept inside the root's.
+struct Nested(Arc<dyn Engine>);
+
+impl Engine for Nested {
+    fn answer<'a>(
+        &'a self,
+        step: u32,
+        ask: Ask<'a>,
+    ) -> iris_core::BoxFuture<'a, Result<iris_model::ModelResponse, iris_model::ModelError>> {
+        self.0.answer(step, ask)
+    }
+
+    fn calls(&self) -> Arc<dyn iris_runtime::journal::CallJournal> {
+        self.0.calls()
+    }
+
+    fn now_ms(&self) -> iris_core::BoxFuture<'_, Result<u64, String>> {
+        self.0.now_ms()
+    }
+
+    fn save<'a>(
+        &'a self,
+        _state: &'a RunState,
+        _status: RunStatus,
+    ) -> iris_core::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+}

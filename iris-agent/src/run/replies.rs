@@ -1,0 +1,230 @@
+//! Replies to a waiting run's items, applied: a decision runs or refuses
+//! an approved call (or starts a child agent), an answer settles a
+//! question, and replies under a child agent's item resume that child where
+//! it paused; items without a reply wait on.
+
+use iris_core::{ToolContext, ToolResult, ToolUseBlock};
+use rustc_hash::FxHashMap;
+
+use iris_runtime::{ApprovalDecision, Reply};
+
+use super::children::Delegated;
+use super::questions::Asked;
+use super::{AgentRunner, RunContext};
+use crate::{RunError, RunState, Wait, WaitingItem, store};
+
+impl AgentRunner {
+    /// Applies `replies` to `state`'s waiting items, taking them and its
+    /// finished calls out of it: the results of the step's calls so far,
+    /// and the items that still wait.
+    pub(super) async fn apply_replies(
+        &self,
+        state: &mut RunState,
+        mut replies: FxHashMap<String, Reply>,
+        now: u64,
+        tools_cx: &ToolContext,
+        cx: &RunContext,
+    ) -> Result<(FxHashMap<String, ToolResult>, Vec<WaitingItem>), RunError> {
+        let mut results: FxHashMap<String, ToolResult> = std::mem::take(&mut state.finished)
+            .into_iter()
+            .map(|f| (f.call_id, f.result))
+            .collect();
+        let mut still_waiting = Vec::new();
+        for item in std::mem::take(&mut state.waiting) {
+            if let Wait::Child {
+                agent,
+                depth,
+                state: child,
+            } = item.wait
+            {
+                let replies = replies_under(&mut replies, &item.id);
+                let untouched =
+                    replies.is_empty() && !child.pending().iter().any(|p| expired(&p.item, now));
+                if untouched {
+                    still_waiting.push(WaitingItem {
+                        id: item.id,
+                        call: item.call,
+                        wait: Wait::Child {
+                            agent,
+                            depth,
+                            state: child,
+                        },
+                    });
+                    continue;
+                }
+                match self
+                    .resume_child(&item.call, *child, replies, state, cx)
+                    .await?
+                {
+                    Delegated::Finished(result, child) => {
+                        state.keep_child(child);
+                        results.insert(item.call.id, result);
+                    }
+                    Delegated::Waiting(item) => still_waiting.push(*item),
+                }
+                continue;
+            }
+            let reply = replies.remove(&item.id);
+            match (item.wait, reply) {
+                (Wait::Approval { .. }, Some(Reply::Decision(decision)))
+                    if self.is_delegation(&item.call) =>
+                {
+                    // A person's word on starting a child agent.
+                    match self.decided_child(&item.call, decision, state, cx).await {
+                        Delegated::Finished(result, child) => {
+                            state.keep_child(child);
+                            results.insert(item.call.id, result);
+                        }
+                        Delegated::Waiting(item) => still_waiting.push(*item),
+                    }
+                }
+                (Wait::Approval { request }, Some(Reply::Decision(decision))) => {
+                    let (call_id, result) = self
+                        .run_decided(&item.call, &request, decision, tools_cx)
+                        .await?;
+                    results.insert(call_id, result);
+                }
+                (Wait::Question { request }, Some(Reply::Answer(answer)))
+                    if !request.expired_at(now) =>
+                {
+                    results.insert(item.call.id, self.settle(&request, Some(&answer)));
+                }
+                (Wait::Question { request }, _) if request.expired_at(now) => {
+                    results.insert(item.call.id, self.settle(&request, None));
+                }
+                (wait, _) => still_waiting.push(WaitingItem {
+                    id: item.id,
+                    call: item.call,
+                    wait,
+                }),
+            }
+        }
+        Ok((results, still_waiting))
+    }
+
+    /// The run-control calls of a step cut off when its process died:
+    /// questions asked again as shown (or answered by a recorded reply),
+    /// delegations as [`taken_over_delegation`] says.
+    pub(super) async fn take_over_control(
+        &self,
+        state: &mut RunState,
+        control: Vec<ToolUseBlock>,
+        mut kept: FxHashMap<String, WaitingItem>,
+        replies: &mut FxHashMap<String, Reply>,
+        results: &mut FxHashMap<String, ToolResult>,
+        cx: &RunContext,
+    ) {
+        for call in control {
+            if self.is_delegation(&call) {
+                let reply = replies.remove(&call.id);
+                match taken_over_delegation(&call, kept.remove(&call.id), reply) {
+                    Ok(result) => {
+                        results.insert(call.id.clone(), result);
+                    }
+                    Err(item) => state.waiting.push(*item),
+                }
+                continue;
+            }
+            let Some(request) = kept.get(&call.id).and_then(WaitingItem::question_request) else {
+                // Cut off before it was asked: ask it now.
+                match self.ask(&call, state, cx).await {
+                    Asked::Finished(result) => {
+                        results.insert(call.id.clone(), result);
+                    }
+                    Asked::Waiting(request) => {
+                        state.waiting.push(WaitingItem::question(call, request));
+                    }
+                }
+                continue;
+            };
+            match replies.remove(&call.id) {
+                Some(Reply::Answer(answer)) if request.check(&answer).is_ok() => {
+                    results.insert(call.id.clone(), self.settle(request, Some(&answer)));
+                }
+                _ if request.expired_at(store::now_ms()) => {
+                    results.insert(call.id.clone(), self.settle(request, None));
+                }
+                _ => state
+                    .waiting
+                    .push(WaitingItem::question(call, request.clone())),
+            }
+        }
+    }
+}
+
+/// The replies by item id, each checked against its item: a decision for
+/// an approval, an answer among the choices for a question.
+pub(super) fn checked_replies(
+    state: &RunState,
+    replies: Vec<(String, Reply)>,
+) -> Result<FxHashMap<String, Reply>, RunError> {
+    let mut checked = FxHashMap::default();
+    for (id, reply) in replies {
+        let Some(item) = state.find_pending(&id) else {
+            return Err(RunError::UnknownDecision {
+                waiting: store::waiting_calls(state),
+                call_id: id,
+            });
+        };
+        item.fits(&reply).map_err(|why| RunError::WrongReply {
+            item_id: id.clone(),
+            why,
+        })?;
+        checked.insert(id, reply);
+    }
+    Ok(checked)
+}
+
+/// Whether `item` is a question that expired at `now`.
+pub(super) fn expired(item: &WaitingItem, now: u64) -> bool {
+    item.question_request()
+        .is_some_and(|request| request.expired_at(now))
+}
+
+/// The replies under item `id` (a child agent's), taken out of `replies`
+/// and keyed by the child's own item ids.
+fn replies_under(replies: &mut FxHashMap<String, Reply>, id: &str) -> Vec<(String, Reply)> {
+    let prefix = format!("{id}/");
+    let keys: Vec<String> = replies
+        .keys()
+        .filter(|key| key.starts_with(&prefix))
+        .cloned()
+        .collect();
+    keys.into_iter()
+        .filter_map(|key| {
+            let reply = replies.remove(&key)?;
+            Some((key[prefix.len()..].to_owned(), reply))
+        })
+        .collect()
+}
+
+/// What a run taken over after its process died makes of its delegation
+/// `call`: a child that waited (`kept`) waits on; one waiting for a
+/// person's word on starting it waits on unless it was denied; a child
+/// that may have been running when the process died is reported
+/// interrupted and never started again (what it did is not known).
+fn taken_over_delegation(
+    call: &ToolUseBlock,
+    kept: Option<WaitingItem>,
+    reply: Option<Reply>,
+) -> Result<ToolResult, Box<WaitingItem>> {
+    match (kept, reply) {
+        (Some(item), _) if matches!(item.wait, Wait::Child { .. }) => Err(Box::new(item)),
+        (Some(item), Some(Reply::Decision(ApprovalDecision::Deny { reason })))
+            if item.approval_request().is_some() =>
+        {
+            Ok(ToolResult::error(
+                iris_core::ToolErrorKind::PermissionDenied,
+                format!("the user did not let `{}` start: {reason}", call.name),
+            ))
+        }
+        (Some(item), None) if item.approval_request().is_some() => Err(Box::new(item)),
+        _ => Ok(ToolResult::error(
+            iris_core::ToolErrorKind::Interrupted,
+            format!(
+                "child agent `{}` was cut off when the process running it stopped; what it did is not known, so it was not started again: check before delegating the task again",
+                call.name
+            ),
+        )),
+    }
+}
