@@ -142,8 +142,14 @@ fn toolbox_reserves_from_the_shared_stock() {
 fn research_team_pauses_on_a_question_and_an_approval_and_finishes_elsewhere() {
     let out = run_example("research_team");
     assert!(out.contains("`r1/q1` (researcher) asks"), "{out}");
-    assert!(out.contains("`w1/s1` (writer) wants to run `save_report`"), "{out}");
-    assert!(out.contains("Team report: sales in EU grew 4% / saved report.md"), "{out}");
+    assert!(
+        out.contains("`w1/s1` (writer) wants to run `save_report`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Team report: sales in EU grew 4% / saved report.md"),
+        "{out}"
+    );
     assert!(out.contains("report.md holds 1 line(s)"), "{out}");
     let processes: std::collections::BTreeSet<&str> = out
         .lines()

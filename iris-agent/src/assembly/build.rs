@@ -3,14 +3,14 @@
 //! anything is given up.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use iris_core::{DynTool, Exposure, ToolName};
 use serde_saphyr::{Location, Spanned};
 
 use super::error::{AssemblyError, Issues};
-use super::file::{AgentFile, HandlerKind, HandlerSection, HookSection};
+use super::file::{AgentFile, HandlerKind, HandlerSection, HookSection, LimitsSection};
 use super::names::{Assembly, shared_names, unknown_name};
 use crate::Agent;
 use iris_runtime::ToolRegistry;
@@ -32,8 +32,9 @@ pub(crate) fn assemble(
     file: AgentFile,
     origin: &Path,
     source: &str,
+    chain: &[PathBuf],
 ) -> Result<Agent, AssemblyError> {
-    assemble_with(names, file, origin, source, None)
+    assemble_with(names, file, origin, source, None, chain)
 }
 
 /// Assembles `file` with the tools of its MCP servers, connected already
@@ -44,6 +45,7 @@ pub(crate) fn assemble_with(
     origin: &Path,
     source: &str,
     remote: Option<Vec<Chosen>>,
+    chain: &[PathBuf],
 ) -> Result<Agent, AssemblyError> {
     let mut issues = Issues::with_source(origin, source);
     let base = origin.parent().unwrap_or_else(|| Path::new("."));
@@ -70,6 +72,7 @@ pub(crate) fn assemble_with(
     let middleware = middleware(names, &file, &mut issues);
     let policy = policy(&file, &tools.names, &mut issues);
     let decision = decision(&file, origin, &mut issues);
+    let children = super::children::children(names, &file, base, &tools.names, chain, &mut issues);
     hold_back_mentions_of_missing_functions(names, &file, &mut issues);
     if !issues.is_empty() {
         return Err(finish(issues));
@@ -79,33 +82,14 @@ pub(crate) fn assemble_with(
         any_deferred,
         ..
     } = tools;
-    let mut builder = ToolExecutor::builder(registry).policy(policy);
-    for hook in names.hooks.iter().cloned().chain(hooks) {
-        builder = builder.hook(hook);
-    }
-    for layer in names.middleware.iter().cloned().chain(middleware) {
-        builder = builder.shared_middleware(layer);
-    }
-    for observer in &names.observers {
-        builder = builder.shared_observer(Arc::clone(observer));
-    }
-    let limits = &file.limits;
-    if let Some(limit) = limits.max_concurrency {
-        builder = builder.max_concurrency(limit);
-    }
-    if let Some(timeout) = limits.timeout {
-        builder = builder.timeout(Some(timeout.0));
-    }
-    if let Some(limit) = limits.max_result_chars {
-        builder = builder.max_result_chars(limit);
-    }
-    let executor = match builder.build() {
+    let executor = match executor(names, registry, policy, hooks, middleware, &file.limits) {
         Ok(executor) => executor,
         Err(err) => {
             issues.whole("", err.to_string());
             return Err(finish(issues));
         }
     };
+    let limits = &file.limits;
     let discovery = if any_deferred {
         // Over the executor's registry, so that a refreshed MCP catalog is
         // searched as the executor runs it.
@@ -142,10 +126,45 @@ pub(crate) fn assemble_with(
     if let Some(budget) = budget {
         agent = agent.results_budget(budget);
     }
+    for child in children {
+        agent = agent.child(child);
+    }
     agent.build().map_err(|err| {
         issues.whole("", err.to_string());
         finish(std::mem::replace(&mut issues, Issues::new(origin)))
     })
+}
+
+/// The executor of the assembled tools, hooks and middleware (the host's
+/// first), under `policy` and `limits`.
+fn executor(
+    names: &Assembly,
+    registry: ToolRegistry,
+    policy: RulePolicy,
+    hooks: Vec<HookRegistration>,
+    middleware: Vec<Arc<dyn iris_core::Middleware>>,
+    limits: &LimitsSection,
+) -> Result<ToolExecutor, iris_runtime::RuntimeError> {
+    let mut builder = ToolExecutor::builder(registry).policy(policy);
+    for hook in names.hooks.iter().cloned().chain(hooks) {
+        builder = builder.hook(hook);
+    }
+    for layer in names.middleware.iter().cloned().chain(middleware) {
+        builder = builder.shared_middleware(layer);
+    }
+    for observer in &names.observers {
+        builder = builder.shared_observer(Arc::clone(observer));
+    }
+    if let Some(limit) = limits.max_concurrency {
+        builder = builder.max_concurrency(limit);
+    }
+    if let Some(timeout) = limits.timeout {
+        builder = builder.timeout(Some(timeout.0));
+    }
+    if let Some(limit) = limits.max_result_chars {
+        builder = builder.max_result_chars(limit);
+    }
+    builder.build()
 }
 
 /// The context policy's budget for tool results, when it applies.
@@ -177,7 +196,7 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
             // A file from elsewhere (`/etc/shadow`, a secret through a
             // link) must not become the model's instructions: the file is
             // read only from the agent file's own folder.
-            if let Some(outside) = outside_of(base, &full) {
+            if let Some(outside) = outside_of(base, &full, "instructions") {
                 issues.at(path.referenced, "instructions_file", outside);
                 return None;
             }
@@ -199,12 +218,12 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
 /// Why `full` may not be read for a file in `base`: it resolves (links
 /// followed) outside that folder. `None` when it is inside, or does not
 /// exist (reading it then says so).
-fn outside_of(base: &Path, full: &Path) -> Option<String> {
+pub(super) fn outside_of(base: &Path, full: &Path, what: &str) -> Option<String> {
     let folder = base.canonicalize().ok()?;
     let resolved = full.canonicalize().ok()?;
     (!resolved.starts_with(&folder)).then(|| {
         format!(
-            "`{}` is outside the agent file's folder `{}`; instructions are read only from that folder (move or copy the file there)",
+            "`{}` is outside the agent file's folder `{}`; {what} are read only from that folder (move or copy the file there)",
             full.display(),
             folder.display()
         )

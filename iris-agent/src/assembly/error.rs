@@ -225,6 +225,12 @@ impl Issues {
         });
     }
 
+    /// Takes in the problems found in another file (a child agent's):
+    /// each names its own file.
+    pub(crate) fn adopt(&mut self, found: Vec<AssemblyIssue>) {
+        self.found.extend(found);
+    }
+
     /// Holds back the problems `follows` says depend on another one found
     /// already.
     pub(crate) fn hold_back(&mut self, follows: impl Fn(&AssemblyIssue) -> bool) {

@@ -54,6 +54,51 @@ pub struct AgentFile {
     /// What each model request discloses.
     #[serde(default)]
     pub context_policy: ContextPolicySection,
+    /// Child agents the model may hand sub-tasks to, each offered as a
+    /// tool of its name.
+    #[serde(default)]
+    pub agents: Vec<ChildSection>,
+}
+
+/// A child agent: another agent file, whose agent the model calls as a
+/// tool of this name. Its start is judged by this file's `permissions`
+/// under that name, and it may never do more than this agent allows
+/// (unless `widen_permissions`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChildSection {
+    /// The name the model calls (letters, digits, `_` and `-`, at most 64).
+    #[schemars(with = "String")]
+    pub name: Named,
+    /// What the model reads to choose it.
+    pub description: String,
+    /// The child's own agent file (instructions, tools, permissions, hooks,
+    /// middleware, model, limits), relative to this file and inside its
+    /// folder. Without a `model` it asks this agent's model.
+    #[schemars(with = "String")]
+    pub file: Named,
+    /// Most model steps per delegation (the child file's `limits.max_steps`
+    /// otherwise); never more than this run has left.
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// Most tokens per delegation; never more than this run has left.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// Longest a delegation may run, such as `120s` (pauses for a person
+    /// excluded).
+    #[serde(default)]
+    pub deadline: Option<Seconds>,
+    /// Several delegations to it in one step may run at once.
+    #[serde(default)]
+    pub concurrency_safe: bool,
+    /// It starts with a copy of this run's history before its task.
+    #[serde(default)]
+    pub parent_history: bool,
+    /// It may do what its own permissions allow where this agent's would
+    /// ask (deny rules of every agent above it still hold). The file's
+    /// author decides this, never the model.
+    #[serde(default)]
+    pub widen_permissions: bool,
 }
 
 /// The model: which API, which model, where, and the key's variable.

@@ -29,7 +29,7 @@ impl Assembly {
         let parsed = parse::parse(&text, path)?;
         let (remote, clients) = connect_servers(&parsed.file, path).await?;
         let agent = assembled(parsed, |file, text| {
-            assemble_with(self, file, path, text, Some(remote))
+            assemble_with(self, file, path, text, Some(remote), &[])
         })?;
         for client in &clients {
             // Inside this async function a runtime is always there.

@@ -92,6 +92,7 @@
 //! 32 or duplicate keys are errors.
 
 mod build;
+mod children;
 mod command;
 mod error;
 mod factory;
@@ -109,9 +110,9 @@ use crate::Agent;
 
 pub use error::{AssemblyError, AssemblyIssue};
 pub use file::{
-    AgentFile, ContextPolicySection, DecisionSection, HandlerKind, HandlerSection, HookSection,
-    LimitsSection, MiddlewareEntry, MiddlewareSection, ModelSection, PermissionsSection, Seconds,
-    ToolsSection,
+    AgentFile, ChildSection, ContextPolicySection, DecisionSection, HandlerKind, HandlerSection,
+    HookSection, LimitsSection, MiddlewareEntry, MiddlewareSection, ModelSection,
+    PermissionsSection, Seconds, ToolsSection,
 };
 pub use names::{Assembly, AssemblyBuilder};
 pub use parse::MAX_FILE_BYTES;
@@ -134,9 +135,23 @@ impl Assembly {
     /// # Errors
     /// [`AssemblyError`] with every problem found.
     pub fn parse(&self, text: &str, origin: &Path) -> Result<Agent, AssemblyError> {
+        let first = origin
+            .canonicalize()
+            .unwrap_or_else(|_| origin.to_path_buf());
+        self.parse_below(text, origin, &[first])
+    }
+
+    /// Assembles `text` as the agent file at `origin`, a child agent's file
+    /// below the files of `chain` (the first first, `origin` last).
+    pub(crate) fn parse_below(
+        &self,
+        text: &str,
+        origin: &Path,
+        chain: &[std::path::PathBuf],
+    ) -> Result<Agent, AssemblyError> {
         let parsed = parse::parse(text, origin)?;
         assembled(parsed, |file, text| {
-            build::assemble(self, file, origin, text)
+            build::assemble(self, file, origin, text, chain)
         })
     }
 }

@@ -104,6 +104,16 @@ fn add_loader_rules(schema: &mut Value) {
     );
     add_rules(
         schema,
+        "ChildSection",
+        &[json!({
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                "description": {"type": "string", "pattern": "\\S"}
+            }
+        })],
+    );
+    add_rules(
+        schema,
         "HookSection",
         &[json!({
             "if": {

@@ -180,6 +180,9 @@ fn names_something_outside(message: &str) -> bool {
         // Two tools of one name (command tools named alike, or like a
         // built-in): a rule across entries no JSON Schema states.
         "is already taken by tool",
+        // A child agent named as a tool or as another child: the same.
+        "the agent has a tool named",
+        "names another child agent",
     ];
     OUTSIDE.iter().any(|needle| message.contains(needle))
 }

@@ -886,3 +886,112 @@ async fn a_nested_approval_is_decided_in_the_store_and_resumed_by_any_runner() {
     assert_eq!(charges(dir.path()), ["500"]);
     let _ = Value::Null;
 }
+
+/// Writes `files` (name, text) into `dir`.
+fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("a folder");
+        std::fs::write(path, text).expect("written");
+    }
+}
+
+fn assembly() -> iris::assembly::Assembly {
+    iris::assembly::Assembly::builder()
+        .tool(Charge)
+        .tool(FindFact)
+        .build()
+}
+
+#[tokio::test]
+async fn agent_files_declare_children_in_files_of_their_own() {
+    let dir = tempfile::tempdir().expect("a folder");
+    write_files(
+        dir.path(),
+        &[
+            (
+                "lead.yaml",
+                "name: lead\ninstructions: Delegate.\npermissions: { other: allow, write: ask }\nagents:\n  - name: researcher\n    description: Finds facts.\n    file: team/researcher.yaml\n    max_steps: 4\n    concurrency_safe: true\n",
+            ),
+            (
+                "team/researcher.yaml",
+                "name: researcher\ninstructions: Find facts.\ntools: { functions: [find_fact, charge] }\npermissions: { write: allow }\n",
+            ),
+        ],
+    );
+    let agent = assembly()
+        .load(dir.path().join("lead.yaml"))
+        .expect("assembles");
+    let child = agent.child("researcher").expect("declared");
+    assert_eq!(child.description(), "Finds facts.");
+    assert_eq!(child.agent().instructions(), Some("Find facts."));
+    let model = Arc::new(ScriptedModel::new([
+        delegate("d1", "researcher", "Find it and charge 7."),
+        Turn::call_with_id("f1", "find_fact", json!({"topic": "x"})).and_call_with_id(
+            "w1",
+            "charge",
+            json!({"cents": 7}),
+        ),
+        Turn::text("found and asked to charge"),
+        Turn::text("done"),
+    ]));
+    let runner = AgentRunner::new(agent, Arc::clone(&model));
+    let run_cx = cx(dir.path(), "file-run");
+    let outcome = runner.run("Go.", &run_cx).await.expect("runs");
+    // The lead's file asks before writes: the child's charge waits though
+    // the child's own file allows it.
+    let RunOutcome::Waiting(state) = outcome else {
+        panic!("the child's write waits: {outcome:?}");
+    };
+    let pending = state.pending();
+    assert_eq!(pending[0].id, "d1/w1");
+    let request = pending[0]
+        .item
+        .approval_request()
+        .expect("approval")
+        .clone();
+    let outcome = runner
+        .resume(
+            state,
+            [("d1/w1".to_owned(), ApprovalDecision::approve(&request))],
+            &run_cx,
+        )
+        .await
+        .expect("resumes");
+    assert!(
+        matches!(outcome, RunOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(charges(dir.path()), ["7"]);
+}
+
+#[test]
+fn an_agent_files_children_are_checked_where_they_are_written() {
+    let dir = tempfile::tempdir().expect("a folder");
+    write_files(
+        dir.path(),
+        &[
+            (
+                "lead.yaml",
+                "name: lead\ntools: { functions: [find_fact] }\nagents:\n  - name: find_fact\n    description: Clashes with a tool.\n    file: ok.yaml\n  - name: helper\n    description: Has a typo.\n    file: ok.yaml\n    max_step: 3\n  - name: missing\n    description: Names no file.\n    file: nowhere.yaml\n  - name: broken\n    description: A bad file.\n    file: broken.yaml\n  - name: looping\n    description: Names the lead.\n    file: lead.yaml\n",
+            ),
+            ("ok.yaml", "name: ok\n"),
+            ("broken.yaml", "name: broken\nlimits: { max_steps: lots }\n"),
+        ],
+    );
+    let err = assembly()
+        .load(dir.path().join("lead.yaml"))
+        .expect_err("refused");
+    let text = err.to_string();
+    for expected in [
+        "lead.yaml:4:11: `agents[0].name`: the agent has a tool named `find_fact`",
+        "lead.yaml:10:5: `agents[1].max_step`",
+        "`agents[2].file`",
+        "broken.yaml:2:",
+        "`agents[3].file`: the child agent file has 1 problem(s)",
+        "`agents[4].file`",
+        "would never end loading",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
+}
