@@ -262,6 +262,22 @@ impl Transcript {
         }
     }
 
+    /// The part of the run the child agent `agent` played, to assert on its
+    /// own trajectory (the first delegation to it).
+    #[track_caller]
+    #[must_use]
+    pub fn child(&self, agent: &str) -> &Transcript {
+        if let Some(child) = self.children.iter().find(|c| c.agent == agent) {
+            return &child.transcript;
+        }
+        let delegated: Vec<&str> = self.children.iter().map(|c| c.agent.as_str()).collect();
+        panic!(
+            "expected the run to delegate to `{agent}`; it delegated to: {}; {}",
+            list(&delegated),
+            self.describe_calls()
+        )
+    }
+
     /// The model asked no question.
     #[track_caller]
     pub fn assert_no_questions(&self) -> &Self {

@@ -16,11 +16,18 @@
 //! - approval: a write pauses the run, which resumes with an approval and
 //!   finishes, the model asked once per step;
 //! - streamed and whole: the same script gives the same run with an
-//!   observer (which makes the runner stream) as without.
+//!   observer (which makes the runner stream) as without;
+//! - a question: the model asks the person (`ask_question`), the run waits,
+//!   resumes with the answer and finishes;
+//! - a nested approval: the model delegates to a child agent (the same
+//!   model) whose write waits; the root lists it by its path, resumes with
+//!   an approval, and both finish.
 
 use std::sync::Arc;
 
-use iris_agent::{Agent, AgentRunner, RunContext, RunOutcome};
+use iris_agent::{
+    Agent, AgentRunner, Answer, ChildAgent, QuestionReply, Questions, RunContext, RunOutcome,
+};
 use iris_core::{
     BoxFuture, Capability, DynamicTool, RunId, ToolDefinition, ToolErrorKind, ToolName, ToolResult,
     ToolUseBlock,
@@ -38,12 +45,14 @@ pub type MakeModel<'a> =
     &'a (dyn Fn(Vec<ModelResponse>) -> BoxFuture<'static, Arc<dyn Model>> + Sync);
 
 /// The scenarios, by name, in the order they run.
-pub const SCENARIOS: [&str; 5] = [
+pub const SCENARIOS: [&str; 7] = [
     "parallel calls",
     "a refused call",
     "step limit",
     "approval",
     "streamed and whole",
+    "a question",
+    "a nested approval",
 ];
 
 /// How a model fared.
@@ -92,6 +101,8 @@ pub async fn check(make: MakeModel<'_>) -> ConformanceReport {
         (SCENARIOS[2], step_limit(make).await),
         (SCENARIOS[3], approval(make).await),
         (SCENARIOS[4], streamed_and_whole(make).await),
+        (SCENARIOS[5], question(make).await),
+        (SCENARIOS[6], nested_approval(make).await),
     ] {
         match outcome {
             Ok(()) => report.passed.push(name),
@@ -324,6 +335,114 @@ async fn approval(make: MakeModel<'_>) -> Result<(), String> {
         RunOutcome::Finished { text, state } if text == "recorded a" && state.step == 2 => Ok(()),
         other => Err(format!(
             "after the approval the run should finish with `recorded a` in 2 steps; it ended {} after {} step(s)",
+            Transcript::of(&other).ended,
+            other.state().step
+        )),
+    }
+}
+
+async fn question(make: MakeModel<'_>) -> Result<(), String> {
+    let answers = [
+        calls(&[(
+            "q1",
+            "ask_question",
+            json!({"questions": [{
+                "question": "Which key?",
+                "header": "Key",
+                "options": [
+                    {"label": "a", "description": "the first"},
+                    {"label": "b", "description": "the second"}
+                ],
+                "multi_select": false
+            }]}),
+        )]),
+        text("you chose b"),
+    ];
+    let runner = AgentRunner::new(agent(5, None)?, make(answers.to_vec()).await)
+        .with_questions(Questions::new());
+    let cx = RunContext::new(std::env::temp_dir(), RunId::new("conformance-question"));
+    let outcome = runner
+        .run("Conformance task.", &cx)
+        .await
+        .map_err(|e| format!("the run failed: {e}"))?;
+    let RunOutcome::Waiting(state) = outcome else {
+        return Err(format!(
+            "`ask_question` should pause the run for the person; it ended {}",
+            Transcript::of(&outcome).ended
+        ));
+    };
+    let Some(request) = state.questions().next().cloned() else {
+        return Err("the run waits, but not on a question".to_owned());
+    };
+    let reply = QuestionReply::answer(&request, vec![Answer::choose("b")]);
+    let outcome = runner
+        .resume(state, [(request.call_id.clone(), reply)], &cx)
+        .await
+        .map_err(|e| format!("the resume failed: {e}"))?;
+    match outcome {
+        RunOutcome::Finished { text, state } if text == "you chose b" && state.step == 2 => Ok(()),
+        other => Err(format!(
+            "after the answer the run should finish with `you chose b` in 2 steps; it ended {} after {} step(s)",
+            Transcript::of(&other).ended,
+            other.state().step
+        )),
+    }
+}
+
+async fn nested_approval(make: MakeModel<'_>) -> Result<(), String> {
+    // One model for both: the parent's first step, the child's two, the
+    // parent's last.
+    let answers = [
+        calls(&[("h1", "helper", json!({"task": "Record a."}))]),
+        calls(&[("w1", "record", json!({"key": "a"}))]),
+        text("recorded a"),
+        text("the helper recorded a"),
+    ];
+    let parent = Agent::builder(
+        ToolExecutor::builder(ToolRegistry::new())
+            .policy(RulePolicy::new().other(Rule::Allow))
+            .build()
+            .map_err(|e| e.to_string())?,
+    )
+    .name("conformance-lead")
+    .child(ChildAgent::new("helper", "Records keys.", agent(5, None)?))
+    .build()
+    .map_err(|e| e.to_string())?;
+    let runner = AgentRunner::new(parent, make(answers.to_vec()).await);
+    let cx = RunContext::new(std::env::temp_dir(), RunId::new("conformance-nested"));
+    let outcome = runner
+        .run("Conformance task.", &cx)
+        .await
+        .map_err(|e| format!("the run failed: {e}"))?;
+    let RunOutcome::Waiting(state) = outcome else {
+        return Err(format!(
+            "the child's write should pause the whole run; it ended {}",
+            Transcript::of(&outcome).ended
+        ));
+    };
+    let pending = state.pending();
+    let Some(waiting) = pending.iter().find(|p| p.id == "h1/w1") else {
+        return Err(format!(
+            "the root should list the child's write as `h1/w1`; it lists {:?}",
+            pending.iter().map(|p| &p.id).collect::<Vec<_>>()
+        ));
+    };
+    let Some(request) = waiting.item.approval_request() else {
+        return Err("`h1/w1` should wait for approval".to_owned());
+    };
+    let approve = ApprovalDecision::approve(request);
+    let outcome = runner
+        .resume(state.clone(), [("h1/w1".to_owned(), approve)], &cx)
+        .await
+        .map_err(|e| format!("the resume failed: {e}"))?;
+    match outcome {
+        RunOutcome::Finished { text, state }
+            if text == "the helper recorded a" && state.children.len() == 1 =>
+        {
+            Ok(())
+        }
+        other => Err(format!(
+            "after the approval the child and the run should finish with `the helper recorded a`; it ended {} after {} step(s)",
             Transcript::of(&other).ended,
             other.state().step
         )),

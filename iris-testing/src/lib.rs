@@ -91,4 +91,6 @@ pub fn block_real_model_requests() {
     iris_model::http::block_remote_requests(true);
 }
 
-pub use transcript::{Approval, Asked, CallOutcome, CallRecord, HookFiring, Step, Transcript};
+pub use transcript::{
+    Approval, Asked, CallOutcome, CallRecord, ChildTranscript, HookFiring, Step, Transcript,
+};

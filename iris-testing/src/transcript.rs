@@ -36,6 +36,9 @@ pub struct Transcript {
     /// Every question the model asked the person, in order, with the reply
     /// once given.
     pub questions: Vec<Asked>,
+    /// The child agents the run delegated to, each with its own
+    /// trajectory: those that ended, then those that wait.
+    pub children: Vec<ChildTranscript>,
     /// How the run stands: `finished`, `waiting`, `max_steps` or
     /// `cancelled`.
     pub ended: String,
@@ -112,6 +115,17 @@ pub struct Approval {
     pub decision: Option<ApprovalDecision>,
 }
 
+/// A child agent's part of a run: its own steps and how it stands.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChildTranscript {
+    /// The parent's call that delegated.
+    pub call_id: String,
+    /// The child agent's name.
+    pub agent: String,
+    /// Its own run, as a transcript (its `task` is what it was given).
+    pub transcript: Transcript,
+}
+
 /// Questions the model asked the person (`ask_question`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Asked {
@@ -133,21 +147,36 @@ impl Transcript {
     /// Takes in `outcome`, the run's latest: its history (which holds the
     /// earlier steps too) and any approvals it waits for.
     pub fn record(&mut self, outcome: &RunOutcome) {
-        let state = outcome.state();
-        let (ended, answer) = match outcome {
-            RunOutcome::Finished { text, .. } => ("finished", Some(text.clone())),
-            RunOutcome::Waiting(_) => ("waiting", None),
-            RunOutcome::MaxSteps(_) => ("max_steps", None),
-            RunOutcome::Cancelled(_) => ("cancelled", None),
+        let ended = match outcome {
+            RunOutcome::Finished { .. } => "finished",
+            RunOutcome::Waiting(_) => "waiting",
+            RunOutcome::MaxSteps(_) => "max_steps",
+            RunOutcome::Cancelled(_) => "cancelled",
         };
-        self.ended = ended.to_owned();
-        self.answer = answer;
+        self.record_state(outcome.state(), ended);
+        if let RunOutcome::Finished { text, .. } = outcome {
+            self.answer = Some(text.clone());
+        }
+    }
+
+    /// Takes in `state`, which stands as `ended` says (a child agent's run
+    /// is recorded this way).
+    fn record_state(&mut self, state: &RunState, ended: &str) {
+        ended.clone_into(&mut self.ended);
+        // A run that finished answered with its last text.
+        self.answer = (ended == "finished")
+            .then(|| match state.messages.last() {
+                Some(Message::Assistant { text, .. }) => text.clone(),
+                _ => None,
+            })
+            .flatten();
         self.run_id = Some(state.run_id.clone());
         self.task = state.messages.iter().find_map(|m| match m {
             Message::User { text } => Some(text.clone()),
             _ => None,
         });
         self.steps = steps(state);
+        self.children = children(state);
         let pending = state.pending();
         for request in pending.iter().filter_map(|p| p.item.approval_request()) {
             let known = self
@@ -290,6 +319,30 @@ impl Transcript {
 }
 
 /// The steps of `state`'s history, with each call's outcome.
+/// The child agents' parts of `state`: those that ended, then those that
+/// wait.
+fn children(state: &RunState) -> Vec<ChildTranscript> {
+    let ended = state.children.iter().map(|child| {
+        let mut transcript = Transcript::default();
+        transcript.record_state(&child.state, &child.ending);
+        (child.call_id.clone(), child.agent.clone(), transcript)
+    });
+    let waiting = state.waiting.iter().filter_map(|item| {
+        let child = item.child_state()?;
+        let mut transcript = Transcript::default();
+        transcript.record_state(child, "waiting");
+        Some((item.call.id.clone(), item.call.name.clone(), transcript))
+    });
+    ended
+        .chain(waiting)
+        .map(|(call_id, agent, transcript)| ChildTranscript {
+            call_id,
+            agent,
+            transcript,
+        })
+        .collect()
+}
+
 fn steps(state: &RunState) -> Vec<Step> {
     let mut steps: Vec<Step> = Vec::new();
     for message in &state.messages {

@@ -995,3 +995,37 @@ fn an_agent_files_children_are_checked_where_they_are_written() {
         assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
     }
 }
+
+#[tokio::test]
+async fn the_testing_kit_asserts_on_a_delegation_and_on_the_childs_own_trajectory() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let researcher = ChildAgent::new("researcher", "Looks things up.", child_agent("researcher"))
+        .model(ScriptedModel::new([
+            Turn::call_with_id("f1", "find_fact", json!({"topic": "tides"})),
+            Turn::text("Tides: 42."),
+        ]));
+    let runner = AgentRunner::new(
+        parent(lets_children_start(), vec![researcher]),
+        ScriptedModel::new([
+            delegate("d1", "researcher", "Find the tides."),
+            Turn::text("42"),
+        ]),
+    );
+    let (_, transcript) = iris::testing::run_to_end(
+        &runner,
+        "Tides?",
+        &cx(dir.path(), "kit"),
+        iris::testing::approve_all(),
+    )
+    .await
+    .expect("runs");
+    transcript
+        .assert_called_with("researcher", &json!({"task": "Find the tides."}))
+        .assert_answer_contains("42");
+    let child = transcript.child("researcher");
+    assert_eq!(child.task.as_deref(), Some("Find the tides."));
+    child
+        .assert_called_with("find_fact", &json!({"topic": "tides"}))
+        .assert_answer_contains("Tides: 42.");
+    assert_eq!(child.ended, "finished");
+}
