@@ -11,6 +11,17 @@
 //! The model a runner asks is the model layer's ([`iris_model`]): a
 //! host's own [`Model`], or an adapter its [`ModelConfig`] names.
 //!
+//! Run control sits beside the executor, never inside its hooks and
+//! middleware: approvals (the policy asked), questions the model puts to
+//! the person ([`AgentRunner::with_questions`], the built-in
+//! `ask_question`), and child agents the host declares
+//! ([`AgentBuilder::child`], [`ChildAgent`]) that the model calls like
+//! tools. All three make a run wait on one path: [`RunState::waiting`]
+//! lists the run's waiting items (a child's own state inside its item),
+//! [`RunState::pending`] lists the whole tree's flat with the ids a reply
+//! names, and [`AgentRunner::resume`] takes replies ([`Reply`]: a decision
+//! or an answer) for any of them.
+//!
 //! Per run, `run.started` hooks and the event come once (never on resume),
 //! `run.finished` only at the real end. Per step the request carries the
 //! instructions, the history, the eager tools and the deferred tools

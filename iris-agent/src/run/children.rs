@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolResult, ToolSpec, ToolUseBlock};
 use iris_model::{Message, Usage};
+use iris_runtime::journal::{CallJournal, Journaled};
 use iris_runtime::{
     ApprovalDecision, ApprovalRequest, Permission, PermissionRequest, PolicyCeiling, Reply,
     RunEvent,
@@ -87,6 +88,9 @@ pub(super) struct Place {
     pub(super) max_steps: Option<u32>,
     /// A child's token budget.
     max_tokens: Option<u64>,
+    /// Where a child's calls are claimed and recorded on a root with a
+    /// store: the root's journal, under the root's run.
+    pub(super) journal: Option<Journaled>,
 }
 
 /// What run control made of one delegation.
@@ -352,8 +356,21 @@ impl AgentRunner {
             .clone()
             .unwrap_or_default()
             .with(self.agent.executor().policy(), child.reach());
+        let root = self.root_of(parent);
+        // On an engine the nested engine journals; on a store the child's
+        // calls are claimed under the root's run, so that a process taking
+        // the run over finds what they did.
+        let journal = match (&self.engine, &self.durable) {
+            (Some(_), _) => None,
+            (None, Some(durable)) => Some(Journaled(Arc::new(UnderRoot {
+                inner: durable.journaled().0,
+                root: root.clone(),
+            }))),
+            (None, None) => self.place.journal.clone(),
+        };
         runner.place = Place {
-            root: Some(self.root_of(parent)),
+            root: Some(root),
+            journal,
             depth: self.place.depth + 1,
             ceiling: Some(ceiling),
             max_steps: Some(child.steps().min(parent_left)),
@@ -622,6 +639,49 @@ impl Deadline {
     }
 }
 
+/// A child's call journal on its root's store: a call of child run
+/// `root/c3` named `w1` is claimed as `c3/w1` of run `root`.
+struct UnderRoot {
+    inner: Arc<dyn CallJournal>,
+    root: RunId,
+}
+
+impl UnderRoot {
+    fn key(&self, run: &RunId, call_id: &str) -> String {
+        let below = run
+            .as_str()
+            .strip_prefix(self.root.as_str())
+            .and_then(|rest| rest.strip_prefix('/'));
+        match below {
+            Some(path) => format!("{path}/{call_id}"),
+            None => call_id.to_owned(),
+        }
+    }
+}
+
+impl CallJournal for UnderRoot {
+    fn claim<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+    ) -> BoxFuture<'a, Result<iris_runtime::journal::Claimed, String>> {
+        Box::pin(async move { self.inner.claim(&self.root, &self.key(run, call_id)).await })
+    }
+
+    fn record<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        result: &'a ToolResult,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            self.inner
+                .record(&self.root, &self.key(run, call_id), result)
+                .await
+        })
+    }
+}
+
 /// Tokens a run used, read and written.
 fn total(usage: &Usage) -> u64 {
     usage.input_tokens.saturating_add(usage.output_tokens)
@@ -641,7 +701,7 @@ impl Engine for Nested {
         self.0.answer(step, ask)
     }
 
-    fn calls(&self) -> Arc<dyn iris_runtime::journal::CallJournal> {
+    fn calls(&self) -> Arc<dyn CallJournal> {
         self.0.calls()
     }
 

@@ -116,8 +116,38 @@ impl AgentRunner {
     ) {
         for call in control {
             if self.is_delegation(&call) {
+                let kept_child = kept.remove(&call.id);
+                let under = replies_under(replies, &call.id);
+                // A child that waited, with replies recorded for it: it
+                // resumes where it paused, and the root's journal answers
+                // for the calls it ran before the process died.
+                if let Some(WaitingItem {
+                    wait: Wait::Child { state: child, .. },
+                    ..
+                }) = &kept_child
+                    && !under.is_empty()
+                {
+                    match self
+                        .resume_child(&call, (**child).clone(), under, state, cx)
+                        .await
+                    {
+                        Ok(Delegated::Finished(result, run)) => {
+                            state.keep_child(run);
+                            results.insert(call.id.clone(), result);
+                            continue;
+                        }
+                        Ok(Delegated::Waiting(item)) => {
+                            state.waiting.push(*item);
+                            continue;
+                        }
+                        Err(error) => {
+                            tracing::warn!(%error, call = %call.id, "a child agent taken over could not resume; it waits on");
+                        }
+                    }
+                }
                 let reply = replies.remove(&call.id);
-                match taken_over_delegation(&call, kept.remove(&call.id), reply) {
+                let kept = kept_child;
+                match taken_over_delegation(&call, kept, reply) {
                     Ok(result) => {
                         results.insert(call.id.clone(), result);
                     }

@@ -91,12 +91,16 @@ impl AgentRunner {
         Ok(builder.build())
     }
 
-    /// The journal of the run's calls: its store's or its engine's.
+    /// The journal of the run's calls: its store's or its engine's, or for
+    /// a child its root's.
     pub(super) fn journaled(&self) -> Option<iris_runtime::journal::Journaled> {
         if let Some(engine) = &self.engine {
             return Some(iris_runtime::journal::Journaled(engine.calls()));
         }
-        self.durable.as_ref().map(Durable::journaled)
+        self.durable
+            .as_ref()
+            .map(Durable::journaled)
+            .or_else(|| self.place.journal.clone())
     }
 
     /// Whether `tool` (as the model called it) only observes.

@@ -128,11 +128,30 @@ impl RunEventObserver for Printer {
             }
             return;
         }
-        if let RunEvent::ModelText { text, .. } = event
-            && self.streaming.load(Ordering::Relaxed)
-        {
-            let _ = write!(stdout, "{text}");
-            let _ = stdout.flush();
+        match event {
+            // A child agent's text is its own: the root's answer is what
+            // the person reads (with `--jsonl`, every run's text).
+            RunEvent::ModelText { text, run_id }
+                if self.streaming.load(Ordering::Relaxed) && !run_id.as_str().contains('/') =>
+            {
+                let _ = write!(stdout, "{text}");
+                let _ = stdout.flush();
+            }
+            // Child agents at work, nested by depth, beside the answer.
+            RunEvent::ChildStarted { agent, depth, .. } => {
+                let indent = "  ".repeat(usize::try_from(*depth).unwrap_or(1));
+                let _ = writeln!(std::io::stderr().lock(), "{indent}> {agent} is working");
+            }
+            RunEvent::ChildEnded {
+                agent,
+                depth,
+                ending,
+                ..
+            } => {
+                let indent = "  ".repeat(usize::try_from(*depth).unwrap_or(1));
+                let _ = writeln!(std::io::stderr().lock(), "{indent}< {agent}: {ending}");
+            }
+            _ => {}
         }
     }
 }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use iris::agent::store::{Claimed, RunStatus, RunStore, StoreError, StoredRun};
-use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome, RunState};
+use iris::agent::{Agent, AgentRunner, ChildAgent, RunContext, RunError, RunOutcome, RunState};
 use iris::model::Message;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
@@ -120,7 +120,8 @@ impl RunStore for Killing {
     ) -> BoxFuture<'a, Result<Claimed, StoreError>> {
         Box::pin(async move {
             let claimed = self.inner.claim_call(run, call_id, holder).await?;
-            if call_id == "c3" && claimed == Claimed::New {
+            // `c3` of the run, or of its child (`t1/c3`).
+            if call_id.ends_with("c3") && claimed == Claimed::New {
                 die_at("after_claim", &self.dir);
             }
             Ok(claimed)
@@ -206,12 +207,111 @@ async fn replica(db: &Path, dir: &Path) {
     );
 }
 
+/// The lead of the nested runs: it asks before writes and hands the task
+/// to the till, a child agent with the cashier's tools and model.
+fn nested_runner(db: &Path, dir: &Path) -> AgentRunner {
+    let mut registry = ToolRegistry::new();
+    registry.register(Charge).unwrap();
+    registry.register(SendReceipt).unwrap();
+    registry.register(Price).unwrap();
+    let till = Agent::builder(
+        ToolExecutor::builder(registry)
+            .policy(RulePolicy::new().write(Rule::Allow))
+            .build()
+            .unwrap(),
+    )
+    .name("till")
+    .build()
+    .unwrap();
+    let lead = Agent::builder(
+        ToolExecutor::builder(ToolRegistry::new())
+            .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Ask))
+            .build()
+            .unwrap(),
+    )
+    .name("lead")
+    .child(ChildAgent::new("till", "Charges orders.", till).model(cashier()))
+    .build()
+    .unwrap();
+    let lead_model = FnModel::new(|request| {
+        Ok(match request.messages.last() {
+            Some(Message::Tool { result, .. }) => iris::model::ModelResponse {
+                text: Some(format!("lead: {}", result.text_content())),
+                ..Default::default()
+            },
+            _ => iris::model::ModelResponse {
+                tool_calls: vec![ToolUseBlock::new(
+                    "t1",
+                    "till",
+                    json!({"task": "Charge order 7 and send the receipt."}),
+                )],
+                ..Default::default()
+            },
+        })
+    });
+    let store = Killing {
+        inner: SqliteStore::open(db).unwrap(),
+        dir: dir.to_path_buf(),
+    };
+    AgentRunner::new(lead, lead_model)
+        .with_store(Arc::new(store) as Arc<dyn RunStore>)
+        .with_holder(format!("replica-{}", std::process::id()))
+        .with_lease(Duration::from_millis(300))
+}
+
+/// One replica of the nested run: starts it (the till's writes wait for
+/// the lead's approval), records a person's approval of every write by
+/// its path, and resumes it; or takes it over once the dead replica's
+/// lease ran out. Prints the till's final history.
+async fn nested_replica(db: &Path, dir: &Path) {
+    let runner = nested_runner(db, dir);
+    let run = RunId::new("order-7");
+    let cx = RunContext::new(dir, run.clone());
+    if runner.store().unwrap().load(&run).await.unwrap().is_none() {
+        let outcome = runner
+            .run("Charge order 7 and send the receipt.", &cx)
+            .await
+            .unwrap();
+        let RunOutcome::Waiting(state) = outcome else {
+            panic!("the till's writes wait: {outcome:?}");
+        };
+        for pending in state.pending() {
+            let request = pending.item.approval_request().expect("an approval");
+            runner
+                .decide(&run, &pending.id, iris::ApprovalDecision::approve(request))
+                .await
+                .unwrap();
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let outcome = loop {
+        match runner.resume_stored(&cx).await {
+            Err(RunError::Store(StoreError::Held { .. })) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => break other.unwrap(),
+        }
+    };
+    let RunOutcome::Finished { state, .. } = outcome else {
+        panic!("the run finishes: {outcome:?}");
+    };
+    println!(
+        "HISTORY={}",
+        iris::serde_json::to_string(&state.children[0].state.messages).unwrap()
+    );
+}
+
 #[tokio::test]
 async fn replica_entry() {
     // Only a replica started by the tests below does anything here.
     if let Ok(args) = std::env::var("IRIS_KILL_REPLICA") {
-        let (db, dir) = args.split_once('\n').unwrap();
-        replica(Path::new(db), Path::new(dir)).await;
+        let mut parts = args.split('\n');
+        let (db, dir) = (parts.next().unwrap(), parts.next().unwrap());
+        if parts.next() == Some("nested") {
+            nested_replica(Path::new(db), Path::new(dir)).await;
+        } else {
+            replica(Path::new(db), Path::new(dir)).await;
+        }
     }
 }
 
@@ -221,12 +321,22 @@ fn start_replica(
     dir: &Path,
     kill_at: Option<&str>,
 ) -> (std::process::ExitStatus, String) {
+    start_replica_as(db, dir, kill_at, "plain")
+}
+
+/// Starts a replica of the `plain` or the `nested` run.
+fn start_replica_as(
+    db: &Path,
+    dir: &Path,
+    kill_at: Option<&str>,
+    mode: &str,
+) -> (std::process::ExitStatus, String) {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
     command
         .args(["replica_entry", "--exact", "--nocapture"])
         .env(
             "IRIS_KILL_REPLICA",
-            format!("{}\n{}", db.display(), dir.display()),
+            format!("{}\n{}\n{mode}", db.display(), dir.display()),
         )
         .env_remove("IRIS_KILL_AT");
     if let Some(point) = kill_at {
@@ -303,5 +413,57 @@ async fn a_run_killed_at_any_point_resumes_without_running_a_finished_call_again
             result_of(&uninterrupted, "c2"),
             "{point}"
         );
+    }
+}
+
+/// A write inside a child agent, approved by its path while the run waited
+/// in the store, its process killed at each point of the resumed write and
+/// the run taken over by a second process: the write runs at most once,
+/// exactly once where its result was recorded, and the till's history is
+/// then the uninterrupted one.
+#[tokio::test]
+async fn an_approved_write_inside_a_child_runs_once_across_a_kill() {
+    let clean = tempfile::tempdir().unwrap();
+    let (ended, printed) =
+        start_replica_as(&clean.path().join("runs.db"), clean.path(), None, "nested");
+    assert!(ended.success(), "{printed}");
+    let uninterrupted = history(&printed);
+    assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
+
+    for point in ["after_claim", "in_charge", "after_body", "after_record"] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("runs.db");
+        let (ended, printed) = start_replica_as(&db, dir.path(), Some(point), "nested");
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&ended),
+            Some(9),
+            "the first replica is killed at {point}: {printed}"
+        );
+        let (ended, printed) = start_replica_as(&db, dir.path(), None, "nested");
+        assert!(
+            ended.success(),
+            "the second replica finishes after {point}: {printed}"
+        );
+        let till = history(&printed);
+        let charges = lines(&dir.path().join("charges.txt")).len();
+        assert_eq!(
+            lines(&dir.path().join("receipts.txt")).len(),
+            1,
+            "the idempotent write took effect once ({point})"
+        );
+        let charge = result_of(&till, "c3");
+        if point == "after_record" {
+            assert_eq!(charges, 1, "the charge ran exactly once ({point})");
+            assert_eq!(till, uninterrupted, "{point}");
+        } else {
+            assert_eq!(
+                charge.error_kind(),
+                Some(ToolErrorKind::Interrupted),
+                "{point}: {}",
+                charge.text_content()
+            );
+            let expected = usize::from(point != "after_claim");
+            assert_eq!(charges, expected, "the charge ran at most once ({point})");
+        }
     }
 }

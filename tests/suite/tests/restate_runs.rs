@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use iris::agent::{Agent, AgentRunner};
+use iris::agent::{Agent, AgentRunner, ChildAgent};
 use iris::model::Message;
 use iris::restate::restate_sdk::endpoint::Endpoint;
 use iris::restate::restate_sdk::http_server::HttpServer;
@@ -83,8 +83,29 @@ fn cashier(dir: PathBuf) -> FnModel {
     })
 }
 
-/// One replica: the `cashier` workflow on `port`, until it is killed.
-async fn replica(port: u16, dir: &Path, ask: bool) {
+/// How a replica serves the `cashier` workflow.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The cashier's writes run.
+    Allow,
+    /// The charge waits for a person's approval.
+    Ask,
+    /// A lead delegates the whole task to the cashier, a child agent.
+    Nested,
+}
+
+impl Mode {
+    fn as_str(self) -> &'static str {
+        match self {
+            Mode::Allow => "allow",
+            Mode::Ask => "ask",
+            Mode::Nested => "nested",
+        }
+    }
+}
+
+/// The cashier: its tools, its policy, its dying model.
+fn cashier_agent(ask: bool) -> Agent {
     let mut registry = ToolRegistry::new();
     registry.register(Charge).unwrap();
     registry.register(SendReceipt).unwrap();
@@ -101,9 +122,50 @@ async fn replica(port: u16, dir: &Path, ask: bool) {
         .policy(policy)
         .build()
         .unwrap();
-    let agent = Agent::builder(executor).name("cashier").build().unwrap();
-    let model = cashier(dir.to_path_buf());
-    let workflow = AgentWorkflow::new(AgentRunner::new(agent, model), dir)
+    Agent::builder(executor).name("cashier").build().unwrap()
+}
+
+/// The lead: hands the whole task to the till, then says what it said.
+fn lead_model() -> FnModel {
+    FnModel::new(|request| {
+        Ok(match request.messages.last() {
+            Some(Message::Tool { result, .. }) => iris::model::ModelResponse {
+                text: Some(format!("lead: {}", result.text_content())),
+                ..Default::default()
+            },
+            _ => iris::model::ModelResponse {
+                tool_calls: vec![ToolUseBlock::new(
+                    "t1",
+                    "till",
+                    json!({"task": "Charge order 7 and send the receipt."}),
+                )],
+                ..Default::default()
+            },
+        })
+    })
+}
+
+/// One replica: the `cashier` workflow on `port`, until it is killed.
+async fn replica(port: u16, dir: &Path, mode: Mode) {
+    let runner = if mode == Mode::Nested {
+        // The workflow keeps its name; its agent delegates the task.
+        let till = ChildAgent::new("till", "Charges orders.", cashier_agent(false))
+            .model(cashier(dir.to_path_buf()));
+        let lead = Agent::builder(
+            ToolExecutor::builder(ToolRegistry::new())
+                .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Allow))
+                .build()
+                .unwrap(),
+        )
+        .name("cashier")
+        .child(till)
+        .build()
+        .unwrap();
+        AgentRunner::new(lead, lead_model())
+    } else {
+        AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
+    };
+    let workflow = AgentWorkflow::new(runner, dir)
         .retry_after(Duration::from_millis(100), Duration::from_millis(500));
     let endpoint = Endpoint::builder().bind(workflow).build();
     HttpServer::new(endpoint)
@@ -118,8 +180,12 @@ async fn replica_entry() {
         let mut parts = args.split('\n');
         let port = parts.next().unwrap().parse().unwrap();
         let dir = PathBuf::from(parts.next().unwrap());
-        let ask = parts.next() == Some("ask");
-        replica(port, &dir, ask).await;
+        let mode = match parts.next() {
+            Some("ask") => Mode::Ask,
+            Some("nested") => Mode::Nested,
+            _ => Mode::Allow,
+        };
+        replica(port, &dir, mode).await;
     }
 }
 
@@ -129,17 +195,13 @@ struct Replica {
 }
 
 impl Replica {
-    async fn start(port: u16, dir: &Path, ask: bool, kill_at: Option<&str>) -> Self {
+    async fn start(port: u16, dir: &Path, mode: Mode, kill_at: Option<&str>) -> Self {
         let mut command = Command::new(std::env::current_exe().unwrap());
         command
             .args(["replica_entry", "--exact", "--nocapture"])
             .env(
                 "IRIS_RESTATE_REPLICA",
-                format!(
-                    "{port}\n{}\n{}",
-                    dir.display(),
-                    if ask { "ask" } else { "allow" }
-                ),
+                format!("{port}\n{}\n{}", dir.display(), mode.as_str()),
             )
             .env_remove("IRIS_KILL_AT")
             .stdout(std::process::Stdio::null());
@@ -214,7 +276,7 @@ async fn a_killed_endpoint_is_replaced_and_no_finished_call_runs_again() {
     let uri = format!("http://127.0.0.1:{port}");
 
     let clean = tempfile::tempdir().unwrap();
-    let replica = Replica::start(port, clean.path(), false, None).await;
+    let replica = Replica::start(port, clean.path(), Mode::Allow, None).await;
     server.register(&uri).await;
     start(&server, "clean").await;
     let uninterrupted = report(&server, "clean").await;
@@ -227,7 +289,7 @@ async fn a_killed_endpoint_is_replaced_and_no_finished_call_runs_again() {
 
     for point in POINTS {
         let dir = tempfile::tempdir().unwrap();
-        let first = Replica::start(port, dir.path(), false, Some(point)).await;
+        let first = Replica::start(port, dir.path(), Mode::Allow, Some(point)).await;
         let run = format!("run-{point}");
         start(&server, &run).await;
         let ended = first.died().await;
@@ -236,7 +298,7 @@ async fn a_killed_endpoint_is_replaced_and_no_finished_call_runs_again() {
             Some(9),
             "the first replica is killed at {point}"
         );
-        let second = Replica::start(port, dir.path(), false, None).await;
+        let second = Replica::start(port, dir.path(), Mode::Allow, None).await;
         let report = report(&server, &run).await;
         drop(second);
         let history = &report.state.messages;
@@ -302,7 +364,7 @@ async fn an_approval_through_the_ingress_finishes_a_run_whose_replica_died() {
     let server = RestateServer::start().await;
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
-    let first = Replica::start(port, dir.path(), true, None).await;
+    let first = Replica::start(port, dir.path(), Mode::Ask, None).await;
     server.register(&format!("http://127.0.0.1:{port}")).await;
     let (status, early) = server
         .post(
@@ -324,7 +386,7 @@ async fn an_approval_through_the_ingress_finishes_a_run_whose_replica_died() {
 
     // The replica that paused the run dies; another takes its place.
     drop(first);
-    let _second = Replica::start(port, dir.path(), true, None).await;
+    let _second = Replica::start(port, dir.path(), Mode::Ask, None).await;
 
     let decide = |call: &str, decision: Value| {
         let body = json!({"call_id": call, "decision": decision});
@@ -383,7 +445,7 @@ async fn two_clients_starting_the_same_run_get_one_run() {
     let server = RestateServer::start().await;
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
-    let _replica = Replica::start(port, dir.path(), false, None).await;
+    let _replica = Replica::start(port, dir.path(), Mode::Allow, None).await;
     server.register(&format!("http://127.0.0.1:{port}")).await;
     let (a, b) = tokio::join!(start(&server, "order-5"), start(&server, "order-5"));
     let mut statuses = [a["status"].as_str().unwrap(), b["status"].as_str().unwrap()];
@@ -400,4 +462,77 @@ async fn two_clients_starting_the_same_run_get_one_run() {
     let again = start(&server, "order-5").await;
     assert_eq!(again["status"], "PreviouslyAccepted", "{again}");
     assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
+}
+
+/// The same kills inside a child agent: its steps are journaled in the
+/// root run's invocation, so a replacement replica replays the child where
+/// it was cut off, never asks its model again for a kept answer, and never
+/// runs a finished child call again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_endpoint_inside_a_child_agent_is_replaced_and_no_finished_call_runs_again() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let uri = format!("http://127.0.0.1:{port}");
+
+    let clean = tempfile::tempdir().unwrap();
+    let replica = Replica::start(port, clean.path(), Mode::Nested, None).await;
+    server.register(&uri).await;
+    start(&server, "nested-clean").await;
+    let uninterrupted = report(&server, "nested-clean").await;
+    drop(replica);
+    assert_eq!(
+        uninterrupted.text,
+        "lead: 1200 | receipt sent to ann@example.com | charged 1200"
+    );
+    assert_eq!(uninterrupted.state.children.len(), 1);
+    let clean_child = &uninterrupted.state.children[0].state;
+    assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
+
+    for point in POINTS {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Replica::start(port, dir.path(), Mode::Nested, Some(point)).await;
+        let run = format!("nested-{point}");
+        start(&server, &run).await;
+        let ended = first.died().await;
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&ended),
+            Some(9),
+            "the first replica is killed at {point}"
+        );
+        let second = Replica::start(port, dir.path(), Mode::Nested, None).await;
+        let report = report(&server, &run).await;
+        drop(second);
+        let child = &report.state.children[0].state;
+        let charges = lines(&dir.path().join("charges.txt")).len();
+        let receipts = lines(&dir.path().join("receipts.txt")).len();
+        let asked = lines(&dir.path().join("asked.txt"));
+        let mut expected = vec!["1", "2"];
+        if let Some(step) = point.strip_prefix("model_step_") {
+            let at = expected.iter().position(|s| *s == step).unwrap();
+            expected.insert(at, step);
+        }
+        assert_eq!(asked, expected, "the child's model's asks ({point})");
+        assert_eq!(
+            receipts, 1,
+            "the idempotent write took effect once ({point})"
+        );
+        let charge = result_of(&child.messages, "c3");
+        match point {
+            "before_charge" | "in_charge" => {
+                assert_eq!(
+                    charge.error_kind(),
+                    Some(ToolErrorKind::Interrupted),
+                    "{point}: {}",
+                    charge.text_content()
+                );
+                let expected = usize::from(point == "in_charge");
+                assert_eq!(charges, expected, "the charge ran at most once ({point})");
+            }
+            _ => {
+                assert_eq!(charges, 1, "the charge ran exactly once ({point})");
+                assert_eq!(child.messages, clean_child.messages, "{point}");
+                assert_eq!(report.text, uninterrupted.text, "{point}");
+            }
+        }
+    }
 }
