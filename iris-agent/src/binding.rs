@@ -42,7 +42,6 @@ pub(crate) fn remember(ledger: &RunLedger, state: &RunState) {
 /// pass). A refused state takes nothing: the right one still resumes.
 pub(crate) fn check(agent: &Agent, state: &RunState, running: &RunId) -> Result<(), RunError> {
     let ledger = agent.ledger();
-    let registry = &agent.registry();
     let refuse = |why: String| RunError::StateMismatch {
         run_id: state.run_id.clone(),
         why,
@@ -52,23 +51,7 @@ pub(crate) fn check(agent: &Agent, state: &RunState, running: &RunId) -> Result<
             "the run context names run `{running}`; resume a state with the context of its own run"
         )));
     }
-    let step_calls: &[ToolUseBlock] = match state.messages.last() {
-        Some(Message::Assistant { tool_calls, .. }) => tool_calls,
-        _ => &[],
-    };
-    for item in &state.waiting {
-        check_item(agent, registry, state, item, step_calls).map_err(refuse)?;
-    }
-    if let Some(finished) = state
-        .finished
-        .iter()
-        .find(|f| !step_calls.iter().any(|c| c.id == f.call_id))
-    {
-        return Err(refuse(format!(
-            "finished call `{}` is not one the history's last step made",
-            echo(&finished.call_id)
-        )));
-    }
+    check_items(agent, state).map_err(refuse)?;
     let print = fingerprint(state);
     let paused = ledger.update_slot(&state.run_id, |paused: &mut PausedWith| match paused.0 {
         Some(kept) if kept == print => {
@@ -99,6 +82,31 @@ pub(crate) fn check(agent: &Agent, state: &RunState, running: &RunId) -> Result<
             "this pause was resumed already; a run resumes once from each pause".to_owned(),
         )),
     }
+}
+
+/// Checks every waiting item of `state` (and, inside a child agent's item,
+/// the child's state with the child's agent, at any depth) and its
+/// finished calls, before anything of the tree runs.
+fn check_items(agent: &Agent, state: &RunState) -> Result<(), String> {
+    let registry = &agent.registry();
+    let step_calls: &[ToolUseBlock] = match state.messages.last() {
+        Some(Message::Assistant { tool_calls, .. }) => tool_calls,
+        _ => &[],
+    };
+    for item in &state.waiting {
+        check_item(agent, registry, state, item, step_calls)?;
+    }
+    if let Some(finished) = state
+        .finished
+        .iter()
+        .find(|f| !step_calls.iter().any(|c| c.id == f.call_id))
+    {
+        return Err(format!(
+            "finished call `{}` is not one the history's last step made",
+            echo(&finished.call_id)
+        ));
+    }
+    Ok(())
 }
 
 /// Checks one waiting item of `state`: its request is intact and names
@@ -169,16 +177,30 @@ fn check_item(
             }
         }
         Wait::Child {
-            agent,
+            agent: name,
             state: child,
             ..
         } => {
-            if *agent != call.name || child.run_id != child_run_id(&state.run_id, &call.id) {
+            if *name != call.name || child.run_id != child_run_id(&state.run_id, &call.id) {
                 return Err(format!(
                     "the child agent that call `{}` waits on is another agent or run than the call delegated to",
                     echo(&call.id)
                 ));
             }
+            let Some(declared) = agent.child(&call.name) else {
+                return Err(format!(
+                    "call `{}` waits on child agent `{}`, which this agent does not have",
+                    echo(&call.id),
+                    echo(&call.name)
+                ));
+            };
+            check_items(declared.agent(), child).map_err(|why| {
+                format!(
+                    "in child agent `{}` (call `{}`): {why}",
+                    echo(&call.name),
+                    echo(&call.id)
+                )
+            })?;
         }
     }
     if !step_calls.contains(call) {

@@ -1029,3 +1029,64 @@ async fn the_testing_kit_asserts_on_a_delegation_and_on_the_childs_own_trajector
         .assert_answer_contains("Tides: 42.");
     assert_eq!(child.ended, "finished");
 }
+
+#[tokio::test]
+async fn an_edited_child_state_is_refused_before_any_item_runs() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let cashier = |cents: u64| {
+        ScriptedModel::new([
+            Turn::call_with_id("w1", "charge", json!({"cents": cents})),
+            Turn::text("charged"),
+        ])
+    };
+    let team = || {
+        parent(
+            lets_children_start(),
+            vec![
+                ChildAgent::new("cashier_a", "Charges.", child_agent("cashier_a"))
+                    .model(cashier(100)),
+                ChildAgent::new("cashier_b", "Charges.", child_agent("cashier_b"))
+                    .model(cashier(200)),
+            ],
+        )
+    };
+    let runner = AgentRunner::new(
+        team(),
+        ScriptedModel::new(
+            [delegate("a1", "cashier_a", "Charge 100.").and_call_with_id(
+                "b1",
+                "cashier_b",
+                json!({"task": "Charge 200."}),
+            )],
+        ),
+    );
+    let run_cx = cx(dir.path(), "edited");
+    let RunOutcome::Waiting(state) = runner.run("Go.", &run_cx).await.expect("runs") else {
+        panic!("both writes wait");
+    };
+    let replies: Vec<(String, ApprovalDecision)> = state
+        .pending()
+        .into_iter()
+        .map(|p| {
+            let request = p.item.approval_request().expect("approval");
+            (p.id.clone(), ApprovalDecision::approve(request))
+        })
+        .collect();
+    // Another process gets the state with what b's waiting write shows the
+    // person edited.
+    let mut saved = iris::serde_json::to_value(&state).expect("writes");
+    saved["waiting"][1]["state"]["waiting"][0]["request"]["arguments"]["cents"] = json!(1);
+    let edited: RunState = iris::serde_json::from_value(saved).expect("reads");
+    let elsewhere = AgentRunner::new(team(), ScriptedModel::new([Turn::text("done")]));
+    let err = elsewhere
+        .resume(edited, replies, &run_cx)
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, RunError::StateMismatch { .. }), "{err}");
+    assert!(
+        err.to_string().contains("in child agent `cashier_b`"),
+        "{err}"
+    );
+    assert!(charges(dir.path()).is_empty(), "not even a's write ran");
+}
