@@ -76,7 +76,12 @@ impl AgentRunner {
             });
         }
         let mut children = Vec::new();
-        for (at, call, delegated) in self.run_delegations(delegated, state, cx).await {
+        let delegated = if delegated.is_empty() {
+            Vec::new()
+        } else {
+            self.run_delegations(delegated, state, cx).await
+        };
+        for (at, call, delegated) in delegated {
             ends[at] = Some(match delegated {
                 Delegated::Finished(result, child) => {
                     children.extend(child);
