@@ -26,7 +26,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use iris::agent::store::{Claimed, RunStatus, RunStore, StoreError, StoredRun};
-use iris::agent::{Agent, AgentRunner, ChildAgent, RunContext, RunError, RunOutcome, RunState};
+use iris::agent::{
+    Agent, AgentRunner, ChildAgent, Delegation, RunContext, RunError, RunOutcome, RunState,
+};
 use iris::model::Message;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
@@ -208,8 +210,9 @@ async fn replica(db: &Path, dir: &Path) {
 }
 
 /// The lead of the nested runs: it asks before writes and hands the task
-/// to the till, a child agent with the cashier's tools and model.
-fn nested_runner(db: &Path, dir: &Path) -> AgentRunner {
+/// down `depth` levels of child agents (each `t1` of the one above), the
+/// last of them the till, with the cashier's tools and model.
+fn nested_runner(db: &Path, dir: &Path, depth: u32) -> AgentRunner {
     let mut registry = ToolRegistry::new();
     registry.register(Charge).unwrap();
     registry.register(SendReceipt).unwrap();
@@ -223,6 +226,20 @@ fn nested_runner(db: &Path, dir: &Path) -> AgentRunner {
     .name("till")
     .build()
     .unwrap();
+    let mut below = ChildAgent::new("till", "Charges orders.", till).model(cashier());
+    for _ in 1..depth {
+        let middle = Agent::builder(
+            ToolExecutor::builder(ToolRegistry::new())
+                .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Allow))
+                .build()
+                .unwrap(),
+        )
+        .name("till")
+        .child(below)
+        .build()
+        .unwrap();
+        below = ChildAgent::new("till", "Charges orders.", middle).model(delegating_model());
+    }
     let lead = Agent::builder(
         ToolExecutor::builder(ToolRegistry::new())
             .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Ask))
@@ -230,10 +247,23 @@ fn nested_runner(db: &Path, dir: &Path) -> AgentRunner {
             .unwrap(),
     )
     .name("lead")
-    .child(ChildAgent::new("till", "Charges orders.", till).model(cashier()))
+    .child(below)
     .build()
     .unwrap();
-    let lead_model = FnModel::new(|request| {
+    let store = Killing {
+        inner: SqliteStore::open(db).unwrap(),
+        dir: dir.to_path_buf(),
+    };
+    AgentRunner::new(lead, delegating_model())
+        .with_delegation(Delegation::new().max_depth(depth))
+        .with_store(Arc::new(store) as Arc<dyn RunStore>)
+        .with_holder(format!("replica-{}", std::process::id()))
+        .with_lease(Duration::from_millis(300))
+}
+
+/// Hands the whole task to the till below (`t1`), then says what it said.
+fn delegating_model() -> FnModel {
+    FnModel::new(|request| {
         Ok(match request.messages.last() {
             Some(Message::Tool { result, .. }) => iris::model::ModelResponse {
                 text: Some(format!("lead: {}", result.text_content())),
@@ -248,23 +278,15 @@ fn nested_runner(db: &Path, dir: &Path) -> AgentRunner {
                 ..Default::default()
             },
         })
-    });
-    let store = Killing {
-        inner: SqliteStore::open(db).unwrap(),
-        dir: dir.to_path_buf(),
-    };
-    AgentRunner::new(lead, lead_model)
-        .with_store(Arc::new(store) as Arc<dyn RunStore>)
-        .with_holder(format!("replica-{}", std::process::id()))
-        .with_lease(Duration::from_millis(300))
+    })
 }
 
 /// One replica of the nested run: starts it (the till's writes wait for
-/// the lead's approval), records a person's approval of every write by
-/// its path, and resumes it; or takes it over once the dead replica's
-/// lease ran out. Prints the till's final history.
-async fn nested_replica(db: &Path, dir: &Path) {
-    let runner = nested_runner(db, dir);
+/// the lead's approval), records a person's word on every write by its
+/// path (the charge denied when `deny`), and resumes it; or takes it over
+/// once the dead replica's lease ran out. Prints the till's final history.
+async fn nested_replica(db: &Path, dir: &Path, depth: u32, deny: bool) {
+    let runner = nested_runner(db, dir, depth);
     let run = RunId::new("order-7");
     let cx = RunContext::new(dir, run.clone());
     if runner.store().unwrap().load(&run).await.unwrap().is_none() {
@@ -276,11 +298,14 @@ async fn nested_replica(db: &Path, dir: &Path) {
             panic!("the till's writes wait: {outcome:?}");
         };
         for pending in state.pending() {
+            assert_eq!(pending.agents.len(), depth as usize, "{}", pending.id);
             let request = pending.item.approval_request().expect("an approval");
-            runner
-                .decide(&run, &pending.id, iris::ApprovalDecision::approve(request))
-                .await
-                .unwrap();
+            let decision = if deny && pending.id.ends_with("c3") {
+                iris::ApprovalDecision::deny("not this order")
+            } else {
+                iris::ApprovalDecision::approve(request)
+            };
+            runner.decide(&run, &pending.id, decision).await.unwrap();
         }
     }
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -295,9 +320,13 @@ async fn nested_replica(db: &Path, dir: &Path) {
     let RunOutcome::Finished { state, .. } = outcome else {
         panic!("the run finishes: {outcome:?}");
     };
+    let mut till = &state.children[0].state;
+    while let Some(below) = till.children.first() {
+        till = &below.state;
+    }
     println!(
         "HISTORY={}",
-        iris::serde_json::to_string(&state.children[0].state.messages).unwrap()
+        iris::serde_json::to_string(&till.messages).unwrap()
     );
 }
 
@@ -308,7 +337,9 @@ async fn replica_entry() {
         let mut parts = args.split('\n');
         let (db, dir) = (parts.next().unwrap(), parts.next().unwrap());
         if parts.next() == Some("nested") {
-            nested_replica(Path::new(db), Path::new(dir)).await;
+            let depth = parts.next().unwrap().parse().unwrap();
+            let deny = parts.next() == Some("deny");
+            nested_replica(Path::new(db), Path::new(dir), depth, deny).await;
         } else {
             replica(Path::new(db), Path::new(dir)).await;
         }
@@ -416,54 +447,71 @@ async fn a_run_killed_at_any_point_resumes_without_running_a_finished_call_again
     }
 }
 
-/// A write inside a child agent, approved by its path while the run waited
-/// in the store, its process killed at each point of the resumed write and
-/// the run taken over by a second process: the write runs at most once,
-/// exactly once where its result was recorded, and the till's history is
-/// then the uninterrupted one.
+/// A write inside a child agent at depth 1, 2 and 3, approved (or denied)
+/// by its path while the run waited in the store, its process killed at
+/// each point of the resumed write and the run taken over by a second
+/// process: the write runs at most once, exactly once where its result was
+/// recorded, and the till's history is then the uninterrupted one.
 #[tokio::test]
 async fn an_approved_write_inside_a_child_runs_once_across_a_kill() {
-    let clean = tempfile::tempdir().unwrap();
-    let (ended, printed) =
-        start_replica_as(&clean.path().join("runs.db"), clean.path(), None, "nested");
-    assert!(ended.success(), "{printed}");
-    let uninterrupted = history(&printed);
-    assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
+    for depth in 1..=3 {
+        let mode = format!("nested\n{depth}\napprove");
+        let clean = tempfile::tempdir().unwrap();
+        let (ended, printed) =
+            start_replica_as(&clean.path().join("runs.db"), clean.path(), None, &mode);
+        assert!(ended.success(), "depth {depth}: {printed}");
+        let uninterrupted = history(&printed);
+        assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
 
-    for point in ["after_claim", "in_charge", "after_body", "after_record"] {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("runs.db");
-        let (ended, printed) = start_replica_as(&db, dir.path(), Some(point), "nested");
+        let denied = tempfile::tempdir().unwrap();
+        let (ended, printed) = start_replica_as(
+            &denied.path().join("runs.db"),
+            denied.path(),
+            None,
+            &format!("nested\n{depth}\ndeny"),
+        );
+        assert!(ended.success(), "depth {depth}: {printed}");
         assert_eq!(
-            std::os::unix::process::ExitStatusExt::signal(&ended),
-            Some(9),
-            "the first replica is killed at {point}: {printed}"
+            result_of(&history(&printed), "c3").error_kind(),
+            Some(ToolErrorKind::PermissionDenied)
         );
-        let (ended, printed) = start_replica_as(&db, dir.path(), None, "nested");
-        assert!(
-            ended.success(),
-            "the second replica finishes after {point}: {printed}"
-        );
-        let till = history(&printed);
-        let charges = lines(&dir.path().join("charges.txt")).len();
-        assert_eq!(
-            lines(&dir.path().join("receipts.txt")).len(),
-            1,
-            "the idempotent write took effect once ({point})"
-        );
-        let charge = result_of(&till, "c3");
-        if point == "after_record" {
-            assert_eq!(charges, 1, "the charge ran exactly once ({point})");
-            assert_eq!(till, uninterrupted, "{point}");
-        } else {
+        assert!(lines(&denied.path().join("charges.txt")).is_empty());
+
+        for point in ["after_claim", "in_charge", "after_body", "after_record"] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("runs.db");
+            let (ended, printed) = start_replica_as(&db, dir.path(), Some(point), &mode);
             assert_eq!(
-                charge.error_kind(),
-                Some(ToolErrorKind::Interrupted),
-                "{point}: {}",
-                charge.text_content()
+                std::os::unix::process::ExitStatusExt::signal(&ended),
+                Some(9),
+                "depth {depth}: the first replica is killed at {point}: {printed}"
             );
-            let expected = usize::from(point != "after_claim");
-            assert_eq!(charges, expected, "the charge ran at most once ({point})");
+            let (ended, printed) = start_replica_as(&db, dir.path(), None, &mode);
+            assert!(
+                ended.success(),
+                "depth {depth}: the second replica finishes after {point}: {printed}"
+            );
+            let till = history(&printed);
+            let charges = lines(&dir.path().join("charges.txt")).len();
+            assert_eq!(
+                lines(&dir.path().join("receipts.txt")).len(),
+                1,
+                "depth {depth}: the idempotent write took effect once ({point})"
+            );
+            let charge = result_of(&till, "c3");
+            if point == "after_record" {
+                assert_eq!(charges, 1, "depth {depth}: exactly once ({point})");
+                assert_eq!(till, uninterrupted, "depth {depth}: {point}");
+            } else {
+                assert_eq!(
+                    charge.error_kind(),
+                    Some(ToolErrorKind::Interrupted),
+                    "depth {depth}, {point}: {}",
+                    charge.text_content()
+                );
+                let expected = usize::from(point != "after_claim");
+                assert_eq!(charges, expected, "depth {depth}: at most once ({point})");
+            }
         }
     }
 }
