@@ -92,6 +92,8 @@ enum Mode {
     Ask,
     /// A lead delegates the whole task to the cashier, a child agent.
     Nested,
+    /// The same, the lead asking before writes: the child's wait.
+    NestedAsk,
 }
 
 impl Mode {
@@ -100,6 +102,7 @@ impl Mode {
             Mode::Allow => "allow",
             Mode::Ask => "ask",
             Mode::Nested => "nested",
+            Mode::NestedAsk => "nested-ask",
         }
     }
 }
@@ -147,20 +150,27 @@ fn lead_model() -> FnModel {
 
 /// One replica: the `cashier` workflow on `port`, until it is killed.
 async fn replica(port: u16, dir: &Path, mode: Mode) {
-    let runner = if mode == Mode::Nested {
+    let runner = if matches!(mode, Mode::Nested | Mode::NestedAsk) {
         // The workflow keeps its name; its agent delegates the task.
         let till = ChildAgent::new("till", "Charges orders.", cashier_agent(false))
             .model(cashier(dir.to_path_buf()));
-        let lead = Agent::builder(
-            ToolExecutor::builder(ToolRegistry::new())
-                .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Allow))
-                .build()
-                .unwrap(),
-        )
-        .name("cashier")
-        .child(till)
-        .build()
-        .unwrap();
+        let lead =
+            Agent::builder(
+                ToolExecutor::builder(ToolRegistry::new())
+                    .policy(RulePolicy::new().other(Rule::Allow).write(
+                        if mode == Mode::NestedAsk {
+                            Rule::Ask
+                        } else {
+                            Rule::Allow
+                        },
+                    ))
+                    .build()
+                    .unwrap(),
+            )
+            .name("cashier")
+            .child(till)
+            .build()
+            .unwrap();
         AgentRunner::new(lead, lead_model())
     } else {
         AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
@@ -183,6 +193,7 @@ async fn replica_entry() {
         let mode = match parts.next() {
             Some("ask") => Mode::Ask,
             Some("nested") => Mode::Nested,
+            Some("nested-ask") => Mode::NestedAsk,
             _ => Mode::Allow,
         };
         replica(port, &dir, mode).await;
@@ -535,4 +546,48 @@ async fn a_killed_endpoint_inside_a_child_agent_is_replaced_and_no_finished_call
             }
         }
     }
+}
+
+/// Approvals inside a child agent, answered through the ingress by their
+/// paths after the replica that paused the run died: the writes run once,
+/// on the replica that took over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_inside_a_child_are_answered_by_path_from_any_replica() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let first = Replica::start(port, dir.path(), Mode::NestedAsk, None).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    start(&server, "order-11").await;
+    let waiting = waiting(&server, "order-11").await;
+    let ids: Vec<&str> = waiting.iter().map(|w| w["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["t1/c2", "t1/c3"], "{waiting:?}");
+    assert_eq!(waiting[1]["agents"], json!(["till"]));
+    assert!(lines(&dir.path().join("charges.txt")).is_empty());
+
+    drop(first);
+    let _second = Replica::start(port, dir.path(), Mode::NestedAsk, None).await;
+    for item in &waiting {
+        let body = json!({
+            "item_id": item["id"],
+            "reply": {"decision": "approve", "approval_id": item["item"]["request"]["approval_id"]}
+        });
+        let (status, answer) = server.post("/cashier/order-11/decide", Some(&body)).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    let (status, refused) = server
+        .post(
+            "/cashier/order-11/decide",
+            Some(&json!({"item_id": "t1", "reply": {"decision": "deny", "reason": "no"}})),
+        )
+        .await;
+    assert_eq!(status, 409, "the child itself is not replied to: {refused}");
+
+    let report = report(&server, "order-11").await;
+    assert_eq!(
+        report.text,
+        "lead: 1200 | receipt sent to ann@example.com | charged 1200"
+    );
+    assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
+    assert_eq!(lines(&dir.path().join("receipts.txt")).len(), 1);
 }
