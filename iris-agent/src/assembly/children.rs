@@ -80,7 +80,28 @@ fn child(
     issues: &mut Issues,
 ) -> Option<ChildAgent> {
     let at = section.file.referenced;
-    let full = base.join(&section.file.value);
+    let named = Path::new(&section.file.value);
+    // Named inside the folder by the words alone: no absolute path, no
+    // step up (the folder itself may not exist yet to resolve against).
+    let escapes = named.is_absolute()
+        || named.components().any(|part| {
+            !matches!(
+                part,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+    if escapes {
+        issues.at(
+            at,
+            key,
+            format!(
+                "`{}` leaves the agent file's folder; name a child agent's file relative to this file, inside its folder (no absolute path, no `..`)",
+                section.file.value
+            ),
+        );
+        return None;
+    }
+    let full = base.join(named);
     if let Some(outside) = super::build::outside_of(base, &full, "child agent files") {
         issues.at(at, key, outside);
         return None;

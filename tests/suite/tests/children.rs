@@ -1090,3 +1090,27 @@ async fn an_edited_child_state_is_refused_before_any_item_runs() {
     );
     assert!(charges(dir.path()).is_empty(), "not even a's write ran");
 }
+
+#[test]
+fn a_child_file_named_outside_the_folder_is_refused_without_reading_it() {
+    let dir = tempfile::tempdir().expect("a folder");
+    write_files(
+        dir.path(),
+        &[(
+            "lead.yaml",
+            "name: lead\nagents:\n  - { name: a, description: Absolute., file: /etc/passwd }\n  - { name: b, description: Up., file: ../lead.yaml }\n",
+        )],
+    );
+    let text = assembly()
+        .load(dir.path().join("lead.yaml"))
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        text.contains("`/etc/passwd` leaves the agent file's folder"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`../lead.yaml` leaves the agent file's folder"),
+        "{text}"
+    );
+}

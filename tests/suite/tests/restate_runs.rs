@@ -90,9 +90,10 @@ enum Mode {
     Allow,
     /// The charge waits for a person's approval.
     Ask,
-    /// A lead delegates the whole task to the cashier, a child agent.
-    Nested,
-    /// The same, the lead asking before writes: the child's wait.
+    /// A lead delegates the whole task down this many levels of child
+    /// agents, the last of them the cashier.
+    Nested(u32),
+    /// One level, the lead asking before writes: the child's writes wait.
     NestedAsk,
 }
 
@@ -101,7 +102,9 @@ impl Mode {
         match self {
             Mode::Allow => "allow",
             Mode::Ask => "ask",
-            Mode::Nested => "nested",
+            Mode::Nested(1) => "nested",
+            Mode::Nested(2) => "nested-2",
+            Mode::Nested(_) => "nested-3",
             Mode::NestedAsk => "nested-ask",
         }
     }
@@ -150,30 +153,49 @@ fn lead_model() -> FnModel {
 
 /// One replica: the `cashier` workflow on `port`, until it is killed.
 async fn replica(port: u16, dir: &Path, mode: Mode) {
-    let runner = if matches!(mode, Mode::Nested | Mode::NestedAsk) {
-        // The workflow keeps its name; its agent delegates the task.
-        let till = ChildAgent::new("till", "Charges orders.", cashier_agent(false))
-            .model(cashier(dir.to_path_buf()));
-        let lead =
-            Agent::builder(
+    let runner = match mode {
+        Mode::Allow | Mode::Ask => {
+            AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
+        }
+        Mode::Nested(_) | Mode::NestedAsk => {
+            let depth = match mode {
+                Mode::Nested(depth) => depth,
+                _ => 1,
+            };
+            // The workflow keeps its name; its agent delegates the task.
+            let mut below = ChildAgent::new("till", "Charges orders.", cashier_agent(false))
+                .model(cashier(dir.to_path_buf()));
+            for _ in 1..depth {
+                let middle = Agent::builder(
+                    ToolExecutor::builder(ToolRegistry::new())
+                        .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Allow))
+                        .build()
+                        .unwrap(),
+                )
+                .name("till")
+                .child(below)
+                .build()
+                .unwrap();
+                below = ChildAgent::new("till", "Charges orders.", middle).model(lead_model());
+            }
+            let writes = if mode == Mode::NestedAsk {
+                Rule::Ask
+            } else {
+                Rule::Allow
+            };
+            let lead = Agent::builder(
                 ToolExecutor::builder(ToolRegistry::new())
-                    .policy(RulePolicy::new().other(Rule::Allow).write(
-                        if mode == Mode::NestedAsk {
-                            Rule::Ask
-                        } else {
-                            Rule::Allow
-                        },
-                    ))
+                    .policy(RulePolicy::new().other(Rule::Allow).write(writes))
                     .build()
                     .unwrap(),
             )
             .name("cashier")
-            .child(till)
+            .child(below)
             .build()
             .unwrap();
-        AgentRunner::new(lead, lead_model())
-    } else {
-        AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
+            AgentRunner::new(lead, lead_model())
+                .with_delegation(iris::agent::Delegation::new().max_depth(depth))
+        }
     };
     let workflow = AgentWorkflow::new(runner, dir)
         .retry_after(Duration::from_millis(100), Duration::from_millis(500));
@@ -192,7 +214,9 @@ async fn replica_entry() {
         let dir = PathBuf::from(parts.next().unwrap());
         let mode = match parts.next() {
             Some("ask") => Mode::Ask,
-            Some("nested") => Mode::Nested,
+            Some("nested") => Mode::Nested(1),
+            Some("nested-2") => Mode::Nested(2),
+            Some("nested-3") => Mode::Nested(3),
             Some("nested-ask") => Mode::NestedAsk,
             _ => Mode::Allow,
         };
@@ -475,77 +499,96 @@ async fn two_clients_starting_the_same_run_get_one_run() {
     assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
 }
 
-/// The same kills inside a child agent: its steps are journaled in the
-/// root run's invocation, so a replacement replica replays the child where
-/// it was cut off, never asks its model again for a kept answer, and never
-/// runs a finished child call again.
+/// The same kills inside a child agent at depth 1, 2 and 3: its steps are
+/// journaled in the root run's invocation, so a replacement replica replays
+/// the child where it was cut off, never asks its model again for a kept
+/// answer, and never runs a finished child call again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_endpoint_inside_a_child_agent_is_replaced_and_no_finished_call_runs_again() {
     let server = RestateServer::start().await;
     let port = free_port();
     let uri = format!("http://127.0.0.1:{port}");
-
-    let clean = tempfile::tempdir().unwrap();
-    let replica = Replica::start(port, clean.path(), Mode::Nested, None).await;
-    server.register(&uri).await;
-    start(&server, "nested-clean").await;
-    let uninterrupted = report(&server, "nested-clean").await;
-    drop(replica);
-    assert_eq!(
-        uninterrupted.text,
-        "lead: 1200 | receipt sent to ann@example.com | charged 1200"
-    );
-    assert_eq!(uninterrupted.state.children.len(), 1);
-    let clean_child = &uninterrupted.state.children[0].state;
-    assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
-
-    for point in POINTS {
-        let dir = tempfile::tempdir().unwrap();
-        let first = Replica::start(port, dir.path(), Mode::Nested, Some(point)).await;
-        let run = format!("nested-{point}");
-        start(&server, &run).await;
-        let ended = first.died().await;
-        assert_eq!(
-            std::os::unix::process::ExitStatusExt::signal(&ended),
-            Some(9),
-            "the first replica is killed at {point}"
-        );
-        let second = Replica::start(port, dir.path(), Mode::Nested, None).await;
-        let report = report(&server, &run).await;
-        drop(second);
-        let child = &report.state.children[0].state;
-        let charges = lines(&dir.path().join("charges.txt")).len();
-        let receipts = lines(&dir.path().join("receipts.txt")).len();
-        let asked = lines(&dir.path().join("asked.txt"));
-        let mut expected = vec!["1", "2"];
-        if let Some(step) = point.strip_prefix("model_step_") {
-            let at = expected.iter().position(|s| *s == step).unwrap();
-            expected.insert(at, step);
+    let mut registered = false;
+    for depth in 1..=3 {
+        let mode = Mode::Nested(depth);
+        let lead = "lead: ".repeat(depth as usize);
+        let clean = tempfile::tempdir().unwrap();
+        let replica = Replica::start(port, clean.path(), mode, None).await;
+        if !registered {
+            server.register(&uri).await;
+            registered = true;
         }
-        assert_eq!(asked, expected, "the child's model's asks ({point})");
+        let clean_run = format!("nested-{depth}-clean");
+        start(&server, &clean_run).await;
+        let uninterrupted = report(&server, &clean_run).await;
+        drop(replica);
         assert_eq!(
-            receipts, 1,
-            "the idempotent write took effect once ({point})"
+            uninterrupted.text,
+            format!("{lead}1200 | receipt sent to ann@example.com | charged 1200")
         );
-        let charge = result_of(&child.messages, "c3");
-        match point {
-            "before_charge" | "in_charge" => {
-                assert_eq!(
-                    charge.error_kind(),
-                    Some(ToolErrorKind::Interrupted),
-                    "{point}: {}",
-                    charge.text_content()
-                );
-                let expected = usize::from(point == "in_charge");
-                assert_eq!(charges, expected, "the charge ran at most once ({point})");
+        let clean_till = deepest(&uninterrupted.state).messages.clone();
+        assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
+
+        for point in POINTS {
+            let dir = tempfile::tempdir().unwrap();
+            let first = Replica::start(port, dir.path(), mode, Some(point)).await;
+            let run = format!("nested-{depth}-{point}");
+            start(&server, &run).await;
+            let ended = first.died().await;
+            assert_eq!(
+                std::os::unix::process::ExitStatusExt::signal(&ended),
+                Some(9),
+                "depth {depth}: the first replica is killed at {point}"
+            );
+            let second = Replica::start(port, dir.path(), mode, None).await;
+            let report = report(&server, &run).await;
+            drop(second);
+            let till = deepest(&report.state);
+            let charges = lines(&dir.path().join("charges.txt")).len();
+            let receipts = lines(&dir.path().join("receipts.txt")).len();
+            let asked = lines(&dir.path().join("asked.txt"));
+            let mut expected = vec!["1", "2"];
+            if let Some(step) = point.strip_prefix("model_step_") {
+                let at = expected.iter().position(|s| *s == step).unwrap();
+                expected.insert(at, step);
             }
-            _ => {
-                assert_eq!(charges, 1, "the charge ran exactly once ({point})");
-                assert_eq!(child.messages, clean_child.messages, "{point}");
-                assert_eq!(report.text, uninterrupted.text, "{point}");
+            assert_eq!(
+                asked, expected,
+                "depth {depth}: the till's model's asks ({point})"
+            );
+            assert_eq!(
+                receipts, 1,
+                "depth {depth}: the receipt took effect once ({point})"
+            );
+            let charge = result_of(&till.messages, "c3");
+            match point {
+                "before_charge" | "in_charge" => {
+                    assert_eq!(
+                        charge.error_kind(),
+                        Some(ToolErrorKind::Interrupted),
+                        "depth {depth}, {point}: {}",
+                        charge.text_content()
+                    );
+                    let expected = usize::from(point == "in_charge");
+                    assert_eq!(charges, expected, "depth {depth}: at most once ({point})");
+                }
+                _ => {
+                    assert_eq!(charges, 1, "depth {depth}: exactly once ({point})");
+                    assert_eq!(till.messages, clean_till, "depth {depth}: {point}");
+                    assert_eq!(report.text, uninterrupted.text, "depth {depth}: {point}");
+                }
             }
         }
     }
+}
+
+/// The deepest child's run of a run that delegated down a chain.
+fn deepest(state: &iris::agent::RunState) -> &iris::agent::RunState {
+    let mut run = state;
+    while let Some(child) = run.children.first() {
+        run = &child.state;
+    }
+    run
 }
 
 /// Approvals inside a child agent, answered through the ingress by their
