@@ -80,52 +80,13 @@ fn child(
     issues: &mut Issues,
 ) -> Option<ChildAgent> {
     let at = section.file.referenced;
-    let named = Path::new(&section.file.value);
-    // Named inside the folder by the words alone: no absolute path, no
-    // step up (the folder itself may not exist yet to resolve against).
-    let escapes = named.is_absolute()
-        || named.components().any(|part| {
-            !matches!(
-                part,
-                std::path::Component::Normal(_) | std::path::Component::CurDir
-            )
-        });
-    if escapes {
-        issues.at(
-            at,
-            key,
-            format!(
-                "`{}` leaves the agent file's folder; name a child agent's file relative to this file, inside its folder (no absolute path, no `..`)",
-                section.file.value
-            ),
-        );
-        return None;
-    }
-    let full = base.join(named);
-    if let Some(outside) = super::build::outside_of(base, &full, "child agent files") {
-        issues.at(at, key, outside);
-        return None;
-    }
-    let canonical = full.canonicalize().unwrap_or_else(|_| full.clone());
-    if chain.contains(&canonical) {
-        issues.at(
-            at,
-            key,
-            format!(
-                "`{}` is an agent file above this one: an agent that delegates to itself, directly or not, would never end loading; name another file",
-                full.display()
-            ),
-        );
-        return None;
-    }
-    if chain.len() >= MAX_FILE_DEPTH {
-        issues.at(
-            at,
-            key,
-            format!("agent files nest {MAX_FILE_DEPTH} levels deep at most; flatten the team"),
-        );
-        return None;
-    }
+    let (full, canonical) = match child_file(section, base, chain) {
+        Ok(found) => found,
+        Err(why) => {
+            issues.at(at, key, why);
+            return None;
+        }
+    };
     let text = match iris_runtime::config::yaml::read_bounded(&full, "child agent file") {
         Ok(text) => text,
         Err(message) => {
@@ -170,6 +131,54 @@ fn child(
     if let Some(model) = model {
         child = child.model(model);
     }
+    Some(with_switches(child, section))
+}
+
+/// Where the child file of `section` is (as named, and resolved), or why
+/// it may not be read: named outside the folder, a file above this one,
+/// or too deep a chain.
+fn child_file(
+    section: &ChildSection,
+    base: &Path,
+    chain: &[PathBuf],
+) -> Result<(PathBuf, PathBuf), String> {
+    let relative = Path::new(&section.file.value);
+    // Named inside the folder by the words alone: no absolute path, no
+    // step up (the folder itself may not exist yet to resolve against).
+    let escapes = relative.is_absolute()
+        || relative.components().any(|part| {
+            !matches!(
+                part,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+    if escapes {
+        return Err(format!(
+            "`{}` leaves the agent file's folder; name a child agent's file relative to this file, inside its folder (no absolute path, no `..`)",
+            section.file.value
+        ));
+    }
+    let full = base.join(relative);
+    if let Some(outside) = super::build::outside_of(base, &full, "child agent files") {
+        return Err(outside);
+    }
+    let canonical = full.canonicalize().unwrap_or_else(|_| full.clone());
+    if chain.contains(&canonical) {
+        return Err(format!(
+            "`{}` is an agent file above this one: an agent that delegates to itself, directly or not, would never end loading; name another file",
+            full.display()
+        ));
+    }
+    if chain.len() >= MAX_FILE_DEPTH {
+        return Err(format!(
+            "agent files nest {MAX_FILE_DEPTH} levels deep at most; flatten the team"
+        ));
+    }
+    Ok((full, canonical))
+}
+
+/// `child` with the limits and switches `section` sets.
+fn with_switches(mut child: ChildAgent, section: &ChildSection) -> ChildAgent {
     if let Some(steps) = section.max_steps {
         child = child.max_steps(steps);
     }
@@ -188,5 +197,5 @@ fn child(
     if section.widen_permissions {
         child = child.widen_permissions();
     }
-    Some(child)
+    child
 }
