@@ -136,19 +136,7 @@ impl AgentRunner {
     /// Run control's answer to a call of a child: its input checked, the
     /// parent's policy asked, and the child run (or the call made to wait
     /// for a person's approval first).
-    ///
-    /// Boxed, with its `Send` said outright: a child's loop is this same
-    /// loop one level down, and the compiler cannot see through the cycle.
-    pub(super) fn delegate<'a>(
-        &'a self,
-        call: &'a ToolUseBlock,
-        parent: &'a RunState,
-        cx: &'a RunContext,
-    ) -> BoxFuture<'a, Delegated> {
-        Box::pin(self.delegate_now(call, parent, cx))
-    }
-
-    async fn delegate_now(
+    pub(super) async fn delegate(
         &self,
         call: &ToolUseBlock,
         parent: &RunState,
@@ -199,7 +187,21 @@ impl AgentRunner {
 
     /// Starts `child` on `input` for `call`: after the parent's policy
     /// allowed it, or a person approved.
-    pub(super) async fn start_child(
+    ///
+    /// Boxed, with its `Send` said outright: a child's loop is this same
+    /// loop one level down, and the compiler cannot see through the cycle.
+    pub(super) fn start_child<'a>(
+        &'a self,
+        child: &'a ChildAgent,
+        call: &'a ToolUseBlock,
+        input: String,
+        parent: &'a RunState,
+        cx: &'a RunContext,
+    ) -> BoxFuture<'a, Delegated> {
+        Box::pin(self.start_child_now(child, call, input, parent, cx))
+    }
+
+    async fn start_child_now(
         &self,
         child: &ChildAgent,
         call: &ToolUseBlock,
@@ -225,7 +227,7 @@ impl AgentRunner {
 
     /// Continues the child of `item` (a call of `parent` that waits on it)
     /// with `replies` keyed by the child's own item ids.
-    /// Boxed as [`AgentRunner::delegate`] is.
+    /// Boxed as [`AgentRunner::start_child`] is.
     pub(super) fn resume_child<'a>(
         &'a self,
         call: &'a ToolUseBlock,
@@ -268,17 +270,7 @@ impl AgentRunner {
 
     /// Starts a child that a person approved: its input as the call gave
     /// it.
-    /// Boxed as [`AgentRunner::delegate`] is.
-    pub(super) fn start_approved_child<'a>(
-        &'a self,
-        call: &'a ToolUseBlock,
-        parent: &'a RunState,
-        cx: &'a RunContext,
-    ) -> BoxFuture<'a, Delegated> {
-        Box::pin(self.start_approved_now(call, parent, cx))
-    }
-
-    async fn start_approved_now(
+    pub(super) async fn start_approved_child(
         &self,
         call: &ToolUseBlock,
         parent: &RunState,
