@@ -92,7 +92,7 @@ pub mod hooks {
     pub use iris_runtime::hooks::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
     pub use iris_runtime::{
         AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent,
-        HookFailure, HookInput, HookRegistration, RunHook,
+        HookFailure, HookInput, HookRegistration, InheritedGuards, RunHook, TreeGuards,
     };
 }
 

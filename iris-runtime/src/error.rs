@@ -103,6 +103,16 @@ pub enum RuntimeError {
         /// The events its code answers.
         answers: &'static str,
     },
+    /// A hook marked tree-wide on another event than `tool.before`.
+    #[error(
+        "hook `{hook}` is marked tree-wide but runs on `{event}`; only `tool.before` guards hold over child agents: drop `tree_wide`, or register it with `HookRegistration::before`"
+    )]
+    TreeWideNotBefore {
+        /// The hook's name.
+        hook: String,
+        /// The event it was registered for.
+        event: String,
+    },
     /// A command hook without a program to run.
     #[error("command hook `{hook}` has an empty argv; give the program and its arguments")]
     EmptyCommand {

@@ -48,7 +48,7 @@ pub use executor::permissions::{
 pub use executor::{ExecutorConfig, ToolExecutor, ToolExecutorBuilder, ToolOutcome};
 pub use hooks::{
     AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent, HookFailure,
-    HookInput, HookRegistration, RunHook,
+    HookInput, HookRegistration, InheritedGuards, RunHook, TreeGuards,
 };
 pub use observers::{HookOutcome, ObserverStats, RunEvent, RunEventObserver};
 pub use progress::{ProgressListener, ToolProgress};

@@ -510,6 +510,17 @@ fn hooks(
         if filter_ok && !section.tools.is_empty() && !run_event {
             registration = registration.for_tools(section.tools.iter().map(|t| t.value.clone()));
         }
+        if section.tree_wide {
+            if section.event != HookEvent::ToolBefore {
+                issues.at(
+                    section.handler.referenced,
+                    format!("{key}.tree_wide"),
+                    "only a `tool.before` hook holds over child agents; drop `tree_wide` or make it a `tool.before` hook",
+                );
+                continue;
+            }
+            registration = registration.tree_wide();
+        }
         built.push(registration);
     }
     built

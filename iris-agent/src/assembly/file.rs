@@ -293,6 +293,10 @@ pub struct HookSection {
     /// The hook's deadline, such as `5s` (30 seconds when left out).
     #[serde(default)]
     pub timeout: Option<Seconds>,
+    /// A `tool.before` guard over the whole tree: it also judges the calls
+    /// of every child agent below this one (`agents`), at any depth.
+    #[serde(default)]
+    pub tree_wide: bool,
 }
 
 /// What a hook runs: a factory's hook, or a command.

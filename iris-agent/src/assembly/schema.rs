@@ -115,13 +115,29 @@ fn add_loader_rules(schema: &mut Value) {
     add_rules(
         schema,
         "HookSection",
-        &[json!({
-            "if": {
-                "properties": {"event": {"enum": ["run.started", "run.finished"]}},
-                "required": ["event"]
-            },
-            "then": {"properties": {"tools": {"maxItems": 0}}}
-        })],
+        &[
+            json!({
+                "if": {
+                    "properties": {"event": {"enum": ["run.started", "run.finished"]}},
+                    "required": ["event"]
+                },
+                "then": {"properties": {"tools": {"maxItems": 0}}}
+            }),
+            json!({
+                "if": {
+                    "properties": {"event": {"const": "tool.after"}},
+                    "required": ["event"]
+                },
+                "then": {"properties": {"tree_wide": {"const": false}}}
+            }),
+            json!({
+                "if": {
+                    "properties": {"event": {"enum": ["run.started", "run.finished"]}},
+                    "required": ["event"]
+                },
+                "then": {"properties": {"tree_wide": {"const": false}}}
+            }),
+        ],
     );
 }
 

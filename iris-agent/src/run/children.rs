@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolResult, ToolSpec, ToolUseBlock};
 use iris_model::{Message, Usage};
+use iris_runtime::InheritedGuards;
 use iris_runtime::journal::{CallJournal, Journaled};
 use iris_runtime::{
     ApprovalDecision, ApprovalRequest, Permission, PermissionRequest, PolicyCeiling, Reply,
@@ -84,6 +85,8 @@ pub(super) struct Place {
     depth: u32,
     /// The policies of the agents above.
     pub(super) ceiling: Option<PolicyCeiling>,
+    /// The guards the agents above hold over the whole tree.
+    pub(super) guards: Option<InheritedGuards>,
     /// A child's step limit, over its agent's.
     pub(super) max_steps: Option<u32>,
     /// A child's token budget.
@@ -360,9 +363,14 @@ impl AgentRunner {
             }))),
             (None, None) => self.place.journal.clone(),
         };
+        let guards = match self.agent.executor().tree_guards() {
+            Some(own) => Some(self.place.guards.clone().unwrap_or_default().with(own)),
+            None => self.place.guards.clone(),
+        };
         runner.place = Place {
             root: Some(root),
             journal,
+            guards,
             depth: self.place.depth + 1,
             ceiling: Some(ceiling),
             max_steps: Some(child.steps().min(parent_left)),

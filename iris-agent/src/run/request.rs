@@ -88,6 +88,9 @@ impl AgentRunner {
             // A child's calls answer to every agent above it too.
             builder = builder.extension(ceiling.clone());
         }
+        if let Some(guards) = &self.place.guards {
+            builder = builder.extension(guards.clone());
+        }
         Ok(builder.build())
     }
 

@@ -30,6 +30,7 @@ use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, Permissi
 use super::resolve::{invalid_arguments, offered_tool, repair_input};
 use super::{ToolExecutor, ToolOutcome, body};
 use crate::ToolRegistry;
+use crate::hooks::InheritedGuards;
 use crate::hooks::{HookEvent, HookInput, HookResultView};
 use crate::journal::{self, Claimed, IdempotencyKey, Journaled};
 use crate::observers::{HookOutcome, RunEvent};
@@ -222,7 +223,9 @@ impl<'t> Call<'t> {
     /// changed in between could not be told apart from one changed just
     /// after.
     fn admit(&self, ex: &ToolExecutor, read_only: bool, cx: &ToolContext) -> Admission {
-        let staged = ex.inner.staged.includes(self.definition) || self.journal(cx).is_some();
+        let staged = ex.inner.staged.includes(self.definition)
+            || self.journal(cx).is_some()
+            || cx.extension::<InheritedGuards>().is_some();
         match ex.permission(&self.permission_request(read_only, cx), cx) {
             Permission::Allow if staged => Admission::Staged,
             Permission::Allow => match claim(ex, &self.id, cx) {
@@ -311,12 +314,21 @@ impl<'t> Call<'t> {
         // Built only when a hook watches this tool, and built once: the
         // after hooks get the before hooks' input with the result added.
         let mut hook_input = None;
-        if hooks.watches(HookEvent::ToolBefore, name) {
-            let input = hook_input.insert(self.hook_input(HookEvent::ToolBefore, cx));
+        // The executor's own `tool.before` hooks, then the guards of the
+        // agents above this one (a child agent's calls), each over them.
+        let inherited = cx.extension::<InheritedGuards>();
+        let guards =
+            std::iter::once(hooks).chain(inherited.into_iter().flat_map(InheritedGuards::iter));
+        for guards in guards {
+            if !guards.watches(HookEvent::ToolBefore, name) {
+                continue;
+            }
+            let input =
+                hook_input.get_or_insert_with(|| self.hook_input(HookEvent::ToolBefore, cx));
             // Boxed, like every optional stage below, so a call without hooks
             // or middleware carries (and moves) none of their state.
             let fired = self.hook_heard(ex, HookEvent::ToolBefore, cx);
-            let denials = Box::pin(hooks.before(input, &fired)).await;
+            let denials = Box::pin(guards.before(input, &fired)).await;
             if !denials.is_empty() {
                 let reasons: Vec<String> = denials
                     .iter()

@@ -19,7 +19,7 @@ use iris_core::{Middleware, RunId, ToolContext, ToolResult, ToolUseBlock};
 
 use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
-use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration};
+use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration, TreeGuards};
 use crate::ledger::{LedgerLimits, RunLedger};
 use crate::observers::{HookOutcome, ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::{SharedRegistry, ToolRegistry};
@@ -151,6 +151,8 @@ struct Inner {
     /// behind its own `check`, so a call takes no lock here.
     policy: Arc<dyn PermissionPolicy>,
     hooks: HookDispatcher,
+    /// The guards it holds over child agents' calls, if any.
+    tree_guards: Option<TreeGuards>,
     middleware: Vec<Arc<dyn Middleware>>,
     /// Which calls pass through hooks or middleware.
     staged: Staged,
@@ -425,6 +427,14 @@ impl ToolExecutor {
         !self.inner.observers.is_empty()
     }
 
+    /// The `tool.before` guards this executor holds over the calls of
+    /// every child agent below its agent ([`HookRegistration::tree_wide`]),
+    /// if any.
+    #[must_use]
+    pub fn tree_guards(&self) -> Option<TreeGuards> {
+        self.inner.tree_guards.clone()
+    }
+
     /// The executor's permission policy.
     #[must_use]
     pub fn policy(&self) -> Arc<dyn PermissionPolicy> {
@@ -651,6 +661,7 @@ impl ToolExecutorBuilder {
                 registry: self.registry,
                 policy: self.policy,
                 staged: Staged::new(!self.middleware.is_empty(), &hooks),
+                tree_guards: hooks.tree_guards(),
                 hooks,
                 middleware: self.middleware,
                 observers: self.observers,

@@ -55,6 +55,7 @@ mod handler;
 use rustc_hash::FxHashSet;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -163,6 +164,7 @@ pub struct HookRegistration {
     tools: Option<Vec<String>>,
     hook: Hook,
     timeout: Duration,
+    tree_wide: bool,
 }
 
 /// How long any hook may take unless its registration says otherwise.
@@ -178,6 +180,7 @@ impl HookRegistration {
             tools: None,
             hook,
             timeout: DEFAULT_HOOK_TIMEOUT,
+            tree_wide: false,
         }
     }
 
@@ -224,6 +227,17 @@ impl HookRegistration {
         self
     }
 
+    /// Makes a `tool.before` hook a guard over the whole tree of agents:
+    /// it also judges every call of every child agent below this
+    /// executor's agent, at any depth, beside the child's own hooks. A
+    /// host's choice; a child's definition cannot drop it. (Other events
+    /// are the agent's own: marking one refuses the executor's `build()`.)
+    #[must_use]
+    pub fn tree_wide(mut self) -> Self {
+        self.tree_wide = true;
+        self
+    }
+
     /// The hook's name.
     #[must_use]
     pub fn name(&self) -> &str {
@@ -245,18 +259,21 @@ impl fmt::Debug for HookRegistration {
             .field("tools", &self.tools)
             .field("hook", &self.hook)
             .field("timeout", &self.timeout)
+            .field("tree_wide", &self.tree_wide)
             .finish()
     }
 }
 
 /// A hook as the dispatcher runs it: its code for its one event, its tool
 /// filter in canonical names.
+#[derive(Clone)]
 struct Registered {
     name: String,
     event: HookEvent,
     tools: Option<Vec<String>>,
     handler: Handler,
     timeout: Duration,
+    tree_wide: bool,
 }
 
 impl Registered {
@@ -285,6 +302,46 @@ impl Registered {
             Ok(Err(panic)) => Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
             Ok(Ok(answer)) => answer,
         }
+    }
+}
+
+/// The `tool.before` guards an agent holds over every agent below it
+/// ([`HookRegistration::tree_wide`]), as its executor hands them down
+/// ([`ToolExecutor::tree_guards`](crate::ToolExecutor::tree_guards)).
+#[derive(Clone)]
+pub struct TreeGuards(Arc<HookDispatcher>);
+
+impl fmt::Debug for TreeGuards {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.0.hooks.iter().map(|h| h.name.as_str()).collect();
+        f.debug_tuple("TreeGuards").field(&names).finish()
+    }
+}
+
+impl TreeGuards {
+    pub(crate) fn dispatcher(&self) -> &HookDispatcher {
+        &self.0
+    }
+}
+
+/// The guards of every agent above the one a context's calls belong to: a
+/// context extension
+/// ([`ToolContextBuilder::extension`](iris_core::ToolContextBuilder::extension))
+/// the runner gives a child agent's calls. Each guard judges the call
+/// after the executor's own `tool.before` hooks; a denial refuses it.
+#[derive(Clone, Debug, Default)]
+pub struct InheritedGuards(Vec<TreeGuards>);
+
+impl InheritedGuards {
+    /// These guards, and `guards` below them.
+    #[must_use]
+    pub fn with(mut self, guards: TreeGuards) -> Self {
+        self.0.push(guards);
+        self
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &HookDispatcher> {
+        self.0.iter().map(TreeGuards::dispatcher)
     }
 }
 
@@ -326,7 +383,14 @@ impl HookDispatcher {
                 tools,
                 hook,
                 timeout,
+                tree_wide,
             } = registration;
+            if tree_wide && event != HookEvent::ToolBefore {
+                return Err(crate::RuntimeError::TreeWideNotBefore {
+                    hook: name,
+                    event: event.as_str().to_owned(),
+                });
+            }
             let Some(handler) = hook.for_event(event) else {
                 return Err(crate::RuntimeError::HookEventMismatch {
                     hook: name,
@@ -353,9 +417,17 @@ impl HookDispatcher {
                 tools,
                 handler,
                 timeout,
+                tree_wide,
             });
         }
         Ok(Self { hooks })
+    }
+
+    /// The guards marked tree-wide, for the agents below this one; `None`
+    /// when there is none.
+    pub(crate) fn tree_guards(&self) -> Option<TreeGuards> {
+        let hooks: Vec<Registered> = self.hooks.iter().filter(|h| h.tree_wide).cloned().collect();
+        (!hooks.is_empty()).then(|| TreeGuards(Arc::new(Self { hooks })))
     }
 
     pub(crate) fn has(&self, event: HookEvent) -> bool {

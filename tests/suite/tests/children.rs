@@ -1114,3 +1114,111 @@ fn a_child_file_named_outside_the_folder_is_refused_without_reading_it() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_guard_marked_tree_wide_judges_every_childs_calls_and_others_stay_the_parents() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let heard = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&heard);
+    let executor = ToolExecutor::builder(ToolRegistry::new())
+        .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Allow))
+        .hook(
+            HookRegistration::before("no_charges", |input: &HookInput| {
+                if input.tool.as_ref().is_some_and(|t| t.as_str() == "charge") {
+                    BeforeAnswer::deny("no charges anywhere in this team")
+                } else {
+                    BeforeAnswer::Allow
+                }
+            })
+            .tree_wide(),
+        )
+        .hook(HookRegistration::before(
+            "parent_only",
+            move |_: &HookInput| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                BeforeAnswer::deny("the parent's own guard")
+            },
+        ))
+        .build()
+        .expect("builds");
+    let cashier = ChildAgent::new("cashier", "Charges cards.", child_agent("cashier")).model(
+        ScriptedModel::new([
+            Turn::call_with_id("w1", "charge", json!({"cents": 5})).and_call_with_id(
+                "f1",
+                "find_fact",
+                json!({"topic": "x"}),
+            ),
+            Turn::text("done"),
+        ]),
+    );
+    let lead = Agent::builder(executor)
+        .name("lead")
+        .child(cashier)
+        .build()
+        .expect("builds");
+    let runner = AgentRunner::new(
+        lead,
+        ScriptedModel::new([delegate("d1", "cashier", "Charge 5."), Turn::text("ok")]),
+    );
+    let RunOutcome::Finished { state, .. } = runner
+        .run("Go.", &cx(dir.path(), "guarded"))
+        .await
+        .expect("runs")
+    else {
+        panic!("finishes");
+    };
+    let child = state.child_run(&RunId::new("guarded/d1")).expect("kept");
+    let refused = result_of(child, "w1");
+    assert_eq!(
+        refused.error_kind().map(iris::ToolErrorKind::as_str),
+        Some("denied_by_hook")
+    );
+    assert!(
+        refused.text_content().contains("no charges anywhere"),
+        "{}",
+        refused.text_content()
+    );
+    assert!(
+        !result_of(child, "f1").is_error(),
+        "the guard let the read through"
+    );
+    assert_eq!(
+        heard.load(Ordering::SeqCst),
+        0,
+        "a hook not marked stays the parent's"
+    );
+    assert!(charges(dir.path()).is_empty());
+
+    let err = ToolExecutor::builder(ToolRegistry::new())
+        .hook(
+            HookRegistration::after("late", |_: &HookInput| iris::hooks::AfterAnswer::Nothing)
+                .tree_wide(),
+        )
+        .build()
+        .expect_err("refused");
+    assert!(
+        err.to_string().contains("only `tool.before` guards"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_agent_file_marks_only_a_before_hook_tree_wide() {
+    let dir = tempfile::tempdir().expect("a folder");
+    write_files(
+        dir.path(),
+        &[(
+            "lead.yaml",
+            "name: lead\nhooks:\n  - name: late\n    event: tool.after\n    tree_wide: true\n    handler: { type: command, command: [\"true\"] }\n",
+        )],
+    );
+    let text = assembly()
+        .load(dir.path().join("lead.yaml"))
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        text.contains("`hooks[0].tree_wide`: only a `tool.before` hook holds over child agents"),
+        "{text}"
+    );
+}
