@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use iris::agent::{Agent, AgentRunner, ChildAgent};
+use iris::agent::{Agent, AgentRunner, ChildAgent, Questions};
 use iris::model::Message;
 use iris::restate::restate_sdk::endpoint::Endpoint;
 use iris::restate::restate_sdk::http_server::HttpServer;
@@ -95,6 +95,8 @@ enum Mode {
     Nested(u32),
     /// One level, the lead asking before writes: the child's writes wait.
     NestedAsk,
+    /// The cashier asks the person a question that expires unanswered.
+    Question,
 }
 
 impl Mode {
@@ -106,6 +108,7 @@ impl Mode {
             Mode::Nested(2) => "nested-2",
             Mode::Nested(_) => "nested-3",
             Mode::NestedAsk => "nested-ask",
+            Mode::Question => "question",
         }
     }
 }
@@ -151,12 +154,42 @@ fn lead_model() -> FnModel {
     })
 }
 
+/// Asks which card to charge, then says how the question ended.
+fn asking_model() -> FnModel {
+    FnModel::new(|request| {
+        Ok(match request.messages.last() {
+            Some(Message::Tool { result, .. }) => iris::model::ModelResponse {
+                text: Some(format!(
+                    "question {}",
+                    result.data().map_or(Value::Null, |d| d["status"].clone())
+                )),
+                ..Default::default()
+            },
+            _ => iris::model::ModelResponse {
+                tool_calls: vec![ToolUseBlock::new(
+                    "q1",
+                    "ask_question",
+                    json!({"questions": [{
+                        "question": "Which card?",
+                        "header": "Card",
+                        "options": ["visa", "amex"],
+                        "multi_select": false
+                    }]}),
+                )],
+                ..Default::default()
+            },
+        })
+    })
+}
+
 /// One replica: the `cashier` workflow on `port`, until it is killed.
 async fn replica(port: u16, dir: &Path, mode: Mode) {
     let runner = match mode {
         Mode::Allow | Mode::Ask => {
             AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
         }
+        Mode::Question => AgentRunner::new(cashier_agent(false), asking_model())
+            .with_questions(Questions::new().expiring_after(Duration::from_millis(500))),
         Mode::Nested(_) | Mode::NestedAsk => {
             let depth = match mode {
                 Mode::Nested(depth) => depth,
@@ -218,6 +251,7 @@ async fn replica_entry() {
             Some("nested-2") => Mode::Nested(2),
             Some("nested-3") => Mode::Nested(3),
             Some("nested-ask") => Mode::NestedAsk,
+            Some("question") => Mode::Question,
             _ => Mode::Allow,
         };
         replica(port, &dir, mode).await;
@@ -633,4 +667,24 @@ async fn approvals_inside_a_child_are_answered_by_path_from_any_replica() {
     );
     assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
     assert_eq!(lines(&dir.path().join("receipts.txt")).len(), 1);
+}
+
+/// A question nobody answers expires on a durable timer, whichever replica
+/// runs the workflow then: the model is told it expired and goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_question_expires_on_a_durable_timer() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let first = Replica::start(port, dir.path(), Mode::Question, None).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    start(&server, "asked").await;
+    let waiting = waiting(&server, "asked").await;
+    assert_eq!(waiting[0]["id"], "q1");
+    assert_eq!(waiting[0]["item"]["kind"], "question");
+    // The replica that asked dies; the timer fires on the next one.
+    drop(first);
+    let _second = Replica::start(port, dir.path(), Mode::Question, None).await;
+    let report = report(&server, "asked").await;
+    assert_eq!(report.text, "question \"expired\"");
 }
