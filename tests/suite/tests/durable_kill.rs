@@ -37,7 +37,7 @@ use iris::tool::BoxFuture;
 use iris::{
     Rule, RulePolicy, RunId, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
-use model::history_model;
+use model::{delegating_model, history_model};
 use replica::{Charge, Price, SendReceipt, die_at, lines, result_of};
 
 /// Where a replica dies.
@@ -259,26 +259,6 @@ fn nested_runner(db: &Path, dir: &Path, depth: u32) -> AgentRunner {
         .with_store(Arc::new(store) as Arc<dyn RunStore>)
         .with_holder(format!("replica-{}", std::process::id()))
         .with_lease(Duration::from_millis(300))
-}
-
-/// Hands the whole task to the till below (`t1`), then says what it said.
-fn delegating_model() -> FnModel {
-    FnModel::new(|request| {
-        Ok(match request.messages.last() {
-            Some(Message::Tool { result, .. }) => iris::model::ModelResponse {
-                text: Some(format!("lead: {}", result.text_content())),
-                ..Default::default()
-            },
-            _ => iris::model::ModelResponse {
-                tool_calls: vec![ToolUseBlock::new(
-                    "t1",
-                    "till",
-                    json!({"task": "Charge order 7 and send the receipt."}),
-                )],
-                ..Default::default()
-            },
-        })
-    })
 }
 
 /// One replica of the nested run: starts it (the till's writes wait for

@@ -37,6 +37,7 @@ use iris::restate::{AgentWorkflow, RunReport};
 use iris::serde_json::{Value, json};
 use iris::testing::FnModel;
 use iris::{Rule, RulePolicy, ToolErrorKind, ToolExecutor, ToolRegistry, ToolUseBlock};
+use model::delegating_model;
 use replica::{Charge, Price, SendReceipt, die_at, lines, result_of};
 use server::{RestateServer, free_port};
 
@@ -134,26 +135,6 @@ fn cashier_agent(ask: bool) -> Agent {
     Agent::builder(executor).name("cashier").build().unwrap()
 }
 
-/// The lead: hands the whole task to the till, then says what it said.
-fn lead_model() -> FnModel {
-    FnModel::new(|request| {
-        Ok(match request.messages.last() {
-            Some(Message::Tool { result, .. }) => iris::model::ModelResponse {
-                text: Some(format!("lead: {}", result.text_content())),
-                ..Default::default()
-            },
-            _ => iris::model::ModelResponse {
-                tool_calls: vec![ToolUseBlock::new(
-                    "t1",
-                    "till",
-                    json!({"task": "Charge order 7 and send the receipt."}),
-                )],
-                ..Default::default()
-            },
-        })
-    })
-}
-
 /// Asks which card to charge, then says how the question ended.
 fn asking_model() -> FnModel {
     FnModel::new(|request| {
@@ -209,7 +190,8 @@ async fn replica(port: u16, dir: &Path, mode: Mode) {
                 .child(below)
                 .build()
                 .unwrap();
-                below = ChildAgent::new("till", "Charges orders.", middle).model(lead_model());
+                below =
+                    ChildAgent::new("till", "Charges orders.", middle).model(delegating_model());
             }
             let writes = if mode == Mode::NestedAsk {
                 Rule::Ask
@@ -226,7 +208,7 @@ async fn replica(port: u16, dir: &Path, mode: Mode) {
             .child(below)
             .build()
             .unwrap();
-            AgentRunner::new(lead, lead_model())
+            AgentRunner::new(lead, delegating_model())
                 .with_delegation(iris::agent::Delegation::new().max_depth(depth))
         }
     };

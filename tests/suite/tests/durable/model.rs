@@ -32,3 +32,24 @@ pub(crate) fn answer(calls: &[ToolUseBlock], request: &RecordedRequest) -> Model
         ..ModelResponse::default()
     }
 }
+
+/// The lead of a nested run: hands the whole task to the till below
+/// (`t1`), then says what it said, after `lead: `.
+pub(crate) fn delegating_model() -> FnModel {
+    FnModel::new(|request| {
+        Ok(match request.messages.last() {
+            Some(Message::Tool { result, .. }) => ModelResponse {
+                text: Some(format!("lead: {}", result.text_content())),
+                ..ModelResponse::default()
+            },
+            _ => ModelResponse {
+                tool_calls: vec![ToolUseBlock::new(
+                    "t1",
+                    "till",
+                    iris::serde_json::json!({"task": "Charge order 7 and send the receipt."}),
+                )],
+                ..ModelResponse::default()
+            },
+        })
+    })
+}
