@@ -122,6 +122,14 @@ pub(crate) const RESTATE_SERVER: Peer = Peer {
     needs: "npm with access to the npm registry",
 };
 
+/// A real OpenID provider (oidc-provider, OpenID Certified), from npm.
+#[allow(dead_code, reason = "not every test crate talks to every peer")]
+pub(crate) const OIDC_PROVIDER: Peer = Peer {
+    folder: "oidc-provider",
+    what: "a real OpenID provider (oidc-provider)",
+    needs: "npm with access to the npm registry",
+};
+
 /// An S3-compatible server (moto), from `PyPI`.
 #[allow(dead_code, reason = "not every test crate talks to every peer")]
 pub(crate) const S3_SERVER: Peer = Peer {

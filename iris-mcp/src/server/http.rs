@@ -20,6 +20,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{Gate, Refusal, SESSION_HEADER};
 use super::{IrisServer, ServeOptions};
 use crate::McpError;
 use iris_runtime::ToolExecutor;
@@ -45,6 +46,8 @@ pub struct McpHttpServer {
     listener: TcpListener,
     address: SocketAddr,
     service: Service,
+    sessions: Arc<LocalSessionManager>,
+    gate: Option<Arc<Gate>>,
     connections: Arc<Semaphore>,
     request_timeout: Duration,
     shutdown: CancellationToken,
@@ -61,15 +64,46 @@ impl std::fmt::Debug for McpHttpServer {
 impl McpHttpServer {
     /// Binds `address` (port 0 picks a free port) for `executor`. Requests
     /// naming a host other than `localhost`, `127.0.0.1` or `::1` are
-    /// refused; [`McpHttpServer::allow_hosts`] widens that.
+    /// refused; [`McpHttpServer::allow_hosts`] widens that. With
+    /// [`ServeOptions::auth`], every request needs a bearer token and sees
+    /// only what the rules grant its principal (the audience's host is
+    /// accepted too).
     ///
     /// # Errors
-    /// [`McpError::Serve`] when the address cannot be bound.
+    /// [`McpError::Serve`] when the address cannot be bound, when it is
+    /// not a loopback address and neither [`ServeOptions::auth`] nor
+    /// [`ServeOptions::unauthenticated`] is set, or when the
+    /// authentication settings cannot work.
     pub async fn bind(
         executor: impl Into<Arc<ToolExecutor>>,
         address: SocketAddr,
         options: ServeOptions,
     ) -> Result<Self, McpError> {
+        let executor = executor.into();
+        let gate = match &options.auth {
+            Some(auth) => Some(Arc::new(
+                Gate::new(
+                    auth.clone(),
+                    &options.name,
+                    executor.shared_registry().clone(),
+                )
+                .map_err(|message| McpError::Serve {
+                    message: format!("authentication cannot be set up: {message}"),
+                })?,
+            )),
+            None if address.ip().is_loopback() => None,
+            None if options.unauthenticated => {
+                tracing::warn!(%address, "serving MCP without authentication on an address other hosts may reach: anyone who reaches it can call every tool");
+                None
+            }
+            None => {
+                return Err(McpError::Serve {
+                    message: format!(
+                        "{address} is not a loopback address, and serving it without authentication would let anyone who reaches it call every tool; configure `auth` (an OAuth issuer and rules), bind 127.0.0.1, or (knowingly) serve unauthenticated"
+                    ),
+                });
+            }
+        };
         let listener = TcpListener::bind(address)
             .await
             .map_err(|e| McpError::Serve {
@@ -86,8 +120,21 @@ impl McpHttpServer {
             .with_cancellation_token(shutdown.child_token())
             .with_allowed_origins(options.allowed_origins.clone())
             .enforce_origin_validation();
-        let server = IrisServer::new(executor.into(), options);
-        let service = StreamableHttpService::new(
+        let audience_host = options
+            .auth
+            .as_ref()
+            .and_then(|auth| reqwest::Url::parse(&auth.audience).ok())
+            .and_then(|url| {
+                let host = url.host_str()?.to_owned();
+                Some(match url.port() {
+                    Some(port) => vec![format!("{host}:{port}"), host],
+                    None => vec![host],
+                })
+            })
+            .unwrap_or_default();
+        let server = IrisServer::behind(executor, options, gate.clone());
+        let sessions = Arc::new(LocalSessionManager::default());
+        let mut service = StreamableHttpService::new(
             move || {
                 // Only an `initialize` opens a session; the MCP service asks
                 // for a server for other requests too (stateless ones, and
@@ -101,13 +148,16 @@ impl McpHttpServer {
                     ))
                 })
             },
-            Arc::new(LocalSessionManager::default()),
+            Arc::clone(&sessions),
             config,
         );
+        service.config.allowed_hosts.extend(audience_host);
         Ok(Self {
             listener,
             address,
             service,
+            sessions,
+            gate,
             connections,
             request_timeout,
             shutdown,
@@ -182,14 +232,20 @@ impl McpHttpServer {
                 drop(stream);
                 continue;
             };
-            let service = self.service.clone();
+            let served = Served {
+                service: self.service.clone(),
+                sessions: Arc::clone(&self.sessions),
+                gate: self.gate.clone(),
+                deadline: self.request_timeout,
+            };
             let shutdown = self.shutdown.clone();
             let deadline = self.request_timeout;
             tokio::spawn(async move {
                 let _place = place;
+                let served = Arc::new(served);
                 let handler = hyper::service::service_fn(move |request| {
-                    let service = service.clone();
-                    async move { Ok::<_, Infallible>(answer(&service, request, deadline).await) }
+                    let served = Arc::clone(&served);
+                    async move { Ok::<_, Infallible>(served.answer(request).await) }
                 });
                 let connection = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
@@ -208,46 +264,170 @@ impl McpHttpServer {
     }
 }
 
-/// Reads a request's body within `deadline` and [`MAX_BODY_BYTES`], then
-/// hands the request to the MCP service.
-async fn answer(
-    service: &Service,
-    request: Request<Incoming>,
+/// What answering one request needs.
+struct Served {
+    service: Service,
+    sessions: Arc<LocalSessionManager>,
+    gate: Option<Arc<Gate>>,
     deadline: Duration,
-) -> Response<BoxBody<Bytes, Infallible>> {
-    let (parts, body) = request.into_parts();
+}
+
+type Answer = Response<BoxBody<Bytes, Infallible>>;
+
+impl Served {
+    /// Lets the request in (behind a gate), reads its body within the
+    /// deadline and [`MAX_BODY_BYTES`], then hands it to the MCP service.
+    async fn answer(&self, request: Request<Incoming>) -> Answer {
+        let (mut parts, body) = request.into_parts();
+        let admitted = match &self.gate {
+            Some(gate) => {
+                if let Some(document) = gate.metadata_for(parts.uri.path()) {
+                    return metadata(&parts.method, document);
+                }
+                match gate.admit(&parts).await {
+                    Ok(admitted) => Some(admitted),
+                    Err(refusal) => return refused(&refusal),
+                }
+            }
+            None => None,
+        };
+        let body = match read_body(body, self.deadline).await {
+            Ok(body) => body,
+            Err(answer) => return answer,
+        };
+        let session = parts
+            .headers
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let opens_session = session.is_none() && is_initialize(&body);
+        if let (Some(gate), Some(admitted)) = (&self.gate, &admitted) {
+            if let Some(tool) = called_tool(&body)
+                && let Some(refusal) = gate.step_up(&admitted.principal, &tool)
+            {
+                return refused(&refusal);
+            }
+            if opens_session {
+                let alive: std::collections::HashSet<String> = self
+                    .sessions
+                    .sessions
+                    .read()
+                    .await
+                    .keys()
+                    .map(ToString::to_string)
+                    .collect();
+                if !gate.may_open_session(&admitted.principal, |id| alive.contains(id)) {
+                    return plain(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        &format!(
+                            "this caller holds its maximum of {} MCP sessions; end one (DELETE its session) first",
+                            gate.auth.limits.sessions
+                        ),
+                    );
+                }
+            }
+            parts.extensions.insert(admitted.principal.clone());
+        }
+        let deleting = parts.method == hyper::Method::DELETE;
+        let response = OPENS_SESSION
+            .scope(
+                opens_session,
+                self.service
+                    .handle(Request::from_parts(parts, Full::new(body))),
+            )
+            .await;
+        let (Some(gate), Some(admitted)) = (&self.gate, admitted) else {
+            return response;
+        };
+        if opens_session
+            && let Some(id) = response
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+        {
+            gate.bind_session(id, &admitted.principal);
+        }
+        if deleting
+            && response.status().is_success()
+            && let Some(id) = &session
+        {
+            gate.forget_session(id);
+        }
+        // The caller's place is held until the answer (a stream, for a
+        // call) has been sent whole.
+        let (head, streamed) = response.into_parts();
+        let streamed = streamed.map_frame(move |frame| {
+            let _ = &admitted;
+            frame
+        });
+        Response::from_parts(head, streamed.boxed())
+    }
+}
+
+/// Reads a request's body within `deadline` and [`MAX_BODY_BYTES`].
+async fn read_body(body: Incoming, deadline: Duration) -> Result<Bytes, Answer> {
     let read = tokio::time::timeout(deadline, Limited::new(body, MAX_BODY_BYTES).collect());
-    let body = match read.await {
-        Ok(Ok(collected)) => collected.to_bytes(),
+    match read.await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(error)) => {
             let status = if error.is::<http_body_util::LengthLimitError>() {
                 StatusCode::PAYLOAD_TOO_LARGE
             } else {
                 StatusCode::BAD_REQUEST
             };
-            return plain(
+            Err(plain(
                 status,
                 &format!("the request body could not be read: {error}"),
-            );
+            ))
         }
-        Err(_) => {
-            return plain(
-                StatusCode::REQUEST_TIMEOUT,
-                &format!("the request body did not arrive within {deadline:?}"),
-            );
-        }
-    };
-    let opens_session = !parts.headers.contains_key(SESSION_HEADER) && is_initialize(&body);
-    OPENS_SESSION
-        .scope(
-            opens_session,
-            service.handle(Request::from_parts(parts, Full::new(body))),
-        )
-        .await
+        Err(_) => Err(plain(
+            StatusCode::REQUEST_TIMEOUT,
+            &format!("the request body did not arrive within {deadline:?}"),
+        )),
+    }
 }
 
-/// The header that names a request's session.
-const SESSION_HEADER: &str = "mcp-session-id";
+/// The tool a JSON-RPC `tools/call` request names (read without building
+/// the arguments' value).
+fn called_tool(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        name: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        params: Option<Params>,
+    }
+    let call = serde_json::from_slice::<Call<'_>>(body).ok()?;
+    (call.method.as_deref() == Some("tools/call")).then_some(call.params?.name)
+}
+
+/// The protected resource metadata, for a GET.
+fn metadata(method: &hyper::Method, document: &[u8]) -> Answer {
+    if method != hyper::Method::GET && method != hyper::Method::HEAD {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "the metadata is read with GET",
+        );
+    }
+    let mut response = Response::new(Full::new(Bytes::copy_from_slice(document)).boxed());
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A refusal at the door as an HTTP answer.
+fn refused(refusal: &Refusal) -> Answer {
+    let mut response = plain(refusal.status, &refusal.message);
+    for (name, value) in refusal.headers() {
+        response.headers_mut().insert(name, value);
+    }
+    response
+}
 
 /// Whether `body` is a JSON-RPC `initialize` request (read without
 /// building its value; anything else, readable or not, is not).

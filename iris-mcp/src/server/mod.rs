@@ -6,6 +6,8 @@
 //! refused with a message saying so when it has not; it never runs
 //! silently.
 
+pub(crate) mod auth;
+mod call;
 pub(crate) mod http;
 pub(crate) mod lines;
 mod questions;
@@ -16,10 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use iris_core::{
-    Capability, Exposure, RunId, ToolContext, ToolDefinition, ToolErrorKind, ToolResult,
-    ToolUseBlock,
-};
+use iris_core::{Capability, Exposure, RunId, ToolContext, ToolDefinition};
 use rmcp::model::{
     self as mcp, CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
     ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -35,9 +34,13 @@ use iris_runtime::__wings::for_person;
 use iris_runtime::ledger::RunLedger;
 use tokio_util::sync::CancellationToken;
 
-use super::content::to_mcp;
+pub use auth::{
+    AccessRule, AuditConfig, GatewayAuth, Introspection, Principal, PrincipalLimits, TokenIssuer,
+};
+use auth::{Gate, Grant};
+use call::principal_of;
 use iris_runtime::{
-    ApprovalDecision, ApprovalRequest, ProgressListener, ToolExecutor, ToolOutcome, ToolRegistry,
+    ApprovalDecision, ApprovalRequest, ProgressListener, ToolExecutor, ToolRegistry,
 };
 
 /// Tools per `tools/list` page unless the options say otherwise.
@@ -121,6 +124,17 @@ pub struct ServeOptions {
     /// client without elicitation is never offered it. Off unless set, and
     /// never when the registry has a tool of that name.
     pub questions: bool,
+    /// Who may call over HTTP and what each caller may do (an OAuth 2.1
+    /// resource server; see [`GatewayAuth`]). Without it, an HTTP server
+    /// binds only to a loopback address unless
+    /// [`ServeOptions::unauthenticated`] says otherwise. Not used over
+    /// standard input and output, where the caller is the process that
+    /// started the server.
+    pub auth: Option<GatewayAuth>,
+    /// Serve HTTP without authentication on an address other hosts can
+    /// reach: anyone who reaches the port may call every tool. Off unless
+    /// set, and a warning is logged at every start when set.
+    pub unauthenticated: bool,
 }
 
 impl Default for ServeOptions {
@@ -137,6 +151,8 @@ impl Default for ServeOptions {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             questions: false,
+            auth: None,
+            unauthenticated: false,
             allowed_origins: LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
         }
     }
@@ -175,6 +191,8 @@ struct Shared {
     files: Option<Arc<iris_tools::fs::FileService>>,
     /// Connections alive.
     live: AtomicUsize,
+    /// Who may call, when the server is behind authentication.
+    gate: Option<Arc<Gate>>,
 }
 
 /// One connection's hold on the server: counted while it lives, and its
@@ -216,6 +234,15 @@ impl IrisServer {
     /// Serves `executor` as `options` say.
     #[must_use]
     pub fn new(executor: Arc<ToolExecutor>, options: ServeOptions) -> Self {
+        Self::behind(executor, options, None)
+    }
+
+    /// Serves `executor` as `options` say, behind `gate` when given.
+    pub(crate) fn behind(
+        executor: Arc<ToolExecutor>,
+        options: ServeOptions,
+        gate: Option<Arc<Gate>>,
+    ) -> Self {
         let ledger = Arc::clone(executor.ledger());
         let files = match iris_tools::fs::FileService::open(&options.workspace) {
             Ok(files) => Some(Arc::new(files.with_ledger(Arc::clone(&ledger)))),
@@ -243,6 +270,7 @@ impl IrisServer {
             discovery,
             files,
             live: AtomicUsize::new(1),
+            gate,
         });
         Self::connection(executor, Arc::new(options), shared, true)
     }
@@ -345,6 +373,25 @@ impl IrisServer {
             .filter(move |definition| match tools {
                 ServedTools::All => true,
                 ServedTools::EagerAndSearch => definition.exposure() == Exposure::Eager,
+            })
+    }
+
+    /// The definitions `principal` is shown: those listed, and (behind a
+    /// gate) only those a rule grants it. Behind a gate with no principal,
+    /// nothing.
+    fn visible<'r>(
+        &self,
+        registry: &'r ToolRegistry,
+        principal: Option<&'r Principal>,
+    ) -> impl Iterator<Item = &'r ToolDefinition> {
+        let gate = self.shared.gate.clone();
+        self.listed(registry)
+            .filter(move |definition| match (&gate, principal) {
+                (None, _) => true,
+                (Some(gate), Some(principal)) => {
+                    matches!(gate.grant(principal, definition), Grant::Allowed { .. })
+                }
+                (Some(_), None) => false,
             })
     }
 
@@ -733,8 +780,9 @@ impl ServerHandler for IrisServer {
         };
         let page_size = self.options.page_size.max(1);
         let registry = self.executor.registry();
+        let principal = principal_of(&context);
         let mut page: Vec<mcp::Tool> = self
-            .listed(&registry)
+            .visible(&registry, principal.as_ref())
             .skip(start)
             .take(page_size + 1)
             .map(listing)
@@ -776,6 +824,8 @@ impl ServerHandler for IrisServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<mcp::Tool> {
+        // Looked up by the MCP service to check a call's structured
+        // output, after the call was let through.
         self.listed(&self.executor.registry())
             .find(|definition| definition.answers_to(name))
             .map(listing)
@@ -786,76 +836,7 @@ impl ServerHandler for IrisServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
-        if questions::is_ask_question(&request.name)
-            && self.options.questions
-            && self.executor.registry().resolve(&request.name).is_none()
-        {
-            // Run control: the executor (hooks, middleware, policy) never
-            // sees the question.
-            let arguments = Value::Object(request.arguments.unwrap_or_default());
-            let result = questions::ask(
-                &arguments,
-                &call_id,
-                &self.run_id,
-                self.options.approval_timeout,
-                &context,
-            )
-            .await;
-            return Ok(CallToolResponse::Complete(to_mcp(&result)));
-        }
-        // Each session opens only the artifacts its own results named.
-        let ledger = self.executor.ledger();
-        iris_runtime::artifacts::scope::scope_run(ledger, &self.run_id);
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolUseBlock::new(call_id.clone(), request.name.to_string(), arguments);
-        let relay = context
-            .meta
-            .get_progress_token()
-            .and_then(|token| ProgressRelay::new(context.peer.clone(), token));
-        let cx = match &relay {
-            Some(relay) => self.context_reporting_to(relay),
-            None => self.context(),
-        };
-        let run = async {
-            match self.executor.execute_one(call, &cx).await {
-                ToolOutcome::Finished { result, .. } => Ok(result),
-                ToolOutcome::Waiting(approval) => {
-                    let (decision, unasked) = match self.ask(&approval, &context).await {
-                        Ok(decision) => (decision, None),
-                        Err(why) => (ApprovalDecision::deny(why.clone()), Some(why)),
-                    };
-                    // Resumed either way, so nothing is left waiting.
-                    let resumed = self.executor.resume(&call_id, decision, &cx).await;
-                    if let Some(why) = unasked {
-                        return Ok(ToolResult::error(ToolErrorKind::PermissionDenied, why));
-                    }
-                    match resumed {
-                        Ok(ToolOutcome::Finished { result, .. }) => Ok(result),
-                        Ok(ToolOutcome::Waiting(_)) => Err(ErrorData::internal_error(
-                            "the call still waits for approval after it was answered",
-                            None,
-                        )),
-                        Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
-                    }
-                }
-            }
-        };
-        // The client's `notifications/cancelled` drops the call; a call it
-        // left waiting for a person is refused, so nothing waits on.
-        let result = tokio::select! {
-            result = run => result?,
-            () = context.ct.cancelled() => {
-                let refused = ApprovalDecision::deny("the client cancelled the call");
-                let _ = self.executor.resume(&call_id, refused, &cx).await;
-                return Err(ErrorData::internal_error("the client cancelled the call", None));
-            }
-        };
-        if let Some(relay) = &relay {
-            relay.flush().await;
-        }
-        iris_runtime::artifacts::scope::record_shown(ledger, &self.run_id, &result);
-        Ok(CallToolResponse::Complete(to_mcp(&result)))
+        self.call(request, context).await
     }
 }
 

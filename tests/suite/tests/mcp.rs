@@ -35,3 +35,6 @@ mod http_server;
 
 #[path = "mcp/questions.rs"]
 mod questions;
+
+#[path = "mcp/gateway.rs"]
+mod gateway;

@@ -17,6 +17,12 @@ pub(crate) fn folder() -> PathBuf {
     installed::MCP_PEERS.folder()
 }
 
+/// The folder holding the OpenID provider (`tests/oidc-provider`),
+/// installed on first use.
+pub(crate) fn oidc_provider_folder() -> PathBuf {
+    installed::OIDC_PROVIDER.folder()
+}
+
 /// A program installed from npm, such as `mcp-server-everything`.
 pub(crate) fn npm_bin(name: &str) -> String {
     let path = folder().join("node_modules/.bin").join(name);

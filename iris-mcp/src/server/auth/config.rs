@@ -1,0 +1,347 @@
+//! What an operator writes to let callers in: the issuers whose tokens are
+//! trusted, the audience those tokens must name (this server's public URI),
+//! the rules that grant tools, the per-principal limits and the audit log.
+//! Read from an agent file's `auth:` section or built in code; checked
+//! whole before the server starts ([`GatewayAuth::check`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use iris_core::Capability;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Who may call the gateway, and what each caller may do. Every request
+/// carries a bearer token in its `Authorization` header; a token is
+/// trusted when one of [`GatewayAuth::issuers`] signed it for
+/// [`GatewayAuth::audience`]. A tool is listed and callable only when a
+/// rule grants it: anything no rule grants is refused.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayAuth {
+    /// This server's public canonical URI, as clients reach it (for
+    /// example `https://tools.example.com/mcp`). Tokens must carry it as
+    /// their audience (`aud`), and the protected resource metadata names
+    /// it as the `resource`. It cannot be left out or switched off.
+    pub audience: String,
+    /// The authorization servers whose tokens are trusted.
+    pub issuers: Vec<TokenIssuer>,
+    /// What each caller may call; a tool no rule grants is neither listed
+    /// nor callable.
+    #[serde(default)]
+    pub rules: Vec<AccessRule>,
+    /// The scopes the metadata advertises and a 401 asks for; by default
+    /// every scope a rule names.
+    #[serde(default)]
+    pub scopes_supported: Option<Vec<String>>,
+    /// Bounds on what one principal may hold at once.
+    #[serde(default)]
+    pub limits: PrincipalLimits,
+    /// Where every authorization decision is written, one JSON line each.
+    #[serde(default)]
+    pub audit: Option<AuditConfig>,
+}
+
+/// An authorization server whose tokens are trusted.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenIssuer {
+    /// Its issuer identifier, exactly as tokens carry it in `iss`.
+    pub issuer: String,
+    /// Where its signing keys are published; found through its `OpenID` or
+    /// OAuth metadata when left out.
+    #[serde(default)]
+    pub jwks_uri: Option<String>,
+    /// The signature algorithms accepted (default `RS256`, `ES256`).
+    /// `none` and the shared-secret `HS*` algorithms are never accepted.
+    #[serde(default = "default_algorithms")]
+    pub algorithms: Vec<String>,
+    /// Opaque (non-JWT) tokens of this issuer are checked here (RFC 7662).
+    #[serde(default)]
+    pub introspection: Option<Introspection>,
+}
+
+impl TokenIssuer {
+    /// An issuer whose keys are found through its metadata, signing with
+    /// `RS256` or `ES256`.
+    #[must_use]
+    pub fn new(issuer: impl Into<String>) -> Self {
+        Self {
+            issuer: issuer.into(),
+            jwks_uri: None,
+            algorithms: default_algorithms(),
+            introspection: None,
+        }
+    }
+}
+
+fn default_algorithms() -> Vec<String> {
+    vec!["RS256".to_owned(), "ES256".to_owned()]
+}
+
+/// A token introspection endpoint (RFC 7662) and this server's credentials
+/// there.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Introspection {
+    /// The endpoint's URL.
+    pub endpoint: String,
+    /// This server's client id at the issuer.
+    pub client_id: String,
+    /// Its secret; `${VAR}` reads an environment variable.
+    pub client_secret: String,
+}
+
+/// Grants tools to the callers that hold every scope and claim it names.
+/// A rule selects tools by name, by capability or by the MCP server they
+/// come from (any of the three).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccessRule {
+    /// Scopes the token must hold, all of them.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Claims the token must carry: each equal to the value, or (a list
+    /// claim such as `groups`) containing it.
+    #[serde(default)]
+    pub claims: BTreeMap<String, String>,
+    /// Tools granted by name; `*` grants every tool.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Tools granted by capability: those that have every one listed.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub capabilities: Vec<Capability>,
+    /// Tools granted by the MCP server they come from (its configured
+    /// name).
+    #[serde(default)]
+    pub servers: Vec<String>,
+}
+
+/// What one principal (an issuer's subject) may hold at once. Every cap is
+/// per principal, so no caller can fill another's.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PrincipalLimits {
+    /// MCP sessions open at once.
+    pub sessions: usize,
+    /// Calls waiting for a person's approval or answer at once.
+    pub pending_approvals: usize,
+    /// Requests handled at once.
+    pub concurrent_requests: usize,
+    /// Requests per minute, with bursts of up to a tenth of it.
+    pub requests_per_minute: u32,
+}
+
+impl Default for PrincipalLimits {
+    fn default() -> Self {
+        Self {
+            sessions: 16,
+            pending_approvals: 4,
+            concurrent_requests: 32,
+            requests_per_minute: 1_200,
+        }
+    }
+}
+
+/// The audit log: one JSON line per authorization decision, rotated when
+/// it grows past a size.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditConfig {
+    /// The file written; rotated files get `.1`, `.2`, … appended.
+    pub path: PathBuf,
+    /// Bytes past which the file is rotated (default 10 MiB).
+    #[serde(default = "default_audit_bytes")]
+    pub max_bytes: u64,
+    /// Rotated files kept (default 5); older ones are removed.
+    #[serde(default = "default_audit_files")]
+    pub keep: usize,
+    /// Whether a call's arguments are written too (off: they may hold
+    /// what the log's readers should not see).
+    #[serde(default)]
+    pub arguments: bool,
+}
+
+impl AuditConfig {
+    /// A log at `path` with the default bounds, arguments left out.
+    #[must_use]
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            max_bytes: default_audit_bytes(),
+            keep: default_audit_files(),
+            arguments: false,
+        }
+    }
+}
+
+fn default_audit_bytes() -> u64 {
+    10 * 1024 * 1024
+}
+
+fn default_audit_files() -> usize {
+    5
+}
+
+/// Algorithms a gateway never accepts, whatever the configuration says:
+/// an unsigned token, and shared secrets (an issuer's public key used as
+/// an HMAC secret is the classic forgery).
+const REFUSED_ALGORITHMS: &[&str] = &["none", "HS256", "HS384", "HS512"];
+
+/// How long the issuer's keys are trusted before they are fetched again.
+pub(crate) const KEYS_FRESH_FOR: Duration = Duration::from_secs(60 * 60);
+
+impl GatewayAuth {
+    /// Trusts `issuers`' tokens made out to `audience` (this server's public
+    /// URI); grants nothing until rules are added.
+    #[must_use]
+    pub fn new(audience: impl Into<String>, issuers: Vec<TokenIssuer>) -> Self {
+        Self {
+            audience: audience.into(),
+            issuers,
+            rules: Vec::new(),
+            scopes_supported: None,
+            limits: PrincipalLimits::default(),
+            audit: None,
+        }
+    }
+
+    /// Adds a rule.
+    #[must_use]
+    pub fn rule(mut self, rule: AccessRule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Sets the per-principal limits.
+    #[must_use]
+    pub fn limits(mut self, limits: PrincipalLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Writes every decision to `audit`.
+    #[must_use]
+    pub fn audit(mut self, audit: AuditConfig) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// The scopes the metadata advertises: as configured, or every scope a
+    /// rule names, sorted.
+    #[must_use]
+    pub fn advertised_scopes(&self) -> Vec<String> {
+        if let Some(scopes) = &self.scopes_supported {
+            return scopes.clone();
+        }
+        let all: BTreeSet<&String> = self.rules.iter().flat_map(|r| &r.scopes).collect();
+        all.into_iter().cloned().collect()
+    }
+
+    /// Every problem in the configuration at once, each saying what to
+    /// change; empty when it can serve.
+    #[must_use]
+    pub fn check(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        match url_of(&self.audience) {
+            Some(url) if url.fragment().is_none() => {}
+            Some(_) => problems.push(format!(
+                "auth.audience `{}` has a fragment; give the server's URI without one",
+                self.audience
+            )),
+            None => problems.push(format!(
+                "auth.audience `{}` is not an absolute http(s) URI; give the URI clients reach the server at, such as https://tools.example.com/mcp",
+                self.audience
+            )),
+        }
+        if self.issuers.is_empty() {
+            problems.push(
+                "auth.issuers is empty; name the authorization server whose tokens are trusted"
+                    .to_owned(),
+            );
+        }
+        for (i, issuer) in self.issuers.iter().enumerate() {
+            check_issuer(i, issuer, &mut problems);
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.tools.is_empty() && rule.capabilities.is_empty() && rule.servers.is_empty() {
+                problems.push(format!(
+                    "auth.rules[{i}] grants no tool; name `tools` (`*` for all), `capabilities` or `servers`"
+                ));
+            }
+        }
+        let limits = &self.limits;
+        for (name, value) in [
+            ("sessions", limits.sessions),
+            ("pending_approvals", limits.pending_approvals),
+            ("concurrent_requests", limits.concurrent_requests),
+            ("requests_per_minute", limits.requests_per_minute as usize),
+        ] {
+            if value == 0 {
+                problems.push(format!(
+                    "auth.limits.{name} is 0, which refuses every caller; give at least 1"
+                ));
+            }
+        }
+        if let Some(audit) = &self.audit
+            && (audit.max_bytes == 0 || audit.keep == 0)
+        {
+            problems.push(
+                "auth.audit: `max_bytes` and `keep` must be at least 1 (the log is bounded, never off)"
+                    .to_owned(),
+            );
+        }
+        problems
+    }
+}
+
+fn check_issuer(i: usize, issuer: &TokenIssuer, problems: &mut Vec<String>) {
+    if url_of(&issuer.issuer).is_none() {
+        problems.push(format!(
+            "auth.issuers[{i}].issuer `{}` is not an absolute http(s) URI",
+            issuer.issuer
+        ));
+    }
+    if let Some(jwks) = &issuer.jwks_uri
+        && url_of(jwks).is_none()
+    {
+        problems.push(format!(
+            "auth.issuers[{i}].jwks_uri `{jwks}` is not an absolute http(s) URI"
+        ));
+    }
+    if issuer.algorithms.is_empty() {
+        problems.push(format!(
+            "auth.issuers[{i}].algorithms is empty; leave it out for RS256 and ES256"
+        ));
+    }
+    for algorithm in &issuer.algorithms {
+        if REFUSED_ALGORITHMS
+            .iter()
+            .any(|refused| refused.eq_ignore_ascii_case(algorithm))
+        {
+            problems.push(format!(
+                "auth.issuers[{i}].algorithms: `{algorithm}` is never accepted (unsigned or shared-secret tokens can be forged); use RS256, PS256, ES256, ES384 or EdDSA"
+            ));
+        } else if algorithm.parse::<jsonwebtoken::Algorithm>().is_err() {
+            problems.push(format!(
+                "auth.issuers[{i}].algorithms: `{algorithm}` is not a signature algorithm; use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384 or EdDSA"
+            ));
+        }
+    }
+    if let Some(introspection) = &issuer.introspection
+        && url_of(&introspection.endpoint).is_none()
+    {
+        problems.push(format!(
+            "auth.issuers[{i}].introspection.endpoint `{}` is not an absolute http(s) URI",
+            introspection.endpoint
+        ));
+    }
+}
+
+/// `text` as an absolute http(s) URL.
+pub(crate) fn url_of(text: &str) -> Option<reqwest::Url> {
+    let url = reqwest::Url::parse(text).ok()?;
+    (matches!(url.scheme(), "http" | "https") && url.host().is_some()).then_some(url)
+}

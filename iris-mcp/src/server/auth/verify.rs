@@ -1,0 +1,237 @@
+//! A bearer token checked: a JWT against its issuer's published keys (the
+//! algorithm pinned per issuer, `iss`, `exp`, `nbf` and `aud` always
+//! checked), or an opaque token through the issuer's introspection
+//! endpoint. The token itself is never logged and never leaves this module
+//! but to the issuer that made it.
+
+use std::time::Duration;
+
+use jsonwebtoken::{Algorithm, Validation};
+use serde_json::{Map, Value};
+
+use super::config::{GatewayAuth, TokenIssuer};
+use super::keys::{IssuerKeys, read_json};
+use super::principal::Principal;
+
+/// Seconds of clock difference tolerated on `exp` and `nbf`.
+const LEEWAY_SECONDS: u64 = 30;
+
+/// Longest wait for an issuer's keys or introspection answer.
+const ISSUER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why a token was not accepted (said to the caller in the 401, so it
+/// names what is wrong, never what the server holds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rejected(pub(crate) String);
+
+struct Trusted {
+    config: TokenIssuer,
+    algorithms: Vec<Algorithm>,
+    keys: IssuerKeys,
+}
+
+/// Checks tokens for one audience against the configured issuers.
+pub(crate) struct Verifier {
+    audience: String,
+    issuers: Vec<Trusted>,
+    http: reqwest::Client,
+}
+
+impl Verifier {
+    pub(crate) fn new(auth: &GatewayAuth) -> Result<Self, String> {
+        iris_core::tls::install_default_provider();
+        let http = reqwest::Client::builder()
+            .timeout(ISSUER_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("no HTTP client for the issuers could be built: {e}"))?;
+        let issuers = auth
+            .issuers
+            .iter()
+            .map(|issuer| Trusted {
+                algorithms: issuer
+                    .algorithms
+                    .iter()
+                    .filter_map(|a| a.parse().ok())
+                    .filter(|a| {
+                        !matches!(a, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512)
+                    })
+                    .collect(),
+                keys: IssuerKeys::new(issuer),
+                config: issuer.clone(),
+            })
+            .collect();
+        Ok(Self {
+            audience: auth.audience.clone(),
+            issuers,
+            http,
+        })
+    }
+
+    /// The principal `token` vouches for.
+    pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Rejected> {
+        if token.split('.').count() == 3 {
+            self.verify_jwt(token).await
+        } else {
+            self.introspect(token).await
+        }
+    }
+
+    async fn verify_jwt(&self, token: &str) -> Result<Principal, Rejected> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| {
+            Rejected("the token's header could not be read, or it names an algorithm this server never accepts (such as `none`)".to_owned())
+        })?;
+        // Which issuer is read before the signature is checked, only to
+        // pick the keys; the checked claims must say the same.
+        let unverified = jsonwebtoken::dangerous::insecure_decode::<Map<String, Value>>(token)
+            .map_err(|_| Rejected("the token's claims could not be read".to_owned()))?;
+        let issuer_name = unverified
+            .claims
+            .get("iss")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Rejected("the token names no issuer (`iss`)".to_owned()))?;
+        let trusted = self
+            .issuers
+            .iter()
+            .find(|t| t.config.issuer == issuer_name)
+            .ok_or_else(|| {
+                Rejected(format!(
+                    "tokens of issuer `{}` are not trusted here",
+                    iris_runtime::__wings::shorten(issuer_name)
+                ))
+            })?;
+        if !trusted.algorithms.contains(&header.alg) {
+            return Err(Rejected(format!(
+                "the token is signed with {:?}, which this server does not accept from {}",
+                header.alg, trusted.config.issuer
+            )));
+        }
+        let kid = header
+            .kid
+            .as_deref()
+            .ok_or_else(|| Rejected("the token names no signing key (`kid`)".to_owned()))?;
+        let key = trusted.keys.key(&self.http, kid).await.map_err(Rejected)?;
+        if key.algorithm.is_some_and(|bound| bound != header.alg) {
+            return Err(Rejected(format!(
+                "key `{kid}` is published for another algorithm than the token's {:?}",
+                header.alg
+            )));
+        }
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&trusted.config.issuer]);
+        validation.set_audience(&[&self.audience]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.validate_nbf = true;
+        validation.leeway = LEEWAY_SECONDS;
+        let checked = jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, &validation)
+            .map_err(|e| Rejected(why_refused(&e, &self.audience)))?;
+        Principal::from_claims(&trusted.config.issuer, checked.claims)
+            .ok_or_else(|| Rejected("the token names no subject (`sub` or `client_id`)".to_owned()))
+    }
+
+    /// An opaque token, asked of each issuer with an introspection
+    /// endpoint until one knows it.
+    async fn introspect(&self, token: &str) -> Result<Principal, Rejected> {
+        let mut asked = false;
+        for trusted in &self.issuers {
+            let Some(endpoint) = &trusted.config.introspection else {
+                continue;
+            };
+            asked = true;
+            let secret = expand_env(&endpoint.client_secret);
+            let response = self
+                .http
+                .post(&endpoint.endpoint)
+                .basic_auth(&endpoint.client_id, Some(secret))
+                .form(&[("token", token), ("token_type_hint", "access_token")])
+                .send()
+                .await;
+            let answer: Map<String, Value> = match response {
+                Ok(response) => match read_json(&endpoint.endpoint, response).await {
+                    Ok(answer) => answer,
+                    Err(error) => {
+                        tracing::warn!(issuer = %trusted.config.issuer, %error, "token introspection failed");
+                        continue;
+                    }
+                },
+                Err(error) => {
+                    tracing::warn!(issuer = %trusted.config.issuer, %error, "token introspection failed");
+                    continue;
+                }
+            };
+            if answer.get("active").and_then(Value::as_bool) != Some(true) {
+                continue;
+            }
+            return self.accept_introspected(trusted, answer);
+        }
+        Err(Rejected(if asked {
+            "the token is not active at any trusted issuer".to_owned()
+        } else {
+            "the token is not a JWT, and no trusted issuer has an introspection endpoint configured"
+                .to_owned()
+        }))
+    }
+
+    fn accept_introspected(
+        &self,
+        trusted: &Trusted,
+        answer: Map<String, Value>,
+    ) -> Result<Principal, Rejected> {
+        if let Some(iss) = answer.get("iss").and_then(Value::as_str)
+            && iss != trusted.config.issuer
+        {
+            return Err(Rejected(
+                "the introspected token names another issuer".to_owned(),
+            ));
+        }
+        let audience_ok = match answer.get("aud") {
+            Some(Value::String(aud)) => *aud == self.audience,
+            Some(Value::Array(auds)) => auds.iter().any(|a| a.as_str() == Some(&self.audience)),
+            _ => false,
+        };
+        if !audience_ok {
+            return Err(Rejected(format!(
+                "the token was not issued for this server (its audience is not {})",
+                self.audience
+            )));
+        }
+        let now = jsonwebtoken::get_current_timestamp();
+        if answer
+            .get("exp")
+            .and_then(Value::as_u64)
+            .is_some_and(|exp| exp + LEEWAY_SECONDS < now)
+        {
+            return Err(Rejected("the token has expired".to_owned()));
+        }
+        Principal::from_claims(&trusted.config.issuer, answer)
+            .ok_or_else(|| Rejected("the token names no subject (`sub` or `client_id`)".to_owned()))
+    }
+}
+
+/// What the caller is told about a token the checks refused.
+fn why_refused(error: &jsonwebtoken::errors::Error, audience: &str) -> String {
+    use jsonwebtoken::errors::ErrorKind;
+    match error.kind() {
+        ErrorKind::ExpiredSignature => "the token has expired".to_owned(),
+        ErrorKind::ImmatureSignature => "the token is not valid yet (`nbf`)".to_owned(),
+        ErrorKind::InvalidAudience => {
+            format!("the token was not issued for this server (its audience is not {audience})")
+        }
+        ErrorKind::InvalidIssuer => "the token's issuer is not the one that signed it".to_owned(),
+        ErrorKind::InvalidSignature => "the token's signature does not verify".to_owned(),
+        ErrorKind::MissingRequiredClaim(claim) => format!("the token has no `{claim}` claim"),
+        ErrorKind::InvalidAlgorithm => "the token's algorithm does not fit its key".to_owned(),
+        _ => "the token could not be checked".to_owned(),
+    }
+}
+
+/// `${VAR}` as the environment variable's value; anything else as written.
+fn expand_env(value: &str) -> String {
+    value
+        .strip_prefix("${")
+        .and_then(|rest| rest.strip_suffix('}'))
+        .map_or_else(
+            || value.to_owned(),
+            |name| std::env::var(name).unwrap_or_default(),
+        )
+}

@@ -1,0 +1,315 @@
+//! One `tools/call`: run control's questions apart, then (behind a gate)
+//! the caller's grant, then the executor, with a person asked through the
+//! client when the policy says ask, and every decision written to the
+//! audit log.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use iris_core::{ToolErrorKind, ToolResult, ToolUseBlock};
+use iris_runtime::{ApprovalDecision, ToolOutcome};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+
+use super::auth::{AuditEntry, Grant, Principal, millis};
+use super::{IrisServer, ProgressRelay, questions};
+use crate::content::to_mcp;
+
+/// What the executor's permission policy said of a call, for the audit
+/// log.
+#[derive(Clone, Copy)]
+enum PolicySaid {
+    Allow,
+    Deny,
+    AskApproved,
+    AskDeclined,
+}
+
+impl PolicySaid {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::AskApproved => "ask_approved",
+            Self::AskDeclined => "ask_declined",
+        }
+    }
+}
+
+/// The principal the gateway let `context`'s request in as.
+pub(super) fn principal_of(context: &RequestContext<RoleServer>) -> Option<Principal> {
+    context
+        .extensions
+        .get::<hyper::http::request::Parts>()?
+        .extensions
+        .get::<Principal>()
+        .cloned()
+}
+
+impl IrisServer {
+    pub(super) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        if questions::is_ask_question(&request.name)
+            && self.options.questions
+            && self.executor.registry().resolve(&request.name).is_none()
+        {
+            // Run control: the executor (hooks, middleware, policy) never
+            // sees the question, and every caller may ask its own person.
+            let result = questions::ask(
+                &arguments,
+                &call_id,
+                &self.run_id,
+                self.options.approval_timeout,
+                &context,
+            )
+            .await;
+            return Ok(CallToolResponse::Complete(to_mcp(&result)));
+        }
+        let principal = principal_of(&context);
+        let rule = match self.granted(principal.as_ref(), &request.name) {
+            Ok(rule) => rule,
+            Err(refused) => {
+                self.audit(
+                    principal.as_ref(),
+                    &request.name,
+                    &arguments,
+                    refused.0,
+                    None,
+                    &refused.1,
+                    started,
+                );
+                return Ok(CallToolResponse::Complete(to_mcp(&refused.1)));
+            }
+        };
+        let (result, said) = self
+            .run_call(
+                call_id,
+                &request.name,
+                arguments.clone(),
+                principal.as_ref(),
+                &context,
+            )
+            .await?;
+        let decision = if rule.is_some() { "allowed" } else { "open" };
+        self.audit_call(
+            principal.as_ref(),
+            &request.name,
+            &arguments,
+            decision,
+            rule,
+            said,
+            &result,
+            started,
+        );
+        Ok(CallToolResponse::Complete(to_mcp(&result)))
+    }
+
+    /// The rule that grants `principal` the tool `name` (`None` when the
+    /// server has no gate), or the result the caller reads: a hidden tool
+    /// reads as one that does not exist, with no names suggested.
+    fn granted(
+        &self,
+        principal: Option<&Principal>,
+        name: &str,
+    ) -> Result<Option<usize>, (&'static str, ToolResult)> {
+        let Some(gate) = &self.shared.gate else {
+            return Ok(None);
+        };
+        let registry = self.executor.registry();
+        let grant = match (principal, registry.resolve(name)) {
+            (Some(principal), Some(tool)) => gate.grant(principal, tool.definition_dyn()),
+            _ => Grant::Hidden,
+        };
+        match grant {
+            Grant::Allowed { rule } => Ok(Some(rule)),
+            Grant::NeedsScopes(scopes) => Err((
+                "needs_scopes",
+                ToolResult::error(
+                    ToolErrorKind::PermissionDenied,
+                    format!(
+                        "`{}` needs the scopes `{}`, which this caller's token does not hold; the call did not run",
+                        iris_runtime::__wings::shorten(name),
+                        scopes.join(" ")
+                    ),
+                ),
+            )),
+            Grant::Hidden => Err((
+                "hidden",
+                ToolResult::error(
+                    ToolErrorKind::UnknownTool,
+                    format!(
+                        "no tool is named `{}`; call only the tools listed",
+                        iris_runtime::__wings::shorten(name)
+                    ),
+                ),
+            )),
+        }
+    }
+
+    /// Runs the call through the executor, asking the person behind the
+    /// client when the policy says ask (within the principal's places for
+    /// waiting calls).
+    async fn run_call(
+        &self,
+        call_id: String,
+        name: &str,
+        arguments: Value,
+        principal: Option<&Principal>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(ToolResult, PolicySaid), ErrorData> {
+        // Each session opens only the artifacts its own results named.
+        let ledger = self.executor.ledger();
+        iris_runtime::artifacts::scope::scope_run(ledger, &self.run_id);
+        let call = ToolUseBlock::new(call_id.clone(), name.to_owned(), arguments);
+        let relay = context
+            .meta
+            .get_progress_token()
+            .and_then(|token| ProgressRelay::new(context.peer.clone(), token));
+        let cx = match &relay {
+            Some(relay) => self.context_reporting_to(relay),
+            None => self.context(),
+        };
+        let run = async {
+            let approval = match self.executor.execute_one(call, &cx).await {
+                ToolOutcome::Finished { result, .. } => {
+                    let said = if result.error_kind() == Some(ToolErrorKind::PermissionDenied) {
+                        PolicySaid::Deny
+                    } else {
+                        PolicySaid::Allow
+                    };
+                    return Ok((result, said));
+                }
+                ToolOutcome::Waiting(approval) => approval,
+            };
+            let mut place = None;
+            if let (Some(gate), Some(principal)) = (&self.shared.gate, principal) {
+                place = gate.start_waiting(principal);
+                if place.is_none() {
+                    let why = format!(
+                        "approval required: {} of this caller's calls already wait for a person, so this one did not run; answer those first",
+                        gate.auth.limits.pending_approvals
+                    );
+                    let denied = ApprovalDecision::deny(why.clone());
+                    let _ = self.executor.resume(&call_id, denied, &cx).await;
+                    let result = ToolResult::error(ToolErrorKind::PermissionDenied, why);
+                    return Ok((result, PolicySaid::AskDeclined));
+                }
+            }
+            let (decision, unasked) = match self.ask(&approval, context).await {
+                Ok(decision) => (decision, None),
+                Err(why) => (ApprovalDecision::deny(why.clone()), Some(why)),
+            };
+            drop(place);
+            let said = if matches!(decision, ApprovalDecision::Approve { .. }) {
+                PolicySaid::AskApproved
+            } else {
+                PolicySaid::AskDeclined
+            };
+            // Resumed either way, so nothing is left waiting.
+            let resumed = self.executor.resume(&call_id, decision, &cx).await;
+            if let Some(why) = unasked {
+                return Ok((
+                    ToolResult::error(ToolErrorKind::PermissionDenied, why),
+                    said,
+                ));
+            }
+            match resumed {
+                Ok(ToolOutcome::Finished { result, .. }) => Ok((result, said)),
+                Ok(ToolOutcome::Waiting(_)) => Err(ErrorData::internal_error(
+                    "the call still waits for approval after it was answered",
+                    None,
+                )),
+                Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
+            }
+        };
+        // The client's `notifications/cancelled` drops the call; a call it
+        // left waiting for a person is refused, so nothing waits on.
+        let (result, said) = tokio::select! {
+            result = run => result?,
+            () = context.ct.cancelled() => {
+                let refused = ApprovalDecision::deny("the client cancelled the call");
+                let _ = self.executor.resume(&call_id, refused, &cx).await;
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
+            }
+        };
+        if let Some(relay) = &relay {
+            relay.flush().await;
+        }
+        iris_runtime::artifacts::scope::record_shown(ledger, &self.run_id, &result);
+        Ok((result, said))
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "one audit line's fields")]
+    fn audit_call(
+        &self,
+        principal: Option<&Principal>,
+        tool: &str,
+        arguments: &Value,
+        rule_decision: &str,
+        rule: Option<usize>,
+        said: PolicySaid,
+        result: &ToolResult,
+        started: Instant,
+    ) {
+        let Some(gate) = &self.shared.gate else {
+            return;
+        };
+        let outcome = result.error_kind().map_or("ok", ToolErrorKind::as_str);
+        gate.log(&AuditEntry {
+            principal: principal.map(|p| p.key().as_str()),
+            client: principal.and_then(Principal::client),
+            method: Some("tools/call"),
+            tool: Some(tool),
+            rule_decision,
+            rule,
+            policy_decision: Some(said.as_str()),
+            outcome,
+            duration_ms: millis(started.elapsed()),
+            arguments: gate
+                .audit
+                .as_ref()
+                .filter(|a| a.with_arguments())
+                .map(|_| arguments),
+        });
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "one audit line's fields")]
+    fn audit(
+        &self,
+        principal: Option<&Principal>,
+        tool: &str,
+        arguments: &Value,
+        rule_decision: &str,
+        said: Option<PolicySaid>,
+        result: &ToolResult,
+        started: Instant,
+    ) {
+        let Some(gate) = &self.shared.gate else {
+            return;
+        };
+        gate.log(&AuditEntry {
+            principal: principal.map(|p| p.key().as_str()),
+            client: principal.and_then(Principal::client),
+            method: Some("tools/call"),
+            tool: Some(tool),
+            rule_decision,
+            rule: None,
+            policy_decision: said.map(PolicySaid::as_str),
+            outcome: result.error_kind().map_or("ok", ToolErrorKind::as_str),
+            duration_ms: millis(started.elapsed()),
+            arguments: gate
+                .audit
+                .as_ref()
+                .filter(|a| a.with_arguments())
+                .map(|_| arguments),
+        });
+    }
+}

@@ -1,0 +1,82 @@
+// A real OpenID provider on loopback for the gateway tests: oidc-provider
+// with the client-credentials grant, resource indicators (JWT access tokens
+// whose audience is the resource asked for; opaque ones for the client
+// `dora`) and token introspection.
+//
+// Environment: PORT (the port to listen on), KEYS_DIR (where the signing
+// key is kept), KEY_ID (its `kid`: a new id is a new key, which is how the
+// tests rotate keys), TOKEN_TTL (seconds, default 300). Prints `ready` once
+// it listens.
+import { generateKeyPairSync, createPrivateKey, createPublicKey } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Provider from 'oidc-provider';
+
+const port = Number(process.env.PORT);
+const keysDir = process.env.KEYS_DIR;
+const keyId = process.env.KEY_ID ?? 'first';
+const ttl = Number(process.env.TOKEN_TTL ?? 300);
+const issuer = `http://127.0.0.1:${port}`;
+
+// The private key is kept as PEM beside the JWKS, so that the tests can
+// sign tokens the way this issuer would (expired, not yet valid, and so on).
+mkdirSync(keysDir, { recursive: true });
+const pemPath = join(keysDir, `${keyId}.pem`);
+if (!existsSync(pemPath)) {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(pemPath, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+}
+const privateKey = createPrivateKey(readFileSync(pemPath));
+const jwk = { ...privateKey.export({ format: 'jwk' }), kid: keyId, alg: 'RS256', use: 'sig' };
+writeFileSync(join(keysDir, `${keyId}.public.pem`),
+  createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }));
+
+const client = (id, scope) => ({
+  client_id: id,
+  client_secret: `${id}-secret`,
+  grant_types: ['client_credentials'],
+  redirect_uris: [],
+  response_types: [],
+  ...(scope ? { scope } : {}),
+});
+
+const provider = new Provider(issuer, {
+  clients: [
+    client('alice', 'tools:read tools:write'),
+    client('bob', 'tools:read tools:write'),
+    client('carol', 'tools:read'),
+    client('dora', 'tools:read'),
+    // The gateway's own credentials, for introspection.
+    client('gateway'),
+  ],
+  jwks: { keys: [jwk] },
+  scopes: ['tools:read', 'tools:write'],
+  ttl: { ClientCredentials: ttl },
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    // Only the gateway asks about tokens.
+    introspection: {
+      enabled: true,
+      allowedPolicy: (ctx, caller) => caller.clientId === 'gateway',
+    },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => undefined,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (ctx, resource, client) => ({
+        scope: 'tools:read tools:write',
+        audience: resource,
+        accessTokenTTL: ttl,
+        accessTokenFormat: client.clientId === 'dora' ? 'opaque' : 'jwt',
+        jwt: { sign: { alg: 'RS256' } },
+      }),
+    },
+  },
+});
+// Plain HTTP on loopback is what a test may use.
+provider.proxy = false;
+
+provider.listen(port, '127.0.0.1', () => {
+  process.stdout.write('ready\n');
+});

@@ -1,0 +1,462 @@
+//! The gateway behind authentication, against a real OpenID provider
+//! (oidc-provider on loopback, installed pinned by
+//! `tests/oidc-provider/install.sh`): tokens checked every way a forger or
+//! a careless client gets them wrong, 403 naming the scopes a call needs,
+//! a key rotation picked up, principals kept apart (tools, sessions,
+//! approvals, artifacts, limits), and an audit line per decision.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a scenario against a real provider fails loudly"
+)]
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use iris::definition::Capability;
+use iris::executor::CancellationToken;
+use iris::mcp::{
+    AccessRule, AuditConfig, GatewayAuth, McpHttpServer, PrincipalLimits, ServeOptions, TokenIssuer,
+};
+use iris::{ToolExecutor, ToolRegistry};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, Implementation,
+};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ErrorData, ServiceExt as _};
+use serde_json::{Value, json};
+
+use super::peers;
+
+/// The gateway's public URI: what tokens must be made out to.
+const AUDIENCE: &str = "https://gateway.test/mcp";
+
+/// The OpenID provider, stopped on drop.
+struct Provider {
+    child: std::process::Child,
+    port: u16,
+    keys: PathBuf,
+}
+
+impl Provider {
+    /// Starts the provider on `port` (a free one when `None`) signing with
+    /// the key named `key_id` (made on first use).
+    fn start(keys: &Path, key_id: &str, port: Option<u16>) -> Self {
+        let folder = peers::oidc_provider_folder();
+        let port = port.unwrap_or_else(|| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        });
+        let mut child = std::process::Command::new("node")
+            .arg(folder.join("provider.mjs"))
+            .current_dir(&folder)
+            .env("PORT", port.to_string())
+            .env("KEYS_DIR", keys)
+            .env("KEY_ID", key_id)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("node runs the OpenID provider");
+        let mut ready = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut ready)
+            .unwrap();
+        assert_eq!(ready.trim(), "ready", "the provider did not start");
+        Self {
+            child,
+            port,
+            keys: keys.to_owned(),
+        }
+    }
+
+    fn issuer(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// An access token for `client` with `scope`, made out to `resource`.
+    async fn token(&self, client: &str, scope: &str, resource: &str) -> String {
+        let answer: Value = reqwest::Client::new()
+            .post(format!("{}/token", self.issuer()))
+            .basic_auth(client, Some(format!("{client}-secret")))
+            .form(&[
+                ("grant_type", "client_credentials"),
+                ("scope", scope),
+                ("resource", resource),
+            ])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["access_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no token: {answer}"))
+            .to_owned()
+    }
+
+    /// A token signed with the provider's own key `key_id`, with `claims`
+    /// as given (to make expired or misaddressed ones).
+    fn sign(&self, key_id: &str, claims: &Value) -> String {
+        let pem = std::fs::read(self.keys.join(format!("{key_id}.pem"))).unwrap();
+        let key = jsonwebtoken::EncodingKey::from_rsa_pem(&pem).unwrap();
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+        header.kid = Some(key_id.to_owned());
+        jsonwebtoken::encode(&header, claims, &key).unwrap()
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Looks a word up.
+#[iris::tool(read_only)]
+fn lookup(
+    /// The word.
+    word: String,
+) -> String {
+    format!("{word}: found")
+}
+
+/// Writes a note.
+#[iris::tool(write)]
+fn write_note(
+    /// The note.
+    text: String,
+) -> String {
+    format!("written: {text}")
+}
+
+/// Return a long report.
+#[iris::tool(read_only)]
+fn long_report() -> String {
+    (0..2_000).map(|i| format!("line {i}\n")).collect()
+}
+
+/// The gateway's rules: readers get the read-only tools, writers
+/// `write_note` too.
+fn auth(issuer: &str, audit: &Path) -> GatewayAuth {
+    let mut issuer = TokenIssuer::new(issuer);
+    issuer.introspection = Some(iris::mcp::Introspection {
+        endpoint: format!("{}/token/introspection", issuer.issuer),
+        client_id: "gateway".to_owned(),
+        client_secret: "gateway-secret".to_owned(),
+    });
+    GatewayAuth::new(AUDIENCE, vec![issuer])
+        .rule(AccessRule {
+            scopes: vec!["tools:read".to_owned()],
+            capabilities: vec![Capability::ReadOnly],
+            ..AccessRule::default()
+        })
+        .rule(AccessRule {
+            scopes: vec!["tools:read".to_owned(), "tools:write".to_owned()],
+            tools: vec!["write_note".to_owned()],
+            ..AccessRule::default()
+        })
+        .limits(PrincipalLimits {
+            pending_approvals: 2,
+            ..PrincipalLimits::default()
+        })
+        .audit(AuditConfig::new(audit))
+}
+
+/// The gateway on a free loopback port; writes ask a person.
+async fn gateway(auth: GatewayAuth) -> (String, CancellationToken) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut tools = ToolRegistry::new();
+    tools.register(Lookup).unwrap();
+    tools.register(WriteNote).unwrap();
+    tools.register(LongReport).unwrap();
+    // The default policy: read-only tools run, writes ask a person.
+    let executor = ToolExecutor::builder(tools)
+        .max_result_chars(500)
+        .build()
+        .unwrap();
+    let options = ServeOptions {
+        auth: Some(auth),
+        approval_timeout: Duration::from_secs(30),
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    (url, stop)
+}
+
+/// A raw POST of a `tools/list` with `authorization` (when given), and the
+/// answer's status, `WWW-Authenticate` and body.
+async fn post(url: &str, authorization: Option<&str>) -> (u16, String, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#);
+    if let Some(value) = authorization {
+        request = request.header("authorization", value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, challenge, response.text().await.unwrap_or_default())
+}
+
+/// A person behind a client: approves, or never answers.
+struct Person {
+    approves: bool,
+}
+
+impl ClientHandler for Person {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(ElicitationCapability::default());
+        ClientConfig::new(capabilities, Implementation::new("person", "1.0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if !self.approves {
+            // Away from the keyboard: the question waits.
+            tokio::time::sleep(Duration::from_secs(3_600)).await;
+        }
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true})))
+    }
+}
+
+async fn client(url: &str, token: &str, person: Person) -> RunningService<RoleClient, Person> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
+    person
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap()
+}
+
+fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(name.to_owned())
+        .with_arguments(arguments.as_object().unwrap().clone())
+}
+
+fn listed(tools: &rmcp::model::ListToolsResult) -> Vec<String> {
+    tools.tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_checked_every_way_and_a_missing_scope_is_named() {
+    let keys = tempfile::tempdir().unwrap();
+    let audit = keys.path().join("audit/decisions.jsonl");
+    let provider = Provider::start(keys.path(), "first", None);
+    let (url, stop) = gateway(auth(&provider.issuer(), &audit)).await;
+
+    // No token: 401, pointing at the metadata, which names the issuer.
+    let (status, challenge, _) = post(&url, None).await;
+    assert_eq!(status, 401);
+    let metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    assert!(
+        challenge.contains(
+            "resource_metadata=\"https://gateway.test/.well-known/oauth-protected-resource/mcp\""
+        ) && challenge.contains("scope=\"tools:read tools:write\""),
+        "{challenge}"
+    );
+    let metadata: Value = reqwest::get(&metadata_url)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["resource"], AUDIENCE);
+    assert_eq!(
+        metadata["authorization_servers"],
+        json!([provider.issuer()])
+    );
+    assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+
+    let good = provider
+        .token("alice", "tools:read tools:write", AUDIENCE)
+        .await;
+    let (status, _, _) = post(&url, Some(&format!("Bearer {good}"))).await;
+    assert_eq!(status, 200, "a token for this audience passes");
+
+    let now = jsonwebtoken::get_current_timestamp();
+    let claims = |changes: Value| {
+        let mut claims = json!({"iss": provider.issuer(), "sub": "alice", "aud": AUDIENCE,
+            "exp": now + 300, "iat": now, "scope": "tools:read"});
+        for (key, value) in changes.as_object().unwrap() {
+            claims[key] = value.clone();
+        }
+        claims
+    };
+    let public_pem = std::fs::read(keys.path().join("first.public.pem")).unwrap();
+    let hs256 = {
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+        header.kid = Some("first".to_owned());
+        let key = jsonwebtoken::EncodingKey::from_secret(&public_pem);
+        jsonwebtoken::encode(&header, &claims(json!({})), &key).unwrap()
+    };
+    let unsigned = {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let header = b64.encode(br#"{"alg":"none","typ":"JWT","kid":"first"}"#);
+        let payload = b64.encode(claims(json!({})).to_string());
+        format!("{header}.{payload}.")
+    };
+    let wrong_audience = provider
+        .token("alice", "tools:read", "https://elsewhere.test/mcp")
+        .await;
+    let cases = [
+        ("wrong audience", wrong_audience, "audience"),
+        (
+            "wrong issuer",
+            provider.sign("first", &claims(json!({"iss": "http://127.0.0.1:1"}))),
+            "not trusted",
+        ),
+        (
+            "expired",
+            provider.sign("first", &claims(json!({"exp": now - 3_600}))),
+            "expired",
+        ),
+        (
+            "not yet valid",
+            provider.sign("first", &claims(json!({"nbf": now + 3_600}))),
+            "not valid yet",
+        ),
+        ("alg none", unsigned, "algorithm"),
+        ("HS256 with the public key", hs256, "HS256"),
+        (
+            "unknown kid",
+            provider.sign("first", &claims(json!({}))).replacen(
+                &{
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD
+                        .encode(br#"{"typ":"JWT","alg":"RS256","kid":"first"}"#)
+                },
+                &{
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD
+                        .encode(br#"{"typ":"JWT","alg":"RS256","kid":"made-up"}"#)
+                },
+                1,
+            ),
+            "does not publish",
+        ),
+        ("garbage", "not-a-token".to_owned(), "not active"),
+    ];
+    for (case, token, why) in cases {
+        let (status, challenge, body) = post(&url, Some(&format!("Bearer {token}"))).await;
+        assert_eq!(status, 401, "{case}: {body}");
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{case}: {challenge}"
+        );
+        assert!(body.contains(why), "{case}: {body}");
+    }
+    // A token in the URL is refused even when it is good.
+    let response = reqwest::Client::new()
+        .post(format!("{url}?access_token={good}"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains("Authorization header")
+    );
+
+    // Opaque tokens, checked through the issuer's introspection endpoint.
+    let opaque = provider.token("dora", "tools:read", AUDIENCE).await;
+    assert!(!opaque.contains('.'), "an opaque token: {opaque}");
+    let (status, _, body) = post(&url, Some(&format!("Bearer {opaque}"))).await;
+    assert_eq!(
+        status, 200,
+        "an active opaque token for this audience passes: {body}"
+    );
+    let elsewhere = provider
+        .token("dora", "tools:read", "https://elsewhere.test/mcp")
+        .await;
+    let (status, _, body) = post(&url, Some(&format!("Bearer {elsewhere}"))).await;
+    assert_eq!(
+        status, 401,
+        "introspected, but made out to another resource: {body}"
+    );
+    assert!(body.contains("audience"), "{body}");
+
+    // A missing scope: 403 naming every scope the call needs.
+    let reader = provider.token("carol", "tools:read", AUDIENCE).await;
+    let carol = client(&url, &reader, Person { approves: true }).await;
+    assert_eq!(
+        listed(&carol.list_tools(None).await.unwrap()),
+        ["lookup", "long_report"]
+    );
+    let refused = carol
+        .call_tool(call("write_note", json!({"text": "hi"})))
+        .await
+        .expect_err("a reader cannot write");
+    assert!(
+        refused.to_string().contains("Insufficient scope"),
+        "{refused}"
+    );
+    let response = reqwest::Client::new()
+        .post(&url)
+        .header("authorization", format!("Bearer {reader}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_note","arguments":{"text":"hi"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 403);
+    let challenge = response.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"tools:read tools:write\""),
+        "{challenge}"
+    );
+
+    // One audit line per decision, and never a token.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    for token in [&good, &reader, &opaque, &elsewhere] {
+        assert!(
+            !log.contains(token.as_str()),
+            "a token reached the audit log"
+        );
+    }
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let refused_401 = lines.iter().filter(|l| l["outcome"] == "401").count();
+    assert_eq!(refused_401, 11, "{log}");
+    assert!(lines.iter().any(|l| l["outcome"] == "403"
+        && l["tool"] == "write_note"
+        && l["principal"] == format!("{}#carol", provider.issuer())));
+    stop.cancel();
+}
