@@ -54,6 +54,9 @@ pub struct Agent {
     files: std::sync::Mutex<Vec<(PathBuf, Arc<FileService>)>>,
     results_budget: Option<usize>,
     children: Vec<Arc<ChildAgent>>,
+    /// Who may call the agent's tools when it is served over HTTP.
+    #[cfg(feature = "mcp")]
+    gateway_auth: Option<iris_mcp::GatewayAuth>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -83,6 +86,8 @@ pub struct AgentBuilder {
     origin: Option<PathBuf>,
     results_budget: Option<usize>,
     children: Vec<ChildAgent>,
+    #[cfg(feature = "mcp")]
+    gateway_auth: Option<iris_mcp::GatewayAuth>,
 }
 
 impl AgentBuilder {
@@ -141,6 +146,15 @@ impl AgentBuilder {
         self
     }
 
+    /// Who may call the agent's tools when it is served over HTTP (`iris
+    /// serve --http`): the issuers, audience and rules of
+    /// [`iris_mcp::GatewayAuth`].
+    #[cfg(feature = "mcp")]
+    pub fn gateway_auth(mut self, auth: iris_mcp::GatewayAuth) -> Self {
+        self.gateway_auth = Some(auth);
+        self
+    }
+
     /// The file the agent was described in (relative paths in it, such as
     /// command hooks' folders, are taken from its folder).
     pub fn origin(mut self, path: impl Into<PathBuf>) -> Self {
@@ -192,6 +206,8 @@ impl AgentBuilder {
             files: std::sync::Mutex::new(Vec::new()),
             results_budget: self.results_budget,
             children: self.children.into_iter().map(Arc::new).collect(),
+            #[cfg(feature = "mcp")]
+            gateway_auth: self.gateway_auth,
         })
     }
 }
@@ -253,6 +269,8 @@ impl Agent {
             origin: None,
             results_budget: None,
             children: Vec::new(),
+            #[cfg(feature = "mcp")]
+            gateway_auth: None,
         }
     }
 
@@ -310,6 +328,14 @@ impl Agent {
     #[must_use]
     pub fn results_budget(&self) -> Option<usize> {
         self.results_budget
+    }
+
+    /// Who may call the agent's tools when it is served over HTTP, when
+    /// its file or builder says.
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub fn gateway_auth(&self) -> Option<&iris_mcp::GatewayAuth> {
+        self.gateway_auth.as_ref()
     }
 
     /// The child agents the model may hand sub-tasks to.

@@ -224,7 +224,13 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
             sub.get_flag("explain"),
             out,
         ),
-        "serve" => commands::serve::run(catalog, &source, text("http"), out).await,
+        "serve" => {
+            let http = commands::serve::Http {
+                address: text("http"),
+                no_auth: sub.get_flag("no-auth"),
+            };
+            commands::serve::run(catalog, &source, http, out).await
+        }
         "lint" => commands::lint::from_matches(sub, &catalog, &source, out),
         "eval" => commands::eval::from_matches(sub, &catalog, out),
         "lock" => commands::lock::run(&catalog, text("output").unwrap_or("-"), out),

@@ -364,3 +364,65 @@ permissions: { read_only: allow, write: deny, tools: { write_file: ask } }
         "--explain needs --dry-run"
     );
 }
+
+#[test]
+fn serve_refuses_an_open_address_without_auth_and_checks_the_auth_section() {
+    let dir = workspace();
+    // Another host could reach it, and nobody said who may call.
+    let open = iris(
+        dir.path(),
+        &["serve", "--agent", "agent.yaml", "--http", "0.0.0.0:0"],
+    );
+    assert_ne!(open.status.code(), Some(0));
+    assert!(
+        stderr(&open).contains("0.0.0.0:0 is not a loopback address"),
+        "{}",
+        stderr(&open)
+    );
+
+    // Every problem of an `auth:` section at once, each naming its key.
+    std::fs::write(
+        dir.path().join("guarded.yaml"),
+        "name: guarded\ntools:\n  builtin: [file.read]\nauth:\n  audience: tools.example.com\n  issuers:\n    - issuer: https://idp.example.com\n      algorithms: [HS256]\n  rules:\n    - scopes: [files]\n",
+    )
+    .unwrap();
+    let bad = iris(dir.path(), &["check", "--agent", "guarded.yaml"]);
+    assert_eq!(bad.status.code(), Some(5), "{}", stderr(&bad));
+    let found = stdout(&bad);
+    assert!(
+        found.contains(
+            "guarded.yaml:5:3: `auth.audience`: `tools.example.com` is not an absolute http(s) URI"
+        ),
+        "{found}"
+    );
+    assert!(
+        found.contains("`auth.issuers[0].algorithms`: `HS256` is never accepted"),
+        "{found}"
+    );
+    assert!(found.contains("`auth.rules[0]`: grants no tool"), "{found}");
+
+    std::fs::write(
+        dir.path().join("guarded.yaml"),
+        "name: guarded\ntools:\n  builtin: [file.read]\nauth:\n  audience: https://tools.example.com/mcp\n  issuers:\n    - issuer: https://idp.example.com\n  rules:\n    - scopes: [files]\n      capabilities: [read_only]\n",
+    )
+    .unwrap();
+    let good = iris(dir.path(), &["check", "--agent", "guarded.yaml"]);
+    assert_eq!(good.status.code(), Some(0), "{}", stdout(&good));
+    let both = iris(
+        dir.path(),
+        &[
+            "serve",
+            "--agent",
+            "guarded.yaml",
+            "--http",
+            "127.0.0.1:0",
+            "--no-auth",
+        ],
+    );
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    assert!(
+        stderr(&both).contains("remove one of them"),
+        "{}",
+        stderr(&both)
+    );
+}

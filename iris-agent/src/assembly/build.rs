@@ -73,6 +73,11 @@ pub(crate) fn assemble_with(
     let policy = policy(&file, &tools.names, &mut issues);
     let decision = decision(&file, origin, &mut issues);
     let children = super::children::children(names, &file, base, &tools.names, chain, &mut issues);
+    #[cfg_attr(
+        not(feature = "mcp"),
+        allow(unused_variables, reason = "checked, nothing kept")
+    )]
+    let gateway_auth = super::auth::gateway_auth(&file, &mut issues);
     hold_back_mentions_of_missing_functions(names, &file, &mut issues);
     if !issues.is_empty() {
         return Err(finish(issues));
@@ -128,6 +133,10 @@ pub(crate) fn assemble_with(
     }
     for child in children {
         agent = agent.child(child);
+    }
+    #[cfg(feature = "mcp")]
+    if let Some(auth) = gateway_auth {
+        agent = agent.gateway_auth(auth);
     }
     agent.build().map_err(|err| {
         issues.whole("", err.to_string());

@@ -58,6 +58,14 @@ pub struct AgentFile {
     /// tool of its name.
     #[serde(default)]
     pub agents: Vec<ChildSection>,
+    /// Who may call the agent's tools when it is served over HTTP (`iris
+    /// serve --http`, feature `mcp`): trusted token issuers, this server's
+    /// audience, and rules granting tools by scope and claim (anything no
+    /// rule grants is refused).
+    #[serde(default)]
+    #[cfg_attr(feature = "mcp", schemars(with = "Option<iris_mcp::GatewayAuth>"))]
+    #[cfg_attr(not(feature = "mcp"), schemars(with = "Option<Value>"))]
+    pub auth: Option<Spanned<Value>>,
 }
 
 /// A child agent: another agent file, whose agent the model calls as a

@@ -91,6 +91,7 @@
 //! bounded: a file over 1 MiB, more than 1,000 aliases, nesting deeper than
 //! 32 or duplicate keys are errors.
 
+mod auth;
 mod build;
 mod children;
 mod command;

@@ -1,9 +1,11 @@
 //! `iris serve`: the catalog as one MCP server, over this process's
 //! standard input and output or streamable HTTP, with the catalog's
 //! permissions and hooks, approvals asked of the person through the
-//! client (elicitation), and deferred tools behind `tool_search`.
+//! client (elicitation), and deferred tools behind `tool_search`. Over
+//! HTTP the agent file's `auth:` section says who may call; without it,
+//! only a loopback address is served unless `--no-auth` says otherwise.
 
-use clap::{Arg, Command};
+use clap::{Arg, ArgAction, Command};
 use std::sync::Arc;
 
 use iris_core::Exposure;
@@ -13,8 +15,14 @@ use crate::catalog::{Catalog, Source};
 use crate::exit::Exit;
 use crate::output::Out;
 
-pub(crate) async fn run(catalog: Catalog, source: &Source, http: Option<&str>, out: Out) -> Exit {
-    let transport = match http {
+/// Where to serve over HTTP, and whether without authentication.
+pub(crate) struct Http<'a> {
+    pub(crate) address: Option<&'a str>,
+    pub(crate) no_auth: bool,
+}
+
+pub(crate) async fn run(catalog: Catalog, source: &Source, http: Http<'_>, out: Out) -> Exit {
+    let transport = match http.address {
         None => ServeTransport::Stdio,
         Some(address) => match address.parse() {
             Ok(address) => ServeTransport::Http(address),
@@ -27,6 +35,12 @@ pub(crate) async fn run(catalog: Catalog, source: &Source, http: Option<&str>, o
         },
     };
     let agent = &catalog.agent;
+    if http.no_auth && agent.gateway_auth().is_some() {
+        return out.fail(
+            Exit::Usage,
+            "`--no-auth` was given, but the agent file's `auth:` section says who may call; remove one of them",
+        );
+    }
     // Deferred tools stay behind `tool_search`, as a model in Iris finds
     // them; the agent's instructions go to the client's model.
     let registry = agent.registry();
@@ -48,6 +62,8 @@ pub(crate) async fn run(catalog: Catalog, source: &Source, http: Option<&str>, o
         // The gateway's clients with a person behind them (elicitation)
         // may be asked the model's questions.
         questions: true,
+        auth: agent.gateway_auth().cloned(),
+        unauthenticated: http.no_auth,
         ..ServeOptions::default()
     };
     let executor = Arc::new(agent.executor().clone());
@@ -66,6 +82,13 @@ pub(crate) fn command() -> Command {
                 .long("http")
                 .value_name("ADDRESS")
                 .help("Streamable HTTP on this address instead of stdio"),
+        )
+        .arg(
+            Arg::new("no-auth")
+                .long("no-auth")
+                .action(ArgAction::SetTrue)
+                .requires("http")
+                .help("Serve HTTP on a non-loopback address without authentication (anyone who reaches it may call every tool); without it, such an address needs the agent file's `auth:` section"),
         )
         .args(crate::catalog::args())
 }

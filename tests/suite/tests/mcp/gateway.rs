@@ -460,3 +460,179 @@ async fn tokens_are_checked_every_way_and_a_missing_scope_is_named() {
         && l["principal"] == format!("{}#carol", provider.issuer())));
     stop.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_rotation_at_the_provider_is_picked_up() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let port = provider.port;
+    let (url, stop) = gateway(auth(&provider.issuer(), &keys.path().join("audit.jsonl"))).await;
+    let before = provider.token("alice", "tools:read", AUDIENCE).await;
+    let (status, _, _) = post(&url, Some(&format!("Bearer {before}"))).await;
+    assert_eq!(status, 200);
+    let fetched = std::time::Instant::now();
+
+    // The provider comes back signing with a new key, and publishes only
+    // that one.
+    drop(provider);
+    let provider = Provider::start(keys.path(), "second", Some(port));
+    // Unknown keys are looked up at most every 2 s.
+    tokio::time::sleep(Duration::from_secs(2).saturating_sub(fetched.elapsed())).await;
+    let after = provider.token("alice", "tools:read", AUDIENCE).await;
+    let (status, _, body) = post(&url, Some(&format!("Bearer {after}"))).await;
+    assert_eq!(
+        status, 200,
+        "a token signed with the new key passes: {body}"
+    );
+    let (status, _, body) = post(&url, Some(&format!("Bearer {before}"))).await;
+    assert_eq!(status, 401, "the withdrawn key no longer vouches: {body}");
+    stop.cancel();
+}
+
+/// An `initialize` sent by hand as the holder of `token`: the status and
+/// the session it opened.
+async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), session)
+}
+
+/// A `tools/list` in `session` as the holder of `token`: the status.
+async fn list_in(url: &str, token: &str, session: &str) -> u16 {
+    reqwest::Client::new()
+        .post(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn principals_cannot_see_answer_or_exhaust_each_other() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let mut rules = auth(&provider.issuer(), &keys.path().join("audit.jsonl"));
+    rules.limits.sessions = 3;
+    let (url, stop) = gateway(rules).await;
+    let alice_token = provider
+        .token("alice", "tools:read tools:write", AUDIENCE)
+        .await;
+    let bob_token = provider
+        .token("bob", "tools:read tools:write", AUDIENCE)
+        .await;
+
+    // Alice's person is away: her writes wait, up to her cap of two.
+    let alice = Arc::new(client(&url, &alice_token, Person { approves: false }).await);
+    let mut waiting = Vec::new();
+    for i in 0..2 {
+        let alice = Arc::clone(&alice);
+        waiting.push(tokio::spawn(async move {
+            alice
+                .call_tool(call("write_note", json!({"text": format!("alice {i}")})))
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let third = alice
+        .call_tool(call("write_note", json!({"text": "alice 3"})))
+        .await
+        .unwrap();
+    let third = serde_json::to_value(&third).unwrap();
+    assert_eq!(third["isError"], true, "{third}");
+    assert!(
+        third["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("already wait for a person"),
+        "{third}"
+    );
+
+    // Bob's approved write runs meanwhile: Alice's waiting calls fill only
+    // her own places.
+    let bob = client(&url, &bob_token, Person { approves: true }).await;
+    let written = bob
+        .call_tool(call("write_note", json!({"text": "bob"})))
+        .await
+        .unwrap();
+    let written = serde_json::to_value(&written).unwrap();
+    assert_eq!(written["content"][0]["text"], "written: bob", "{written}");
+
+    // Alice's artifacts are hers.
+    let preview = alice
+        .call_tool(CallToolRequestParams::new("long_report"))
+        .await
+        .unwrap();
+    let preview = serde_json::to_value(&preview).unwrap();
+    let text = preview["content"][0]["text"].as_str().unwrap();
+    let start = text
+        .find("artifact://")
+        .expect("the preview names its artifact");
+    let handle: String = text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/'))
+        .collect();
+    alice
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(handle.clone()))
+        .await
+        .expect("alice reads what her call produced");
+    bob.read_resource(rmcp::model::ReadResourceRequestParams::new(handle))
+        .await
+        .expect_err("bob cannot read alice's artifact");
+
+    // Sessions are bound to who opened them, and capped per principal:
+    // Alice holds one (her client) and opens two more, the fourth is
+    // refused, and Bob still opens his.
+    let (status, alice_session) = open_session(&url, &alice_token).await;
+    assert_eq!(status, 200);
+    let alice_session = alice_session.unwrap();
+    assert_eq!(open_session(&url, &alice_token).await.0, 200);
+    assert_eq!(open_session(&url, &alice_token).await.0, 429);
+    assert_eq!(open_session(&url, &bob_token).await.0, 200);
+    assert_eq!(
+        list_in(&url, &bob_token, &alice_session).await,
+        404,
+        "bob cannot use alice's session"
+    );
+    assert_ne!(list_in(&url, &alice_token, &alice_session).await, 404);
+
+    for call in waiting {
+        call.abort();
+    }
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_principal_past_its_rate_is_slowed_and_no_other() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let mut rules = auth(&provider.issuer(), &keys.path().join("audit.jsonl"));
+    // Bursts of one request.
+    rules.limits.requests_per_minute = 6;
+    let (url, stop) = gateway(rules).await;
+    let alice = provider.token("alice", "tools:read", AUDIENCE).await;
+    let bob = provider.token("bob", "tools:read", AUDIENCE).await;
+    assert_eq!(post(&url, Some(&format!("Bearer {alice}"))).await.0, 200);
+    let (status, _, body) = post(&url, Some(&format!("Bearer {alice}"))).await;
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("requests a minute"), "{body}");
+    assert_eq!(post(&url, Some(&format!("Bearer {bob}"))).await.0, 200);
+    stop.cancel();
+}
