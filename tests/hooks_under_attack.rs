@@ -169,6 +169,79 @@ async fn code_hooks_have_deadlines() {
     assert_eq!(writes(&cx), 0);
 }
 
+/// Finding: a hook that never answers held a call for the hooks' own 30 s
+/// default although the executor's deadline was far shorter. The call's
+/// deadline bounds its hooks too, and the body gets only what the hooks
+/// left of it.
+#[tokio::test]
+async fn the_calls_deadline_bounds_its_hooks_and_the_body_gets_what_is_left() {
+    async fn stuck(_: &HookInput) -> BeforeAnswer {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        BeforeAnswer::Allow
+    }
+    let mut registry = ToolRegistry::new();
+    registry.register(WriteNote).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .timeout(Some(Duration::from_millis(300)))
+        .hook(HookRegistration::before("stuck", stuck))
+        .build()
+        .unwrap();
+    let cx = cx();
+    let started = Instant::now();
+    let result = run(&executor, &cx, "c1").await;
+    assert_eq!(
+        result.error_kind(),
+        Some(ToolErrorKind::Timeout),
+        "{result:?}"
+    );
+    assert!(
+        result
+            .text_content()
+            .contains("did not start within its deadline of 0.3 s"),
+        "{}",
+        result.text_content()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(writes(&cx), 0);
+
+    // A slow hook that answers in time leaves the body the rest: 250 of
+    // 300 ms spent deciding, the body's 200 ms no longer fit.
+    async fn slow(_: &HookInput) -> BeforeAnswer {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        BeforeAnswer::Allow
+    }
+    let mut registry = ToolRegistry::new();
+    registry.register(Nap).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .timeout(Some(Duration::from_millis(300)))
+        .hook(HookRegistration::before("slow", slow))
+        .build()
+        .unwrap();
+    let result = executor
+        .execute_one(ToolUseBlock::new("n1", "nap", json!({})), &cx)
+        .await
+        .result()
+        .cloned()
+        .unwrap();
+    // With a whole deadline of its own, the body would have finished.
+    assert_eq!(
+        result.error_kind(),
+        Some(ToolErrorKind::Timeout),
+        "{result:?}"
+    );
+}
+
+/// Sleep a fifth of a second.
+#[iris::tool(read_only)]
+async fn nap() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    "rested"
+}
+
 /// A hook of `event` that panics while it is awaited.
 fn panicking(event: HookEvent) -> HookRegistration {
     async fn explode<A>(_: &HookInput) -> A {

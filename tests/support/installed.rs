@@ -122,7 +122,7 @@ pub(crate) const RESTATE_SERVER: Peer = Peer {
     needs: "npm with access to the npm registry",
 };
 
-/// A real OpenID provider (oidc-provider, OpenID Certified), from npm.
+/// A real `OpenID` provider (`oidc-provider`, certified), from npm.
 #[allow(dead_code, reason = "not every test crate talks to every peer")]
 pub(crate) const OIDC_PROVIDER: Peer = Peer {
     folder: "oidc-provider",

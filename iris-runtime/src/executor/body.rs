@@ -13,6 +13,21 @@ use tokio_util::sync::CancellationToken;
 
 use super::ToolExecutor;
 
+/// When a call must have ended, its hooks included: put on the body's
+/// context once hooks before it have taken some of its time, so the body
+/// gets what is left, not a whole timeout of its own.
+pub(super) struct CallDeadline(pub(super) tokio::time::Instant);
+
+/// The deadline of a call of `name`: its own, or the executor's.
+pub(super) fn call_timeout(ex: &ToolExecutor, name: &ToolName) -> Option<std::time::Duration> {
+    let config = &ex.inner.config;
+    config
+        .tool_timeouts
+        .get(name.as_str())
+        .copied()
+        .or(config.timeout)
+}
+
 /// Runs a body that was made and not yet polled.
 pub(super) async fn drive(
     ex: &ToolExecutor,
@@ -73,7 +88,8 @@ pub(super) async fn drive(
     let outcome = match first {
         Poll::Ready(outcome) => outcome,
         Poll::Pending => {
-            return Box::pin(wait_for_body(ex, name, body, cancel, stop)).await;
+            let deadline = cx.extension::<CallDeadline>().map(|d| d.0);
+            return Box::pin(wait_for_body(ex, name, body, cancel, stop, deadline)).await;
         }
     };
     outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
@@ -85,19 +101,22 @@ async fn wait_for_body(
     mut body: impl Future<Output = Result<ToolResult, Box<dyn Any + Send>>> + Unpin,
     cancel: Option<&CancellationToken>,
     stop: Option<StopFlag>,
+    deadline: Option<tokio::time::Instant>,
 ) -> ToolResult {
     let config = &ex.inner.config;
-    let timeout = config
-        .tool_timeouts
-        .get(name.as_str())
-        .copied()
-        .or(config.timeout);
+    let timeout = call_timeout(ex, name);
+    // Hooks before the body may have used some of the call's time.
+    let left = |limit: std::time::Duration| {
+        deadline.map_or(limit, |at| {
+            at.saturating_duration_since(tokio::time::Instant::now())
+        })
+    };
     let finished = |outcome: Result<ToolResult, Box<dyn Any + Send>>| {
         outcome.unwrap_or_else(|panic| panicked(name.as_str(), panic.as_ref()))
     };
     let timed = async {
         match timeout {
-            Some(limit) => match tokio::time::timeout(limit, &mut body).await {
+            Some(limit) => match tokio::time::timeout(left(limit), &mut body).await {
                 Ok(outcome) => Ok(finished(outcome)),
                 Err(_) => Err(Ended::Deadline(limit)),
             },

@@ -319,16 +319,29 @@ impl<'t> Call<'t> {
         let inherited = cx.extension::<InheritedGuards>();
         let guards =
             std::iter::once(hooks).chain(inherited.into_iter().flat_map(InheritedGuards::iter));
+        // The call's deadline holds from its first hook on: hooks, body
+        // and hooks after share it (set only when a hook is waited on).
+        let mut deadline: Option<Option<tokio::time::Instant>> = None;
         for guards in guards {
             if !guards.watches(HookEvent::ToolBefore, name) {
                 continue;
             }
             let input =
                 hook_input.get_or_insert_with(|| self.hook_input(HookEvent::ToolBefore, cx));
+            let at = *deadline.get_or_insert_with(|| {
+                body::call_timeout(ex, name).map(|limit| tokio::time::Instant::now() + limit)
+            });
             // Boxed, like every optional stage below, so a call without hooks
             // or middleware carries (and moves) none of their state.
             let fired = self.hook_heard(ex, HookEvent::ToolBefore, cx);
-            let denials = Box::pin(guards.before(input, &fired)).await;
+            let judged = Box::pin(guards.before(input, &fired));
+            let denials = match at {
+                Some(at) => match tokio::time::timeout_at(at, judged).await {
+                    Ok(denials) => denials,
+                    Err(_) => return self.hooks_past_deadline(ex),
+                },
+                None => judged.await,
+            };
             if !denials.is_empty() {
                 let reasons: Vec<String> = denials
                     .iter()
@@ -340,6 +353,16 @@ impl<'t> Call<'t> {
                 );
             }
         }
+        let deadline = deadline.flatten();
+        let timed_cx;
+        let cx = match deadline {
+            // The body gets what the hooks left of the call's time.
+            Some(at) => {
+                timed_cx = cx.with_extension(body::CallDeadline(at));
+                &timed_cx
+            }
+            None => cx,
+        };
         let body_ran = AtomicBool::new(false);
         let mut result = if ex.inner.middleware.is_empty() {
             // No stack to thread through: no endpoint to box.
@@ -352,7 +375,21 @@ impl<'t> Call<'t> {
             input.event = HookEvent::ToolAfter;
             input.result = Some(HookResultView::of(&result));
             let fired = self.hook_heard(ex, HookEvent::ToolAfter, cx);
-            let (feedback, failures) = Box::pin(hooks.after(&input, &fired)).await;
+            let heard = Box::pin(hooks.after(&input, &fired));
+            let (feedback, failures) = match deadline {
+                Some(at) => tokio::time::timeout_at(at, heard)
+                    .await
+                    .unwrap_or_else(|_| {
+                        (
+                            Vec::new(),
+                            vec![
+                                "hooks after the call were stopped at the call's deadline"
+                                    .to_owned(),
+                            ],
+                        )
+                    }),
+                None => heard.await,
+            };
             if !feedback.is_empty() {
                 result = result.with_text(format!("[Hook feedback]\n{}", feedback.join("\n")));
             }
@@ -361,6 +398,20 @@ impl<'t> Call<'t> {
             }
         }
         result
+    }
+
+    /// The result of a call whose hooks before it were still deciding when
+    /// its deadline passed: it did not run.
+    fn hooks_past_deadline(&self, ex: &ToolExecutor) -> ToolResult {
+        let name = self.definition.name();
+        let limit = body::call_timeout(ex, name).unwrap_or_default();
+        ToolResult::error(
+            ToolErrorKind::Timeout,
+            format!(
+                "the call of `{name}` did not start within its deadline of {:.1} s: hooks before it were still deciding, so it did not run",
+                limit.as_secs_f64()
+            ),
+        )
     }
 
     /// Middleware: the stack around the gate and the body.

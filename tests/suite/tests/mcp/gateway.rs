@@ -1,4 +1,4 @@
-//! The gateway behind authentication, against a real OpenID provider
+//! The gateway behind authentication, against a real `OpenID` provider
 //! (oidc-provider on loopback, installed pinned by
 //! `tests/oidc-provider/install.sh`): tokens checked every way a forger or
 //! a careless client gets them wrong, 403 naming the scopes a call needs,
@@ -37,7 +37,7 @@ use super::peers;
 /// The gateway's public URI: what tokens must be made out to.
 const AUDIENCE: &str = "https://gateway.test/mcp";
 
-/// The OpenID provider, stopped on drop.
+/// The `OpenID` provider, stopped on drop.
 struct Provider {
     child: std::process::Child,
     port: u16,
@@ -143,7 +143,9 @@ fn write_note(
 /// Return a long report.
 #[iris::tool(read_only)]
 fn long_report() -> String {
-    (0..2_000).map(|i| format!("line {i}\n")).collect()
+    (0..2_000)
+        .flat_map(|i| ["line ".to_owned(), i.to_string(), "\n".to_owned()])
+        .collect()
 }
 
 /// The gateway's rules: readers get the read-only tools, writers
@@ -253,7 +255,7 @@ async fn client(url: &str, token: &str, person: Person) -> RunningService<RoleCl
         .unwrap()
 }
 
-fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+fn call(name: &str, arguments: &Value) -> CallToolRequestParams {
     CallToolRequestParams::new(name.to_owned())
         .with_arguments(arguments.as_object().unwrap().clone())
 }
@@ -263,7 +265,8 @@ fn listed(tools: &rmcp::model::ListToolsResult) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tokens_are_checked_every_way_and_a_missing_scope_is_named() {
+#[allow(clippy::too_many_lines, reason = "one table of every way a token is wrong")]
+async fn tokens_are_checked_every_way() {
     let keys = tempfile::tempdir().unwrap();
     let audit = keys.path().join("audit/decisions.jsonl");
     let provider = Provider::start(keys.path(), "first", None);
@@ -406,6 +409,29 @@ async fn tokens_are_checked_every_way_and_a_missing_scope_is_named() {
     );
     assert!(body.contains("audience"), "{body}");
 
+    // One audit line per refusal, and never a token.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    for token in [&good, &opaque, &elsewhere] {
+        assert!(
+            !log.contains(token.as_str()),
+            "a token reached the audit log"
+        );
+    }
+    let refused_401 = log
+        .lines()
+        .filter(|l| l.contains(r#""outcome":"401""#))
+        .count();
+    assert_eq!(refused_401, 11, "{log}");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_scope_is_named_and_every_decision_is_audited() {
+    let keys = tempfile::tempdir().unwrap();
+    let audit = keys.path().join("decisions.jsonl");
+    let provider = Provider::start(keys.path(), "first", None);
+    let (url, stop) = gateway(auth(&provider.issuer(), &audit)).await;
+
     // A missing scope: 403 naming every scope the call needs.
     let reader = provider.token("carol", "tools:read", AUDIENCE).await;
     let carol = client(&url, &reader, Person { approves: true }).await;
@@ -414,7 +440,7 @@ async fn tokens_are_checked_every_way_and_a_missing_scope_is_named() {
         ["lookup", "long_report"]
     );
     let refused = carol
-        .call_tool(call("write_note", json!({"text": "hi"})))
+        .call_tool(call("write_note", &json!({"text": "hi"})))
         .await
         .expect_err("a reader cannot write");
     assert!(
@@ -441,20 +467,36 @@ async fn tokens_are_checked_every_way_and_a_missing_scope_is_named() {
         "{challenge}"
     );
 
+    // A granted call runs, and is written down with its rule and what
+    // the policy said.
+    let found = carol
+        .call_tool(call("lookup", &json!({"word": "iris"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&found).unwrap()["content"][0]["text"],
+        "iris: found"
+    );
+
     // One audit line per decision, and never a token.
     let log = std::fs::read_to_string(&audit).unwrap();
-    for token in [&good, &reader, &opaque, &elsewhere] {
-        assert!(
-            !log.contains(token.as_str()),
-            "a token reached the audit log"
-        );
-    }
+    assert!(
+        !log.contains(reader.as_str()),
+        "a token reached the audit log"
+    );
     let lines: Vec<Value> = log
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let refused_401 = lines.iter().filter(|l| l["outcome"] == "401").count();
-    assert_eq!(refused_401, 11, "{log}");
+    assert_eq!(lines.len(), 3, "two refusals and one call: {log}");
+    assert!(
+        lines.iter().any(|l| l["tool"] == "lookup"
+            && l["outcome"] == "ok"
+            && l["rule"] == 0
+            && l["policy_decision"] == "allow"
+            && l["arguments"].is_null()),
+        "{log}"
+    );
     assert!(lines.iter().any(|l| l["outcome"] == "403"
         && l["tool"] == "write_note"
         && l["principal"] == format!("{}#carol", provider.issuer())));
@@ -546,13 +588,13 @@ async fn principals_cannot_see_answer_or_exhaust_each_other() {
         let alice = Arc::clone(&alice);
         waiting.push(tokio::spawn(async move {
             alice
-                .call_tool(call("write_note", json!({"text": format!("alice {i}")})))
+                .call_tool(call("write_note", &json!({"text": format!("alice {i}")})))
                 .await
         }));
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let third = alice
-        .call_tool(call("write_note", json!({"text": "alice 3"})))
+        .call_tool(call("write_note", &json!({"text": "alice 3"})))
         .await
         .unwrap();
     let third = serde_json::to_value(&third).unwrap();
@@ -569,7 +611,7 @@ async fn principals_cannot_see_answer_or_exhaust_each_other() {
     // her own places.
     let bob = client(&url, &bob_token, Person { approves: true }).await;
     let written = bob
-        .call_tool(call("write_note", json!({"text": "bob"})))
+        .call_tool(call("write_note", &json!({"text": "bob"})))
         .await
         .unwrap();
     let written = serde_json::to_value(&written).unwrap();

@@ -17,7 +17,7 @@ pub(crate) fn folder() -> PathBuf {
     installed::MCP_PEERS.folder()
 }
 
-/// The folder holding the OpenID provider (`tests/oidc-provider`),
+/// The folder holding the `OpenID` provider (`tests/oidc-provider`),
 /// installed on first use.
 pub(crate) fn oidc_provider_folder() -> PathBuf {
     installed::OIDC_PROVIDER.folder()
