@@ -179,6 +179,10 @@ async fn the_calls_deadline_bounds_its_hooks_and_the_body_gets_what_is_left() {
         tokio::time::sleep(Duration::from_secs(60)).await;
         BeforeAnswer::Allow
     }
+    async fn slow(_: &HookInput) -> BeforeAnswer {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        BeforeAnswer::Allow
+    }
     let mut registry = ToolRegistry::new();
     registry.register(WriteNote).unwrap();
     let executor = ToolExecutor::builder(registry)
@@ -210,10 +214,6 @@ async fn the_calls_deadline_bounds_its_hooks_and_the_body_gets_what_is_left() {
 
     // A slow hook that answers in time leaves the body the rest: 250 of
     // 300 ms spent deciding, the body's 200 ms no longer fit.
-    async fn slow(_: &HookInput) -> BeforeAnswer {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        BeforeAnswer::Allow
-    }
     let mut registry = ToolRegistry::new();
     registry.register(Nap).unwrap();
     let executor = ToolExecutor::builder(registry)
