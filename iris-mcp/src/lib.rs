@@ -39,8 +39,8 @@ pub use server::{
 };
 pub use server::{
     DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE,
-    DEFAULT_REQUEST_TIMEOUT, IrisServer, LOOPBACK_ORIGINS, MAX_RESOURCE_BYTES, ServeOptions,
-    ServedTools,
+    DEFAULT_REQUEST_TIMEOUT, IrisServer, LOOPBACK_ORIGINS, MAX_RESOURCE_BYTES,
+    SUPPORTED_PROTOCOL_VERSIONS, ServeOptions, ServedTools,
 };
 
 /// Why an MCP server could not be used.

@@ -14,17 +14,21 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
 use super::auth::{AuditEntry, Grant, Principal, millis};
+use super::stateless::{Round, Rounds};
 use super::{IrisServer, ProgressRelay, questions};
 use crate::content::to_mcp;
 
 /// What the executor's permission policy said of a call, for the audit
 /// log.
 #[derive(Clone, Copy)]
-enum PolicySaid {
+pub(super) enum PolicySaid {
     Allow,
     Deny,
     AskApproved,
     AskDeclined,
+    /// Asked through a stateless client's input request; the call runs
+    /// when the client answers.
+    AskPending,
 }
 
 impl PolicySaid {
@@ -34,6 +38,7 @@ impl PolicySaid {
             Self::Deny => "deny",
             Self::AskApproved => "ask_approved",
             Self::AskDeclined => "ask_declined",
+            Self::AskPending => "ask_pending",
         }
     }
 }
@@ -56,6 +61,8 @@ impl IrisServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
         let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        let principal = principal_of(&context);
+        let rounds = Rounds::of(&context, &request);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         if questions::is_ask_question(&request.name)
             && self.options.questions
@@ -63,17 +70,28 @@ impl IrisServer {
         {
             // Run control: the executor (hooks, middleware, policy) never
             // sees the question, and every caller may ask its own person.
-            let result = questions::ask(
-                &arguments,
-                &call_id,
-                &self.run_id,
-                self.options.approval_timeout,
-                &context,
-            )
-            .await;
+            let result = match &rounds {
+                Some(rounds) => {
+                    let asked =
+                        self.questions_in_rounds(&arguments, &call_id, principal.as_ref(), rounds);
+                    match asked {
+                        Round::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),
+                        Round::Done(result) => result,
+                    }
+                }
+                None => {
+                    questions::ask(
+                        &arguments,
+                        &call_id,
+                        &self.run_id,
+                        self.options.approval_timeout,
+                        &context,
+                    )
+                    .await
+                }
+            };
             return Ok(CallToolResponse::Complete(to_mcp(&result)));
         }
-        let principal = principal_of(&context);
         let rule = match self.granted(principal.as_ref(), &request.name) {
             Ok(rule) => rule,
             Err(refused) => {
@@ -89,16 +107,34 @@ impl IrisServer {
                 return Ok(CallToolResponse::Complete(to_mcp(&refused.1)));
             }
         };
-        let (result, said) = self
+        let ran = self
             .run_call(
                 call_id,
                 &request.name,
                 arguments.clone(),
                 principal.as_ref(),
+                rounds.as_ref(),
                 &context,
             )
             .await?;
         let decision = if rule.is_some() { "allowed" } else { "open" };
+        let (result, said) = match ran {
+            Round::Done(done) => done,
+            Round::Ask(input) => {
+                let pending = ToolResult::text("asked the person through the client");
+                self.audit_call(
+                    principal.as_ref(),
+                    &request.name,
+                    &arguments,
+                    decision,
+                    rule,
+                    PolicySaid::AskPending,
+                    &pending,
+                    started,
+                );
+                return Ok(CallToolResponse::InputRequired(input));
+            }
+        };
         self.audit_call(
             principal.as_ref(),
             &request.name,
@@ -163,8 +199,9 @@ impl IrisServer {
         name: &str,
         arguments: Value,
         principal: Option<&Principal>,
+        rounds: Option<&Rounds>,
         context: &RequestContext<RoleServer>,
-    ) -> Result<(ToolResult, PolicySaid), ErrorData> {
+    ) -> Result<Round<(ToolResult, PolicySaid)>, ErrorData> {
         // Each session opens only the artifacts its own results named.
         let ledger = self.executor.ledger();
         iris_runtime::artifacts::scope::scope_run(ledger, &self.run_id);
@@ -185,10 +222,16 @@ impl IrisServer {
                     } else {
                         PolicySaid::Allow
                     };
-                    return Ok((result, said));
+                    return Ok(Round::Done((result, said)));
                 }
                 ToolOutcome::Waiting(approval) => approval,
             };
+            if let Some(rounds) = rounds {
+                // Stateless: nothing waits here between the rounds.
+                return self
+                    .approve_in_rounds(&call_id, &approval, principal, rounds, &cx)
+                    .await;
+            }
             let mut place = None;
             if let (Some(gate), Some(principal)) = (&self.shared.gate, principal) {
                 place = gate.start_waiting(principal);
@@ -200,7 +243,7 @@ impl IrisServer {
                     let denied = ApprovalDecision::deny(why.clone());
                     let _ = self.executor.resume(&call_id, denied, &cx).await;
                     let result = ToolResult::error(ToolErrorKind::PermissionDenied, why);
-                    return Ok((result, PolicySaid::AskDeclined));
+                    return Ok(Round::Done((result, PolicySaid::AskDeclined)));
                 }
             }
             let (decision, unasked) = match self.ask(&approval, context).await {
@@ -216,13 +259,11 @@ impl IrisServer {
             // Resumed either way, so nothing is left waiting.
             let resumed = self.executor.resume(&call_id, decision, &cx).await;
             if let Some(why) = unasked {
-                return Ok((
-                    ToolResult::error(ToolErrorKind::PermissionDenied, why),
-                    said,
-                ));
+                let result = ToolResult::error(ToolErrorKind::PermissionDenied, why);
+                return Ok(Round::Done((result, said)));
             }
             match resumed {
-                Ok(ToolOutcome::Finished { result, .. }) => Ok((result, said)),
+                Ok(ToolOutcome::Finished { result, .. }) => Ok(Round::Done((result, said))),
                 Ok(ToolOutcome::Waiting(_)) => Err(ErrorData::internal_error(
                     "the call still waits for approval after it was answered",
                     None,
@@ -232,7 +273,7 @@ impl IrisServer {
         };
         // The client's `notifications/cancelled` drops the call; a call it
         // left waiting for a person is refused, so nothing waits on.
-        let (result, said) = tokio::select! {
+        let ran = tokio::select! {
             result = run => result?,
             () = context.ct.cancelled() => {
                 let refused = ApprovalDecision::deny("the client cancelled the call");
@@ -243,8 +284,10 @@ impl IrisServer {
         if let Some(relay) = &relay {
             relay.flush().await;
         }
-        iris_runtime::artifacts::scope::record_shown(ledger, &self.run_id, &result);
-        Ok((result, said))
+        if let Round::Done((result, _)) = &ran {
+            iris_runtime::artifacts::scope::record_shown(ledger, &self.run_id, result);
+        }
+        Ok(ran)
     }
 
     #[allow(clippy::too_many_arguments, reason = "one audit line's fields")]

@@ -6,12 +6,15 @@
 //! refused with a message saying so when it has not; it never runs
 //! silently.
 
+mod approval;
 pub(crate) mod auth;
 mod call;
 pub(crate) mod http;
 pub(crate) mod lines;
 mod questions;
+mod rounds;
 pub(crate) mod serve;
+mod stateless;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,17 +23,16 @@ use std::time::Duration;
 
 use iris_core::{Capability, Exposure, RunId, ToolContext, ToolDefinition};
 use rmcp::model::{
-    self as mcp, CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
-    ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, ToolAnnotations,
+    self as mcp, CacheScope, CallToolRequestParams, CallToolResponse, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResourceContents, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
 use arc_swap::ArcSwapOption;
-use iris_runtime::__wings::for_person;
 use iris_runtime::ledger::RunLedger;
 use tokio_util::sync::CancellationToken;
 
@@ -39,9 +41,7 @@ pub use auth::{
 };
 use auth::{Gate, Grant};
 use call::principal_of;
-use iris_runtime::{
-    ApprovalDecision, ApprovalRequest, ProgressListener, ToolExecutor, ToolRegistry,
-};
+use iris_runtime::{ProgressListener, ToolExecutor, ToolRegistry};
 
 /// Tools per `tools/list` page unless the options say otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -193,6 +193,8 @@ struct Shared {
     live: AtomicUsize,
     /// Who may call, when the server is behind authentication.
     gate: Option<Arc<Gate>>,
+    /// The sealing key of stateless clients' input requests (2026-07-28).
+    rounds: Option<rounds::Rounds>,
 }
 
 /// One connection's hold on the server: counted while it lives, and its
@@ -271,6 +273,9 @@ impl IrisServer {
             files,
             live: AtomicUsize::new(1),
             gate,
+            rounds: rounds::Rounds::new()
+                .map_err(|error| tracing::warn!(%error, "stateless clients cannot be asked for approvals"))
+                .ok(),
         });
         Self::connection(executor, Arc::new(options), shared, true)
     }
@@ -468,95 +473,17 @@ impl IrisServer {
         registry: &ToolRegistry,
         context: &RequestContext<RoleServer>,
     ) -> bool {
+        // A stateless client's list is the same for every request with the
+        // same authorization, so it is listed whatever the request's
+        // capabilities say (a call from a client that cannot elicit is
+        // told so).
         self.options.questions
-            && questions::can_elicit(context)
+            && (is_stateless(context) || questions::can_elicit(context))
             && registry
                 .resolve(iris_runtime::question::ASK_QUESTION)
                 .is_none()
     }
-
-    /// Puts `request` to the person behind the client, when the client can
-    /// ask one: their decision, or (as the error) why no person could be
-    /// asked.
-    async fn ask(
-        &self,
-        request: &ApprovalRequest,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<ApprovalDecision, String> {
-        if !questions::can_elicit(context) {
-            return Err(format!(
-                "approval required: `{}` needs a person's approval before it runs, and this \
-                 MCP client cannot ask one (it does not support elicitation); the call did not run",
-                request.tool
-            ));
-        }
-        let schema = match ElicitationSchema::builder()
-            .required_bool("approve")
-            .build()
-        {
-            Ok(schema) => schema,
-            Err(error) => {
-                return Err(format!(
-                    "approval required: the question for the person could not be built ({error}); \
-                     the call did not run"
-                ));
-            }
-        };
-        let message = format!(
-            "Allow `{}` to run with {}?{}",
-            request.tool,
-            for_person(&request.arguments.to_string(), MAX_SHOWN_ARGUMENTS),
-            request
-                .reason
-                .as_deref()
-                .map(|r| format!(" ({})", for_person(r, MAX_SHOWN_REASON)))
-                .unwrap_or_default()
-        );
-        let asked = context
-            .peer
-            .create_elicitation(ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message,
-                requested_schema: schema,
-            })
-            .into_future();
-        // An ask nobody answers ends: the call is refused, nothing waits.
-        let timeout = self.options.approval_timeout;
-        let Ok(asked) = tokio::time::timeout(timeout, asked).await else {
-            return Err(format!(
-                "approval required: nobody answered within {timeout:?}; the call did not run"
-            ));
-        };
-        Ok(match asked {
-            Ok(answer)
-                if answer.action == ElicitationAction::Accept
-                    && answer
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("approve"))
-                        .and_then(Value::as_bool)
-                        == Some(true) =>
-            {
-                ApprovalDecision::approve(request)
-            }
-            Ok(_) => ApprovalDecision::deny(format!(
-                "the person declined to run `{}`; the call did not run",
-                request.tool
-            )),
-            Err(error) => {
-                return Err(format!(
-                    "approval required: asking the person failed ({error}); the call did not run"
-                ));
-            }
-        })
-    }
 }
-
-/// Characters of a call's arguments a person is shown when asked.
-const MAX_SHOWN_ARGUMENTS: usize = 2_000;
-
-/// Characters of a policy's reason a person is shown when asked.
-const MAX_SHOWN_REASON: usize = 500;
 
 /// Passes one call's progress to the client that asked for it, as
 /// `notifications/progress` in the order reported, without making the
@@ -662,6 +589,27 @@ fn announce_changes(
             }
         }
     });
+}
+
+/// The protocol revisions served: the current one, stateless, and the two
+/// before it, with sessions.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
+
+/// How long a client may keep a `tools/list` answer: the catalog changes
+/// when an MCP server behind the gateway changes its tools, which a
+/// stateless client is not told of.
+const LIST_FRESH_FOR_MS: u64 = 30_000;
+
+/// Whether `context`'s request is of a stateless revision (2026-07-28 on):
+/// no session, so the person is asked through input requests.
+fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize())
 }
 
 /// Largest artifact `resources/read` returns whole; past it, the client is
@@ -796,7 +744,19 @@ impl ServerHandler for IrisServer {
         if more {
             result.next_cursor = Some((start + page_size).to_string());
         }
+        // The same for every request with the same authorization: shared
+        // caches may keep it unless it was filtered for the caller.
+        result.ttl_ms = Some(LIST_FRESH_FOR_MS);
+        result.cache_scope = Some(if self.shared.gate.is_some() {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        });
         Ok(result)
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)
     }
 
     async fn read_resource(

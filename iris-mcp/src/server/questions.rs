@@ -13,7 +13,8 @@ use iris_runtime::question::{
 };
 use iris_runtime::{QuestionReply, QuestionRequest};
 use rmcp::model::{
-    self as mcp, ElicitRequestParams, ElicitationAction, ElicitationSchema, ToolAnnotations,
+    self as mcp, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
@@ -24,9 +25,8 @@ const MAX_SHOWN: usize = 500;
 /// Whether the client behind `context` can put a question to a person.
 pub(super) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
     context
-        .peer
-        .peer_info()
-        .is_some_and(|info| info.capabilities.elicitation.is_some())
+        .client_capabilities()
+        .is_some_and(|capabilities| capabilities.elicitation.is_some())
 }
 
 /// The listing of `ask_question`.
@@ -49,63 +49,40 @@ pub(super) fn is_ask_question(name: &str) -> bool {
     name == ASK_QUESTION
 }
 
-/// The result of the client's `ask_question` call `call_id`: the questions
-/// put to the person through elicitation, their answer, or one of the
-/// other endings; arguments that do not fit are `invalid_arguments`, and
-/// nothing is asked.
-pub(super) async fn ask(
+/// The questions of the client's `ask_question` call `call_id` and the
+/// form that puts them to the person; arguments that do not fit are
+/// `invalid_arguments` (as the error), and nothing is asked.
+pub(super) fn put(
     arguments: &Value,
     call_id: &str,
     run_id: &iris_core::RunId,
-    timeout: Duration,
-    context: &RequestContext<RoleServer>,
-) -> ToolResult {
-    if !can_elicit(context) {
-        return ToolResult::error(
-            ToolErrorKind::ToolNotAvailable,
-            "`ask_question` needs a person to answer, and this MCP client cannot ask one (it does not support elicitation)",
-        );
-    }
-    let questions = match parse_questions(arguments) {
-        Ok(questions) => questions,
-        Err(why) => {
-            return ToolResult::error(
-                ToolErrorKind::InvalidArguments,
-                format!("{why}; nothing was asked"),
-            );
-        }
-    };
+) -> Result<(QuestionRequest, ElicitRequestParams), ToolResult> {
+    let questions = parse_questions(arguments).map_err(|why| {
+        ToolResult::error(
+            ToolErrorKind::InvalidArguments,
+            format!("{why}; nothing was asked"),
+        )
+    })?;
     let request = QuestionRequest::new(run_id.clone(), call_id.to_owned(), questions, None);
-    let schema = match ElicitationSchema::from_json_schema(form(&request)) {
-        Ok(schema) => schema,
-        Err(error) => {
-            return ToolResult::error(
-                ToolErrorKind::Internal,
-                format!("the form for the person could not be built ({error}); nothing was asked"),
-            );
-        }
+    let schema = ElicitationSchema::from_json_schema(form(&request)).map_err(|error| {
+        ToolResult::error(
+            ToolErrorKind::Internal,
+            format!("the form for the person could not be built ({error}); nothing was asked"),
+        )
+    })?;
+    let asked = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: message(&request),
+        requested_schema: schema,
     };
-    let asked = context
-        .peer
-        .create_elicitation(ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: message(&request),
-            requested_schema: schema,
-        })
-        .into_future();
-    let Ok(answered) = tokio::time::timeout(timeout, asked).await else {
-        return request.result(QuestionEnding::Expired, None);
-    };
-    let answer = match answered {
-        Ok(answer) => answer,
-        Err(error) => {
-            tracing::debug!(%error, "the question could not be put to the person");
-            return request.result(QuestionEnding::Cancelled, None);
-        }
-    };
+    Ok((request, asked))
+}
+
+/// The result the person's `answer` to `request` makes.
+pub(super) fn answered(request: &QuestionRequest, answer: &ElicitResult) -> ToolResult {
     match answer.action {
         ElicitationAction::Accept => {
-            let reply = reply_of(&request, answer.content.as_ref());
+            let reply = reply_of(request, answer.content.as_ref());
             match request.check(&reply) {
                 Ok(()) => request.result(QuestionEnding::Answered, Some(&reply)),
                 Err(why) => ToolResult::error(
@@ -116,6 +93,45 @@ pub(super) async fn ask(
         }
         ElicitationAction::Decline => request.result(QuestionEnding::Declined, None),
         _ => request.result(QuestionEnding::Cancelled, None),
+    }
+}
+
+/// Why the questions cannot be asked through a client without
+/// elicitation.
+pub(super) fn cannot_ask() -> ToolResult {
+    ToolResult::error(
+        ToolErrorKind::ToolNotAvailable,
+        "`ask_question` needs a person to answer, and this MCP client cannot ask one (it does not support elicitation)",
+    )
+}
+
+/// The result of the client's `ask_question` call `call_id`, asked in its
+/// session: the questions put to the person through elicitation, their
+/// answer, or one of the other endings.
+pub(super) async fn ask(
+    arguments: &Value,
+    call_id: &str,
+    run_id: &iris_core::RunId,
+    timeout: Duration,
+    context: &RequestContext<RoleServer>,
+) -> ToolResult {
+    if !can_elicit(context) {
+        return cannot_ask();
+    }
+    let (request, asked) = match put(arguments, call_id, run_id) {
+        Ok(put) => put,
+        Err(result) => return result,
+    };
+    let asked = context.peer.create_elicitation(asked).into_future();
+    let Ok(answered_in_time) = tokio::time::timeout(timeout, asked).await else {
+        return request.result(QuestionEnding::Expired, None);
+    };
+    match answered_in_time {
+        Ok(answer) => answered(&request, &answer),
+        Err(error) => {
+            tracing::debug!(%error, "the question could not be put to the person");
+            request.result(QuestionEnding::Cancelled, None)
+        }
     }
 }
 

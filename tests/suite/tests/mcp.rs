@@ -38,3 +38,6 @@ mod questions;
 
 #[path = "mcp/gateway.rs"]
 mod gateway;
+
+#[path = "mcp/protocols.rs"]
+mod protocols;

@@ -265,7 +265,10 @@ fn listed(tools: &rmcp::model::ListToolsResult) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[allow(clippy::too_many_lines, reason = "one table of every way a token is wrong")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one table of every way a token is wrong"
+)]
 async fn tokens_are_checked_every_way() {
     let keys = tempfile::tempdir().unwrap();
     let audit = keys.path().join("audit/decisions.jsonl");

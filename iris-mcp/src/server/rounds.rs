@@ -1,0 +1,191 @@
+//! Asking the person behind a stateless client (protocol 2026-07-28, no
+//! session to send a request on): the call answers with an input request
+//! (an elicitation form) and a sealed `requestState`, and the client calls
+//! again with the person's answer and that state echoed. Nothing waits on
+//! the server between the two rounds; the state carries what the second
+//! round needs, sealed with an HMAC under a key of this process, bound to
+//! the principal, the tool and a digest of its arguments, expiring after a
+//! short while, and honoured once.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{RequestStateCodec, SealOptions};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How long an input request may wait for its second round.
+pub(crate) const ROUND_TTL: Duration = Duration::from_secs(10 * 60);
+
+/// Most honoured states remembered (each until it expires).
+const MAX_REMEMBERED: usize = 100_000;
+
+/// What an input request asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Asking {
+    /// A person's approval of the call.
+    Approval,
+    /// The model's questions (`ask_question`).
+    Questions,
+}
+
+/// What a sealed state holds: what it asks, and a nonce that makes it
+/// single use.
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    asking: Asking,
+    nonce: String,
+}
+
+/// The server's sealing key and the states already honoured.
+pub(crate) struct Rounds {
+    codec: RequestStateCodec,
+    honoured: Mutex<HashMap<String, Instant>>,
+}
+
+impl std::fmt::Debug for Rounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rounds").finish_non_exhaustive()
+    }
+}
+
+impl Rounds {
+    /// Rounds sealed under a fresh random key (so a state outlives neither
+    /// the process nor a restart).
+    pub(crate) fn new() -> Result<Self, String> {
+        let mut key = [0_u8; 32];
+        getrandom::fill(&mut key).map_err(|e| format!("no random key could be made: {e}"))?;
+        let codec = RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())?;
+        Ok(Self {
+            codec,
+            honoured: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A sealed state for asking `asking` about `tool` with `arguments` on
+    /// behalf of `principal`.
+    pub(crate) fn seal(
+        &self,
+        asking: Asking,
+        principal: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<String, String> {
+        let mut nonce = [0_u8; 16];
+        getrandom::fill(&mut nonce).map_err(|e| format!("no nonce could be made: {e}"))?;
+        let sealed = Sealed {
+            asking,
+            nonce: iris_runtime::__wings::hex(&nonce),
+        };
+        let bound = bound_to(principal, tool, arguments);
+        self.codec
+            .seal_json_with(
+                &sealed,
+                &SealOptions::new().associated_data(&bound).ttl(ROUND_TTL),
+            )
+            .map_err(|e| e.to_string())
+    }
+
+    /// Checks that `state` was sealed here for this very question (the
+    /// same principal, tool and arguments), has not expired and was not
+    /// honoured before; then marks it honoured.
+    pub(crate) fn open(
+        &self,
+        state: &str,
+        asking: Asking,
+        principal: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<(), String> {
+        let bound = bound_to(principal, tool, arguments);
+        let sealed: Sealed = self.codec.open_json_with(state, &bound).map_err(|e| {
+            format!("the requestState sent back is not one this server gave for this call ({e}); call again without it")
+        })?;
+        if sealed.asking != asking {
+            return Err("the requestState sent back answers another kind of question; call again without it".to_owned());
+        }
+        let mut honoured = self.honoured.lock().unwrap_or_else(PoisonError::into_inner);
+        if honoured.len() >= MAX_REMEMBERED {
+            honoured.retain(|_, at| at.elapsed() < ROUND_TTL);
+        }
+        if honoured.len() >= MAX_REMEMBERED {
+            return Err("too many answers are being checked at once; call again later".to_owned());
+        }
+        if honoured.insert(sealed.nonce, Instant::now()).is_some() {
+            return Err("this requestState was used already; each answer counts once, so call again without it to be asked again".to_owned());
+        }
+        Ok(())
+    }
+}
+
+/// What a state is bound to: the principal, the tool and the canonical
+/// digest of its arguments.
+fn bound_to(principal: Option<&str>, tool: &str, arguments: &Value) -> Vec<u8> {
+    format!(
+        "iris/mcp/input-request|{}|{tool}|{}",
+        principal.unwrap_or("anonymous"),
+        iris_runtime::arguments_hash(arguments)
+    )
+    .into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_state_opens_once_for_its_own_principal_tool_and_arguments() {
+        let rounds = Rounds::new().unwrap();
+        let args = json!({"path": "a.txt", "text": "hi"});
+        let state = rounds
+            .seal(Asking::Approval, Some("idp#alice"), "write", &args)
+            .unwrap();
+        // Another principal, another tool, other arguments, another kind:
+        // refused, and the state stays good for its own call.
+        assert!(
+            rounds
+                .open(&state, Asking::Approval, Some("idp#bob"), "write", &args)
+                .is_err()
+        );
+        assert!(
+            rounds
+                .open(&state, Asking::Approval, Some("idp#alice"), "delete", &args)
+                .is_err()
+        );
+        let other = json!({"path": "b.txt", "text": "hi"});
+        assert!(
+            rounds
+                .open(&state, Asking::Approval, Some("idp#alice"), "write", &other)
+                .is_err()
+        );
+        assert!(
+            rounds
+                .open(&state, Asking::Questions, Some("idp#alice"), "write", &args)
+                .is_err()
+        );
+        // Key order does not matter; the canonical digest binds.
+        let reordered = json!({"text": "hi", "path": "a.txt"});
+        rounds
+            .open(
+                &state,
+                Asking::Approval,
+                Some("idp#alice"),
+                "write",
+                &reordered,
+            )
+            .unwrap();
+        let again = rounds.open(&state, Asking::Approval, Some("idp#alice"), "write", &args);
+        assert!(again.unwrap_err().contains("used already"));
+        let forged = format!("{state}x");
+        assert!(
+            rounds
+                .open(&forged, Asking::Approval, Some("idp#alice"), "write", &args)
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,244 @@
+//! The protocol revisions served, checked with rmcp's own client: the
+//! current one (2026-07-28, stateless: `server/discover`, no session,
+//! approvals and questions as input requests with a sealed, single-use
+//! `requestState`, lists with cache hints) and the one before it
+//! (2025-11-25, a session, approvals by server-sent elicitation).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a scenario against a real client fails loudly"
+)]
+
+use std::sync::Arc;
+
+use iris::executor::CancellationToken;
+use iris::mcp::{McpHttpServer, ServeOptions};
+use iris::{ToolExecutor, ToolRegistry};
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, Implementation,
+    ProtocolVersion,
+};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _, ErrorData, ServiceExt as _};
+use serde_json::{Value, json};
+
+/// Looks a word up.
+#[iris::tool(read_only)]
+fn lookup(
+    /// The word.
+    word: String,
+) -> String {
+    format!("{word}: found")
+}
+
+/// Writes a note.
+#[iris::tool(write)]
+fn write_note(
+    /// The note.
+    text: String,
+) -> String {
+    format!("written: {text}")
+}
+
+/// A person who approves (or declines) every call and picks the first
+/// option of every question.
+struct Person {
+    approves: bool,
+}
+
+impl ClientHandler for Person {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(ElicitationCapability::default());
+        ClientConfig::new(capabilities, Implementation::new("person", "1.0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams {
+            requested_schema, ..
+        } = request
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap();
+        if schema["properties"].get("approve").is_some() {
+            return Ok(if self.approves {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true}))
+            } else {
+                ElicitResult::new(ElicitationAction::Decline)
+            });
+        }
+        let first = schema["properties"]["q1"]["enum"][0].clone();
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"q1": first})))
+    }
+}
+
+async fn serving() -> (String, CancellationToken) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut tools = ToolRegistry::new();
+    tools.register(Lookup).unwrap();
+    tools.register(WriteNote).unwrap();
+    let executor = ToolExecutor::builder(tools).build().unwrap();
+    let options = ServeOptions {
+        questions: true,
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    (url, stop)
+}
+
+async fn stateless(url: &str, person: Person) -> RunningService<RoleClient, Person> {
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    person
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(url.to_owned()),
+            lifecycle,
+        )
+        .await
+        .unwrap()
+}
+
+fn call(name: &str, arguments: &Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(name.to_owned())
+        .with_arguments(arguments.as_object().unwrap().clone())
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_client_is_asked_through_input_requests() {
+    let (url, stop) = serving().await;
+    let client = stateless(&url, Person { approves: true }).await;
+    assert_eq!(
+        client.peer_info().map(|info| info.protocol_version.clone()),
+        Some(ProtocolVersion::V_2026_07_28)
+    );
+    let listed = client.list_tools(None).await.unwrap();
+    let names: Vec<&str> = listed.tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["lookup", "write_note", "ask_question"]);
+    assert_eq!(listed.cache_scope, Some(CacheScope::Public));
+    assert!(listed.ttl_ms.is_some_and(|ttl| ttl > 0));
+
+    let found = client
+        .call_tool(call("lookup", &json!({"word": "iris"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&found), "iris: found");
+    // The write asks; the person approves through the input request, and
+    // the client's second round runs it.
+    let written = client
+        .call_tool(call("write_note", &json!({"text": "hi"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&written), "written: hi", "{written:?}");
+
+    let asked = json!({"questions": [{"question": "Which database?", "header": "Database",
+        "options": ["Postgres", "SQLite"], "multi_select": false}]});
+    let answered = client
+        .call_tool(call("ask_question", &asked))
+        .await
+        .unwrap();
+    assert!(text(&answered).contains("Postgres"), "{answered:?}");
+
+    let refusing = stateless(&url, Person { approves: false }).await;
+    let refused = refusing
+        .call_tool(call("write_note", &json!({"text": "no"})))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("declined"), "{refused:?}");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_state_counts_once_and_only_for_its_own_call() {
+    let (url, stop) = serving().await;
+    let client = stateless(&url, Person { approves: true }).await;
+    let arguments = json!({"text": "once"});
+    let CallToolResponse::InputRequired(asked) = client
+        .call_tool_once(call("write_note", &arguments))
+        .await
+        .unwrap()
+    else {
+        panic!("a write asks first");
+    };
+    let state = asked.request_state.clone().expect("a sealed state");
+    let request_keys: Vec<&String> = asked.input_requests.as_ref().unwrap().keys().collect();
+    assert_eq!(request_keys, ["approval"]);
+    let approve = |arguments: &Value| {
+        let mut responses = rmcp::model::InputResponses::new();
+        responses.insert(
+            "approval".to_owned(),
+            json!({"action": "accept", "content": {"approve": true}}),
+        );
+        call("write_note", arguments)
+            .with_input_responses(responses)
+            .with_request_state(state.clone())
+    };
+    // Another call's arguments: refused, and the state stays good.
+    let CallToolResponse::Complete(other) = client
+        .call_tool_once(approve(&json!({"text": "something else"})))
+        .await
+        .unwrap()
+    else {
+        panic!("refused outright");
+    };
+    assert_eq!(other.is_error, Some(true));
+    assert!(
+        text(&other).contains("not one this server gave for this call"),
+        "{other:?}"
+    );
+    let CallToolResponse::Complete(ran) = client.call_tool_once(approve(&arguments)).await.unwrap()
+    else {
+        panic!("the approved call runs");
+    };
+    assert_eq!(text(&ran), "written: once");
+    let CallToolResponse::Complete(replayed) =
+        client.call_tool_once(approve(&arguments)).await.unwrap()
+    else {
+        panic!("refused outright");
+    };
+    assert_eq!(replayed.is_error, Some(true));
+    assert!(text(&replayed).contains("used already"), "{replayed:?}");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_the_revision_before_keeps_its_session() {
+    let (url, stop) = serving().await;
+    let person = Person { approves: true };
+    let client = person
+        .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+        .await
+        .unwrap();
+    // rmcp's `serve` opens a session with the newest revision that has one.
+    assert_eq!(
+        client.peer_info().map(|info| info.protocol_version.clone()),
+        Some(ProtocolVersion::V_2025_11_25)
+    );
+    let written = client
+        .call_tool(call("write_note", &json!({"text": "hi"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&written), "written: hi");
+    stop.cancel();
+}
