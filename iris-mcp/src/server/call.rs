@@ -211,8 +211,8 @@ impl IrisServer {
             .get_progress_token()
             .and_then(|token| ProgressRelay::new(context.peer.clone(), token));
         let cx = match &relay {
-            Some(relay) => self.context_reporting_to(relay),
-            None => self.context(),
+            Some(relay) => self.context_reporting_to(principal, relay),
+            None => self.call_context(principal),
         };
         let run = async {
             let approval = match self.executor.execute_one(call, &cx).await {

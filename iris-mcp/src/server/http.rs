@@ -39,6 +39,8 @@ tokio::task_local! {
     /// Whether the request being handled is an `initialize`, the only one
     /// that opens a session.
     static OPENS_SESSION: bool;
+    /// The principal of the request being handled, behind a gate.
+    static REQUEST_PRINCIPAL: Option<String>;
 }
 
 /// An executor served over streamable HTTP on a bound address.
@@ -140,7 +142,8 @@ impl McpHttpServer {
                 // for a server for other requests too (stateless ones, and
                 // to look up a tool's schema), which hold no place.
                 if !OPENS_SESSION.try_with(|opens| *opens).unwrap_or(true) {
-                    return Ok(server.for_one_request());
+                    let principal = REQUEST_PRINCIPAL.try_with(Clone::clone).ok().flatten();
+                    return Ok(server.for_one_request(principal.as_deref()));
                 }
                 server.try_new_connection().ok_or_else(|| {
                     std::io::Error::other(format!(
@@ -329,12 +332,14 @@ impl Served {
             parts.extensions.insert(admitted.principal.clone());
         }
         let deleting = parts.method == hyper::Method::DELETE;
+        let principal = admitted
+            .as_ref()
+            .map(|a| a.principal.key().as_str().to_owned());
+        let handled = self
+            .service
+            .handle(Request::from_parts(parts, Full::new(body)));
         let response = OPENS_SESSION
-            .scope(
-                opens_session,
-                self.service
-                    .handle(Request::from_parts(parts, Full::new(body))),
-            )
+            .scope(opens_session, REQUEST_PRINCIPAL.scope(principal, handled))
             .await;
         let (Some(gate), Some(admitted)) = (&self.gate, admitted) else {
             return response;

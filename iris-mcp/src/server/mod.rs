@@ -178,6 +178,10 @@ pub struct IrisServer {
     ended: CancellationToken,
     /// What every connection shares.
     shared: Arc<Shared>,
+    /// Whether it serves one request outside any session (a stateless
+    /// client's): deferred tools are then called by the name `tool_search`
+    /// gave, since no disclosure outlives the request.
+    sessionless: bool,
 }
 
 /// What the connections of one server share: one search index and one file
@@ -195,6 +199,8 @@ struct Shared {
     gate: Option<Arc<Gate>>,
     /// The sealing key of stateless clients' input requests (2026-07-28).
     rounds: Option<rounds::Rounds>,
+    /// Call ids of the principals' runs, which many requests share.
+    principal_calls: Arc<AtomicU64>,
 }
 
 /// One connection's hold on the server: counted while it lives, and its
@@ -208,12 +214,17 @@ struct Session {
     /// Whether it holds one of the [`ServeOptions::max_sessions`] places
     /// (a server for one request outside any session does not).
     counted: bool,
+    /// Whether its run ends with it (a principal's run outlives each of
+    /// its stateless requests, until the ledger drops it when idle).
+    owns_run: bool,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
         self.ended.cancel();
-        self.ledger.finish_run(&self.run_id);
+        if self.owns_run {
+            self.ledger.finish_run(&self.run_id);
+        }
         if self.counted {
             self.shared.live.fetch_sub(1, Ordering::SeqCst);
         }
@@ -227,6 +238,17 @@ impl std::fmt::Debug for IrisServer {
             .field("run_id", &self.run_id)
             .finish_non_exhaustive()
     }
+}
+
+/// What a server built for a connection serves.
+#[derive(Clone, Copy)]
+enum Served<'a> {
+    /// An MCP session: a run of its own, ended with it.
+    Session,
+    /// One request outside any session, of no known principal.
+    Request,
+    /// One request of this principal (its key), in the principal's run.
+    Principal(&'a str),
 }
 
 /// Connections served so far, for each one's run id.
@@ -273,40 +295,58 @@ impl IrisServer {
             files,
             live: AtomicUsize::new(1),
             gate,
+            principal_calls: Arc::new(AtomicU64::new(0)),
             rounds: rounds::Rounds::new()
                 .map_err(|error| tracing::warn!(%error, "stateless clients cannot be asked for approvals"))
                 .ok(),
         });
-        Self::connection(executor, Arc::new(options), shared, true)
+        Self::connection(executor, Arc::new(options), shared, Served::Session)
     }
 
     /// A server for one more connection, counted in `shared.live` already
-    /// when `counted`.
+    /// when it serves a session.
     fn connection(
         executor: Arc<ToolExecutor>,
         options: Arc<ServeOptions>,
         shared: Arc<Shared>,
-        counted: bool,
+        served: Served<'_>,
     ) -> Self {
-        let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
-        let run_id = RunId::new(format!("mcp-{}-{connection}", std::process::id()));
+        let run_id = match served {
+            Served::Principal(key) => {
+                use sha2::Digest as _;
+                let digest = sha2::Sha256::digest(key.as_bytes());
+                RunId::new(format!(
+                    "mcp-principal-{}",
+                    iris_runtime::__wings::hex(&digest[..12])
+                ))
+            }
+            Served::Session | Served::Request => {
+                let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+                RunId::new(format!("mcp-{}-{connection}", std::process::id()))
+            }
+        };
         let ended = CancellationToken::new();
         let session = Arc::new(Session {
             shared: Arc::clone(&shared),
             ledger: Arc::clone(executor.ledger()),
             run_id: run_id.clone(),
             ended: ended.clone(),
-            counted,
+            counted: matches!(served, Served::Session),
+            owns_run: !matches!(served, Served::Principal(_)),
         });
         Self {
             executor,
             options,
             run_id,
-            next_call: Arc::new(AtomicU64::new(0)),
+            next_call: match served {
+                Served::Principal(_) => Arc::clone(&shared.principal_calls),
+                Served::Session | Served::Request => Arc::new(AtomicU64::new(0)),
+            },
             fixed_context: Arc::new(ArcSwapOption::empty()),
             _session: session,
             ended,
             shared,
+            sessionless: !matches!(served, Served::Session),
         }
     }
 
@@ -319,20 +359,22 @@ impl IrisServer {
             Arc::clone(&self.executor),
             Arc::clone(&self.options),
             Arc::clone(&self.shared),
-            true,
+            Served::Session,
         )
     }
 
     /// A server for one request outside any session (a stateless request,
-    /// or a look-up of a tool's schema): a run of its own that ends with
-    /// the request, and no session's place. Such servers are as many as
-    /// the requests in flight, which the connection cap bounds.
-    pub(crate) fn for_one_request(&self) -> Self {
+    /// or a look-up of a tool's schema), and no session's place: the run
+    /// of `principal` when the request has one (so its artifacts and what
+    /// it was shown carry over to its next requests), else a run of its
+    /// own that ends with the request. Such servers are as many as the
+    /// requests in flight, which the connection cap bounds.
+    pub(crate) fn for_one_request(&self, principal: Option<&str>) -> Self {
         Self::connection(
             Arc::clone(&self.executor),
             Arc::clone(&self.options),
             Arc::clone(&self.shared),
-            false,
+            principal.map_or(Served::Request, Served::Principal),
         )
     }
 
@@ -353,7 +395,7 @@ impl IrisServer {
             Arc::clone(&self.executor),
             Arc::clone(&self.options),
             Arc::clone(&self.shared),
-            true,
+            Served::Session,
         ))
     }
 
@@ -421,15 +463,58 @@ impl IrisServer {
         cx
     }
 
-    /// The context of one call whose client asked for progress: the
-    /// connection's, with a listener passing the call's progress to
-    /// `relay`.
-    fn context_reporting_to(&self, relay: &Arc<ProgressRelay>) -> ToolContext {
+    /// The context of a call of `principal`: behind a gate, only what the
+    /// rules grant it is offered, and only that is searched by
+    /// `tool_search`; otherwise the connection's.
+    pub(super) fn call_context(&self, principal: Option<&Principal>) -> ToolContext {
+        let (Some(gate), Some(principal)) = (&self.shared.gate, principal) else {
+            return self.context();
+        };
+        let registry = self.executor.registry();
+        let granted = {
+            let gate = Arc::clone(gate);
+            let principal = principal.clone();
+            move |definition: &ToolDefinition| {
+                matches!(gate.grant(&principal, definition), Grant::Allowed { .. })
+            }
+        };
+        let builder = self.context_builder();
+        let Some(discovery) = &self.shared.discovery else {
+            let offered = self
+                .listed(&registry)
+                .filter(|d| granted(d))
+                .map(|d| d.name().clone());
+            return builder.offered(offered).build();
+        };
+        let view = registry.view().filter(granted);
+        // Sets the run's search candidates to the granted deferred tools.
+        let request = discovery.request(&view, &self.run_id);
+        let mut offered = request.offered;
+        if self.sessionless {
+            offered.extend(
+                view.definitions()
+                    .filter(|d| d.exposure() == Exposure::Deferred)
+                    .map(|d| d.name().clone()),
+            );
+        }
+        builder
+            .offered(offered)
+            .shared_state(Arc::clone(discovery))
+            .build()
+    }
+
+    /// The context of one call of `principal` whose client asked for
+    /// progress, with a listener passing the call's progress to `relay`.
+    fn context_reporting_to(
+        &self,
+        principal: Option<&Principal>,
+        relay: &Arc<ProgressRelay>,
+    ) -> ToolContext {
         let relay = Arc::clone(relay);
         let listener = ProgressListener::new(move |progress, total, message| {
             relay.report(progress, total, message);
         });
-        self.context().with_extension(listener)
+        self.call_context(principal).with_extension(listener)
     }
 
     /// A context builder offering what this connection may call in
@@ -438,6 +523,12 @@ impl IrisServer {
     fn offering_builder(&self, registry: &ToolRegistry) -> iris_core::ToolContextBuilder {
         let builder = self.context_builder();
         if let Some(discovery) = &self.shared.discovery {
+            if self.sessionless {
+                // No disclosure outlives a stateless request: a deferred
+                // tool is called by the name `tool_search` gave.
+                let every = registry.tools().map(|t| t.definition_dyn().name().clone());
+                return builder.offered(every).shared_state(Arc::clone(discovery));
+            }
             let disclosed = discovery.disclosed(&self.run_id);
             let eager = self.listed(registry).map(|d| d.name().clone());
             return builder

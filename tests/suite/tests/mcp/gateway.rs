@@ -625,15 +625,7 @@ async fn principals_cannot_see_answer_or_exhaust_each_other() {
         .call_tool(CallToolRequestParams::new("long_report"))
         .await
         .unwrap();
-    let preview = serde_json::to_value(&preview).unwrap();
-    let text = preview["content"][0]["text"].as_str().unwrap();
-    let start = text
-        .find("artifact://")
-        .expect("the preview names its artifact");
-    let handle: String = text[start..]
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/'))
-        .collect();
+    let handle = artifact_named(&preview);
     alice
         .read_resource(rmcp::model::ReadResourceRequestParams::new(handle.clone()))
         .await
@@ -680,4 +672,129 @@ async fn one_principal_past_its_rate_is_slowed_and_no_other() {
     assert!(body.contains("requests a minute"), "{body}");
     assert_eq!(post(&url, Some(&format!("Bearer {bob}"))).await.0, 200);
     stop.cancel();
+}
+
+/// Delete every note.
+#[iris::tool(write, deferred)]
+fn purge_notes() -> &'static str {
+    "purged"
+}
+
+/// Behind a gate, `tool_search` searches only what the caller may call:
+/// a reader never learns the name of a writer's tool. A stateless client's
+/// artifacts stay readable by its principal across requests, and by no
+/// one else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_finds_only_granted_tools_and_stateless_artifacts_stay_the_callers() {
+    use rmcp::{ClientLifecycleMode, ClientServiceExt as _};
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut tools = ToolRegistry::new();
+    tools.register(Lookup).unwrap();
+    tools.register(LongReport).unwrap();
+    tools.register(PurgeNotes).unwrap();
+    tools.register(iris::discovery::ToolSearch).unwrap();
+    let executor = ToolExecutor::builder(tools)
+        .max_result_chars(500)
+        .build()
+        .unwrap();
+    let mut rules = auth(&provider.issuer(), &keys.path().join("audit.jsonl"));
+    rules.rules.push(AccessRule {
+        scopes: vec!["tools:read".to_owned()],
+        tools: vec!["tool_search".to_owned()],
+        ..AccessRule::default()
+    });
+    rules.rules.push(AccessRule {
+        scopes: vec!["tools:write".to_owned()],
+        tools: vec!["purge_notes".to_owned()],
+        ..AccessRule::default()
+    });
+    let options = ServeOptions {
+        auth: Some(rules),
+        tools: iris::mcp::ServedTools::EagerAndSearch,
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+
+    let stateless = |token: String| {
+        let url = url.clone();
+        async move {
+            let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+            Person { approves: true }
+                .serve_with_lifecycle(
+                    StreamableHttpClientTransport::from_config(config),
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .unwrap()
+        }
+    };
+    let carol = stateless(provider.token("carol", "tools:read", AUDIENCE).await).await;
+    let alice = stateless(
+        provider
+            .token("alice", "tools:read tools:write", AUDIENCE)
+            .await,
+    )
+    .await;
+    let search = call("tool_search", &json!({"intents": ["purge notes"]}));
+    let unseen = carol.call_tool(search.clone()).await.unwrap();
+    assert!(
+        !serde_json::to_string(&unseen)
+            .unwrap()
+            .contains("purge_notes"),
+        "{unseen:?}"
+    );
+    // Named exactly, it asks for the scope that would grant it (step-up).
+    let refused = carol
+        .call_tool(call("purge_notes", &json!({})))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("Insufficient scope"),
+        "{refused}"
+    );
+    let seen = alice.call_tool(search).await.unwrap();
+    assert!(
+        serde_json::to_string(&seen)
+            .unwrap()
+            .contains("purge_notes"),
+        "{seen:?}"
+    );
+
+    // Alice's report, read back in a later stateless request; Carol cannot.
+    let preview = alice
+        .call_tool(CallToolRequestParams::new("long_report"))
+        .await
+        .unwrap();
+    let handle = artifact_named(&preview);
+    alice
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(handle.clone()))
+        .await
+        .expect("alice reads what her earlier request produced");
+    carol
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(handle))
+        .await
+        .expect_err("carol cannot read alice's artifact");
+    stop.cancel();
+}
+
+/// The artifact handle a result's preview names.
+fn artifact_named(preview: &rmcp::model::CallToolResult) -> String {
+    let preview = serde_json::to_value(preview).unwrap();
+    let text = preview["content"][0]["text"].as_str().unwrap();
+    let start = text
+        .find("artifact://")
+        .unwrap_or_else(|| panic!("the preview names its artifact: {text}"));
+    text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/'))
+        .collect()
 }

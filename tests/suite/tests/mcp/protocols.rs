@@ -242,3 +242,62 @@ async fn a_client_of_the_revision_before_keeps_its_session() {
     assert_eq!(text(&written), "written: hi");
     stop.cancel();
 }
+
+/// Convert a temperature from Celsius to Fahrenheit.
+#[iris::tool(read_only, deferred)]
+fn celsius_to_fahrenheit(
+    /// Degrees Celsius.
+    celsius: f64,
+) -> f64 {
+    celsius * 9.0 / 5.0 + 32.0
+}
+
+/// Decided: on 2026-07-28 a list is the same for every request with the
+/// same authorization, so `tool_search` never changes it. A stateless
+/// client finds a deferred tool's name and schema with `tool_search` and
+/// calls it by that name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_client_reaches_deferred_tools_by_the_name_search_gave() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut tools = ToolRegistry::new();
+    tools.register(Lookup).unwrap();
+    tools.register(CelsiusToFahrenheit).unwrap();
+    tools.register(iris::discovery::ToolSearch).unwrap();
+    let executor = ToolExecutor::builder(tools).build().unwrap();
+    let options = ServeOptions {
+        tools: iris::mcp::ServedTools::EagerAndSearch,
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+
+    let client = stateless(&url, Person { approves: true }).await;
+    let names = |listed: rmcp::model::ListToolsResult| -> Vec<String> {
+        listed.tools.iter().map(|t| t.name.to_string()).collect()
+    };
+    let before = names(client.list_tools(None).await.unwrap());
+    assert_eq!(before, ["lookup", "tool_search"]);
+    let found = client
+        .call_tool(call(
+            "tool_search",
+            &json!({"intents": ["convert celsius to fahrenheit"]}),
+        ))
+        .await
+        .unwrap();
+    assert!(text(&found).contains("celsius_to_fahrenheit"), "{found:?}");
+    let converted = client
+        .call_tool(call("celsius_to_fahrenheit", &json!({"celsius": 100.0})))
+        .await
+        .unwrap();
+    assert_eq!(text(&converted), "212.0", "{converted:?}");
+    assert_eq!(
+        names(client.list_tools(None).await.unwrap()),
+        before,
+        "the list never changes"
+    );
+    stop.cancel();
+}
