@@ -130,6 +130,15 @@ pub(crate) const OIDC_PROVIDER: Peer = Peer {
     needs: "npm with access to the npm registry",
 };
 
+/// The official MCP conformance suite and the Node.js 22 it needs, from
+/// npm.
+#[allow(dead_code, reason = "not every test crate talks to every peer")]
+pub(crate) const MCP_CONFORMANCE: Peer = Peer {
+    folder: "mcp-conformance",
+    what: "the official MCP conformance suite",
+    needs: "npm with access to the npm registry",
+};
+
 /// An S3-compatible server (moto), from `PyPI`.
 #[allow(dead_code, reason = "not every test crate talks to every peer")]
 pub(crate) const S3_SERVER: Peer = Peer {

@@ -14,8 +14,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
 use super::auth::{AuditEntry, Grant, Principal, millis};
+use super::relay::Relay;
 use super::stateless::{Round, Rounds};
-use super::{IrisServer, ProgressRelay, questions};
+use super::{IrisServer, questions};
 use crate::content::to_mcp;
 
 /// What the executor's permission policy said of a call, for the audit
@@ -206,10 +207,12 @@ impl IrisServer {
         let ledger = self.executor.ledger();
         iris_runtime::artifacts::scope::scope_run(ledger, &self.run_id);
         let call = ToolUseBlock::new(call_id.clone(), name.to_owned(), arguments);
-        let relay = context
-            .meta
-            .get_progress_token()
-            .and_then(|token| ProgressRelay::new(context.peer.clone(), token));
+        let relay = Relay::new(
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+            name,
+            self.takes_info_logs(),
+        );
         let cx = match &relay {
             Some(relay) => self.context_reporting_to(principal, relay),
             None => self.call_context(principal),

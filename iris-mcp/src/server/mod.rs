@@ -12,6 +12,7 @@ mod call;
 pub(crate) mod http;
 pub(crate) mod lines;
 mod questions;
+mod relay;
 mod rounds;
 pub(crate) mod serve;
 mod stateless;
@@ -24,9 +25,9 @@ use std::time::Duration;
 use iris_core::{Capability, Exposure, RunId, ToolContext, ToolDefinition};
 use rmcp::model::{
     self as mcp, CacheScope, CallToolRequestParams, CallToolResponse, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, ServerCapabilities, ServerConfig, ToolAnnotations,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
+    ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -182,6 +183,9 @@ pub struct IrisServer {
     /// client's): deferred tools are then called by the name `tool_search`
     /// gave, since no disclosure outlives the request.
     sessionless: bool,
+    /// The logging level the session set (`logging/setLevel`); no log
+    /// messages until it sets one.
+    log_level: Arc<relay::SessionLogs>,
 }
 
 /// What the connections of one server share: one search index and one file
@@ -347,6 +351,7 @@ impl IrisServer {
             ended,
             shared,
             sessionless: !matches!(served, Served::Session),
+            log_level: Arc::default(),
         }
     }
 
@@ -508,7 +513,7 @@ impl IrisServer {
     fn context_reporting_to(
         &self,
         principal: Option<&Principal>,
-        relay: &Arc<ProgressRelay>,
+        relay: &Arc<relay::Relay>,
     ) -> ToolContext {
         let relay = Arc::clone(relay);
         let listener = ProgressListener::new(move |progress, total, message| {
@@ -558,6 +563,11 @@ impl IrisServer {
         self.executor.finish_run(&self.context()).await;
     }
 
+    /// Whether the session's logging level lets info messages through.
+    fn takes_info_logs(&self) -> bool {
+        self.log_level.takes_info()
+    }
+
     /// Whether the client behind `context` is offered `ask_question`.
     fn offers_questions(
         &self,
@@ -573,83 +583,6 @@ impl IrisServer {
             && registry
                 .resolve(iris_runtime::question::ASK_QUESTION)
                 .is_none()
-    }
-}
-
-/// Passes one call's progress to the client that asked for it, as
-/// `notifications/progress` in the order reported, without making the
-/// reporting body wait; [`ProgressRelay::flush`] sends what is queued
-/// before the call's result goes out, since no progress may follow it.
-struct ProgressRelay {
-    runtime: tokio::runtime::Handle,
-    peer: rmcp::Peer<RoleServer>,
-    token: ProgressToken,
-    /// The queue and the task sending it, from the first report until the
-    /// flush; `None` before and after.
-    open: std::sync::Mutex<Option<RelayQueue>>,
-    flushed: std::sync::atomic::AtomicBool,
-}
-
-type RelayQueue = (
-    tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
-    tokio::task::JoinHandle<()>,
-);
-
-impl ProgressRelay {
-    fn new(peer: rmcp::Peer<RoleServer>, token: ProgressToken) -> Option<Arc<Self>> {
-        let runtime = tokio::runtime::Handle::try_current().ok()?;
-        Some(Arc::new(Self {
-            runtime,
-            peer,
-            token,
-            open: std::sync::Mutex::new(None),
-            flushed: std::sync::atomic::AtomicBool::new(false),
-        }))
-    }
-
-    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if self.flushed.load(Ordering::Acquire) {
-            return;
-        }
-        let mut report = ProgressNotificationParam::new(self.token.clone(), progress);
-        if let Some(total) = total {
-            report = report.with_total(total);
-        }
-        if let Some(message) = message {
-            report = report.with_message(message);
-        }
-        let mut open = self
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (queue, _) = open.get_or_insert_with(|| {
-            let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
-            let peer = self.peer.clone();
-            let sending = self.runtime.spawn(async move {
-                while let Some(report) = reports.recv().await {
-                    if peer.notify_progress(report).await.is_err() {
-                        return;
-                    }
-                }
-            });
-            (queue, sending)
-        });
-        // The client may be gone; then there is no one to tell.
-        let _ = queue.send(report);
-    }
-
-    /// Sends what is queued and stops relaying.
-    async fn flush(&self) {
-        self.flushed.store(true, Ordering::Release);
-        let open = self
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some((queue, sending)) = open {
-            drop(queue);
-            let _ = sending.await;
-        }
     }
 }
 
@@ -783,8 +716,12 @@ impl ServerHandler for IrisServer {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
-            .enable_resources()
-            .build();
+            .enable_resources();
+        #[allow(
+            deprecated,
+            reason = "logging is part of the 2025 revisions this server still serves (deprecated from 2026-07-28 on)"
+        )]
+        let capabilities = capabilities.enable_logging().build();
         let mut config = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.options.name.clone(),
             self.options.version.clone(),
@@ -844,6 +781,21 @@ impl ServerHandler for IrisServer {
             CacheScope::Public
         });
         Ok(result)
+    }
+
+    #[allow(
+        deprecated,
+        reason = "logging is part of the 2025 revisions this server still serves (deprecated from 2026-07-28 on)"
+    )]
+    async fn set_level(
+        &self,
+        request: mcp::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // What the session's calls say while they run is sent as log
+        // messages at `info` from now on, when the level lets it through.
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {

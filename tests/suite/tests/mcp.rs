@@ -41,3 +41,6 @@ mod gateway;
 
 #[path = "mcp/protocols.rs"]
 mod protocols;
+
+#[path = "mcp/conformance_suite.rs"]
+mod conformance_suite;

@@ -23,6 +23,12 @@ pub(crate) fn oidc_provider_folder() -> PathBuf {
     installed::OIDC_PROVIDER.folder()
 }
 
+/// The folder holding the MCP conformance suite
+/// (`tests/mcp-conformance`), installed on first use.
+pub(crate) fn conformance_folder() -> PathBuf {
+    installed::MCP_CONFORMANCE.folder()
+}
+
 /// A program installed from npm, such as `mcp-server-everything`.
 pub(crate) fn npm_bin(name: &str) -> String {
     let path = folder().join("node_modules/.bin").join(name);

@@ -1,0 +1,145 @@
+//! The MCP conformance suite's fixtures as Iris tools, served over HTTP by
+//! the gateway: each tool a scenario of the official suite calls (text, an
+//! image, an error, progress, log messages, a JSON Schema 2020-12 input
+//! schema, a call long enough to test stream reconnection). The scenarios
+//! that need what an Iris tool does not do (sampling the client's model,
+//! a tool's own elicitation, prompts, fixed resources) are listed with the
+//! reason in `tests/mcp-conformance/expected-failures.yml`.
+//!
+//! `iris-conformance-server`: binds a free local port and prints the
+//! endpoint's URL as its first line.
+
+use std::error::Error;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use iris::definition::{ToolDefinition, ToolName};
+use iris::mcp::{McpHttpServer, ServeOptions};
+use iris::observe::ToolProgress;
+use iris::tool::DynamicTool;
+use iris::{ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult};
+use serde_json::json;
+
+/// Return a simple text.
+#[iris::tool(read_only)]
+fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Return a one-pixel image.
+#[iris::tool(read_only)]
+fn test_image_content() -> ToolResult {
+    ToolResult::from_content(vec![iris::content::ContentBlock::Image(
+        iris::content::ImageBlock::from_bytes("image/png", PIXEL_PNG),
+    )])
+}
+
+/// Always fail.
+#[iris::tool(read_only)]
+fn test_error_handling() -> ToolResult {
+    ToolResult::error(
+        ToolErrorKind::Execution,
+        "This tool intentionally returns an error for testing",
+    )
+}
+
+/// Report progress at 0, 50 and 100 of 100.
+#[iris::tool(read_only)]
+async fn test_tool_with_progress() -> &'static str {
+    let progress = ToolProgress::current();
+    for done in [0.0, 50.0, 100.0] {
+        if let Some(progress) = &progress {
+            progress.report(done, Some(100.0), None);
+        }
+        if done < 100.0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    "progress reported"
+}
+
+/// Say three things while working (the client reads them as log messages).
+#[iris::tool(read_only)]
+async fn test_tool_with_logging() -> &'static str {
+    let progress = ToolProgress::current();
+    for (step, said) in [
+        (0.0, "Tool execution started"),
+        (1.0, "Tool processing data"),
+        (2.0, "Tool execution completed"),
+    ] {
+        if let Some(progress) = &progress {
+            progress.report(step, Some(3.0), Some(said.to_owned()));
+        }
+        if step < 2.0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    "logged"
+}
+
+/// Take long enough that a client's stream may be closed and resumed.
+#[iris::tool(read_only)]
+async fn test_reconnection() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    "Reconnection test completed"
+}
+
+/// A one-pixel PNG.
+const PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+    0x42, 0x60, 0x82,
+];
+
+/// A tool whose input schema uses JSON Schema 2020-12 (`$schema`, `$defs`,
+/// a `$ref`, `additionalProperties`), listed as written.
+fn json_schema_2020_12_tool() -> Result<DynamicTool, Box<dyn Error>> {
+    let definition = ToolDefinition::builder(
+        ToolName::new("json_schema_2020_12_tool")?,
+        "Tool with JSON Schema 2020-12 features",
+    )
+    .input_schema(json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "additionalProperties": false
+    }))
+    .capability(iris::definition::Capability::ReadOnly)
+    .build()?;
+    Ok(DynamicTool::new(definition, |input, _cx| async move {
+        ToolResult::text(format!("received {input}"))
+    }))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(TestSimpleText)?
+        .register(TestImageContent)?
+        .register(TestErrorHandling)?
+        .register(TestToolWithProgress)?
+        .register(TestToolWithLogging)?
+        .register(TestReconnection)?
+        .register(json_schema_2020_12_tool()?)?;
+    let executor = Arc::new(ToolExecutor::builder(registry).build()?);
+    let options = ServeOptions {
+        name: "iris-conformance".to_owned(),
+        ..ServeOptions::default()
+    };
+    let server = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options).await?;
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "{}", server.url())?;
+    stdout.flush()?;
+    server.run().await?;
+    Ok(())
+}
