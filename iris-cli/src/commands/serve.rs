@@ -88,7 +88,7 @@ pub(crate) fn command() -> Command {
                 .long("no-auth")
                 .action(ArgAction::SetTrue)
                 .requires("http")
-                .help("Serve HTTP on a non-loopback address without authentication (anyone who reaches it may call every tool); without it, such an address needs the agent file's `auth:` section"),
+                .help("Serve a non-loopback HTTP address without `auth:` (anyone may call)"),
         )
         .args(crate::catalog::args())
 }
