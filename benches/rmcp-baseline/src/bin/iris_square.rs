@@ -1,13 +1,18 @@
 //! Iris's `square` over stdio (`iris_square`) or HTTP (`iris_square http`),
-//! with `--padding N` more tools for the listing benchmark.
+//! with `--padding N` more tools for the listing benchmark, and behind
+//! authentication with `--auth ISSUER` (tokens of that issuer made out to
+//! `https://bench.test/mcp`; `tools:read` grants the read-only tools).
 
 use std::io::Write as _;
 use std::sync::Arc;
 
-use iris::mcp::{McpHttpServer, ServeOptions, ServeTransport, serve_with};
-use iris::{ToolExecutor, ToolRegistry, ToolResult};
-use iris::tool::DynamicTool;
 use iris::definition::{ToolDefinition, ToolName};
+use iris::mcp::{
+    AccessRule, GatewayAuth, McpHttpServer, PrincipalLimits, ServeOptions, ServeTransport,
+    TokenIssuer, serve_with,
+};
+use iris::tool::DynamicTool;
+use iris::{ToolExecutor, ToolRegistry, ToolResult};
 
 /// Return the square of an integer.
 #[iris::tool(read_only, concurrency_safe)]
@@ -23,9 +28,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut http = false;
     let mut padding = 0_usize;
+    let mut issuer = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "http" => http = true,
+            "--auth" => issuer = Some(args.next().ok_or("an issuer")?),
             "--padding" => padding = args.next().ok_or("a number")?.parse()?,
             other => return Err(format!("unknown argument `{other}`").into()),
         }
@@ -49,7 +56,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }))?;
     }
     let executor = Arc::new(ToolExecutor::builder(registry).build()?);
-    let options = ServeOptions::default();
+    let options = ServeOptions {
+        auth: issuer.map(|issuer| {
+            GatewayAuth::new("https://bench.test/mcp", vec![TokenIssuer::new(issuer)])
+                .rule(AccessRule {
+                    scopes: vec!["tools:read".to_owned()],
+                    capabilities: vec![iris::definition::Capability::ReadOnly],
+                    ..AccessRule::default()
+                })
+                // One principal drives every client of the load test.
+                .limits(PrincipalLimits {
+                    sessions: 1_000,
+                    pending_approvals: 4,
+                    concurrent_requests: 1_000,
+                    requests_per_minute: 100_000_000,
+                })
+        }),
+        ..ServeOptions::default()
+    };
     if http {
         let server = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options).await?;
         let mut stdout = std::io::stdout();

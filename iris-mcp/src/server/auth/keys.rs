@@ -53,6 +53,17 @@ impl IssuerKeys {
         }
     }
 
+    /// Whether the key named `kid` is still published (as last fetched,
+    /// and that fetch fresh): a token remembered as checked stays good only
+    /// while its key does.
+    pub(crate) async fn still_publishes(&self, kid: &str) -> bool {
+        let cached = self.cached.read().await;
+        cached
+            .fetched
+            .is_some_and(|at| at.elapsed() < KEYS_FRESH_FOR)
+            && cached.by_id.contains_key(kid)
+    }
+
     /// The key named `kid`, fetching the key set when it is stale or does
     /// not hold it yet (within the cool-down).
     pub(crate) async fn key(

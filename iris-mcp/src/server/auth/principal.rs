@@ -7,9 +7,12 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-/// The caller behind a request, as its token says.
+/// The caller behind a request, as its token says. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Principal {
+pub struct Principal(Arc<Held>);
+
+#[derive(Debug)]
+struct Held {
     key: PrincipalKey,
     issuer: String,
     subject: String,
@@ -47,50 +50,50 @@ impl Principal {
             .or_else(|| client.clone())?;
         let scopes = scopes_of(&claims);
         let key = PrincipalKey(format!("{issuer}#{subject}").into());
-        Some(Self {
+        Some(Self(Arc::new(Held {
             key,
             issuer: issuer.to_owned(),
             subject,
             client,
             scopes,
             claims,
-        })
+        })))
     }
 
     /// The issuer that vouched for it.
     #[must_use]
     pub fn issuer(&self) -> &str {
-        &self.issuer
+        &self.0.issuer
     }
 
     /// Its subject at that issuer.
     #[must_use]
     pub fn subject(&self) -> &str {
-        &self.subject
+        &self.0.subject
     }
 
     /// The OAuth client it called through, when the token names one.
     #[must_use]
     pub fn client(&self) -> Option<&str> {
-        self.client.as_deref()
+        self.0.client.as_deref()
     }
 
     /// The scopes it holds.
     #[must_use]
     pub fn scopes(&self) -> &BTreeSet<String> {
-        &self.scopes
+        &self.0.scopes
     }
 
     /// A claim of its token.
     #[must_use]
     pub fn claim(&self, name: &str) -> Option<&Value> {
-        self.claims.get(name)
+        self.0.claims.get(name)
     }
 
     /// Whether its claim `name` equals `value`, or is a list holding it.
     #[must_use]
     pub fn claim_matches(&self, name: &str, value: &str) -> bool {
-        match self.claims.get(name) {
+        match self.0.claims.get(name) {
             Some(Value::String(held)) => held == value,
             Some(Value::Array(held)) => held.iter().any(|v| v.as_str() == Some(value)),
             Some(Value::Bool(held)) => value.parse::<bool>().is_ok_and(|v| v == *held),
@@ -100,7 +103,7 @@ impl Principal {
     }
 
     pub(crate) fn key(&self) -> &PrincipalKey {
-        &self.key
+        &self.0.key
     }
 }
 
