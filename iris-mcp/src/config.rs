@@ -83,7 +83,31 @@ pub enum McpTransport {
         /// variables as `${NAME}` (for secrets kept out of the file).
         #[serde(default)]
         headers: BTreeMap<String, String>,
+        /// Credentials of this gateway's own at the server's authorization
+        /// server (OAuth client credentials): a token is fetched before the
+        /// first request and again when it expires. Never the token a
+        /// caller of the gateway presented, which is never forwarded.
+        #[serde(default)]
+        oauth: Option<UpstreamOAuth>,
     },
+}
+
+/// This client's credentials at an MCP server's authorization server (the
+/// one the server's protected resource metadata names): the OAuth client
+/// credentials grant, the secret sent in the request body.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamOAuth {
+    /// This client's id there.
+    pub client_id: String,
+    /// Its secret; `${NAME}` reads an environment variable.
+    pub client_secret: String,
+    /// The scopes asked for.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// The resource the token is for (default: the server's URL).
+    #[serde(default)]
+    pub resource: Option<String>,
 }
 
 /// Whether a server's tools are offered up front.
@@ -126,6 +150,7 @@ impl McpServerConfig {
             McpTransport::Http {
                 url: url.into(),
                 headers: BTreeMap::new(),
+                oauth: None,
             },
         )
     }
@@ -142,6 +167,16 @@ impl McpServerConfig {
             timeout: None,
             startup_timeout: None,
         }
+    }
+
+    /// Authenticates to the server (over HTTP) with OAuth client
+    /// credentials; ignored for a server started as a process.
+    #[must_use]
+    pub fn with_oauth(mut self, credentials: UpstreamOAuth) -> Self {
+        if let McpTransport::Http { oauth, .. } = &mut self.transport {
+            *oauth = Some(credentials);
+        }
+        self
     }
 
     /// The prefix of the tools' model-facing names.

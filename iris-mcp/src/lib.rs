@@ -30,7 +30,7 @@ pub use client::{
 };
 pub use config::{
     AUTO_DEFER_ABOVE, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpExposure, McpServerConfig,
-    McpTransport,
+    McpTransport, UpstreamOAuth,
 };
 pub use server::http::McpHttpServer;
 pub use server::serve::{ServeTransport, serve, serve_connection, serve_with};

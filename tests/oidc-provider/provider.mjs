@@ -46,6 +46,9 @@ const provider = new Provider(issuer, {
     client('bob', 'tools:read tools:write'),
     client('carol', 'tools:read'),
     client('dora', 'tools:read'),
+    // A gateway reaching an upstream MCP server with its own credentials
+    // (sent in the request body, as MCP clients do).
+    { ...client('relay', 'tools:read'), token_endpoint_auth_method: 'client_secret_post' },
     // The gateway's own credentials, for introspection.
     client('gateway'),
   ],

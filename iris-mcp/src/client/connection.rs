@@ -449,21 +449,65 @@ async fn start(
                 child: Some(Mutex::new(child)),
             })
         }
-        McpTransport::Http { url, headers } => {
-            let transport = http_transport(&server, url, headers)?;
-            let service = tokio::time::timeout(timeout, handler.serve(transport))
-                .await
-                .map_err(|_| too_slow())?
-                .map_err(|error| McpError::Startup {
-                    server,
-                    message: format!("`initialize` failed: {error}"),
-                })?;
-            Ok(Session {
-                service,
-                child: None,
-            })
+        McpTransport::Http {
+            url,
+            headers,
+            oauth,
+        } => {
+            start_http(
+                handler,
+                &server,
+                url,
+                headers,
+                oauth.as_ref(),
+                timeout,
+                too_slow,
+            )
+            .await
         }
     }
+}
+
+/// Connects to a server over streamable HTTP, with OAuth when configured.
+async fn start_http(
+    handler: IrisClient,
+    server: &str,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    oauth: Option<&crate::config::UpstreamOAuth>,
+    timeout: std::time::Duration,
+    too_slow: impl Fn() -> McpError,
+) -> Result<Session, McpError> {
+    let started = match oauth {
+        None => {
+            let transport = http_transport(server, url, headers)?;
+            tokio::time::timeout(timeout, handler.serve(transport)).await
+        }
+        Some(oauth) => {
+            let transport =
+                tokio::time::timeout(timeout, oauth_transport(server, url, headers, oauth))
+                    .await
+                    .map_err(|_| too_slow())??;
+            tokio::time::timeout(timeout, handler.serve(transport)).await
+        }
+    };
+    let service = started.map_err(|_| too_slow())?.map_err(|error| {
+        let said = error.to_string();
+        // rmcp's words for a 401.
+        let hint = if said.contains("Auth required") && oauth.is_none() {
+            "; the server needs OAuth: give its transport `oauth:` with this gateway's `client_id` and `client_secret` at the server's authorization server"
+        } else {
+            ""
+        };
+        McpError::Startup {
+            server: server.to_owned(),
+            message: format!("`initialize` failed: {said}{hint}"),
+        }
+    })?;
+    Ok(Session {
+        service,
+        child: None,
+    })
 }
 
 fn http_transport(
@@ -471,9 +515,34 @@ fn http_transport(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
 ) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, McpError> {
-    use reqwest::header::{HeaderName, HeaderValue};
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+    let custom = custom_headers(server, headers)?;
+    let config_error = |message: String| McpError::Config {
+        server: server.to_owned(),
+        message,
+    };
+    iris_core::tls::install_default_provider();
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|e| config_error(format!("no HTTP client could be built: {e}")))?;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(custom);
+    Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
+        client, config,
+    ))
+}
+
+/// The configured headers, environment variables expanded, values marked
+/// sensitive.
+fn custom_headers(
+    server: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<
+    std::collections::HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+    McpError,
+> {
+    use reqwest::header::{HeaderName, HeaderValue};
     let config_error = |message: String| McpError::Config {
         server: server.to_owned(),
         message,
@@ -491,14 +560,65 @@ fn http_transport(
         value.set_sensitive(true);
         custom.insert(header, value);
     }
+    Ok(custom)
+}
+
+/// The streamable HTTP transport of a server that needs OAuth: the
+/// server's protected resource metadata names its authorization server, a
+/// token is fetched with this client's credentials, and every request
+/// carries it (fetched again when it expires).
+async fn oauth_transport(
+    server: &str,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    oauth: &crate::config::UpstreamOAuth,
+) -> Result<
+    rmcp::transport::StreamableHttpClientTransport<
+        rmcp::transport::auth::AuthClient<reqwest::Client>,
+    >,
+    McpError,
+> {
+    use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
+    let failed = |step: &str, error: &dyn std::fmt::Display| McpError::Startup {
+        server: server.to_owned(),
+        message: format!("OAuth with the server's authorization server failed ({step}): {error}"),
+    };
+    let credentials = ClientCredentialsConfig::ClientSecret {
+        client_id: oauth.client_id.clone(),
+        client_secret: expand_env(server, &oauth.client_secret)?,
+        scopes: oauth.scopes.clone(),
+        resource: Some(oauth.resource.clone().unwrap_or_else(|| url.to_owned())),
+    };
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| failed("the server's address", &e))?;
+    let resolved = manager
+        .resolve_metadata()
+        .await
+        .map_err(|e| failed("finding its authorization server", &e))?;
+    manager.set_metadata(resolved.metadata);
+    manager
+        .validate_client_credentials_metadata(&credentials)
+        .map_err(|e| failed("its metadata", &e))?;
+    manager
+        .configure_client_credentials(&credentials)
+        .map_err(|e| failed("the client", &e))?;
+    manager
+        .exchange_client_credentials(&credentials)
+        .await
+        .map_err(|e| failed("getting a token", &e))?;
     iris_core::tls::install_default_provider();
     let client = reqwest::Client::builder()
         .build()
-        .map_err(|e| config_error(format!("no HTTP client could be built: {e}")))?;
+        .map_err(|e| failed("an HTTP client", &e))?;
     let config =
-        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(custom);
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_owned(),
+        )
+        .custom_headers(custom_headers(server, headers)?);
     Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
-        client, config,
+        AuthClient::new(client, manager),
+        config,
     ))
 }
 

@@ -798,3 +798,79 @@ fn artifact_named(preview: &rmcp::model::CallToolResult) -> String {
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/'))
         .collect()
 }
+
+/// An upstream MCP server behind authentication (another gateway), reached
+/// with this gateway's own client credentials: its metadata names the
+/// authorization server, a token is fetched there, and calls carry it.
+/// Without credentials the server is refused, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_server_that_needs_oauth_is_reached_with_client_credentials() {
+    use iris::mcp::{McpClient, McpServerConfig, UpstreamOAuth};
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut tools = ToolRegistry::new();
+    tools.register(Lookup).unwrap();
+    let executor = ToolExecutor::builder(tools).build().unwrap();
+    let upstream_auth = GatewayAuth::new(url.clone(), vec![TokenIssuer::new(provider.issuer())])
+        .rule(AccessRule {
+            scopes: vec!["tools:read".to_owned()],
+            capabilities: vec![Capability::ReadOnly],
+            ..AccessRule::default()
+        });
+    let options = ServeOptions {
+        auth: Some(upstream_auth),
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], port).into(), options)
+        .await
+        .unwrap();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+
+    let refused = McpClient::connect(McpServerConfig::http("upstream", url.clone()))
+        .await
+        .expect_err("no credentials, no entry");
+    assert!(
+        refused.to_string().contains("the server needs OAuth"),
+        "{refused}"
+    );
+
+    let config = McpServerConfig::http("upstream", url).with_oauth(UpstreamOAuth {
+        client_id: "relay".to_owned(),
+        client_secret: "relay-secret".to_owned(),
+        scopes: vec!["tools:read".to_owned()],
+        resource: None,
+    });
+    let client = McpClient::connect(config).await.unwrap();
+    let names: Vec<String> = client
+        .tools()
+        .iter()
+        .map(|t| t.definition_dyn().name().to_string())
+        .collect();
+    assert_eq!(names, ["upstream__lookup"]);
+    let mut registry = ToolRegistry::new();
+    for tool in client.tools() {
+        registry.register_dyn(tool).unwrap();
+    }
+    let executor = ToolExecutor::builder(registry)
+        .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
+        .build()
+        .unwrap();
+    let cx = iris::ToolContext::builder(".", iris::RunId::new("relay")).build();
+    let found = executor
+        .execute_one(
+            iris::ToolUseBlock::new("c1", "upstream__lookup", json!({"word": "iris"})),
+            &cx,
+        )
+        .await;
+    let found = found.result().unwrap();
+    assert_eq!(found.text_content(), "iris: found", "{found:?}");
+    stop.cancel();
+}
