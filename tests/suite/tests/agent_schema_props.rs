@@ -68,8 +68,14 @@ fn instance(schema: &Value, root: &Value, draw: &mut Draw, depth: usize) -> Valu
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         return draw.pick(values).clone();
     }
+    // Branches beside properties constrain the object (drawn whole below);
+    // alone, they are the choices.
     for key in ["anyOf", "oneOf"] {
-        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+        if let Some(branches) = schema
+            .get(key)
+            .and_then(Value::as_array)
+            .filter(|_| schema.get("properties").is_none())
+        {
             return instance(draw.pick(branches), root, draw, depth);
         }
     }
@@ -105,7 +111,11 @@ fn instance(schema: &Value, root: &Value, draw: &mut Draw, depth: usize) -> Valu
         }
         "array" => json!([]),
         "string" => {
-            if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+            if let Some(pattern) = schema
+                .get("pattern")
+                .and_then(Value::as_str)
+                .filter(|p| !p.starts_with("^https?"))
+            {
                 // The patterns are a duration's, one per unit: numbers at
                 // and around each unit's bound.
                 let unit: String = pattern

@@ -24,8 +24,10 @@ pub struct GatewayAuth {
     /// example `https://tools.example.com/mcp`). Tokens must carry it as
     /// their audience (`aud`), and the protected resource metadata names
     /// it as the `resource`. It cannot be left out or switched off.
+    #[schemars(regex(pattern = r"^https?://[^\s/#?]+[^\s#]*$"))]
     pub audience: String,
     /// The authorization servers whose tokens are trusted.
+    #[schemars(length(min = 1))]
     pub issuers: Vec<TokenIssuer>,
     /// What each caller may call; a tool no rule grants is neither listed
     /// nor callable.
@@ -48,14 +50,17 @@ pub struct GatewayAuth {
 #[serde(deny_unknown_fields)]
 pub struct TokenIssuer {
     /// Its issuer identifier, exactly as tokens carry it in `iss`.
+    #[schemars(regex(pattern = r"^https?://[^\s/#?]+\S*$"))]
     pub issuer: String,
     /// Where its signing keys are published; found through its `OpenID` or
     /// OAuth metadata when left out.
     #[serde(default)]
+    #[schemars(regex(pattern = r"^https?://[^\s/#?]+\S*$"))]
     pub jwks_uri: Option<String>,
     /// The signature algorithms accepted (default `RS256`, `ES256`).
     /// `none` and the shared-secret `HS*` algorithms are never accepted.
     #[serde(default = "default_algorithms")]
+    #[schemars(schema_with = "algorithms_schema")]
     pub algorithms: Vec<String>,
     /// Opaque (non-JWT) tokens of this issuer are checked here (RFC 7662).
     #[serde(default)]
@@ -76,6 +81,20 @@ impl TokenIssuer {
     }
 }
 
+/// The signature algorithms a gateway accepts, as the schema lists them.
+const ACCEPTED_ALGORITHMS: &[&str] = &[
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+];
+
+fn algorithms_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "minItems": 1,
+        "items": {"enum": ACCEPTED_ALGORITHMS},
+        "default": ["RS256", "ES256"]
+    })
+}
+
 fn default_algorithms() -> Vec<String> {
     vec!["RS256".to_owned(), "ES256".to_owned()]
 }
@@ -86,6 +105,7 @@ fn default_algorithms() -> Vec<String> {
 #[serde(deny_unknown_fields)]
 pub struct Introspection {
     /// The endpoint's URL.
+    #[schemars(regex(pattern = r"^https?://[^\s/#?]+\S*$"))]
     pub endpoint: String,
     /// This server's client id at the issuer.
     pub client_id: String,
@@ -95,9 +115,14 @@ pub struct Introspection {
 
 /// Grants tools to the callers that hold every scope and claim it names.
 /// A rule selects tools by name, by capability or by the MCP server they
-/// come from (any of the three).
+/// come from (any of the three, at least one).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    {"required": ["tools"], "properties": {"tools": {"minItems": 1}}},
+    {"required": ["capabilities"], "properties": {"capabilities": {"minItems": 1}}},
+    {"required": ["servers"], "properties": {"servers": {"minItems": 1}}}
+]))]
 pub struct AccessRule {
     /// Scopes the token must hold, all of them.
     #[serde(default)]
@@ -125,12 +150,16 @@ pub struct AccessRule {
 #[serde(deny_unknown_fields, default)]
 pub struct PrincipalLimits {
     /// MCP sessions open at once.
+    #[schemars(range(min = 1))]
     pub sessions: usize,
     /// Calls waiting for a person's approval or answer at once.
+    #[schemars(range(min = 1))]
     pub pending_approvals: usize,
     /// Requests handled at once.
+    #[schemars(range(min = 1))]
     pub concurrent_requests: usize,
     /// Requests per minute, with bursts of up to a tenth of it.
+    #[schemars(range(min = 1))]
     pub requests_per_minute: u32,
 }
 
@@ -154,9 +183,11 @@ pub struct AuditConfig {
     pub path: PathBuf,
     /// Bytes past which the file is rotated (default 10 MiB).
     #[serde(default = "default_audit_bytes")]
+    #[schemars(range(min = 1))]
     pub max_bytes: u64,
     /// Rotated files kept (default 5); older ones are removed.
     #[serde(default = "default_audit_files")]
+    #[schemars(range(min = 1))]
     pub keep: usize,
     /// Whether a call's arguments are written too (off: they may hold
     /// what the log's readers should not see).
