@@ -180,6 +180,10 @@ impl Gate {
                 });
             }
         }
+        if self.rate.len() > MAX_TRACKED_PRINCIPALS {
+            // Principals whose buckets are full again hold no state.
+            self.rate.retain_recent();
+        }
         if let Err(not_until) = self.rate.check_key(&key) {
             let wait = not_until.wait_time_from(governor::clock::Clock::now(
                 &governor::clock::DefaultClock::default(),
