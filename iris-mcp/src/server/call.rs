@@ -96,15 +96,16 @@ impl IrisServer {
         let rule = match self.granted(principal.as_ref(), &request.name) {
             Ok(rule) => rule,
             Err(refused) => {
-                self.audit(
-                    principal.as_ref(),
-                    &request.name,
-                    &arguments,
-                    refused.0,
-                    None,
-                    &refused.1,
+                self.audit(&CallLine {
+                    principal: principal.as_ref(),
+                    tool: &request.name,
+                    arguments: &arguments,
+                    rule_decision: refused.0,
+                    rule: None,
+                    said: None,
+                    result: &refused.1,
                     started,
-                );
+                });
                 return Ok(CallToolResponse::Complete(to_mcp(&refused.1)));
             }
         };
@@ -123,29 +124,29 @@ impl IrisServer {
             Round::Done(done) => done,
             Round::Ask(input) => {
                 let pending = ToolResult::text("asked the person through the client");
-                self.audit_call(
-                    principal.as_ref(),
-                    &request.name,
-                    &arguments,
-                    decision,
+                self.audit(&CallLine {
+                    principal: principal.as_ref(),
+                    tool: &request.name,
+                    arguments: &arguments,
+                    rule_decision: decision,
                     rule,
-                    PolicySaid::AskPending,
-                    &pending,
+                    said: Some(PolicySaid::AskPending),
+                    result: &pending,
                     started,
-                );
+                });
                 return Ok(CallToolResponse::InputRequired(input));
             }
         };
-        self.audit_call(
-            principal.as_ref(),
-            &request.name,
-            &arguments,
-            decision,
+        self.audit(&CallLine {
+            principal: principal.as_ref(),
+            tool: &request.name,
+            arguments: &arguments,
+            rule_decision: decision,
             rule,
-            said,
-            &result,
+            said: Some(said),
+            result: &result,
             started,
-        );
+        });
         Ok(CallToolResponse::Complete(to_mcp(&result)))
     }
 
@@ -293,69 +294,38 @@ impl IrisServer {
         Ok(ran)
     }
 
-    #[allow(clippy::too_many_arguments, reason = "one audit line's fields")]
-    fn audit_call(
-        &self,
-        principal: Option<&Principal>,
-        tool: &str,
-        arguments: &Value,
-        rule_decision: &str,
-        rule: Option<usize>,
-        said: PolicySaid,
-        result: &ToolResult,
-        started: Instant,
-    ) {
+    /// Writes the audit line of a call, when the server has a gate.
+    fn audit(&self, line: &CallLine<'_>) {
         let Some(gate) = &self.shared.gate else {
             return;
         };
-        let outcome = result.error_kind().map_or("ok", ToolErrorKind::as_str);
         gate.log(&AuditEntry {
-            principal: principal.map(|p| p.key().as_str()),
-            client: principal.and_then(Principal::client),
+            principal: line.principal.map(|p| p.key().as_str()),
+            client: line.principal.and_then(Principal::client),
             method: Some("tools/call"),
-            tool: Some(tool),
-            rule_decision,
-            rule,
-            policy_decision: Some(said.as_str()),
-            outcome,
-            duration_ms: millis(started.elapsed()),
+            tool: Some(line.tool),
+            rule_decision: line.rule_decision,
+            rule: line.rule,
+            policy_decision: line.said.map(PolicySaid::as_str),
+            outcome: line.result.error_kind().map_or("ok", ToolErrorKind::as_str),
+            duration_ms: millis(line.started.elapsed()),
             arguments: gate
                 .audit
                 .as_ref()
                 .filter(|a| a.with_arguments())
-                .map(|_| arguments),
+                .map(|_| line.arguments),
         });
     }
+}
 
-    #[allow(clippy::too_many_arguments, reason = "one audit line's fields")]
-    fn audit(
-        &self,
-        principal: Option<&Principal>,
-        tool: &str,
-        arguments: &Value,
-        rule_decision: &str,
-        said: Option<PolicySaid>,
-        result: &ToolResult,
-        started: Instant,
-    ) {
-        let Some(gate) = &self.shared.gate else {
-            return;
-        };
-        gate.log(&AuditEntry {
-            principal: principal.map(|p| p.key().as_str()),
-            client: principal.and_then(Principal::client),
-            method: Some("tools/call"),
-            tool: Some(tool),
-            rule_decision,
-            rule: None,
-            policy_decision: said.map(PolicySaid::as_str),
-            outcome: result.error_kind().map_or("ok", ToolErrorKind::as_str),
-            duration_ms: millis(started.elapsed()),
-            arguments: gate
-                .audit
-                .as_ref()
-                .filter(|a| a.with_arguments())
-                .map(|_| arguments),
-        });
-    }
+/// What the audit line of one call says.
+struct CallLine<'a> {
+    principal: Option<&'a Principal>,
+    tool: &'a str,
+    arguments: &'a Value,
+    rule_decision: &'a str,
+    rule: Option<usize>,
+    said: Option<PolicySaid>,
+    result: &'a ToolResult,
+    started: Instant,
 }
