@@ -22,17 +22,14 @@ use iris::mcp::{
     AccessRule, AuditConfig, GatewayAuth, McpHttpServer, PrincipalLimits, ServeOptions, TokenIssuer,
 };
 use iris::{ToolExecutor, ToolRegistry};
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, Implementation,
-};
-use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::ServiceExt as _;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ErrorData, ServiceExt as _};
 use serde_json::{Value, json};
 
-use super::peers;
+use super::peers::{self, Person};
 
 /// The gateway's public URI: what tokens must be made out to.
 const AUDIENCE: &str = "https://gateway.test/mcp";
@@ -220,31 +217,6 @@ async fn post(url: &str, authorization: Option<&str>) -> (u16, String, String) {
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
     (status, challenge, response.text().await.unwrap_or_default())
-}
-
-/// A person behind a client: approves, or never answers.
-struct Person {
-    approves: bool,
-}
-
-impl ClientHandler for Person {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(ElicitationCapability::default());
-        ClientConfig::new(capabilities, Implementation::new("person", "1.0"))
-    }
-
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        if !self.approves {
-            // Away from the keyboard: the question waits.
-            tokio::time::sleep(Duration::from_secs(3_600)).await;
-        }
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true})))
-    }
 }
 
 async fn client(url: &str, token: &str, person: Person) -> RunningService<RoleClient, Person> {
@@ -437,7 +409,7 @@ async fn a_missing_scope_is_named_and_every_decision_is_audited() {
 
     // A missing scope: 403 naming every scope the call needs.
     let reader = provider.token("carol", "tools:read", AUDIENCE).await;
-    let carol = client(&url, &reader, Person { approves: true }).await;
+    let carol = client(&url, &reader, Person::Approves).await;
     assert_eq!(
         listed(&carol.list_tools(None).await.unwrap()),
         ["lookup", "long_report"]
@@ -585,7 +557,7 @@ async fn principals_cannot_see_answer_or_exhaust_each_other() {
         .await;
 
     // Alice's person is away: her writes wait, up to her cap of two.
-    let alice = Arc::new(client(&url, &alice_token, Person { approves: false }).await);
+    let alice = Arc::new(client(&url, &alice_token, Person::Away).await);
     let mut waiting = Vec::new();
     for i in 0..2 {
         let alice = Arc::clone(&alice);
@@ -612,7 +584,7 @@ async fn principals_cannot_see_answer_or_exhaust_each_other() {
 
     // Bob's approved write runs meanwhile: Alice's waiting calls fill only
     // her own places.
-    let bob = client(&url, &bob_token, Person { approves: true }).await;
+    let bob = client(&url, &bob_token, Person::Approves).await;
     let written = bob
         .call_tool(call("write_note", &json!({"text": "bob"})))
         .await
@@ -726,7 +698,7 @@ async fn search_finds_only_granted_tools_and_stateless_artifacts_stay_the_caller
         let url = url.clone();
         async move {
             let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
-            Person { approves: true }
+            Person::Approves
                 .serve_with_lifecycle(
                     StreamableHttpClientTransport::from_config(config),
                     ClientLifecycleMode::Discover {

@@ -106,3 +106,52 @@ impl iris::observe::RunEventObserver for Progress {
         }
     }
 }
+
+/// A person behind an MCP client that elicits: approves every call,
+/// declines every one, or is away (never answers); asked questions, picks
+/// the first option of the first.
+#[derive(Clone, Copy)]
+pub(crate) enum Person {
+    Approves,
+    Declines,
+    Away,
+}
+
+impl rmcp::ClientHandler for Person {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("person", "1.0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::service::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+        if matches!(self, Self::Away) {
+            tokio::time::sleep(std::time::Duration::from_secs(3_600)).await;
+        }
+        let ElicitRequestParams::FormElicitationParams {
+            requested_schema, ..
+        } = request
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap();
+        if schema["properties"].get("approve").is_some() {
+            return Ok(match self {
+                Self::Declines => ElicitResult::new(ElicitationAction::Decline),
+                Self::Approves | Self::Away => ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(serde_json::json!({"approve": true})),
+            });
+        }
+        let first = schema["properties"]["q1"]["enum"][0].clone();
+        Ok(ElicitResult::new(ElicitationAction::Accept)
+            .with_content(serde_json::json!({"q1": first})))
+    }
+}

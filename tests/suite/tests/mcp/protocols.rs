@@ -12,17 +12,14 @@
 
 use std::sync::Arc;
 
+use super::peers::Person;
 use iris::executor::CancellationToken;
 use iris::mcp::{McpHttpServer, ServeOptions};
 use iris::{ToolExecutor, ToolRegistry};
-use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, Implementation,
-    ProtocolVersion,
-};
-use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::model::{CacheScope, CallToolRequestParams, CallToolResponse, ProtocolVersion};
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _, ErrorData, ServiceExt as _};
+use rmcp::{ClientLifecycleMode, ClientServiceExt as _, ServiceExt as _};
 use serde_json::{Value, json};
 
 /// Looks a word up.
@@ -41,43 +38,6 @@ fn write_note(
     text: String,
 ) -> String {
     format!("written: {text}")
-}
-
-/// A person who approves (or declines) every call and picks the first
-/// option of every question.
-struct Person {
-    approves: bool,
-}
-
-impl ClientHandler for Person {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(ElicitationCapability::default());
-        ClientConfig::new(capabilities, Implementation::new("person", "1.0"))
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let ElicitRequestParams::FormElicitationParams {
-            requested_schema, ..
-        } = request
-        else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
-        let schema = serde_json::to_value(&requested_schema).unwrap();
-        if schema["properties"].get("approve").is_some() {
-            return Ok(if self.approves {
-                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true}))
-            } else {
-                ElicitResult::new(ElicitationAction::Decline)
-            });
-        }
-        let first = schema["properties"]["q1"]["enum"][0].clone();
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"q1": first})))
-    }
 }
 
 async fn serving() -> (String, CancellationToken) {
@@ -127,7 +87,7 @@ fn text(result: &rmcp::model::CallToolResult) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_client_is_asked_through_input_requests() {
     let (url, stop) = serving().await;
-    let client = stateless(&url, Person { approves: true }).await;
+    let client = stateless(&url, Person::Approves).await;
     assert_eq!(
         client.peer_info().map(|info| info.protocol_version.clone()),
         Some(ProtocolVersion::V_2026_07_28)
@@ -159,7 +119,7 @@ async fn a_stateless_client_is_asked_through_input_requests() {
         .unwrap();
     assert!(text(&answered).contains("Postgres"), "{answered:?}");
 
-    let refusing = stateless(&url, Person { approves: false }).await;
+    let refusing = stateless(&url, Person::Declines).await;
     let refused = refusing
         .call_tool(call("write_note", &json!({"text": "no"})))
         .await
@@ -172,7 +132,7 @@ async fn a_stateless_client_is_asked_through_input_requests() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_state_counts_once_and_only_for_its_own_call() {
     let (url, stop) = serving().await;
-    let client = stateless(&url, Person { approves: true }).await;
+    let client = stateless(&url, Person::Approves).await;
     let arguments = json!({"text": "once"});
     let CallToolResponse::InputRequired(asked) = client
         .call_tool_once(call("write_note", &arguments))
@@ -225,7 +185,7 @@ async fn a_request_state_counts_once_and_only_for_its_own_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_of_the_revision_before_keeps_its_session() {
     let (url, stop) = serving().await;
-    let person = Person { approves: true };
+    let person = Person::Approves;
     let client = person
         .serve(StreamableHttpClientTransport::from_uri(url.clone()))
         .await
@@ -275,7 +235,7 @@ async fn a_stateless_client_reaches_deferred_tools_by_the_name_search_gave() {
     let stop = http.shutdown_token();
     tokio::spawn(http.run());
 
-    let client = stateless(&url, Person { approves: true }).await;
+    let client = stateless(&url, Person::Approves).await;
     let names = |listed: rmcp::model::ListToolsResult| -> Vec<String> {
         listed.tools.iter().map(|t| t.name.to_string()).collect()
     };
