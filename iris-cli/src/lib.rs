@@ -87,7 +87,7 @@ use output::Out;
 #[must_use]
 pub fn command() -> Command {
     Command::new("iris")
-        .about("List, inspect, call, serve, run, lint, evaluate and pin a tool catalog")
+        .about("List, inspect, call, serve, run, lint, evaluate and pin a tool catalog; sign in to its servers")
         .version(env!("CARGO_PKG_VERSION"))
         .subcommand_required(true)
         .arg_required_else_help(true)
@@ -102,6 +102,7 @@ pub fn command() -> Command {
             commands::lint::command(),
             commands::eval::command(),
             commands::lock::command(),
+            commands::login::command(),
             commands::diff::command(),
             commands::doctor::command(),
             commands::completions::command(),
@@ -171,8 +172,8 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
                 .get_one::<clap_complete::Shell>("shell")
                 .map_or(Exit::Usage, |shell| commands::completions::run(*shell, out));
         }
-        "check" | "run" => {
-            // These two take an agent file and nothing else.
+        "check" | "run" | "login" => {
+            // These take an agent file and nothing else.
             let file = match source_of(sub, false) {
                 Ok(Source::Agent(file)) => file,
                 Ok(_) => {
@@ -185,6 +186,16 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
             };
             return if name == "check" {
                 commands::check::run(&file, &host.assembly, out).await
+            } else if name == "login" {
+                let options = commands::login::Options {
+                    server: sub.get_one::<String>("server").map_or("", String::as_str),
+                    open_browser: !sub.get_flag("no-browser"),
+                    wait: sub
+                        .get_one::<std::time::Duration>("wait")
+                        .copied()
+                        .unwrap_or(iris_mcp::LOGIN_WAIT),
+                };
+                commands::login::run(&file, &options, out).await
             } else {
                 match commands::run::Options::of(sub, file) {
                     Ok(options) => commands::run::run(&options, &host.assembly, out).await,

@@ -426,3 +426,33 @@ fn serve_refuses_an_open_address_without_auth_and_checks_the_auth_section() {
         stderr(&both)
     );
 }
+
+#[test]
+fn login_names_the_servers_and_what_a_server_lacks() {
+    let dir = workspace();
+    std::fs::write(
+        dir.path().join("remote.yaml"),
+        "name: remote\ntools:\n  mcp:\n    - name: docs\n      transport: { type: http, url: \"http://127.0.0.1:9/mcp\" }\n    - name: local\n      transport: { type: stdio, command: some-server }\n",
+    )
+    .unwrap();
+    let unknown = iris(dir.path(), &["login", "wiki", "--agent", "remote.yaml"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).contains("names no MCP server `wiki`; it names: docs, local"),
+        "{}",
+        stderr(&unknown)
+    );
+    let no_section = iris(dir.path(), &["login", "docs", "--agent", "remote.yaml"]);
+    assert_eq!(no_section.status.code(), Some(6), "{}", stderr(&no_section));
+    assert!(
+        stderr(&no_section).contains("has no `login:` section"),
+        "{}",
+        stderr(&no_section)
+    );
+    let process = iris(dir.path(), &["login", "local", "--agent", "remote.yaml"]);
+    assert!(
+        stderr(&process).contains("signing in is for servers reached over HTTP"),
+        "{}",
+        stderr(&process)
+    );
+}

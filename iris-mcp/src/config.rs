@@ -89,7 +89,42 @@ pub enum McpTransport {
         /// caller of the gateway presented, which is never forwarded.
         #[serde(default)]
         oauth: Option<UpstreamOAuth>,
+        /// A person's sign-in at the server's authorization server (the
+        /// OAuth authorization-code flow with PKCE), done once with `iris
+        /// login <server>`; the tokens are kept in a cache file only its
+        /// owner can read and refreshed when they expire. Not together
+        /// with `oauth`.
+        #[serde(default)]
+        login: Option<UpstreamLogin>,
     },
+}
+
+/// How a person signs in to an MCP server's authorization server with
+/// `iris login`: the authorization-code flow with PKCE, the browser sent
+/// back to a loopback address of this machine.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamLogin {
+    /// The client id registered there for this tool; without one the
+    /// client registers itself (when the authorization server allows
+    /// dynamic registration).
+    #[serde(default)]
+    pub client_id: Option<String>,
+    /// The client's secret, for a confidential client; `${NAME}` reads an
+    /// environment variable.
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    /// The scopes asked for (default: those the server's metadata names).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// The loopback port the browser is sent back to (default: any free
+    /// one, which native clients may use under RFC 8252).
+    #[serde(default)]
+    pub callback_port: Option<u16>,
+    /// The token cache file (default: `$IRIS_TOKEN_CACHE`, else
+    /// `iris/tokens.json` in the user's state or local data folder).
+    #[serde(default)]
+    pub token_cache: Option<PathBuf>,
 }
 
 /// This client's credentials at an MCP server's authorization server (the
@@ -151,6 +186,7 @@ impl McpServerConfig {
                 url: url.into(),
                 headers: BTreeMap::new(),
                 oauth: None,
+                login: None,
             },
         )
     }
@@ -175,6 +211,16 @@ impl McpServerConfig {
     pub fn with_oauth(mut self, credentials: UpstreamOAuth) -> Self {
         if let McpTransport::Http { oauth, .. } = &mut self.transport {
             *oauth = Some(credentials);
+        }
+        self
+    }
+
+    /// Signs in to the server (over HTTP) as a person, with the tokens
+    /// `iris login` cached; ignored for a server started as a process.
+    #[must_use]
+    pub fn with_login(mut self, sign_in: UpstreamLogin) -> Self {
+        if let McpTransport::Http { login, .. } = &mut self.transport {
+            *login = Some(sign_in);
         }
         self
     }

@@ -26,11 +26,12 @@ pub mod fuzzing;
 mod server;
 
 pub use client::{
-    MAX_DESCRIPTION_CHARS, McpCatalogReport, McpClient, McpRenamed, McpSkipped, McpStats,
+    LOGIN_WAIT, MAX_DESCRIPTION_CHARS, McpCatalogReport, McpClient, McpRenamed, McpSkipped,
+    McpStats, SignedIn, TOKEN_CACHE_VAR, TokenCache, TokenCacheError, login,
 };
 pub use config::{
     AUTO_DEFER_ABOVE, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpExposure, McpServerConfig,
-    McpTransport, UpstreamOAuth,
+    McpTransport, UpstreamLogin, UpstreamOAuth,
 };
 pub use server::http::McpHttpServer;
 pub use server::serve::{ServeTransport, serve, serve_connection, serve_with};

@@ -1,7 +1,9 @@
 // A real OpenID provider on loopback for the gateway tests: oidc-provider
-// with the client-credentials grant, resource indicators (JWT access tokens
-// whose audience is the resource asked for; opaque ones for the client
-// `dora`) and token introspection.
+// with the client-credentials grant, the authorization-code grant for a
+// native client (`cli`, signed in through the provider's development
+// login and consent pages, which accept any name), resource indicators
+// (JWT access tokens whose audience is the resource asked for; opaque ones
+// for the client `dora`) and token introspection.
 //
 // Environment: PORT (the port to listen on), KEYS_DIR (where the signing
 // key is kept), KEY_ID (its `kid`: a new id is a new key, which is how the
@@ -51,12 +53,25 @@ const provider = new Provider(issuer, {
     { ...client('relay', 'tools:read'), token_endpoint_auth_method: 'client_secret_post' },
     // The gateway's own credentials, for introspection.
     client('gateway'),
+    // A person signing in from the command line (`iris login`): a public
+    // native client with PKCE, sent back to any loopback port (RFC 8252).
+    {
+      client_id: 'cli',
+      application_type: 'native',
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: ['http://127.0.0.1/callback'],
+      scope: 'tools:read tools:write',
+    },
   ],
   jwks: { keys: [jwk] },
   scopes: ['tools:read', 'tools:write'],
   ttl: { ClientCredentials: ttl },
+  // A sign-in from the command line can be refreshed without the person.
+  issueRefreshToken: (ctx, client) => client.grantTypeAllowed('refresh_token'),
   features: {
-    devInteractions: { enabled: false },
+    devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     // Only the gateway asks about tokens.
     introspection: {

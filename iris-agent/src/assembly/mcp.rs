@@ -14,6 +14,7 @@ use super::names::Assembly;
 use super::parse;
 use super::{Agent, assembled, read_file};
 use iris_mcp::{McpClient, McpServerConfig};
+use serde_saphyr::Location;
 
 impl Assembly {
     /// Reads the agent file at `path`, starts the MCP servers it names
@@ -52,15 +53,30 @@ impl Agent {
     }
 }
 
-/// Starts every server `file` names and gathers their tools, keyed by the
-/// server's place in the file, and the clients that keep them current.
-async fn connect_servers(
+/// The MCP servers the agent file at `path` names (`tools.mcp`), read and
+/// checked but not started: for signing in to them (`iris login`) or
+/// showing how they are reached.
+///
+/// # Errors
+/// [`AssemblyError`] when the file cannot be read or parsed, or a server's
+/// configuration is wrong (at `tools.mcp[i]`).
+pub fn mcp_servers(path: impl AsRef<Path>) -> Result<Vec<McpServerConfig>, AssemblyError> {
+    let path = path.as_ref();
+    let text = read_file(path)?;
+    let parsed = parse::parse(&text, path)?;
+    let (configs, _) = server_configs(&parsed.file, path)?;
+    Ok(configs.into_iter().map(|(_, config)| config).collect())
+}
+
+/// Each server `file` names, with its place in the file's list, and where
+/// the list is in the file; or every configuration problem.
+fn server_configs(
     file: &AgentFile,
     origin: &Path,
-) -> Result<(Vec<Chosen>, Vec<McpClient>), AssemblyError> {
+) -> Result<(Vec<(usize, McpServerConfig)>, Location), AssemblyError> {
     let mut issues = Issues::new(origin);
     let Some(servers) = &file.tools.mcp else {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok((Vec::new(), Location::UNKNOWN));
     };
     let at = servers.referenced;
     let mut configs = Vec::new();
@@ -78,12 +94,18 @@ async fn connect_servers(
             }
         }
     }
-    if !issues.is_empty() {
-        return Err(issues
-            .finish()
-            .err()
-            .unwrap_or(AssemblyError { issues: Vec::new() }));
-    }
+    issues.finish()?;
+    Ok((configs, at))
+}
+
+/// Starts every server `file` names and gathers their tools, keyed by the
+/// server's place in the file, and the clients that keep them current.
+async fn connect_servers(
+    file: &AgentFile,
+    origin: &Path,
+) -> Result<(Vec<Chosen>, Vec<McpClient>), AssemblyError> {
+    let (configs, at) = server_configs(file, origin)?;
+    let mut issues = Issues::new(origin);
     let connecting = configs
         .into_iter()
         .map(|(i, config)| async move { (i, McpClient::connect(config).await) });

@@ -115,6 +115,8 @@ pub use file::{
     HookSection, LimitsSection, MiddlewareEntry, MiddlewareSection, ModelSection,
     PermissionsSection, Seconds, ToolsSection,
 };
+#[cfg(feature = "mcp")]
+pub use mcp::mcp_servers;
 pub use names::{Assembly, AssemblyBuilder};
 pub use parse::MAX_FILE_BYTES;
 pub use schema::agent_schema;

@@ -9,6 +9,7 @@ pub(crate) mod eval;
 pub(crate) mod lint;
 pub(crate) mod list;
 pub(crate) mod lock;
+pub(crate) mod login;
 pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod search;

@@ -19,6 +19,7 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
+use super::oauth;
 use crate::McpError;
 use crate::config::{McpServerConfig, McpTransport, expand_env};
 use iris_runtime::ToolProgress;
@@ -453,13 +454,15 @@ async fn start(
             url,
             headers,
             oauth,
+            login,
         } => {
+            let authorization = Authorization::of(&server, oauth.as_ref(), login.as_ref())?;
             start_http(
                 handler,
                 &server,
                 url,
                 headers,
-                oauth.as_ref(),
+                authorization,
                 timeout,
                 too_slow,
             )
@@ -469,33 +472,74 @@ async fn start(
 }
 
 /// Connects to a server over streamable HTTP, with OAuth when configured.
+/// How requests to an HTTP server are authorized.
+enum Authorization<'a> {
+    /// They are not (or by the configured headers).
+    None,
+    /// With this gateway's own client credentials.
+    ClientCredentials(&'a crate::config::UpstreamOAuth),
+    /// With a person's sign-in, cached by `iris login`.
+    SignedIn(&'a crate::config::UpstreamLogin),
+}
+
+impl<'a> Authorization<'a> {
+    /// How the transport's settings say requests are authorized.
+    fn of(
+        server: &str,
+        oauth: Option<&'a crate::config::UpstreamOAuth>,
+        login: Option<&'a crate::config::UpstreamLogin>,
+    ) -> Result<Self, McpError> {
+        match (oauth, login) {
+            (Some(_), Some(_)) => Err(McpError::Config {
+                server: server.to_owned(),
+                message: oauth::OAUTH_AND_LOGIN.to_owned(),
+            }),
+            (Some(oauth), None) => Ok(Self::ClientCredentials(oauth)),
+            (None, Some(login)) => Ok(Self::SignedIn(login)),
+            (None, None) => Ok(Self::None),
+        }
+    }
+}
+
 async fn start_http(
     handler: IrisClient,
     server: &str,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
-    oauth: Option<&crate::config::UpstreamOAuth>,
+    authorization: Authorization<'_>,
     timeout: std::time::Duration,
     too_slow: impl Fn() -> McpError,
 ) -> Result<Session, McpError> {
-    let started = match oauth {
-        None => {
+    let unauthorized = matches!(authorization, Authorization::None);
+    let started = match authorization {
+        Authorization::None => {
             let transport = http_transport(server, url, headers)?;
             tokio::time::timeout(timeout, handler.serve(transport)).await
         }
-        Some(oauth) => {
-            let transport =
-                tokio::time::timeout(timeout, oauth_transport(server, url, headers, oauth))
-                    .await
-                    .map_err(|_| too_slow())??;
+        Authorization::ClientCredentials(oauth) => {
+            let transport = tokio::time::timeout(
+                timeout,
+                oauth::client_credentials_transport(server, url, headers, oauth),
+            )
+            .await
+            .map_err(|_| too_slow())??;
+            tokio::time::timeout(timeout, handler.serve(transport)).await
+        }
+        Authorization::SignedIn(login) => {
+            let transport = tokio::time::timeout(
+                timeout,
+                oauth::signed_in_transport(server, url, headers, login),
+            )
+            .await
+            .map_err(|_| too_slow())??;
             tokio::time::timeout(timeout, handler.serve(transport)).await
         }
     };
     let service = started.map_err(|_| too_slow())?.map_err(|error| {
         let said = error.to_string();
         // rmcp's words for a 401.
-        let hint = if said.contains("Auth required") && oauth.is_none() {
-            "; the server needs OAuth: give its transport `oauth:` with this gateway's `client_id` and `client_secret` at the server's authorization server"
+        let hint = if said.contains("Auth required") && unauthorized {
+            "; the server needs OAuth: give its transport `oauth:` with this gateway's `client_id` and `client_secret` at the server's authorization server, or `login:` and sign in once with `iris login`"
         } else {
             ""
         };
@@ -535,7 +579,7 @@ fn http_transport(
 
 /// The configured headers, environment variables expanded, values marked
 /// sensitive.
-fn custom_headers(
+pub(super) fn custom_headers(
     server: &str,
     headers: &std::collections::BTreeMap<String, String>,
 ) -> Result<
@@ -561,65 +605,6 @@ fn custom_headers(
         custom.insert(header, value);
     }
     Ok(custom)
-}
-
-/// The streamable HTTP transport of a server that needs OAuth: the
-/// server's protected resource metadata names its authorization server, a
-/// token is fetched with this client's credentials, and every request
-/// carries it (fetched again when it expires).
-async fn oauth_transport(
-    server: &str,
-    url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-    oauth: &crate::config::UpstreamOAuth,
-) -> Result<
-    rmcp::transport::StreamableHttpClientTransport<
-        rmcp::transport::auth::AuthClient<reqwest::Client>,
-    >,
-    McpError,
-> {
-    use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
-    let failed = |step: &str, error: &dyn std::fmt::Display| McpError::Startup {
-        server: server.to_owned(),
-        message: format!("OAuth with the server's authorization server failed ({step}): {error}"),
-    };
-    let credentials = ClientCredentialsConfig::ClientSecret {
-        client_id: oauth.client_id.clone(),
-        client_secret: expand_env(server, &oauth.client_secret)?,
-        scopes: oauth.scopes.clone(),
-        resource: Some(oauth.resource.clone().unwrap_or_else(|| url.to_owned())),
-    };
-    let mut manager = AuthorizationManager::new(url)
-        .await
-        .map_err(|e| failed("the server's address", &e))?;
-    let resolved = manager
-        .resolve_metadata()
-        .await
-        .map_err(|e| failed("finding its authorization server", &e))?;
-    manager.set_metadata(resolved.metadata);
-    manager
-        .validate_client_credentials_metadata(&credentials)
-        .map_err(|e| failed("its metadata", &e))?;
-    manager
-        .configure_client_credentials(&credentials)
-        .map_err(|e| failed("the client", &e))?;
-    manager
-        .exchange_client_credentials(&credentials)
-        .await
-        .map_err(|e| failed("getting a token", &e))?;
-    iris_core::tls::install_default_provider();
-    let client = reqwest::Client::builder()
-        .build()
-        .map_err(|e| failed("an HTTP client", &e))?;
-    let config =
-        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
-            url.to_owned(),
-        )
-        .custom_headers(custom_headers(server, headers)?);
-    Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
-        AuthClient::new(client, manager),
-        config,
-    ))
 }
 
 /// The server's diagnostics, as logs (never mixed into Iris's output).

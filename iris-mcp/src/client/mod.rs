@@ -3,6 +3,9 @@
 mod connection;
 mod listing;
 mod names;
+mod oauth;
+
+pub use oauth::{LOGIN_WAIT, SignedIn, TOKEN_CACHE_VAR, TokenCache, TokenCacheError, login};
 mod remote_tool;
 
 use std::collections::HashSet;

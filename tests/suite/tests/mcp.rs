@@ -36,8 +36,14 @@ mod http_server;
 #[path = "mcp/questions.rs"]
 mod questions;
 
+#[path = "mcp/oidc.rs"]
+mod oidc;
+
 #[path = "mcp/gateway.rs"]
 mod gateway;
+
+#[path = "mcp/upstream_oauth.rs"]
+mod upstream_oauth;
 
 #[path = "mcp/protocols.rs"]
 mod protocols;

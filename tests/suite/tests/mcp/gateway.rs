@@ -11,8 +11,7 @@
     reason = "a scenario against a real provider fails loudly"
 )]
 
-use std::io::BufRead as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,95 +28,11 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
-use super::peers::{self, Person};
+use super::oidc::Provider;
+use super::peers::Person;
 
 /// The gateway's public URI: what tokens must be made out to.
 const AUDIENCE: &str = "https://gateway.test/mcp";
-
-/// The `OpenID` provider, stopped on drop.
-struct Provider {
-    child: std::process::Child,
-    port: u16,
-    keys: PathBuf,
-}
-
-impl Provider {
-    /// Starts the provider on `port` (a free one when `None`) signing with
-    /// the key named `key_id` (made on first use).
-    fn start(keys: &Path, key_id: &str, port: Option<u16>) -> Self {
-        let folder = peers::oidc_provider_folder();
-        let port = port.unwrap_or_else(|| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        });
-        let mut child = std::process::Command::new("node")
-            .arg(folder.join("provider.mjs"))
-            .current_dir(&folder)
-            .env("PORT", port.to_string())
-            .env("KEYS_DIR", keys)
-            .env("KEY_ID", key_id)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("node runs the OpenID provider");
-        let mut ready = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut ready)
-            .unwrap();
-        assert_eq!(ready.trim(), "ready", "the provider did not start");
-        Self {
-            child,
-            port,
-            keys: keys.to_owned(),
-        }
-    }
-
-    fn issuer(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// An access token for `client` with `scope`, made out to `resource`.
-    async fn token(&self, client: &str, scope: &str, resource: &str) -> String {
-        let answer: Value = reqwest::Client::new()
-            .post(format!("{}/token", self.issuer()))
-            .basic_auth(client, Some(format!("{client}-secret")))
-            .form(&[
-                ("grant_type", "client_credentials"),
-                ("scope", scope),
-                ("resource", resource),
-            ])
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        answer["access_token"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no token: {answer}"))
-            .to_owned()
-    }
-
-    /// A token signed with the provider's own key `key_id`, with `claims`
-    /// as given (to make expired or misaddressed ones).
-    fn sign(&self, key_id: &str, claims: &Value) -> String {
-        let pem = std::fs::read(self.keys.join(format!("{key_id}.pem"))).unwrap();
-        let key = jsonwebtoken::EncodingKey::from_rsa_pem(&pem).unwrap();
-        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
-        header.kid = Some(key_id.to_owned());
-        jsonwebtoken::encode(&header, claims, &key).unwrap()
-    }
-}
-
-impl Drop for Provider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Looks a word up.
 #[iris::tool(read_only)]
@@ -769,80 +684,4 @@ fn artifact_named(preview: &rmcp::model::CallToolResult) -> String {
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/'))
         .collect()
-}
-
-/// An upstream MCP server behind authentication (another gateway), reached
-/// with this gateway's own client credentials: its metadata names the
-/// authorization server, a token is fetched there, and calls carry it.
-/// Without credentials the server is refused, saying why.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_upstream_server_that_needs_oauth_is_reached_with_client_credentials() {
-    use iris::mcp::{McpClient, McpServerConfig, UpstreamOAuth};
-    let keys = tempfile::tempdir().unwrap();
-    let provider = Provider::start(keys.path(), "first", None);
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let mut tools = ToolRegistry::new();
-    tools.register(Lookup).unwrap();
-    let executor = ToolExecutor::builder(tools).build().unwrap();
-    let upstream_auth = GatewayAuth::new(url.clone(), vec![TokenIssuer::new(provider.issuer())])
-        .rule(AccessRule {
-            scopes: vec!["tools:read".to_owned()],
-            capabilities: vec![Capability::ReadOnly],
-            ..AccessRule::default()
-        });
-    let options = ServeOptions {
-        auth: Some(upstream_auth),
-        ..ServeOptions::default()
-    };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], port).into(), options)
-        .await
-        .unwrap();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
-
-    let refused = McpClient::connect(McpServerConfig::http("upstream", url.clone()))
-        .await
-        .expect_err("no credentials, no entry");
-    assert!(
-        refused.to_string().contains("the server needs OAuth"),
-        "{refused}"
-    );
-
-    let config = McpServerConfig::http("upstream", url).with_oauth(UpstreamOAuth {
-        client_id: "relay".to_owned(),
-        client_secret: "relay-secret".to_owned(),
-        scopes: vec!["tools:read".to_owned()],
-        resource: None,
-    });
-    let client = McpClient::connect(config).await.unwrap();
-    let names: Vec<String> = client
-        .tools()
-        .iter()
-        .map(|t| t.definition_dyn().name().to_string())
-        .collect();
-    assert_eq!(names, ["upstream__lookup"]);
-    let mut registry = ToolRegistry::new();
-    for tool in client.tools() {
-        registry.register_dyn(tool).unwrap();
-    }
-    let executor = ToolExecutor::builder(registry)
-        .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
-        .build()
-        .unwrap();
-    let cx = iris::ToolContext::builder(".", iris::RunId::new("relay")).build();
-    let found = executor
-        .execute_one(
-            iris::ToolUseBlock::new("c1", "upstream__lookup", json!({"word": "iris"})),
-            &cx,
-        )
-        .await;
-    let found = found.result().unwrap();
-    assert_eq!(found.text_content(), "iris: found", "{found:?}");
-    stop.cancel();
 }
