@@ -133,23 +133,29 @@ struct Round {
 async fn round(clients: &[std::sync::Arc<Client>]) -> Round {
     let deadline = Instant::now() + ROUND;
     let started = Instant::now();
-    let calls = clients.iter().map(|client| {
-        let client = std::sync::Arc::clone(client);
-        tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            let arguments = json!({"value": 4}).as_object().unwrap().clone();
-            while Instant::now() < deadline {
-                let call = CallToolRequestParams::new("square").with_arguments(arguments.clone());
-                let began = Instant::now();
-                let result = client.peer().call_tool(call).await.unwrap();
-                assert_ne!(result.is_error, Some(true), "{result:?}");
-                latencies.push(began.elapsed());
-            }
-            latencies
+    // Spawned all at once (collected before any is awaited), so that the
+    // clients really call side by side.
+    let calls: Vec<_> = clients
+        .iter()
+        .map(|client| {
+            let client = std::sync::Arc::clone(client);
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let arguments = json!({"value": 4}).as_object().unwrap().clone();
+                while Instant::now() < deadline {
+                    let call =
+                        CallToolRequestParams::new("square").with_arguments(arguments.clone());
+                    let began = Instant::now();
+                    let result = client.peer().call_tool(call).await.unwrap();
+                    assert_ne!(result.is_error, Some(true), "{result:?}");
+                    latencies.push(began.elapsed());
+                }
+                latencies
+            })
         })
-    });
+        .collect();
     let mut latencies: Vec<Duration> = Vec::new();
-    for finished in futures_join(calls).await {
+    for finished in futures_join(calls.into_iter()).await {
         latencies.extend(finished);
     }
     let elapsed = started.elapsed();
