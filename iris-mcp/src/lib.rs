@@ -36,7 +36,8 @@ pub use config::{
 pub use server::http::McpHttpServer;
 pub use server::serve::{ServeTransport, serve, serve_connection, serve_with};
 pub use server::{
-    AccessRule, AuditConfig, GatewayAuth, Introspection, Principal, PrincipalLimits, TokenIssuer,
+    AccessRule, AuditConfig, DEFAULT_INTROSPECTION_REMEMBER_SECONDS, GatewayAuth, Introspection,
+    Principal, PrincipalLimits, TokenIssuer,
 };
 pub use server::{
     DEFAULT_APPROVAL_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE,

@@ -73,6 +73,9 @@ const provider = new Provider(issuer, {
   features: {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
+    // A client can withdraw its token (to show how long a gateway goes on
+    // believing an introspection answer).
+    revocation: { enabled: true },
     // Only the gateway asks about tokens.
     introspection: {
       enabled: true,

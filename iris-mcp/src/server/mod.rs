@@ -38,7 +38,8 @@ use iris_runtime::ledger::RunLedger;
 use tokio_util::sync::CancellationToken;
 
 pub use auth::{
-    AccessRule, AuditConfig, GatewayAuth, Introspection, Principal, PrincipalLimits, TokenIssuer,
+    AccessRule, AuditConfig, DEFAULT_INTROSPECTION_REMEMBER_SECONDS, GatewayAuth, Introspection,
+    Principal, PrincipalLimits, TokenIssuer,
 };
 use auth::{Gate, Grant};
 use call::principal_of;

@@ -111,6 +111,47 @@ pub struct Introspection {
     pub client_id: String,
     /// Its secret; `${VAR}` reads an environment variable.
     pub client_secret: String,
+    /// How long an active answer is believed before the issuer is asked
+    /// again (never past the token's `exp`): a revoked token is refused at
+    /// most this long after. 0 asks on every request; at most 300.
+    #[serde(default = "default_remember_seconds")]
+    #[schemars(range(max = 300))]
+    pub remember_seconds: u64,
+}
+
+/// The longest an introspection answer may be believed.
+const MAX_INTROSPECTION_REMEMBER_SECONDS: u64 = 300;
+
+/// Seconds an introspection answer is believed by default.
+pub const DEFAULT_INTROSPECTION_REMEMBER_SECONDS: u64 = 30;
+
+fn default_remember_seconds() -> u64 {
+    DEFAULT_INTROSPECTION_REMEMBER_SECONDS
+}
+
+impl Introspection {
+    /// The endpoint at `endpoint`, asked with this server's `client_id`
+    /// and `client_secret`, active answers believed for
+    /// [`DEFAULT_INTROSPECTION_REMEMBER_SECONDS`].
+    pub fn new(
+        endpoint: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        Self {
+            endpoint: endpoint.into(),
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+            remember_seconds: DEFAULT_INTROSPECTION_REMEMBER_SECONDS,
+        }
+    }
+
+    /// Believes an active answer for `seconds` (0: ask every time).
+    #[must_use]
+    pub fn remember_for(mut self, seconds: u64) -> Self {
+        self.remember_seconds = seconds;
+        self
+    }
 }
 
 /// Grants tools to the callers that hold every scope and claim it names.
@@ -361,13 +402,19 @@ fn check_issuer(i: usize, issuer: &TokenIssuer, problems: &mut Vec<String>) {
             ));
         }
     }
-    if let Some(introspection) = &issuer.introspection
-        && url_of(&introspection.endpoint).is_none()
-    {
-        problems.push(format!(
-            "auth.issuers[{i}].introspection.endpoint `{}` is not an absolute http(s) URI",
-            introspection.endpoint
-        ));
+    if let Some(introspection) = &issuer.introspection {
+        if url_of(&introspection.endpoint).is_none() {
+            problems.push(format!(
+                "auth.issuers[{i}].introspection.endpoint `{}` is not an absolute http(s) URI",
+                introspection.endpoint
+            ));
+        }
+        if introspection.remember_seconds > MAX_INTROSPECTION_REMEMBER_SECONDS {
+            problems.push(format!(
+                "auth.issuers[{i}].introspection.remember_seconds: {} is longer than {MAX_INTROSPECTION_REMEMBER_SECONDS}, which would keep a revoked token working that long",
+                introspection.remember_seconds
+            ));
+        }
     }
 }
 

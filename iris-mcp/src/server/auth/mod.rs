@@ -29,7 +29,8 @@ mod verify;
 
 pub(crate) use audit::{AuditEntry, millis};
 pub use config::{
-    AccessRule, AuditConfig, GatewayAuth, Introspection, PrincipalLimits, TokenIssuer,
+    AccessRule, AuditConfig, DEFAULT_INTROSPECTION_REMEMBER_SECONDS, GatewayAuth, Introspection,
+    PrincipalLimits, TokenIssuer,
 };
 pub(crate) use gate::{Gate, Refusal, SESSION_HEADER};
 pub use principal::Principal;

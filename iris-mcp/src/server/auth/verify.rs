@@ -9,7 +9,11 @@
 //! sends the same token with every request, and checking an RSA signature
 //! in pure Rust costs about 240 us, remembering it about 1 us. A key the
 //! issuer withdraws ends its tokens as soon as the gateway fetches the
-//! issuer's keys again.
+//! issuer's keys again. An opaque token's active introspection answer is
+//! remembered the same way, for the issuer's `remember_seconds` (30 by
+//! default, never past its `exp`), so that a client's every request is not
+//! a round trip to the issuer; a revoked token is refused at most that
+//! long after.
 
 use std::time::Duration;
 
@@ -44,14 +48,14 @@ struct Trusted {
 /// Most checked tokens remembered at once.
 const MAX_REMEMBERED: usize = 10_000;
 
-/// A token checked before: who it vouches for, until when, and the key
-/// that must still be published.
+/// A token checked before: who it vouches for, until when, and (a JWT)
+/// the key that must still be published.
 struct Remembered {
     principal: Principal,
-    issuer: usize,
-    kid: String,
-    /// Its `exp`, in seconds since the epoch.
-    until: u64,
+    /// The issuer's place and the key's id, for a JWT.
+    key: Option<(usize, String)>,
+    /// The last second (since the epoch) it is believed, leeway included.
+    believed_until: u64,
 }
 
 /// Checks tokens for one audience against the configured issuers.
@@ -103,43 +107,54 @@ impl Verifier {
         }
     }
 
-    async fn verify_jwt(&self, token: &str) -> Result<Principal, Rejected> {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    /// The principal a token checked before vouches for, while it is
+    /// believed (and, a JWT, its key still published).
+    async fn recalled(&self, digest: &[u8; 32]) -> Option<Principal> {
         let now = jsonwebtoken::get_current_timestamp();
-        let known = {
+        let (principal, key) = {
             let remembered = self
                 .remembered
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             remembered
-                .get(&digest)
-                .filter(|r| now <= r.until + LEEWAY_SECONDS)
-                .map(|r| (r.principal.clone(), r.issuer, r.kid.clone()))
+                .get(digest)
+                .filter(|r| now <= r.believed_until)
+                .map(|r| (r.principal.clone(), r.key.clone()))?
         };
-        if let Some((principal, issuer, kid)) = known
-            && self.issuers[issuer].keys.still_publishes(&kid).await
-        {
-            return Ok(principal);
+        match key {
+            Some((issuer, kid)) if !self.issuers[issuer].keys.still_publishes(&kid).await => None,
+            _ => Some(principal),
         }
-        let (principal, issuer, kid, until) = self.check_jwt(token).await?;
+    }
+
+    fn remember(&self, digest: [u8; 32], entry: Remembered) {
+        let now = jsonwebtoken::get_current_timestamp();
         let mut remembered = self
             .remembered
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if remembered.len() >= MAX_REMEMBERED {
-            remembered.retain(|_, r| now <= r.until + LEEWAY_SECONDS);
+            remembered.retain(|_, r| now <= r.believed_until);
         }
         if remembered.len() < MAX_REMEMBERED {
-            remembered.insert(
-                digest,
-                Remembered {
-                    principal: principal.clone(),
-                    issuer,
-                    kid,
-                    until,
-                },
-            );
+            remembered.insert(digest, entry);
         }
+    }
+
+    async fn verify_jwt(&self, token: &str) -> Result<Principal, Rejected> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(principal) = self.recalled(&digest).await {
+            return Ok(principal);
+        }
+        let (principal, issuer, kid, until) = self.check_jwt(token).await?;
+        self.remember(
+            digest,
+            Remembered {
+                principal: principal.clone(),
+                key: Some((issuer, kid)),
+                believed_until: until + LEEWAY_SECONDS,
+            },
+        );
         Ok(principal)
     }
 
@@ -207,8 +222,13 @@ impl Verifier {
     }
 
     /// An opaque token, asked of each issuer with an introspection
-    /// endpoint until one knows it.
+    /// endpoint until one knows it (or recalled from an answer still
+    /// believed).
     async fn introspect(&self, token: &str) -> Result<Principal, Rejected> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(principal) = self.recalled(&digest).await {
+            return Ok(principal);
+        }
         let mut asked = false;
         for trusted in &self.issuers {
             let Some(endpoint) = &trusted.config.introspection else {
@@ -239,7 +259,24 @@ impl Verifier {
             if answer.get("active").and_then(Value::as_bool) != Some(true) {
                 continue;
             }
-            return self.accept_introspected(trusted, answer);
+            let now = jsonwebtoken::get_current_timestamp();
+            let believed_until = answer
+                .get("exp")
+                .and_then(Value::as_u64)
+                .map_or(u64::MAX, |exp| exp + LEEWAY_SECONDS)
+                .min(now + endpoint.remember_seconds);
+            let principal = self.accept_introspected(trusted, answer)?;
+            if endpoint.remember_seconds > 0 {
+                self.remember(
+                    digest,
+                    Remembered {
+                        principal: principal.clone(),
+                        key: None,
+                        believed_until,
+                    },
+                );
+            }
+            return Ok(principal);
         }
         Err(Rejected(if asked {
             "the token is not active at any trusted issuer".to_owned()

@@ -64,11 +64,11 @@ fn long_report() -> String {
 /// `write_note` too.
 fn auth(issuer: &str, audit: &Path) -> GatewayAuth {
     let mut issuer = TokenIssuer::new(issuer);
-    issuer.introspection = Some(iris::mcp::Introspection {
-        endpoint: format!("{}/token/introspection", issuer.issuer),
-        client_id: "gateway".to_owned(),
-        client_secret: "gateway-secret".to_owned(),
-    });
+    issuer.introspection = Some(iris::mcp::Introspection::new(
+        format!("{}/token/introspection", issuer.issuer),
+        "gateway",
+        "gateway-secret",
+    ));
     GatewayAuth::new(AUDIENCE, vec![issuer])
         .rule(AccessRule {
             scopes: vec!["tools:read".to_owned()],
@@ -149,6 +149,46 @@ fn call(name: &str, arguments: &Value) -> CallToolRequestParams {
 
 fn listed(tools: &rmcp::model::ListToolsResult) -> Vec<String> {
     tools.tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+/// An opaque token's active answer is believed for the issuer's
+/// `remember_seconds` (so a client's every request is not a round trip to
+/// the issuer), and asked again on every request when that is 0: a revoked
+/// token then fails at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_opaque_token_is_believed_for_its_remember_time_and_no_longer() {
+    let keys = tempfile::tempdir().unwrap();
+    let audit = keys.path().join("decisions.jsonl");
+    let provider = Provider::start(keys.path(), "first", None);
+    let (remembering, stop_remembering) = gateway(auth(&provider.issuer(), &audit)).await;
+    let mut asking = auth(&provider.issuer(), &audit);
+    asking.issuers[0].introspection = asking.issuers[0]
+        .introspection
+        .take()
+        .map(|i| i.remember_for(0));
+    let (asking, stop_asking) = gateway(asking).await;
+
+    let opaque = provider.token("dora", "tools:read", AUDIENCE).await;
+    let bearer = format!("Bearer {opaque}");
+    for url in [&remembering, &asking] {
+        let (status, _, body) = post(url, Some(&bearer)).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let revoked = reqwest::Client::new()
+        .post(format!("{}/token/revocation", provider.issuer()))
+        .basic_auth("dora", Some("dora-secret"))
+        .form(&[("token", opaque.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert!(revoked.status().is_success(), "{}", revoked.status());
+    let (status, _, body) = post(&remembering, Some(&bearer)).await;
+    assert_eq!(status, 200, "still believed within its 30 s: {body}");
+    let (status, _, body) = post(&asking, Some(&bearer)).await;
+    assert_eq!(status, 401, "asked again, and revoked: {body}");
+    assert!(body.contains("not active"), "{body}");
+    stop_remembering.cancel();
+    stop_asking.cancel();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
