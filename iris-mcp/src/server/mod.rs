@@ -11,6 +11,7 @@ pub(crate) mod auth;
 mod call;
 pub(crate) mod http;
 pub(crate) mod lines;
+mod listen;
 mod questions;
 mod relay;
 mod rounds;
@@ -31,7 +32,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use arc_swap::ArcSwapOption;
 use iris_runtime::ledger::RunLedger;
@@ -654,12 +655,12 @@ fn read_artifact(
             format!(
                 "`{uri}` is not a resource of this server; it serves the artifacts (`artifact://…`) its results name"
             ),
-            None,
+            Some(json!({"uri": uri})),
         ));
     }
-    let file = store
-        .open(uri)
-        .map_err(|error| ErrorData::resource_not_found(error.to_string(), None))?;
+    let file = store.open(uri).map_err(|error| {
+        ErrorData::resource_not_found(error.to_string(), Some(json!({"uri": uri})))
+    })?;
     let mut bytes = Vec::new();
     file.take(MAX_RESOURCE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -731,6 +732,20 @@ impl ServerHandler for IrisServer {
             config = config.with_instructions(instructions.clone());
         }
         config
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &mcp::SubscriptionFilter,
+    ) -> Option<mcp::SubscriptionFilter> {
+        Some(listen::offered())
+    }
+
+    async fn listen(
+        &self,
+        subscription: rmcp::service::SubscriptionContext,
+    ) -> Result<(), ErrorData> {
+        listen::listen(self.executor.shared_registry(), &self.ended, subscription).await
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
@@ -817,7 +832,8 @@ impl ServerHandler for IrisServer {
                     "`{}` was not named by a result of this session; a session reads only the artifacts its own calls produced",
                     iris_runtime::__wings::shorten(&request.uri)
                 ),
-                None,
+                // The URI as asked (SEP-2164): the caller's own words back.
+                Some(json!({"uri": request.uri})),
             ));
         }
         let store = self.executor.artifact_store(&self.context());

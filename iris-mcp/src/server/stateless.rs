@@ -11,8 +11,8 @@ use iris_runtime::question::{ASK_QUESTION, QuestionEnding};
 use iris_runtime::{ApprovalDecision, ApprovalRequest, ToolOutcome};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest,
-    InputRequests, InputRequiredResult, InputResponses,
+    CallToolRequestParams, ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult,
+    InputRequest, InputRequests, InputRequiredResult, InputResponses,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -122,16 +122,18 @@ impl IrisServer {
                     "asked the person through the client's input request; the call runs when the client sends their answer",
                 );
                 let _ = self.executor.resume(call_id, withdrawn, cx).await;
-                let asked = if rounds.can_elicit {
-                    approval::form(approval).and_then(|form| {
-                        Ok((
-                            form,
-                            sealer.seal(Asking::Approval, key, tool, &approval.arguments)?,
-                        ))
-                    })
-                } else {
-                    Err(approval::cannot_ask(approval))
-                };
+                if !rounds.can_elicit {
+                    // The revision's rule: a request that needs a capability
+                    // the client did not declare is refused as a protocol
+                    // error naming it (HTTP 400), not run or answered.
+                    return Err(needs_elicitation(approval));
+                }
+                let asked = approval::form(approval).and_then(|form| {
+                    Ok((
+                        form,
+                        sealer.seal(Asking::Approval, key, tool, &approval.arguments)?,
+                    ))
+                });
                 return Ok(match asked {
                     Ok((form, state)) => Round::Ask(input_required(APPROVAL, form, state)),
                     Err(why) => Round::Done((
@@ -181,6 +183,16 @@ fn input_required(key: &str, form: ElicitRequestParams, state: String) -> InputR
 /// The client's answer to the input request `key`.
 fn answer_in(responses: &InputResponses, key: &str) -> Option<ElicitResult> {
     serde_json::from_value(responses.get(key)?.clone()).ok()
+}
+
+/// -32021: the call needs a person's approval, asked through an input
+/// request, and the client declared no elicitation.
+fn needs_elicitation(approval: &ApprovalRequest) -> ErrorData {
+    let mut error = ErrorData::missing_required_client_capability(
+        ClientCapabilities::builder().enable_elicitation().build(),
+    );
+    error.message = approval::cannot_ask(approval).into();
+    error
 }
 
 fn no_sealer() -> ToolResult {

@@ -1,7 +1,8 @@
 //! The MCP conformance suite's fixtures as Iris tools, served over HTTP by
 //! the gateway: each tool a scenario of the official suite calls (text, an
 //! image, an error, progress, log messages, a JSON Schema 2020-12 input
-//! schema, a call long enough to test stream reconnection). The scenarios
+//! schema, a call long enough to test stream reconnection, a call that
+//! changes the served tools). The scenarios
 //! that need what an Iris tool does not do (sampling the client's model,
 //! a tool's own elicitation, prompts, fixed resources) are listed with the
 //! reason in `tests/mcp-conformance/expected-failures.yml`.
@@ -11,12 +12,13 @@
 
 use std::error::Error;
 use std::io::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use iris::definition::{ToolDefinition, ToolName};
 use iris::mcp::{McpHttpServer, ServeOptions};
 use iris::observe::ToolProgress;
+use iris::registry::WeakSharedRegistry;
 use iris::tool::DynamicTool;
 use iris::{ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult};
 use serde_json::json;
@@ -94,8 +96,46 @@ const PIXEL_PNG: &[u8] = &[
     0x42, 0x60, 0x82,
 ];
 
-/// A tool whose input schema uses JSON Schema 2020-12 (`$schema`, `$defs`,
-/// a `$ref`, `additionalProperties`), listed as written.
+/// The served registry, for the fixture that changes it.
+static SERVED: OnceLock<WeakSharedRegistry> = OnceLock::new();
+
+/// The tool `test_trigger_tool_change` adds and removes in turn.
+const TOGGLED: &str = "test_toggled_tool";
+
+/// Change the served tools: adds `test_toggled_tool`, or removes it when
+/// it is there (listening clients are told).
+#[iris::tool]
+fn test_trigger_tool_change() -> ToolResult {
+    let Some(served) = SERVED.get().and_then(WeakSharedRegistry::upgrade) else {
+        return ToolResult::error(ToolErrorKind::Internal, "the server is not serving");
+    };
+    let changed = served.update(|registry| {
+        if registry.resolve(TOGGLED).is_some() {
+            registry.unregister_where(|t| t.definition_dyn().name().as_str() == TOGGLED);
+            Ok::<_, Box<dyn Error>>("removed")
+        } else {
+            registry.register(toggled_tool()?)?;
+            Ok("added")
+        }
+    });
+    match changed {
+        Ok(what) => ToolResult::text(format!("{what} {TOGGLED}")),
+        Err(error) => ToolResult::error(ToolErrorKind::Internal, error.to_string()),
+    }
+}
+
+fn toggled_tool() -> Result<DynamicTool, Box<dyn Error>> {
+    let definition = ToolDefinition::builder(ToolName::new(TOGGLED)?, "A tool that comes and goes")
+        .capability(iris::definition::Capability::ReadOnly)
+        .build()?;
+    Ok(DynamicTool::new(definition, |_input, _cx| async move {
+        ToolResult::text("here")
+    }))
+}
+
+/// A tool whose input schema uses JSON Schema 2020-12 (`$schema`, `$defs`
+/// with an `$anchor`, a `$ref`, `allOf`/`anyOf`, `if`/`then`/`else`,
+/// `additionalProperties`), listed as written.
 fn json_schema_2020_12_tool() -> Result<DynamicTool, Box<dyn Error>> {
     let definition = ToolDefinition::builder(
         ToolName::new("json_schema_2020_12_tool")?,
@@ -106,11 +146,22 @@ fn json_schema_2020_12_tool() -> Result<DynamicTool, Box<dyn Error>> {
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
             }
         },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": false
     }))
     .capability(iris::definition::Capability::ReadOnly)
@@ -130,8 +181,15 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .register(TestToolWithProgress)?
         .register(TestToolWithLogging)?
         .register(TestReconnection)?
+        .register(TestTriggerToolChange)?
         .register(json_schema_2020_12_tool()?)?;
-    let executor = Arc::new(ToolExecutor::builder(registry).build()?);
+    // The suite's calls run without a person to approve them.
+    let executor = Arc::new(
+        ToolExecutor::builder(registry)
+            .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
+            .build()?,
+    );
+    let _ = SERVED.set(executor.shared_registry().downgrade());
     let options = ServeOptions {
         name: "iris-conformance".to_owned(),
         ..ServeOptions::default()

@@ -261,3 +261,95 @@ async fn a_stateless_client_reaches_deferred_tools_by_the_name_search_gave() {
     );
     stop.cancel();
 }
+
+/// On 2026-07-28 a call that needs a person's approval, from a client that
+/// declared no elicitation, is refused as the revision says: -32021 naming
+/// the capability it lacks, and the write does not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_client_without_elicitation_is_told_the_capability_it_lacks() {
+    let (url, stop) = serving().await;
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = ()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(url.clone()),
+            lifecycle,
+        )
+        .await
+        .unwrap();
+    let found = client
+        .call_tool(call("lookup", &json!({"word": "iris"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&found), "iris: found", "reads need nobody");
+    let refused = client
+        .call_tool(call("write_note", &json!({"text": "hi"})))
+        .await
+        .expect_err("nobody can be asked");
+    let rmcp::service::ServiceError::McpError(error) = refused else {
+        panic!("a protocol error: {refused:?}");
+    };
+    assert_eq!(error.code.0, -32021, "{error:?}");
+    assert_eq!(
+        error.data.unwrap()["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
+    assert!(error.message.contains("write_note"), "{}", error.message);
+    stop.cancel();
+}
+
+/// A stateless client listening (`subscriptions/listen`) hears that the
+/// tools changed when the served catalog changes, tagged with its
+/// subscription, and only what it subscribed to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listening_client_hears_when_the_tools_change() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut tools = ToolRegistry::new();
+    tools.register(Lookup).unwrap();
+    let executor = Arc::new(ToolExecutor::builder(tools).build().unwrap());
+    let http = McpHttpServer::bind(
+        Arc::clone(&executor),
+        ([127, 0, 0, 1], 0).into(),
+        ServeOptions::default(),
+    )
+    .await
+    .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    let client = stateless(&url, Person::Approves).await;
+
+    let filter = rmcp::model::SubscriptionFilter::builder()
+        .tools_list_changed()
+        .prompts_list_changed()
+        .build();
+    let mut listening = client.peer().listen(filter).await.unwrap();
+    assert_eq!(
+        listening.acknowledged(),
+        &rmcp::model::SubscriptionFilter::builder()
+            .tools_list_changed()
+            .build(),
+        "only what the server offers"
+    );
+    executor
+        .shared_registry()
+        .update(|tools| tools.register(WriteNote).map(drop))
+        .unwrap();
+    let heard = tokio::time::timeout(std::time::Duration::from_secs(10), listening.next())
+        .await
+        .expect("told within seconds")
+        .unwrap()
+        .expect("a notification");
+    assert!(
+        matches!(
+            heard,
+            rmcp::model::ServerNotification::ToolListChangedNotification(_)
+        ),
+        "{heard:?}"
+    );
+    let listed = client.list_tools(None).await.unwrap();
+    let names: Vec<&str> = listed.tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(names.contains(&"write_note"), "{names:?}");
+    stop.cancel();
+}
