@@ -439,6 +439,14 @@ pub use iris_tools::discovery;
 #[doc(inline)]
 pub use iris_mcp as mcp;
 
+/// Agent Skills (feature `skills`): `SKILL.md` folders read strictly or
+/// leniently and found under configured roots; see
+/// [`skills::read_skill`] and [`skills::SkillRoots`].
+#[cfg(feature = "skills")]
+// A crate re-exported whole renders as a module of its own.
+#[doc(inline)]
+pub use iris_skills as skills;
+
 /// Turns a function into a hook factory: configuration (an agent file, or
 /// a host's own settings) builds hooks from it by name and options.
 ///

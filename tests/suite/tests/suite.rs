@@ -33,5 +33,6 @@ mod questions;
 mod runner;
 mod schema;
 mod shop;
+mod skills;
 mod strict_inputs;
 mod testing_kit;
