@@ -52,7 +52,7 @@ pub use error::RunError;
 pub use history::{ReadHistory, read_history};
 pub use run::{
     AgentRunner, Answerer, DEFAULT_MAX_CHILDREN_AT_ONCE, DEFAULT_MAX_DEPTH, DEFAULT_MAX_QUESTIONS,
-    DEFAULT_MAX_STEPS, Delegation, Questions, RunContext,
+    DEFAULT_MAX_STEPS, Delegation, Questions, RunContext, Skills,
 };
 pub use seal::{StateKey, StateKeyError};
 pub use state::{

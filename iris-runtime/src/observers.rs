@@ -106,6 +106,16 @@ pub enum RunEvent {
         /// How it ended.
         ending: crate::question::QuestionEnding,
     },
+    /// The model activated a skill (run control, beside the executor): its
+    /// instructions are now in the run's history.
+    SkillActivated {
+        /// The run.
+        run_id: RunId,
+        /// The activating call.
+        call_id: String,
+        /// The skill's name.
+        skill: String,
+    },
     /// A child agent started on a delegation (run control, beside the
     /// executor). Waiting for a person is never its end.
     ChildStarted {

@@ -35,6 +35,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod activation;
+mod catalog;
 mod discover;
 mod fields;
 mod front_matter;
@@ -42,6 +44,8 @@ mod problem;
 mod read;
 mod skill;
 
+pub use activation::{MAX_LISTED_FILES, activation, already_active, not_offered};
+pub use catalog::{ACTIVATE_SKILL, Catalog, CatalogReport, DEFAULT_CATALOG_TOKENS};
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, Shadowed, SkillRoot, SkillRoots, SkillScope, SkillSet,
 };

@@ -21,6 +21,7 @@ fn state(run: &str) -> RunState {
         finished: Vec::new(),
         waiting: Vec::new(),
         disclosed: Vec::new(),
+        skills: Vec::new(),
         usage: Usage::default(),
         children: Vec::new(),
         seal: None,

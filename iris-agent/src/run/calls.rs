@@ -14,6 +14,20 @@ use super::questions::Asked;
 use super::{AgentRunner, RunContext};
 use crate::{ChildRun, FinishedCall, RunState, WaitingItem, history};
 
+/// What a step's calls came to.
+pub(super) struct StepCalls {
+    /// The calls that finished, in call order.
+    pub(super) finished: Vec<FinishedCall>,
+    /// The calls that wait, in call order.
+    pub(super) waiting: Vec<WaitingItem>,
+    /// The runs of child agents that ended (boxed as delegation hands
+    /// them over and the state keeps them).
+    #[allow(clippy::vec_box, reason = "moved on boxed, never unboxed")]
+    pub(super) children: Vec<Box<ChildRun>>,
+    /// The skills active after the step, in activation order.
+    pub(super) active_skills: Vec<String>,
+}
+
 impl AgentRunner {
     /// Runs `calls`, the last step's, in call order: the finished ones
     /// and those that wait, and the runs of child agents that ended. Run
@@ -25,14 +39,23 @@ impl AgentRunner {
         calls: Vec<ToolUseBlock>,
         tools_cx: &ToolContext,
         cx: &RunContext,
-    ) -> (Vec<FinishedCall>, Vec<WaitingItem>, Vec<Box<ChildRun>>) {
+    ) -> StepCalls {
         let mut ends: Vec<Option<End>> = Vec::with_capacity(calls.len());
         let mut ordinary = Vec::with_capacity(calls.len());
         let mut asked = Vec::new();
         let mut delegated = Vec::new();
+        let mut active = state.skills.clone();
         for (at, call) in calls.into_iter().enumerate() {
             ends.push(None);
-            if self.is_question(&call) {
+            if self.is_skill_activation(&call) {
+                // Answered at once, in call order: a second activation of
+                // the same skill in one step reads as already active.
+                let result = self.activate(&call, &state.run_id, &mut active);
+                ends[at] = Some(End::Finished(FinishedCall {
+                    call_id: call.id,
+                    result,
+                }));
+            } else if self.is_question(&call) {
                 asked.push((at, call));
             } else if self.is_delegation(&call) {
                 delegated.push((at, call));
@@ -101,7 +124,12 @@ impl AgentRunner {
                 End::Waiting(item) => waiting.push(*item),
             }
         }
-        (finished, waiting, children)
+        StepCalls {
+            finished,
+            waiting,
+            children,
+            active_skills: active,
+        }
     }
 
     /// Runs the step's delegations: those to concurrency-safe children at

@@ -11,6 +11,7 @@ mod questions;
 mod replies;
 mod request;
 mod resume;
+mod skills;
 mod steps;
 mod waiting;
 
@@ -26,6 +27,7 @@ use iris_model::{Model, ModelError, ModelOptions, ToolChoice};
 
 pub use children::{DEFAULT_MAX_CHILDREN_AT_ONCE, DEFAULT_MAX_DEPTH, Delegation};
 pub use questions::{Answerer, DEFAULT_MAX_QUESTIONS, Questions};
+pub use skills::Skills;
 
 use crate::durable::Durable;
 use crate::{Agent, Engine, RunError, RunStore, StateKey};
@@ -90,6 +92,9 @@ pub struct AgentRunner {
     /// That a person answers questions, and how; `None`: the model is
     /// never offered `ask_question`.
     questions: Option<Questions>,
+    /// The skills the model may activate; `None`: no catalog, no
+    /// activation tool.
+    skills: Option<Skills>,
     /// How far delegation to child agents goes.
     delegation: Delegation,
     /// Where this runner runs in a tree of agents: the root's run and the
@@ -131,6 +136,7 @@ impl AgentRunner {
             lease: None,
             engine: None,
             questions: None,
+            skills: None,
             delegation: Delegation::default(),
             place: children::Place::default(),
         }
@@ -153,6 +159,7 @@ impl AgentRunner {
             lease: self.lease,
             engine: Some(engine),
             questions: self.questions.clone(),
+            skills: self.skills.clone(),
             delegation: self.delegation,
             place: self.place.clone(),
         }
@@ -176,6 +183,19 @@ impl AgentRunner {
     #[must_use]
     pub fn with_questions(mut self, questions: Questions) -> Self {
         self.questions = Some(questions);
+        self
+    }
+
+    /// Offers the model `skills`: their catalog (names and descriptions,
+    /// within its budget) as one `activate_skill` tool, which returns a
+    /// skill's instructions, folder and files and records it as active in
+    /// the run state. Activation is run control: no hook, middleware or
+    /// permission rule sees it; observers get
+    /// [`RunEvent::SkillActivated`](iris_runtime::RunEvent::SkillActivated).
+    /// With no skill in the catalog, no tool is offered.
+    #[must_use]
+    pub fn with_skills(mut self, skills: Skills) -> Self {
+        self.skills = Some(skills);
         self
     }
 

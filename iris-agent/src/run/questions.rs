@@ -119,9 +119,9 @@ impl AgentRunner {
     }
 
     /// Whether `call` is one run control answers rather than the executor:
-    /// a question or a delegation to a child agent.
+    /// a question, a skill's activation or a delegation to a child agent.
     pub(super) fn is_run_control(&self, call: &ToolUseBlock) -> bool {
-        self.is_question(call) || self.is_delegation(call)
+        self.is_question(call) || self.is_skill_activation(call) || self.is_delegation(call)
     }
 
     /// Run control's answer to the model's `ask_question` call: an

@@ -104,7 +104,8 @@ impl AgentRunner {
 
     /// The run-control calls of a step cut off when its process died:
     /// questions asked again as shown (or answered by a recorded reply),
-    /// delegations as [`taken_over_delegation`] says.
+    /// skills activated (again: the same answer), delegations as
+    /// [`taken_over_delegation`] says.
     pub(super) async fn take_over_control(
         &self,
         state: &mut RunState,
@@ -114,7 +115,14 @@ impl AgentRunner {
         results: &mut FxHashMap<String, ToolResult>,
         cx: &RunContext,
     ) {
+        let mut active = state.skills.clone();
         for call in control {
+            if self.is_skill_activation(&call) {
+                let result = self.activate(&call, &state.run_id, &mut active);
+                state.skills.clone_from(&active);
+                results.insert(call.id.clone(), result);
+                continue;
+            }
             if self.is_delegation(&call) {
                 let kept_child = kept.remove(&call.id);
                 let under = replies_under(replies, &call.id);

@@ -43,6 +43,16 @@ impl AgentRunner {
             }
             tools.push(iris_runtime::question::ask_question_spec());
         }
+        // Skills: run control too, never discovery candidates.
+        if let Some(spec) = self.skill_spec() {
+            let name = spec.name().as_str();
+            if self.agent.registry().resolve(name).is_some() {
+                return Err(RunError::NameTaken {
+                    name: name.to_owned(),
+                });
+            }
+            tools.push(spec);
+        }
         // Child agents: run control too, never discovery candidates.
         tools.extend(self.child_specs());
         Ok((

@@ -3,7 +3,7 @@
 
 use iris_model::{Message, Usage};
 
-use super::calls::last_calls;
+use super::calls::{StepCalls, last_calls};
 use super::{AgentRunner, RunContext};
 use crate::durable::Journal;
 use crate::store::RunStatus;
@@ -40,6 +40,7 @@ impl AgentRunner {
             finished: Vec::new(),
             waiting: Vec::new(),
             disclosed: Vec::new(),
+            skills: Vec::new(),
             usage: Usage::default(),
             children: Vec::new(),
             seal: None,
@@ -109,7 +110,13 @@ impl AgentRunner {
                 tool_calls: calls.clone(),
             });
             self.keep(journal, &state, RunStatus::Running).await?;
-            let (finished, waiting, children) = self.run_calls(&state, calls, &tools_cx, cx).await;
+            let StepCalls {
+                finished,
+                waiting,
+                children,
+                active_skills,
+            } = self.run_calls(&state, calls, &tools_cx, cx).await;
+            state.skills = active_skills;
             for child in children {
                 state.keep_child(Some(child));
             }

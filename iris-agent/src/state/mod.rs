@@ -53,6 +53,9 @@ pub struct RunState {
     pub waiting: Vec<WaitingItem>,
     /// Deferred tools disclosed so far, in disclosure order.
     pub disclosed: Vec<ToolName>,
+    /// Skills activated so far, in activation order: activating one again
+    /// returns a short note, here or in the process that resumes the run.
+    pub skills: Vec<String>,
     /// Tokens used so far, those of the child agents it delegated to
     /// included.
     pub usage: Usage,

@@ -29,6 +29,8 @@ struct StateOut<'a> {
     waiting: &'a [WaitingItem],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     disclosed: &'a [ToolName],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    skills: &'a [String],
     usage: &'a Usage,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     children: &'a [ChildRun],
@@ -59,6 +61,8 @@ struct StateIn {
     waiting: Vec<WaitingItem>,
     #[serde(default)]
     disclosed: Vec<ToolName>,
+    #[serde(default)]
+    skills: Vec<String>,
     usage: Usage,
     #[serde(default)]
     children: Vec<ChildRun>,
@@ -99,6 +103,7 @@ impl Serialize for RunState {
             pending,
             waiting: if old { &[] } else { &self.waiting },
             disclosed: &self.disclosed,
+            skills: &self.skills,
             usage: &self.usage,
             children: &self.children,
             seal: self.seal.as_deref(),
@@ -132,6 +137,7 @@ impl<'de> Deserialize<'de> for RunState {
             finished: read.finished,
             waiting,
             disclosed: read.disclosed,
+            skills: read.skills,
             usage: read.usage,
             children: read.children,
             seal: read.seal,

@@ -151,6 +151,10 @@ impl RunEventObserver for Printer {
                 let indent = "  ".repeat(usize::try_from(*depth).unwrap_or(1));
                 let _ = writeln!(std::io::stderr().lock(), "{indent}< {agent}: {ending}");
             }
+            // A skill's instructions joining the run, beside the answer.
+            RunEvent::SkillActivated { skill, .. } => {
+                let _ = writeln!(std::io::stderr().lock(), "  * skill {skill} activated");
+            }
             _ => {}
         }
     }

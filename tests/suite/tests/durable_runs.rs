@@ -786,6 +786,7 @@ async fn waiting_state(run: &RunId) -> iris::agent::RunState {
         finished: Vec::new(),
         waiting,
         disclosed: Vec::new(),
+        skills: Vec::new(),
         usage: iris::model::Usage::default(),
         children: Vec::new(),
         seal: None,

@@ -33,6 +33,7 @@ mod questions;
 mod runner;
 mod schema;
 mod shop;
+mod skill_runs;
 mod skills;
 mod strict_inputs;
 mod testing_kit;

@@ -1,0 +1,116 @@
+//! What activating a skill returns: its body between clear markers, its
+//! folder, and a capped list of its files (names only, never contents).
+//! The body is the skill author's text, untrusted: it reaches the model as
+//! a tool result, never as system instructions.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use iris_core::{ToolErrorKind, ToolResult};
+use serde_json::json;
+
+use crate::read::SKILL_FILE;
+use crate::skill::Skill;
+
+/// Most files of a skill listed in its activation.
+pub const MAX_LISTED_FILES: usize = 50;
+
+/// How deep into a skill's folder its files are listed.
+const MAX_LIST_DEPTH: usize = 4;
+
+/// The result of activating `skill`: its body, folder and files; the
+/// host's `data` names the skill and its files.
+#[must_use]
+pub fn activation(skill: &Skill) -> ToolResult {
+    let (files, more) = files_of(&skill.root);
+    let mut text = format!(
+        "<skill name=\"{}\" folder=\"{}\">\n{}\n</skill>",
+        skill.name,
+        skill.root.display(),
+        skill.body
+    );
+    if !files.is_empty() {
+        text.push_str(
+            "\n\nFiles of the skill, relative to its folder (read them with the file tools when its instructions point to them):",
+        );
+        for file in &files {
+            text.push_str("\n- ");
+            text.push_str(file);
+        }
+        if more > 0 {
+            let _ = write!(text, "\n- … and {more} more, not listed");
+        }
+    }
+    ToolResult::text(text).with_data(json!({
+        "skill": skill.name,
+        "folder": skill.root.display().to_string(),
+        "files": files,
+        "files_not_listed": more,
+    }))
+}
+
+/// The result of activating a skill that is active already.
+#[must_use]
+pub fn already_active(name: &str) -> ToolResult {
+    ToolResult::text(format!(
+        "The skill `{name}` is active already: its instructions are earlier in this conversation."
+    ))
+    .with_data(json!({"skill": name, "already_active": true}))
+}
+
+/// The result of asking for a skill that is not offered.
+#[must_use]
+pub fn not_offered<'a>(name: &str, offered: impl Iterator<Item = &'a str>) -> ToolResult {
+    let offered: Vec<&str> = offered.collect();
+    ToolResult::error(
+        ToolErrorKind::InvalidArguments,
+        format!(
+            "no skill `{name}` is offered; the skills are: {}",
+            offered.join(", ")
+        ),
+    )
+}
+
+/// The skill's files (not `SKILL.md`, not hidden ones), breadth first and
+/// sorted within a folder, at most [`MAX_LISTED_FILES`]; and how many more
+/// there are. Links are not followed.
+fn files_of(root: &Path) -> (Vec<String>, usize) {
+    let mut listed = Vec::new();
+    let mut more = 0_usize;
+    let mut queue = VecDeque::from([(root.to_path_buf(), 0_usize)]);
+    while let Some((folder, depth)) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut children: Vec<(PathBuf, bool)> = entries
+            .filter_map(Result::ok)
+            .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+            .filter_map(|entry| {
+                let kind = entry.file_type().ok()?;
+                (!kind.is_symlink()).then(|| (entry.path(), kind.is_dir()))
+            })
+            .collect();
+        children.sort();
+        for (path, is_dir) in children {
+            if is_dir {
+                if depth + 1 < MAX_LIST_DEPTH {
+                    queue.push_back((path, depth + 1));
+                }
+                continue;
+            }
+            let Ok(relative) = path.strip_prefix(root) else {
+                continue;
+            };
+            if depth == 0 && relative == Path::new(SKILL_FILE) {
+                continue;
+            }
+            if listed.len() < MAX_LISTED_FILES {
+                listed.push(relative.to_string_lossy().replace('\\', "/"));
+            } else {
+                more += 1;
+            }
+        }
+    }
+    (listed, more)
+}

@@ -1,0 +1,245 @@
+//! Skills in a run: the catalog offered as one activation tool (names as
+//! an enum, descriptions within a budget, no tool without skills), an
+//! activation answered by run control (no hook or middleware sees it) with
+//! the skill's body, folder and files, recorded in the run state so that a
+//! second activation, here or after a resume elsewhere, is a short note.
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "a test fails loudly on what it does not expect"
+)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome, RunState, Skills};
+use iris::hooks::{BeforeAnswer, HookInput, HookRegistration};
+use iris::observe::RunEvent;
+use iris::serde_json::json;
+use iris::skills::{SkillRoots, SkillScope, Strictness};
+use iris::testing::{EventLog, ScriptedModel, Turn};
+use iris::{ApprovalDecision, Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolResult};
+
+static HOOKED: AtomicUsize = AtomicUsize::new(0);
+
+/// Write a note.
+#[iris::tool(write)]
+fn write_note(
+    /// The note.
+    text: String,
+) -> String {
+    format!("wrote {text}")
+}
+
+/// A project with two skills; the skills found there.
+fn skills_in(project: &Path) -> Skills {
+    let root = project.join(".agents/skills");
+    let notes = root.join("release-notes");
+    std::fs::create_dir_all(notes.join("references")).unwrap();
+    std::fs::create_dir_all(notes.join("scripts")).unwrap();
+    std::fs::write(
+        notes.join("SKILL.md"),
+        "---\nname: release-notes\ndescription: Write release notes from merged changes. Use when a release is cut.\n---\n# Release notes\n\nGroup the changes by kind; see references/style.md.\n",
+    )
+    .unwrap();
+    std::fs::write(notes.join("references/style.md"), "Short lines.\n").unwrap();
+    std::fs::write(notes.join("scripts/changes.sh"), "git log --oneline\n").unwrap();
+    let review = root.join("code-review");
+    std::fs::create_dir_all(&review).unwrap();
+    std::fs::write(
+        review.join("SKILL.md"),
+        "---\nname: code-review\ndescription: Review a change for bugs. Use when asked to review.\n---\nRead the diff first.\n",
+    )
+    .unwrap();
+    let found = SkillRoots::new()
+        .with_root(&root, SkillScope::Project, Strictness::Strict)
+        .trust_project(true)
+        .find();
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    Skills::new(found.skills)
+}
+
+/// An agent whose write asks, whose every call a hook sees.
+fn agent(events: &EventLog) -> Agent {
+    let mut registry = ToolRegistry::new();
+    registry.register(WriteNote).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Ask))
+        .hook(HookRegistration::before("count", |_: &HookInput| {
+            HOOKED.fetch_add(1, Ordering::SeqCst);
+            BeforeAnswer::Allow
+        }))
+        .observer(events.clone())
+        .build()
+        .unwrap();
+    Agent::builder(executor).name("writer").build().unwrap()
+}
+
+fn activate(id: &str, name: &str) -> Turn {
+    Turn::call_with_id(id, "activate_skill", json!({"name": name}))
+}
+
+fn result_of(state: &RunState, id: &str) -> ToolResult {
+    state
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            iris::model::Message::Tool {
+                call_id, result, ..
+            } if call_id == id => Some(result.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("call `{id}` has no result"))
+}
+
+#[tokio::test]
+async fn the_catalog_is_one_tool_offered_only_with_skills() {
+    let project = tempfile::tempdir().unwrap();
+    let events = EventLog::new();
+    let model = Arc::new(ScriptedModel::new([Turn::text("done")]));
+    AgentRunner::new(agent(&events), Arc::clone(&model))
+        .run(
+            "Hi.",
+            &RunContext::new(project.path(), RunId::new("r-none")),
+        )
+        .await
+        .unwrap();
+    assert!(!model.requests()[0].offers("activate_skill"));
+
+    let model = Arc::new(ScriptedModel::new([Turn::text("done")]));
+    AgentRunner::new(agent(&events), Arc::clone(&model))
+        .with_skills(skills_in(project.path()))
+        .run(
+            "Hi.",
+            &RunContext::new(project.path(), RunId::new("r-some")),
+        )
+        .await
+        .unwrap();
+    let request = &model.requests()[0];
+    let spec = request
+        .tools
+        .iter()
+        .find(|t| t.name().as_str() == "activate_skill")
+        .expect("offered");
+    assert_eq!(
+        spec.parameters()["properties"]["name"]["enum"],
+        json!(["code-review", "release-notes"])
+    );
+    assert!(spec.description().contains(
+        "- release-notes: Write release notes from merged changes. Use when a release is cut."
+    ));
+    assert!(
+        !spec.description().contains("Group the changes"),
+        "never a body"
+    );
+    assert!(Skills::new([]).catalog().spec().is_none());
+
+    let tight = skills_in(project.path()).with_budget(110);
+    assert_eq!(
+        tight.report().left_out,
+        ["release-notes"],
+        "{:?}",
+        tight.report()
+    );
+}
+
+#[tokio::test]
+async fn an_activation_is_run_control_and_counted_once_across_a_resume() {
+    let project = tempfile::tempdir().unwrap();
+    let events = EventLog::new();
+    let hooked = HOOKED.load(Ordering::SeqCst);
+    let model = ScriptedModel::new([
+        activate("s1", "release-notes"),
+        Turn::call_with_id("w1", "write_note", json!({"text": "v2"})),
+    ]);
+    let runner = AgentRunner::new(agent(&events), model).with_skills(skills_in(project.path()));
+    let cx = RunContext::new(project.path(), RunId::new("r-skill"));
+    let RunOutcome::Waiting(state) = runner.run("Cut the release.", &cx).await.unwrap() else {
+        panic!("the write waits for approval");
+    };
+    assert_eq!(state.skills, ["release-notes"]);
+    let activated = result_of(&state, "s1");
+    let text = activated.text_content();
+    assert!(
+        text.starts_with("<skill name=\"release-notes\" folder=\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("# Release notes\n\nGroup the changes by kind"),
+        "{text}"
+    );
+    assert!(text.contains("\n</skill>"), "{text}");
+    assert!(
+        text.contains("- references/style.md\n- scripts/changes.sh"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("---\nname:"),
+        "the front matter is not the body"
+    );
+    let activated = |e: &RunEvent| {
+        matches!(
+            e,
+            RunEvent::SkillActivated { skill, call_id, .. } if skill == "release-notes" && call_id == "s1"
+        )
+    };
+    let heard = events.wait_until(
+        |events| events.iter().any(activated),
+        std::time::Duration::from_secs(10),
+    );
+    assert!(heard.iter().any(activated), "{heard:?}");
+
+    // Another process: the state as JSON, a new runner, the same skills.
+    let kept = iris::serde_json::to_string(&state).unwrap();
+    assert!(kept.contains("\"skills\":[\"release-notes\"]"), "{kept}");
+    let state: RunState = iris::serde_json::from_str(&kept).unwrap();
+    let request = state.waiting[0].approval_request().unwrap().clone();
+    let model = ScriptedModel::new([activate("s2", "release-notes"), Turn::text("Released.")]);
+    let elsewhere =
+        AgentRunner::new(agent(&EventLog::new()), model).with_skills(skills_in(project.path()));
+    let outcome = elsewhere
+        .resume(
+            state,
+            [("w1".to_owned(), ApprovalDecision::approve(&request))],
+            &cx,
+        )
+        .await
+        .unwrap();
+    let RunOutcome::Finished { state, .. } = outcome else {
+        panic!("finishes");
+    };
+    assert!(
+        result_of(&state, "s2")
+            .text_content()
+            .contains("is active already"),
+        "{:?}",
+        result_of(&state, "s2")
+    );
+    assert_eq!(state.skills, ["release-notes"]);
+    assert_eq!(
+        HOOKED.load(Ordering::SeqCst),
+        hooked + 1,
+        "the hook saw the approved write, never an activation"
+    );
+    let wrong = ScriptedModel::new([activate("s3", "deploy"), Turn::text("ok")]);
+    let RunOutcome::Finished { state, .. } = AgentRunner::new(agent(&EventLog::new()), wrong)
+        .with_skills(skills_in(project.path()))
+        .run(
+            "Deploy.",
+            &RunContext::new(project.path(), RunId::new("r-wrong")),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("finishes");
+    };
+    let refused = result_of(&state, "s3");
+    assert!(refused.is_error());
+    assert!(
+        refused
+            .text_content()
+            .contains("the skills are: code-review, release-notes")
+    );
+}
