@@ -50,6 +50,82 @@ pub fn activation(skill: &Skill) -> ToolResult {
     }))
 }
 
+/// Largest file of a skill [`read_file`] returns.
+pub const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
+
+/// The text of the file at `relative` (a path inside the skill's folder):
+/// read-only, confined to the folder (an absolute path, `..`, or a link
+/// that leads out is refused), at most [`MAX_SKILL_FILE_BYTES`], UTF-8.
+#[must_use]
+pub fn read_file(skill: &Skill, relative: &str) -> ToolResult {
+    match confined(&skill.root, relative) {
+        Ok(path) => match read_text(&path) {
+            Ok(text) => ToolResult::text(text).with_data(json!({
+                "skill": skill.name,
+                "file": relative,
+            })),
+            Err(why) => ToolResult::error(
+                ToolErrorKind::InvalidArguments,
+                format!("`{relative}` of skill `{}` {why}", skill.name),
+            ),
+        },
+        Err(why) => ToolResult::error(
+            ToolErrorKind::PermissionDenied,
+            format!(
+                "`{relative}` {why}; name a file inside the skill's folder, as its file list gives them"
+            ),
+        ),
+    }
+}
+
+/// `relative` inside `root`, or why it is not.
+fn confined(root: &Path, relative: &str) -> Result<PathBuf, &'static str> {
+    let path = Path::new(relative);
+    if relative.is_empty() || path.is_absolute() || relative.starts_with(['/', '\\']) {
+        return Err("is not a path relative to the skill's folder");
+    }
+    if path.components().any(|c| {
+        !matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    }) {
+        return Err("leaves the skill's folder");
+    }
+    let base = root
+        .canonicalize()
+        .map_err(|_| "names a skill whose folder is gone")?;
+    let target = base
+        .join(path)
+        .canonicalize()
+        .map_err(|_| "is not a file of the skill")?;
+    if !target.starts_with(&base) {
+        return Err("leads out of the skill's folder (through a link)");
+    }
+    Ok(target)
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|_| "cannot be opened".to_owned())?;
+    let metadata = file.metadata().map_err(|_| "cannot be opened".to_owned())?;
+    if !metadata.is_file() {
+        return Err("is a folder; name a file in it".to_owned());
+    }
+    if metadata.len() > MAX_SKILL_FILE_BYTES {
+        return Err(format!(
+            "is {} bytes; files of a skill are read up to {MAX_SKILL_FILE_BYTES}",
+            metadata.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SKILL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| "cannot be read".to_owned())?;
+    String::from_utf8(bytes)
+        .map_err(|_| "is not text (UTF-8); only text files of a skill are read".to_owned())
+}
+
 /// The result of activating a skill that is active already.
 #[must_use]
 pub fn already_active(name: &str) -> ToolResult {

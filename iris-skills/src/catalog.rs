@@ -21,7 +21,7 @@ pub const DEFAULT_CATALOG_TOKENS: usize = 2000;
 /// A description shortened to fit is cut near this many characters.
 const SHORT_DESCRIPTION: usize = 200;
 
-const PREAMBLE: &str = "Activate a skill: load its instructions into this conversation when the task matches its description, before you start the work. The result holds the skill's instructions, its folder and a list of its files (read those with the file tools when the instructions point to them). Activate a skill once; its instructions stay. Skills:";
+const PREAMBLE: &str = "Activate a skill: load its instructions into this conversation when the task matches its description, before you start the work. The result holds the skill's instructions, its folder and a list of its files. Activate a skill once (file: null); its instructions stay. To read one of its files when the instructions point to it, call again with file set to its path relative to the skill's folder. Skills:";
 
 /// What fit in the catalog, and what did not.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -136,10 +136,14 @@ impl Catalog {
                 "name": {
                     "type": "string",
                     "enum": names,
-                    "description": "The skill to activate.",
+                    "description": "The skill.",
+                },
+                "file": {
+                    "type": ["string", "null"],
+                    "description": "null to activate the skill; or a file of the skill to read, relative to its folder (such as references/guide.md).",
                 },
             },
-            "required": ["name"],
+            "required": ["name", "file"],
             "additionalProperties": false,
         });
         let name = iris_core::__private::checked_tool_name(ACTIVATE_SKILL);

@@ -44,7 +44,9 @@ mod problem;
 mod read;
 mod skill;
 
-pub use activation::{MAX_LISTED_FILES, activation, already_active, not_offered};
+pub use activation::{
+    MAX_LISTED_FILES, MAX_SKILL_FILE_BYTES, activation, already_active, not_offered, read_file,
+};
 pub use catalog::{ACTIVATE_SKILL, Catalog, CatalogReport, DEFAULT_CATALOG_TOKENS};
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, Shadowed, SkillRoot, SkillRoots, SkillScope, SkillSet,

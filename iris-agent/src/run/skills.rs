@@ -74,7 +74,8 @@ impl AgentRunner {
 
     /// Run control's answer to an activation: the skill's body, folder and
     /// files, or a short note when `active` already holds it (the skills
-    /// active in the run, to which a new activation is added).
+    /// active in the run, to which a new activation is added); with a
+    /// `file`, that file of the skill.
     pub(super) fn activate(
         &self,
         call: &ToolUseBlock,
@@ -92,6 +93,10 @@ impl AgentRunner {
         let Some(skill) = skills.offered(name) else {
             return iris_skills::not_offered(name, skills.catalog.names());
         };
+        if let Some(file) = call.input.get("file").and_then(serde_json::Value::as_str) {
+            // One of its files, read-only and confined to its folder.
+            return iris_skills::read_file(skill, file);
+        }
         if active.iter().any(|a| a == name) {
             return iris_skills::already_active(name);
         }

@@ -78,7 +78,12 @@ fn agent(events: &EventLog) -> Agent {
 }
 
 fn activate(id: &str, name: &str) -> Turn {
-    Turn::call_with_id(id, "activate_skill", json!({"name": name}))
+    Turn::call_with_id(id, "activate_skill", json!({"name": name, "file": null}))
+}
+
+/// Reads `file` of skill `name`.
+fn read(id: &str, name: &str, file: &str) -> Turn {
+    Turn::call_with_id(id, "activate_skill", json!({"name": name, "file": file}))
 }
 
 fn result_of(state: &RunState, id: &str) -> ToolResult {
@@ -136,7 +141,12 @@ async fn the_catalog_is_one_tool_offered_only_with_skills() {
     );
     assert!(Skills::new([]).catalog().spec().is_none());
 
-    let tight = skills_in(project.path()).with_budget(110);
+    // A budget a little short of the whole catalog: the last skill is
+    // left out, and the report says so.
+    let whole = skills_in(project.path());
+    assert!(whole.report().is_whole());
+    let used = whole.report().used_tokens;
+    let tight = whole.with_budget(used - 10);
     assert_eq!(
         tight.report().left_out,
         ["release-notes"],
@@ -223,7 +233,13 @@ async fn an_activation_is_run_control_and_counted_once_across_a_resume() {
         hooked + 1,
         "the hook saw the approved write, never an activation"
     );
-    let wrong = ScriptedModel::new([activate("s3", "deploy"), Turn::text("ok")]);
+    let wrong = ScriptedModel::new([
+        activate("s3", "deploy"),
+        read("f1", "release-notes", "references/style.md"),
+        read("f2", "release-notes", "../code-review/SKILL.md"),
+        read("f3", "release-notes", "/etc/passwd"),
+        Turn::text("ok"),
+    ]);
     let RunOutcome::Finished { state, .. } = AgentRunner::new(agent(&EventLog::new()), wrong)
         .with_skills(skills_in(project.path()))
         .run(
