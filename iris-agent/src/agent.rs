@@ -54,6 +54,7 @@ pub struct Agent {
     files: std::sync::Mutex<Vec<(PathBuf, Arc<FileService>)>>,
     results_budget: Option<usize>,
     children: Vec<Arc<ChildAgent>>,
+    skills: Option<crate::Skills>,
     /// Who may call the agent's tools when it is served over HTTP.
     #[cfg(feature = "mcp")]
     gateway_auth: Option<iris_mcp::GatewayAuth>,
@@ -86,11 +87,20 @@ pub struct AgentBuilder {
     origin: Option<PathBuf>,
     results_budget: Option<usize>,
     children: Vec<ChildAgent>,
+    skills: Option<crate::Skills>,
     #[cfg(feature = "mcp")]
     gateway_auth: Option<iris_mcp::GatewayAuth>,
 }
 
 impl AgentBuilder {
+    /// The skills its runs may activate: the catalog offered as one
+    /// `activate_skill` tool (see
+    /// [`AgentRunner::with_skills`](crate::AgentRunner::with_skills)).
+    pub fn skills(mut self, skills: crate::Skills) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     /// The agent's name (`agent` unless set): saved run states carry it, and
     /// a state is resumed only by an agent of the same name.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -206,6 +216,7 @@ impl AgentBuilder {
             files: std::sync::Mutex::new(Vec::new()),
             results_budget: self.results_budget,
             children: self.children.into_iter().map(Arc::new).collect(),
+            skills: self.skills,
             #[cfg(feature = "mcp")]
             gateway_auth: self.gateway_auth,
         })
@@ -269,9 +280,17 @@ impl Agent {
             origin: None,
             results_budget: None,
             children: Vec::new(),
+            skills: None,
             #[cfg(feature = "mcp")]
             gateway_auth: None,
         }
+    }
+
+    /// The skills its runs may activate (a runner's own, given with
+    /// [`AgentRunner::with_skills`](crate::AgentRunner::with_skills), win).
+    #[must_use]
+    pub fn skills(&self) -> Option<&crate::Skills> {
+        self.skills.as_ref()
     }
 
     /// The agent's name.

@@ -55,7 +55,7 @@ pub struct Catalog {
 
 impl Catalog {
     /// The catalog of `skills` within `budget_tokens`: whole when it fits;
-    /// else each description past [`SHORT_DESCRIPTION`] characters is cut
+    /// else each description past 200 characters is cut
     /// at a sentence or word; else skills are left out from the end of the
     /// list (put the skills that matter most first).
     #[must_use]

@@ -78,6 +78,7 @@ pub(crate) fn assemble_with(
         allow(unused_variables, reason = "checked, nothing kept")
     )]
     let gateway_auth = super::auth::gateway_auth(&file, &mut issues);
+    let skills = super::skills::skills(file.skills.as_ref(), base, &mut issues);
     hold_back_mentions_of_missing_functions(names, &file, &mut issues);
     if !issues.is_empty() {
         return Err(finish(issues));
@@ -133,6 +134,9 @@ pub(crate) fn assemble_with(
     }
     for child in children {
         agent = agent.child(child);
+    }
+    if let Some(skills) = skills {
+        agent = agent.skills(skills);
     }
     #[cfg(feature = "mcp")]
     if let Some(auth) = gateway_auth {

@@ -58,6 +58,11 @@ pub struct AgentFile {
     /// tool of its name.
     #[serde(default)]
     pub agents: Vec<ChildSection>,
+    /// Agent Skills the model may activate: folders with a `SKILL.md`,
+    /// found under the roots named here.
+    #[serde(default)]
+    #[schemars(with = "Option<SkillsSection>")]
+    pub skills: Option<Spanned<SkillsSection>>,
     /// Who may call the agent's tools when it is served over HTTP (`iris
     /// serve --http`, feature `mcp`): trusted token issuers, this server's
     /// audience, and rules granting tools by scope and claim (anything no
@@ -66,6 +71,33 @@ pub struct AgentFile {
     #[cfg_attr(feature = "mcp", schemars(with = "Option<iris_mcp::GatewayAuth>"))]
     #[cfg_attr(not(feature = "mcp"), schemars(with = "Option<Value>"))]
     pub auth: Option<Spanned<Value>>,
+}
+
+/// Where an agent's skills are found, and which are offered.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsSection {
+    /// Folders skills are found under. A path relative to this file is
+    /// the project's (its skills win over the user's); one starting with
+    /// `~/` is the user's. Default: `.agents/skills` beside this file and
+    /// `~/.agents/skills`.
+    #[serde(default)]
+    pub roots: Option<Vec<String>>,
+    /// Only these skills are offered (default: every one found); a name
+    /// not found is a problem of this file.
+    #[serde(default)]
+    pub allow: Option<Vec<String>>,
+    /// Read skills leniently (default, for skills written for other
+    /// clients: loaded with warnings where the format allows) or, with
+    /// `false`, strictly (any problem of a skill is a problem of this
+    /// file).
+    #[serde(default = "yes")]
+    pub lenient: bool,
+    /// The catalog's budget, in tokens (about four characters each):
+    /// past it descriptions are shortened, then skills left out.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub catalog_tokens: Option<usize>,
 }
 
 /// A child agent: another agent file, whose agent the model calls as a

@@ -27,10 +27,9 @@ use iris_model::{Model, ModelError, ModelOptions, ToolChoice};
 
 pub use children::{DEFAULT_MAX_CHILDREN_AT_ONCE, DEFAULT_MAX_DEPTH, Delegation};
 pub use questions::{Answerer, DEFAULT_MAX_QUESTIONS, Questions};
-pub use skills::Skills;
 
 use crate::durable::Durable;
-use crate::{Agent, Engine, RunError, RunStore, StateKey};
+use crate::{Agent, Engine, RunError, RunStore, Skills, StateKey};
 
 /// Steps a run takes when the agent sets no step limit.
 pub const DEFAULT_MAX_STEPS: u32 = 40;

@@ -5,71 +5,18 @@
 //! the run state, so a resume in another process, or with another model,
 //! knows which skills are active.
 
-use std::sync::Arc;
-
 use iris_core::{ToolResult, ToolUseBlock};
 use iris_runtime::RunEvent;
-use iris_skills::{ACTIVATE_SKILL, Catalog, CatalogReport, DEFAULT_CATALOG_TOKENS, Skill};
+use iris_skills::ACTIVATE_SKILL;
 
 use super::AgentRunner;
-
-/// The skills a runner's runs may activate, and their catalog.
-#[derive(Debug, Clone)]
-pub struct Skills {
-    skills: Arc<Vec<Skill>>,
-    catalog: Arc<Catalog>,
-}
-
-impl Skills {
-    /// `skills` (one per name; put those that matter most first, as the
-    /// catalog leaves out from the end when it must), with a catalog of
-    /// [`DEFAULT_CATALOG_TOKENS`].
-    #[must_use]
-    pub fn new(skills: impl IntoIterator<Item = Skill>) -> Self {
-        Self::within(skills.into_iter().collect(), DEFAULT_CATALOG_TOKENS)
-    }
-
-    /// The same skills with a catalog of `tokens`.
-    #[must_use]
-    pub fn with_budget(self, tokens: usize) -> Self {
-        let skills = Arc::try_unwrap(self.skills).unwrap_or_else(|shared| (*shared).clone());
-        Self::within(skills, tokens)
-    }
-
-    fn within(skills: Vec<Skill>, tokens: usize) -> Self {
-        let catalog = Catalog::new(&skills, tokens);
-        Self {
-            skills: Arc::new(skills),
-            catalog: Arc::new(catalog),
-        }
-    }
-
-    /// What fit in the catalog, and what was shortened or left out.
-    #[must_use]
-    pub fn report(&self) -> &CatalogReport {
-        self.catalog.report()
-    }
-
-    /// The catalog the model is offered.
-    #[must_use]
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
-    }
-
-    /// The skill named `name`, when the catalog offers it.
-    fn offered(&self, name: &str) -> Option<&Skill> {
-        if !self.catalog.offers(name) {
-            return None;
-        }
-        self.skills.iter().find(|s| s.name == name)
-    }
-}
+use crate::Skills;
 
 impl AgentRunner {
     /// Whether `call` activates a skill (run control's, where skills are
     /// offered).
     pub(super) fn is_skill_activation(&self, call: &ToolUseBlock) -> bool {
-        call.name == ACTIVATE_SKILL && self.skills.as_ref().is_some_and(|s| !s.catalog.is_empty())
+        call.name == ACTIVATE_SKILL && self.run_skills().is_some_and(|s| !s.catalog().is_empty())
     }
 
     /// Run control's answer to an activation: the skill's body, folder and
@@ -82,7 +29,7 @@ impl AgentRunner {
         run: &iris_core::RunId,
         active: &mut Vec<String>,
     ) -> ToolResult {
-        let Some(skills) = &self.skills else {
+        let Some(skills) = self.run_skills() else {
             return iris_skills::not_offered("?", std::iter::empty());
         };
         let name = call
@@ -91,7 +38,7 @@ impl AgentRunner {
             .and_then(serde_json::Value::as_str)
             .unwrap_or_default();
         let Some(skill) = skills.offered(name) else {
-            return iris_skills::not_offered(name, skills.catalog.names());
+            return iris_skills::not_offered(name, skills.catalog().names());
         };
         if let Some(file) = call.input.get("file").and_then(serde_json::Value::as_str) {
             // One of its files, read-only and confined to its folder.
@@ -109,8 +56,13 @@ impl AgentRunner {
         iris_skills::activation(skill)
     }
 
+    /// The skills this runner's runs offer: its own, else its agent's.
+    fn run_skills(&self) -> Option<&Skills> {
+        self.skills.as_ref().or_else(|| self.agent.skills())
+    }
+
     /// The activation tool's spec, when skills are offered.
     pub(super) fn skill_spec(&self) -> Option<iris_core::ToolSpec> {
-        self.skills.as_ref().and_then(|s| s.catalog.spec())
+        self.run_skills().and_then(|s| s.catalog().spec())
     }
 }

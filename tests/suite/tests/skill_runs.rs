@@ -259,3 +259,51 @@ async fn an_activation_is_run_control_and_counted_once_across_a_resume() {
             .contains("the skills are: code-review, release-notes")
     );
 }
+
+#[test]
+fn an_agent_file_names_its_skills_and_their_problems_are_its_own() {
+    let project = tempfile::tempdir().unwrap();
+    drop(skills_in(project.path()));
+    let file = project.path().join("agent.yaml");
+    std::fs::write(
+        &file,
+        "name: writer\ntools:\n  builtin: [file.read]\nskills:\n  roots: [.agents/skills]\n  allow: [release-notes]\n",
+    )
+    .unwrap();
+    let agent = Agent::from_path(&file).unwrap();
+    let skills = agent.skills().expect("skills");
+    let offered: Vec<&str> = skills.catalog().names().collect();
+    assert_eq!(offered, ["release-notes"], "only the allowed one");
+
+    // Strictly read, a skill's problem is the file's, at its place.
+    let broken = project.path().join(".agents/skills/broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join("SKILL.md"),
+        "---\nname: Broken\ndescription: Breaks.\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &file,
+        "name: writer\nskills:\n  roots: [.agents/skills]\n  lenient: false\n  allow: [release-notes, deploy]\n",
+    )
+    .unwrap();
+    let error = Agent::from_path(&file).expect_err("problems");
+    let said: Vec<String> = error.issues.iter().map(ToString::to_string).collect();
+    assert!(
+        said.iter()
+            .any(|p| p.contains("broken/SKILL.md:2:7: `name`: `Broken` may hold only")),
+        "{said:#?}"
+    );
+    assert!(
+        said.iter()
+            .any(|p| p.contains("`skills.allow`: no skill `deploy` was found")),
+        "{said:#?}"
+    );
+
+    // Leniently read, the broken one loads with a warning.
+    std::fs::write(&file, "name: writer\nskills:\n  roots: [.agents/skills]\n").unwrap();
+    let agent = Agent::from_path(&file).unwrap();
+    let offered: Vec<&str> = agent.skills().unwrap().catalog().names().collect();
+    assert_eq!(offered, ["Broken", "code-review", "release-notes"]);
+}

@@ -1,0 +1,96 @@
+//! An agent file's `skills:` section: the roots read (relative ones the
+//! project's, `~/` ones the user's), every skill problem reported at its
+//! place in its `SKILL.md` (read strictly, as errors; read leniently, as
+//! warnings in the log), the allow list checked against what was found.
+
+use std::path::Path;
+
+use iris_skills::{SkillRoots, SkillScope, Strictness};
+use serde_saphyr::Spanned;
+
+use super::error::{AssemblyIssue, Issues};
+use super::file::SkillsSection;
+use crate::Skills;
+
+/// The skills the section names, or none without a section; every problem
+/// recorded in `issues`.
+pub(super) fn skills(
+    section: Option<&Spanned<SkillsSection>>,
+    base: &Path,
+    issues: &mut Issues,
+) -> Option<Skills> {
+    let section = section?;
+    let at = section.referenced;
+    let section = &section.value;
+    let strictness = if section.lenient {
+        Strictness::Lenient
+    } else {
+        Strictness::Strict
+    };
+    let mut roots = SkillRoots::new().trust_project(true);
+    match &section.roots {
+        None => {
+            roots = roots.with_root(base.join(".agents/skills"), SkillScope::Project, strictness);
+            if let Some(home) = dirs::home_dir() {
+                roots = roots.with_root(home.join(".agents/skills"), SkillScope::User, strictness);
+            }
+        }
+        Some(listed) => {
+            for root in listed {
+                let (path, scope) = if let Some(rest) = root.strip_prefix("~/") {
+                    let Some(home) = dirs::home_dir() else {
+                        issues.at(
+                            at,
+                            "skills.roots",
+                            format!("`{root}`: no home folder is known here"),
+                        );
+                        continue;
+                    };
+                    (home.join(rest), SkillScope::User)
+                } else {
+                    (base.join(root), SkillScope::Project)
+                };
+                roots = roots.with_root(path, scope, strictness);
+            }
+        }
+    }
+    let found = roots.find();
+    for problem in &found.problems {
+        if problem.is_error() && strictness == Strictness::Strict {
+            issues.adopt(vec![AssemblyIssue {
+                path: problem.path.clone(),
+                line: u64::try_from(problem.line).unwrap_or(0),
+                column: u64::try_from(problem.column).unwrap_or(0),
+                key: problem.key.clone(),
+                message: problem.message.clone(),
+            }]);
+        } else {
+            tracing::warn!(%problem, "a skill");
+        }
+    }
+    let mut skills = found.skills;
+    if let Some(allow) = &section.allow {
+        for name in allow {
+            if !skills.iter().any(|s| s.name == *name) {
+                let known: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+                issues.at(
+                    at,
+                    "skills.allow",
+                    format!(
+                        "no skill `{name}` was found under the roots; {}",
+                        iris_runtime::config::yaml::closest(name, &known, "skill")
+                    ),
+                );
+            }
+        }
+        skills.retain(|s| allow.contains(&s.name));
+    }
+    let skills = Skills::new(skills);
+    let skills = match section.catalog_tokens {
+        Some(tokens) => skills.with_budget(tokens),
+        None => skills,
+    };
+    // What did not fit the catalog is logged by the catalog and shown by
+    // `iris lint`; the skills that fit are offered.
+    Some(skills)
+}
