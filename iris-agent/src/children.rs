@@ -74,6 +74,7 @@ pub struct ChildAgent {
     sees_history: bool,
     concurrency_safe: bool,
     reach: CeilingReach,
+    preload: Vec<String>,
 }
 
 impl std::fmt::Debug for ChildAgent {
@@ -114,7 +115,28 @@ impl ChildAgent {
             sees_history: false,
             concurrency_safe: false,
             reach: CeilingReach::Whole,
+            preload: Vec::new(),
         }
+    }
+
+    /// Skills the child starts with, active: their instructions are in its
+    /// first request (after its task, as activation results), looked up
+    /// among the child agent's skills and then the parent runner's. The
+    /// parent's own activations are never passed on; only these.
+    #[must_use]
+    pub fn preload_skills<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.preload = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The skills it preloads.
+    #[must_use]
+    pub fn preloaded_skills(&self) -> &[String] {
+        &self.preload
     }
 
     /// Asks `model` instead of the parent's.

@@ -49,6 +49,12 @@ impl Skills {
         &self.catalog
     }
 
+    /// The skill named `name`, offered or not (a child preloads from its
+    /// parent's skills whatever the catalog's budget left out).
+    pub(crate) fn skill(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|s| s.name == name)
+    }
+
     /// The skill named `name`, when the catalog offers it.
     pub(crate) fn offered(&self, name: &str) -> Option<&Skill> {
         if !self.catalog.offers(name) {

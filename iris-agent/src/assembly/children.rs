@@ -197,5 +197,8 @@ fn with_switches(mut child: ChildAgent, section: &ChildSection) -> ChildAgent {
     if section.widen_permissions {
         child = child.widen_permissions();
     }
+    if !section.skills.is_empty() {
+        child = child.preload_skills(section.skills.iter().cloned());
+    }
     child
 }

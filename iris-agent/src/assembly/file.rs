@@ -139,6 +139,11 @@ pub struct ChildSection {
     /// author decides this, never the model.
     #[serde(default)]
     pub widen_permissions: bool,
+    /// Skills the child starts with, active (their instructions in its
+    /// first request): its own skills, or this agent's. This agent's
+    /// activations are never passed on otherwise.
+    #[serde(default)]
+    pub skills: Vec<String>,
 }
 
 /// The model: which API, which model, where, and the key's variable.

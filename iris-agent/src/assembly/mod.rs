@@ -65,6 +65,7 @@
 //! | `context_policy.enabled`, `.deferred_tools` | whether deferral applies; with either false every tool is sent on every step |
 //! | `context_policy.results_budget` | characters of tool results one request may carry; past it, older results of read-only tools go to the model as previews with a handle, and the added `read_history` tool gives them back (off when left out) |
 //! | `skills.roots` | folders Agent Skills are found under: relative to the agent file the project's, `~/…` the user's (default `.agents/skills` beside the file and `~/.agents/skills`); project skills win |
+//! | `agents[].skills` | skills the child starts with, active (its own or this agent's) |
 //! | `skills.allow`, `.lenient`, `.catalog_tokens` | only these skills (a name not found is a problem); read leniently (default) or strictly (a skill's problem is the file's, at its place in `SKILL.md`); the catalog's token budget |
 //!
 //! # Names

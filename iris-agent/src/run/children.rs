@@ -222,8 +222,9 @@ impl AgentRunner {
             messages.extend_from_slice(&parent.messages[..before]);
         }
         messages.push(Message::User { text: input });
+        let preloaded = self.preload(child, &runner, &mut messages, &child_cx.run_id);
         let timer = Deadline::start(child, &child_cx);
-        let outcome = runner.start(messages, &child_cx).await;
+        let outcome = runner.start(messages, preloaded, &child_cx).await;
         let ran_out = timer.stop();
         self.settle_child(child, call, parent, &runner, outcome, ran_out)
     }

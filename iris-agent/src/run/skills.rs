@@ -61,6 +61,62 @@ impl AgentRunner {
         self.skills.as_ref().or_else(|| self.agent.skills())
     }
 
+    /// The skills `child` preloads, activated into `messages` (after the
+    /// task) as one activation call and its results: their bodies are in
+    /// the child's first request, as tool results, and the child's run
+    /// starts with them active. Each name is looked up among the child's
+    /// own skills, then this runner's; one found in neither is left out
+    /// with a warning. The names active.
+    pub(super) fn preload(
+        &self,
+        child: &crate::ChildAgent,
+        child_runner: &AgentRunner,
+        messages: &mut Vec<iris_model::Message>,
+        run: &iris_core::RunId,
+    ) -> Vec<String> {
+        let mut active = Vec::new();
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        for name in child.preloaded_skills() {
+            let skill = child_runner
+                .run_skills()
+                .and_then(|s| s.skill(name))
+                .or_else(|| self.run_skills().and_then(|s| s.skill(name)));
+            let Some(skill) = skill else {
+                tracing::warn!(child = child.name(), skill = %name, "a skill to preload is neither the child's nor its parent's; left out");
+                continue;
+            };
+            if active.contains(name) {
+                continue;
+            }
+            active.push(name.clone());
+            let call = ToolUseBlock {
+                id: format!("preload-{name}"),
+                name: ACTIVATE_SKILL.to_owned(),
+                input: serde_json::json!({"name": name, "file": null}),
+            };
+            self.agent.executor().emit_event(RunEvent::SkillActivated {
+                run_id: run.clone(),
+                call_id: call.id.clone(),
+                skill: name.clone(),
+            });
+            results.push(iris_model::Message::Tool {
+                call_id: call.id.clone(),
+                tool: ACTIVATE_SKILL.to_owned(),
+                result: iris_skills::activation(skill),
+            });
+            calls.push(call);
+        }
+        if !calls.is_empty() {
+            messages.push(iris_model::Message::Assistant {
+                text: None,
+                tool_calls: calls,
+            });
+            messages.extend(results);
+        }
+        active
+    }
+
     /// The activation tool's spec, when skills are offered.
     pub(super) fn skill_spec(&self) -> Option<iris_core::ToolSpec> {
         self.run_skills().and_then(|s| s.catalog().spec())

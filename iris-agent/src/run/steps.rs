@@ -20,14 +20,16 @@ impl AgentRunner {
         input: impl Into<String>,
         cx: &RunContext,
     ) -> Result<RunOutcome, RunError> {
-        self.start(vec![Message::User { text: input.into() }], cx)
+        self.start(vec![Message::User { text: input.into() }], Vec::new(), cx)
             .await
     }
 
-    /// Starts a run whose history begins with `messages`.
+    /// Starts a run whose history begins with `messages`, the skills
+    /// `skills` active (preloaded into that history).
     pub(super) async fn start(
         &self,
         messages: Vec<Message>,
+        skills: Vec<String>,
         cx: &RunContext,
     ) -> Result<RunOutcome, RunError> {
         let tools_cx = self.tool_context(cx, &[])?;
@@ -40,7 +42,7 @@ impl AgentRunner {
             finished: Vec::new(),
             waiting: Vec::new(),
             disclosed: Vec::new(),
-            skills: Vec::new(),
+            skills,
             usage: Usage::default(),
             children: Vec::new(),
             seal: None,

@@ -193,6 +193,8 @@ fn names_something_outside(message: &str) -> bool {
         // A child agent named as a tool or as another child: the same.
         "the agent has a tool named",
         "names another child agent",
+        // Skills live in folders beside the file.
+        "was found under the roots",
     ];
     OUTSIDE.iter().any(|needle| message.contains(needle))
 }

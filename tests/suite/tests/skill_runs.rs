@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome, RunState, Skills};
+use iris::agent::{Agent, AgentRunner, ChildAgent, RunContext, RunOutcome, RunState, Skills};
 use iris::hooks::{BeforeAnswer, HookInput, HookRegistration};
 use iris::observe::RunEvent;
 use iris::serde_json::json;
@@ -306,4 +306,67 @@ fn an_agent_file_names_its_skills_and_their_problems_are_its_own() {
     let agent = Agent::from_path(&file).unwrap();
     let offered: Vec<&str> = agent.skills().unwrap().catalog().names().collect();
     assert_eq!(offered, ["Broken", "code-review", "release-notes"]);
+}
+
+/// A child lists skills to preload: their bodies are in its first request
+/// (as activation results after its task), its run starts with them
+/// active, and the parent's own activations are not passed on.
+#[tokio::test]
+async fn a_child_preloads_its_skills_and_nothing_of_its_parents_activations() {
+    let project = tempfile::tempdir().unwrap();
+    let child_model = Arc::new(ScriptedModel::new([Turn::text("Notes written.")]));
+    let child_agent = Agent::builder(ToolExecutor::builder(ToolRegistry::new()).build().unwrap())
+        .name("scribe")
+        .build()
+        .unwrap();
+    let scribe = ChildAgent::new("scribe", "Writes release notes.", child_agent)
+        .model(Arc::clone(&child_model))
+        .preload_skills(["release-notes"]);
+    let parent = Agent::builder(
+        ToolExecutor::builder(ToolRegistry::new())
+            .policy(RulePolicy::new().other(Rule::Allow))
+            .build()
+            .unwrap(),
+    )
+    .name("lead")
+    .child(scribe)
+    .build()
+    .unwrap();
+    let model = ScriptedModel::new([
+        activate("s1", "code-review"),
+        Turn::call_with_id("c1", "scribe", json!({"task": "Write the notes for 2.0."})),
+        Turn::text("Done."),
+    ]);
+    let outcome = AgentRunner::new(parent, model)
+        .with_skills(skills_in(project.path()))
+        .run(
+            "Release 2.0.",
+            &RunContext::new(project.path(), RunId::new("r-lead")),
+        )
+        .await
+        .unwrap();
+    let RunOutcome::Finished { state, .. } = outcome else {
+        panic!("finishes");
+    };
+    assert_eq!(state.skills, ["code-review"]);
+    let first = &child_model.requests()[0];
+    let seen: Vec<String> = first
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            iris::model::Message::Tool { result, .. } => Some(result.text_content()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].contains("Group the changes by kind"), "{seen:?}");
+    assert!(
+        !seen[0].contains("Read the diff first"),
+        "the parent's activation stays the parent's"
+    );
+    assert!(matches!(
+        &first.messages[0],
+        iris::model::Message::User { text } if text.contains("Write the notes for 2.0.")
+    ));
+    assert_eq!(state.children[0].state.skills, ["release-notes"]);
 }
