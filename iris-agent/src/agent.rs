@@ -408,8 +408,16 @@ impl Agent {
         if let Some((_, service)) = files.iter().find(|(root, _)| root == workspace) {
             return Ok(Arc::clone(service));
         }
-        let service =
-            Arc::new(FileService::open(workspace)?.with_ledger(Arc::clone(self.executor.ledger())));
+        let mut service =
+            FileService::open(workspace)?.with_ledger(Arc::clone(self.executor.ledger()));
+        // A skill in the workspace is read, never rewritten by a run.
+        for skill in self.skills.iter().flat_map(crate::Skills::iter) {
+            service = service.with_read_only_folder(
+                &skill.root,
+                format!("the folder of skill `{}`", skill.name),
+            );
+        }
+        let service = Arc::new(service);
         files.push((workspace.to_path_buf(), Arc::clone(&service)));
         Ok(service)
     }

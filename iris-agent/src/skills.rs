@@ -37,6 +37,11 @@ impl Skills {
         }
     }
 
+    /// Every skill, offered or not.
+    pub fn iter(&self) -> impl Iterator<Item = &Skill> {
+        self.skills.iter()
+    }
+
     /// What fit in the catalog, and what was shortened or left out.
     #[must_use]
     pub fn report(&self) -> &CatalogReport {

@@ -44,7 +44,7 @@ mod text;
 mod workspace;
 mod write_file;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use iris_core::{ArtifactRef, RunId, ToolErrorKind, ToolResult};
@@ -78,6 +78,9 @@ pub struct FileService {
     locks: atomic::WriteLocks,
     /// Folders already cleared of stale temporary files.
     swept: std::sync::Mutex<rustc_hash::FxHashSet<Identity>>,
+    /// Folders beneath the root the tools read but never write (a skill's
+    /// folder), relative to the root as the OS resolves them.
+    read_only: Vec<(PathBuf, String)>,
 }
 
 /// Folders remembered as swept; past this the memory starts again.
@@ -106,7 +109,43 @@ impl FileService {
             observations: ObservationLog::new(Arc::default()),
             locks: atomic::WriteLocks::default(),
             swept: std::sync::Mutex::default(),
+            read_only: Vec::new(),
         })
+    }
+
+    /// Refuses writes and edits beneath `folder` (a folder inside the
+    /// workspace, such as a skill's), saying `why`; reading stays allowed.
+    /// A folder outside the workspace, or missing, changes nothing (the
+    /// tools cannot write there anyway).
+    #[must_use]
+    pub fn with_read_only_folder(mut self, folder: &Path, why: impl Into<String>) -> Self {
+        let inside = folder.canonicalize().ok().and_then(|folder| {
+            folder
+                .strip_prefix(self.workspace.canonical())
+                .ok()
+                .map(Path::to_path_buf)
+        });
+        if let Some(relative) = inside {
+            self.read_only.push((relative, why.into()));
+        }
+        self
+    }
+
+    /// Refuses a write to `resolved` when it lies beneath a read-only
+    /// folder.
+    fn refuse_read_only(&self, resolved: &workspace::WorkspacePath) -> Result<(), ToolResult> {
+        for (folder, why) in &self.read_only {
+            if resolved.key.starts_with(folder) {
+                return Err(ToolResult::error(
+                    ToolErrorKind::PermissionDenied,
+                    format!(
+                        "`{}` is in a read-only folder ({why}); it was not changed",
+                        resolved.shown
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Keeps what each run read in `ledger` (usually the executor's,

@@ -43,6 +43,11 @@ impl Workspace {
         })
     }
 
+    /// The root as the OS resolves it.
+    pub(crate) fn canonical(&self) -> &Path {
+        &self.canonical
+    }
+
     pub(crate) fn root(&self) -> &Path {
         &self.root
     }

@@ -370,3 +370,62 @@ async fn a_child_preloads_its_skills_and_nothing_of_its_parents_activations() {
     ));
     assert_eq!(state.children[0].state.skills, ["release-notes"]);
 }
+
+/// A skill's folder inside the workspace is read, never rewritten by a
+/// run: the file tools refuse to write or edit there, even where the
+/// policy allows writes.
+#[tokio::test]
+async fn the_file_tools_never_write_into_a_skills_folder() {
+    let project = tempfile::tempdir().unwrap();
+    let skills = skills_in(project.path());
+    let mut registry = ToolRegistry::new();
+    iris::fs::register_file_tools(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Allow))
+        .build()
+        .unwrap();
+    let agent = Agent::builder(executor)
+        .name("editor")
+        .skills(skills)
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new([
+        Turn::call_with_id(
+            "w1",
+            "write_file",
+            json!({"path": ".agents/skills/release-notes/SKILL.md", "content": "hijacked"}),
+        ),
+        Turn::call_with_id(
+            "w2",
+            "write_file",
+            json!({"path": "notes.md", "content": "fine"}),
+        ),
+        Turn::text("ok"),
+    ]);
+    let RunOutcome::Finished { state, .. } = AgentRunner::new(agent, model)
+        .run(
+            "Edit.",
+            &RunContext::new(project.path(), RunId::new("r-edit")),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("finishes");
+    };
+    let refused = result_of(&state, "w1");
+    assert_eq!(
+        refused.error_kind(),
+        Some(iris::ToolErrorKind::PermissionDenied),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .text_content()
+            .contains("the folder of skill `release-notes`")
+    );
+    let kept =
+        std::fs::read_to_string(project.path().join(".agents/skills/release-notes/SKILL.md"))
+            .unwrap();
+    assert!(kept.starts_with("---\nname: release-notes"));
+    assert!(!result_of(&state, "w2").is_error());
+}
