@@ -217,8 +217,34 @@ impl Transcript {
         self
     }
 
+    /// The skill `skill` was active in the run: the model activated it, or
+    /// (a child) it was preloaded.
+    #[track_caller]
+    pub fn assert_skill_activated(&self, skill: &str) -> &Self {
+        if !self.skills.iter().any(|s| s == skill) {
+            panic!(
+                "expected skill `{skill}` to be activated; active: {}; {}",
+                list(&self.skills.iter().map(String::as_str).collect::<Vec<_>>()),
+                self.describe_calls()
+            );
+        }
+        self
+    }
+
+    /// No skill was activated in the run.
+    #[track_caller]
+    pub fn assert_no_skills(&self) -> &Self {
+        if !self.skills.is_empty() {
+            panic!(
+                "expected no skill to be activated; active: {}",
+                list(&self.skills.iter().map(String::as_str).collect::<Vec<_>>())
+            );
+        }
+        self
+    }
+
     /// The model asked the person a question whose text or header contains
-    /// `text`.
+    /// `text` (with `ask_question`).
     #[track_caller]
     pub fn assert_asked(&self, text: &str) -> &Self {
         if self.asked(text).is_none() {

@@ -47,6 +47,10 @@ pub struct Transcript {
     /// The hooks that ran, in order (from the run's events: see
     /// [`Transcript::with_events`]).
     pub hooks: Vec<HookFiring>,
+    /// The skills active in the run, in activation order (preloaded ones
+    /// first, for a child).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
 }
 
 /// A hook that ran.
@@ -163,6 +167,7 @@ impl Transcript {
     /// is recorded this way).
     fn record_state(&mut self, state: &RunState, ended: &str) {
         ended.clone_into(&mut self.ended);
+        self.skills.clone_from(&state.skills);
         // A run that finished answered with its last text.
         self.answer = (ended == "finished")
             .then(|| match state.messages.last() {

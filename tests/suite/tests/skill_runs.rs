@@ -228,6 +228,11 @@ async fn an_activation_is_run_control_and_counted_once_across_a_resume() {
         result_of(&state, "s2")
     );
     assert_eq!(state.skills, ["release-notes"]);
+    let outcome = RunOutcome::Finished {
+        text: "Released.".to_owned(),
+        state: state.clone(),
+    };
+    iris::testing::Transcript::of(&outcome).assert_skill_activated("release-notes");
     assert_eq!(
         HOOKED.load(Ordering::SeqCst),
         hooked + 1,
