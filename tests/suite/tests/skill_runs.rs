@@ -238,31 +238,6 @@ async fn an_activation_is_run_control_and_counted_once_across_a_resume() {
         hooked + 1,
         "the hook saw the approved write, never an activation"
     );
-    let wrong = ScriptedModel::new([
-        activate("s3", "deploy"),
-        read("f1", "release-notes", "references/style.md"),
-        read("f2", "release-notes", "../code-review/SKILL.md"),
-        read("f3", "release-notes", "/etc/passwd"),
-        Turn::text("ok"),
-    ]);
-    let RunOutcome::Finished { state, .. } = AgentRunner::new(agent(&EventLog::new()), wrong)
-        .with_skills(skills_in(project.path()))
-        .run(
-            "Deploy.",
-            &RunContext::new(project.path(), RunId::new("r-wrong")),
-        )
-        .await
-        .unwrap()
-    else {
-        panic!("finishes");
-    };
-    let refused = result_of(&state, "s3");
-    assert!(refused.is_error());
-    assert!(
-        refused
-            .text_content()
-            .contains("the skills are: code-review, release-notes")
-    );
 }
 
 #[test]
@@ -433,4 +408,46 @@ async fn the_file_tools_never_write_into_a_skills_folder() {
             .unwrap();
     assert!(kept.starts_with("---\nname: release-notes"));
     assert!(!result_of(&state, "w2").is_error());
+}
+
+/// A skill the catalog does not offer is refused, naming those it does; a
+/// file of a skill is read, and one outside its folder refused.
+#[tokio::test]
+async fn a_wrong_name_or_a_file_outside_the_skill_is_refused() {
+    let project = tempfile::tempdir().unwrap();
+    let wrong = ScriptedModel::new([
+        activate("s3", "deploy"),
+        read("f1", "release-notes", "references/style.md"),
+        read("f2", "release-notes", "../code-review/SKILL.md"),
+        read("f3", "release-notes", "/etc/passwd"),
+        Turn::text("ok"),
+    ]);
+    let RunOutcome::Finished { state, .. } = AgentRunner::new(agent(&EventLog::new()), wrong)
+        .with_skills(skills_in(project.path()))
+        .run(
+            "Deploy.",
+            &RunContext::new(project.path(), RunId::new("r-wrong")),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("finishes");
+    };
+    let refused = result_of(&state, "s3");
+    assert!(refused.is_error());
+    assert!(
+        refused
+            .text_content()
+            .contains("the skills are: code-review, release-notes")
+    );
+    assert_eq!(result_of(&state, "f1").text_content(), "Short lines.\n");
+    for outside in ["f2", "f3"] {
+        let refused = result_of(&state, outside);
+        assert_eq!(
+            refused.error_kind(),
+            Some(iris::ToolErrorKind::PermissionDenied),
+            "{refused:?}"
+        );
+    }
+    assert!(state.skills.is_empty(), "reading a file activates nothing");
 }
