@@ -456,3 +456,40 @@ fn login_names_the_servers_and_what_a_server_lacks() {
         stderr(&process)
     );
 }
+
+#[test]
+fn lint_reads_the_skills_strictly_and_finds_the_ones_that_shadow_each_other() {
+    let dir = workspace();
+    let skill = |folder: &str, text: &str| {
+        let at = dir.path().join(".agents/skills").join(folder);
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(at.join("SKILL.md"), text).unwrap();
+    };
+    skill(
+        "notes",
+        "---\nname: Notes\ndescription: Write release notes from the merged changes of a release.\n---\nGroup by kind.\n",
+    );
+    skill(
+        "changelog",
+        "---\nname: changelog\ndescription: Write release notes from the merged changes of a release.\n---\nKeep a changelog.\n",
+    );
+    std::fs::write(
+        dir.path().join("skilled.yaml"),
+        "name: skilled\ntools:\n  builtin: [file.read]\nskills:\n  roots: [.agents/skills]\n",
+    )
+    .unwrap();
+    let checked = iris(dir.path(), &["check", "--agent", "skilled.yaml"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", stdout(&checked));
+    let linted = iris(dir.path(), &["lint", "--agent", "skilled.yaml"]);
+    let said = stdout(&linted);
+    assert!(
+        said.contains("skill:Notes: warning[skill-format]")
+            && said.contains("`Notes` may hold only lowercase ASCII letters"),
+        "{said}"
+    );
+    assert!(
+        said.contains("skill:changelog: warning[skill-shadowed]")
+            && said.contains("with skill `Notes`'s"),
+        "{said}"
+    );
+}

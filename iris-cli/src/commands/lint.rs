@@ -52,7 +52,7 @@ pub(crate) struct Finding {
 }
 
 /// Each rule: its id, its level and what it means (SARIF's rule list).
-pub(crate) const RULES: [(&str, Level, &str); 10] = [
+pub(crate) const RULES: [(&str, Level, &str); 14] = [
     (
         "description-missing",
         Level::Error,
@@ -102,6 +102,26 @@ pub(crate) const RULES: [(&str, Level, &str); 10] = [
         "projection",
         Level::Note,
         "A change a provider's projection made on the way (meaning kept).",
+    ),
+    (
+        "skill-format",
+        Level::Warning,
+        "A skill breaks a rule of the Agent Skills format (read leniently, it loads anyway; other clients may refuse it).",
+    ),
+    (
+        "skill-catalog-shortened",
+        Level::Warning,
+        "A skill's description was shortened to fit the catalog's budget.",
+    ),
+    (
+        "skill-left-out",
+        Level::Error,
+        "A skill did not fit the catalog's budget: the model cannot activate it.",
+    ),
+    (
+        "skill-shadowed",
+        Level::Warning,
+        "A skill's description says nearly what another skill's or a tool's does: the model cannot tell them apart.",
     ),
 ];
 
@@ -363,7 +383,10 @@ pub(crate) fn run(
         registry.tools().map(|t| t.definition_dyn()).collect();
     definitions.sort_by(|a, b| a.name().as_str().cmp(b.name().as_str()));
     let scope = SearchScope::every_tool(&registry);
-    let found = findings(&definitions, &scope);
+    let mut found = findings(&definitions, &scope);
+    if let Some(skills) = catalog.agent.skills() {
+        found.extend(super::lint_skills::findings(skills, &definitions));
+    }
     let count = |level| found.iter().filter(|f| f.level == level).count();
     let (errors, warnings, notes) = (
         count(Level::Error),

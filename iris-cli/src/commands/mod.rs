@@ -7,6 +7,7 @@ pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod eval;
 pub(crate) mod lint;
+pub(crate) mod lint_skills;
 pub(crate) mod list;
 pub(crate) mod lock;
 pub(crate) mod login;
