@@ -42,7 +42,6 @@ pub mod fuzzing;
 mod history;
 mod run;
 mod seal;
-mod skills;
 mod state;
 pub mod store;
 
@@ -51,12 +50,12 @@ pub use children::{ChildAgent, DEFAULT_CHILD_MAX_STEPS};
 pub use engine::Engine;
 pub use error::RunError;
 pub use history::{ReadHistory, read_history};
+pub use iris_skills::Skills;
 pub use run::{
     AgentRunner, Answerer, DEFAULT_MAX_CHILDREN_AT_ONCE, DEFAULT_MAX_DEPTH, DEFAULT_MAX_QUESTIONS,
     DEFAULT_MAX_STEPS, Delegation, Questions, RunContext,
 };
 pub use seal::{StateKey, StateKeyError};
-pub use skills::Skills;
 pub use state::{
     ChildRun, FinishedCall, OLDEST_RUN_STATE_VERSION, PendingItem, RUN_STATE_VERSION, RunOutcome,
     RunState, Wait, WaitingItem,

@@ -42,6 +42,7 @@ mod fields;
 mod front_matter;
 mod problem;
 mod read;
+mod set;
 mod skill;
 
 pub use activation::{
@@ -53,4 +54,5 @@ pub use discover::{
 };
 pub use problem::{Severity, SkillProblem};
 pub use read::{ReadSkill, SKILL_FILE, read_skill};
+pub use set::Skills;
 pub use skill::{Skill, Strictness};

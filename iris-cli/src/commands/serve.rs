@@ -62,6 +62,9 @@ pub(crate) async fn run(catalog: Catalog, source: &Source, http: Http<'_>, out: 
         // The gateway's clients with a person behind them (elicitation)
         // may be asked the model's questions.
         questions: true,
+        // The agent file's skills: `activate_skill`, and their files as
+        // resources.
+        skills: agent.skills().cloned(),
         auth: agent.gateway_auth().cloned(),
         unauthenticated: http.no_auth,
         ..ServeOptions::default()

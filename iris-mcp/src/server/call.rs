@@ -93,6 +93,9 @@ impl IrisServer {
             };
             return Ok(CallToolResponse::Complete(to_mcp(&result)));
         }
+        if let Some(result) = self.activate_skill(&request.name, &arguments) {
+            return Ok(CallToolResponse::Complete(to_mcp(&result)));
+        }
         let rule = match self.granted(principal.as_ref(), &request.name) {
             Ok(rule) => rule,
             Err(refused) => {

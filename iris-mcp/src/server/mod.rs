@@ -16,6 +16,7 @@ mod questions;
 mod relay;
 mod rounds;
 pub(crate) mod serve;
+mod skills;
 mod stateless;
 
 use std::path::PathBuf;
@@ -127,6 +128,13 @@ pub struct ServeOptions {
     /// client without elicitation is never offered it. Off unless set, and
     /// never when the registry has a tool of that name.
     pub questions: bool,
+    /// Agent Skills the client's model may activate: their catalog is the
+    /// `activate_skill` tool (run control, like `ask_question`: no hook,
+    /// middleware or rule sees it; every caller may use it), each session
+    /// keeps its own active skills, and each skill's files are resources
+    /// (`skill://<name>/<path>`, read-only). None unless set, and never
+    /// when the registry has a tool of that name.
+    pub skills: Option<iris_skills::Skills>,
     /// Who may call over HTTP and what each caller may do (an OAuth 2.1
     /// resource server; see [`GatewayAuth`]). Without it, an HTTP server
     /// binds only to a loopback address unless
@@ -154,6 +162,7 @@ impl Default for ServeOptions {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             questions: false,
+            skills: None,
             auth: None,
             unauthenticated: false,
             allowed_origins: LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
@@ -188,6 +197,8 @@ pub struct IrisServer {
     /// The logging level the session set (`logging/setLevel`); no log
     /// messages until it sets one.
     log_level: Arc<relay::SessionLogs>,
+    /// The skills this session activated.
+    active_skills: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// What the connections of one server share: one search index and one file
@@ -354,6 +365,7 @@ impl IrisServer {
             shared,
             sessionless: !matches!(served, Served::Session),
             log_level: Arc::default(),
+            active_skills: Arc::default(),
         }
     }
 
@@ -784,6 +796,9 @@ impl ServerHandler for IrisServer {
         if !more && self.offers_questions(&registry, &context) {
             page.push(questions::listing());
         }
+        if !more && let Some(tool) = self.skills_listing(&registry) {
+            page.push(tool);
+        }
         let mut result = ListToolsResult::with_all_items(page);
         if more {
             result.next_cursor = Some((start + page_size).to_string());
@@ -818,12 +833,29 @@ impl ServerHandler for IrisServer {
         std::borrow::Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<mcp::ListResourcesResult, ErrorData> {
+        // The artifacts are named by the results that made them, never
+        // listed; the skills' files are.
+        Ok(mcp::ListResourcesResult::with_all_items(
+            self.skill_resources(),
+        ))
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         use iris_runtime::artifacts::scope;
+        if let Some(read) = self.read_skill_resource(&request.uri) {
+            return read.map(|contents| {
+                ReadResourceResponse::Complete(ReadResourceResult::new(vec![contents]))
+            });
+        }
         let ledger = self.executor.ledger();
         scope::scope_run(ledger, &self.run_id);
         if !scope::may_open(ledger, &self.run_id, &request.uri) {

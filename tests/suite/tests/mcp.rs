@@ -45,6 +45,9 @@ mod gateway;
 #[path = "mcp/upstream_oauth.rs"]
 mod upstream_oauth;
 
+#[path = "mcp/skills_served.rs"]
+mod skills_served;
+
 #[path = "mcp/protocols.rs"]
 mod protocols;
 

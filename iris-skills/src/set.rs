@@ -1,12 +1,14 @@
-//! The skills an agent's runs may activate, with their catalog: from code
-//! ([`Skills::new`] over skills found with `iris_skills::SkillRoots`) or
-//! from an agent file's `skills:` section.
+//! The skills a run (or a served session) may activate, with their
+//! catalog: from code ([`Skills::new`] over skills found with
+//! [`SkillRoots`](crate::SkillRoots)) or from an agent file's `skills:`
+//! section.
 
 use std::sync::Arc;
 
-use iris_skills::{Catalog, CatalogReport, DEFAULT_CATALOG_TOKENS, Skill};
+use crate::catalog::{Catalog, CatalogReport, DEFAULT_CATALOG_TOKENS};
+use crate::skill::Skill;
 
-/// The skills a runner's runs may activate, and their catalog.
+/// The skills a run may activate, and their catalog.
 #[derive(Debug, Clone)]
 pub struct Skills {
     skills: Arc<Vec<Skill>>,
@@ -56,12 +58,14 @@ impl Skills {
 
     /// The skill named `name`, offered or not (a child preloads from its
     /// parent's skills whatever the catalog's budget left out).
-    pub(crate) fn skill(&self, name: &str) -> Option<&Skill> {
+    #[must_use]
+    pub fn skill(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.name == name)
     }
 
     /// The skill named `name`, when the catalog offers it.
-    pub(crate) fn offered(&self, name: &str) -> Option<&Skill> {
+    #[must_use]
+    pub fn offered(&self, name: &str) -> Option<&Skill> {
         if !self.catalog.offers(name) {
             return None;
         }
