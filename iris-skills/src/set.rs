@@ -11,8 +11,11 @@ use crate::skill::Skill;
 /// The skills a run may activate, and their catalog.
 #[derive(Debug, Clone)]
 pub struct Skills {
-    skills: Arc<Vec<Skill>>,
+    all: Arc<Vec<Skill>>,
     catalog: Arc<Catalog>,
+    /// Whether an active skill's `allowed-tools` pre-approve calls the
+    /// policy would ask about.
+    honour_allowed_tools: bool,
 }
 
 impl Skills {
@@ -27,21 +30,48 @@ impl Skills {
     /// The same skills with a catalog of `tokens`.
     #[must_use]
     pub fn with_budget(self, tokens: usize) -> Self {
-        let skills = Arc::try_unwrap(self.skills).unwrap_or_else(|shared| (*shared).clone());
-        Self::within(skills, tokens)
+        let honour = self.honour_allowed_tools;
+        let skills = Arc::try_unwrap(self.all).unwrap_or_else(|shared| (*shared).clone());
+        Self::within(skills, tokens).honour_allowed_tools(honour)
     }
 
     fn within(skills: Vec<Skill>, tokens: usize) -> Self {
         let catalog = Catalog::new(&skills, tokens);
         Self {
-            skills: Arc::new(skills),
+            all: Arc::new(skills),
             catalog: Arc::new(catalog),
+            honour_allowed_tools: false,
         }
+    }
+
+    /// Lets an active skill's `allowed-tools` pre-approve calls of the
+    /// tools it names: a call the policy would ask a person about runs
+    /// without asking while the skill is active. Only plain tool names
+    /// count (a pattern such as `Bash(git:*)` is another client's and is
+    /// never read as one); a call the policy denies stays denied, and the
+    /// tools keep their own confinement. Off unless set.
+    #[must_use]
+    pub fn honour_allowed_tools(mut self, honour: bool) -> Self {
+        self.honour_allowed_tools = honour;
+        self
+    }
+
+    /// The active skill (of `active`) whose `allowed-tools` pre-approve a
+    /// call of `tool`, when the host lets them.
+    #[must_use]
+    pub fn pre_approving(&self, active: &[String], tool: &str) -> Option<&Skill> {
+        if !self.honour_allowed_tools {
+            return None;
+        }
+        active
+            .iter()
+            .filter_map(|name| self.skill(name))
+            .find(|skill| skill.allowed_tools.iter().any(|allowed| allowed == tool))
     }
 
     /// Every skill, offered or not.
     pub fn iter(&self) -> impl Iterator<Item = &Skill> {
-        self.skills.iter()
+        self.all.iter()
     }
 
     /// What fit in the catalog, and what was shortened or left out.
@@ -60,7 +90,7 @@ impl Skills {
     /// parent's skills whatever the catalog's budget left out).
     #[must_use]
     pub fn skill(&self, name: &str) -> Option<&Skill> {
-        self.skills.iter().find(|s| s.name == name)
+        self.all.iter().find(|s| s.name == name)
     }
 
     /// The skill named `name`, when the catalog offers it.
@@ -69,6 +99,6 @@ impl Skills {
         if !self.catalog.offers(name) {
             return None;
         }
-        self.skills.iter().find(|s| s.name == name)
+        self.all.iter().find(|s| s.name == name)
     }
 }

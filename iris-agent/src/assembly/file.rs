@@ -98,6 +98,11 @@ pub struct SkillsSection {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub catalog_tokens: Option<usize>,
+    /// Let an active skill's `allowed-tools` pre-approve calls of the
+    /// tools it names (plain names only) that the permissions would ask
+    /// about; a denied call stays denied. Off unless set.
+    #[serde(default)]
+    pub honour_allowed_tools: bool,
 }
 
 /// A child agent: another agent file, whose agent the model calls as a

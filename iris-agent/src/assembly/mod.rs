@@ -67,6 +67,7 @@
 //! | `skills.roots` | folders Agent Skills are found under: relative to the agent file the project's, `~/…` the user's (default `.agents/skills` beside the file and `~/.agents/skills`); project skills win |
 //! | `agents[].skills` | skills the child starts with, active (its own or this agent's) |
 //! | `skills.allow`, `.lenient`, `.catalog_tokens` | only these skills (a name not found is a problem); read leniently (default) or strictly (a skill's problem is the file's, at its place in `SKILL.md`); the catalog's token budget |
+//! | `skills.honour_allowed_tools` | an active skill's `allowed-tools` pre-approve calls the permissions would ask about (never one they deny); off by default |
 //!
 //! # Names
 //!

@@ -85,7 +85,7 @@ pub(super) fn skills(
         }
         skills.retain(|s| allow.contains(&s.name));
     }
-    let skills = Skills::new(skills);
+    let skills = Skills::new(skills).honour_allowed_tools(section.honour_allowed_tools);
     let skills = match section.catalog_tokens {
         Some(tokens) => skills.with_budget(tokens),
         None => skills,

@@ -77,12 +77,19 @@ impl AgentRunner {
                         End::Finished(FinishedCall { call_id, result })
                     }
                     ToolOutcome::Waiting(request) => {
-                        let call = step.get(at).cloned().unwrap_or_else(|| ToolUseBlock {
-                            id: request.call_id.clone(),
-                            name: request.tool.as_str().to_owned(),
-                            input: request.arguments.clone(),
-                        });
-                        End::Waiting(Box::new(WaitingItem::approval(call, *request)))
+                        if let Some(result) = self.pre_approved(&request, &active, tools_cx).await {
+                            End::Finished(FinishedCall {
+                                call_id: request.call_id.clone(),
+                                result,
+                            })
+                        } else {
+                            let call = step.get(at).cloned().unwrap_or_else(|| ToolUseBlock {
+                                id: request.call_id.clone(),
+                                name: request.tool.as_str().to_owned(),
+                                input: request.arguments.clone(),
+                            });
+                            End::Waiting(Box::new(WaitingItem::approval(call, *request)))
+                        }
                     }
                 });
             }

@@ -117,6 +117,36 @@ impl AgentRunner {
         active
     }
 
+    /// The result of a call the policy asked about that an active skill's
+    /// `allowed-tools` pre-approve (the host opted in): approved by run
+    /// control and run at once. None when no active skill names the tool;
+    /// the call then waits for a person as usual.
+    pub(super) async fn pre_approved(
+        &self,
+        request: &iris_runtime::ApprovalRequest,
+        active: &[String],
+        cx: &iris_core::ToolContext,
+    ) -> Option<ToolResult> {
+        let skill = self
+            .run_skills()?
+            .pre_approving(active, request.tool.as_str())?;
+        tracing::info!(
+            tool = %request.tool,
+            skill = %skill.name,
+            "a call the policy asks about runs, pre-approved by an active skill's allowed-tools"
+        );
+        let decision = iris_runtime::ApprovalDecision::approve(request);
+        match self
+            .agent
+            .executor()
+            .resume(&request.call_id, decision, cx)
+            .await
+        {
+            Ok(iris_runtime::ToolOutcome::Finished { result, .. }) => Some(result),
+            _ => None,
+        }
+    }
+
     /// The activation tool's spec, when skills are offered.
     pub(super) fn skill_spec(&self) -> Option<iris_core::ToolSpec> {
         self.run_skills().and_then(|s| s.catalog().spec())

@@ -451,3 +451,84 @@ async fn a_wrong_name_or_a_file_outside_the_skill_is_refused() {
     }
     assert!(state.skills.is_empty(), "reading a file activates nothing");
 }
+
+/// A skill's `allowed-tools` are honoured only where the host opts in,
+/// and then only as a pre-approval of a call the policy would ask about:
+/// a denied call stays denied.
+#[tokio::test]
+async fn allowed_tools_pre_approve_only_when_the_host_opts_in_and_never_past_a_deny() {
+    let project = tempfile::tempdir().unwrap();
+    let folder = project.path().join("skills/notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: notes\ndescription: Keep notes of the work.\nallowed-tools: write_note Bash(git:*)\n---\nWrite a note.\n",
+    )
+    .unwrap();
+    let found = SkillRoots::new()
+        .with_root(
+            project.path().join("skills"),
+            SkillScope::User,
+            Strictness::Strict,
+        )
+        .find();
+    let turns = || {
+        ScriptedModel::new([
+            activate("s1", "notes"),
+            Turn::call_with_id("w1", "write_note", json!({"text": "done"})),
+            Turn::text("ok"),
+        ])
+    };
+    let cx = |run: &str| RunContext::new(project.path(), RunId::new(run));
+    // An agent of its own: the hook counter of the other tests stays
+    // theirs.
+    let asking = || {
+        let mut registry = ToolRegistry::new();
+        registry.register(WriteNote).unwrap();
+        let executor = ToolExecutor::builder(registry)
+            .policy(RulePolicy::new().write(Rule::Ask))
+            .build()
+            .unwrap();
+        Agent::builder(executor).name("writer").build().unwrap()
+    };
+
+    // Not opted in: the write asks, as the policy says.
+    let outcome = AgentRunner::new(asking(), turns())
+        .with_skills(Skills::new(found.skills.clone()))
+        .run("Note it.", &cx("r-no"))
+        .await
+        .unwrap();
+    assert!(matches!(outcome, RunOutcome::Waiting(_)), "{outcome:?}");
+
+    // Opted in: the active skill pre-approves it.
+    let outcome = AgentRunner::new(asking(), turns())
+        .with_skills(Skills::new(found.skills.clone()).honour_allowed_tools(true))
+        .run("Note it.", &cx("r-yes"))
+        .await
+        .unwrap();
+    let RunOutcome::Finished { state, .. } = outcome else {
+        panic!("runs without asking: {outcome:?}");
+    };
+    assert_eq!(result_of(&state, "w1").text_content(), "wrote done");
+
+    // A deny rule still denies.
+    let mut registry = ToolRegistry::new();
+    registry.register(WriteNote).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Deny))
+        .build()
+        .unwrap();
+    let denying = Agent::builder(executor).name("writer").build().unwrap();
+    let outcome = AgentRunner::new(denying, turns())
+        .with_skills(Skills::new(found.skills).honour_allowed_tools(true))
+        .run("Note it.", &cx("r-deny"))
+        .await
+        .unwrap();
+    let RunOutcome::Finished { state, .. } = outcome else {
+        panic!("finishes: {outcome:?}");
+    };
+    assert_eq!(
+        result_of(&state, "w1").error_kind(),
+        Some(iris::ToolErrorKind::PermissionDenied)
+    );
+}
