@@ -532,3 +532,43 @@ async fn allowed_tools_pre_approve_only_when_the_host_opts_in_and_never_past_a_d
         Some(iris::ToolErrorKind::PermissionDenied)
     );
 }
+
+/// A skill's script never runs by itself: running it is a call of one of
+/// the agent's command tools, which the policy asks about (exec asks by
+/// default) before the program starts.
+#[tokio::test]
+async fn a_skills_script_is_asked_about_before_it_runs() {
+    let project = tempfile::tempdir().unwrap();
+    drop(skills_in(project.path()));
+    let marker = project.path().join("ran.txt");
+    std::fs::write(
+        project
+            .path()
+            .join(".agents/skills/release-notes/scripts/changes.sh"),
+        format!("echo ran > {}\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("agent.yaml"),
+        "name: releaser\ntools:\n  command:\n    - name: list_changes\n      description: List the changes merged since the last release.\n      command: [sh, .agents/skills/release-notes/scripts/changes.sh]\n      capabilities: [exec]\nskills:\n  roots: [.agents/skills]\n",
+    )
+    .unwrap();
+    let agent = Agent::from_path(project.path().join("agent.yaml")).unwrap();
+    let model = ScriptedModel::new([
+        activate("s1", "release-notes"),
+        Turn::call_with_id("x1", "list_changes", json!({})),
+    ]);
+    let outcome = AgentRunner::new(agent, model)
+        .run(
+            "Write the notes.",
+            &RunContext::new(project.path(), RunId::new("r-script")),
+        )
+        .await
+        .unwrap();
+    let RunOutcome::Waiting(state) = outcome else {
+        panic!("the script waits for a person: {outcome:?}");
+    };
+    assert_eq!(state.waiting[0].call.name, "list_changes");
+    assert_eq!(state.skills, ["release-notes"]);
+    assert!(!marker.exists(), "nothing ran before the approval");
+}
