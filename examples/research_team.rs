@@ -3,9 +3,12 @@
 //! the person's approval (the lead asks before writes, and a child is held
 //! to the lead's policy). The run pauses with both items listed flat by
 //! their paths, is saved as JSON, and a second process answers, approves
-//! and finishes it; the report is written once.
+//! and finishes it; the report is written once. The writer starts with the
+//! `report-style` skill preloaded (from `examples/skills/`, with a
+//! reference file and a script): its instructions are in the writer's
+//! first request, and its report follows them.
 //!
-//! Run with `cargo run --example research_team --features testing` (it
+//! Run with `cargo run --example research_team --features testing,skills` (it
 //! starts both processes itself), or by hand: `... -- start STATE
 //! WORKSPACE`, then `... -- answer STATE WORKSPACE REGION`.
 #![allow(
@@ -19,10 +22,11 @@ use std::process::Command;
 
 use iris::agent::{
     Agent, AgentRunner, Answer, ChildAgent, QuestionReply, Questions, Reply, RunContext,
-    RunOutcome, RunState, Wait,
+    RunOutcome, RunState, Skills, Wait,
 };
 use iris::model::{Message, ModelResponse};
 use iris::serde_json::json;
+use iris::skills::{SkillRoots, SkillScope, Strictness};
 use iris::testing::FnModel;
 use iris::{ApprovalDecision, Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry, ToolUseBlock};
 
@@ -114,16 +118,42 @@ fn researcher_model() -> FnModel {
     })
 }
 
-/// The writer: saves the skeleton, then says so.
+/// The writer: saves the skeleton (in the house style when the
+/// `report-style` skill is in its first request), then says so.
 fn writer_model() -> FnModel {
     FnModel::new(|request| match request.messages.last() {
-        Some(Message::Tool { result, .. }) => Ok(answer(result.text_content())),
-        _ => Ok(call(
-            "s1",
-            "save_report",
-            json!({"text": "# Quarterly report"}),
-        )),
+        Some(Message::Tool { result, .. }) if result.text_content().starts_with("saved") => {
+            Ok(answer(result.text_content()))
+        }
+        _ => {
+            let styled = request.messages.iter().any(|m| {
+                matches!(m, Message::Tool { result, .. }
+                    if result.text_content().starts_with("<skill name=\"report-style\""))
+            });
+            let text = if styled {
+                "# Quarterly report, Q3: Summary / Figures / Risks"
+            } else {
+                "# Quarterly report"
+            };
+            Ok(call("s1", "save_report", json!({ "text": text })))
+        }
     })
+}
+
+/// The team's skills: the house style, kept beside this example and read
+/// strictly (a problem in it fails the run at once).
+fn team_skills() -> Result<Skills, Box<dyn Error>> {
+    let found = SkillRoots::new()
+        .with_root(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills"),
+            SkillScope::User,
+            Strictness::Strict,
+        )
+        .find();
+    if let Some(problem) = found.problems.first() {
+        return Err(problem.to_string().into());
+    }
+    Ok(Skills::new(found.skills))
 }
 
 fn runner() -> Result<AgentRunner, Box<dyn Error>> {
@@ -158,10 +188,13 @@ fn runner() -> Result<AgentRunner, Box<dyn Error>> {
     .child(
         ChildAgent::new("writer", "Writes files.", writer)
             .model(writer_model())
+            .preload_skills(["report-style"])
             .concurrency_safe(),
     )
     .build()?;
-    Ok(AgentRunner::new(lead, lead_model()).with_questions(Questions::new()))
+    Ok(AgentRunner::new(lead, lead_model())
+        .with_questions(Questions::new())
+        .with_skills(team_skills()?))
 }
 
 /// The first process: starts the run, which waits on the question and the

@@ -137,7 +137,7 @@ fn toolbox_reserves_from_the_shared_stock() {
 /// the writer's approval pause the run, listed by their paths; a second
 /// process answers, approves and finishes it, and the report is written
 /// once.
-#[cfg(feature = "testing")]
+#[cfg(all(feature = "testing", feature = "skills"))]
 #[test]
 fn research_team_pauses_on_a_question_and_an_approval_and_finishes_elsewhere() {
     let out = run_example("research_team");
@@ -151,6 +151,10 @@ fn research_team_pauses_on_a_question_and_an_approval_and_finishes_elsewhere() {
         "{out}"
     );
     assert!(out.contains("report.md holds 1 line(s)"), "{out}");
+    assert!(
+        out.contains("Summary / Figures / Risks"),
+        "the writer followed its preloaded skill: {out}"
+    );
     let processes: std::collections::BTreeSet<&str> = out
         .lines()
         .filter_map(|line| line.strip_prefix("[process ")?.split(']').next())
