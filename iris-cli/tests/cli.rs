@@ -480,6 +480,11 @@ fn lint_reads_the_skills_strictly_and_finds_the_ones_that_shadow_each_other() {
     .unwrap();
     let checked = iris(dir.path(), &["check", "--agent", "skilled.yaml"]);
     assert_eq!(checked.status.code(), Some(0), "{}", stdout(&checked));
+    assert!(
+        stdout(&checked).contains("notes/SKILL.md:2:7: warning: `name`: `Notes` may hold only"),
+        "{}",
+        stdout(&checked)
+    );
     let linted = iris(dir.path(), &["lint", "--agent", "skilled.yaml"]);
     let said = stdout(&linted);
     assert!(

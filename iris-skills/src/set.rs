@@ -16,6 +16,9 @@ pub struct Skills {
     /// Whether an active skill's `allowed-tools` pre-approve calls the
     /// policy would ask about.
     honour_allowed_tools: bool,
+    /// What finding and reading them forgave (lenient reading), kept to
+    /// show the host.
+    warnings: Arc<Vec<crate::SkillProblem>>,
 }
 
 impl Skills {
@@ -31,8 +34,11 @@ impl Skills {
     #[must_use]
     pub fn with_budget(self, tokens: usize) -> Self {
         let honour = self.honour_allowed_tools;
+        let warnings = self.warnings;
         let skills = Arc::try_unwrap(self.all).unwrap_or_else(|shared| (*shared).clone());
-        Self::within(skills, tokens).honour_allowed_tools(honour)
+        let mut skills = Self::within(skills, tokens).honour_allowed_tools(honour);
+        skills.warnings = warnings;
+        skills
     }
 
     fn within(skills: Vec<Skill>, tokens: usize) -> Self {
@@ -41,7 +47,21 @@ impl Skills {
             all: Arc::new(skills),
             catalog: Arc::new(catalog),
             honour_allowed_tools: false,
+            warnings: Arc::default(),
         }
+    }
+
+    /// Keeps `warnings` (what finding the skills forgave) to show the host.
+    #[must_use]
+    pub fn with_warnings(mut self, warnings: Vec<crate::SkillProblem>) -> Self {
+        self.warnings = Arc::new(warnings);
+        self
+    }
+
+    /// What finding and reading the skills forgave.
+    #[must_use]
+    pub fn warnings(&self) -> &[crate::SkillProblem] {
+        &self.warnings
     }
 
     /// Lets an active skill's `allowed-tools` pre-approve calls of the

@@ -55,6 +55,7 @@ pub(super) fn skills(
         }
     }
     let found = roots.find();
+    let mut warnings = Vec::new();
     for problem in &found.problems {
         if problem.is_error() && strictness == Strictness::Strict {
             issues.adopt(vec![AssemblyIssue {
@@ -66,6 +67,7 @@ pub(super) fn skills(
             }]);
         } else {
             tracing::warn!(%problem, "a skill");
+            warnings.push(problem.clone());
         }
     }
     let mut skills = found.skills;
@@ -85,7 +87,9 @@ pub(super) fn skills(
         }
         skills.retain(|s| allow.contains(&s.name));
     }
-    let skills = Skills::new(skills).honour_allowed_tools(section.honour_allowed_tools);
+    let skills = Skills::new(skills)
+        .honour_allowed_tools(section.honour_allowed_tools)
+        .with_warnings(warnings);
     let skills = match section.catalog_tokens {
         Some(tokens) => skills.with_budget(tokens),
         None => skills,

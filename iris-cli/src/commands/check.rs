@@ -21,9 +21,18 @@ pub(crate) async fn run(path: &Path, assembly: &Assembly, out: Out) -> Exit {
     match assembly.connect(path).await {
         Ok(agent) => {
             let tools = agent.registry().tools().count();
+            // What a lenient reading of its skills forgave: loaded, and
+            // worth knowing.
+            let warnings: Vec<String> = agent
+                .skills()
+                .map(|s| s.warnings().iter().map(ToString::to_string).collect())
+                .unwrap_or_default();
             if out.json {
-                out.json(json!({"file": path.display().to_string(), "problems": [], "agent": agent.name(), "tools": tools}));
+                out.json(json!({"file": path.display().to_string(), "problems": [], "warnings": warnings, "agent": agent.name(), "tools": tools}));
             } else {
+                for warning in &warnings {
+                    out.line(warning);
+                }
                 out.line(&format!(
                     "{}: agent `{}` assembles, with {tools} tool(s)",
                     path.display(),

@@ -572,3 +572,74 @@ async fn a_skills_script_is_asked_about_before_it_runs() {
     assert_eq!(state.skills, ["release-notes"]);
     assert!(!marker.exists(), "nothing ran before the approval");
 }
+
+/// Look a word up (read-only, with a long answer).
+#[iris::tool(read_only)]
+fn look_up(
+    /// The word.
+    word: String,
+) -> String {
+    format!("{word}: {}", "a long entry ".repeat(100))
+}
+
+/// The results budget shortens old read-only results, never a skill's
+/// instructions: a later request still carries the whole body.
+#[tokio::test]
+async fn the_results_budget_never_previews_a_skills_body_away() {
+    let project = tempfile::tempdir().unwrap();
+    let folder = project.path().join("skills/long");
+    std::fs::create_dir_all(&folder).unwrap();
+    let body = "Follow every one of these steps. ".repeat(40);
+    std::fs::write(
+        folder.join("SKILL.md"),
+        format!("---\nname: long\ndescription: A skill with long instructions.\n---\n{body}\n"),
+    )
+    .unwrap();
+    let found = SkillRoots::new()
+        .with_root(
+            project.path().join("skills"),
+            SkillScope::User,
+            Strictness::Strict,
+        )
+        .find();
+    let mut registry = ToolRegistry::new();
+    registry.register(LookUp).unwrap();
+    let agent = Agent::builder(ToolExecutor::builder(registry).build().unwrap())
+        .name("reader")
+        .results_budget(500)
+        .build()
+        .unwrap();
+    let model = Arc::new(ScriptedModel::new([
+        activate("s1", "long"),
+        Turn::call_with_id("l1", "look_up", json!({"word": "iris"})),
+        Turn::call_with_id("l2", "look_up", json!({"word": "rose"})),
+        Turn::text("done"),
+    ]));
+    AgentRunner::new(agent, Arc::clone(&model))
+        .with_skills(Skills::new(found.skills))
+        .run(
+            "Read.",
+            &RunContext::new(project.path(), RunId::new("r-budget")),
+        )
+        .await
+        .unwrap();
+    let last = model.requests().pop().unwrap();
+    let results: Vec<String> = last
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            iris::model::Message::Tool { result, .. } => Some(result.text_content()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        results[0].contains(body.trim()),
+        "the body is whole: {}",
+        results[0]
+    );
+    assert!(
+        results[1].chars().count() < 1000,
+        "the old read-only result was previewed: {} chars",
+        results[1].chars().count()
+    );
+}
