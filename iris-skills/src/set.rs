@@ -51,6 +51,35 @@ impl Skills {
         }
     }
 
+    /// The answer to a call of the activation tool with `arguments`, where
+    /// `active` holds the skills active already (a new activation is
+    /// added): with `file`, that file of the skill; else the skill's body,
+    /// folder and files, or a short note when it is active already; a
+    /// refusal for a skill the catalog does not offer. With the answer,
+    /// the skill newly activated, if any.
+    #[must_use]
+    pub fn answer(
+        &self,
+        arguments: &serde_json::Value,
+        active: &mut Vec<String>,
+    ) -> (iris_core::ToolResult, Option<String>) {
+        let asked = arguments
+            .get("name")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        let Some(skill) = self.offered(asked) else {
+            return (crate::not_offered(asked, self.catalog.names()), None);
+        };
+        if let Some(file) = arguments.get("file").and_then(serde_json::Value::as_str) {
+            return (crate::read_file(skill, file), None);
+        }
+        if active.iter().any(|a| a == asked) {
+            return (crate::already_active(asked), None);
+        }
+        active.push(asked.to_owned());
+        (crate::activation(skill), Some(asked.to_owned()))
+    }
+
     /// Keeps `warnings` (what finding the skills forgave) to show the host.
     #[must_use]
     pub fn with_warnings(mut self, warnings: Vec<crate::SkillProblem>) -> Self {

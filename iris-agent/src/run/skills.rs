@@ -32,28 +32,15 @@ impl AgentRunner {
         let Some(skills) = self.run_skills() else {
             return iris_skills::not_offered("?", std::iter::empty());
         };
-        let name = call
-            .input
-            .get("name")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or_default();
-        let Some(skill) = skills.offered(name) else {
-            return iris_skills::not_offered(name, skills.catalog().names());
-        };
-        if let Some(file) = call.input.get("file").and_then(serde_json::Value::as_str) {
-            // One of its files, read-only and confined to its folder.
-            return iris_skills::read_file(skill, file);
+        let (result, activated) = skills.answer(&call.input, active);
+        if let Some(skill) = activated {
+            self.agent.executor().emit_event(RunEvent::SkillActivated {
+                run_id: run.clone(),
+                call_id: call.id.clone(),
+                skill,
+            });
         }
-        if active.iter().any(|a| a == name) {
-            return iris_skills::already_active(name);
-        }
-        active.push(name.to_owned());
-        self.agent.executor().emit_event(RunEvent::SkillActivated {
-            run_id: run.clone(),
-            call_id: call.id.clone(),
-            skill: name.to_owned(),
-        });
-        iris_skills::activation(skill)
+        result
     }
 
     /// The skills this runner's runs offer: its own, else its agent's.

@@ -59,25 +59,11 @@ impl IrisServer {
         }
         let registry = self.executor.registry();
         let skills = self.served_skills(&registry)?;
-        let asked = arguments
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let Some(skill) = skills.offered(asked) else {
-            return Some(iris_skills::not_offered(asked, skills.catalog().names()));
-        };
-        if let Some(file) = arguments.get("file").and_then(Value::as_str) {
-            return Some(iris_skills::read_file(skill, file));
-        }
         let mut active = self
             .active_skills
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if active.iter().any(|a| a == asked) {
-            return Some(iris_skills::already_active(asked));
-        }
-        active.push(asked.to_owned());
-        Some(iris_skills::activation(skill))
+        Some(skills.answer(arguments, &mut active).0)
     }
 
     /// Every offered skill's files, as resources.
