@@ -573,9 +573,9 @@ async fn a_skills_script_is_asked_about_before_it_runs() {
     assert!(!marker.exists(), "nothing ran before the approval");
 }
 
-/// Look a word up (read-only, with a long answer).
+/// Define a word (read-only, with a long answer).
 #[iris::tool(read_only)]
-fn look_up(
+fn define_word(
     /// The word.
     word: String,
 ) -> String {
@@ -603,7 +603,7 @@ async fn the_results_budget_never_previews_a_skills_body_away() {
         )
         .find();
     let mut registry = ToolRegistry::new();
-    registry.register(LookUp).unwrap();
+    registry.register(DefineWord).unwrap();
     let agent = Agent::builder(ToolExecutor::builder(registry).build().unwrap())
         .name("reader")
         .results_budget(500)
@@ -611,8 +611,8 @@ async fn the_results_budget_never_previews_a_skills_body_away() {
         .unwrap();
     let model = Arc::new(ScriptedModel::new([
         activate("s1", "long"),
-        Turn::call_with_id("l1", "look_up", json!({"word": "iris"})),
-        Turn::call_with_id("l2", "look_up", json!({"word": "rose"})),
+        Turn::call_with_id("l1", "define_word", json!({"word": "iris"})),
+        Turn::call_with_id("l2", "define_word", json!({"word": "rose"})),
         Turn::text("done"),
     ]));
     AgentRunner::new(agent, Arc::clone(&model))
