@@ -19,8 +19,9 @@ pub enum Exit {
     Waiting,
     /// The agent file has problems (`5`).
     Invalid,
-    /// The catalog could not be reached: a server that did not start, a
-    /// file that could not be read (`6`).
+    /// The catalog or the model could not be reached: a server that did
+    /// not start, a file that could not be read, a model endpoint that did
+    /// not answer or refused the request (`6`).
     Unreachable,
     /// `iris lint` found errors, or warnings under `--strict` (`7`).
     LintFailed,
@@ -29,7 +30,7 @@ pub enum Exit {
     /// `iris diff` found a breaking change (`9`).
     Breaking,
     /// `iris run` stopped before the model finished: it took its
-    /// `max_steps` (`10`).
+    /// `max_steps`, or its answer was cut off by `max_tokens` (`10`).
     Incomplete,
     /// The run was cancelled with Ctrl-C (`130`).
     Cancelled,

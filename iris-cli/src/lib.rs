@@ -24,9 +24,10 @@
 //! stderr. Exit codes ([`Exit`]): 0 done, 1 the tool returned an error, 2
 //! the command line was wrong (or the call's arguments), 3 refused by the
 //! policy or a hook, 4 waiting for approval, 5 the agent file has
-//! problems, 6 the catalog could not be reached, 7 lint failed, 8 eval
-//! regressed from its baseline, 9 diff found a breaking change, 10 a run
-//! took its `max_steps`, 130 a run was cancelled (Ctrl-C), 70 Iris failed.
+//! problems, 6 the catalog or the model could not be reached, 7 lint
+//! failed, 8 eval regressed from its baseline, 9 diff found a breaking
+//! change, 10 a run took its `max_steps` or was cut off by `max_tokens`,
+//! 130 a run was cancelled (Ctrl-C), 70 Iris failed.
 //!
 //! A host whose tools live in its own binary mounts the same commands over
 //! what it really runs with [`main`] (in a `src/bin/`), since only its

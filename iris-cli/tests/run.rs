@@ -278,3 +278,51 @@ fn a_streamed_answer_is_printed_as_it_arrives_and_whole() {
     assert_eq!(pieces.concat(), "Roses are red.");
     assert!(pieces.len() >= 2, "streamed in pieces: {pieces:?}");
 }
+
+#[test]
+fn an_answer_cut_off_by_its_token_limit_says_so_and_is_not_a_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cut = says("The three words are one, two and");
+    cut["choices"][0]["finish_reason"] = json!("length");
+    let server = ModelServer::start(vec![cut.clone(), cut]);
+    agent(dir.path(), &server.base_url);
+    let ended = iris(dir.path(), &["run", "--agent", "agent.yaml", "List them."]);
+    assert_eq!(ended.status.code(), Some(10), "{}", text(&ended.stderr));
+    // What the model wrote is shown, and said to be cut.
+    assert_eq!(text(&ended.stdout).trim(), "The three words are one, two and");
+    assert!(
+        text(&ended.stderr).contains("cut off by its token limit")
+            && text(&ended.stderr).contains("max_tokens"),
+        "{}",
+        text(&ended.stderr)
+    );
+    let lines = iris(
+        dir.path(),
+        &["run", "--agent", "agent.yaml", "List them.", "--jsonl"],
+    );
+    assert_eq!(lines.status.code(), Some(10), "{}", text(&lines.stderr));
+    let last: Value = serde_json::from_str(text(&lines.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "run_cut_off");
+    assert_eq!(last["text"], "The three words are one, two and");
+    let error: Value = serde_json::from_str(text(&lines.stderr).lines().last().unwrap()).unwrap();
+    assert_eq!(error["error"]["code"], "incomplete");
+}
+
+#[test]
+fn a_model_that_cannot_be_reached_ends_with_the_unreachable_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    agent(dir.path(), &format!("http://127.0.0.1:{port}/v1"));
+    let ended = iris(dir.path(), &["run", "--agent", "agent.yaml", "Hello"]);
+    assert_eq!(ended.status.code(), Some(6), "{}", text(&ended.stderr));
+    assert!(
+        text(&ended.stderr).contains("could not be reached"),
+        "{}",
+        text(&ended.stderr)
+    );
+}

@@ -135,14 +135,24 @@ impl Endpoint {
                 api.name
             )));
         }
-        let variable = config.api_key_env.as_deref().or(api.key_variable);
-        let api_key = match variable {
-            Some(variable) => std::env::var(variable).map_err(|_| {
+        let api_key = match (config.api_key_env.as_deref(), api.key_variable) {
+            (Some(variable), _) => std::env::var(variable).map_err(|_| {
                 ModelError::new(format!(
                     "environment variable `{variable}` is not set; it holds the API key"
                 ))
             })?,
-            None => String::new(),
+            // Another server speaking the API (a local llama.cpp, vLLM or
+            // Ollama) often takes no key: the provider's usual variable is
+            // sent when it is set, and nothing when it is not.
+            (None, Some(variable)) if config.base_url.is_some() => {
+                std::env::var(variable).unwrap_or_default()
+            }
+            (None, Some(variable)) => std::env::var(variable).map_err(|_| {
+                ModelError::new(format!(
+                    "environment variable `{variable}` is not set; it holds the API key (for another server that takes none, give its `base_url`)"
+                ))
+            })?,
+            (None, None) => String::new(),
         };
         let base_url = config.base_url.as_deref().unwrap_or(api.base_url);
         let mut endpoint = Self::new(

@@ -19,12 +19,14 @@ mod openai_chat;
 mod openai_responses;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 mod sse;
+mod usage;
 
 #[cfg(feature = "anthropic")]
 pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS, Messages,
 };
 pub use config::{ModelConfig, ModelProvider};
+pub use usage::Usage;
 #[cfg(feature = "http")]
 pub use http::{Api, Endpoint, HttpModel, MAX_ANSWER_BYTES, RetryPolicy, Wire};
 #[cfg(feature = "openai")]
@@ -102,22 +104,6 @@ pub struct ModelRequest<'a> {
     pub tools: &'a [ToolSpec],
     /// Sampling and tool options.
     pub options: &'a ModelOptions,
-}
-
-/// Tokens a model reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Usage {
-    /// Tokens read.
-    pub input_tokens: u64,
-    /// Tokens written.
-    pub output_tokens: u64,
-}
-
-impl std::ops::AddAssign for Usage {
-    fn add_assign(&mut self, other: Self) {
-        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
-    }
 }
 
 /// Why the model stopped.

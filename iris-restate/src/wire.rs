@@ -46,6 +46,8 @@ pub struct RunReport {
 pub enum Ended {
     /// The model answered without calling tools.
     Finished,
+    /// The model's answer was cut off by its token limit.
+    CutOff,
     /// The run took its step limit.
     MaxSteps,
     /// The run was cancelled.
@@ -57,6 +59,7 @@ impl RunReport {
     pub(crate) fn of(outcome: RunOutcome) -> Option<Self> {
         let (ended, text, state) = match outcome {
             RunOutcome::Finished { text, state } => (Ended::Finished, text, state),
+            RunOutcome::CutOff { text, state } => (Ended::CutOff, text, state),
             RunOutcome::MaxSteps(state) => (Ended::MaxSteps, String::new(), state),
             RunOutcome::Cancelled(state) => (Ended::Cancelled, String::new(), state),
             RunOutcome::Waiting(_) => return None,

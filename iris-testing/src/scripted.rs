@@ -96,10 +96,7 @@ impl Turn {
     /// The tokens this answer reports.
     #[must_use]
     pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
-        self.usage = Usage {
-            input_tokens,
-            output_tokens,
-        };
+        self.usage = Usage::new(input_tokens, output_tokens);
         self
     }
 

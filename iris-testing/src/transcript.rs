@@ -153,12 +153,13 @@ impl Transcript {
     pub fn record(&mut self, outcome: &RunOutcome) {
         let ended = match outcome {
             RunOutcome::Finished { .. } => "finished",
+            RunOutcome::CutOff { .. } => "cut_off",
             RunOutcome::Waiting(_) => "waiting",
             RunOutcome::MaxSteps(_) => "max_steps",
             RunOutcome::Cancelled(_) => "cancelled",
         };
         self.record_state(outcome.state(), ended);
-        if let RunOutcome::Finished { text, .. } = outcome {
+        if let RunOutcome::Finished { text, .. } | RunOutcome::CutOff { text, .. } = outcome {
             self.answer = Some(text.clone());
         }
     }

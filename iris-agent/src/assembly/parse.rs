@@ -328,14 +328,48 @@ fn finish(issues: Issues) -> AssemblyError {
     }
 }
 
-/// serde's path as the file's keys: a value's location wrapper adds a
-/// `value` segment the file does not have, and the root is no key.
+/// The agent file's keys whose value is wrapped with its location
+/// (`Spanned`): serde's path has a `value` segment after them that the file
+/// does not have.
+const LOCATED_KEYS: &[&str] = &[
+    "handler",
+    "options",
+    "parameters",
+    "input_schema",
+    "command",
+    "skills",
+    "auth",
+    "mcp",
+];
+
+/// serde's path as the file's keys: the `value` segment a location wrapper
+/// adds is left out (only after a wrapped key, so a parameter or variable
+/// the file names `value` keeps its name), and the root is no key.
 fn key_path(path: &str) -> String {
     if path == "." || path == "?" {
         return String::new();
     }
-    path.replace("handler.value.", "handler.")
-        .replace("options.value.", "options.")
+    let mut keys: Vec<String> = Vec::new();
+    // Whether the last segment was a wrapped key, so this one may be the
+    // wrapper's own.
+    let mut after_located = false;
+    for segment in path.split('.') {
+        match segment.strip_prefix("value") {
+            // `command.value[1]` is the file's `command[1]`.
+            Some(index) if after_located && (index.is_empty() || index.starts_with('[')) => {
+                if let Some(last) = keys.last_mut() {
+                    last.push_str(index);
+                }
+                after_located = false;
+            }
+            _ => {
+                let key = segment.split('[').next().unwrap_or(segment);
+                after_located = LOCATED_KEYS.contains(&key);
+                keys.push(segment.to_owned());
+            }
+        }
+    }
+    keys.join(".")
         .trim_end_matches(".value")
         .trim_end_matches(".?")
         .to_owned()
@@ -371,6 +405,25 @@ mod tests {
             "{found:#?}"
         );
         assert!(found[3].contains("`maybe` is not one of"), "{found:#?}");
+    }
+
+    #[test]
+    fn a_path_names_the_files_keys_only() {
+        assert_eq!(
+            key_path("tools.command[0].parameters.value.text.type"),
+            "tools.command[0].parameters.text.type"
+        );
+        assert_eq!(
+            key_path("tools.command[0].command.value[1]"),
+            "tools.command[0].command[1]"
+        );
+        // A parameter the file itself names `value` keeps its name.
+        assert_eq!(
+            key_path("tools.command[0].parameters.value.value.type"),
+            "tools.command[0].parameters.value.type"
+        );
+        assert_eq!(key_path("hooks[0].handler.value.kind"), "hooks[0].handler.kind");
+        assert_eq!(key_path("."), "");
     }
 
     #[test]

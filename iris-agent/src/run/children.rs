@@ -473,6 +473,25 @@ impl AgentRunner {
                 let result = result.unwrap_or_else(|err| err);
                 ("finished", result, Some(state))
             }
+            Ok(RunOutcome::CutOff { text, state }) => {
+                // What it wrote is kept for the parent to use or ask again.
+                let result = limit(
+                    name,
+                    "cut_off",
+                    &format!(
+                        "child agent `{name}`'s answer was cut off by its token limit (max_tokens) before it finished; use what it wrote (`partial`), give it a narrower task, or do the rest yourself"
+                    ),
+                    &state,
+                );
+                let result = match result.data().cloned() {
+                    Some(mut data) => {
+                        data["partial"] = Value::String(text);
+                        result.with_data(data)
+                    }
+                    None => result,
+                };
+                ("cut_off", result, Some(state))
+            }
             Ok(RunOutcome::MaxSteps(state)) => {
                 let (ending, what) = if runner.out_of_tokens(&state.usage) {
                     (
@@ -685,7 +704,7 @@ impl CallJournal for UnderRoot {
 
 /// Tokens a run used, read and written.
 fn total(usage: &Usage) -> u64 {
-    usage.input_tokens.saturating_add(usage.output_tokens)
+    usage.total()
 }
 
 /// A child's loop on its root's engine: its model answers, claims and

@@ -1,7 +1,7 @@
 //! The loop: a run starts, steps until the model answers without calls, a
 //! call waits, the step limit, cancellation or an error, and ends.
 
-use iris_model::{Message, Usage};
+use iris_model::{FinishReason, Message, Usage};
 
 use super::calls::{StepCalls, last_calls};
 use super::{AgentRunner, RunContext};
@@ -101,7 +101,12 @@ impl AgentRunner {
                     tool_calls: calls,
                 });
                 let text = response.text.unwrap_or_default();
-                return Ok(self.end(RunOutcome::Finished { text, state }, cx).await);
+                let outcome = if response.finish == FinishReason::Length {
+                    RunOutcome::CutOff { text, state }
+                } else {
+                    RunOutcome::Finished { text, state }
+                };
+                return Ok(self.end(outcome, cx).await);
             }
             // The answer is kept before any of its calls runs: a process
             // that takes the run over knows which calls were made. The one

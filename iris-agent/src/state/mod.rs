@@ -383,6 +383,15 @@ pub enum RunOutcome {
     /// [`AgentRunner::resume`](super::AgentRunner::resume) with a reply
     /// for each (or some: the run then waits on the rest).
     Waiting(RunState),
+    /// The model's last answer was cut off by its token limit
+    /// (`max_tokens`) before it finished, with no calls: `text` is what it
+    /// wrote. Raise the limit, or resume the conversation from `state`.
+    CutOff {
+        /// The text written before the limit.
+        text: String,
+        /// The whole run.
+        state: RunState,
+    },
     /// The run took `max_steps` steps without finishing.
     MaxSteps(RunState),
     /// The run's cancellation token was triggered.
@@ -395,6 +404,7 @@ impl RunOutcome {
     pub fn state(&self) -> &RunState {
         match self {
             RunOutcome::Finished { state, .. }
+            | RunOutcome::CutOff { state, .. }
             | RunOutcome::Waiting(state)
             | RunOutcome::MaxSteps(state)
             | RunOutcome::Cancelled(state) => state,
@@ -405,6 +415,7 @@ impl RunOutcome {
     pub(crate) fn state_mut(&mut self) -> &mut RunState {
         match self {
             RunOutcome::Finished { state, .. }
+            | RunOutcome::CutOff { state, .. }
             | RunOutcome::Waiting(state)
             | RunOutcome::MaxSteps(state)
             | RunOutcome::Cancelled(state) => state,

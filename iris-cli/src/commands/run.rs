@@ -213,6 +213,10 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
     loop {
         printer.drain(&runner);
         let next = match outcome {
+            // A model that could not be reached, or refused the request.
+            Err(error @ iris_agent::RunError::Model(_)) => {
+                return out.fail(Exit::Unreachable, &error.to_string());
+            }
             Err(error) => return out.fail(Exit::Internal, &error.to_string()),
             Ok(RunOutcome::Finished { text, state }) => {
                 if !options.jsonl {
@@ -225,9 +229,33 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
                 out.note(&format!(
                     "finished in {} step(s), {} token(s)",
                     state.step,
-                    state.usage.input_tokens + state.usage.output_tokens
+                    state.usage.total()
                 ));
                 return Exit::Ok;
+            }
+            Ok(RunOutcome::CutOff { text, state }) => {
+                // What the model wrote is shown, and said to be cut.
+                if options.jsonl {
+                    println!(
+                        "{}",
+                        json!({"event": "run_cut_off", "run_id": state.run_id, "text": text, "state": options.save})
+                    );
+                } else if streaming {
+                    out.line("");
+                } else {
+                    out.line(&text);
+                }
+                let _ = save(&state, &options.save);
+                return Out {
+                    json: options.jsonl || out.json,
+                }
+                .fail(
+                    Exit::Incomplete,
+                    &format!(
+                        "the model's answer was cut off by its token limit before it finished (raise `max_tokens` in the agent file's `model` section); the run's state is in {}",
+                        options.save.display()
+                    ),
+                );
             }
             Ok(RunOutcome::MaxSteps(state)) => {
                 let _ = save(&state, &options.save);

@@ -41,18 +41,20 @@ impl Wire for Messages {
         path: "messages",
     };
 
-    /// The key and the API version.
+    /// The key (when there is one: a local server may take none) and the
+    /// API version.
     fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)> {
-        vec![
-            (
+        let mut headers = vec![(
+            HeaderName::from_static("anthropic-version"),
+            ANTHROPIC_VERSION.to_owned(),
+        )];
+        if !endpoint.api_key().is_empty() {
+            headers.push((
                 HeaderName::from_static("x-api-key"),
                 endpoint.api_key().to_owned(),
-            ),
-            (
-                HeaderName::from_static("anthropic-version"),
-                ANTHROPIC_VERSION.to_owned(),
-            ),
-        ]
+            ));
+        }
+        headers
     }
 
     /// Consecutive tool results join one user turn, as the API requires.
@@ -167,10 +169,22 @@ fn parse_response(answer: &Value) -> Result<ModelResponse, ModelError> {
     Ok(ModelResponse {
         text: (!text.is_empty()).then_some(text),
         tool_calls,
-        usage: Usage {
-            input_tokens: answer["usage"]["input_tokens"].as_u64().unwrap_or(0),
-            output_tokens: answer["usage"]["output_tokens"].as_u64().unwrap_or(0),
-        },
+        usage: usage(&answer["usage"]),
         finish,
     })
+}
+
+/// The Messages API's usage: its `input_tokens` leaves out the prompt
+/// tokens read from or written to the prompt cache, which count as read.
+pub(super) fn usage(usage: &Value) -> Usage {
+    let count = |key: &str| usage[key].as_u64().unwrap_or(0);
+    let cache_read = count("cache_read_input_tokens");
+    Usage {
+        input_tokens: count("input_tokens")
+            .saturating_add(cache_read)
+            .saturating_add(count("cache_creation_input_tokens")),
+        output_tokens: count("output_tokens"),
+        cached_input_tokens: cache_read,
+        reasoning_tokens: 0,
+    }
 }

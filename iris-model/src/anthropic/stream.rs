@@ -42,9 +42,7 @@ pub(super) async fn read(
         };
         match data["type"].as_str() {
             Some("message_start") => {
-                let start = &data["message"]["usage"];
-                usage.input_tokens = start["input_tokens"].as_u64().unwrap_or(0);
-                usage.output_tokens = start["output_tokens"].as_u64().unwrap_or(0);
+                usage = super::usage(&data["message"]["usage"]);
             }
             Some("content_block_start") => open_block(&data, &mut blocks, on_delta)?,
             Some("content_block_delta") => fill_block(&data, &mut blocks, on_delta),
@@ -52,8 +50,17 @@ pub(super) async fn read(
                 if let Some(reason) = data["delta"]["stop_reason"].as_str() {
                     stop_reason = Some(reason.to_owned());
                 }
-                if let Some(tokens) = data["usage"]["output_tokens"].as_u64() {
+                // The delta's counts are running totals; the prompt's are
+                // given again only by some servers.
+                let delta = &data["usage"];
+                if let Some(tokens) = delta["output_tokens"].as_u64() {
                     usage.output_tokens = tokens;
+                }
+                if delta["input_tokens"].is_u64() {
+                    usage = Usage {
+                        output_tokens: usage.output_tokens,
+                        ..super::usage(delta)
+                    };
                 }
             }
             Some("message_stop") => return Ok(finished(blocks, stop_reason.as_deref(), usage)),

@@ -165,14 +165,23 @@ fn parse_response(answer: &Value) -> Result<ModelResponse, ModelError> {
         _ if message["refusal"].is_string() => FinishReason::ContentFilter,
         _ => FinishReason::Stop,
     };
-    let usage = Usage {
-        input_tokens: answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-        output_tokens: answer["usage"]["completion_tokens"].as_u64().unwrap_or(0),
-    };
+    let usage = usage(&answer["usage"]);
     Ok(ModelResponse {
         text,
         tool_calls,
         usage,
         finish,
     })
+}
+
+/// Chat Completions' usage, with the cached and reasoning details when the
+/// server gives them.
+pub(super) fn usage(usage: &Value) -> Usage {
+    let count = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: count("/prompt_tokens"),
+        output_tokens: count("/completion_tokens"),
+        cached_input_tokens: count("/prompt_tokens_details/cached_tokens"),
+        reasoning_tokens: count("/completion_tokens_details/reasoning_tokens"),
+    }
 }

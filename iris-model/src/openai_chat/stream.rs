@@ -65,9 +65,8 @@ fn take(
     finish: &mut FinishReason,
     usage: &mut Usage,
 ) -> Result<(), ModelError> {
-    if let Some(tokens) = chunk["usage"]["prompt_tokens"].as_u64() {
-        usage.input_tokens = tokens;
-        usage.output_tokens = chunk["usage"]["completion_tokens"].as_u64().unwrap_or(0);
+    if chunk["usage"]["prompt_tokens"].is_u64() {
+        *usage = super::usage(&chunk["usage"]);
     }
     let Some(choice) = chunk.pointer("/choices/0") else {
         return Ok(());

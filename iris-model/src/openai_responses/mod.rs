@@ -140,9 +140,18 @@ fn parse_response(answer: &Value) -> Result<ModelResponse, ModelError> {
         text: (!text.is_empty()).then_some(text),
         tool_calls,
         usage: Usage {
-            input_tokens: answer["usage"]["input_tokens"].as_u64().unwrap_or(0),
-            output_tokens: answer["usage"]["output_tokens"].as_u64().unwrap_or(0),
+            cached_input_tokens: count(answer, "/usage/input_tokens_details/cached_tokens"),
+            reasoning_tokens: count(answer, "/usage/output_tokens_details/reasoning_tokens"),
+            ..Usage::new(
+                count(answer, "/usage/input_tokens"),
+                count(answer, "/usage/output_tokens"),
+            )
         },
         finish,
     })
+}
+
+/// The number at `pointer`, 0 when there is none.
+pub(super) fn count(answer: &Value, pointer: &str) -> u64 {
+    answer.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
 }

@@ -722,10 +722,7 @@ async fn limits_end_a_child_with_a_result_the_parent_reads() {
                     "find_fact",
                     json!({"topic": "x"}),
                 )],
-                usage: iris::model::Usage {
-                    input_tokens: 100,
-                    output_tokens: 0,
-                },
+                usage: iris::model::Usage::new(100, 0),
                 ..Default::default()
             })
         })

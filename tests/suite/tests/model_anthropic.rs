@@ -210,3 +210,101 @@ async fn requests_follow_the_messages_api_and_answers_are_read() {
     assert_eq!(wire.tools[0].name, "price");
     assert!(!format!("{model:?}").contains(KEY));
 }
+
+/// Prompt tokens read from or written to Anthropic's prompt cache are
+/// prompt tokens: counted as read (and the cached ones said so), whole and
+/// streamed.
+#[tokio::test]
+async fn cached_prompt_tokens_count_as_read() {
+    let script = Arc::new(Script::default());
+    let endpoint = serve(Arc::clone(&script)).await;
+    let base = endpoint.trim_end_matches("/chat/completions").to_owned();
+    let usage = json!({
+        "input_tokens": 40, "output_tokens": 6,
+        "cache_read_input_tokens": 600, "cache_creation_input_tokens": 50,
+    });
+    let stream = [
+        json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "usage": usage}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ]
+    .iter()
+    .map(|event| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap()))
+    .collect::<String>();
+    script.replies.lock().unwrap().extend([
+        Reply::Status(
+            200,
+            json!({
+                "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+                "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn",
+                "usage": usage,
+            })
+            .to_string(),
+        ),
+        Reply::Events(stream),
+    ]);
+    let messages = vec![Message::User { text: "Hi".into() }];
+    let options = ModelOptions::default();
+    let request = ModelRequest {
+        instructions: None,
+        messages: &messages,
+        tools: &[],
+        options: &options,
+    };
+    let model = AnthropicMessages::new("claude-test", KEY, &base, Duration::from_secs(5)).unwrap();
+    let whole = model.complete(request).await.unwrap();
+    assert_eq!(whole.usage.input_tokens, 690, "40 new + 600 read + 50 written to the cache");
+    assert_eq!(whole.usage.cached_input_tokens, 600);
+    assert_eq!(whole.usage.output_tokens, 6);
+    let streamed = model
+        .streaming(true)
+        .complete_streaming(request, &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        (streamed.usage.input_tokens, streamed.usage.cached_input_tokens, streamed.usage.output_tokens),
+        (690, 600, 9)
+    );
+}
+
+/// A local server speaking the Messages API takes no key: with a
+/// `base_url` and no key variable set, the adapter is made and sends none.
+#[tokio::test]
+async fn a_local_server_needs_no_key() {
+    if std::env::var_os("ANTHROPIC_API_KEY").is_some() {
+        return; // The usual variable is set here: it would be sent.
+    }
+    let script = Arc::new(Script::default());
+    let endpoint = serve(Arc::clone(&script)).await;
+    let base = endpoint.trim_end_matches("/chat/completions").to_owned();
+    script.replies.lock().unwrap().push_back(reply(
+        json!([{"type": "text", "text": "Hi."}]),
+        "end_turn",
+    ));
+    let config = iris::model::ModelConfig::new(iris::model::ModelProvider::Anthropic, "local")
+        .with_base_url(&base);
+    let model = config.connect().expect("no key is needed for another server");
+    let messages = vec![Message::User { text: "Hi".into() }];
+    let options = ModelOptions::default();
+    let answer = model
+        .complete(ModelRequest {
+            instructions: None,
+            messages: &messages,
+            tools: &[],
+            options: &options,
+        })
+        .await
+        .unwrap();
+    assert_eq!(answer.text.as_deref(), Some("Hi."));
+    let head = script.requests.lock().unwrap()[0].0.to_ascii_lowercase();
+    assert!(!head.contains("x-api-key"), "{head}");
+    // The provider's own endpoint still needs its key.
+    let error = iris::model::ModelConfig::new(iris::model::ModelProvider::Anthropic, "claude")
+        .connect()
+        .err()
+        .expect("the key is needed at api.anthropic.com");
+    assert!(error.message.contains("ANTHROPIC_API_KEY"), "{error}");
+}
