@@ -51,6 +51,9 @@ pub struct ModelConfig {
     /// Stream answers (server-sent events), so observers see the model's
     /// text as it arrives.
     pub stream: bool,
+    /// The server behind an OpenAI Chat Completions endpoint, whose
+    /// dialect the requests follow (OpenAI's own when left as is).
+    pub profile: super::ServerProfile,
 }
 
 impl ModelConfig {
@@ -64,6 +67,7 @@ impl ModelConfig {
             temperature: None,
             max_tokens: None,
             stream: false,
+            profile: super::ServerProfile::Openai,
         }
     }
 
@@ -99,6 +103,14 @@ impl ModelConfig {
     #[must_use]
     pub fn streaming(mut self, stream: bool) -> Self {
         self.stream = stream;
+        self
+    }
+
+    /// The server behind an OpenAI Chat Completions endpoint (llama.cpp,
+    /// vLLM, Ollama, LM Studio), whose dialect the requests follow.
+    #[must_use]
+    pub fn with_profile(mut self, profile: super::ServerProfile) -> Self {
+        self.profile = profile;
         self
     }
 

@@ -11,6 +11,7 @@ use reqwest::header::HeaderName;
 use serde_json::Value;
 
 use super::config::{ModelConfig, ModelProvider};
+use super::profile::ServerProfile;
 use super::{Model, ModelError, ModelRequest, ModelResponse, OnDelta, complete_whole};
 
 /// Characters of an error body quoted back.
@@ -54,6 +55,8 @@ pub struct Endpoint {
     stream: bool,
     /// How long one request may take.
     timeout: Duration,
+    /// The server's dialect, for an API several servers speak.
+    profile: ServerProfile,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -64,6 +67,7 @@ impl std::fmt::Debug for Endpoint {
             .field("api_key", &"[redacted]")
             .field("retry", &self.retry)
             .field("stream", &self.stream)
+            .field("profile", &self.profile)
             .finish_non_exhaustive()
     }
 }
@@ -118,6 +122,7 @@ impl Endpoint {
             retry: RetryPolicy::default(),
             stream: false,
             timeout,
+            profile: ServerProfile::Openai,
         })
     }
 
@@ -163,6 +168,7 @@ impl Endpoint {
             Duration::from_secs(120),
         )?;
         endpoint.stream = config.stream;
+        endpoint.profile = config.profile;
         Ok(endpoint)
     }
 
@@ -170,6 +176,12 @@ impl Endpoint {
     #[must_use]
     pub fn model(&self) -> &str {
         &self.model
+    }
+
+    /// The server whose dialect requests follow.
+    #[must_use]
+    pub fn profile(&self) -> ServerProfile {
+        self.profile
     }
 
     /// The key as a bearer token, when there is one.
@@ -209,7 +221,7 @@ pub trait Wire: Send + Sync + 'static {
     fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value;
 
     /// Adds what a streamed request needs beyond `"stream": true`.
-    fn stream_body(_body: &mut Value) {}
+    fn stream_body(_endpoint: &Endpoint, _body: &mut Value) {}
 
     /// The answer to a whole (not streamed) request.
     ///
@@ -274,6 +286,13 @@ impl<W: Wire> HttpModel<W> {
         self
     }
 
+    /// Follows `profile`'s dialect (`profile:` in an agent file).
+    #[must_use]
+    pub fn with_profile(mut self, profile: ServerProfile) -> Self {
+        self.endpoint.profile = profile;
+        self
+    }
+
     /// Streams answers (server-sent events; `stream: true` in an agent
     /// file): text reaches the runner's observers as it arrives, tool-call
     /// arguments are joined from their fragments. A stream that breaks off
@@ -319,7 +338,7 @@ impl<W: Wire> Model for HttpModel<W> {
             return complete_whole(self, request, on_delta);
         }
         let mut body = self.body(&request);
-        W::stream_body(&mut body);
+        W::stream_body(&self.endpoint, &mut body);
         Box::pin(async move {
             let headers = W::headers(&self.endpoint);
             streamed(&self.endpoint, &headers, body, |response| {

@@ -8,6 +8,7 @@
 #[cfg(feature = "anthropic")]
 mod anthropic;
 mod config;
+mod profile;
 #[cfg(all(feature = "fuzzing", any(feature = "openai", feature = "anthropic")))]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -26,6 +27,7 @@ pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS, Messages,
 };
 pub use config::{ModelConfig, ModelProvider};
+pub use profile::{Dialect, ServerProfile};
 pub use usage::Usage;
 #[cfg(feature = "http")]
 pub use http::{Api, Endpoint, HttpModel, MAX_ANSWER_BYTES, RetryPolicy, Wire};

@@ -80,3 +80,4 @@ fi
 ln -sfn "$server" llama-server
 ln -sfn "$model" model.gguf
 echo "llama-server and SmolLM2-135M-Instruct ready ($(./llama-server --version 2>&1 | grep -m1 version || echo 'version unknown'))"
+touch .installed

@@ -146,3 +146,12 @@ pub(crate) const S3_SERVER: Peer = Peer {
     what: "a real S3-compatible server (moto)",
     needs: "python3 with access to the Python package index",
 };
+
+/// llama.cpp's `llama-server` built from its pinned sources, and the small
+/// model it serves (SmolLM2-135M-Instruct), from `PyPI`.
+#[allow(dead_code, reason = "not every test crate talks to every peer")]
+pub(crate) const LLAMA_SERVER: Peer = Peer {
+    folder: "llama-server",
+    what: "a real model server (llama.cpp's llama-server with SmolLM2-135M-Instruct)",
+    needs: "python3 with access to the Python package index, a C++ compiler and cmake (Debian's, installed by the script), and about 20 minutes on 2 cores for the first build",
+};

@@ -55,6 +55,16 @@ pub(crate) fn assemble_with(
     {
         require_variable(variable, "model.api_key_env", &mut issues);
     }
+    if let Some(model) = &file.model
+        && let Some(profile) = &model.profile
+        && model.provider != iris_model::ModelProvider::OpenaiChat
+    {
+        issues.at(
+            profile.referenced,
+            "model.profile",
+            "`profile` names the server behind an `openai_chat` endpoint (llama.cpp, vLLM, Ollama, LM Studio); remove it, or use `provider: openai_chat`",
+        );
+    }
     if let Some(mcp) = &file.tools.mcp
         && remote.is_none()
     {

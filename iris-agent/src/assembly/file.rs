@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use iris_model::{ModelConfig, ModelProvider};
+use iris_model::{ModelConfig, ModelProvider, ServerProfile};
 use iris_runtime::Rule;
 pub use iris_runtime::config::Seconds;
 use iris_runtime::hooks::HookEvent;
@@ -163,7 +163,8 @@ pub struct ModelSection {
     #[serde(default)]
     pub base_url: Option<String>,
     /// The environment variable holding the API key: its name ends in
-    /// `_API_KEY`, and it must be set.
+    /// `_API_KEY`, and it must be set (with a `base_url` and none named,
+    /// the provider's usual variable is sent when set, else no key).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub api_key_env: Option<Named>,
@@ -177,6 +178,12 @@ pub struct ModelSection {
     /// text as it arrives.
     #[serde(default)]
     pub stream: bool,
+    /// The server behind an `openai_chat` endpoint, whose dialect requests
+    /// follow: `openai` (the default), `llama_cpp`, `vllm`, `ollama` or
+    /// `lm_studio`.
+    #[serde(default)]
+    #[schemars(with = "Option<ServerProfile>")]
+    pub profile: Option<Spanned<ServerProfile>>,
 }
 
 impl ModelSection {
@@ -188,6 +195,9 @@ impl ModelSection {
         config.api_key_env = self.api_key_env.as_ref().map(|v| v.value.clone());
         config.temperature = self.temperature;
         config.max_tokens = self.max_tokens;
+        if let Some(profile) = &self.profile {
+            config.profile = profile.value;
+        }
         config
     }
 }

@@ -5,6 +5,7 @@
 //! rate limits, server errors and dropped connections are retried with
 //! exponential back-off and jitter, honouring `Retry-After`.
 
+mod calls;
 mod stream;
 
 use iris_core::provider::{openai_chat, openai_chat_result};
@@ -13,9 +14,12 @@ use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
 use super::config::ModelProvider;
+use super::profile::Dialect;
 use super::http::{Api, Endpoint, HttpModel, Wire};
+use calls::{Calls, finish_reason};
+
 use super::{
-    FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
+    Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
 };
 
 /// The endpoint when the agent file gives no `base_url`.
@@ -67,14 +71,17 @@ impl Wire for ChatCompletions {
             }
         }
         let mut body = json!({"model": endpoint.model(), "messages": messages});
-        add_options(&mut body, request, "max_completion_tokens", |spec| {
+        let dialect = endpoint.profile().dialect();
+        add_options(&mut body, request, &dialect, dialect.max_tokens_field, |spec| {
             openai_chat(spec).tool
         });
         body
     }
 
-    fn stream_body(body: &mut Value) {
-        body["stream_options"] = json!({"include_usage": true});
+    fn stream_body(endpoint: &Endpoint, body: &mut Value) {
+        if endpoint.profile().dialect().stream_usage {
+            body["stream_options"] = json!({"include_usage": true});
+        }
     }
 
     fn parse(answer: &Value) -> Result<ModelResponse, ModelError> {
@@ -90,10 +97,12 @@ impl Wire for ChatCompletions {
 }
 
 /// The sampling and tool options both OpenAI APIs take, under the name
-/// each gives the token limit, with the tools in each one's projection.
+/// each gives the token limit, with the tools in each one's projection,
+/// as far as the server's `dialect` takes them.
 pub(super) fn add_options(
     body: &mut Value,
     request: &ModelRequest<'_>,
+    dialect: &Dialect,
     max_tokens_key: &str,
     project: impl Fn(&iris_core::ToolSpec) -> Value,
 ) {
@@ -106,12 +115,22 @@ pub(super) fn add_options(
     }
     if !request.tools.is_empty() {
         body["tools"] = request.tools.iter().map(project).collect();
-        body["tool_choice"] = json!(match options.tool_choice {
-            ToolChoice::Auto => "auto",
-            ToolChoice::None => "none",
-            ToolChoice::Required => "required",
-        });
-        body["parallel_tool_calls"] = json!(options.parallel_tool_calls);
+        if dialect.tool_choices.contains(&options.tool_choice) {
+            body["tool_choice"] = json!(match options.tool_choice {
+                ToolChoice::Auto => "auto",
+                ToolChoice::None => "none",
+                ToolChoice::Required => "required",
+            });
+        } else {
+            // The server would take it as `auto` without a word: say so.
+            tracing::warn!(
+                tool_choice = ?options.tool_choice,
+                "this server does not honour the tool choice; it is left out of the request, and the model decides"
+            );
+        }
+        if dialect.parallel_tool_calls {
+            body["parallel_tool_calls"] = json!(options.parallel_tool_calls);
+        }
     }
 }
 
@@ -138,33 +157,16 @@ fn parse_response(answer: &Value) -> Result<ModelResponse, ModelError> {
                 .as_str()
                 .map(|r| format!("[refused] {r}"))
         });
-    let tool_calls = message["tool_calls"]
-        .as_array()
-        .map(|calls| {
-            calls
-                .iter()
-                .map(|call| {
-                    let raw = call["function"]["arguments"].as_str().unwrap_or("{}");
-                    // Arguments that are not JSON reach the tool as text, and
-                    // the model reads why they were refused.
-                    let input =
-                        serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()));
-                    ToolUseBlock::new(
-                        call["id"].as_str().unwrap_or_default(),
-                        call["function"]["name"].as_str().unwrap_or_default(),
-                        input,
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let finish = match choice["finish_reason"].as_str() {
-        Some("tool_calls") => FinishReason::ToolCalls,
-        Some("length") => FinishReason::Length,
-        Some("content_filter") => FinishReason::ContentFilter,
-        _ if message["refusal"].is_string() => FinishReason::ContentFilter,
-        _ => FinishReason::Stop,
-    };
+    let mut calls = Calls::default();
+    for call in message["tool_calls"].as_array().into_iter().flatten() {
+        calls.take_whole(call)?;
+    }
+    let finish = finish_reason(
+        choice["finish_reason"].as_str(),
+        message["refusal"].is_string(),
+        !calls.is_empty(),
+    );
+    let tool_calls = calls.finish(answer["id"].as_str(), finish);
     let usage = usage(&answer["usage"]);
     Ok(ModelResponse {
         text,

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::config::ModelProvider;
 use super::http::{Api, Endpoint, HttpModel, Wire};
 use super::openai_chat::{OPENAI_BASE_URL, add_options};
+use super::profile::ServerProfile;
 use super::{FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, Usage};
 
 /// A model behind the OpenAI Responses API (`https://api.openai.com/v1`
@@ -60,7 +61,7 @@ impl Wire for Responses {
         if let Some(instructions) = request.instructions {
             body["instructions"] = json!(instructions);
         }
-        add_options(&mut body, request, "max_output_tokens", |spec| {
+        add_options(&mut body, request, &ServerProfile::Openai.dialect(), "max_output_tokens", |spec| {
             openai_responses(spec).tool
         });
         body
