@@ -134,7 +134,10 @@ fn a_command_tool_runs_through_every_adapter_streamed_and_whole() {
             );
             // `wc -w` counted 3: the model's answer quotes the tool's value.
             assert!(answer(&events).contains('3'), "{what}: {events:?}");
-            assert!(text(&run.stderr).contains("finished in 2 step(s)"), "{what}");
+            assert!(
+                text(&run.stderr).contains("finished in 2 step(s)"),
+                "{what}"
+            );
         }
     }
 }
@@ -243,7 +246,10 @@ fn an_approval_pause_is_saved_and_resumed_against_the_real_server() {
             .map(|entry| std::fs::read_to_string(entry.path()).unwrap())
             .collect::<Vec<_>>()
     };
-    assert!(written().is_empty(), "nothing is written before the approval");
+    assert!(
+        written().is_empty(),
+        "nothing is written before the approval"
+    );
     // Another process resumes the saved run, and approves.
     let resumed = iris(
         dir.path(),

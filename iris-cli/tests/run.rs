@@ -289,7 +289,10 @@ fn an_answer_cut_off_by_its_token_limit_says_so_and_is_not_a_success() {
     let ended = iris(dir.path(), &["run", "--agent", "agent.yaml", "List them."]);
     assert_eq!(ended.status.code(), Some(10), "{}", text(&ended.stderr));
     // What the model wrote is shown, and said to be cut.
-    assert_eq!(text(&ended.stdout).trim(), "The three words are one, two and");
+    assert_eq!(
+        text(&ended.stdout).trim(),
+        "The three words are one, two and"
+    );
     assert!(
         text(&ended.stderr).contains("cut off by its token limit")
             && text(&ended.stderr).contains("max_tokens"),

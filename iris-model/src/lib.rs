@@ -8,7 +8,6 @@
 #[cfg(feature = "anthropic")]
 mod anthropic;
 mod config;
-mod profile;
 #[cfg(all(feature = "fuzzing", any(feature = "openai", feature = "anthropic")))]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -18,6 +17,7 @@ pub mod http;
 mod openai_chat;
 #[cfg(feature = "openai")]
 mod openai_responses;
+mod profile;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 mod sse;
 mod usage;
@@ -27,14 +27,14 @@ pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS, Messages,
 };
 pub use config::{ModelConfig, ModelProvider};
-pub use profile::{Dialect, ServerProfile};
-pub use usage::Usage;
 #[cfg(feature = "http")]
 pub use http::{Api, Endpoint, HttpModel, MAX_ANSWER_BYTES, RetryPolicy, Wire};
 #[cfg(feature = "openai")]
 pub use openai_chat::{ChatCompletions, OPENAI_BASE_URL, OpenAiChat};
 #[cfg(feature = "openai")]
 pub use openai_responses::{OpenAiResponses, Responses};
+pub use profile::{Dialect, ServerProfile};
+pub use usage::Usage;
 
 use iris_core::{BoxFuture, ToolResult, ToolSpec, ToolUseBlock};
 use serde::{Deserialize, Serialize};

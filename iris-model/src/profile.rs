@@ -74,15 +74,10 @@ impl ServerProfile {
                 max_tokens_field: "max_completion_tokens",
                 stream_usage: true,
             },
-            // `required` is taken but, with a template that cannot force a
-            // call, not enforced; the grammar-constrained path honours it.
-            Self::LlamaCpp => Dialect {
-                tool_choices: ALL_CHOICES,
-                parallel_tool_calls: true,
-                max_tokens_field: "max_tokens",
-                stream_usage: true,
-            },
-            Self::Vllm => Dialect {
+            // llama.cpp takes `required`, but enforces it only where its
+            // template's call format has a grammar; vLLM honours it with a
+            // guided-decoding backend.
+            Self::LlamaCpp | Self::Vllm => Dialect {
                 tool_choices: ALL_CHOICES,
                 parallel_tool_calls: true,
                 max_tokens_field: "max_tokens",

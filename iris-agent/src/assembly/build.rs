@@ -50,20 +50,8 @@ pub(crate) fn assemble_with(
     let mut issues = Issues::with_source(origin, source);
     let base = origin.parent().unwrap_or_else(|| Path::new("."));
     let instructions = instructions(&file, base, &mut issues);
-    if let Some(model) = &file.model
-        && let Some(variable) = &model.api_key_env
-    {
-        require_variable(variable, "model.api_key_env", &mut issues);
-    }
-    if let Some(model) = &file.model
-        && let Some(profile) = &model.profile
-        && model.provider != iris_model::ModelProvider::OpenaiChat
-    {
-        issues.at(
-            profile.referenced,
-            "model.profile",
-            "`profile` names the server behind an `openai_chat` endpoint (llama.cpp, vLLM, Ollama, LM Studio); remove it, or use `provider: openai_chat`",
-        );
+    if let Some(model) = &file.model {
+        check_model(model, &mut issues);
     }
     if let Some(mcp) = &file.tools.mcp
         && remote.is_none()
@@ -830,4 +818,21 @@ fn decision(
         "the Decision backend needs Iris's `decision` feature; enable it or remove `decision`",
     );
     None
+}
+
+/// The model section's key variable is set, and a server profile is named
+/// only for the API several servers speak.
+fn check_model(model: &super::file::ModelSection, issues: &mut Issues) {
+    if let Some(variable) = &model.api_key_env {
+        require_variable(variable, "model.api_key_env", issues);
+    }
+    if let Some(profile) = &model.profile
+        && model.provider != iris_model::ModelProvider::OpenaiChat
+    {
+        issues.at(
+            profile.referenced,
+            "model.profile",
+            "`profile` names the server behind an `openai_chat` endpoint (llama.cpp, vLLM, Ollama, LM Studio); remove it, or use `provider: openai_chat`",
+        );
+    }
 }

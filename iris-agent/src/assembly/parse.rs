@@ -422,7 +422,10 @@ mod tests {
             key_path("tools.command[0].parameters.value.value.type"),
             "tools.command[0].parameters.value.type"
         );
-        assert_eq!(key_path("hooks[0].handler.value.kind"), "hooks[0].handler.kind");
+        assert_eq!(
+            key_path("hooks[0].handler.value.kind"),
+            "hooks[0].handler.kind"
+        );
         assert_eq!(key_path("."), "");
     }
 

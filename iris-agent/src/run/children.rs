@@ -474,23 +474,7 @@ impl AgentRunner {
                 ("finished", result, Some(state))
             }
             Ok(RunOutcome::CutOff { text, state }) => {
-                // What it wrote is kept for the parent to use or ask again.
-                let result = limit(
-                    name,
-                    "cut_off",
-                    &format!(
-                        "child agent `{name}`'s answer was cut off by its token limit (max_tokens) before it finished; use what it wrote (`partial`), give it a narrower task, or do the rest yourself"
-                    ),
-                    &state,
-                );
-                let result = match result.data().cloned() {
-                    Some(mut data) => {
-                        data["partial"] = Value::String(text);
-                        result.with_data(data)
-                    }
-                    None => result,
-                };
-                ("cut_off", result, Some(state))
+                ("cut_off", cut_off(name, text, &state), Some(state))
             }
             Ok(RunOutcome::MaxSteps(state)) => {
                 let (ending, what) = if runner.out_of_tokens(&state.usage) {
@@ -559,6 +543,26 @@ fn refused(kind: ToolErrorKind, message: impl Into<String>) -> Delegated {
 }
 
 /// A limit the child hit, as the parent model reads it.
+/// A child whose answer its token limit cut off: an error, with what it
+/// wrote (`partial`) for the parent to use or ask again.
+fn cut_off(name: &str, text: String, state: &RunState) -> ToolResult {
+    let result = limit(
+        name,
+        "cut_off",
+        &format!(
+            "child agent `{name}`'s answer was cut off by its token limit (max_tokens) before it finished; use what it wrote (`partial`), give it a narrower task, or do the rest yourself"
+        ),
+        state,
+    );
+    match result.data().cloned() {
+        Some(mut data) => {
+            data["partial"] = Value::String(text);
+            result.with_data(data)
+        }
+        None => result,
+    }
+}
+
 fn limit(name: &str, status: &str, message: &str, state: &RunState) -> ToolResult {
     ToolResult::error(ToolErrorKind::Execution, message).with_data(json!({
         "status": status,

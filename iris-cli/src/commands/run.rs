@@ -219,43 +219,10 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
             }
             Err(error) => return out.fail(Exit::Internal, &error.to_string()),
             Ok(RunOutcome::Finished { text, state }) => {
-                if !options.jsonl {
-                    if streaming {
-                        out.line("");
-                    } else {
-                        out.line(&text);
-                    }
-                }
-                out.note(&format!(
-                    "finished in {} step(s), {} token(s)",
-                    state.step,
-                    state.usage.total()
-                ));
-                return Exit::Ok;
+                return finished(&text, &state, options, streaming, out);
             }
             Ok(RunOutcome::CutOff { text, state }) => {
-                // What the model wrote is shown, and said to be cut.
-                if options.jsonl {
-                    println!(
-                        "{}",
-                        json!({"event": "run_cut_off", "run_id": state.run_id, "text": text, "state": options.save})
-                    );
-                } else if streaming {
-                    out.line("");
-                } else {
-                    out.line(&text);
-                }
-                let _ = save(&state, &options.save);
-                return Out {
-                    json: options.jsonl || out.json,
-                }
-                .fail(
-                    Exit::Incomplete,
-                    &format!(
-                        "the model's answer was cut off by its token limit before it finished (raise `max_tokens` in the agent file's `model` section); the run's state is in {}",
-                        options.save.display()
-                    ),
-                );
+                return cut_off(&text, &state, options, streaming, out);
             }
             Ok(RunOutcome::MaxSteps(state)) => {
                 let _ = save(&state, &options.save);
@@ -287,6 +254,53 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
         };
         outcome = next;
     }
+}
+
+/// The model's final text, unless it was printed as it streamed.
+fn print_answer(text: &str, streaming: bool, out: Out) {
+    if streaming {
+        out.line("");
+    } else {
+        out.line(text);
+    }
+}
+
+/// A run that finished: its answer, and what it took.
+fn finished(text: &str, state: &RunState, options: &Options, streaming: bool, out: Out) -> Exit {
+    if !options.jsonl {
+        print_answer(text, streaming, out);
+    }
+    out.note(&format!(
+        "finished in {} step(s), {} token(s)",
+        state.step,
+        state.usage.total()
+    ));
+    Exit::Ok
+}
+
+/// An answer cut off by the token limit: what the model wrote is shown and
+/// said to be cut (a `run_cut_off` line with `--jsonl`), the run saved,
+/// and the exit is 10.
+fn cut_off(text: &str, state: &RunState, options: &Options, streaming: bool, out: Out) -> Exit {
+    if options.jsonl {
+        out.line(
+            &json!({"event": "run_cut_off", "run_id": state.run_id, "text": text, "state": options.save})
+                .to_string(),
+        );
+    } else {
+        print_answer(text, streaming, out);
+    }
+    let _ = save(state, &options.save);
+    Out {
+        json: options.jsonl || out.json,
+    }
+    .fail(
+        Exit::Incomplete,
+        &format!(
+            "the model's answer was cut off by its token limit before it finished (raise `max_tokens` in the agent file's `model` section); the run's state is in {}",
+            options.save.display()
+        ),
+    )
 }
 
 /// The runner of the agent file, reporting to `printer`, sealing saved

@@ -73,30 +73,30 @@ impl LlamaServer {
             base_url: format!("http://127.0.0.1:{port}/v1"),
             _turn: turn,
         };
-        server.wait_until_ready(port);
+        wait_until_ready(port);
         server
     }
+}
 
-    /// Waits for `/props` to answer, and checks that the template lets the
-    /// model call tools (llama-server drops tools without a word for a
-    /// template that cannot show them).
-    fn wait_until_ready(&self, port: u16) {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            if let Some(props) = get(port, "/props") {
-                let props: serde_json::Value = serde_json::from_str(&props).unwrap();
-                assert_eq!(
-                    props["chat_template_caps"]["supports_tool_calls"], true,
-                    "llama-server says the tests' template cannot call tools: {props}"
-                );
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "llama-server did not answer /props within 120 s"
+/// Waits for `/props` to answer, and checks that the template lets the
+/// model call tools (llama-server drops tools without a word for a template
+/// that cannot show them).
+fn wait_until_ready(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(props) = get(port, "/props") {
+            let props: serde_json::Value = serde_json::from_str(&props).unwrap();
+            assert_eq!(
+                props["chat_template_caps"]["supports_tool_calls"], true,
+                "llama-server says the tests' template cannot call tools: {props}"
             );
-            std::thread::sleep(Duration::from_millis(100));
+            return;
         }
+        assert!(
+            Instant::now() < deadline,
+            "llama-server did not answer /props within 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -111,7 +111,9 @@ impl Drop for LlamaServer {
 /// or still loading the model: 503).
 fn get(port: u16, path: &str) -> Option<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
     write!(
         stream,
         "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"

@@ -191,9 +191,5 @@ fn fresh_base() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    format!(
-        "iris{:x}{:x}",
-        nanos,
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("iris{:x}{:x}", nanos, NEXT.fetch_add(1, Ordering::Relaxed))
 }

@@ -14,13 +14,11 @@ use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
 use super::config::ModelProvider;
-use super::profile::Dialect;
 use super::http::{Api, Endpoint, HttpModel, Wire};
+use super::profile::Dialect;
 use calls::{Calls, finish_reason};
 
-use super::{
-    Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
-};
+use super::{Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage};
 
 /// The endpoint when the agent file gives no `base_url`.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -72,9 +70,13 @@ impl Wire for ChatCompletions {
         }
         let mut body = json!({"model": endpoint.model(), "messages": messages});
         let dialect = endpoint.profile().dialect();
-        add_options(&mut body, request, &dialect, dialect.max_tokens_field, |spec| {
-            openai_chat(spec).tool
-        });
+        add_options(
+            &mut body,
+            request,
+            &dialect,
+            dialect.max_tokens_field,
+            |spec| openai_chat(spec).tool,
+        );
         body
     }
 

@@ -61,9 +61,13 @@ impl Wire for Responses {
         if let Some(instructions) = request.instructions {
             body["instructions"] = json!(instructions);
         }
-        add_options(&mut body, request, &ServerProfile::Openai.dialect(), "max_output_tokens", |spec| {
-            openai_responses(spec).tool
-        });
+        add_options(
+            &mut body,
+            request,
+            &ServerProfile::Openai.dialect(),
+            "max_output_tokens",
+            |spec| openai_responses(spec).tool,
+        );
         body
     }
 

@@ -11,6 +11,7 @@
     reason = "a scripted scenario fails loudly; the wire model is read, not used"
 )]
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -232,8 +233,11 @@ async fn cached_prompt_tokens_count_as_read() {
         json!({"type": "message_stop"}),
     ]
     .iter()
-    .map(|event| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap()))
-    .collect::<String>();
+    .fold(String::new(), |mut stream, event| {
+        let name = event["type"].as_str().unwrap();
+        let _ = write!(stream, "event: {name}\ndata: {event}\n\n");
+        stream
+    });
     script.replies.lock().unwrap().extend([
         Reply::Status(
             200,
@@ -256,7 +260,10 @@ async fn cached_prompt_tokens_count_as_read() {
     };
     let model = AnthropicMessages::new("claude-test", KEY, &base, Duration::from_secs(5)).unwrap();
     let whole = model.complete(request).await.unwrap();
-    assert_eq!(whole.usage.input_tokens, 690, "40 new + 600 read + 50 written to the cache");
+    assert_eq!(
+        whole.usage.input_tokens, 690,
+        "40 new + 600 read + 50 written to the cache"
+    );
     assert_eq!(whole.usage.cached_input_tokens, 600);
     assert_eq!(whole.usage.output_tokens, 6);
     let streamed = model
@@ -265,7 +272,11 @@ async fn cached_prompt_tokens_count_as_read() {
         .await
         .unwrap();
     assert_eq!(
-        (streamed.usage.input_tokens, streamed.usage.cached_input_tokens, streamed.usage.output_tokens),
+        (
+            streamed.usage.input_tokens,
+            streamed.usage.cached_input_tokens,
+            streamed.usage.output_tokens
+        ),
         (690, 600, 9)
     );
 }
@@ -280,13 +291,16 @@ async fn a_local_server_needs_no_key() {
     let script = Arc::new(Script::default());
     let endpoint = serve(Arc::clone(&script)).await;
     let base = endpoint.trim_end_matches("/chat/completions").to_owned();
-    script.replies.lock().unwrap().push_back(reply(
-        json!([{"type": "text", "text": "Hi."}]),
-        "end_turn",
-    ));
+    script
+        .replies
+        .lock()
+        .unwrap()
+        .push_back(reply(json!([{"type": "text", "text": "Hi."}]), "end_turn"));
     let config = iris::model::ModelConfig::new(iris::model::ModelProvider::Anthropic, "local")
         .with_base_url(&base);
-    let model = config.connect().expect("no key is needed for another server");
+    let model = config
+        .connect()
+        .expect("no key is needed for another server");
     let messages = vec![Message::User { text: "Hi".into() }];
     let options = ModelOptions::default();
     let answer = model

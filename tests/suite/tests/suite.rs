@@ -24,6 +24,7 @@ mod fuzz_seeds;
 mod hostile_inputs;
 mod image_results;
 mod model_anthropic;
+mod model_dialects;
 mod model_hostile;
 mod model_image_turns;
 mod model_openai;
