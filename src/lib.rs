@@ -421,7 +421,7 @@ pub use iris_restate as restate;
 /// The model layer: the provider-neutral request and response, the
 /// [`Model`](model::Model) trait a host implements for its own model, the
 /// [`ModelConfig`](model::ModelConfig) that names one, and the HTTP adapters
-/// (features `openai` and `anthropic`).
+/// (features `openai`, `anthropic` and `gemini`).
 #[cfg(feature = "runtime")]
 // A crate re-exported whole renders as a module of its own.
 #[doc(inline)]

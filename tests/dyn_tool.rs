@@ -165,11 +165,7 @@ async fn a_hand_written_tool_runs_through_the_executor() {
         .register_dyn(std::sync::Arc::new(ByHand(Double)))
         .unwrap();
     let executor = ToolExecutor::builder(registry).build().unwrap();
-    let block = ToolUseBlock {
-        id: "call_1".into(),
-        name: "double".into(),
-        input: json!({"value": 4}),
-    };
+    let block = ToolUseBlock::new("call_1", "double", json!({"value": 4}));
     let outcome = executor.execute_one(block, &cx()).await;
     assert_eq!(outcome.result().unwrap().text_content(), "8");
 }

@@ -17,6 +17,12 @@ pub struct ToolUseBlock {
     pub name: String,
     /// The raw arguments.
     pub input: Value,
+    /// The provider's opaque signature of the model's reasoning before
+    /// this call (Gemini's `thoughtSignature`), kept with the history and
+    /// sent back verbatim with the call on the next turn, as the provider
+    /// requires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl ToolUseBlock {
@@ -26,7 +32,16 @@ impl ToolUseBlock {
             id: id.into(),
             name: name.into(),
             input,
+            signature: None,
         }
+    }
+
+    /// The same call, with the provider's signature of the reasoning
+    /// before it.
+    #[must_use]
+    pub fn with_signature(mut self, signature: impl Into<String>) -> Self {
+        self.signature = Some(signature.into());
+        self
     }
 }
 

@@ -17,6 +17,8 @@ pub enum ModelProvider {
     OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
+    /// The Gemini API (`generateContent`).
+    Gemini,
 }
 
 impl ModelProvider {
@@ -26,6 +28,7 @@ impl ModelProvider {
         match self {
             ModelProvider::OpenaiChat | ModelProvider::OpenaiResponses => "openai",
             ModelProvider::Anthropic => "anthropic",
+            ModelProvider::Gemini => "gemini",
         }
     }
 }
@@ -129,6 +132,8 @@ impl ModelConfig {
             }
             #[cfg(feature = "anthropic")]
             ModelProvider::Anthropic => Ok(Box::new(super::AnthropicMessages::from_config(self)?)),
+            #[cfg(feature = "gemini")]
+            ModelProvider::Gemini => Ok(Box::new(super::GeminiModel::from_config(self)?)),
             #[allow(
                 unreachable_patterns,
                 reason = "which arms exist depends on the features"

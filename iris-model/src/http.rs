@@ -97,6 +97,9 @@ impl Endpoint {
         path: &str,
         timeout: Duration,
     ) -> Result<Self, ModelError> {
+        // An API whose path names the model (Gemini's
+        // `models/{model}:generateContent`) has it filled in here.
+        let path = path.replace("{model}", &model);
         let url = format!("{}/{path}", base_url.trim_end_matches('/'));
         Self::at(url, model, api_key, timeout)
     }
@@ -220,8 +223,18 @@ pub trait Wire: Send + Sync + 'static {
     /// The request body of `request` for `endpoint`'s model.
     fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value;
 
-    /// Adds what a streamed request needs beyond `"stream": true`.
-    fn stream_body(_endpoint: &Endpoint, _body: &mut Value) {}
+    /// What a streamed request's body needs: `"stream": true` unless the
+    /// API says so otherwise.
+    fn stream_body(_endpoint: &Endpoint, body: &mut Value) {
+        body["stream"] = Value::Bool(true);
+    }
+
+    /// Where a streamed request goes: the same URL unless the API streams
+    /// from another.
+    #[must_use]
+    fn stream_url(url: &str) -> String {
+        url.to_owned()
+    }
 
     /// The answer to a whole (not streamed) request.
     ///
@@ -341,7 +354,8 @@ impl<W: Wire> Model for HttpModel<W> {
         W::stream_body(&self.endpoint, &mut body);
         Box::pin(async move {
             let headers = W::headers(&self.endpoint);
-            streamed(&self.endpoint, &headers, body, |response| {
+            let url = W::stream_url(&self.endpoint.url);
+            streamed(&self.endpoint, &url, &headers, body, |response| {
                 W::read_stream(response, on_delta)
             })
             .await
@@ -396,21 +410,21 @@ pub async fn send(
         .map_err(|e| e.redacting(&endpoint.api_key))
 }
 
-/// Asks `endpoint` for a streamed answer to `body` (`"stream": true`
-/// added) and reads it with `read`. Opening the stream is retried; a stream
-/// that breaks off is not (part of it may have been shown).
+/// Asks `url` of `endpoint` for a streamed answer to `body` and reads it
+/// with `read`. Opening the stream is retried; a stream that breaks off is
+/// not (part of it may have been shown).
 pub(crate) async fn streamed<Read, Fut>(
     endpoint: &Endpoint,
+    url: &str,
     headers: &[(HeaderName, String)],
-    mut body: Value,
+    body: Value,
     read: Read,
 ) -> Result<ModelResponse, ModelError>
 where
     Read: FnOnce(reqwest::Response) -> Fut,
     Fut: std::future::Future<Output = Result<ModelResponse, ModelError>>,
 {
-    body["stream"] = Value::Bool(true);
-    let answer = match open_stream(endpoint, headers, &body).await {
+    let answer = match open_stream(endpoint, url, headers, &body).await {
         Ok(response) => read(response).await,
         Err(error) => Err(error),
     };
@@ -421,11 +435,12 @@ where
 /// retried by `retry` until then, for a body read as a stream.
 async fn open_stream(
     endpoint: &Endpoint,
+    url: &str,
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<reqwest::Response, ModelError> {
     retrying(endpoint.retry, || async {
-        let response = respond(endpoint, headers, body).await?;
+        let response = respond(endpoint, url, headers, body).await?;
         if response.status().is_success() {
             Ok(response)
         } else {
@@ -496,14 +511,14 @@ fn names_this_machine(host: &str) -> bool {
 
 async fn respond(
     endpoint: &Endpoint,
+    url: &str,
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<reqwest::Response, Failure> {
-    if REMOTE_BLOCKED.load(std::sync::atomic::Ordering::Relaxed) && !is_loopback(&endpoint.url) {
+    if REMOTE_BLOCKED.load(std::sync::atomic::Ordering::Relaxed) && !is_loopback(url) {
         return Err(Failure {
             message: format!(
-                "model requests to other machines are blocked in this process (`block_remote_requests`), and this one was for {}; point the adapter's base URL at a loopback server, such as a cassette",
-                endpoint.url
+                "model requests to other machines are blocked in this process (`block_remote_requests`), and this one was for {url}; point the adapter's base URL at a loopback server, such as a cassette"
             ),
             retryable: false,
             retry_after: None,
@@ -511,7 +526,7 @@ async fn respond(
     }
     let mut request = endpoint
         .client
-        .post(&endpoint.url)
+        .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body.to_string());
     for (name, value) in headers {
@@ -577,7 +592,7 @@ async fn once(
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<Value, Failure> {
-    let mut response = respond(endpoint, headers, body).await?;
+    let mut response = respond(endpoint, &endpoint.url, headers, body).await?;
     if !response.status().is_success() {
         return Err(failed(response).await);
     }

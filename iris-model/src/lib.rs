@@ -3,14 +3,20 @@
 //! [`ModelConfig`] that names a model, and the HTTP adapters: one
 //! [`HttpModel`] with its client, retries and streaming, speaking each
 //! provider's wire format ([`OpenAiChat`] and [`OpenAiResponses`] with
-//! feature `openai`, [`AnthropicMessages`] with feature `anthropic`).
+//! feature `openai`, [`AnthropicMessages`] with feature `anthropic`,
+//! [`GeminiModel`] with feature `gemini`).
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
 mod config;
-#[cfg(all(feature = "fuzzing", any(feature = "openai", feature = "anthropic")))]
+#[cfg(all(
+    feature = "fuzzing",
+    any(feature = "openai", feature = "anthropic", feature = "gemini")
+))]
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(feature = "gemini")]
+mod gemini;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "openai")]
@@ -18,7 +24,7 @@ mod openai_chat;
 #[cfg(feature = "openai")]
 mod openai_responses;
 mod profile;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod sse;
 mod usage;
 
@@ -27,6 +33,8 @@ pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS, Messages,
 };
 pub use config::{ModelConfig, ModelProvider};
+#[cfg(feature = "gemini")]
+pub use gemini::{GEMINI_BASE_URL, GeminiModel, GenerateContent};
 #[cfg(feature = "http")]
 pub use http::{Api, Endpoint, HttpModel, MAX_ANSWER_BYTES, RetryPolicy, Wire};
 #[cfg(feature = "openai")]

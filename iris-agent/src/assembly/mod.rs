@@ -43,7 +43,7 @@
 //! |---|---|
 //! | `name` | the agent's name (required) |
 //! | `instructions` / `instructions_file` | the system instructions, or a file holding them (in the agent file's folder, at most 1 MiB); not both |
-//! | `model.provider` | `openai_chat`, `openai_responses` or `anthropic` |
+//! | `model.provider` | `openai_chat`, `openai_responses`, `anthropic` or `gemini` (each needs its Iris feature) |
 //! | `model.model`, `model.base_url`, `model.temperature`, `model.max_tokens` | which model, another endpoint of the same API, sampling |
 //! | `model.profile` | the server behind an `openai_chat` endpoint, whose dialect requests follow: `openai` (the default), `llama_cpp`, `vllm`, `ollama` or `lm_studio` |
 //! | `model.api_key_env` | the variable holding the API key: its name ends in `_API_KEY` (a file cannot send another secret to the endpoint it names) and it must be set (its value never appears in errors or `Debug`) |

@@ -83,10 +83,12 @@ impl AgentRunner {
                                 result,
                             })
                         } else {
-                            let call = step.get(at).cloned().unwrap_or_else(|| ToolUseBlock {
-                                id: request.call_id.clone(),
-                                name: request.tool.as_str().to_owned(),
-                                input: request.arguments.clone(),
+                            let call = step.get(at).cloned().unwrap_or_else(|| {
+                                ToolUseBlock::new(
+                                    request.call_id.clone(),
+                                    request.tool.as_str(),
+                                    request.arguments.clone(),
+                                )
                             });
                             End::Waiting(Box::new(WaitingItem::approval(call, *request)))
                         }

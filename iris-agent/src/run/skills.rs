@@ -77,11 +77,11 @@ impl AgentRunner {
                 continue;
             }
             active.push(name.clone());
-            let call = ToolUseBlock {
-                id: format!("preload-{name}"),
-                name: ACTIVATE_SKILL.to_owned(),
-                input: serde_json::json!({"name": name, "file": null}),
-            };
+            let call = ToolUseBlock::new(
+                format!("preload-{name}"),
+                ACTIVATE_SKILL,
+                serde_json::json!({"name": name, "file": null}),
+            );
             self.agent.executor().emit_event(RunEvent::SkillActivated {
                 run_id: run.clone(),
                 call_id: call.id.clone(),

@@ -125,6 +125,7 @@ async fn model_check(catalog: &Catalog) -> Check {
     let base = model.base_url.clone().unwrap_or_else(|| {
         match model.provider {
             ModelProvider::Anthropic => "https://api.anthropic.com/v1",
+            ModelProvider::Gemini => "https://generativelanguage.googleapis.com/v1beta",
             _ => "https://api.openai.com/v1",
         }
         .to_owned()

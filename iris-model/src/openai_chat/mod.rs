@@ -81,6 +81,7 @@ impl Wire for ChatCompletions {
     }
 
     fn stream_body(endpoint: &Endpoint, body: &mut Value) {
+        body["stream"] = json!(true);
         if endpoint.profile().dialect().stream_usage {
             body["stream_options"] = json!({"include_usage": true});
         }

@@ -108,7 +108,9 @@ impl<'t> Call<'t> {
         cx: &ToolContext,
         started: Option<Instant>,
     ) -> Result<Self, Unresolved> {
-        let ToolUseBlock { id, name, input } = block;
+        let ToolUseBlock {
+            id, name, input, ..
+        } = block;
         match offered_tool(registry, &name, cx) {
             Ok(tool) => {
                 let (arguments, repair) = repair_input(input);

@@ -1,5 +1,5 @@
 //! Cassettes through the real adapters: one per wire format (OpenAI Chat
-//! Completions, OpenAI Responses, Anthropic Messages streamed), their
+//! Completions, OpenAI Responses, Anthropic Messages and Gemini streamed), their
 //! answers written from the providers' documented examples, replayed
 //! through a run; a drifted request fails naming its first difference; a
 //! recording keeps no key header and refuses to save a key; real requests
@@ -8,8 +8,8 @@
 //! The committed cassettes were recorded by `IRIS_RECORD_CASSETTES=1 cargo
 //! test -p iris-test-suite --test suite cassettes`, through a loopback
 //! provider answering with the documented examples; set
-//! `IRIS_CASSETTE_UPSTREAM_OPENAI` or `IRIS_CASSETTE_UPSTREAM_ANTHROPIC` to
-//! record from a real provider instead.
+//! `IRIS_CASSETTE_UPSTREAM_OPENAI`, `IRIS_CASSETTE_UPSTREAM_ANTHROPIC` or
+//! `IRIS_CASSETTE_UPSTREAM_GEMINI` to record from a real provider instead.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iris::agent::{Agent, AgentRunner, RunContext};
-use iris::model::{AnthropicMessages, Model, OpenAiChat, OpenAiResponses};
+use iris::model::{AnthropicMessages, GeminiModel, Model, OpenAiChat, OpenAiResponses};
 use iris::serde_json::{Value, json};
 use iris::testing::cassette::{CASSETTE_FORMAT, Cassette, CassetteServer, Interaction};
 use iris::testing::{approve_all, run_to_end};
@@ -86,6 +86,12 @@ fn adapter(wire: &str, base: &str) -> Arc<dyn Model> {
                 .unwrap()
                 .with_retries(no_retries),
         ),
+        "gemini" => Arc::new(
+            GeminiModel::new("gemini-2.5-flash", "", base, timeout)
+                .unwrap()
+                .with_retries(no_retries)
+                .streaming(true),
+        ),
         _ => Arc::new(
             AnthropicMessages::new("claude-sonnet-4-5", "", base, timeout)
                 .unwrap()
@@ -95,7 +101,7 @@ fn adapter(wire: &str, base: &str) -> Arc<dyn Model> {
     }
 }
 
-const WIRES: [&str; 3] = ["openai_chat", "openai_responses", "anthropic"];
+const WIRES: [&str; 4] = ["openai_chat", "openai_responses", "anthropic", "gemini"];
 
 #[tokio::test]
 async fn each_wire_format_replays_through_its_adapter() {
@@ -244,12 +250,11 @@ fn as_reply(answer: Value) -> Reply {
         Value::Array(events) => {
             let mut body = String::new();
             for event in events {
-                let _ = write!(
-                    body,
-                    "event: {}\ndata: {}\n\n",
-                    event["event"].as_str().unwrap(),
-                    event["data"]
-                );
+                // Gemini's events have no name.
+                if let Some(name) = event["event"].as_str() {
+                    let _ = writeln!(body, "event: {name}");
+                }
+                let _ = write!(body, "data: {}\n\n", event["data"]);
             }
             Reply::Events(body)
         }
@@ -263,10 +268,10 @@ fn as_reply(answer: Value) -> Reply {
 /// forwards from the adapter's header and never keeps), and writes it.
 async fn record_all() {
     for wire in WIRES {
-        let real = if wire == "anthropic" {
-            "IRIS_CASSETTE_UPSTREAM_ANTHROPIC"
-        } else {
-            "IRIS_CASSETTE_UPSTREAM_OPENAI"
+        let real = match wire {
+            "anthropic" => "IRIS_CASSETTE_UPSTREAM_ANTHROPIC",
+            "gemini" => "IRIS_CASSETTE_UPSTREAM_GEMINI",
+            _ => "IRIS_CASSETTE_UPSTREAM_OPENAI",
         };
         let upstream = if let Ok(upstream) = std::env::var(real) {
             upstream

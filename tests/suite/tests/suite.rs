@@ -25,6 +25,7 @@ mod hostile_inputs;
 mod image_results;
 mod model_anthropic;
 mod model_dialects;
+mod model_gemini;
 mod model_hostile;
 mod model_image_turns;
 mod model_openai;
