@@ -432,6 +432,17 @@ pub use iris_model as model;
 #[cfg(feature = "runtime")]
 pub use iris_tools::discovery;
 
+/// Traces in the OpenTelemetry GenAI conventions: the attribute names Iris's
+/// `invoke_agent`, `chat` and `execute_tool` spans carry, the switch that
+/// records content in them, and (feature `otlp`) [`Otlp`](telemetry::Otlp),
+/// which exports them to a collector.
+#[cfg(feature = "runtime")]
+pub mod telemetry {
+    pub use iris_runtime::telemetry::*;
+    #[cfg(feature = "otlp")]
+    pub use iris_telemetry::{Otlp, TelemetryError, TelemetryGuard};
+}
+
 /// MCP (feature `mcp`): the tools of MCP servers as Iris tools, and Iris
 /// tools served over MCP; see [`mcp::McpClient`] and [`mcp::serve`].
 #[cfg(feature = "mcp")]

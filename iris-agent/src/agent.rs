@@ -44,6 +44,7 @@ pub struct Agent {
     name: String,
     instructions: Option<String>,
     model: Option<ModelConfig>,
+    telemetry: Option<Telemetry>,
     max_steps: Option<u32>,
     executor: ToolExecutor,
     discovery: Option<Arc<Discovery>>,
@@ -81,6 +82,7 @@ pub struct AgentBuilder {
     name: String,
     instructions: Option<String>,
     model: Option<ModelConfig>,
+    telemetry: Option<Telemetry>,
     max_steps: Option<u32>,
     executor: ToolExecutor,
     discovery: Option<Arc<Discovery>>,
@@ -118,6 +120,13 @@ impl AgentBuilder {
     /// adapter [`AgentRunner::connect`](super::AgentRunner::connect) makes.
     pub fn model(mut self, model: ModelConfig) -> Self {
         self.model = Some(model);
+        self
+    }
+
+    /// Where the agent's traces go (an agent file's `telemetry:`): read by
+    /// whoever installs the exporter, such as `iris run`.
+    pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
+        self.telemetry = Some(telemetry);
         self
     }
 
@@ -208,6 +217,7 @@ impl AgentBuilder {
             name: self.name,
             instructions: self.instructions,
             model: self.model,
+            telemetry: self.telemetry,
             max_steps: self.max_steps,
             executor: self.executor,
             discovery: self.discovery,
@@ -274,6 +284,7 @@ impl Agent {
             name: "agent".to_owned(),
             instructions: None,
             model: None,
+            telemetry: None,
             max_steps: None,
             executor,
             discovery: None,
@@ -309,6 +320,12 @@ impl Agent {
     #[must_use]
     pub fn model(&self) -> Option<&ModelConfig> {
         self.model.as_ref()
+    }
+
+    /// Where the agent's traces go, when it says.
+    #[must_use]
+    pub fn telemetry(&self) -> Option<&Telemetry> {
+        self.telemetry.as_ref()
     }
 
     /// Most model steps per run.
@@ -421,4 +438,18 @@ impl Agent {
         files.push((workspace.to_path_buf(), Arc::clone(&service)));
         Ok(service)
     }
+}
+
+/// Where an agent's traces go (the spans of `iris::telemetry`), as its
+/// agent file's `telemetry:` section says.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Telemetry {
+    /// The OTLP/HTTP address of the collector (`http://127.0.0.1:4318`).
+    pub otlp: Option<String>,
+    /// The `service.name` the traces carry.
+    pub service_name: Option<String>,
+    /// Whether messages, instructions, tool definitions, arguments and
+    /// results are recorded in the spans.
+    pub capture_content: bool,
 }

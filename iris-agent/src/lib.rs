@@ -45,7 +45,7 @@ mod seal;
 mod state;
 pub mod store;
 
-pub use agent::{Agent, AgentBuilder};
+pub use agent::{Agent, AgentBuilder, Telemetry};
 pub use children::{ChildAgent, DEFAULT_CHILD_MAX_STEPS};
 pub use engine::Engine;
 pub use error::RunError;

@@ -37,6 +37,7 @@ pub mod process;
 mod progress;
 pub mod question;
 mod registry;
+pub mod telemetry;
 mod temp_name;
 
 pub use artifacts::ArtifactStore;

@@ -121,6 +121,9 @@ pub(crate) fn assemble_with(
     if let Some(model) = model {
         agent = agent.model(model);
     }
+    if let Some(telemetry) = &file.telemetry {
+        agent = agent.telemetry(telemetry_of(telemetry));
+    }
     if let Some(steps) = limits.max_steps {
         agent = agent.max_steps(steps);
     }
@@ -835,4 +838,17 @@ fn check_model(model: &super::file::ModelSection, issues: &mut Issues) {
             "`profile` names the server behind an `openai_chat` endpoint (llama.cpp, vLLM, Ollama, LM Studio); remove it, or use `provider: openai_chat`",
         );
     }
+}
+
+/// The agent's telemetry settings from its file's section; content
+/// capture, when asked, is turned on for the process, as spans are.
+fn telemetry_of(section: &super::file::TelemetrySection) -> crate::Telemetry {
+    if section.capture_content {
+        iris_runtime::telemetry::capture_content(true);
+    }
+    let mut settings = crate::Telemetry::default();
+    settings.otlp.clone_from(&section.otlp);
+    settings.service_name.clone_from(&section.service_name);
+    settings.capture_content = section.capture_content;
+    settings
 }

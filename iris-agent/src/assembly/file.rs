@@ -71,6 +71,28 @@ pub struct AgentFile {
     #[cfg_attr(feature = "mcp", schemars(with = "Option<iris_mcp::GatewayAuth>"))]
     #[cfg_attr(not(feature = "mcp"), schemars(with = "Option<Value>"))]
     pub auth: Option<Spanned<Value>>,
+    /// Where the agent's traces go (OpenTelemetry GenAI spans), and whether
+    /// they record content.
+    #[serde(default)]
+    pub telemetry: Option<TelemetrySection>,
+}
+
+/// Where an agent's traces go.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// The collector's OTLP/HTTP address, such as `http://127.0.0.1:4318`
+    /// (`iris run --otlp` overrides it).
+    #[serde(default)]
+    pub otlp: Option<String>,
+    /// The `service.name` the traces carry (`iris` when left out).
+    #[serde(default)]
+    pub service_name: Option<String>,
+    /// Record messages, instructions, tool definitions, arguments and
+    /// results in the spans (each cut at 8 KiB). Off by default: they may
+    /// hold what a trace store must not.
+    #[serde(default)]
+    pub capture_content: bool,
 }
 
 /// Where an agent's skills are found, and which are offered.

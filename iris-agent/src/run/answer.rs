@@ -1,6 +1,7 @@
 //! The model's answer to the run so far.
 
 use iris_core::ToolSpec;
+use tracing::Instrument as _;
 
 use iris_model::{Model, ModelDelta, ModelError, ModelRequest, ModelResponse};
 
@@ -51,13 +52,17 @@ impl AgentRunner {
                 model.complete(request)
             }
         };
+        let span = super::spans::chat(self.model_config(), &request);
         let answer = match &self.engine {
             Some(engine) => engine.answer(state.step + 1, Box::new(ask)),
             None => ask(),
-        };
-        tokio::select! {
+        }
+        .instrument(span.clone());
+        let answered = tokio::select! {
             response = answer => Some(response),
             () = cx.cancel.cancelled() => None,
-        }
+        };
+        super::spans::chat_ended(&span, self.model_config(), answered.as_ref());
+        answered
     }
 }

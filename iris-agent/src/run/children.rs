@@ -9,8 +9,10 @@
 //! item holding the child's state; a resume continues the child where it
 //! paused.
 
+use iris_runtime::telemetry::{execute_tool_span, tool_ended};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tracing::Instrument as _;
 
 use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolResult, ToolSpec, ToolUseBlock};
 use iris_model::{Message, Usage};
@@ -224,9 +226,18 @@ impl AgentRunner {
         messages.push(Message::User { text: input });
         let preloaded = self.preload(child, &runner, &mut messages, &child_cx.run_id);
         let timer = Deadline::start(child, &child_cx);
-        let outcome = runner.start(messages, preloaded, &child_cx).await;
+        // The child's run nests under the delegating call's span.
+        let span = execute_tool_span(&call.id, &call.name, &call.input);
+        let outcome = runner
+            .start(messages, preloaded, &child_cx)
+            .instrument(span.clone())
+            .await;
         let ran_out = timer.stop();
-        self.settle_child(child, call, parent, &runner, outcome, ran_out)
+        let delegated = self.settle_child(child, call, parent, &runner, outcome, ran_out);
+        if let Delegated::Finished(result, _) = &delegated {
+            tool_ended(&span, result);
+        }
+        delegated
     }
 
     /// Continues the child of `item` (a call of `parent` that waits on it)
@@ -263,13 +274,21 @@ impl AgentRunner {
         let runner = self.child_runner(child, parent);
         let child_cx = child_context(cx, &parent.run_id, &call.id);
         let timer = Deadline::start(child, &child_cx);
-        let outcome = runner.resume(child_state, replies, &child_cx).await;
+        let span = execute_tool_span(&call.id, &call.name, &call.input);
+        let outcome = runner
+            .resume(child_state, replies, &child_cx)
+            .instrument(span.clone())
+            .await;
         let ran_out = timer.stop();
         let outcome = match outcome {
             Err(err) if super::resume::refused_before_running(&err) => return Err(err),
             other => other,
         };
-        Ok(self.settle_child(child, call, parent, &runner, outcome, ran_out))
+        let delegated = self.settle_child(child, call, parent, &runner, outcome, ran_out);
+        if let Delegated::Finished(result, _) = &delegated {
+            tool_ended(&span, result);
+        }
+        Ok(delegated)
     }
 
     /// Starts a child that a person approved: its input as the call gave
@@ -335,6 +354,9 @@ impl AgentRunner {
             .own_model()
             .map_or_else(|| Arc::clone(&self.model), Arc::clone);
         let mut runner = AgentRunner::from_parts(Arc::clone(child.agent()), model);
+        if runner.model_config.is_none() {
+            runner.model_config.clone_from(&self.model_config);
+        }
         runner.questions.clone_from(&self.questions);
         runner.delegation = self.delegation;
         runner.engine = self

@@ -12,6 +12,7 @@ mod replies;
 mod request;
 mod resume;
 mod skills;
+mod spans;
 mod steps;
 mod waiting;
 
@@ -77,6 +78,9 @@ impl RunContext {
 pub struct AgentRunner {
     agent: Arc<Agent>,
     model: Arc<dyn Model>,
+    /// The configuration of the model asked, when one is known (a child
+    /// without a model of its own asks its parent's): what its spans name.
+    model_config: Option<iris_model::ModelConfig>,
     options: ModelOptions,
     /// Seals the states handed out, and admits only sealed ones.
     state_key: Option<StateKey>,
@@ -126,6 +130,7 @@ impl AgentRunner {
             parallel_tool_calls: true,
         };
         Self {
+            model_config: agent.model().cloned(),
             agent,
             model,
             options,
@@ -151,6 +156,7 @@ impl AgentRunner {
         Self {
             agent: Arc::clone(&self.agent),
             model: Arc::clone(&self.model),
+            model_config: self.model_config.clone(),
             options: self.options.clone(),
             state_key: self.state_key.clone(),
             durable: None,

@@ -48,6 +48,17 @@ impl AgentRunner {
     ) -> Result<RunOutcome, RunError> {
         let replies: Vec<(String, Reply)> =
             replies.into_iter().map(|(id, r)| (id, r.into())).collect();
+        self.traced(cx, self.resume_untraced(state, replies, cx))
+            .await
+    }
+
+    /// [`AgentRunner::resume`], outside its span.
+    async fn resume_untraced(
+        &self,
+        state: RunState,
+        replies: Vec<(String, Reply)>,
+        cx: &RunContext,
+    ) -> Result<RunOutcome, RunError> {
         let Some(durable) = &self.durable else {
             return self.resume_with(state, replies, cx, &mut None).await;
         };
@@ -88,6 +99,11 @@ impl AgentRunner {
     /// call has no decision yet (the run keeps waiting); and what
     /// [`AgentRunner::resume`] refuses.
     pub async fn resume_stored(&self, cx: &RunContext) -> Result<RunOutcome, RunError> {
+        self.traced(cx, self.resume_stored_untraced(cx)).await
+    }
+
+    /// [`AgentRunner::resume_stored`], outside its span.
+    async fn resume_stored_untraced(&self, cx: &RunContext) -> Result<RunOutcome, RunError> {
         let durable = self.durable.as_ref().ok_or(RunError::NoStore)?;
         let stored = durable
             .store

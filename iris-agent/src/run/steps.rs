@@ -24,9 +24,21 @@ impl AgentRunner {
             .await
     }
 
+    /// Starts a run whose history begins with `messages`, inside its
+    /// `invoke_agent` span.
+    pub(super) async fn start(
+        &self,
+        messages: Vec<Message>,
+        skills: Vec<String>,
+        cx: &RunContext,
+    ) -> Result<RunOutcome, RunError> {
+        self.traced(cx, self.start_untraced(messages, skills, cx))
+            .await
+    }
+
     /// Starts a run whose history begins with `messages`, the skills
     /// `skills` active (preloaded into that history).
-    pub(super) async fn start(
+    async fn start_untraced(
         &self,
         messages: Vec<Message>,
         skills: Vec<String>,

@@ -46,6 +46,8 @@ pub(crate) struct Options {
     /// and no `--answer` (the run is saved, and answered later).
     pub(crate) questions: bool,
     pub(crate) jsonl: bool,
+    /// The collector traces are exported to (`--otlp`).
+    pub(crate) otlp: Option<String>,
 }
 
 impl Options {
@@ -63,6 +65,7 @@ impl Options {
             answers,
             questions: sub.get_flag("questions"),
             jsonl: sub.get_flag("jsonl"),
+            otlp: sub.get_one::<String>("otlp").cloned(),
         })
     }
 
@@ -172,6 +175,11 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
     let runner = match runner {
         Ok(runner) => runner,
         Err((exit, message)) => return out.fail(exit, &message),
+    };
+    // Held to the end of the run: its drop flushes the spans left.
+    let _traces = match export_traces(options, &runner) {
+        Ok(guard) => guard,
+        Err(message) => return out.fail(Exit::Usage, &message),
     };
     let streaming = printer.streaming.load(Ordering::Relaxed);
     let workspace =
@@ -336,6 +344,27 @@ async fn runner_for(
         runner = runner.with_questions(Questions::new());
     }
     Ok(runner)
+}
+
+/// Starts exporting the run's traces to `--otlp`, else to the agent file's
+/// `telemetry.otlp`, when either names a collector.
+fn export_traces(
+    options: &Options,
+    runner: &AgentRunner,
+) -> Result<Option<iris_telemetry::TelemetryGuard>, String> {
+    let settings = runner.agent().telemetry();
+    let Some(endpoint) = options
+        .otlp
+        .clone()
+        .or_else(|| settings.and_then(|t| t.otlp.clone()))
+    else {
+        return Ok(None);
+    };
+    let mut otlp = iris_telemetry::Otlp::new(endpoint);
+    if let Some(name) = settings.and_then(|t| t.service_name.as_deref()) {
+        otlp = otlp.service_name(name);
+    }
+    otlp.install().map(Some).map_err(|e| e.to_string())
 }
 
 /// A token Ctrl-C cancels.
@@ -512,5 +541,11 @@ pub(crate) fn command() -> Command {
                 .long("jsonl")
                 .action(ArgAction::SetTrue)
                 .help("Print every run event as one JSON line"),
+        )
+        .arg(
+            Arg::new("otlp")
+                .long("otlp")
+                .value_name("URL")
+                .help("Export the run's traces (OpenTelemetry GenAI spans) to this collector's OTLP/HTTP address, such as http://127.0.0.1:4318"),
         )
 }

@@ -2,6 +2,7 @@
 
 use futures_util::stream::{self, StreamExt as _};
 use iris_core::{ParsedArgs, ToolContext, ToolResult, ToolUseBlock};
+use tracing::Instrument as _;
 
 use super::call::{Call, Unresolved};
 use super::{ToolExecutor, ToolOutcome};
@@ -93,8 +94,11 @@ async fn run_window(
 async fn run_entry(executor: &ToolExecutor, entry: Entry<'_>, cx: &ToolContext) -> ToolOutcome {
     match entry {
         Entry::Parsed(call, args) => {
-            let reached = call.run(executor, args, cx).await;
-            call.conclude(executor, reached, cx)
+            let span = call.span();
+            let reached = call.run(executor, args, cx).instrument(span.clone()).await;
+            let outcome = call.conclude(executor, reached, cx);
+            super::span::ended(&span, &outcome);
+            outcome
         }
         Entry::Invalid(call, invalid) => call.finish(executor, invalid, cx),
         Entry::Unresolved(unresolved) => unresolved.finish(executor, cx),

@@ -14,6 +14,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+use tracing::Instrument as _;
 
 use futures_util::FutureExt as _;
 use iris_core::{
@@ -129,6 +130,15 @@ impl<'t> Call<'t> {
                 started,
             }),
         }
+    }
+
+    /// The call's `execute_tool` span.
+    pub(super) fn span(&self) -> tracing::Span {
+        crate::telemetry::execute_tool_span(
+            &self.id,
+            self.definition.name().as_str(),
+            &self.arguments,
+        )
     }
 
     /// Parse: the only parse of the call; the tool's answers for these
@@ -700,8 +710,14 @@ pub(super) async fn resume(
             let grant = Grant {
                 run_id: request.run_id,
             };
-            let result = call.staged(ex, args, cx, Some(&grant)).await;
-            call.finish(ex, result, cx)
+            let span = call.span();
+            let result = call
+                .staged(ex, args, cx, Some(&grant))
+                .instrument(span.clone())
+                .await;
+            let outcome = call.finish(ex, result, cx);
+            super::span::ended(&span, &outcome);
+            outcome
         }
     }
 }

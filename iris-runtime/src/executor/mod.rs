@@ -7,9 +7,11 @@ mod lingering;
 mod pending;
 pub(crate) mod permissions;
 mod resolve;
+mod span;
 mod stages;
 
 use std::collections::HashMap;
+use tracing::Instrument as _;
 
 use std::fmt;
 use std::sync::Arc;
@@ -245,8 +247,11 @@ impl ToolExecutor {
             Ok(call) => call,
             Err(unresolved) => return unresolved.finish(self, cx),
         };
-        let reached = call.parse_and_run(self, cx).await;
-        call.conclude(self, reached, cx)
+        let span = call.span();
+        let reached = call.parse_and_run(self, cx).instrument(span.clone()).await;
+        let outcome = call.conclude(self, reached, cx);
+        span::ended(&span, &outcome);
+        outcome
     }
 
     /// Runs the calls of one model turn; results come back in call order.
