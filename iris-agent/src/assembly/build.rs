@@ -823,20 +823,10 @@ fn decision(
     None
 }
 
-/// The model section's key variable is set, and a server profile is named
-/// only for the API several servers speak.
+/// The model section's key variable is set.
 fn check_model(model: &super::file::ModelSection, issues: &mut Issues) {
     if let Some(variable) = &model.api_key_env {
         require_variable(variable, "model.api_key_env", issues);
-    }
-    if let Some(profile) = &model.profile
-        && model.provider != iris_model::ModelProvider::OpenaiChat
-    {
-        issues.at(
-            profile.referenced,
-            "model.profile",
-            "`profile` names the server behind an `openai_chat` endpoint (llama.cpp, vLLM, Ollama, LM Studio); remove it, or use `provider: openai_chat`",
-        );
     }
 }
 

@@ -202,10 +202,10 @@ pub struct ModelSection {
     pub stream: bool,
     /// The server behind an `openai_chat` endpoint, whose dialect requests
     /// follow: `openai` (the default), `llama_cpp`, `vllm`, `ollama` or
-    /// `lm_studio`.
+    /// `lm_studio`. The other providers' APIs have one dialect each, and
+    /// their adapters do not read it.
     #[serde(default)]
-    #[schemars(with = "Option<ServerProfile>")]
-    pub profile: Option<Spanned<ServerProfile>>,
+    pub profile: Option<ServerProfile>,
 }
 
 impl ModelSection {
@@ -217,8 +217,8 @@ impl ModelSection {
         config.api_key_env = self.api_key_env.as_ref().map(|v| v.value.clone());
         config.temperature = self.temperature;
         config.max_tokens = self.max_tokens;
-        if let Some(profile) = &self.profile {
-            config.profile = profile.value;
+        if let Some(profile) = self.profile {
+            config.profile = profile;
         }
         config
     }

@@ -46,7 +46,7 @@
 //! | `model.provider` | `openai_chat`, `openai_responses`, `anthropic` or `gemini` (each needs its Iris feature) |
 //! | `model.model`, `model.base_url`, `model.temperature`, `model.max_tokens` | which model, another endpoint of the same API, sampling |
 //! | `telemetry` | where traces go: `otlp` (a collector's OTLP/HTTP address; `iris run --otlp` overrides it), `service_name`, `capture_content` (record messages, instructions, tool definitions, arguments and results, each cut at 8 KiB; off by default) |
-//! | `model.profile` | the server behind an `openai_chat` endpoint, whose dialect requests follow: `openai` (the default), `llama_cpp`, `vllm`, `ollama` or `lm_studio` |
+//! | `model.profile` | the server behind an `openai_chat` endpoint, whose dialect requests follow: `openai` (the default), `llama_cpp`, `vllm`, `ollama` or `lm_studio` (the other providers' adapters do not read it) |
 //! | `model.api_key_env` | the variable holding the API key: its name ends in `_API_KEY` (a file cannot send another secret to the endpoint it names) and it must be set (its value never appears in errors or `Debug`) |
 //! | `tools.builtin` | `file.read`, `file.write`, `file.edit` (the tools `read_file`, `write_file`, `edit_file`) |
 //! | `tools.functions` | `#[tool]` functions, by name (`square`) or module path (`my_crate::math::square`) |

@@ -193,3 +193,94 @@ fn fresh_base() -> String {
         .map_or(0, |d| d.subsec_nanos());
     format!("iris{:x}{:x}", nanos, NEXT.fetch_add(1, Ordering::Relaxed))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{Calls, MAX_CALLS};
+    use crate::FinishReason;
+
+    /// A small seeded generator: the same hostile streams on every run.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self, below: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % below
+        }
+    }
+
+    /// A fragment as any server might send one: indexes in any order or
+    /// none, ids as text, numbers, empty or missing, names repeated,
+    /// arguments as text pieces, objects, null or other JSON.
+    fn fragment(random: &mut XorShift) -> Value {
+        let mut fragment = json!({"function": {}});
+        match random.next(4) {
+            0 => {}
+            _ => fragment["index"] = json!(random.next(6)),
+        }
+        match random.next(5) {
+            0 => fragment["id"] = json!(format!("call_{}", random.next(4))),
+            1 => fragment["id"] = json!(random.next(4)),
+            2 => fragment["id"] = json!(""),
+            _ => {}
+        }
+        if random.next(3) == 0 {
+            fragment["function"]["name"] =
+                json!(["a", "b", ""][usize::try_from(random.next(3)).unwrap_or(0)]);
+        }
+        fragment["function"]["arguments"] = match random.next(6) {
+            0 => json!({"n": random.next(9)}),
+            1 => Value::Null,
+            2 => json!([1, 2]),
+            3 => json!("{\"n\": "),
+            4 => json!("1}"),
+            _ => json!(""),
+        };
+        fragment
+    }
+
+    #[test]
+    fn any_stream_of_fragments_assembles_without_panic_or_loss() {
+        let mut random = XorShift(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..2_000 {
+            let mut calls = Calls::default();
+            let count = random.next(40);
+            for _ in 0..count {
+                let fragment = fragment(&mut random);
+                let taken = calls.take(&fragment).expect("far below the bound");
+                assert!(taken.position < calls.open.len());
+            }
+            let open = calls.open.len();
+            let finish = if random.next(2) == 0 {
+                FinishReason::Stop
+            } else {
+                FinishReason::Length
+            };
+            let finished = calls.finish(Some("chatcmpl-x"), finish);
+            // Every call opened is handed on, each with an id.
+            assert_eq!(finished.len(), open);
+            assert!(finished.iter().all(|call| !call.id.is_empty()));
+        }
+    }
+
+    #[test]
+    fn a_server_past_the_bound_is_refused() {
+        let mut calls = Calls::default();
+        for index in 0..MAX_CALLS {
+            calls
+                .take(
+                    &json!({"index": index, "id": format!("c{index}"), "function": {"name": "a"}}),
+                )
+                .unwrap();
+        }
+        let refused = calls
+            .take(&json!({"index": MAX_CALLS, "id": "one-more", "function": {"name": "a"}}))
+            .err()
+            .unwrap();
+        assert!(refused.message.contains("at most 1024"), "{refused}");
+    }
+}
