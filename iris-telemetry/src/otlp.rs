@@ -65,6 +65,7 @@ impl Otlp {
         S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
     {
         let endpoint = traces_url(&self.endpoint)?;
+        iris_core::tls::install_default_provider();
         let exporter = SpanExporter::builder()
             .with_http()
             .with_endpoint(endpoint)
