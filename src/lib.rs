@@ -434,7 +434,7 @@ pub use iris_tools::discovery;
 
 /// Traces in the OpenTelemetry GenAI conventions: the attribute names Iris's
 /// `invoke_agent`, `chat` and `execute_tool` spans carry, the switch that
-/// records content in them, and (feature `otlp`) [`Otlp`](telemetry::Otlp),
+/// records content in them, and (feature `otlp`) `Otlp`,
 /// which exports them to a collector.
 #[cfg(feature = "runtime")]
 pub mod telemetry {
