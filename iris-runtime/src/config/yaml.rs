@@ -32,6 +32,21 @@ pub struct YamlError {
     pub message: String,
 }
 
+/// `line:column: `path`: message`, as much of it as is known.
+impl std::fmt::Display for YamlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(location) = &self.location {
+            write!(f, "{}:{}: ", location.line(), location.column())?;
+        }
+        if !self.path.is_empty() && self.path != "." {
+            write!(f, "`{}`: ", self.path)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for YamlError {}
+
 /// The text of the file at `path`, refusing anything but a regular file of
 /// at most [`MAX_FILE_BYTES`] before reading more than that.
 ///
@@ -267,6 +282,16 @@ mod tests {
     #[allow(dead_code, reason = "only parsed")]
     struct Small {
         name: String,
+    }
+
+    #[test]
+    fn an_error_is_a_std_error_that_says_where() {
+        let err = from_str::<Small>("name: [1, 2\n", "agent file").unwrap_err();
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(err);
+        let shown = boxed.to_string();
+        assert!(shown.starts_with("2:1: ") || shown.starts_with("1:"), "{shown}");
+        let err = from_str::<Small>("nam: a\n", "agent file").unwrap_err();
+        assert!(err.to_string().contains("name"), "{err}");
     }
 
     #[test]
