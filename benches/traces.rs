@@ -161,8 +161,9 @@ fn bench(c: &mut Criterion) {
         .with_simple_exporter(Dropped)
         .build();
     let spans_only = tracing::Dispatch::new(tracing_subscriber::registry().with(
-        tracing_opentelemetry::layer()
-            .with_tracer(opentelemetry::trace::TracerProvider::tracer(&provider, "iris")),
+        tracing_opentelemetry::layer().with_tracer(opentelemetry::trace::TracerProvider::tracer(
+            &provider, "iris",
+        )),
     ));
     tracing::dispatcher::with_default(&spans_only, &mut one_run);
     let (mut off, mut on, mut built) = (f64::MAX, f64::MAX, f64::MAX);

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iris_core::{BoxFuture, RunId, ToolResult};
-use iris_runtime::journal::{CallJournal, Claimed, Journaled};
+use iris_runtime::journal::{CallJournal, Claimed, JournalError, Journaled};
 
 use crate::error::RunError;
 use crate::state::RunState;
@@ -98,12 +98,14 @@ impl CallJournal for StoreJournal {
         &'a self,
         run: &'a RunId,
         call_id: &'a str,
-    ) -> BoxFuture<'a, Result<Claimed, String>> {
+    ) -> BoxFuture<'a, Result<Claimed, JournalError>> {
         Box::pin(async move {
             self.store
                 .claim_call(run, call_id, &self.holder)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(|e| {
+                    JournalError::new(format!("the run store could not claim call `{call_id}`"), e)
+                })
         })
     }
 
@@ -112,12 +114,17 @@ impl CallJournal for StoreJournal {
         run: &'a RunId,
         call_id: &'a str,
         result: &'a ToolResult,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), JournalError>> {
         Box::pin(async move {
             self.store
                 .record_call(run, call_id, result)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(|e| {
+                    JournalError::new(
+                        format!("the run store could not record the result of call `{call_id}`"),
+                        e,
+                    )
+                })
         })
     }
 }

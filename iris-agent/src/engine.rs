@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use iris_core::BoxFuture;
 use iris_model::{ModelError, ModelResponse};
-use iris_runtime::journal::CallJournal;
+use iris_runtime::journal::{CallJournal, JournalError};
 
 use crate::state::RunState;
 use crate::store::RunStatus;
@@ -47,7 +47,7 @@ pub trait Engine: Send + Sync + 'static {
     /// replays will see it: an engine keeps the first reading, so a replay
     /// decides as the first attempt did (whether a question expired). The
     /// loop asks only when a question that waits has an expiry.
-    fn now_ms(&self) -> BoxFuture<'_, Result<u64, String>> {
+    fn now_ms(&self) -> BoxFuture<'_, Result<u64, JournalError>> {
         Box::pin(async { Ok(crate::store::now_ms()) })
     }
 
@@ -58,5 +58,5 @@ pub trait Engine: Send + Sync + 'static {
         &'a self,
         state: &'a RunState,
         status: RunStatus,
-    ) -> BoxFuture<'a, Result<(), String>>;
+    ) -> BoxFuture<'a, Result<(), JournalError>>;
 }

@@ -77,9 +77,10 @@ pub enum RunError {
         "this runner keeps no runs; give it a store with `AgentRunner::with_store` to resume or decide stored runs"
     )]
     NoStore,
-    /// The engine the run is on could not keep its state.
+    /// The engine the run is on could not keep its state (its own error is
+    /// the source).
     #[error("the run's engine could not keep its state: {0}")]
-    Engine(String),
+    Engine(#[source] iris_runtime::journal::JournalError),
     /// The context for the run's calls could not be made.
     #[error("the run's tool context could not be made: {0}")]
     Context(RuntimeError),

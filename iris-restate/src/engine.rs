@@ -17,7 +17,7 @@ use iris_agent::engine::Ask;
 use iris_agent::{Engine, RunState, RunStatus};
 use iris_core::{BoxFuture, RunId, ToolResult};
 use iris_model::{ModelError, ModelResponse};
-use iris_runtime::journal::{CallJournal, Claimed};
+use iris_runtime::journal::{CallJournal, Claimed, JournalError};
 use restate_sdk::context::RunFuture;
 use restate_sdk::endpoint::ContextInternal;
 use restate_sdk::errors::HandlerResult;
@@ -39,13 +39,13 @@ impl RestateEngine {
     /// What became of call `call_id` in an earlier attempt: its recorded
     /// result, or, when none was recorded, `None`, now kept as the call's
     /// outcome.
-    async fn earlier_outcome(&self, call_id: &str) -> Result<Option<ToolResult>, String> {
+    async fn earlier_outcome(&self, call_id: &str) -> Result<Option<ToolResult>, JournalError> {
         let kept = self
             .ctx
             .run(|| async { HandlerResult::Ok(Json(None::<ToolResult>)) })
             .name(format!("result of {call_id}"))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| kept_no(format!("the outcome of call `{call_id}`"), &e))?;
         Ok(kept.into_inner())
     }
 }
@@ -77,14 +77,14 @@ impl Engine for RestateEngine {
         Arc::new(self.clone())
     }
 
-    fn now_ms(&self) -> BoxFuture<'_, Result<u64, String>> {
+    fn now_ms(&self) -> BoxFuture<'_, Result<u64, JournalError>> {
         Box::pin(async move {
             self.ctx
                 .run(|| async { HandlerResult::Ok(Json(iris_agent::store::now_ms())) })
                 .name("clock")
                 .await
                 .map(Json::into_inner)
-                .map_err(|e| e.to_string())
+                .map_err(|e| kept_no("the clock's reading", &e))
         })
     }
 
@@ -92,7 +92,7 @@ impl Engine for RestateEngine {
         &'a self,
         state: &'a RunState,
         status: RunStatus,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), JournalError>> {
         self.ctx.set(keys::STATE, Json(state));
         self.ctx.set(keys::STATUS, Json(status));
         Box::pin(async { Ok(()) })
@@ -104,7 +104,7 @@ impl CallJournal for RestateEngine {
         &'a self,
         _run: &'a RunId,
         call_id: &'a str,
-    ) -> BoxFuture<'a, Result<Claimed, String>> {
+    ) -> BoxFuture<'a, Result<Claimed, JournalError>> {
         Box::pin(async move {
             let claimed_now = AtomicBool::new(false);
             self.ctx
@@ -114,7 +114,7 @@ impl CallJournal for RestateEngine {
                 })
                 .name(format!("claim of {call_id}"))
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| kept_no(format!("the claim of call `{call_id}`"), &e))?;
             if claimed_now.load(Ordering::Relaxed) {
                 return Ok(Claimed::New);
             }
@@ -130,7 +130,7 @@ impl CallJournal for RestateEngine {
         _run: &'a RunId,
         call_id: &'a str,
         result: &'a ToolResult,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), JournalError>> {
         Box::pin(async move {
             let result = result.clone();
             self.ctx
@@ -138,7 +138,33 @@ impl CallJournal for RestateEngine {
                 .name(format!("result of {call_id}"))
                 .await
                 .map(drop)
-                .map_err(|e| e.to_string())
+                .map_err(|e| kept_no(format!("the result of call `{call_id}`"), &e))
         })
     }
+}
+
+/// Restate could not keep `what`; the SDK's failure, with its code, is the
+/// source.
+fn kept_no(
+    what: impl std::fmt::Display,
+    error: &restate_sdk::errors::TerminalError,
+) -> JournalError {
+    JournalError::new(
+        format!("Restate could not keep {what}"),
+        RestateFailure {
+            code: error.code(),
+            message: error.message().to_owned(),
+        },
+    )
+}
+
+/// A failure Restate reported, as a standard error (the SDK's type is not
+/// one).
+#[derive(Debug, thiserror::Error)]
+#[error("{message} (Restate code {code})")]
+pub struct RestateFailure {
+    /// Restate's code for it.
+    pub code: u16,
+    /// Restate's message.
+    pub message: String,
 }

@@ -49,6 +49,7 @@ mod wire;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use engine::RestateFailure;
 pub use restate_sdk;
 pub use wire::{Decide, Ended, RunReport, RunView, StartRun};
 

@@ -28,6 +28,38 @@ pub enum Claimed {
     Unfinished,
 }
 
+/// Why a journal (or the engine a run is on) could not claim a call,
+/// record its result or keep the run: what was being done, and the store's
+/// or engine's own error, kept as the [source](std::error::Error::source)
+/// (a SQLite or Restate failure stays what it was).
+#[derive(Debug, thiserror::Error)]
+#[error("{doing}: {source}")]
+pub struct JournalError {
+    doing: String,
+    #[source]
+    source: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl JournalError {
+    /// A failure while `doing` (such as "claiming call c1"), caused by
+    /// `source` (an error, or its text).
+    pub fn new(
+        doing: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        Self {
+            doing: doing.into(),
+            source: source.into(),
+        }
+    }
+
+    /// What was being done.
+    #[must_use]
+    pub fn doing(&self) -> &str {
+        &self.doing
+    }
+}
+
 /// Where calls of a run are recorded; see the [module docs](self).
 pub trait CallJournal: Send + Sync + 'static {
     /// Claims `call_id` of `run` before its body runs, or tells what an
@@ -37,7 +69,7 @@ pub trait CallJournal: Send + Sync + 'static {
         &'a self,
         run: &'a RunId,
         call_id: &'a str,
-    ) -> BoxFuture<'a, Result<Claimed, String>>;
+    ) -> BoxFuture<'a, Result<Claimed, JournalError>>;
 
     /// Records the result of a call that ran. A failure is logged; the
     /// result still goes to the model.
@@ -46,7 +78,7 @@ pub trait CallJournal: Send + Sync + 'static {
         run: &'a RunId,
         call_id: &'a str,
         result: &'a ToolResult,
-    ) -> BoxFuture<'a, Result<(), String>>;
+    ) -> BoxFuture<'a, Result<(), JournalError>>;
 }
 
 /// The context extension that journals a run's calls.
@@ -114,11 +146,26 @@ pub(crate) fn unfinished(tool: &str) -> ToolResult {
 }
 
 /// The result of a call the journal would not claim.
-pub(crate) fn refused(tool: &str, why: &str) -> ToolResult {
+pub(crate) fn refused(tool: &str, why: &JournalError) -> ToolResult {
     ToolResult::error(
         ToolErrorKind::Internal,
         format!(
             "the call of `{tool}` could not be recorded before it ran, so it did not run: {why}"
         ),
     )
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::JournalError;
+
+    #[test]
+    fn a_journal_error_keeps_its_cause() {
+        let cause = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "database is locked");
+        let error = JournalError::new("claiming call `c1`", cause);
+        assert_eq!(error.to_string(), "claiming call `c1`: database is locked");
+        assert_eq!(error.doing(), "claiming call `c1`");
+        let source = std::error::Error::source(&error).expect("the cause is kept");
+        assert!(source.downcast_ref::<std::io::Error>().is_some());
+    }
 }

@@ -710,7 +710,8 @@ impl CallJournal for UnderRoot {
         &'a self,
         run: &'a RunId,
         call_id: &'a str,
-    ) -> BoxFuture<'a, Result<iris_runtime::journal::Claimed, String>> {
+    ) -> BoxFuture<'a, Result<iris_runtime::journal::Claimed, iris_runtime::journal::JournalError>>
+    {
         Box::pin(async move { self.inner.claim(&self.root, &self.key(run, call_id)).await })
     }
 
@@ -719,7 +720,7 @@ impl CallJournal for UnderRoot {
         run: &'a RunId,
         call_id: &'a str,
         result: &'a ToolResult,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), iris_runtime::journal::JournalError>> {
         Box::pin(async move {
             self.inner
                 .record(&self.root, &self.key(run, call_id), result)
@@ -751,7 +752,7 @@ impl Engine for Nested {
         self.0.calls()
     }
 
-    fn now_ms(&self) -> iris_core::BoxFuture<'_, Result<u64, String>> {
+    fn now_ms(&self) -> iris_core::BoxFuture<'_, Result<u64, iris_runtime::journal::JournalError>> {
         self.0.now_ms()
     }
 
@@ -759,7 +760,7 @@ impl Engine for Nested {
         &'a self,
         _state: &'a RunState,
         _status: RunStatus,
-    ) -> iris_core::BoxFuture<'a, Result<(), String>> {
+    ) -> iris_core::BoxFuture<'a, Result<(), iris_runtime::journal::JournalError>> {
         Box::pin(async { Ok(()) })
     }
 }

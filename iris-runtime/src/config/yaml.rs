@@ -289,7 +289,10 @@ mod tests {
         let err = from_str::<Small>("name: [1, 2\n", "agent file").unwrap_err();
         let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(err);
         let shown = boxed.to_string();
-        assert!(shown.starts_with("2:1: ") || shown.starts_with("1:"), "{shown}");
+        assert!(
+            shown.starts_with("2:1: ") || shown.starts_with("1:"),
+            "{shown}"
+        );
         let err = from_str::<Small>("nam: a\n", "agent file").unwrap_err();
         assert!(err.to_string().contains("name"), "{err}");
     }

@@ -512,12 +512,15 @@ impl<'t> Call<'t> {
             Ok(Claimed::New) => {}
             Ok(Claimed::Ran(result)) => return result,
             Ok(Claimed::Unfinished) => return journal::unfinished(name),
-            Err(why) => return journal::refused(name, &why),
+            Err(why) => {
+                tracing::error!(tool = name, call_id = %self.id, error = ?why, "a call could not be claimed in the run's journal");
+                return journal::refused(name, &why);
+            }
         }
         ran.store(true, Ordering::Relaxed);
         let result = self.body(ex, args, &call_cx).await;
         if let Err(why) = journal.0.record(run, &self.id, &result).await {
-            tracing::error!(tool = name, call_id = %self.id, error = %why, "a call's result could not be recorded");
+            tracing::error!(tool = name, call_id = %self.id, error = ?why, "a call's result could not be recorded");
         }
         result
     }
