@@ -9,6 +9,7 @@
 mod approval;
 pub(crate) mod auth;
 mod call;
+mod formats;
 pub(crate) mod http;
 pub(crate) mod lines;
 mod listen;
@@ -699,10 +700,11 @@ fn read_artifact(
 
 /// The MCP listing of one Iris tool.
 fn listing(definition: &ToolDefinition) -> mcp::Tool {
-    let schema = match definition.input_schema() {
+    let mut schema = match definition.input_schema() {
         Value::Object(map) => map.clone(),
         _ => serde_json::Map::new(),
     };
+    formats::standard(&mut schema);
     let caps = definition.capabilities();
     let mut annotations = ToolAnnotations::new()
         .read_only(caps.is_read_only())
@@ -719,7 +721,9 @@ fn listing(definition: &ToolDefinition) -> mcp::Tool {
     if let Some(Value::Object(output)) = definition.output_schema()
         && output.get("type").and_then(Value::as_str) == Some("object")
     {
-        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
+        let mut output = output.clone();
+        formats::standard(&mut output);
+        tool = tool.with_raw_output_schema(Arc::new(output));
     }
     tool
 }
