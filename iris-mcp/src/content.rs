@@ -141,8 +141,44 @@ fn checked_image(data: &str) -> Result<ImageBlock, String> {
     ImageBlock::checked(&bytes).map_err(|e| e.to_string())
 }
 
+/// The key a result that is not a JSON object is wrapped under: MCP's
+/// `structuredContent` (and so `outputSchema`) is always an object.
+pub(crate) const WRAPPED_RESULT_KEY: &str = "result";
+
+/// The `outputSchema` of a tool whose results follow `schema`: the schema
+/// itself when it describes an object, else an object holding the result
+/// under [`WRAPPED_RESULT_KEY`], which says so (its `$defs` moved up, so
+/// that references still resolve).
+pub(crate) fn object_output_schema(schema: &Value) -> serde_json::Map<String, Value> {
+    if let Value::Object(map) = schema
+        && map.get("type").and_then(Value::as_str) == Some("object")
+    {
+        return map.clone();
+    }
+    let mut inner = schema.clone();
+    let defs = inner.as_object_mut().and_then(|map| map.remove("$defs"));
+    let mut wrapper = serde_json::Map::new();
+    wrapper.insert("type".into(), Value::String("object".into()));
+    wrapper.insert(
+        "description".into(),
+        Value::String(format!(
+            "The tool's result, wrapped in an object as MCP requires: `{WRAPPED_RESULT_KEY}` holds it."
+        )),
+    );
+    wrapper.insert(
+        "properties".into(),
+        serde_json::json!({ WRAPPED_RESULT_KEY: inner }),
+    );
+    wrapper.insert("required".into(), serde_json::json!([WRAPPED_RESULT_KEY]));
+    if let Some(defs) = defs {
+        wrapper.insert("$defs".into(), defs);
+    }
+    wrapper
+}
+
 /// The MCP answer of an Iris result: text → text, images → images,
-/// `data` → `structuredContent`, an error → `isError` with its message.
+/// `data` → `structuredContent` (under [`WRAPPED_RESULT_KEY`] when it is not
+/// an object), an error → `isError` with its message.
 pub(super) fn to_mcp(result: &ToolResult) -> mcp::CallToolResult {
     let content: Vec<mcp::ContentBlock> = result
         .content()
@@ -159,13 +195,45 @@ pub(super) fn to_mcp(result: &ToolResult) -> mcp::CallToolResult {
     } else {
         mcp::CallToolResult::success(content)
     };
-    answer.structured_content = result.data().cloned();
+    answer.structured_content = result.data().map(|data| match data {
+        Value::Object(_) => data.clone(),
+        other => serde_json::json!({ WRAPPED_RESULT_KEY: other }),
+    });
     answer
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_that_is_not_an_object_is_wrapped_and_its_schema_says_so() {
+        let schema = json!({
+            "type": "array",
+            "items": {"$ref": "#/$defs/Order"},
+            "$defs": {"Order": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+        });
+        let wrapped = Value::Object(object_output_schema(&schema));
+        assert_eq!(wrapped["type"], "object");
+        assert_eq!(wrapped["required"], json!(["result"]));
+        assert_eq!(
+            wrapped["properties"]["result"]["items"]["$ref"],
+            "#/$defs/Order"
+        );
+        assert!(
+            wrapped["$defs"]["Order"].is_object(),
+            "references still resolve"
+        );
+        assert!(wrapped["properties"]["result"].get("$defs").is_none());
+        // An object schema is listed as it is.
+        let object = json!({"type": "object", "properties": {}});
+        assert_eq!(Value::Object(object_output_schema(&object)), object);
+
+        let answer = to_mcp(&ToolResult::json(json!([1, 2])));
+        assert_eq!(answer.structured_content, Some(json!({"result": [1, 2]})));
+        let answer = to_mcp(&ToolResult::json(json!({"n": 1})));
+        assert_eq!(answer.structured_content, Some(json!({"n": 1})));
+    }
 
     fn answer(content: Vec<mcp::ContentBlock>) -> mcp::CallToolResult {
         mcp::CallToolResult::success(content)

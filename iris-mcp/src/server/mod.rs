@@ -718,10 +718,8 @@ fn listing(definition: &ToolDefinition) -> mcp::Tool {
         schema,
     )
     .with_annotations(annotations);
-    if let Some(Value::Object(output)) = definition.output_schema()
-        && output.get("type").and_then(Value::as_str) == Some("object")
-    {
-        let mut output = output.clone();
+    if let Some(output) = definition.output_schema() {
+        let mut output = crate::content::object_output_schema(output);
         formats::standard(&mut output);
         tool = tool.with_raw_output_schema(Arc::new(output));
     }
