@@ -9,6 +9,8 @@
     reason = "tests fail loudly"
 )]
 
+#[path = "support/http.rs"]
+mod http;
 #[path = "support/model.rs"]
 mod model;
 

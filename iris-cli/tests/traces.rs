@@ -14,6 +14,8 @@
     reason = "tests fail loudly; the shared model server has more than this file uses"
 )]
 
+#[path = "support/http.rs"]
+mod http;
 #[path = "support/model.rs"]
 mod model;
 #[path = "support/otlp.rs"]

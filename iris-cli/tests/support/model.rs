@@ -2,7 +2,7 @@
 //! requests from a script, one answer per request, and keeps what it was
 //! sent: `iris run` talks to it as to the real API.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufReader, Write as _};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
@@ -71,25 +71,9 @@ impl ModelServer {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { return };
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        break;
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
-                    if let Some((name, value)) = line.split_once(':')
-                        && name.eq_ignore_ascii_case("content-length")
-                    {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                if reader.read_exact(&mut body).is_err() {
+                let Some((_, body)) = super::http::read_request(&mut reader) else {
                     continue;
-                }
+                };
                 kept.lock()
                     .unwrap()
                     .push(serde_json::from_slice(&body).unwrap_or(Value::Null));

@@ -2,7 +2,7 @@
 //! it takes `POST /v1/traces` (protobuf), decodes each export with
 //! `opentelemetry-proto`, keeps every span, and answers 200.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufReader, Write as _};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
@@ -48,35 +48,7 @@ impl Receiver {
                 let kept = Arc::clone(&kept);
                 std::thread::spawn(move || {
                     let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    loop {
-                        let mut length = 0;
-                        let mut path = String::new();
-                        let mut first = true;
-                        loop {
-                            let mut line = String::new();
-                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                                return;
-                            }
-                            if first {
-                                line.split(' ')
-                                    .nth(1)
-                                    .unwrap_or_default()
-                                    .clone_into(&mut path);
-                                first = false;
-                            }
-                            if line == "\r\n" {
-                                break;
-                            }
-                            if let Some((name, value)) = line.split_once(':')
-                                && name.eq_ignore_ascii_case("content-length")
-                            {
-                                length = value.trim().parse().unwrap_or(0);
-                            }
-                        }
-                        let mut body = vec![0; length];
-                        if reader.read_exact(&mut body).is_err() {
-                            return;
-                        }
+                    while let Some((path, body)) = super::http::read_request(&mut reader) {
                         assert_eq!(path, "/v1/traces", "the exporter posts to the traces path");
                         let export = ExportTraceServiceRequest::decode(body.as_slice())
                             .expect("an OTLP protobuf export");
