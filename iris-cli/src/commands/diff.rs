@@ -30,7 +30,7 @@ pub(crate) struct Change {
     pub(crate) what: String,
 }
 
-fn change(tool: &str, kind: Kind, what: String) -> Change {
+pub(crate) fn change(tool: &str, kind: Kind, what: String) -> Change {
     Change {
         tool: tool.to_owned(),
         kind,
@@ -116,6 +116,12 @@ fn compare_tool(name: &str, was: &Value, now: &Value, found: &mut Vec<Change>) {
         ));
     }
     compare_schema(name, "", &was["input_schema"], &now["input_schema"], found);
+    super::diff_output::compare(
+        name,
+        was.get("output_schema"),
+        now.get("output_schema"),
+        found,
+    );
 }
 
 /// Compares two object schemas' properties, required lists and closure,

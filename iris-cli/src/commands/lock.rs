@@ -33,6 +33,11 @@ pub(crate) fn lock_of(catalog: &Catalog) -> Value {
                 "capabilities": super::list::tags(d),
                 "input_schema": d.input_schema(),
             });
+            // Pinned when the tool describes its results: a tool without
+            // one keeps the hash it had.
+            if let Some(output) = d.output_schema() {
+                tool["output_schema"] = output.clone();
+            }
             tool["hash"] = json!(hash(&tool));
             tool
         })

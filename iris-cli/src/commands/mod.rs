@@ -4,6 +4,7 @@ pub(crate) mod call;
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod diff;
+mod diff_output;
 pub(crate) mod doctor;
 pub(crate) mod eval;
 pub(crate) mod lint;
