@@ -134,18 +134,8 @@ fn compare_schema(tool: &str, at: &str, was: &Value, now: &Value, found: &mut Ve
             .cloned()
             .unwrap_or_else(|| empty.clone())
     };
-    let required = |s: &Value| -> BTreeSet<String> {
-        s.get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let (props_was, props_now) = (props(was), props(now));
-    let (req_was, req_now) = (required(was), required(now));
+    let (req_was, req_now) = (names(was, "required"), names(now, "required"));
     for (key, schema_was) in &props_was {
         let path = format!("{at}{key}");
         match props_now.get(key) {
@@ -204,17 +194,32 @@ fn compare_schema(tool: &str, at: &str, was: &Value, now: &Value, found: &mut Ve
     }
 }
 
+/// The types a schema admits (none named: any).
+pub(super) fn types(schema: &Value) -> BTreeSet<String> {
+    match schema.get("type") {
+        Some(Value::String(t)) => BTreeSet::from([t.clone()]),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+/// The names a schema lists under `key` (`required`).
+pub(super) fn names(schema: &Value, key: &str) -> BTreeSet<String> {
+    schema
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn compare_property(tool: &str, path: &str, was: &Value, now: &Value, found: &mut Vec<Change>) {
-    let types = |s: &Value| -> BTreeSet<String> {
-        match s.get("type") {
-            Some(Value::String(t)) => BTreeSet::from([t.clone()]),
-            Some(Value::Array(ts)) => ts
-                .iter()
-                .filter_map(|t| t.as_str().map(str::to_owned))
-                .collect(),
-            _ => BTreeSet::new(),
-        }
-    };
     let (types_was, types_now) = (types(was), types(now));
     if types_was != types_now && !types_was.is_empty() {
         // `integer` is within `number`: number → integer narrows.

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::diff::{Change, Kind, change};
+use super::diff::{Change, Kind, change, names, types};
 
 /// The changes from `was` to `now`, the output schemas of `tool` (either
 /// may be absent).
@@ -32,29 +32,6 @@ pub(super) fn compare(
         )),
         (Some(was), Some(now)) => compare_node(tool, "result", was, now, found),
     }
-}
-
-fn types(schema: &Value) -> BTreeSet<String> {
-    match schema.get("type") {
-        Some(Value::String(t)) => BTreeSet::from([t.clone()]),
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .filter_map(|t| t.as_str().map(str::to_owned))
-            .collect(),
-        _ => BTreeSet::new(),
-    }
-}
-
-fn names(schema: &Value, key: &str) -> BTreeSet<String> {
-    schema
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn compare_node(tool: &str, path: &str, was: &Value, now: &Value, found: &mut Vec<Change>) {

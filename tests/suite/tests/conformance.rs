@@ -89,9 +89,15 @@ fn chat_completion(answer: &ModelResponse) -> Value {
     })
 }
 
-#[tokio::test]
-async fn the_openai_chat_adapter_conforms_through_a_fake_provider() {
-    // The fake providers live as long as the test.
+/// Runs the conformance scenarios on the adapter `adapter` makes for a
+/// base URL, each scenario's answers served whole, in the provider's wire
+/// format as `wire` writes them, by a fake provider at `version_path`.
+pub(crate) async fn conforms_through_a_fake_provider(
+    wire: fn(&ModelResponse) -> Value,
+    version_path: &'static str,
+    adapter: fn(&str) -> Arc<dyn Model>,
+) {
+    // The fake providers live as long as the check.
     let servers: Arc<Mutex<Vec<CassetteServer>>> = Arc::default();
     let make = move |answers: Vec<ModelResponse>| -> BoxFuture<'static, Arc<dyn Model>> {
         let servers = Arc::clone(&servers);
@@ -100,16 +106,23 @@ async fn the_openai_chat_adapter_conforms_through_a_fake_provider() {
                 .iter()
                 .map(|answer| RecordedHttpResponse {
                     status: 200,
-                    body: Some(chat_completion(answer)),
+                    body: Some(wire(answer)),
                     events: None,
                 })
                 .collect();
             let server = CassetteServer::answering(responses).await.unwrap();
-            let base = format!("{}/v1", server.url());
+            let base = format!("{}{version_path}", server.url());
             servers.lock().unwrap().push(server);
-            Arc::new(OpenAiChat::new("gpt-4.1-mini", "", &base, Duration::from_secs(30)).unwrap())
-                as Arc<dyn Model>
+            adapter(&base)
         })
     };
     conformance::check(&make).await.assert_conformant();
+}
+
+#[tokio::test]
+async fn the_openai_chat_adapter_conforms_through_a_fake_provider() {
+    conforms_through_a_fake_provider(chat_completion, "/v1", |base| {
+        Arc::new(OpenAiChat::new("gpt-4.1-mini", "", base, Duration::from_secs(30)).unwrap())
+    })
+    .await;
 }

@@ -22,9 +22,7 @@ use iris::model::{
     RetryPolicy,
 };
 use iris::serde_json::{Value, json};
-use iris::testing::cassette::{CassetteServer, RecordedHttpResponse, StreamEvent};
-use iris::testing::conformance;
-use iris::tool::BoxFuture;
+use iris::testing::cassette::StreamEvent;
 use iris::{Tool, ToolResult, ToolUseBlock};
 use serde::Deserialize;
 
@@ -374,28 +372,10 @@ fn generate_content(answer: &ModelResponse) -> Value {
 /// to); the streamed wire is replayed through a run in `cassettes.rs`.
 #[tokio::test]
 async fn the_gemini_adapter_conforms() {
-    // The fake providers live as long as the test.
-    let servers: Arc<Mutex<Vec<CassetteServer>>> = Arc::default();
-    let make = move |answers: Vec<ModelResponse>| -> BoxFuture<'static, Arc<dyn Model>> {
-        let servers = Arc::clone(&servers);
-        Box::pin(async move {
-            let responses = answers
-                .iter()
-                .map(|answer| RecordedHttpResponse {
-                    status: 200,
-                    body: Some(generate_content(answer)),
-                    events: None,
-                })
-                .collect();
-            let server = CassetteServer::answering(responses).await.unwrap();
-            let base = format!("{}/v1beta", server.url());
-            servers.lock().unwrap().push(server);
-            Arc::new(
-                GeminiModel::new("gemini-2.5-flash", "", &base, Duration::from_secs(30)).unwrap(),
-            ) as Arc<dyn Model>
-        })
-    };
-    conformance::check(&make).await.assert_conformant();
+    crate::conformance::conforms_through_a_fake_provider(generate_content, "/v1beta", |base| {
+        Arc::new(GeminiModel::new("gemini-2.5-flash", "", base, Duration::from_secs(30)).unwrap())
+    })
+    .await;
 }
 
 #[tokio::test]
