@@ -6,8 +6,8 @@
 // other name lives in the module of its concept below, the same way for
 // every wing.
 pub use iris_core::{
-    Json, Next, Patch, RunId, State, Tool, ToolCall, ToolContext, ToolErrorKind, ToolResult,
-    ToolUseBlock,
+    Json, Next, Patch, RunId, State, Tool, ToolCall, ToolContext, ToolError, ToolErrorKind,
+    ToolResult, ToolUseBlock,
 };
 #[cfg(feature = "runtime")]
 pub use iris_runtime::{
@@ -41,12 +41,12 @@ pub mod tool {
     pub use iris_core::{
         Admit, Admitted, ArgumentError, BoxFuture, CallShape, DynTool, DynamicTool,
         FromToolContext, IntoToolResult, ParsedArgs, StopFlag, ToolBody, ToolContextBuilder,
-        ToolFailure, Toolbox,
+        Toolbox,
     };
     // The body a middleware stack ends in: public because `Next` names it,
     // kept out of the docs.
     #[doc(hidden)]
-    pub use iris_core::Endpoint;
+    pub use iris_core::InnerStack;
 }
 
 /// Middleware: the trait `#[iris::middleware]` implements, and its errors.
@@ -89,7 +89,7 @@ pub mod permissions {
 #[cfg(feature = "runtime")]
 pub mod hooks {
     pub use iris_runtime::factories::HookFactory;
-    pub use iris_runtime::hooks::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
+    pub use iris_runtime::hooks::{MAX_HOOK_STDERR_BYTES, MAX_HOOK_STDOUT_BYTES};
     pub use iris_runtime::{
         AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent,
         HookFailure, HookInput, HookRegistration, InheritedGuards, RunHook, TreeGuards,

@@ -54,10 +54,8 @@ fn writes(cx: &ToolContext) -> usize {
 }
 
 fn shell(name: &str, event: HookEvent, script: &str) -> HookRegistration {
-    let command = CommandHook::new(name, ["sh", "-c", script])
-        .unwrap()
-        .timeout(Duration::from_secs(5));
-    HookRegistration::new(name, event, Hook::command(command))
+    let command = CommandHook::new(name, ["sh", "-c", script]).unwrap();
+    HookRegistration::new(name, event, Hook::command(command)).timeout(Duration::from_secs(5))
 }
 
 fn call(id: &str) -> ToolUseBlock {

@@ -38,10 +38,9 @@ fn script(name: &str) -> String {
 fn hook(name: &str, event: HookEvent, extra: &[&str]) -> HookRegistration {
     let mut argv = vec!["sh".to_owned(), script(name)];
     argv.extend(extra.iter().map(|s| (*s).to_owned()));
-    let handler = CommandHook::new(name, argv)
-        .unwrap()
-        .timeout(Duration::from_millis(1500));
+    let handler = CommandHook::new(name, argv).unwrap();
     HookRegistration::new(name, event, iris::hooks::Hook::command(handler))
+        .timeout(Duration::from_millis(1500))
 }
 
 async fn run_with(hooks: Vec<HookRegistration>) -> ToolResult {

@@ -66,7 +66,7 @@ impl iris::middleware::Middleware for Recorder {
                 return Ok(ToolResult::text("from the cache"));
             }
             // Rewriting the snapshot must not change what the body receives.
-            call.arguments = json!({"a": 100, "b": 100});
+            *call.arguments_mut() = json!({"a": 100, "b": 100});
             let result = next.run(call).await?;
             record(&self.log, format!("{} after", self.name));
             Ok(result)

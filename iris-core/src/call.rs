@@ -9,6 +9,11 @@ use crate::definition::ToolDefinition;
 use crate::tool::DynTool;
 
 /// A tool call as the model emitted it.
+///
+/// The one Iris type that keeps the providers' own field names (`id`,
+/// `name`, `input`, as in Anthropic's `tool_use` block and OpenAI's
+/// `function_call`): it is the wire's call, before Iris resolved it. Every
+/// type made from it says `call_id`, `tool` and `arguments`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUseBlock {
     /// The provider's call id, echoed back with the result.
@@ -47,22 +52,22 @@ impl ToolUseBlock {
 
 /// A resolved call, as hooks and middleware see it.
 ///
-/// `arguments` is a JSON snapshot of what the model sent (after input
-/// repairs): changing it never changes what the body receives, which was
-/// parsed once before this call was made.
+/// [`arguments`](Self::arguments) is a JSON snapshot of what the model sent
+/// (after input repairs): changing it ([`arguments_mut`](Self::arguments_mut))
+/// changes what later middleware and hooks read, never what the body
+/// receives, which was parsed once before this call was made.
 #[derive(Clone)]
 pub struct ToolCall {
-    id: String,
+    call_id: String,
     tool: Arc<dyn DynTool>,
-    /// The arguments as JSON, for inspection.
-    pub arguments: Value,
+    arguments: Value,
 }
 
 impl ToolCall {
-    /// A call with id `id` of `tool` with `arguments`.
-    pub fn new(id: impl Into<String>, tool: Arc<dyn DynTool>, arguments: Value) -> Self {
+    /// A call with id `call_id` of `tool` with `arguments`.
+    pub fn new(call_id: impl Into<String>, tool: Arc<dyn DynTool>, arguments: Value) -> Self {
         Self {
-            id: id.into(),
+            call_id: call_id.into(),
             tool,
             arguments,
         }
@@ -70,13 +75,13 @@ impl ToolCall {
 
     /// The provider's call id.
     #[must_use]
-    pub fn id(&self) -> &str {
-        &self.id
+    pub fn call_id(&self) -> &str {
+        &self.call_id
     }
 
     /// The canonical name of the called tool.
     #[must_use]
-    pub fn name(&self) -> &str {
+    pub fn tool(&self) -> &str {
         self.tool.definition_dyn().name().as_str()
     }
 
@@ -85,13 +90,24 @@ impl ToolCall {
     pub fn definition(&self) -> &ToolDefinition {
         self.tool.definition_dyn()
     }
+
+    /// The arguments as JSON, for inspection.
+    #[must_use]
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// The arguments' snapshot, to change for the stages after this one.
+    pub fn arguments_mut(&mut self) -> &mut Value {
+        &mut self.arguments
+    }
 }
 
 impl std::fmt::Debug for ToolCall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolCall")
-            .field("id", &self.id)
-            .field("name", &self.name())
+            .field("call_id", &self.call_id)
+            .field("tool", &self.tool())
             .field("arguments", &self.arguments)
             .finish_non_exhaustive()
     }

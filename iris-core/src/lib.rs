@@ -96,9 +96,9 @@ pub use definition::{
 pub use dynamic::DynamicTool;
 pub use error::{ArgumentError, ArgumentFault, DefinitionError, ImageError, MiddlewareError};
 pub use into_result::{IntoToolResult, Json};
-pub use middleware::{Endpoint, IntoMiddlewareResult, Middleware, Next};
+pub use middleware::{InnerStack, IntoMiddlewareResult, Middleware, Next};
 pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};
-pub use result::{ArtifactRef, ToolErrorKind, ToolFailure, ToolResult};
+pub use result::{ArtifactRef, ToolError, ToolErrorKind, ToolResult};
 pub use schema::Patch;
 pub use stop::StopFlag;
 pub use tool::{Admit, Admitted, BoxFuture, CallShape, DynTool, ParsedArgs, Tool, ToolBody};

@@ -47,19 +47,20 @@ impl<M: Middleware + ?Sized> Middleware for Arc<M> {
     }
 }
 
-/// What runs after the body: the side-effect gate and the tool itself.
-pub type Endpoint<'a> = Box<dyn FnOnce() -> BoxFuture<'a, ToolResult> + Send + 'a>;
+/// The innermost stage a middleware stack ends in: the side-effect gate
+/// and the tool's body, run by [`Next::run`].
+pub type InnerStack<'a> = Box<dyn FnOnce() -> BoxFuture<'a, ToolResult> + Send + 'a>;
 
 /// The rest of the middleware stack, then the body.
 ///
 /// Taken by value, so it runs at most once. The body receives the arguments
-/// parsed before the stack started: changing `call.arguments` on the way
+/// parsed before the stack started: changing `call.arguments_mut()` on the way
 /// down changes nothing the body sees.
 #[must_use = "a middleware that neither runs `next` nor returns a result of its own drops the call"]
 pub struct Next<'a> {
     rest: &'a [Arc<dyn Middleware>],
     cx: &'a ToolContext,
-    endpoint: Endpoint<'a>,
+    endpoint: InnerStack<'a>,
 }
 
 impl<'a> Next<'a> {
@@ -67,7 +68,7 @@ impl<'a> Next<'a> {
     pub fn new(
         rest: &'a [Arc<dyn Middleware>],
         cx: &'a ToolContext,
-        endpoint: Endpoint<'a>,
+        endpoint: InnerStack<'a>,
     ) -> Self {
         Self { rest, cx, endpoint }
     }

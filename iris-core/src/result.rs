@@ -84,10 +84,13 @@ impl fmt::Display for ToolErrorKind {
     }
 }
 
-/// The error face of a failed result.
+/// What an error result says: its kind, and its message for the model.
+/// An error the model reads is a [`ToolResult`] (made with
+/// [`ToolResult::error`]); this is that result's error, as
+/// [`ToolResult::as_error`] gives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolFailure {
-    /// What kind of failure.
+pub struct ToolError {
+    /// What kind of error.
     pub kind: ToolErrorKind,
     /// What was wrong and what to do, written for the model.
     pub message: String,
@@ -111,7 +114,7 @@ pub struct ArtifactRef {
 /// The outcome of one tool call.
 ///
 /// Three faces: model content (text and image blocks), host data (`data`
-/// and `stats`) and artifacts. A failure is a `ToolResult` too, with a kind
+/// and `stats`) and artifacts. An error is a `ToolResult` too, with a kind
 /// and a message for the model. Results are values: the `with_*` methods
 /// return a modified copy, so a middleware can derive its own result from
 /// the one it was handed.
@@ -120,7 +123,7 @@ pub struct ToolResult {
     content: Vec<ContentBlock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     data: Option<Value>,
-    /// Stats, artifacts and the failure are rare next to plain successes;
+    /// Stats, artifacts and the error are rare next to plain successes;
     /// boxing them keeps the result small where every stage passes it on.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     extra: Option<Box<Extra>>,
@@ -133,7 +136,7 @@ struct Extra {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     artifacts: Vec<ArtifactRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<ToolFailure>,
+    error: Option<ToolError>,
 }
 
 /// Equal when everything a reader sees is equal: a result whose stats and
@@ -145,7 +148,7 @@ impl PartialEq for ToolResult {
             && self.data == other.data
             && self.stats() == other.stats()
             && self.artifacts() == other.artifacts()
-            && self.failure() == other.failure()
+            && self.as_error() == other.as_error()
     }
 }
 
@@ -189,7 +192,7 @@ impl ToolResult {
         Self {
             content: vec![ContentBlock::text(message.clone())],
             extra: Some(Box::new(Extra {
-                error: Some(ToolFailure { kind, message }),
+                error: Some(ToolError { kind, message }),
                 ..Extra::default()
             })),
             ..Self::default()
@@ -256,22 +259,22 @@ impl ToolResult {
         self.extra.as_ref().map_or(&[], |e| &e.artifacts)
     }
 
-    /// The failure, when the call failed.
+    /// The error, when this is an error result.
     #[must_use]
-    pub fn failure(&self) -> Option<&ToolFailure> {
+    pub fn as_error(&self) -> Option<&ToolError> {
         self.extra.as_ref().and_then(|e| e.error.as_ref())
     }
 
-    /// The failure kind, when the call failed.
+    /// The error kind, when this is an error result.
     #[must_use]
     pub fn error_kind(&self) -> Option<ToolErrorKind> {
-        self.failure().map(|e| e.kind)
+        self.as_error().map(|e| e.kind)
     }
 
     /// Whether the call failed.
     #[must_use]
     pub fn is_error(&self) -> bool {
-        self.failure().is_some()
+        self.as_error().is_some()
     }
 
     fn extra_mut(&mut self) -> &mut Extra {

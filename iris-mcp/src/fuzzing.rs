@@ -16,7 +16,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
 use crate::server::lines::LineTransport;
 use crate::server::serve::serve_connection;
-use crate::server::{IrisServer, ServeOptions};
+use crate::server::{McpConnection, ServeOptions};
 
 /// The id of the ping that follows each fuzzed message.
 const PING: &str = "iris-fuzz-ping";
@@ -169,7 +169,7 @@ fn show(data: &[u8]) -> String {
 }
 
 /// A server with one read-only tool.
-fn server() -> Option<IrisServer> {
+fn server() -> Option<McpConnection> {
     let definition = ToolDefinition::builder(ToolName::new("probe").ok()?, "Answer at once.")
         .capability(Capability::ReadOnly)
         .build()
@@ -182,7 +182,7 @@ fn server() -> Option<IrisServer> {
         workspace: std::env::temp_dir(),
         ..ServeOptions::default()
     };
-    Some(IrisServer::new(Arc::new(executor), options))
+    Some(McpConnection::new(Arc::new(executor), options))
 }
 
 /// A server's answers to the client, from `data`: up to the first line

@@ -122,7 +122,7 @@ impl ModelConfig {
     /// # Errors
     /// [`ModelError`] when the adapter is not built into this Iris (the
     /// error names the feature to enable), or its key variable is not set.
-    pub fn connect(&self) -> Result<Box<dyn Model>, ModelError> {
+    pub fn build_model(&self) -> Result<Box<dyn Model>, ModelError> {
         match self.provider {
             #[cfg(feature = "openai")]
             ModelProvider::OpenaiChat => Ok(Box::new(super::OpenAiChat::from_config(self)?)),

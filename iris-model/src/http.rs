@@ -45,7 +45,7 @@ impl Default for RetryPolicy {
 
 /// What every adapter holds: the client, the endpoint's URL, the model, the
 /// key (never shown) and the retry policy.
-pub struct Endpoint {
+pub struct HttpEndpoint {
     client: reqwest::Client,
     url: String,
     model: String,
@@ -59,9 +59,9 @@ pub struct Endpoint {
     profile: ServerProfile,
 }
 
-impl std::fmt::Debug for Endpoint {
+impl std::fmt::Debug for HttpEndpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Endpoint")
+        f.debug_struct("HttpEndpoint")
             .field("url", &self.url)
             .field("model", &self.model)
             .field("api_key", &"[redacted]")
@@ -88,7 +88,7 @@ pub struct Api {
     pub path: &'static str,
 }
 
-impl Endpoint {
+impl HttpEndpoint {
     /// `model` at `base_url` followed by `path`, with a request timeout.
     fn new(
         model: String,
@@ -129,9 +129,11 @@ impl Endpoint {
         })
     }
 
-    /// Retries by `policy`.
-    pub fn set_retries(&mut self, policy: RetryPolicy) {
+    /// The same endpoint, retrying by `policy`.
+    #[must_use]
+    pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
+        self
     }
 
     /// The endpoint a model configuration names for `api`, its key
@@ -218,14 +220,14 @@ pub trait Wire: Send + Sync + 'static {
     const API: Api;
 
     /// The headers every request carries (the key, a version).
-    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)>;
+    fn headers(endpoint: &HttpEndpoint) -> Vec<(HeaderName, String)>;
 
     /// The request body of `request` for `endpoint`'s model.
-    fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value;
+    fn body(endpoint: &HttpEndpoint, request: &ModelRequest<'_>) -> Value;
 
     /// What a streamed request's body needs: `"stream": true` unless the
     /// API says so otherwise.
-    fn stream_body(_endpoint: &Endpoint, body: &mut Value) {
+    fn stream_body(_endpoint: &HttpEndpoint, body: &mut Value) {
         body["stream"] = Value::Bool(true);
     }
 
@@ -253,7 +255,7 @@ pub trait Wire: Send + Sync + 'static {
 /// (client, URL, model, key, retries) and the one [`Model`] impl every
 /// adapter shares.
 pub struct HttpModel<W> {
-    endpoint: Endpoint,
+    endpoint: HttpEndpoint,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -278,7 +280,8 @@ impl<W: Wire> HttpModel<W> {
         base_url: &str,
         timeout: Duration,
     ) -> Result<Self, ModelError> {
-        let endpoint = Endpoint::new(model.into(), api_key.into(), base_url, W::API.path, timeout)?;
+        let endpoint =
+            HttpEndpoint::new(model.into(), api_key.into(), base_url, W::API.path, timeout)?;
         Ok(Self::over(endpoint))
     }
 
@@ -289,7 +292,7 @@ impl<W: Wire> HttpModel<W> {
     /// [`ModelError`] for another provider, or a key variable that is not
     /// set (named, never its value).
     pub fn from_config(config: &ModelConfig) -> Result<Self, ModelError> {
-        Ok(Self::over(Endpoint::from_config(config, &W::API)?))
+        Ok(Self::over(HttpEndpoint::from_config(config, &W::API)?))
     }
 
     /// Retries by `policy` instead of the default (3 retries from 500 ms).
@@ -322,7 +325,7 @@ impl<W: Wire> HttpModel<W> {
         W::body(&self.endpoint, request)
     }
 
-    fn over(endpoint: Endpoint) -> Self {
+    fn over(endpoint: HttpEndpoint) -> Self {
         Self {
             endpoint,
             wire: PhantomData,
@@ -401,7 +404,7 @@ fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
 /// # Errors
 /// [`ModelError`] when every attempt failed, with the last failure.
 pub async fn send(
-    endpoint: &Endpoint,
+    endpoint: &HttpEndpoint,
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<Value, ModelError> {
@@ -414,7 +417,7 @@ pub async fn send(
 /// with `read`. Opening the stream is retried; a stream that breaks off is
 /// not (part of it may have been shown).
 pub(crate) async fn streamed<Read, Fut>(
-    endpoint: &Endpoint,
+    endpoint: &HttpEndpoint,
     url: &str,
     headers: &[(HeaderName, String)],
     body: Value,
@@ -434,7 +437,7 @@ where
 /// POSTs `body` and hands back the response whose status is a success,
 /// retried by `retry` until then, for a body read as a stream.
 async fn open_stream(
-    endpoint: &Endpoint,
+    endpoint: &HttpEndpoint,
     url: &str,
     headers: &[(HeaderName, String)],
     body: &Value,
@@ -510,7 +513,7 @@ fn names_this_machine(host: &str) -> bool {
 }
 
 async fn respond(
-    endpoint: &Endpoint,
+    endpoint: &HttpEndpoint,
     url: &str,
     headers: &[(HeaderName, String)],
     body: &Value,
@@ -588,7 +591,7 @@ async fn failed(response: reqwest::Response) -> Failure {
 }
 
 async fn once(
-    endpoint: &Endpoint,
+    endpoint: &HttpEndpoint,
     headers: &[(HeaderName, String)],
     body: &Value,
 ) -> Result<Value, Failure> {

@@ -30,17 +30,17 @@ mod usage;
 
 #[cfg(feature = "anthropic")]
 pub use anthropic::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS, Messages,
+    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicMessages, DEFAULT_MAX_TOKENS, MessagesWire,
 };
 pub use config::{ModelConfig, ModelProvider};
 #[cfg(feature = "gemini")]
-pub use gemini::{GEMINI_BASE_URL, GeminiModel, GenerateContent};
+pub use gemini::{GEMINI_BASE_URL, GeminiModel, GenerateContentWire};
 #[cfg(feature = "http")]
-pub use http::{Api, Endpoint, HttpModel, MAX_ANSWER_BYTES, RetryPolicy, Wire};
+pub use http::{Api, HttpEndpoint, HttpModel, MAX_ANSWER_BYTES, RetryPolicy, Wire};
 #[cfg(feature = "openai")]
-pub use openai_chat::{ChatCompletions, OPENAI_BASE_URL, OpenAiChat};
+pub use openai_chat::{ChatCompletionsWire, OPENAI_BASE_URL, OpenAiChat};
 #[cfg(feature = "openai")]
-pub use openai_responses::{OpenAiResponses, Responses};
+pub use openai_responses::{OpenAiResponses, ResponsesWire};
 pub use profile::{Dialect, ServerProfile};
 pub use usage::Usage;
 

@@ -276,7 +276,7 @@ impl Transcript {
             .steps
             .iter()
             .flat_map(|step| &step.calls)
-            .find(|call| &call.id == call_id);
+            .find(|call| &call.call_id == call_id);
         match read.map(|call| &call.outcome) {
             Some(CallOutcome::Ok { text: read, .. }) if read.starts_with("The person answered") => {
                 self
@@ -360,7 +360,10 @@ impl Transcript {
                 self.describe_calls()
             );
         }
-        let outcome = self.calls().find(|c| &c.id == call_id).map(|c| &c.outcome);
+        let outcome = self
+            .calls()
+            .find(|c| &c.call_id == call_id)
+            .map(|c| &c.outcome);
         let followed = match (decided, outcome) {
             (Decided::Approved, Some(CallOutcome::Ok { .. } | CallOutcome::Error { .. })) => {
                 !matches!(
@@ -390,7 +393,7 @@ impl Transcript {
     pub fn assert_denied(&self, tool: &str, by: DeniedBy) -> &Self {
         let denied_by_person = |call: &CallRecord| {
             self.approvals.iter().any(|a| {
-                a.request.call_id == call.id
+                a.request.call_id == call.call_id
                     && matches!(a.decision, Some(ApprovalDecision::Deny { .. }))
             })
         };
@@ -470,7 +473,7 @@ impl Transcript {
             h.hook == hook
                 && h.call_id
                     .as_ref()
-                    .is_some_and(|id| self.calls_of(tool).any(|c| &c.id == id))
+                    .is_some_and(|id| self.calls_of(tool).any(|c| &c.call_id == id))
         });
         if !fired {
             panic!(

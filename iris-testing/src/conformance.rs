@@ -238,7 +238,7 @@ async fn parallel_calls(make: MakeModel<'_>) -> Result<(), String> {
             _ => None,
         })
         .collect();
-    let ids: Vec<&str> = step.calls.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<&str> = step.calls.iter().map(|c| c.call_id.as_str()).collect();
     if results != ids {
         return Err(format!(
             "results should answer the calls in call order {ids:?}; they came as {results:?}"

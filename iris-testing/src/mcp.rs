@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use iris_core::DynamicTool;
-use iris_mcp::{IrisServer, McpClient, McpError, McpServerConfig, ServeOptions, serve_connection};
+use iris_mcp::{
+    McpClient, McpConnection, McpError, McpServerConfig, ServeOptions, serve_connection,
+};
 use iris_runtime::{Rule, RulePolicy, ToolExecutor, ToolRegistry};
 
 /// Bytes buffered each way between the joined client and server.
@@ -22,7 +24,7 @@ pub async fn join(
     name: &str,
 ) -> Result<McpClient, McpError> {
     let (client_end, server_end) = tokio::io::duplex(PIPE_BYTES);
-    let server = IrisServer::new(executor.into(), ServeOptions::default());
+    let server = McpConnection::new(executor.into(), ServeOptions::default());
     let (server_read, server_write) = tokio::io::split(server_end);
     // The server's end only ever fails on a broken pipe, which the client
     // reports from its side.

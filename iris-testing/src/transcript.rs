@@ -79,7 +79,7 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallRecord {
     /// The call's id.
-    pub id: String,
+    pub call_id: String,
     /// The tool, as the model named it.
     pub tool: String,
     /// The arguments the model sent.
@@ -259,7 +259,7 @@ impl Transcript {
         let waiting: Vec<String> = self
             .calls()
             .filter(|c| matches!(c.outcome, CallOutcome::Waiting))
-            .map(|c| c.id.clone())
+            .map(|c| c.call_id.clone())
             .collect();
         let ended = self.ended != "waiting";
         let events = log.wait_until(
@@ -358,7 +358,7 @@ fn steps(state: &RunState) -> Vec<Step> {
                 calls: tool_calls
                     .iter()
                     .map(|call| CallRecord {
-                        id: call.id.clone(),
+                        call_id: call.id.clone(),
                         tool: call.name.clone(),
                         arguments: call.input.clone(),
                         outcome: CallOutcome::Waiting,
@@ -372,7 +372,7 @@ fn steps(state: &RunState) -> Vec<Step> {
                     .iter_mut()
                     .rev()
                     .flat_map(|s| s.calls.iter_mut())
-                    .find(|c| &c.id == call_id)
+                    .find(|c| &c.call_id == call_id)
                 {
                     call.outcome = match result.error_kind() {
                         Some(kind) => CallOutcome::Error {
@@ -398,7 +398,7 @@ fn steps(state: &RunState) -> Vec<Step> {
         if let Some(call) = steps
             .iter_mut()
             .flat_map(|s| s.calls.iter_mut())
-            .find(|c| c.id == finished.call_id)
+            .find(|c| c.call_id == finished.call_id)
         {
             call.outcome = match finished.result.error_kind() {
                 Some(kind) => CallOutcome::Error {

@@ -7,7 +7,7 @@
 //! configured. A non-zero exit is a tool error carrying the end of its
 //! stderr. The arguments never reach a shell: the program starts from its
 //! argv. It runs with the same bounds and cleanup as command hooks: its own
-//! process group, at most [`MAX_STDOUT_BYTES`] of output, a deadline, and
+//! process group, at most [`MAX_COMMAND_STDOUT_BYTES`] of output, a deadline, and
 //! everything it started killed when the call ends. `IRIS_RUN_ID`, and in a
 //! run kept in a store `IRIS_IDEMPOTENCY_KEY`, tell it which call it serves.
 
@@ -24,9 +24,9 @@ use serde_json::Value;
 
 /// Most bytes a command tool may write to stdout; a larger result is
 /// kept as an artifact by the executor's result policy, not here.
-pub const MAX_STDOUT_BYTES: usize = 4 * 1024 * 1024;
+pub const MAX_COMMAND_STDOUT_BYTES: usize = 4 * 1024 * 1024;
 /// Most bytes a command tool may write to stderr.
-pub const MAX_STDERR_BYTES: usize = 64 * 1024;
+pub const MAX_COMMAND_STDERR_BYTES: usize = 64 * 1024;
 /// The environment variable that marks a command tool's processes.
 const MARK_VAR: &str = "IRIS_TOOL_RUN";
 
@@ -80,7 +80,7 @@ impl CommandTool {
                 tool: definition.name().to_string(),
             })?;
         program.timeout(Self::DEFAULT_TIMEOUT);
-        program.limits(MAX_STDOUT_BYTES, MAX_STDERR_BYTES);
+        program.limits(MAX_COMMAND_STDOUT_BYTES, MAX_COMMAND_STDERR_BYTES);
         Ok(Self {
             definition,
             program,

@@ -100,7 +100,7 @@ pub(crate) fn assemble_with(
         let mut builder = Discovery::builder(executor.shared_registry())
             .ledger(std::sync::Arc::clone(executor.ledger()));
         if let Some(backend) = decision {
-            builder = builder.backend_shared(backend);
+            builder = builder.shared_backend(backend);
         }
         match builder.build() {
             Ok(discovery) => Some(Arc::new(discovery)),
@@ -517,6 +517,14 @@ fn hooks(
         let Some(hook) = handler(names, section, &key, base, issues) else {
             continue;
         };
+        if section.timeout.is_some() && section.handler.value.timeout.is_some() {
+            issues.at(
+                section.handler.referenced,
+                format!("{key}.handler.timeout"),
+                "a hook has one deadline, and this one sets it twice (`timeout` beside `handler.timeout`): keep one",
+            );
+            continue;
+        }
         let mut registration = HookRegistration::new(section.name.clone(), section.event, hook);
         if let Some(timeout) = section.timeout.or(section.handler.value.timeout) {
             registration = registration.timeout(timeout.0);
@@ -653,9 +661,6 @@ fn command_hook(
     }
     if let Some(dir) = &handler.cwd {
         hook = hook.current_dir(base.join(dir));
-    }
-    if let Some(timeout) = handler.timeout.or(section.timeout) {
-        hook = hook.timeout(timeout.0);
     }
     Some(Hook::command(hook))
 }

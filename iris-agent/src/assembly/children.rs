@@ -111,7 +111,7 @@ fn child(
             return None;
         }
     };
-    let model = match agent.model().map(iris_model::ModelConfig::connect) {
+    let model = match agent.model().map(iris_model::ModelConfig::build_model) {
         Some(Ok(model)) => Some(model),
         Some(Err(error)) => {
             issues.at(

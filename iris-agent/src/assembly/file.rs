@@ -407,7 +407,8 @@ pub struct HandlerSection {
     /// The command's working directory, relative to this file.
     #[serde(default)]
     pub cwd: Option<String>,
-    /// The command's deadline (the hook's `timeout` is the same).
+    /// The hook's deadline, said here instead of in the hook's `timeout`
+    /// (one of the two; a command is killed at it).
     #[serde(default)]
     pub timeout: Option<Seconds>,
 }

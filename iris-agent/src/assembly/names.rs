@@ -72,13 +72,22 @@ fn paths<T: ?Sized>(entries: &[Entry<T>]) -> String {
 
 /// "no `what` is named `wanted`" with the closest name (or module path,
 /// when `wanted` is a path) of `entries`; from the catalog, with what to do
-/// when the linker left the item out.
+/// when the linker left the item out. A name two entries share is said to
+/// be shared, with their paths, rather than missing.
 pub(crate) fn unknown_name<T: ?Sized>(
     entries: &[Entry<T>],
     wanted: &str,
     what: &str,
     from_catalog: bool,
 ) -> String {
+    let shared = shared_names(entries, wanted);
+    if shared.len() > 1 {
+        let paths: Vec<String> = shared.iter().map(|p| format!("`{p}`")).collect();
+        return format!(
+            "more than one {what} is named `{wanted}` ({}); name one by its path",
+            paths.join(", ")
+        );
+    }
     let known: Vec<&str> = if wanted.contains("::") {
         entries.iter().map(|e| e.path.as_str()).collect()
     } else {

@@ -68,7 +68,7 @@ impl Assembly {
 /// A runner of `agent` with the adapter its model section names; a model
 /// that cannot be reached is an issue of the file's `model` key.
 fn connected(agent: Agent, path: &Path) -> Result<AgentRunner, AssemblyError> {
-    AgentRunner::connect(agent).map_err(|err| {
+    AgentRunner::from_config(agent).map_err(|err| {
         let message = match err {
             RunError::Model(model) => model.to_string(),
             other => other.to_string(),

@@ -137,6 +137,13 @@ fn add_loader_rules(schema: &mut Value) {
                 },
                 "then": {"properties": {"tree_wide": {"const": false}}}
             }),
+            json!({
+                "not": {
+                    "description": "`timeout` or `handler.timeout`, not both: a hook has one deadline.",
+                    "required": ["timeout", "handler"],
+                    "properties": {"handler": {"required": ["timeout"]}}
+                }
+            }),
         ],
     );
 }

@@ -272,7 +272,7 @@ impl AgentRunner {
     /// # Errors
     /// [`RunError::Model`] when the agent names no model, names one whose
     /// adapter is not built in, or its key variable is not set.
-    pub fn connect(agent: impl Into<Arc<Agent>>) -> Result<Self, RunError> {
+    pub fn from_config(agent: impl Into<Arc<Agent>>) -> Result<Self, RunError> {
         let agent = agent.into();
         let Some(config) = agent.model() else {
             return Err(ModelError::new(
@@ -280,7 +280,7 @@ impl AgentRunner {
             )
             .into());
         };
-        let model = config.connect()?;
+        let model = config.build_model()?;
         Ok(Self::new(agent, model))
     }
 

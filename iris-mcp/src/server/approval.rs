@@ -11,7 +11,7 @@ use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, Elicitat
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
-use super::{IrisServer, questions};
+use super::{McpConnection, questions};
 
 /// Characters of a call's arguments a person is shown when asked.
 const MAX_SHOWN_ARGUMENTS: usize = 2_000;
@@ -76,7 +76,7 @@ pub(super) fn cannot_ask(request: &ApprovalRequest) -> String {
     )
 }
 
-impl IrisServer {
+impl McpConnection {
     /// Puts `request` to the person behind the client in its session,
     /// when the client can ask one: their decision, or (as the error) why
     /// no person could be asked.

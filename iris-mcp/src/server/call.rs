@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::auth::{AuditEntry, Grant, Principal, millis};
 use super::relay::Relay;
 use super::stateless::{Round, Rounds};
-use super::{IrisServer, questions};
+use super::{McpConnection, questions};
 use crate::content::to_mcp;
 
 /// What the executor's permission policy said of a call, for the audit
@@ -54,7 +54,7 @@ pub(super) fn principal_of(context: &RequestContext<RoleServer>) -> Option<Princ
         .cloned()
 }
 
-impl IrisServer {
+impl McpConnection {
     pub(super) async fn call(
         &self,
         request: CallToolRequestParams,

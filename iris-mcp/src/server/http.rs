@@ -21,7 +21,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{Gate, Refusal, SESSION_HEADER};
-use super::{IrisServer, ServeOptions};
+use super::{McpConnection, ServeOptions};
 use crate::McpError;
 use iris_runtime::ToolExecutor;
 
@@ -33,7 +33,7 @@ const MAX_ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 /// Largest request body read (the MCP service's own limit).
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-type Service = StreamableHttpService<IrisServer, LocalSessionManager>;
+type Service = StreamableHttpService<McpConnection, LocalSessionManager>;
 
 tokio::task_local! {
     /// Whether the request being handled is an `initialize`, the only one
@@ -134,7 +134,7 @@ impl McpHttpServer {
                 })
             })
             .unwrap_or_default();
-        let server = IrisServer::behind(executor, options, gate.clone());
+        let server = McpConnection::behind(executor, options, gate.clone());
         let sessions = Arc::new(LocalSessionManager::default());
         let mut service = StreamableHttpService::new(
             move || {

@@ -173,7 +173,7 @@ impl Default for ServeOptions {
 
 /// The MCP face of an executor: one per connection.
 #[derive(Clone)]
-pub struct IrisServer {
+pub struct McpConnection {
     executor: Arc<ToolExecutor>,
     options: Arc<ServeOptions>,
     /// The run every call of this connection belongs to.
@@ -249,9 +249,9 @@ impl Drop for Session {
     }
 }
 
-impl std::fmt::Debug for IrisServer {
+impl std::fmt::Debug for McpConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IrisServer")
+        f.debug_struct("McpConnection")
             .field("name", &self.options.name)
             .field("run_id", &self.run_id)
             .finish_non_exhaustive()
@@ -272,7 +272,7 @@ enum Served<'a> {
 /// Connections served so far, for each one's run id.
 static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 
-impl IrisServer {
+impl McpConnection {
     /// Serves `executor` as `options` say.
     #[must_use]
     pub fn new(executor: Arc<ToolExecutor>, options: ServeOptions) -> Self {
@@ -726,7 +726,7 @@ fn listing(definition: &ToolDefinition) -> mcp::Tool {
     tool
 }
 
-impl ServerHandler for IrisServer {
+impl ServerHandler for McpConnection {
     fn get_info(&self) -> ServerConfig {
         // Resources: the artifacts that previews name, read by handle.
         let capabilities = ServerCapabilities::builder()

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt as _;
 
 use super::http::McpHttpServer;
-use super::{IrisServer, ServeOptions};
+use super::{McpConnection, ServeOptions};
 use crate::McpError;
 use iris_runtime::ToolExecutor;
 
@@ -45,7 +45,7 @@ pub async fn serve_with(
     transport: ServeTransport,
     options: ServeOptions,
 ) -> Result<(), McpError> {
-    let server = IrisServer::new(executor.into(), options);
+    let server = McpConnection::new(executor.into(), options);
     match transport {
         ServeTransport::Stdio => {
             let lines = super::lines::LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
@@ -66,7 +66,7 @@ pub async fn serve_with(
 /// # Errors
 /// [`McpError::Serve`] when the session cannot start or the transport
 /// fails.
-pub async fn serve_connection<T, E, A>(server: IrisServer, transport: T) -> Result<(), McpError>
+pub async fn serve_connection<T, E, A>(server: McpConnection, transport: T) -> Result<(), McpError>
 where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,

@@ -13,7 +13,7 @@ use rmcp::ErrorData;
 use rmcp::model::{self as mcp, ResourceContents, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use super::IrisServer;
+use super::McpConnection;
 
 /// The scheme of a skill's files as resources.
 const SCHEME: &str = "skill://";
@@ -21,7 +21,7 @@ const SCHEME: &str = "skill://";
 /// Most files of one skill listed as resources.
 const MAX_LISTED: usize = 200;
 
-impl IrisServer {
+impl McpConnection {
     /// The served skills, unless a tool of the activation tool's name is
     /// in the registry (the registry's tool wins).
     fn served_skills(&self, registry: &ToolRegistry) -> Option<&Skills> {

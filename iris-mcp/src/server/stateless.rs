@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::auth::Principal;
 use super::call::PolicySaid;
 use super::rounds::Asking;
-use super::{IrisServer, approval, is_stateless, questions};
+use super::{McpConnection, approval, is_stateless, questions};
 
 /// The input request that asks for an approval.
 const APPROVAL: &str = "approval";
@@ -62,7 +62,7 @@ impl Rounds {
     }
 }
 
-impl IrisServer {
+impl McpConnection {
     /// `ask_question` from a stateless client: the form in the first
     /// round, the result of the person's answer in the second.
     pub(super) fn questions_in_rounds(

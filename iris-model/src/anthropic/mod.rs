@@ -10,7 +10,7 @@ use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
 use super::config::ModelProvider;
-use super::http::{Api, Endpoint, HttpModel, Wire};
+use super::http::{Api, HttpEndpoint, HttpModel, Wire};
 use super::{
     FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
 };
@@ -26,13 +26,13 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// A model behind the Anthropic Messages API (`https://api.anthropic.com/v1`
 /// unless another server speaks it), its key from `api_key_env` (or
 /// `ANTHROPIC_API_KEY`).
-pub type AnthropicMessages = HttpModel<Messages>;
+pub type AnthropicMessages = HttpModel<MessagesWire>;
 
 /// The Messages wire format.
 #[derive(Debug)]
-pub struct Messages;
+pub struct MessagesWire;
 
-impl Wire for Messages {
+impl Wire for MessagesWire {
     const API: Api = Api {
         provider: ModelProvider::Anthropic,
         name: "Anthropic Messages",
@@ -43,7 +43,7 @@ impl Wire for Messages {
 
     /// The key (when there is one: a local server may take none) and the
     /// API version.
-    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)> {
+    fn headers(endpoint: &HttpEndpoint) -> Vec<(HeaderName, String)> {
         let mut headers = vec![(
             HeaderName::from_static("anthropic-version"),
             ANTHROPIC_VERSION.to_owned(),
@@ -58,7 +58,7 @@ impl Wire for Messages {
     }
 
     /// Consecutive tool results join one user turn, as the API requires.
-    fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value {
+    fn body(endpoint: &HttpEndpoint, request: &ModelRequest<'_>) -> Value {
         let mut messages: Vec<Value> = Vec::new();
         for message in request.messages {
             match message {

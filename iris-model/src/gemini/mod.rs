@@ -15,7 +15,7 @@ use reqwest::header::HeaderName;
 use serde_json::{Map, Value, json};
 
 use super::config::ModelProvider;
-use super::http::{Api, Endpoint, HttpModel, Wire};
+use super::http::{Api, HttpEndpoint, HttpModel, Wire};
 use super::{
     FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, ToolChoice, Usage,
 };
@@ -26,13 +26,13 @@ pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1b
 /// A model behind the Gemini API (`https://generativelanguage.googleapis.com/v1beta`
 /// unless another server speaks it), its key from `api_key_env` (or
 /// `GEMINI_API_KEY`).
-pub type GeminiModel = HttpModel<GenerateContent>;
+pub type GeminiModel = HttpModel<GenerateContentWire>;
 
 /// The `generateContent` wire format.
 #[derive(Debug)]
-pub struct GenerateContent;
+pub struct GenerateContentWire;
 
-impl Wire for GenerateContent {
+impl Wire for GenerateContentWire {
     const API: Api = Api {
         provider: ModelProvider::Gemini,
         name: "Gemini",
@@ -42,7 +42,7 @@ impl Wire for GenerateContent {
     };
 
     /// The key, when there is one (a local server may take none).
-    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)> {
+    fn headers(endpoint: &HttpEndpoint) -> Vec<(HeaderName, String)> {
         if endpoint.api_key().is_empty() {
             Vec::new()
         } else {
@@ -53,7 +53,7 @@ impl Wire for GenerateContent {
         }
     }
 
-    fn body(_endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value {
+    fn body(_endpoint: &HttpEndpoint, request: &ModelRequest<'_>) -> Value {
         let mut body = json!({"contents": contents(request.messages)});
         if let Some(instructions) = request.instructions {
             body["systemInstruction"] = json!({"parts": [{"text": instructions}]});
@@ -82,7 +82,7 @@ impl Wire for GenerateContent {
     }
 
     /// The stream is asked for by its URL; the body is the same.
-    fn stream_body(_endpoint: &Endpoint, _body: &mut Value) {}
+    fn stream_body(_endpoint: &HttpEndpoint, _body: &mut Value) {}
 
     fn stream_url(url: &str) -> String {
         format!(

@@ -14,7 +14,7 @@ use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
 use super::config::ModelProvider;
-use super::http::{Api, Endpoint, HttpModel, Wire};
+use super::http::{Api, HttpEndpoint, HttpModel, Wire};
 use super::profile::Dialect;
 use calls::{Calls, finish_reason};
 
@@ -25,13 +25,13 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// A model behind the OpenAI Chat Completions API (`https://api.openai.com/v1`
 /// unless another server speaks it). Its key comes from `api_key_env`; with
 /// none named it sends no key, as local servers often take none.
-pub type OpenAiChat = HttpModel<ChatCompletions>;
+pub type OpenAiChat = HttpModel<ChatCompletionsWire>;
 
 /// The Chat Completions wire format.
 #[derive(Debug)]
-pub struct ChatCompletions;
+pub struct ChatCompletionsWire;
 
-impl Wire for ChatCompletions {
+impl Wire for ChatCompletionsWire {
     const API: Api = Api {
         provider: ModelProvider::OpenaiChat,
         name: "OpenAI Chat Completions",
@@ -40,11 +40,11 @@ impl Wire for ChatCompletions {
         path: "chat/completions",
     };
 
-    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)> {
+    fn headers(endpoint: &HttpEndpoint) -> Vec<(HeaderName, String)> {
         endpoint.bearer()
     }
 
-    fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value {
+    fn body(endpoint: &HttpEndpoint, request: &ModelRequest<'_>) -> Value {
         let mut messages = Vec::new();
         if let Some(instructions) = request.instructions {
             messages.push(json!({"role": "system", "content": instructions}));
@@ -80,7 +80,7 @@ impl Wire for ChatCompletions {
         body
     }
 
-    fn stream_body(endpoint: &Endpoint, body: &mut Value) {
+    fn stream_body(endpoint: &HttpEndpoint, body: &mut Value) {
         body["stream"] = json!(true);
         if endpoint.profile().dialect().stream_usage {
             body["stream_options"] = json!({"include_usage": true});

@@ -11,7 +11,7 @@ use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
 use super::config::ModelProvider;
-use super::http::{Api, Endpoint, HttpModel, Wire};
+use super::http::{Api, HttpEndpoint, HttpModel, Wire};
 use super::openai_chat::{OPENAI_BASE_URL, add_options};
 use super::profile::ServerProfile;
 use super::{FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDelta, Usage};
@@ -19,13 +19,13 @@ use super::{FinishReason, Message, ModelError, ModelRequest, ModelResponse, OnDe
 /// A model behind the OpenAI Responses API (`https://api.openai.com/v1`
 /// unless another server speaks it), its key from `api_key_env` (or
 /// `OPENAI_API_KEY`).
-pub type OpenAiResponses = HttpModel<Responses>;
+pub type OpenAiResponses = HttpModel<ResponsesWire>;
 
 /// The Responses wire format.
 #[derive(Debug)]
-pub struct Responses;
+pub struct ResponsesWire;
 
-impl Wire for Responses {
+impl Wire for ResponsesWire {
     const API: Api = Api {
         provider: ModelProvider::OpenaiResponses,
         name: "OpenAI Responses",
@@ -34,11 +34,11 @@ impl Wire for Responses {
         path: "responses",
     };
 
-    fn headers(endpoint: &Endpoint) -> Vec<(HeaderName, String)> {
+    fn headers(endpoint: &HttpEndpoint) -> Vec<(HeaderName, String)> {
         endpoint.bearer()
     }
 
-    fn body(endpoint: &Endpoint, request: &ModelRequest<'_>) -> Value {
+    fn body(endpoint: &HttpEndpoint, request: &ModelRequest<'_>) -> Value {
         let mut input = Vec::new();
         for message in request.messages {
             match message {

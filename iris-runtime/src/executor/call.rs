@@ -18,8 +18,8 @@ use tracing::Instrument as _;
 
 use futures_util::FutureExt as _;
 use iris_core::{
-    Admit, Admitted, CallShape, DynTool, Endpoint, Next, ParsedArgs, RunId, ToolCall, ToolContext,
-    ToolDefinition, ToolErrorKind, ToolResult, ToolUseBlock,
+    Admit, Admitted, CallShape, DynTool, InnerStack, Next, ParsedArgs, RunId, ToolCall,
+    ToolContext, ToolDefinition, ToolErrorKind, ToolResult, ToolUseBlock,
 };
 use serde_json::Value;
 
@@ -436,7 +436,7 @@ impl<'t> Call<'t> {
         ran: &AtomicBool,
     ) -> ToolResult {
         let name = self.definition.name();
-        let endpoint: Endpoint<'_> =
+        let endpoint: InnerStack<'_> =
             Box::new(move || Box::pin(self.gated_body(ex, args, cx, grant, ran)));
         let call = ToolCall::new(
             self.id.clone(),

@@ -11,8 +11,8 @@ use super::{AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, HookFailure, HookI
 /// object answered on stdout, stderr kept as diagnostics.
 ///
 /// The program is started from its argv, never through a shell, in a
-/// process group of its own. It may write at most [`MAX_STDOUT_BYTES`] to
-/// stdout and [`MAX_STDERR_BYTES`] to stderr; past either, or past its
+/// process group of its own. It may write at most [`MAX_HOOK_STDOUT_BYTES`] to
+/// stdout and [`MAX_HOOK_STDERR_BYTES`] to stderr; past either, or past its
 /// deadline, it is killed and the hook counts as failed. Whenever the hook
 /// ends (answered, failed, or its call dropped), its process group is
 /// killed, and on Linux so is every process carrying its `IRIS_HOOK_RUN`
@@ -25,9 +25,6 @@ pub struct CommandHook {
 }
 
 impl CommandHook {
-    /// The default deadline.
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
     /// A hook running `argv[0]` with the remaining arguments.
     ///
     /// # Errors
@@ -43,8 +40,10 @@ impl CommandHook {
                 hook: name.to_owned(),
             }
         })?;
-        program.timeout(Self::DEFAULT_TIMEOUT);
-        program.limits(MAX_STDOUT_BYTES, MAX_STDERR_BYTES);
+        // The registration's deadline replaces this one when the executor
+        // is built: a command hook has one deadline, its registration's.
+        program.timeout(super::DEFAULT_HOOK_TIMEOUT);
+        program.limits(MAX_HOOK_STDOUT_BYTES, MAX_HOOK_STDERR_BYTES);
         Ok(Self { program })
     }
 
@@ -63,11 +62,10 @@ impl CommandHook {
         self
     }
 
-    /// Sets the deadline.
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.program.timeout(timeout);
-        self
+    /// Kills the command at `deadline`: its registration's
+    /// ([`HookRegistration::timeout`](super::HookRegistration::timeout)).
+    pub(super) fn set_deadline(&mut self, deadline: Duration) {
+        self.program.timeout(deadline);
     }
 
     /// Runs the command for one event: what it wrote to stdout.
@@ -105,11 +103,11 @@ impl CommandHook {
 const HOOK_TOKEN_VAR: &str = "IRIS_HOOK_RUN";
 
 /// Most bytes of stdout a hook may write: its answer is one small object.
-pub const MAX_STDOUT_BYTES: usize = 64 * 1024;
+pub const MAX_HOOK_STDOUT_BYTES: usize = 64 * 1024;
 
 /// Most bytes of stderr a hook may write; its last part is kept as the
 /// diagnostic of a failure.
-pub const MAX_STDERR_BYTES: usize = 64 * 1024;
+pub const MAX_HOOK_STDERR_BYTES: usize = 64 * 1024;
 
 impl BeforeHook for CommandHook {
     async fn before(&self, input: &HookInput) -> Result<BeforeAnswer, HookFailure> {

@@ -279,6 +279,14 @@ impl Hook {
         }
     }
 
+    /// The same hook, a command killed at `deadline`.
+    pub(super) fn with_deadline(mut self, deadline: std::time::Duration) -> Self {
+        if let Kind::Command(command) = &mut self.kind {
+            command.set_deadline(deadline);
+        }
+        self
+    }
+
     /// A `tool.after` hook.
     pub fn after<M>(hook: impl IntoHook<AfterAnswer, M>) -> Self {
         Self {

@@ -66,7 +66,7 @@ use serde_json::Value;
 
 pub(crate) use answer::panic_message;
 pub use answer::{AfterAnswer, BeforeAnswer, HookFailure, IntoHookAnswer};
-pub use command::{CommandHook, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
+pub use command::{CommandHook, MAX_HOOK_STDERR_BYTES, MAX_HOOK_STDOUT_BYTES};
 use handler::Handler;
 
 use crate::observers::HookOutcome;
@@ -207,8 +207,8 @@ impl HookRegistration {
     }
 
     /// Sets the hook's deadline (default [`DEFAULT_HOOK_TIMEOUT`]); past
-    /// it the hook counts as failed. A command hook's own deadline, when
-    /// shorter, ends it first.
+    /// it the hook counts as failed, and a command hook's process (with
+    /// everything it started) is killed.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -391,6 +391,7 @@ impl HookDispatcher {
                     event: event.as_str().to_owned(),
                 });
             }
+            let hook = hook.with_deadline(timeout);
             let Some(handler) = hook.for_event(event) else {
                 return Err(crate::RuntimeError::HookEventMismatch {
                     hook: name,

@@ -203,7 +203,7 @@ impl DiscoveryBuilder {
     }
 
     /// Uses a backend that is already shared.
-    pub fn backend_shared(mut self, backend: Arc<dyn SearchBackend>) -> Self {
+    pub fn shared_backend(mut self, backend: Arc<dyn SearchBackend>) -> Self {
         self.backend = backend;
         self
     }

@@ -531,6 +531,20 @@ fn the_hosts_own_hooks_and_middleware_reach_every_assembled_agent() {
     assert!(cubed.stats().contains_key("wrapped_seconds"), "{cubed:?}");
 }
 
+/// A hook has one deadline: the file may say it beside the hook or inside
+/// its handler, never both (the command is killed at it).
+#[test]
+fn a_hook_deadline_is_said_once() {
+    let both = "name: a\nhooks:\n  - name: audit\n    event: tool.before\n    timeout: 2s\n    handler: { type: command, command: [echo, \"{}\"], timeout: 5s }\n";
+    let err = error_of(both).to_string();
+    assert!(err.contains("hooks[0].handler.timeout"), "{err}");
+    assert!(err.contains("sets it twice"), "{err}");
+    let one = "name: a\nhooks:\n  - name: audit\n    event: tool.before\n    handler: { type: command, command: [echo, \"{}\"], timeout: 5s }\n";
+    Assembly::from_catalog()
+        .parse(one, Path::new(ORIGIN))
+        .expect("a deadline said once assembles");
+}
+
 #[test]
 fn configuration_errors_read_the_same_through_debug() {
     let err = error_of("name: a\ntools: { functions: [doubel] }\n");

@@ -299,7 +299,7 @@ async fn a_local_server_needs_no_key() {
     let config = iris::model::ModelConfig::new(iris::model::ModelProvider::Anthropic, "local")
         .with_base_url(&base);
     let model = config
-        .connect()
+        .build_model()
         .expect("no key is needed for another server");
     let messages = vec![Message::User { text: "Hi".into() }];
     let options = ModelOptions::default();
@@ -317,7 +317,7 @@ async fn a_local_server_needs_no_key() {
     assert!(!head.contains("x-api-key"), "{head}");
     // The provider's own endpoint still needs its key.
     let error = iris::model::ModelConfig::new(iris::model::ModelProvider::Anthropic, "claude")
-        .connect()
+        .build_model()
         .err()
         .expect("the key is needed at api.anthropic.com");
     assert!(error.message.contains("ANTHROPIC_API_KEY"), "{error}");

@@ -305,7 +305,7 @@ async fn an_artifact_and_a_redacted_snapshot() {
     transcript.assert_artifact_saved("statement");
     let redacted = transcript.redacted();
     let call = &redacted["steps"][0]["calls"][0];
-    assert_eq!(call["id"], "call#1");
+    assert_eq!(call["call_id"], "call#1");
     assert_eq!(call["outcome"]["artifacts"][0], "artifact#1");
     let message = failure(|| {
         transcript.assert_artifact_saved("find_order");

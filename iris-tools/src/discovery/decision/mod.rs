@@ -25,7 +25,7 @@ use super::backend::{
 };
 use super::index::summary_of;
 pub use error::DecisionError;
-use iris_model::{Endpoint, RetryPolicy};
+use iris_model::{HttpEndpoint, RetryPolicy};
 
 pub use config::{API_KEY_PREFIX, DecisionConfig, DecisionFeatures};
 
@@ -37,7 +37,7 @@ const SYSTEM_PROMPT: &str = "You choose tools for an agent. For each numbered re
 /// The remote Decision backend.
 pub struct DecisionBackend {
     config: DecisionConfig,
-    endpoint: Endpoint,
+    endpoint: HttpEndpoint,
 }
 
 impl std::fmt::Debug for DecisionBackend {
@@ -71,7 +71,7 @@ impl DecisionBackend {
                 variable,
                 provider: config.provider.clone(),
             })?;
-        let mut endpoint = Endpoint::at(
+        let endpoint = HttpEndpoint::at(
             config.endpoint.clone(),
             config.model.clone(),
             api_key,
@@ -79,8 +79,8 @@ impl DecisionBackend {
         )
         .map_err(|e| DecisionError::HttpClient {
             message: e.to_string(),
-        })?;
-        endpoint.set_retries(RetryPolicy {
+        })?
+        .with_retries(RetryPolicy {
             retries: config.retries,
             ..RetryPolicy::default()
         });

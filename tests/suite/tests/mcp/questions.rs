@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use iris::hooks::{BeforeAnswer, HookInput, HookRegistration};
-use iris::mcp::{IrisServer, ServeOptions, serve_connection};
+use iris::mcp::{McpConnection, ServeOptions, serve_connection};
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
@@ -86,7 +86,7 @@ async fn connect(person: Person) -> RunningService<RoleClient, Person> {
         questions: true,
         ..ServeOptions::default()
     };
-    let server = IrisServer::new(Arc::new(executor), options);
+    let server = McpConnection::new(Arc::new(executor), options);
     let (client_end, server_end) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         let _ = serve_connection(server, tokio::io::split(server_end)).await;
