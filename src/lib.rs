@@ -39,7 +39,7 @@ pub mod content {
 /// context extractors, toolboxes and runtime-made tools.
 pub mod tool {
     pub use iris_core::{
-        Admit, Admitted, ArgumentError, BoxFuture, CallShape, DynTool, DynamicTool,
+        Admit, Admitted, ArgumentError, ArgumentFault, BoxFuture, CallShape, DynTool, DynamicTool,
         FromToolContext, IntoToolResult, ParsedArgs, StopFlag, ToolBody, ToolContextBuilder,
         Toolbox,
     };
@@ -68,8 +68,9 @@ pub mod registry {
 pub mod executor {
     pub use iris_runtime::CancellationToken;
     pub use iris_runtime::executor::{
-        DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS, DEFAULT_MAX_PENDING_APPROVALS_PER_RUN,
-        ExecutorConfig, ToolExecutorBuilder,
+        CallPlan, DEFAULT_APPROVAL_TTL, DEFAULT_MAX_PENDING_APPROVALS,
+        DEFAULT_MAX_PENDING_APPROVALS_PER_RUN, DEFAULT_STOP_GRACE, ExecutorConfig, PlannedHook,
+        ToolExecutorBuilder,
     };
 }
 
@@ -89,7 +90,10 @@ pub mod permissions {
 #[cfg(feature = "runtime")]
 pub mod hooks {
     pub use iris_runtime::factories::HookFactory;
-    pub use iris_runtime::hooks::{MAX_HOOK_STDERR_BYTES, MAX_HOOK_STDOUT_BYTES};
+    pub use iris_runtime::hooks::{
+        DEFAULT_HOOK_TIMEOUT, HookCode, HookResultView, IntoHook, IntoHookAnswer,
+        MAX_HOOK_STDERR_BYTES, MAX_HOOK_STDOUT_BYTES,
+    };
     pub use iris_runtime::{
         AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent,
         HookFailure, HookInput, HookRegistration, InheritedGuards, RunHook, TreeGuards,
@@ -118,7 +122,12 @@ pub use iris_runtime::journal;
 #[cfg(feature = "runtime")]
 pub mod artifacts {
     pub use iris_core::ArtifactRef;
-    pub use iris_runtime::artifacts::*;
+    pub use iris_runtime::artifacts::{
+        Artifact, ArtifactStore, DEFAULT_ARTIFACT_DIR, DEFAULT_MAX_RESULT_CHARS, HANDLE_PREFIX,
+        Identity, PreviewPolicy, apply_result_policy, is_handle, scope,
+    };
+    #[cfg(feature = "object-store")]
+    pub use iris_runtime::artifacts::{MAX_REMOTE_ARTIFACT_BYTES, REMOTE_TIMEOUT, object_store};
 }
 
 /// The built-in file tools `read_file`, `write_file` and `edit_file`, and

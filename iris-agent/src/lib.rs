@@ -66,7 +66,9 @@ pub use iris_runtime::Reply;
 /// Questions the model asks the person, and the replies a waiting run
 /// takes: run control, beside approvals.
 pub use iris_runtime::question::{
-    ASK_QUESTION, Answer, Question, QuestionEnding, QuestionOption, QuestionReply, QuestionRequest,
+    ASK_QUESTION, Answer, MAX_ANSWER_CHARS, MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS,
+    MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Question,
+    QuestionEnding, QuestionOption, QuestionReply, QuestionRequest,
 };
 
 #[cfg(doc)]

@@ -399,10 +399,12 @@ fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
 }
 
 /// POSTs `body` to `endpoint` with `headers`, retried by its policy; the
-/// answer as JSON.
+/// answer as JSON. Shared with the Decision backend of `tool_search`; not a
+/// public API.
 ///
 /// # Errors
 /// [`ModelError`] when every attempt failed, with the last failure.
+#[doc(hidden)]
 pub async fn send(
     endpoint: &HttpEndpoint,
     headers: &[(HeaderName, String)],

@@ -33,6 +33,9 @@ pub mod ledger;
 #[cfg(unix)]
 mod nonblocking;
 pub mod observers;
+// The program runner behind command hooks and command tools, shared with
+// the built-in tools crate. Not a public API.
+#[doc(hidden)]
 pub mod process;
 mod progress;
 pub mod question;

@@ -112,40 +112,42 @@ fn add_loader_rules(schema: &mut Value) {
             }
         })],
     );
-    add_rules(
-        schema,
-        "HookSection",
-        &[
-            json!({
-                "if": {
-                    "properties": {"event": {"enum": ["run.started", "run.finished"]}},
-                    "required": ["event"]
-                },
-                "then": {"properties": {"tools": {"maxItems": 0}}}
-            }),
-            json!({
-                "if": {
-                    "properties": {"event": {"const": "tool.after"}},
-                    "required": ["event"]
-                },
-                "then": {"properties": {"tree_wide": {"const": false}}}
-            }),
-            json!({
-                "if": {
-                    "properties": {"event": {"enum": ["run.started", "run.finished"]}},
-                    "required": ["event"]
-                },
-                "then": {"properties": {"tree_wide": {"const": false}}}
-            }),
-            json!({
-                "not": {
-                    "description": "`timeout` or `handler.timeout`, not both: a hook has one deadline.",
-                    "required": ["timeout", "handler"],
-                    "properties": {"handler": {"required": ["timeout"]}}
-                }
-            }),
-        ],
-    );
+    add_rules(schema, "HookSection", &hook_rules());
+}
+
+/// What the loader refuses in a hook that types alone cannot say: tool
+/// filters and `tree_wide` only where the event has calls, one deadline.
+fn hook_rules() -> [Value; 4] {
+    [
+        json!({
+            "if": {
+                "properties": {"event": {"enum": ["run.started", "run.finished"]}},
+                "required": ["event"]
+            },
+            "then": {"properties": {"tools": {"maxItems": 0}}}
+        }),
+        json!({
+            "if": {
+                "properties": {"event": {"const": "tool.after"}},
+                "required": ["event"]
+            },
+            "then": {"properties": {"tree_wide": {"const": false}}}
+        }),
+        json!({
+            "if": {
+                "properties": {"event": {"enum": ["run.started", "run.finished"]}},
+                "required": ["event"]
+            },
+            "then": {"properties": {"tree_wide": {"const": false}}}
+        }),
+        json!({
+            "not": {
+                "description": "`timeout` or `handler.timeout`, not both: a hook has one deadline.",
+                "required": ["timeout", "handler"],
+                "properties": {"handler": {"required": ["timeout"]}}
+            }
+        }),
+    ]
 }
 
 /// Appends `rules` to the `allOf` of the definition `def`.

@@ -2,10 +2,15 @@
 //! (agent files, MCP server settings, the Decision backend's settings): one
 //! bounded YAML loader whose errors carry line, column and key path, and
 //! durations written as configuration files write them. Not a public API
-//! beyond [`Seconds`], which agent files and MCP settings name.
+//! beyond [`Seconds`], which agent files and MCP settings name, and
+//! `YamlError`, what a bad file is.
 
 mod duration;
+// The loader and its helpers, shared with the crates that read files.
 #[cfg(feature = "yaml")]
+#[doc(hidden)]
 pub mod yaml;
 
 pub use duration::Seconds;
+#[cfg(feature = "yaml")]
+pub use yaml::YamlError;
