@@ -54,3 +54,29 @@ pub fn for_person(text: &str, max: usize) -> String {
     }
     shown
 }
+
+#[cfg(test)]
+mod tests {
+    use super::for_person;
+
+    /// A call's arguments as a person is asked about them (finding: the
+    /// text was unbounded and bidirectional controls passed raw, so a
+    /// person could be shown something other than what runs).
+    #[test]
+    fn a_person_sees_bounded_text_with_hidden_characters_escaped() {
+        let reversed = "{\"path\":\"notes\u{202E}txt.exe\"}";
+        assert_eq!(
+            for_person(reversed, 100),
+            "{\"path\":\"notes\\u{202e}txt.exe\"}"
+        );
+        assert_eq!(for_person("a\u{200B}b\nc", 100), "a\\u{200b}b\\u{a}c");
+        let huge = "x".repeat(1_000_000);
+        let shown = for_person(&huge, 2_000);
+        assert!(
+            shown.ends_with("… (998000 more characters not shown)"),
+            "{}",
+            &shown[1_990..]
+        );
+        assert!(shown.chars().count() < 2_100);
+    }
+}
