@@ -2,6 +2,8 @@
 // On docs.rs each item gated by a feature shows the feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod guide;
+
 // The front door: what a tool author and a host write on day one. Every
 // other name lives in the module of its concept below, the same way for
 // every wing.
@@ -14,12 +16,76 @@ pub use iris_runtime::{
     ApprovalDecision, Rule, RulePolicy, RuntimeError, ToolExecutor, ToolOutcome, ToolRegistry,
 };
 
-// Schemas and their provider projections, and the crates that nested
-// argument types derive through.
-pub use iris_core::{provider, schema, schemars, serde, serde_json};
+// The crates that nested argument types derive through.
+pub use iris_core::{schemars, serde, serde_json};
+
+/// The JSON Schemas of tools: made from argument types, and the parsing
+/// that checks a call against them.
+///
+/// ```
+/// #[derive(iris::serde::Deserialize, iris::schemars::JsonSchema)]
+/// #[serde(crate = "iris::serde", deny_unknown_fields)]
+/// #[schemars(crate = "iris::schemars")]
+/// struct Refund {
+///     /// The order to refund.
+///     order: u32,
+///     /// In cents; the whole order when left out.
+///     cents: Option<u64>,
+/// }
+///
+/// let schema = iris::schema::input_schema_for::<Refund>();
+/// assert_eq!(schema["required"], iris::serde_json::json!(["order"]));
+/// let wrong = iris::schema::parse_arguments::<Refund>(&iris::serde_json::json!({"order": "seven"}));
+/// assert!(wrong.is_err_and(|e| e.to_string().contains("order")));   // the path of the fault
+/// ```
+pub use iris_core::schema;
+
+/// Tool specs in each provider's wire shape, with a report of every change
+/// made on the way.
+///
+/// ```
+/// use iris::Tool;
+///
+/// /// Set a thermostat.
+/// #[iris::tool(write)]
+/// fn set_temperature(
+///     /// Degrees Celsius.
+///     #[schemars(range(min = 5, max = 30))]
+///     celsius: u8,
+///     /// Which room; every room when left out.
+///     room: Option<String>,
+/// ) -> String {
+///     format!("{celsius} °C in {}", room.as_deref().unwrap_or("every room"))
+/// }
+///
+/// let spec = SetTemperature.definition().spec().with_strict(true);
+/// let openai = iris::provider::openai_chat(&spec);
+/// // Strict mode requires every property: the optional one becomes nullable.
+/// assert_eq!(openai.tool["function"]["parameters"]["required"], iris::serde_json::json!(["celsius", "room"]));
+/// let anthropic = iris::provider::anthropic(&spec);
+/// assert_eq!(anthropic.tool["name"], "set_temperature");
+/// ```
+pub use iris_core::provider;
 
 /// Tool definitions and the provider-neutral specs made from them: names,
 /// capabilities, exposure, result policies, origins.
+///
+/// ```
+/// use iris::definition::{Capability, Exposure, ToolDefinition, ToolName};
+///
+/// let definition = ToolDefinition::builder(ToolName::new("lookup_order")?, "Look up an order by number.")
+///     .input_schema(iris::serde_json::json!({
+///         "type": "object",
+///         "properties": {"number": {"type": "integer"}},
+///         "required": ["number"]
+///     }))
+///     .capability(Capability::ReadOnly)
+///     .exposure(Exposure::Deferred)
+///     .build()?;
+/// assert!(definition.capabilities().is_read_only());
+/// assert_eq!(definition.spec().name().as_str(), "lookup_order");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub mod definition {
     pub use iris_core::{
         Capabilities, Capability, DefinitionError, Exposure, MAX_TOOL_NAME_LEN, ResultPolicy,
@@ -28,6 +94,16 @@ pub mod definition {
 }
 
 /// What a result carries to the model: text and image blocks.
+///
+/// ```
+/// use iris::content::sniff_media_type;
+///
+/// let png = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0];
+/// assert_eq!(sniff_media_type(&png), Some("image/png"));
+/// // A result with an image the model sees; a bad image is an error result.
+/// let result = iris::ToolResult::image(b"not an image");
+/// assert_eq!(result.error_kind(), Some(iris::ToolErrorKind::UnsupportedContent));
+/// ```
 pub mod content {
     pub use iris_core::{
         ContentBlock, IMAGE_MEDIA_TYPES, ImageBlock, ImageError, MAX_IMAGE_BYTES, sniff_media_type,
@@ -37,6 +113,24 @@ pub mod content {
 /// Tools written by hand and what `#[tool]` writes for you: the object-safe
 /// [`DynTool`](tool::DynTool), bodies, argument errors, return conversions,
 /// context extractors, toolboxes and runtime-made tools.
+///
+/// A tool made at run time from a definition and a closure (what MCP
+/// servers' tools and command tools are):
+///
+/// ```
+/// use iris::definition::{ToolDefinition, ToolName};
+/// use iris::tool::DynamicTool;
+/// use iris::{ToolRegistry, ToolResult};
+///
+/// let definition = ToolDefinition::builder(ToolName::new("echo")?, "Say the text back.").build()?;
+/// let echo = DynamicTool::new(definition, |input, _cx| async move {
+///     ToolResult::text(input["text"].as_str().unwrap_or_default())
+/// });
+/// let mut registry = ToolRegistry::new();
+/// registry.register(echo)?;
+/// assert!(registry.resolve("echo").is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub mod tool {
     pub use iris_core::{
         Admit, Admitted, ArgumentError, ArgumentFault, BoxFuture, CallShape, DynTool, DynamicTool,
@@ -50,6 +144,35 @@ pub mod tool {
 }
 
 /// Middleware: the trait `#[iris::middleware]` implements, and its errors.
+///
+/// ```
+/// use iris::middleware::MiddlewareError;
+/// use iris::{Next, RunId, ToolCall, ToolContext, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock};
+///
+/// /// Return the square of an integer.
+/// #[iris::tool(read_only)]
+/// fn square(value: i64) -> i64 { value * value }
+///
+/// /// Refuses negative values before the body runs.
+/// #[iris::middleware]
+/// async fn no_negatives(call: ToolCall, next: Next<'_>) -> Result<ToolResult, MiddlewareError> {
+///     if call.arguments()["value"].as_i64().is_some_and(|v| v < 0) {
+///         return Ok(ToolResult::error(iris::ToolErrorKind::InvalidArguments, "give a value of 0 or more"));
+///     }
+///     next.run(call).await
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut registry = ToolRegistry::new();
+/// registry.register(Square)?;
+/// let executor = ToolExecutor::builder(registry).middleware(NoNegatives).build()?;
+/// let cx = ToolContext::builder(".", RunId::new("run-1")).build();
+/// let call = ToolUseBlock::new("c1", "square", iris::serde_json::json!({"value": -2}));
+/// let outcome = executor.execute_one(call, &cx).await;
+/// assert!(outcome.result().is_some_and(|r| r.is_error()));
+/// # Ok(()) }
+/// ```
 pub mod middleware {
     pub use iris_core::{IntoMiddlewareResult, Middleware, MiddlewareError};
     #[cfg(feature = "runtime")]
@@ -59,12 +182,51 @@ pub mod middleware {
 /// The registry beyond its owner: a registry shared while it changes, and
 /// filtered read-only views.
 #[cfg(feature = "runtime")]
+///
+/// ```
+/// use iris::registry::SharedRegistry;
+/// use iris::ToolRegistry;
+///
+/// /// Return the square of an integer.
+/// #[iris::tool(read_only)]
+/// fn square(value: i64) -> i64 { value * value }
+///
+/// let shared = SharedRegistry::new(ToolRegistry::new());
+/// let before = shared.snapshot();                       // readers keep what they took
+/// shared.update(|registry| registry.register(Square).map(drop))?; // swapped in at once
+/// assert!(before.resolve("square").is_none());
+/// assert!(shared.snapshot().resolve("square").is_some());
+/// # Ok::<(), iris::RuntimeError>(())
+/// ```
 pub mod registry {
     pub use iris_runtime::{SharedRegistry, ToolRegistryView, WeakSharedRegistry};
 }
 
 /// The executor's builder, limits and cancellation.
 #[cfg(feature = "runtime")]
+///
+/// What a call would meet, decided as the executor decides it, with nothing run:
+///
+/// ```
+/// use iris::permissions::Permission;
+/// use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
+///
+/// /// Record a note.
+/// #[iris::tool(write)]
+/// fn note(text: String) -> String { text }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(Note)?;
+/// let executor = ToolExecutor::builder(registry)
+///     .policy(RulePolicy::new().write(Rule::Ask))
+///     .build()?;
+/// let cx = ToolContext::builder(".", RunId::new("run-1")).build();
+/// let call = ToolUseBlock::new("c1", "note", iris::serde_json::json!({"text": "hi"}));
+/// let plan = executor.plan(call, &cx).map_err(|refused| refused.text_content())?;
+/// assert!(matches!(plan.permission, Permission::Ask { .. }));
+/// assert!(plan.hooks.is_empty() && plan.middleware.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub mod executor {
     pub use iris_runtime::CancellationToken;
     pub use iris_runtime::executor::{
@@ -77,6 +239,29 @@ pub mod executor {
 /// Permission policies and the pause for a person: what a policy sees, what
 /// it answers, and the approval request a host presents.
 #[cfg(feature = "runtime")]
+///
+/// ```
+/// use iris::permissions::{Permission, PermissionPolicy, PermissionRequest};
+/// use iris::{Rule, RulePolicy, RunId, Tool};
+///
+/// /// Delete a file.
+/// #[iris::tool(write)]
+/// fn delete_file(path: String) -> String { path }
+///
+/// let policy = RulePolicy::new()
+///     .write(Rule::Allow)
+///     .tool(iris::definition::ToolName::new("delete_file")?, Rule::Deny);
+/// let run = RunId::new("run-1");
+/// let arguments = iris::serde_json::json!({"path": "notes.txt"});
+/// let request = PermissionRequest {
+///     definition: DeleteFile.definition(),
+///     arguments: &arguments,
+///     read_only: false,
+///     run_id: &run,
+/// };
+/// assert!(matches!(policy.check(&request), Permission::Deny { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub mod permissions {
     pub use iris_runtime::{
         ApprovalDecision, ApprovalRequest, CeilingReach, Permission, PermissionPolicy,
@@ -88,6 +273,38 @@ pub mod permissions {
 /// feedback), `run.started` and `run.finished`; from code, factories or
 /// commands.
 #[cfg(feature = "runtime")]
+///
+/// ```
+/// use iris::hooks::{AfterAnswer, BeforeAnswer, HookInput, HookRegistration};
+/// use iris::{RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
+///
+/// /// Return the square of an integer.
+/// #[iris::tool(read_only)]
+/// fn square(value: i64) -> i64 { value * value }
+///
+/// async fn no_big_numbers(input: &HookInput) -> BeforeAnswer {
+///     match input.arguments.as_ref().and_then(|a| a["value"].as_i64()) {
+///         Some(value) if value > 1_000 => BeforeAnswer::deny("keep the value at 1,000 or less"),
+///         _ => BeforeAnswer::Allow,
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut registry = ToolRegistry::new();
+/// registry.register(Square)?;
+/// let executor = ToolExecutor::builder(registry)
+///     .hook(HookRegistration::before("no-big-numbers", no_big_numbers).for_tools(["square"]))
+///     .hook(HookRegistration::after("units", |_: &HookInput| AfterAnswer::feedback("No units.")))
+///     .build()?;
+/// let cx = ToolContext::builder(".", RunId::new("run-1")).build();
+/// let call = |value: i64| ToolUseBlock::new("c", "square", iris::serde_json::json!({ "value": value }));
+/// let big = executor.execute_one(call(5_000), &cx).await;
+/// assert!(big.result().is_some_and(|r| r.is_error()));
+/// let small = executor.execute_one(call(3), &cx).await;
+/// assert!(small.result().is_some_and(|r| r.text_content().contains("No units.")));
+/// # Ok(()) }
+/// ```
 pub mod hooks {
     pub use iris_runtime::factories::HookFactory;
     pub use iris_runtime::hooks::{
@@ -102,6 +319,41 @@ pub mod hooks {
 
 /// Observers of committed events, and progress reports of running tools.
 #[cfg(feature = "runtime")]
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+///
+/// use iris::observe::{RunEvent, RunEventObserver};
+/// use iris::{RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
+///
+/// /// Return the square of an integer.
+/// #[iris::tool(read_only)]
+/// fn square(value: i64) -> i64 { value * value }
+///
+/// /// Counts the calls that finished.
+/// #[derive(Clone, Default)]
+/// struct Finished(Arc<Mutex<usize>>);
+///
+/// impl RunEventObserver for Finished {
+///     fn on_event(&self, event: &RunEvent) {
+///         if matches!(event, RunEvent::ToolFinished { .. }) {
+///             *self.0.lock().unwrap() += 1;
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let finished = Finished::default();
+/// let mut registry = ToolRegistry::new();
+/// registry.register(Square)?;
+/// let executor = ToolExecutor::builder(registry).observer(finished.clone()).build()?;
+/// let cx = ToolContext::builder(".", RunId::new("run-1")).build();
+/// executor.execute_one(ToolUseBlock::new("c1", "square", iris::serde_json::json!({"value": 2})), &cx).await;
+/// executor.finish_run(&cx).await;   // observers have seen every event of the run by now
+/// assert_eq!(executor.observer_stats()[0].dropped, 0);
+/// # Ok(()) }
+/// ```
 pub mod observe {
     pub use iris_runtime::{
         HookOutcome, ObserverStats, ProgressListener, RunEvent, RunEventObserver, ToolProgress,
@@ -115,10 +367,35 @@ pub use iris_runtime::ledger;
 /// Calls claimed and recorded as they run, for runs that outlive their
 /// process, and the [`IdempotencyKey`](journal::IdempotencyKey) each call of
 /// such a run gets.
+///
+/// ```
+/// use iris::RunId;
+/// use iris::journal::IdempotencyKey;
+///
+/// // The same (run, call id) gives the same key in every process, so a
+/// // service a tool calls can drop a repeat after a takeover.
+/// let key = IdempotencyKey::of(&RunId::new("order-7"), "call_3");
+/// assert_eq!(key, IdempotencyKey::of(&RunId::new("order-7"), "call_3"));
+/// assert_ne!(key, IdempotencyKey::of(&RunId::new("order-8"), "call_3"));
+/// ```
 #[cfg(feature = "runtime")]
 pub use iris_runtime::journal;
 
 /// Oversized results saved whole and previewed, and published files.
+///
+/// ```
+/// use std::io::Read as _;
+///
+/// use iris::artifacts::ArtifactStore;
+///
+/// let workspace = tempfile::tempdir()?;
+/// let store = ArtifactStore::in_workspace(workspace.path());
+/// let saved = store.save(b"a long report", Some("text/plain"), Some("report.txt"))?;
+/// let mut text = String::new();
+/// store.open(&saved.handle)?.read_to_string(&mut text)?;   // checked against its address
+/// assert_eq!(text, "a long report");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[cfg(feature = "runtime")]
 pub mod artifacts {
     pub use iris_core::ArtifactRef;
@@ -137,6 +414,34 @@ pub use iris_tools::fs;
 
 /// Tools whose body is an external program, as agent files define them
 /// (`tools.command`).
+///
+/// ```
+/// # #[cfg(unix)]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use iris::command::CommandTool;
+/// use iris::definition::{Capability, ToolDefinition, ToolName};
+/// use iris::{RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
+///
+/// // The arguments reach the program as one JSON object on stdin, never through a shell.
+/// let definition = ToolDefinition::builder(ToolName::new("word_count")?, "Count the words of a text.")
+///     .input_schema(iris::serde_json::json!({
+///         "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
+///     }))
+///     .capability(Capability::ReadOnly)
+///     .build()?;
+/// let tool = CommandTool::new(definition, vec!["wc".into(), "-w".into()])?;
+/// let mut registry = ToolRegistry::new();
+/// registry.register(tool)?;
+/// let executor = ToolExecutor::builder(registry).build()?;
+/// let cx = ToolContext::builder(".", RunId::new("run-1")).build();
+/// let call = ToolUseBlock::new("c1", "word_count", iris::serde_json::json!({"text": "one two three"}));
+/// let outcome = executor.execute_one(call, &cx).await;
+/// assert!(outcome.result().is_some_and(|r| !r.is_error()));
+/// # Ok(()) }
+/// # #[cfg(not(unix))]
+/// # fn main() {}
+/// ```
 #[cfg(feature = "runtime")]
 pub use iris_tools::command;
 
@@ -377,12 +682,66 @@ pub use iris_macros::toolbox;
 
 /// Agents assembled from a YAML file (feature `assembly`); see
 /// [`agent::Agent::from_path`].
+///
+/// ```
+/// # #[cfg(feature = "assembly")]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::path::Path;
+///
+/// use iris::assembly::Assembly;
+///
+/// /// Return the square of an integer.
+/// #[iris::tool(read_only)]
+/// fn square(value: i64) -> i64 { value * value }
+///
+/// // Names listed by hand here; `Assembly::from_catalog()` finds every linked `#[tool]`.
+/// let names = Assembly::builder().tool(Square).build();
+/// let agent = names.parse("name: calculator\ntools: { functions: [square] }\n", Path::new("agent.yaml"))?;
+/// assert_eq!(agent.name(), "calculator");
+/// let wrong = names.parse("name: calculator\ntools: { functions: [sqare] }\n", Path::new("agent.yaml")).unwrap_err();
+/// assert!(wrong.to_string().contains("agent.yaml:2:"));   // file, line and column, then the key
+/// assert!(wrong.to_string().contains("did you mean `square`?"));
+/// # Ok(()) }
+/// # #[cfg(not(feature = "assembly"))]
+/// # fn main() {}
+/// ```
 #[cfg(feature = "assembly")]
 pub use iris_agent::assembly;
 
 /// Agents and the run loop (feature `runner`): an agent built in code or
 /// from a file, driven by a model, paused for approvals and resumed from
 /// saved state; see [`agent::Agent::builder`] and [`agent::AgentRunner`].
+///
+/// ```
+/// # #[cfg(feature = "testing")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
+/// use iris::testing::{ScriptedModel, Turn};
+/// use iris::{RunId, ToolExecutor, ToolRegistry};
+///
+/// /// Return the square of an integer.
+/// #[iris::tool(read_only)]
+/// fn square(value: i64) -> i64 { value * value }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(Square)?;
+/// let agent = Agent::builder(ToolExecutor::builder(registry).build()?)
+///     .name("calculator")
+///     .instructions("Answer with the tools you have.")
+///     .build()?;
+/// // A scripted model stands in for a real one (`AgentRunner::from_config` picks the adapter an agent names).
+/// let model = ScriptedModel::new([
+///     Turn::call("square", iris::serde_json::json!({"value": 12})),
+///     Turn::text("12 squared is 144."),
+/// ]);
+/// let runner = AgentRunner::new(agent, model);
+/// let outcome = runner.run("What is 12 squared?", &RunContext::new(".", RunId::new("run-1"))).await?;
+/// assert!(matches!(outcome, RunOutcome::Finished { ref text, .. } if text.contains("144")));
+/// # Ok(()) }
+/// # #[cfg(not(feature = "testing"))]
+/// # fn main() {}
+/// ```
 #[cfg(feature = "runner")]
 // A crate re-exported whole renders as a module of its own.
 #[doc(inline)]
@@ -431,6 +790,24 @@ pub use iris_restate as restate;
 /// [`Model`](model::Model) trait a host implements for its own model, the
 /// [`ModelConfig`](model::ModelConfig) that names one, and the HTTP adapters
 /// (features `openai`, `anthropic` and `gemini`).
+///
+/// A host's own model is a type implementing [`Model`](model::Model):
+///
+/// ```
+/// use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
+/// use iris::tool::BoxFuture;
+///
+/// /// Answers every step with the number of tools it was offered.
+/// struct Counter;
+///
+/// impl Model for Counter {
+///     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+///         let text = format!("{} tool(s) offered", request.tools.len());
+///         Box::pin(async move { Ok(ModelResponse { text: Some(text), ..ModelResponse::default() }) })
+///     }
+/// }
+/// # let _ = Counter;
+/// ```
 #[cfg(feature = "runtime")]
 // A crate re-exported whole renders as a module of its own.
 #[doc(inline)]
@@ -445,6 +822,15 @@ pub use iris_tools::discovery;
 /// `invoke_agent`, `chat` and `execute_tool` spans carry, the switch that
 /// records content in them, and (feature `otlp`) `Otlp`,
 /// which exports them to a collector.
+///
+/// ```
+/// use iris::telemetry::{OPERATION_NAME, capture_content};
+///
+/// // The spans go through `tracing`: any subscriber sees them, an OTLP
+/// // exporter (`Otlp`, feature `otlp`) sends them to a collector.
+/// assert_eq!(OPERATION_NAME, "gen_ai.operation.name");
+/// capture_content(false);   // messages and arguments stay out of spans (the default)
+/// ```
 #[cfg(feature = "runtime")]
 pub mod telemetry {
     pub use iris_runtime::telemetry::*;
@@ -454,6 +840,29 @@ pub mod telemetry {
 
 /// MCP (feature `mcp`): the tools of MCP servers as Iris tools, and Iris
 /// tools served over MCP; see [`mcp::McpClient`] and [`mcp::serve`].
+///
+/// ```
+/// # #[cfg(feature = "testing")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use iris::{ToolExecutor, ToolRegistry};
+///
+/// /// Return the square of an integer.
+/// #[iris::tool(read_only)]
+/// fn square(value: i64) -> i64 { value * value }
+///
+/// // An executor served over MCP in this process, and a client of it: the
+/// // server's tools come back as Iris tools named `server__tool`.
+/// let mut served = ToolRegistry::new();
+/// served.register(Square)?;
+/// let client = iris::testing::mcp::join(ToolExecutor::builder(served).build()?, "math").await?;
+/// let mut registry = ToolRegistry::new();
+/// client.register_into(&mut registry)?;
+/// assert!(registry.resolve("math__square").is_some());
+/// # Ok(()) }
+/// # #[cfg(not(feature = "testing"))]
+/// # fn main() {}
+/// ```
 #[cfg(feature = "mcp")]
 // A crate re-exported whole renders as a module of its own.
 #[doc(inline)]
