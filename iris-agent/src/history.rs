@@ -130,7 +130,7 @@ pub(crate) fn within_budget(
         if length <= PREVIEW_CHARS || result.is_error() || !read_only(tool) {
             continue;
         }
-        let head: String = text.chars().take(PREVIEW_CHARS).collect();
+        let head = iris_core::text::prefix(&text, PREVIEW_CHARS);
         let preview = format!(
             "{head}…\n[an earlier result of `{tool}`, {length} characters, shortened to save context; read_history {{\"call_id\": \"{call_id}\"}} gives it back]"
         );

@@ -59,6 +59,7 @@ pub mod provider;
 mod result;
 pub mod schema;
 mod stop;
+pub mod text;
 #[cfg(feature = "tls")]
 #[doc(hidden)]
 pub mod tls;

@@ -165,7 +165,7 @@ fn is_notification(data: &[u8]) -> bool {
 
 fn show(data: &[u8]) -> String {
     let text = String::from_utf8_lossy(data);
-    text.chars().take(300).collect()
+    iris_core::text::prefix(&text, 300).to_owned()
 }
 
 /// A server with one read-only tool.

@@ -1,9 +1,12 @@
 //! Text echoed back to the model or a person: a call id, a tool name, a
 //! path, an intent. Hostile input must not fill the model's context, so
-//! every echo goes through here and is cut to a bound, saying how much was
-//! left out.
+//! every echo is cut to a bound, saying how much was left out (with the
+//! cutters of `iris_core::text`, which every crate cuts text with), and
+//! what a person is shown has its hidden characters written out.
 
 use std::borrow::Cow;
+
+pub use iris_core::text::shorten_to;
 
 /// Most characters of model- or caller-given text (a call id, a tool name)
 /// echoed back in a message: hostile input must not fill the model's context.
@@ -16,34 +19,15 @@ pub fn shorten(text: &str) -> Cow<'_, str> {
     shorten_to(text, ECHO_CHARS)
 }
 
-/// `text` cut to `max` characters, saying how much was left out.
-#[must_use]
-pub fn shorten_to(text: &str, max: usize) -> Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        None => Cow::Borrowed(text),
-        Some((cut, _)) => Cow::Owned(format!(
-            "{}... ({} more characters)",
-            &text[..cut],
-            text[cut..].chars().count()
-        )),
-    }
-}
-
 /// `text` as a person may be shown it: cut to `max` characters (saying how
 /// much was left out), and with the characters that reorder or hide text
 /// (bidirectional controls, zero-width and other control characters)
 /// written as escapes, so what the person reads is what the run holds.
 #[must_use]
 pub fn for_person(text: &str, max: usize) -> String {
-    let mut shown = String::with_capacity(text.len().min(max));
-    for (count, c) in text.chars().enumerate() {
-        if count == max {
-            let rest = text.chars().count() - count;
-            shown.push_str("… (");
-            shown.push_str(&rest.to_string());
-            shown.push_str(" more characters not shown)");
-            break;
-        }
+    let head = iris_core::text::prefix(text, max);
+    let mut shown = String::with_capacity(head.len());
+    for c in head.chars() {
         let hides = c.is_control()
             || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}');
         if hides {
@@ -51,6 +35,12 @@ pub fn for_person(text: &str, max: usize) -> String {
         } else {
             shown.push(c);
         }
+    }
+    if head.len() < text.len() {
+        let rest = text[head.len()..].chars().count();
+        shown.push_str("… (");
+        shown.push_str(&rest.to_string());
+        shown.push_str(" more characters not shown)");
     }
     shown
 }

@@ -19,7 +19,7 @@ pub fn temp_name(stem: &str) -> String {
         hasher.write_u128(now.as_nanos());
     }
     // Short enough that a long target name still leaves room for the rest.
-    let stem: String = stem.chars().take(64).collect();
+    let stem = iris_core::text::prefix(stem, 64);
     format!(
         ".{stem}.{}-{:016x}{TEMP_SUFFIX}",
         std::process::id(),

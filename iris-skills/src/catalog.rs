@@ -173,7 +173,7 @@ fn tokens(entries: &[(String, String)]) -> usize {
 /// `text` cut near [`SHORT_DESCRIPTION`] characters: at the end of a
 /// sentence when one ends in the second half, else at a word, with `…`.
 fn shortened(text: &str) -> String {
-    let head: String = text.chars().take(SHORT_DESCRIPTION).collect();
+    let head = iris_core::text::prefix(text, SHORT_DESCRIPTION);
     if let Some(end) = head.rfind(". ").filter(|&at| at >= head.len() / 2) {
         return head[..=end].to_owned();
     }

@@ -80,7 +80,7 @@ pub(crate) fn suggested_name(name: &str) -> String {
             out.push('-');
         }
     }
-    let trimmed: String = out.trim_matches('-').chars().take(MAX_NAME).collect();
+    let trimmed = iris_core::text::prefix(out.trim_matches('-'), MAX_NAME).to_owned();
     trimmed.trim_end_matches('-').to_owned()
 }
 

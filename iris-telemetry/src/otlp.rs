@@ -110,7 +110,7 @@ impl Otlp {
 fn traces_url(endpoint: &str) -> Result<String, TelemetryError> {
     if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
         return Err(TelemetryError::Endpoint(
-            endpoint.chars().take(200).collect(),
+            iris_core::text::clip(endpoint, 200).into_owned(),
         ));
     }
     let trimmed = endpoint.trim_end_matches('/');

@@ -217,7 +217,7 @@ fn string_for(schema: &Value, rng: &mut Seeded) -> Value {
         .and_then(Value::as_u64)
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(usize::MAX);
-    let mut text: String = text.chars().take(max).collect();
+    let mut text = iris_core::text::prefix(&text, max).to_owned();
     while text.chars().count() < min {
         text.push('x');
     }

@@ -44,10 +44,6 @@ impl RecordedRequest {
             return "no message".to_owned();
         };
         let text = serde_json::to_string(last).unwrap_or_default();
-        let mut shown: String = text.chars().take(160).collect();
-        if shown.len() < text.len() {
-            shown.push('…');
-        }
-        shown
+        iris_core::text::clip(&text, 160).into_owned()
     }
 }

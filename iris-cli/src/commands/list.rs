@@ -57,7 +57,7 @@ pub(crate) fn run(catalog: &Catalog, out: Out) -> Exit {
     ));
     for d in &definitions {
         let summary = d.description().lines().next().unwrap_or_default();
-        let summary: String = summary.chars().take(80).collect();
+        let summary = iris_core::text::clip(summary, 80);
         out.line(&format!(
             "{:width$}  {:20}  {summary}",
             d.name().as_str(),

@@ -494,18 +494,9 @@ fn shown(value: &Value) -> String {
 /// Longest part of the input a message quotes.
 const QUOTED_CHARS: usize = 40;
 
-/// `text` cut to [`QUOTED_CHARS`], marked when cut.
-fn cut(text: &str) -> String {
-    let mut cut: String = text.chars().take(QUOTED_CHARS).collect();
-    if cut.len() < text.len() {
-        cut.push('…');
-    }
-    cut
-}
-
-/// `text` cut, as a JSON string.
+/// `text` cut to [`QUOTED_CHARS`], as a JSON string.
 fn quoted(text: &str) -> String {
-    Value::String(cut(text)).to_string()
+    Value::String(crate::text::clip(text, QUOTED_CHARS).into_owned()).to_string()
 }
 
 /// What is wrong with a value outside the schema's `enum` or `const`.
@@ -552,7 +543,7 @@ pub(crate) fn unknown_key(key: &str, properties: Option<&Map<String, Value>>) ->
         .take(SHOWN)
         .map(|k| format!("`{k}`"))
         .collect();
-    let key = cut(key);
+    let key = crate::text::clip(key, QUOTED_CHARS);
     if known.is_empty() {
         return format!("unknown field `{key}`; this object takes no fields");
     }

@@ -482,5 +482,5 @@ fn description(
         "the description of `{wire_name}` was cut to {MAX_DESCRIPTION_CHARS} of its {} characters",
         sent.chars().count()
     ));
-    sent.chars().take(MAX_DESCRIPTION_CHARS).collect()
+    iris_core::text::prefix(sent, MAX_DESCRIPTION_CHARS).to_owned()
 }

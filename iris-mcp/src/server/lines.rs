@@ -150,7 +150,7 @@ fn unreadable(value: &Value, error: &serde_json::Error) -> Option<Value> {
     // The library reads any method (one it does not know reaches the
     // server, which answers "method not found"), so what it could not read
     // is the parameters.
-    let shown: String = method.chars().take(100).collect();
+    let shown = iris_core::text::clip(method, 100);
     Some(json!({"jsonrpc": "2.0", "id": id, "error": {
         "code": -32602, "message": format!("Invalid params for `{shown}`: {error}")}}))
 }

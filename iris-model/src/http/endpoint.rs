@@ -202,7 +202,7 @@ impl HttpEndpoint {
 /// Refuses a URL a request cannot go to, and a key sent in clear text
 /// anywhere but this machine (a local server often speaks plain HTTP).
 fn check_url(url: &str, with_key: bool) -> Result<(), ModelError> {
-    let shown: String = url.chars().take(QUOTED_BODY_CHARS).collect();
+    let shown = iris_core::text::clip(url, QUOTED_BODY_CHARS);
     let parsed = reqwest::Url::parse(url)
         .map_err(|e| ModelError::new(format!("the model URL `{shown}` is not a URL ({e})")))?;
     let local = names_this_machine(parsed.host_str().unwrap_or_default());

@@ -160,10 +160,7 @@ async fn failed(response: reqwest::Response) -> Failure {
             .and_then(|v| v.to_str().ok())
             // A header from a server may be anything: a bounded quote.
             .map_or_else(String::new, |to| {
-                format!(
-                    " to {}",
-                    to.chars().take(QUOTED_BODY_CHARS).collect::<String>()
-                )
+                format!(" to {}", iris_core::text::clip(to, QUOTED_BODY_CHARS))
             });
         return Failure {
             message: format!(
@@ -178,7 +175,7 @@ async fn failed(response: reqwest::Response) -> Failure {
         Ok(Capped::Whole(body) | Capped::Cut(body)) => String::from_utf8_lossy(&body).into_owned(),
         Err(_) => String::new(),
     };
-    let quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
+    let quoted = iris_core::text::clip(&text, QUOTED_BODY_CHARS);
     Failure {
         message: format!("the model endpoint answered HTTP {status}: {quoted}"),
         retryable: status.as_u16() == 429 || status.is_server_error(),

@@ -44,9 +44,5 @@ pub fn first_difference(expected: &Value, actual: &Value, path: &str) -> Option<
 
 fn short(value: &Value) -> String {
     let text = value.to_string();
-    if text.chars().count() <= 120 {
-        return text;
-    }
-    let head: String = text.chars().take(117).collect();
-    format!("{head}...")
+    iris_core::text::clip(&text, 119).into_owned()
 }

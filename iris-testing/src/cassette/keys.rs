@@ -6,10 +6,9 @@ use serde_json::Value;
 /// is and how it starts.
 pub(super) fn find_key(value: &Value, path: &str) -> Option<(String, String)> {
     match value {
-        Value::String(text) => key_in(text).map(|key| {
-            let shown: String = key.chars().take(6).collect();
-            (path.to_owned(), format!("{shown}…"))
-        }),
+        Value::String(text) => {
+            key_in(text).map(|key| (path.to_owned(), iris_core::text::clip(key, 6).into_owned()))
+        }
         Value::Array(items) => items
             .iter()
             .enumerate()

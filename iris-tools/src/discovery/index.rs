@@ -577,12 +577,7 @@ pub(crate) fn summary_of(description: &str) -> String {
         .char_indices()
         .find(|&(i, c)| c == '.' && first[i + 1..].starts_with(char::is_whitespace))
         .map_or(first, |(i, _)| &first[..=i]);
-    if sentence.chars().count() <= 160 {
-        sentence.to_owned()
-    } else {
-        let cut: String = sentence.chars().take(157).collect();
-        format!("{cut}...")
-    }
+    iris_core::text::clip(sentence, 159).into_owned()
 }
 
 #[cfg(test)]

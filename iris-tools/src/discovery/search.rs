@@ -225,7 +225,12 @@ fn describe(
 ) -> String {
     let mut out = String::new();
     for (i, answer) in answers.iter().enumerate() {
-        let _ = write!(out, "{}. \"{}\": ", i + 1, clip(&answer.intent, 80));
+        let _ = write!(
+            out,
+            "{}. \"{}\": ",
+            i + 1,
+            iris_core::text::clip(&answer.intent, 80)
+        );
         if shortened.get(i).copied().unwrap_or(false) {
             let _ = write!(out, "(ranked on its first {MAX_INTENT_CHARS} characters) ");
         }
@@ -255,8 +260,12 @@ fn describe(
                 Some(&c.name) != answer.selected.as_ref() && !loading.loaded.contains(&c.name)
             })
             .map(|c| match c.score {
-                Some(score) => format!("`{}` ({score:.2}): {}", c.name, clip(&c.summary, 80)),
-                None => format!("`{}`: {}", c.name, clip(&c.summary, 80)),
+                Some(score) => format!(
+                    "`{}` ({score:.2}): {}",
+                    c.name,
+                    iris_core::text::clip(&c.summary, 80)
+                ),
+                None => format!("`{}`: {}", c.name, iris_core::text::clip(&c.summary, 80)),
             })
             .collect();
         if !others.is_empty() {
@@ -289,14 +298,4 @@ fn describe(
     }
     out.truncate(out.trim_end().len());
     out
-}
-
-/// `text` cut to `max` characters ending in `...`, for one line of a list.
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let cut: String = text.chars().take(max.saturating_sub(3)).collect();
-        format!("{cut}...")
-    }
 }

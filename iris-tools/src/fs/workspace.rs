@@ -230,10 +230,5 @@ pub(crate) fn io_refusal(path: &WorkspacePath, error: &io::Error) -> ToolResult 
 fn shown(path: &str) -> String {
     const MAX: usize = 200;
     let clean: String = path.replace('\0', "\\0");
-    if clean.chars().count() <= MAX {
-        clean
-    } else {
-        let head: String = clean.chars().take(MAX).collect();
-        format!("{head}...")
-    }
+    iris_core::text::clip(&clean, MAX).into_owned()
 }

@@ -561,12 +561,12 @@ fn square(
     value * value
 }
 
-/// The README's sample of errors is what assembling its sample file prints.
+/// The guide's sample of errors is what assembling its sample file prints.
 #[test]
-fn the_readme_error_samples_are_true() {
-    let readme = include_str!("../../../README.md");
+fn the_guide_error_samples_are_true() {
+    let readme = include_str!("../../../src/guide/06-agents.md");
     let after = |marker: &str, fence: &str| -> String {
-        let at = readme.find(marker).expect("the README has the sample");
+        let at = readme.find(marker).expect("the guide has the sample");
         let start = readme[at..].find(fence).expect("a fenced block") + at + fence.len();
         let end = readme[start..].find("```").expect("the block ends") + start;
         readme[start..end].to_owned()
