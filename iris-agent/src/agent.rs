@@ -117,7 +117,7 @@ impl AgentBuilder {
     }
 
     /// The model configuration: sampling options for any model, and which
-    /// adapter [`AgentRunner::connect`](super::AgentRunner::connect) makes.
+    /// adapter [`AgentRunner::from_config`](super::AgentRunner::from_config) makes.
     pub fn model(mut self, model: ModelConfig) -> Self {
         self.model = Some(model);
         self

@@ -11,7 +11,7 @@ use iris_runtime::observers::RunEventObserver;
 impl AgentRunner {
     /// A runner of the agent file at `path` (functions and factories from
     /// the link-time catalog), its executor reporting to `observers`, asking
-    /// the model its `model` section names (see [`AgentRunner::connect`]).
+    /// the model its `model` section names (see [`AgentRunner::from_config`]).
     ///
     /// # Errors
     /// [`AssemblyError`] as for [`Agent::from_path`], and an issue at
@@ -49,7 +49,7 @@ impl AgentRunner {
 impl Assembly {
     /// A runner of the agent file at `path`, assembled with these names,
     /// hooks and middleware after starting the MCP servers it names, asking
-    /// the model its `model` section names (see [`AgentRunner::connect`]).
+    /// the model its `model` section names (see [`AgentRunner::from_config`]).
     ///
     /// # Errors
     /// As [`Assembly::connect`], and an issue at `model` as for
