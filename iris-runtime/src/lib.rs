@@ -41,7 +41,7 @@ mod progress;
 pub mod question;
 mod registry;
 pub mod telemetry;
-mod temp_name;
+mod temp_file;
 
 pub use artifacts::ArtifactStore;
 pub use error::RuntimeError;
@@ -81,5 +81,7 @@ pub mod __wings {
     pub use crate::executor::permissions::hex;
     #[cfg(unix)]
     pub use crate::nonblocking::clear_nonblocking;
-    pub use crate::temp_name::{TEMP_SUFFIX, temp_name, temp_owner};
+    pub use crate::temp_file::{
+        FileStamp, TEMP_SUFFIX, create_temp, rename_into_place, temp_name, temp_owner,
+    };
 }

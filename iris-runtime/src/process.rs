@@ -138,7 +138,7 @@ impl Program {
     /// deadline, or its pipes failed; an unsuccessful exit is the caller's
     /// to judge, from [`Finished::status`].
     pub async fn exchange(&self, input: &[u8]) -> Result<Finished, ProcessError> {
-        let token = crate::temp_name::temp_name("run");
+        let token = crate::temp_file::temp_name("run");
         let mut command = Command::new(self.program());
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
         if let Some(dir) = &self.cwd {

@@ -30,12 +30,12 @@ use std::io::{self, Read, Seek as _, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cap_std::fs::{Dir, MetadataExt as _, OpenOptions};
+use cap_std::fs::{Dir, OpenOptions};
 use iris_core::ArtifactRef;
 use sha2::{Digest, Sha256};
 
 use crate::error::RuntimeError;
-use crate::temp_name::temp_name;
+use crate::temp_file::{FileStamp, create_temp, rename_into_place};
 
 #[cfg(feature = "object-store")]
 pub use object_store;
@@ -75,7 +75,7 @@ struct Inner {
     dir: Mutex<Option<Arc<Dir>>>,
     /// Artifacts already checked against their address, with the file's
     /// state then: any change to the file changes its ctime.
-    verified: Mutex<HashMap<String, Stamp>>,
+    verified: Mutex<HashMap<String, FileStamp>>,
 }
 
 #[derive(Debug)]
@@ -117,28 +117,6 @@ impl io::Seek for Artifact {
             Opened::File(file) => file.seek(pos),
             #[cfg(feature = "object-store")]
             Opened::Bytes(bytes) => bytes.seek(pos),
-        }
-    }
-}
-
-/// What identifies a file's content without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    ctime: (i64, i64),
-    mtime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(meta: &cap_std::fs::Metadata) -> Self {
-        Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.len(),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
         }
     }
 }
@@ -476,8 +454,8 @@ impl ArtifactStore {
         meta: &cap_std::fs::Metadata,
         file: &mut File,
     ) -> Result<bool, RuntimeError> {
-        let stamp = Stamp::of(meta);
-        let known = |verified: &HashMap<String, Stamp>| verified.get(id) == Some(&stamp);
+        let stamp = FileStamp::of(meta);
+        let known = |verified: &HashMap<String, FileStamp>| verified.get(id) == Some(&stamp);
         if known(
             &self
                 .inner
@@ -503,33 +481,15 @@ impl ArtifactStore {
         Ok(matches)
     }
 
-    /// A new temporary file in the store, read-only from the start (this
-    /// descriptor may still write it) and named so nobody can plant it.
+    /// A new read-only temporary file in the store's folder.
     fn create_temp(&self, dir: &Dir) -> Result<(String, File), RuntimeError> {
-        loop {
-            let name = temp_name("artifact");
-            let mut options = OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use cap_std::fs::OpenOptionsExt as _;
-                options.mode(0o444);
-            }
-            match dir.open_with(&name, &options) {
-                Ok(file) => return Ok((name, file.into_std())),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(self.error("create", &name, e)),
-            }
-        }
+        create_temp(dir, "artifact", Some(0o444)).map_err(|e| self.error("create", "artifact", e))
     }
 
     /// Moves a finished temporary file to its content address. A link or
     /// special file planted at the address is replaced, never followed.
     fn place(&self, dir: &Dir, temp: &str, id: &str) -> Result<(), RuntimeError> {
-        dir.rename(temp, dir, id).map_err(|e| {
-            let _ = dir.remove_file(temp);
-            self.error("store", id, e)
-        })
+        rename_into_place(dir, temp, id).map_err(|e| self.error("store", id, e))
     }
 
     fn error(&self, action: &'static str, name: &str, source: io::Error) -> RuntimeError {

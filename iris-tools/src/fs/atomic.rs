@@ -23,11 +23,10 @@ use std::io::Write;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use cap_std::fs::{Dir, MetadataExt as _, OpenOptions, Permissions};
+use cap_std::fs::{Dir, MetadataExt as _, Permissions};
 use iris_core::{ToolErrorKind, ToolResult};
 
 use super::workspace::{WorkspacePath, io_refusal, refused};
-use iris_runtime::__wings::temp_name;
 use iris_runtime::artifacts::Identity;
 
 /// Locks shared by every write of one service: a fixed number, so memory
@@ -75,27 +74,8 @@ pub(crate) struct Target {
 }
 
 /// What the target looked like when it was loaded; a write proceeds only
-/// while it still looks so. Any change to a file's content changes its
-/// ctime, which no program can set back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    pub(crate) fn of(meta: &std::fs::Metadata) -> Self {
-        let meta = cap_std::fs::Metadata::from_just_metadata(meta.clone());
-        Self {
-            ino: meta.ino(),
-            size: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-}
+/// while it still looks so.
+pub(crate) type Stamp = iris_runtime::__wings::FileStamp;
 
 impl Target {
     /// Opens the folder of `path`, creating it and its parents inside the
@@ -163,29 +143,25 @@ impl Target {
         unchanged: impl FnOnce() -> Result<(), ToolResult>,
     ) -> Result<(), ToolResult> {
         let stem = self.name.to_string_lossy();
-        let (temp, mut file) = loop {
-            let temp = temp_name(&stem);
-            let mut options = OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            if let Some(permissions) = &permissions {
-                use cap_std::fs::{OpenOptionsExt as _, PermissionsExt as _};
-                // The copy is never more open than the file it replaces,
-                // not even while it is being written.
-                options.mode(permissions.mode() & 0o7777);
-            }
-            match self.folder.open_with(&temp, &options) {
-                Ok(file) => break (temp, file),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io_refusal(path, &e)),
-            }
-        };
+        // The copy is never more open than the file it replaces, not even
+        // while it is being written.
+        #[cfg(unix)]
+        let mode = permissions.as_ref().map(|permissions| {
+            use cap_std::fs::PermissionsExt as _;
+            permissions.mode() & 0o7777
+        });
+        #[cfg(not(unix))]
+        let mode = None;
+        let (temp, mut file) = iris_runtime::__wings::create_temp(&self.folder, &stem, mode)
+            .map_err(|e| io_refusal(path, &e))?;
         let written = file
             .write_all(bytes)
             .and_then(|()| file.sync_all())
             .and_then(|()| match permissions {
                 // Applied again: the creation mode is narrowed by the umask.
-                Some(permissions) => file.set_permissions(permissions),
+                Some(permissions) => permissions
+                    .into_std(&file)
+                    .and_then(|permissions| file.set_permissions(permissions)),
                 None => Ok(()),
             });
         drop(file);
@@ -197,11 +173,8 @@ impl Target {
             let _ = self.folder.remove_file(&temp);
             return Err(stale);
         }
-        if let Err(e) = self.folder.rename(&temp, &self.folder, &self.name) {
-            let _ = self.folder.remove_file(&temp);
-            return Err(io_refusal(path, &e));
-        }
-        Ok(())
+        iris_runtime::__wings::rename_into_place(&self.folder, &temp, &self.name)
+            .map_err(|e| io_refusal(path, &e))
     }
 }
 

@@ -325,7 +325,7 @@ impl FileService {
             text,
             hash,
             permissions: cap_std::fs::Permissions::from_std(metadata.permissions()),
-            stamp: atomic::Stamp::of(&metadata),
+            stamp: atomic::Stamp::of_std(&metadata),
             file,
         }))
     }
@@ -428,7 +428,7 @@ impl FileService {
         let metadata = file
             .metadata()
             .map_err(|e| workspace::io_refusal(path, &e))?;
-        if atomic::Stamp::of(&metadata) == loaded.stamp {
+        if atomic::Stamp::of_std(&metadata) == loaded.stamp {
             return Ok(());
         }
         let mut bytes = Vec::new();
