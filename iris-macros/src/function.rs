@@ -5,9 +5,11 @@
 use proc_macro2::{Delimiter, Group, TokenStream};
 use quote::ToTokens;
 use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Signature, Visibility};
 
 use crate::docs::is_doc;
+use crate::errors::Errors;
 
 /// A function whose body is kept as tokens: the macro only reads the
 /// signature, and not parsing bodies keeps every build (and every
@@ -115,4 +117,53 @@ pub(crate) fn struct_name(snake: &str) -> String {
         out.push_str("Tool");
     }
     out
+}
+
+/// How a macro names what it makes of a function, for the signature checks
+/// every attribute macro shares.
+pub(crate) struct Made {
+    /// "a tool", "a factory", "a middleware".
+    pub(crate) what: &'static str,
+    /// Why its types must be concrete.
+    pub(crate) concrete: &'static str,
+    /// Who calls it, and so could never uphold an `unsafe fn`'s contract.
+    pub(crate) caller: &'static str,
+}
+
+/// What no function an Iris attribute macro takes may be: generic (or
+/// with a `where` clause), `unsafe`, `extern` or variadic, each reported on
+/// its own token.
+pub(crate) fn check_plain(sig: &Signature, made: &Made, errors: &mut Errors) {
+    let Made {
+        what,
+        concrete,
+        caller,
+    } = made;
+    if !sig.generics.params.is_empty() {
+        errors.at(
+            sig.generics.params.span(),
+            format!("{what} cannot be generic; {concrete}"),
+        );
+    }
+    if let Some(where_clause) = &sig.generics.where_clause {
+        errors.at(
+            where_clause.span(),
+            format!("{what} cannot have a `where` clause; {concrete}"),
+        );
+    }
+    if let syn::Safety::Unsafe(token) = &sig.safety {
+        errors.at(
+            token.span,
+            format!("{what} cannot be an `unsafe fn`; {caller} cannot uphold its safety contract"),
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.at(
+            abi.span(),
+            format!("{what} must use the Rust ABI; remove the `extern` qualifier"),
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.at(variadic.span(), format!("{what} cannot be variadic"));
+    }
 }

@@ -7,7 +7,9 @@ use syn::{Attribute, FnArg, Ident, ReturnType, Type, Visibility};
 use super::Kind;
 use crate::attrs::{AttrArg, check_keys};
 use crate::errors::Errors;
-use crate::function::{FnItem, default_patch, is_field_attr, is_marker, struct_name};
+use crate::function::{
+    FnItem, Made, check_plain, default_patch, is_field_attr, is_marker, struct_name,
+};
 
 const KEYS: &[&str] = &["name", "crate"];
 
@@ -116,27 +118,12 @@ fn check_signature(kind: Kind, item: &FnItem, errors: &mut Errors) {
             format!("a factory runs once, while the agent is assembled, and returns its {made} directly: remove `async` (the {made} it returns may itself be async)"),
         );
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.push(syn::Error::new_spanned(
-            &sig.generics,
-            "a factory cannot be generic; configuration calls it by name, so its options need concrete types",
-        ));
-    }
-    if let syn::Safety::Unsafe(token) = &sig.safety {
-        errors.at(
-            token.span,
-            "a factory cannot be an `unsafe fn`; configuration cannot uphold its safety contract",
-        );
-    }
-    if let Some(abi) = &sig.abi {
-        errors.at(
-            abi.span(),
-            "a factory must use the Rust ABI; remove the `extern` qualifier",
-        );
-    }
-    if let Some(variadic) = &sig.variadic {
-        errors.at(variadic.span(), "a factory cannot be variadic");
-    }
+    let plain = Made {
+        what: "a factory",
+        concrete: "configuration calls it by name, so its options need concrete types",
+        caller: "configuration",
+    };
+    check_plain(sig, &plain, errors);
     if let ReturnType::Default = sig.output {
         let expected = match kind {
             Kind::Hook => "`-> Hook`",

@@ -7,7 +7,7 @@ use syn::{FnArg, Ident, Pat, Visibility};
 use super::parse::MiddlewareInput;
 use crate::attrs::check_keys;
 use crate::errors::Errors;
-use crate::function::struct_name;
+use crate::function::{Made, check_plain, struct_name};
 
 const KEYS: &[&str] = &["name", "crate"];
 
@@ -70,9 +70,12 @@ impl MiddlewareFn {
                 "a middleware must be an `async fn`; it awaits `next.run(call)`",
             );
         }
-        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            errors.at(sig.generics.span(), "a middleware cannot be generic");
-        }
+        let plain = Made {
+            what: "a middleware",
+            concrete: "it wraps the calls of every tool, whatever their types",
+            caller: "the executor",
+        };
+        check_plain(sig, &plain, &mut errors);
         let mut plain = 0;
         for input in &sig.inputs {
             match input {

@@ -9,7 +9,9 @@ use super::parse::ToolInput;
 use crate::attrs::{AttrArg, check_keys, one_of};
 use crate::docs::{all_blank, doc_values};
 use crate::errors::Errors;
-use crate::function::{FnItem, MARKERS, default_patch, is_field_attr, struct_name};
+use crate::function::{
+    FnItem, MARKERS, Made, check_plain, default_patch, is_field_attr, struct_name,
+};
 
 /// A value with the span of the token it came from.
 pub(crate) struct Spanned<T> {
@@ -297,34 +299,12 @@ impl ToolFn {
 }
 
 fn check_signature(item: &FnItem, errors: &mut Errors) {
-    let sig = &item.sig;
-    if !sig.generics.params.is_empty() {
-        errors.at(
-            sig.generics.params.span(),
-            "a tool cannot be generic; its schema needs concrete argument types",
-        );
-    }
-    if let Some(where_clause) = &sig.generics.where_clause {
-        errors.at(
-            where_clause.span(),
-            "a tool cannot have a `where` clause; its schema needs concrete argument types",
-        );
-    }
-    if let syn::Safety::Unsafe(token) = &sig.safety {
-        errors.at(
-            token.span,
-            "a tool cannot be an `unsafe fn`; a model cannot uphold its safety contract",
-        );
-    }
-    if let Some(abi) = &sig.abi {
-        errors.at(
-            abi.span(),
-            "a tool must use the Rust ABI; remove the `extern` qualifier",
-        );
-    }
-    if let Some(variadic) = &sig.variadic {
-        errors.at(variadic.span(), "a tool cannot be variadic");
-    }
+    let made = Made {
+        what: "a tool",
+        concrete: "its schema needs concrete argument types",
+        caller: "a model",
+    };
+    check_plain(&item.sig, &made, errors);
 }
 
 /// Checks a tool name or alias against `^[A-Za-z0-9_-]{1,64}$`.
