@@ -2,11 +2,6 @@
 //! special files planted where artifacts live, a store folder that leads
 //! outside, and artifacts the model tries to change or forge.
 #![cfg(unix)]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests fail loudly on a broken machine"
-)]
 
 use crate::files;
 

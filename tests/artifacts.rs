@@ -1,9 +1,5 @@
 //! Oversized results are saved whole and previewed; the handle pages the
 //! full body back byte for byte; published copies outlive their source.
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use crate::files;
 

@@ -1,11 +1,5 @@
 //! Deferred discovery end to end with a scripted model: search, disclosure,
 //! budgets, and every way a disclosure could be forged.
-#![allow(
-    clippy::unwrap_used,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "test helpers fail loudly; tools mirror real signatures"
-)]
 
 use std::sync::Arc;
 

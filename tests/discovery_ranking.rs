@@ -2,7 +2,6 @@
 //! unsegmented scripts, enum values, related words, examples kept from
 //! winning alone, the ranking call over a view, and the reserved
 //! search-tool name.
-#![allow(clippy::expect_used, reason = "test setup fails loudly")]
 
 use iris::RuntimeError;
 use iris::ToolRegistry;

@@ -2,13 +2,6 @@
 //! call and arguments that run later exactly as parsed, a hand-written
 //! `DynTool` runs through the executor like any other, and arguments parsed
 //! by one tool are refused by another.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unused_async,
-    reason = "tests fail by panicking; the tools are async to test async bodies"
-)]
 
 use iris::definition::ToolDefinition;
 use iris::tool::{Admit, Admitted, ArgumentError, CallShape, DynTool, ParsedArgs, ToolBody};

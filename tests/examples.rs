@@ -1,13 +1,5 @@
 //! The examples do what the README and their docs say. `cargo test` builds
 //! them next to the test binaries; these tests run them.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "test helpers and tools fail the test by panicking and stay short"
-)]
 
 use std::path::PathBuf;
 use std::process::Command;

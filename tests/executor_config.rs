@@ -1,7 +1,6 @@
 //! Configuration that would silently do nothing is an error when the
 //! executor is built: hook filters, deadlines and result limits that name
 //! no registered tool. Aliases mean their tool.
-#![allow(clippy::unwrap_used, clippy::panic, reason = "tests fail loudly")]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,10 +1,6 @@
 //! The path-escape corpus: every attempt to read or write outside the
 //! workspace is refused with a clear error, and nothing outside changes.
 #![cfg(unix)]
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use crate::files;
 

@@ -2,11 +2,6 @@
 //! files that cannot be planted or read and that keep a private file
 //! private, writes through links, and names that hide what they are.
 #![cfg(unix)]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests fail loudly on a broken machine"
-)]
 
 use crate::files;
 

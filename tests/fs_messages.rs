@@ -1,7 +1,6 @@
 //! What the file tools say about hostile paths: no absolute workspace path
 //! in a message, one file one observation however it is named.
 #![cfg(unix)]
-#![allow(clippy::unwrap_used, reason = "tests fail loudly on a broken machine")]
 
 use crate::files;
 

@@ -3,13 +3,6 @@
 //! and middleware that panic. None of them may exhaust the host, outlive
 //! their call or lose an outcome.
 #![cfg(target_os = "linux")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "tests fail loudly, and tools and middleware take what the macros hand them"
-)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

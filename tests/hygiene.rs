@@ -1,7 +1,6 @@
 //! Generated code must compile next to names that shadow what it uses, and
 //! without a single warning.
 #![deny(warnings, unused_qualifications, missing_docs)]
-#![allow(dead_code, reason = "the shadowing items exist only to be in the way")]
 
 struct Result;
 struct Option;

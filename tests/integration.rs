@@ -4,6 +4,15 @@
 //!
 //! `bounded_state` and `definition_alloc` count heap allocations with a
 //! global allocator, so each keeps a binary of its own.
+#![allow(
+    clippy::expect_used,
+    clippy::needless_pass_by_value,
+    clippy::panic,
+    clippy::unused_async,
+    clippy::unwrap_used,
+    dead_code,
+    reason = "tests fail loudly (unwrap, expect, panic), and tools written for them take what `#[tool]` hands them"
+)]
 
 mod files;
 mod support;

@@ -1,13 +1,5 @@
 //! Approval pauses: waiting, approve, deny, stale approvals refused at the
 //! gate, and no call id running twice.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "test helpers and tools fail the test by panicking and stay short"
-)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

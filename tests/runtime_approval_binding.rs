@@ -2,13 +2,6 @@
 //! call waits, the same provider id in two runs, resumes in the wrong run or
 //! after the tool was withdrawn, finished runs, and the bound and expiry of
 //! waiting calls.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    reason = "test helpers and tools fail the test by panicking and stay short"
-)]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,12 +1,4 @@
 //! Command hooks with real scripts (see `tests/hooks/`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "test helpers and tools fail the test by panicking and stay short"
-)]
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -1,13 +1,5 @@
 //! Read-only windows run together, everything else alone; proven with
 //! barriers and in-flight counters, not wall-clock times.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "test helpers and tools fail the test by panicking and stay short"
-)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

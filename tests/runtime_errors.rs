@@ -1,12 +1,4 @@
 //! Every error kind the executor hands the model, through the public API.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "test helpers and tools fail the test by panicking and stay short"
-)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

@@ -1,13 +1,5 @@
 //! Observers never block or change results; the registry refuses collisions
 //! and views narrow what a request offers.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "test helpers and tools fail the test by panicking and stay short"
-)]
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};

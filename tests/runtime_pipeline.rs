@@ -1,12 +1,4 @@
 //! The stage order of one call, and what refusals and short-circuits skip.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_pass_by_value,
-    clippy::unused_async,
-    reason = "test helpers and tools fail the test by panicking and stay short"
-)]
 
 use std::sync::{Arc, Mutex};
 

@@ -3,11 +3,6 @@
 //! has not started by its deadline never starts, one that ends in its grace
 //! period is reported as it ended, and one that goes on is reported as
 //! possibly completing, and can be waited for.
-#![allow(
-    clippy::unwrap_used,
-    clippy::needless_pass_by_value,
-    reason = "tests fail loudly and tools take what the macro hands them"
-)]
 
 use crate::files;
 

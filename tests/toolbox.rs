@@ -1,11 +1,5 @@
 //! `#[iris::toolbox]`: the `#[tool]` methods of a service, registered
 //! together and run against one shared value.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests fail loudly"
-)]
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

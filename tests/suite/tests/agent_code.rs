@@ -3,11 +3,6 @@
 //! budget, driven by a scripted model through search, a disclosed tool, a
 //! pause for approval and the final answer; the run's state is gone from
 //! the ledger at the end.
-#![allow(
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a test fails loudly on what it does not expect"
-)]
 
 use std::sync::Arc;
 

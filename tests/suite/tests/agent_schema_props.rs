@@ -3,12 +3,6 @@
 //! (a tool, factory or middleware not linked in, a file, an environment
 //! variable). Generated rather than fuzzed: a fuzzer seldom writes a file
 //! the schema accepts.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a property test fails loudly"
-)]
 
 use std::path::Path;
 

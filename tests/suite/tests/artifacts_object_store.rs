@@ -6,11 +6,6 @@
 //! async runtime and outside any. The same on a real S3-compatible server
 //! (moto, pinned, installed by `tests/s3-server/install.sh` on first use),
 //! where create-if-absent is S3's conditional write.
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use std::sync::Arc;
 

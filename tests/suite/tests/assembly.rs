@@ -1,11 +1,5 @@
 //! Agents assembled from YAML: every key, names found in the catalog across
 //! crates or listed by hand, and the exact text of every kind of error.
-#![allow(
-    clippy::expect_used,
-    clippy::panic,
-    clippy::too_many_lines,
-    reason = "a test fails loudly on what it does not expect; the table of error cases reads best whole"
-)]
 
 use std::fmt::Write as _;
 use std::path::Path;

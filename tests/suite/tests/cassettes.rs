@@ -10,12 +10,6 @@
 //! provider answering with the documented examples; set
 //! `IRIS_CASSETTE_UPSTREAM_OPENAI`, `IRIS_CASSETTE_UPSTREAM_ANTHROPIC` or
 //! `IRIS_CASSETTE_UPSTREAM_GEMINI` to record from a real provider instead.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -6,11 +6,6 @@
 //! the root, which lists them flat and resumes them where they paused, so
 //! a protected call runs exactly once and finished siblings never again.
 #![allow(
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a test fails loudly on what it does not expect"
-)]
-#![allow(
     clippy::too_many_lines,
     reason = "each scenario reads top to bottom, as a person would walk it"
 )]

@@ -2,7 +2,6 @@
 //! arguments checked and sent as JSON on stdin, stdout as the result, a
 //! failure's stderr in the error, and the same bounds and cleanup as
 //! command hooks.
-#![allow(clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 
 use std::path::Path;
 use std::time::{Duration, Instant};

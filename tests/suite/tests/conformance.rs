@@ -1,10 +1,6 @@
 //! The conformance scenarios: the kit's scripted model and the OpenAI Chat
 //! Completions adapter (through a fake provider answering in its wire
 //! format) pass every one; a model that drops calls fails, named.
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,10 +4,6 @@
 //! (`iris::schema::parse_arguments`) names, or one inside it: the tracking
 //! parse cannot see into an internally tagged enum, which it reads whole,
 //! and stops at the enum. Every fault's path points inside the input.
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use crate::support;
 

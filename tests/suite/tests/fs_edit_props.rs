@@ -1,9 +1,5 @@
 //! For random contents and edits, `edit_file` either applies exactly the
 //! requested change or reports an error and leaves the file untouched.
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use crate::files;
 

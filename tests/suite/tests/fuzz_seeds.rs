@@ -1,7 +1,6 @@
 //! The fuzz targets' seeds and every saved reproducer (`fuzz/seeds`,
 //! `fuzz/reproducers`), replayed on stable: each harness checks its
 //! properties on each input, as the libFuzzer targets do on nightly.
-#![allow(clippy::unwrap_used, reason = "a replay fails loudly")]
 
 use std::path::Path;
 

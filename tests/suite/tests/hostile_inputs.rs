@@ -1,10 +1,6 @@
 //! Hostile input never panics and never leads outside: random paths for
 //! the file tools, random text for previews and for tool search.
 #![cfg(unix)]
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use crate::files;
 

@@ -1,9 +1,5 @@
 //! Image blocks travel from a tool, through the executor, into each
 //! provider's result shape; bad images are clear error results.
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use iris::content::ImageBlock;
 use iris::provider::{

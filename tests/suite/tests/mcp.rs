@@ -2,7 +2,12 @@
 //! Python SDK's client, and servers written to misbehave. The peers are
 //! installed by `tests/mcp-peers/install.sh` (run here when missing), never
 //! skipped.
-
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unwrap_used,
+    reason = "tests fail loudly (unwrap, expect, panic), and tools written for them take what `#[tool]` hands them"
+)]
 #[path = "mcp/peers.rs"]
 mod peers;
 

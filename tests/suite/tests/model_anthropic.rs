@@ -3,13 +3,6 @@
 //! reference; unknown fields refused), consecutive tool results share one
 //! user turn, answers with text and tool calls are read, and an overloaded
 //! server is retried.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::needless_pass_by_value,
-    dead_code,
-    reason = "a scripted scenario fails loudly; the wire model is read, not used"
-)]
 
 use std::fmt::Write as _;
 use std::sync::Arc;

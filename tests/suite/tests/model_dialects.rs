@@ -4,12 +4,6 @@
 //! the real llama.cpp server of the real-model tests), replayed through
 //! the testing kit's cassettes, streamed or whole as the fixture is; and
 //! each server profile's requests as that server takes them.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a replayed fixture fails loudly"
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,12 +7,6 @@
 //! read with their usage, and the adapter passes the testing kit's
 //! conformance scenarios through a fake provider speaking Gemini's wire.
 //! (Its recorded exchange, streamed, is replayed in `cassettes.rs`.)
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    dead_code,
-    reason = "a scripted scenario fails loudly; the wire model is read, not used"
-)]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -2,11 +2,6 @@
 //! that never ends, whole or streamed; an error body that never ends; a
 //! `Retry-After` of 1e20 seconds; a redirect to another host, which must
 //! not carry the key there.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a scripted scenario fails loudly"
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,11 +3,6 @@
 //! tool message; Responses: `input_image` parts of the call's output;
 //! Anthropic: an `image` block inside the `tool_result`), checked against
 //! the client library's request types, and the recorded answer to it read.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a scripted scenario fails loudly"
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

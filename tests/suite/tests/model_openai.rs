@@ -4,12 +4,6 @@
 //! and a length stop are read; 429 with `Retry-After` and 500s are retried,
 //! and a request that keeps failing or answers something other than JSON
 //! is an error that never shows the key.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::needless_pass_by_value,
-    reason = "a scripted scenario fails loudly and builds its replies inline"
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,12 +3,6 @@
 //! text handed on piece by piece, tool calls joined, usage read, a stream
 //! cut mid-way or failing mid-way an error. (Chat Completions streaming is
 //! in `model_openai`.)
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::too_many_lines,
-    reason = "a scripted scenario fails loudly, and a recorded stream is long"
-)]
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};

@@ -3,11 +3,6 @@
 //! or the permission policy, bound to (run, call, questions) as approvals
 //! are, answered or declined or expired or cancelled, across processes
 //! through a state or a store, and never an approval.
-#![allow(
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a test fails loudly on what it does not expect"
-)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

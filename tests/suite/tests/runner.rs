@@ -1,11 +1,6 @@
 //! The run loop with a scripted model: a pause for approval saved as JSON
 //! and resumed by a new runner, denial, no call run twice, run events once,
 //! the step limit and cancellation in the middle of a tool.
-#![allow(
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a test fails loudly on what it does not expect"
-)]
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,6 +1,5 @@
 //! A small shop for agent tests: an eager lookup, a deferred conversion
 //! found through `tool_search`, and an order that asks first.
-#![allow(dead_code, reason = "each test binary uses part of it")]
 #![allow(clippy::expect_used, reason = "a test fails loudly on a broken setup")]
 
 use std::sync::Arc;

@@ -3,12 +3,6 @@
 //! activation answered by run control (no hook or middleware sees it) with
 //! the skill's body, folder and files, recorded in the run state so that a
 //! second activation, here or after a resume elsewhere, is a short note.
-#![allow(
-    clippy::expect_used,
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "a test fails loudly on what it does not expect"
-)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,12 +2,6 @@
 //! validator's vectors among them) strictly and leniently, every problem
 //! with its place and the closest valid value, and discovery's precedence,
 //! trust and bounds.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests fail loudly"
-)]
 
 use std::path::{Path, PathBuf};
 

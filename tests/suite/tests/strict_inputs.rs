@@ -1,9 +1,5 @@
 //! What a strict provider sends parses: every property present, the
 //! optional ones `null` at any depth (inside nested objects and arrays).
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use crate::error_paths::valid_inputs;
 use crate::support;

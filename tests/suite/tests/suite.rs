@@ -1,7 +1,15 @@
 //! The test suite's checks that need heavy crates, one module per area,
 //! built as one binary. `discovery_decision` sets an environment variable
 //! and keeps a binary of its own.
-
+#![allow(
+    clippy::expect_used,
+    clippy::needless_pass_by_value,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::unwrap_used,
+    dead_code,
+    reason = "tests fail loudly (unwrap, expect, panic), and tools written for them take what `#[tool]` hands them"
+)]
 #[path = "../../files/mod.rs"]
 mod files;
 /// A loopback HTTP server for the model adapters' tests.

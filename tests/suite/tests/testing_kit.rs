@@ -4,11 +4,6 @@
 //! artifact, a whole catalog called by the automatic model, one tool
 //! through the harness; and every assertion failing on a wrong run with a
 //! message that names what was expected and the calls that were made.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "helpers outside #[test] fns fail loudly too"
-)]
 
 use std::sync::Arc;
 

@@ -1,11 +1,6 @@
 //! Agent files that name MCP servers: started and listed before the agent
 //! is built, their tools named in permissions like any other, and every
 //! problem reported at its key.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a scenario fails loudly"
-)]
 
 use iris::agent::Agent;
 use iris::{ToolOutcome, ToolUseBlock};

@@ -3,12 +3,6 @@
 //! call in flight finishes, a removed tool answers `unknown_tool`, a new
 //! deferred tool is found by `tool_search`; and an Iris registry that
 //! changes tells its MCP clients so.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real server fails loudly"
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

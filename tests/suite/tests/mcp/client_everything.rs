@@ -3,12 +3,6 @@
 //! text, numbers, an image, resources and structured content, arguments
 //! refused before they leave, a timeout, progress passed to observers,
 //! and a server killed mid-call.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real server fails loudly"
-)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

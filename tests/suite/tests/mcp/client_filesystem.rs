@@ -1,12 +1,6 @@
 //! The client against `@modelcontextprotocol/server-filesystem` on a temp
 //! folder, through the executor with an ask-on-write policy: reads run,
 //! a write waits for a person and changes nothing until approved.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real server fails loudly"
-)]
 
 use iris::mcp::{McpClient, McpExposure, McpServerConfig};
 use iris::{

@@ -1,11 +1,5 @@
 //! The Iris client against the Iris server: every page listed, calls
 //! through both executors, a structured result carried as data.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real server fails loudly"
-)]
 
 use iris::mcp::{McpClient, McpExposure, McpServerConfig};
 use iris::{RulePolicy, ToolContext, ToolExecutor, ToolOutcome, ToolRegistry, ToolUseBlock};

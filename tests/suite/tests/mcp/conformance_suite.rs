@@ -6,12 +6,6 @@
 //! applies to a tool server passes; the others are listed, each with the
 //! reason, in `tests/mcp-conformance/expected-failures*.yml`, and the suite
 //! fails the run when one of them passes, so the lists stay true.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against the suite fails loudly"
-)]
 
 use std::io::BufRead as _;
 

@@ -4,12 +4,6 @@
 //! a careless client gets them wrong, 403 naming the scopes a call needs,
 //! a key rotation picked up, principals kept apart (tools, sessions,
 //! approvals, artifacts, limits), and an audit line per decision.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real provider fails loudly"
-)]
 
 use std::path::Path;
 use std::sync::Arc;

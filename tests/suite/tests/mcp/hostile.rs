@@ -3,12 +3,6 @@
 //! 50 MB of text, a call never answered, garbage on stdout, an
 //! `initialize` never answered. Each gives a clear error or a report; the
 //! rest of the catalog stays usable; nothing panics or hangs.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real server fails loudly"
-)]
 
 use std::time::Duration;
 

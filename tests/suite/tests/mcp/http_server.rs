@@ -2,11 +2,6 @@
 //! sessions, each with a search index of its own, aborted a 3 GiB server,
 //! and ended sessions kept their runs): sessions past the cap are refused
 //! with a clear error, and an ended session frees its place and its run.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a scenario against a real server fails loudly"
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

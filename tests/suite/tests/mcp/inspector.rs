@@ -1,10 +1,5 @@
 //! The Iris server driven by the MCP inspector's command line, as people
 //! check a server by hand.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a scenario against a real client fails loudly"
-)]
 
 use serde_json::Value;
 

@@ -1,12 +1,6 @@
 //! A real `OpenID` provider on loopback (oidc-provider, installed pinned by
 //! `tests/oidc-provider/install.sh`) for the tests of authentication: the
 //! gateway's own, and an upstream server's.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a provider that does not start fails the test loudly"
-)]
 
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};

@@ -1,10 +1,4 @@
 //! Where the MCP peers are, installed on first use.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a missing peer fails the tests loudly"
-)]
 
 use std::path::PathBuf;
 

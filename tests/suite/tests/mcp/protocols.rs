@@ -3,12 +3,6 @@
 //! approvals and questions as input requests with a sealed, single-use
 //! `requestState`, lists with cache hints) and the one before it
 //! (2025-11-25, a session, approvals by server-sent elicitation).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real client fails loudly"
-)]
 
 use std::sync::Arc;
 

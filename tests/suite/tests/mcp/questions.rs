@@ -2,12 +2,6 @@
 //! only to a client that can elicit, put to the person as one form (each
 //! question an enum of its options beside a free-text field), answered,
 //! declined, and never seen by the executor's hooks.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real client fails loudly"
-)]
 
 use std::sync::Arc;
 use std::sync::Mutex;

@@ -2,12 +2,6 @@
 //! pages of `tools/list` with annotations and schemas, calls answering
 //! text, an image, structured content and errors, and a call the policy
 //! asks about: refused without elicitation, run once a person approves.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real client fails loudly"
-)]
 
 use serde_json::{Value, json};
 

@@ -2,12 +2,6 @@
 //! agent file with `skills:`): the catalog as `activate_skill`, answered
 //! beside the executor, each session's activations its own, and each
 //! skill's files as read-only resources.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real client fails loudly"
-)]
 
 use std::sync::Arc;
 

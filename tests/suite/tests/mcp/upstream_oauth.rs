@@ -4,12 +4,6 @@
 //! `iris login` (the authorization-code flow with PKCE through the
 //! provider's pages), its tokens cached in a file only its owner reads and
 //! refreshed from there.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "a scenario against a real provider fails loudly"
-)]
 
 use std::sync::Arc;
 use std::time::Duration;
