@@ -71,6 +71,7 @@ mod harness;
 pub mod mcp;
 mod request;
 mod scripted;
+pub mod store_contract;
 mod transcript;
 
 pub use assert::{Decided, DeniedBy, Trajectory, contains};

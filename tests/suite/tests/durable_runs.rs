@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use iris::agent::store::{Claimed, MemoryStore, Retention, RunStatus, RunStore, StoreError};
+use iris::agent::store::{Claimed, MemoryStore, RunStatus, RunStore, StoreError};
 use iris::agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome};
 use iris::model::Message;
 use iris::serde_json::json;
@@ -233,86 +233,6 @@ async fn racing_replicas_on_sqlite() {
 async fn racing_replicas_in_memory() {
     let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
     one_replica_drives(Arc::clone(&store), store).await;
-}
-
-/// The store's own rules: a write that names an old version is refused, a
-/// decision only for a call that waits, and a run id only once.
-async fn store_rules(store: Arc<dyn RunStore>) {
-    let dir = tempfile::tempdir().unwrap();
-    let run_id = RunId::new("ruled");
-    let cx = RunContext::new(dir.path(), run_id.clone());
-    let a = runner(Arc::clone(&store), "replica-a");
-    let RunOutcome::Waiting(state) = a.run("Charge the order.", &cx).await.unwrap() else {
-        panic!("waits");
-    };
-    assert_eq!(store.waiting(10).await.unwrap(), vec![run_id.clone()]);
-    let err = a.run("Again.", &cx).await.unwrap_err();
-    assert!(
-        matches!(err, RunError::Store(StoreError::Exists { .. })),
-        "{err}"
-    );
-    let err = store
-        .decide(&run_id, "c1", &ApprovalDecision::deny("no").into())
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::NotWaiting { .. }), "{err}");
-    let taken = store
-        .acquire(&run_id, "replica-a", Duration::from_secs(60))
-        .await
-        .unwrap();
-    let err = store
-        .save(
-            &state,
-            RunStatus::Waiting,
-            "replica-a",
-            taken.version - 1,
-            Duration::ZERO,
-        )
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
-    let err = store
-        .save(
-            &state,
-            RunStatus::Waiting,
-            "replica-b",
-            taken.version,
-            Duration::ZERO,
-        )
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(err, StoreError::Conflict { .. }),
-        "not the lease holder: {err}"
-    );
-    store
-        .save(
-            &state,
-            RunStatus::Waiting,
-            "replica-a",
-            taken.version,
-            Duration::ZERO,
-        )
-        .await
-        .unwrap();
-    // Without a decision the run keeps waiting, for whoever decides.
-    let err = a.resume_stored(&cx).await.unwrap_err();
-    assert!(matches!(err, RunError::MissingDecision { .. }), "{err}");
-    assert_eq!(
-        store.load(&run_id).await.unwrap().unwrap().status,
-        RunStatus::Waiting
-    );
-    a.decide(&run_id, "c2", ApprovalDecision::deny("over budget"))
-        .await
-        .unwrap();
-    let outcome = a.resume_stored(&cx).await.unwrap();
-    let RunOutcome::Finished { text, .. } = outcome else {
-        panic!("finishes: {outcome:?}");
-    };
-    assert!(text.contains("over budget"), "{text}");
-    assert_eq!(charges(dir.path()), 0);
-    store.remove(&run_id).await.unwrap();
-    assert!(store.load(&run_id).await.unwrap().is_none());
 }
 
 /// Two charges in one step: each waits for its own decision.
@@ -607,84 +527,32 @@ async fn the_lease_is_as_asked_before_or_after_the_store() {
     }
 }
 
+/// The contract every run store keeps (`iris::testing::store_contract`),
+/// on both stores Iris ships.
 #[tokio::test]
-async fn store_rules_on_sqlite() {
+async fn the_store_contract_holds_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    store_rules(sqlite_in(dir.path())).await;
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    iris::testing::store_contract::check(&|retention| {
+        let file = dir
+            .path()
+            .join(format!("runs-{}.db", n.fetch_add(1, Ordering::Relaxed)));
+        SqliteStore::open(file)
+            .unwrap()
+            .with_retention(retention)
+            .into()
+    })
+    .await
+    .assert_conformant();
 }
 
 #[tokio::test]
-async fn store_rules_in_memory() {
-    store_rules(Arc::new(MemoryStore::new())).await;
-}
-
-/// Claims: a call claimed once; a second claim learns it never recorded a
-/// result, then the result once recorded; a write of the state ends them.
-async fn claim_rules(store: Arc<dyn RunStore>) {
-    let other = RunId::new("claims");
-    let dir = tempfile::tempdir().unwrap();
-    let cx = RunContext::new(dir.path(), other.clone());
-    let b = runner(Arc::clone(&store), "replica-b");
-    let RunOutcome::Waiting(_) = b.run("Charge the order.", &cx).await.unwrap() else {
-        panic!("waits");
-    };
-    let err = store
-        .claim_call(&other, "x", "replica-b")
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(err, StoreError::Conflict { .. }),
-        "no lease: {err}"
-    );
-    let taken = store
-        .acquire(&other, "replica-b", Duration::from_secs(60))
-        .await
-        .unwrap();
-    assert_eq!(
-        store.claim_call(&other, "x", "replica-b").await.unwrap(),
-        Claimed::New
-    );
-    assert_eq!(
-        store.claim_call(&other, "x", "replica-b").await.unwrap(),
-        Claimed::Unfinished
-    );
-    let result = iris::ToolResult::text("done");
-    store.record_call(&other, "x", &result).await.unwrap();
-    assert_eq!(
-        store.claim_call(&other, "x", "replica-b").await.unwrap(),
-        Claimed::Ran(result)
-    );
-    // A write of the state holds the step's results: claims end with it.
-    let state = store.load(&other).await.unwrap().unwrap().state;
-    store
-        .save(
-            &state,
-            RunStatus::Waiting,
-            "replica-b",
-            taken.version,
-            Duration::ZERO,
-        )
-        .await
-        .unwrap();
-    store
-        .acquire(&other, "replica-b", Duration::from_secs(60))
-        .await
-        .unwrap();
-    assert_eq!(
-        store.claim_call(&other, "x", "replica-b").await.unwrap(),
-        Claimed::New
-    );
-}
-
-#[tokio::test]
-async fn claim_rules_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    claim_rules(sqlite_in(dir.path())).await;
-}
-
-#[tokio::test]
-async fn claim_rules_in_memory() {
-    claim_rules(Arc::new(MemoryStore::new())).await;
+async fn the_store_contract_holds_in_memory() {
+    iris::testing::store_contract::check(&|retention| {
+        Arc::new(MemoryStore::new().with_retention(retention)) as Arc<dyn RunStore>
+    })
+    .await
+    .assert_conformant();
 }
 
 /// One operation on a store, by one of two holders.
@@ -929,88 +797,6 @@ proptest::proptest! {
     }
 }
 
-/// Finished runs are forgotten after their retention, waiting ones only
-/// when nobody wrote them for the idle time; a store never grows without
-/// bound.
-async fn retention_rules(make: impl Fn(Retention) -> Arc<dyn RunStore>) {
-    let dir = tempfile::tempdir().unwrap();
-    let keep_finished_briefly = Retention {
-        finished: Duration::ZERO,
-        idle: Duration::from_secs(3600),
-        sweep_every: Duration::ZERO,
-    };
-    let store = make(keep_finished_briefly);
-    let a = runner(Arc::clone(&store), "replica-a");
-    let waiting = RunId::new("waits");
-    let RunOutcome::Waiting(_) = a
-        .run("Charge.", &RunContext::new(dir.path(), waiting.clone()))
-        .await
-        .unwrap()
-    else {
-        panic!("waits");
-    };
-    a.decide(&waiting, "c2", ApprovalDecision::deny("no"))
-        .await
-        .unwrap();
-    let finished = RunId::new("finished");
-    let cx = RunContext::new(dir.path(), finished.clone());
-    a.run("Charge.", &cx).await.unwrap();
-    a.decide(&finished, "c2", ApprovalDecision::deny("no"))
-        .await
-        .unwrap();
-    assert!(matches!(
-        a.resume_stored(&cx).await.unwrap(),
-        RunOutcome::Finished { .. }
-    ));
-    assert!(store.load(&finished).await.unwrap().is_some());
-    // The next run created sweeps: the finished run goes, the waiting one
-    // stays.
-    a.run("Charge.", &RunContext::new(dir.path(), RunId::new("third")))
-        .await
-        .unwrap();
-    assert!(store.load(&finished).await.unwrap().is_none());
-    assert!(store.load(&waiting).await.unwrap().is_some());
-
-    let forget_everything = Retention {
-        finished: Duration::ZERO,
-        idle: Duration::ZERO,
-        sweep_every: Duration::ZERO,
-    };
-    let store = make(forget_everything);
-    let b = runner(Arc::clone(&store), "replica-b");
-    b.run("Charge.", &RunContext::new(dir.path(), waiting.clone()))
-        .await
-        .unwrap();
-    b.run("Charge.", &RunContext::new(dir.path(), RunId::new("next")))
-        .await
-        .unwrap();
-    assert!(
-        store.load(&waiting).await.unwrap().is_none(),
-        "a pause nobody decided within the idle time is forgotten"
-    );
-}
-
-#[tokio::test]
-async fn retention_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let n = std::sync::atomic::AtomicUsize::new(0);
-    retention_rules(|retention| {
-        let file = dir
-            .path()
-            .join(format!("runs-{}.db", n.fetch_add(1, Ordering::Relaxed)));
-        SqliteStore::open(file)
-            .unwrap()
-            .with_retention(retention)
-            .into()
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn retention_in_memory() {
-    retention_rules(|retention| Arc::new(MemoryStore::new().with_retention(retention))).await;
-}
-
 #[tokio::test]
 async fn the_in_memory_store_is_bounded() {
     let dir = tempfile::tempdir().unwrap();
@@ -1033,4 +819,88 @@ async fn the_in_memory_store_is_bounded() {
         "{err}"
     );
     assert!(err.to_string().contains("none of them finished"), "{err}");
+}
+
+/// A store that keeps every rule but one: it never forgets a removed run.
+struct NeverRemoves(MemoryStore);
+
+impl RunStore for NeverRemoves {
+    fn create<'a>(
+        &'a self,
+        state: &'a iris::agent::RunState,
+        holder: &'a str,
+        lease: Duration,
+    ) -> iris::tool::BoxFuture<'a, Result<u64, StoreError>> {
+        self.0.create(state, holder, lease)
+    }
+    fn load<'a>(
+        &'a self,
+        run: &'a RunId,
+    ) -> iris::tool::BoxFuture<'a, Result<Option<iris::agent::store::StoredRun>, StoreError>> {
+        self.0.load(run)
+    }
+    fn acquire<'a>(
+        &'a self,
+        run: &'a RunId,
+        holder: &'a str,
+        lease: Duration,
+    ) -> iris::tool::BoxFuture<'a, Result<iris::agent::store::StoredRun, StoreError>> {
+        self.0.acquire(run, holder, lease)
+    }
+    fn save<'a>(
+        &'a self,
+        state: &'a iris::agent::RunState,
+        status: RunStatus,
+        holder: &'a str,
+        expected: u64,
+        lease: Duration,
+    ) -> iris::tool::BoxFuture<'a, Result<u64, StoreError>> {
+        self.0.save(state, status, holder, expected, lease)
+    }
+    fn claim_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        holder: &'a str,
+    ) -> iris::tool::BoxFuture<'a, Result<Claimed, StoreError>> {
+        self.0.claim_call(run, call_id, holder)
+    }
+    fn record_call<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_id: &'a str,
+        result: &'a iris::ToolResult,
+    ) -> iris::tool::BoxFuture<'a, Result<(), StoreError>> {
+        self.0.record_call(run, call_id, result)
+    }
+    fn decide<'a>(
+        &'a self,
+        run: &'a RunId,
+        item_id: &'a str,
+        reply: &'a iris::agent::Reply,
+    ) -> iris::tool::BoxFuture<'a, Result<(), StoreError>> {
+        self.0.decide(run, item_id, reply)
+    }
+    fn waiting(&self, limit: usize) -> iris::tool::BoxFuture<'_, Result<Vec<RunId>, StoreError>> {
+        self.0.waiting(limit)
+    }
+    fn remove<'a>(&'a self, _run: &'a RunId) -> iris::tool::BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// The contract names the rule a store breaks, and only that one.
+#[tokio::test]
+async fn the_store_contract_names_the_rule_a_store_breaks() {
+    let report = iris::testing::store_contract::check(&|retention| {
+        Arc::new(NeverRemoves(MemoryStore::new().with_retention(retention))) as Arc<dyn RunStore>
+    })
+    .await;
+    let failed: Vec<&str> = report.failed.iter().map(|(rule, _)| *rule).collect();
+    assert_eq!(failed, ["removal"], "{report:?}");
+    assert!(report.failed[0].1.contains("removed run"), "{report:?}");
+    assert_eq!(
+        report.passed.len(),
+        iris::testing::store_contract::RULES.len() - 1
+    );
 }
