@@ -56,7 +56,12 @@ async fn a_store_folder_that_is_a_link_is_refused_and_nothing_is_written_outside
 
     let opened = FileService::open(&ws.root);
     assert!(
-        matches!(opened, Err(RuntimeError::ArtifactStoreRefused { .. })),
+        matches!(
+            opened,
+            Err(iris::fs::FileServiceError::Artifacts(
+                RuntimeError::ArtifactStoreRefused { .. }
+            ))
+        ),
         "{opened:?}"
     );
     let store = ArtifactStore::in_workspace(&ws.root);

@@ -3,9 +3,8 @@
 
 use std::sync::Arc;
 
-use iris::RuntimeError;
 use iris::definition::Exposure;
-use iris::discovery::{Discovery, ToolRequest, ToolSearch};
+use iris::discovery::{Discovery, DiscoveryError, ToolRequest, ToolSearch};
 use iris::hooks::HookRegistration;
 use iris::hooks::{AfterAnswer, HookInput};
 use iris::middleware::MiddlewareError;
@@ -458,7 +457,7 @@ fn misconfigured_deferral_is_refused() {
         .register(WeatherForecast)
         .unwrap();
     let err = Discovery::builder(Arc::new(no_search)).build().unwrap_err();
-    assert!(matches!(err, RuntimeError::DeferredWithoutSearch { .. }));
+    assert!(matches!(err, DiscoveryError::DeferredWithoutSearch { .. }));
     assert!(err.to_string().contains("`weather_forecast`"), "{err}");
 
     let mut all_deferred = ToolRegistry::new();
@@ -474,7 +473,7 @@ fn misconfigured_deferral_is_refused() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(err, RuntimeError::EveryToolDeferred { count: 2 }),
+        matches!(err, DiscoveryError::EveryToolDeferred { count: 2 }),
         "{err}"
     );
 

@@ -10,13 +10,14 @@ use iris_core::{RunId, ToolContext, ToolContextBuilder, ToolOrigin};
 
 use super::history::ReadHistory;
 use crate::ChildAgent;
+use crate::error::AgentBuildError;
 use iris_model::ModelConfig;
-use iris_runtime::RuntimeError;
 use iris_runtime::ToolExecutor;
 use iris_runtime::ToolRegistry;
 use iris_runtime::ledger::RunLedger;
 use iris_tools::discovery::Discovery;
 use iris_tools::fs::FileService;
+use iris_tools::fs::FileServiceError;
 
 /// The built-in tools that need a [`FileService`] in the context.
 const FILE_TOOLS: [&str; 3] = ["read_file", "write_file", "edit_file"];
@@ -184,15 +185,17 @@ impl AgentBuilder {
     /// Finishes the agent.
     ///
     /// # Errors
-    /// [`RuntimeError::LedgerMismatch`] when discovery keeps its
+    /// [`AgentBuildError::LedgerMismatch`] when discovery keeps its
     /// disclosures in another ledger than the executor's;
-    /// [`RuntimeError`] when `read_history` cannot be registered (another
-    /// tool has its name).
-    pub fn build(self) -> Result<Agent, RuntimeError> {
+    /// [`AgentBuildError::InvalidName`] and
+    /// [`AgentBuildError::DuplicateName`] for a child agent the model could
+    /// not call or tell apart; [`AgentBuildError::Runtime`] when
+    /// `read_history` cannot be registered (another tool has its name).
+    pub fn build(self) -> Result<Agent, AgentBuildError> {
         if let Some(discovery) = &self.discovery
             && !Arc::ptr_eq(discovery.ledger(), self.executor.ledger())
         {
-            return Err(RuntimeError::LedgerMismatch {
+            return Err(AgentBuildError::LedgerMismatch {
                 part: "discovery",
                 fix: "build it with `Discovery::builder(executor.shared_registry()).ledger(executor.ledger().clone())`",
             });
@@ -235,38 +238,38 @@ impl AgentBuilder {
 
 /// Refuses a child whose name the model could not call, or could not tell
 /// from a tool's or another child's.
-fn check_children(children: &[ChildAgent], registry: &ToolRegistry) -> Result<(), RuntimeError> {
+fn check_children(children: &[ChildAgent], registry: &ToolRegistry) -> Result<(), AgentBuildError> {
     for (at, child) in children.iter().enumerate() {
         let name = child.name();
         if let Err(why) = iris_core::ToolName::new(name.to_owned()) {
-            return Err(RuntimeError::InvalidName {
+            return Err(AgentBuildError::InvalidName {
                 name: name.to_owned(),
                 why: why.to_string(),
             });
         }
         if child.description().trim().is_empty() {
-            return Err(RuntimeError::InvalidName {
+            return Err(AgentBuildError::InvalidName {
                 name: name.to_owned(),
                 why: "the child agent has no description, and the parent model chooses it by its description; give one".to_owned(),
             });
         }
         let second = || format!("child agent `{name}` (agent `{}`)", child.agent().name());
         if let Some(tool) = registry.resolve(name) {
-            return Err(RuntimeError::DuplicateName {
+            return Err(AgentBuildError::DuplicateName {
                 name: name.to_owned(),
                 first: format!("tool `{}`", tool.definition_dyn().name()),
                 second: second(),
             });
         }
         if name == iris_runtime::question::ASK_QUESTION {
-            return Err(RuntimeError::DuplicateName {
+            return Err(AgentBuildError::DuplicateName {
                 name: name.to_owned(),
                 first: "the runner's question tool".to_owned(),
                 second: second(),
             });
         }
         if let Some(first) = children[..at].iter().find(|c| c.name() == name) {
-            return Err(RuntimeError::DuplicateName {
+            return Err(AgentBuildError::DuplicateName {
                 name: name.to_owned(),
                 first: format!("child agent `{name}` (agent `{}`)", first.agent().name()),
                 second: second(),
@@ -398,13 +401,13 @@ impl Agent {
     /// `tool_search`. Add more state to the builder before building it.
     ///
     /// # Errors
-    /// [`RuntimeError`] when the workspace cannot be opened for the file
+    /// [`FileServiceError`] when the workspace cannot be opened for the file
     /// tools.
     pub fn context_builder(
         &self,
         workspace: impl AsRef<Path>,
         run: RunId,
-    ) -> Result<ToolContextBuilder, RuntimeError> {
+    ) -> Result<ToolContextBuilder, FileServiceError> {
         let workspace = workspace.as_ref();
         let mut builder =
             ToolContext::builder(workspace, run).shared_state(Arc::clone(self.executor.ledger()));
@@ -417,7 +420,7 @@ impl Agent {
         Ok(builder)
     }
 
-    fn file_service(&self, workspace: &Path) -> Result<Arc<FileService>, RuntimeError> {
+    fn file_service(&self, workspace: &Path) -> Result<Arc<FileService>, FileServiceError> {
         let mut files = self
             .files
             .lock()

@@ -83,7 +83,48 @@ pub enum RunError {
     Engine(#[source] iris_runtime::journal::JournalError),
     /// The context for the run's calls could not be made.
     #[error("the run's tool context could not be made: {0}")]
-    Context(RuntimeError),
+    Context(iris_tools::fs::FileServiceError),
 }
 
 iris_runtime::__wings::debug_as_display!(RunError);
+
+/// Why an [`Agent`](crate::Agent) cannot be built.
+#[derive(thiserror::Error)]
+pub enum AgentBuildError {
+    /// A part of an agent keeps per-run state in another ledger than the
+    /// executor's, so ending a run would leave it behind.
+    #[error("the agent's {part} keeps per-run state in another ledger than the executor's; {fix}")]
+    LedgerMismatch {
+        /// The part (`discovery`).
+        part: &'static str,
+        /// How to build it over the executor's ledger.
+        fix: &'static str,
+    },
+    /// Two things an agent offers the model share a name (a child agent
+    /// and a tool, or two child agents).
+    #[error(
+        "`{name}` names both {first} and {second}; the model could not tell them apart: rename one"
+    )]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// What had it first, in words.
+        first: String,
+        /// What had it too, in words.
+        second: String,
+    },
+    /// A name the model cannot call.
+    #[error("`{name}` cannot be offered to a model: {why}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The executor refused a tool the agent adds (`read_history`, a child
+    /// agent's tool).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+iris_runtime::__wings::debug_as_display!(AgentBuildError);

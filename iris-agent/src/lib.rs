@@ -48,7 +48,7 @@ pub mod store;
 pub use agent::{Agent, AgentBuilder, Telemetry};
 pub use children::{ChildAgent, DEFAULT_CHILD_MAX_STEPS};
 pub use engine::Engine;
-pub use error::RunError;
+pub use error::{AgentBuildError, RunError};
 pub use history::{ReadHistory, read_history};
 pub use iris_skills::Skills;
 pub use run::{

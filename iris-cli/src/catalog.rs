@@ -138,7 +138,10 @@ impl Catalog {
 
 /// An agent named `iris` over `executor`, as it is.
 fn agent_over(executor: ToolExecutor) -> Result<Agent, (Exit, String)> {
-    built(Agent::builder(executor).name("iris").build())
+    Agent::builder(executor)
+        .name("iris")
+        .build()
+        .map_err(|e| (Exit::Invalid, e.to_string()))
 }
 
 fn built<T>(result: Result<T, iris_runtime::RuntimeError>) -> Result<T, (Exit, String)> {

@@ -2,8 +2,11 @@
 
 use iris_core::ToolName;
 
-/// What the host did wrong: misconfiguration, a name collision, an unknown
-/// approval. Failures the model should read are `ToolResult` errors instead.
+/// What the host did wrong with the runtime: misconfiguration, a name
+/// collision, an unknown approval, an artifact store refused. Failures the
+/// model should read are `ToolResult` errors instead; the crates above
+/// raise their own (discovery's `DiscoveryError`, the file tools'
+/// `FileServiceError`, the agent's `AgentBuildError` and `RunError`).
 #[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum RuntimeError {
@@ -47,15 +50,6 @@ pub enum RuntimeError {
         name: String,
         /// "; did you mean ..." when some names are close, else empty.
         suggestion: String,
-    },
-    /// A part of an agent keeps per-run state in another ledger than the
-    /// executor's, so ending a run would leave it behind.
-    #[error("the agent's {part} keeps per-run state in another ledger than the executor's; {fix}")]
-    LedgerMismatch {
-        /// The part (`discovery`).
-        part: &'static str,
-        /// How to build it over the executor's ledger.
-        fix: &'static str,
     },
     /// A per-tool setting given for one tool under two of its names.
     #[error(
@@ -155,52 +149,6 @@ pub enum RuntimeError {
         handle: String,
         /// Why.
         reason: &'static str,
-    },
-    /// The workspace root could not be opened.
-    #[error("cannot open workspace root `{}`: {source}; give an existing folder", root.display())]
-    Workspace {
-        /// The root given.
-        root: std::path::PathBuf,
-        /// The I/O failure.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Deferred tools, but no eager `tool_search` to find them.
-    #[error(
-        "tools {deferred} are deferred, but `tool_search` is not registered as an eager tool, so the model could never reach them; register `ToolSearch` or make them eager"
-    )]
-    DeferredWithoutSearch {
-        /// Some of the deferred tools.
-        deferred: String,
-    },
-    /// Two things an agent offers the model share a name (a child agent
-    /// and a tool, or two child agents).
-    #[error(
-        "`{name}` names both {first} and {second}; the model could not tell them apart: rename one"
-    )]
-    DuplicateName {
-        /// The shared name.
-        name: String,
-        /// What had it first, in words.
-        first: String,
-        /// What had it too, in words.
-        second: String,
-    },
-    /// A name the model cannot call.
-    #[error("`{name}` cannot be offered to a model: {why}")]
-    InvalidName {
-        /// The name.
-        name: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// No eager tool besides `tool_search`.
-    #[error(
-        "all {count} tools are deferred; keep at least one tool besides `tool_search` eager so the model can act before it searches"
-    )]
-    EveryToolDeferred {
-        /// How many tools are deferred.
-        count: usize,
     },
 }
 

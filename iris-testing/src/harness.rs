@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use iris_agent::Agent;
+use iris_agent::{Agent, AgentBuildError};
 use iris_core::{RunId, ToolResult, ToolUseBlock};
 use iris_runtime::{ApprovalDecision, RuntimeError, ToolExecutor, ToolOutcome};
+use iris_tools::fs::FileServiceError;
 use serde_json::Value;
 
 /// Calls tools one at a time as a model would, through an agent's
@@ -40,6 +41,13 @@ pub enum HarnessError {
     #[error("the harness could not make its temporary workspace: {0}")]
     Workspace(#[from] std::io::Error),
     /// The executor could not be made into an agent.
+    #[error(transparent)]
+    Agent(#[from] AgentBuildError),
+    /// A call's context could not be made (the workspace cannot be opened).
+    #[error(transparent)]
+    Context(#[from] FileServiceError),
+    /// The executor refused a resume (no such call waits, or the decision
+    /// was made for another request).
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
 }
@@ -115,9 +123,9 @@ impl ToolHarness {
     /// Calls `tool` with `arguments` (the call id is `harness_<n>`).
     ///
     /// # Errors
-    /// [`RuntimeError`] when the call's context cannot be made (the
-    /// workspace cannot be opened).
-    pub async fn call(&self, tool: &str, arguments: Value) -> Result<ToolOutcome, RuntimeError> {
+    /// [`HarnessError::Context`] when the call's context cannot be made
+    /// (the workspace cannot be opened).
+    pub async fn call(&self, tool: &str, arguments: Value) -> Result<ToolOutcome, HarnessError> {
         let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let call = ToolUseBlock::new(format!("harness_{n}"), tool, arguments);
         let cx = self
@@ -162,11 +170,11 @@ impl ToolHarness {
         &self,
         call_id: &str,
         decision: ApprovalDecision,
-    ) -> Result<ToolOutcome, RuntimeError> {
+    ) -> Result<ToolOutcome, HarnessError> {
         let cx = self
             .agent
             .context_builder(self.workspace(), self.run.clone())?
             .build();
-        self.agent.executor().resume(call_id, decision, &cx).await
+        Ok(self.agent.executor().resume(call_id, decision, &cx).await?)
     }
 }

@@ -82,6 +82,7 @@ mod budget;
 #[cfg(feature = "decision")]
 pub mod decision;
 mod disclosure;
+mod error;
 mod index;
 mod parameters;
 mod postings;
@@ -109,4 +110,5 @@ pub const MAX_INTENTS: usize = 8;
 /// Most characters of one intent that are ranked; a longer intent is
 /// ranked on its first this many, and the answer says so.
 pub const MAX_INTENT_CHARS: usize = 500;
+pub use error::DiscoveryError;
 pub use service::{Discovery, DiscoveryBuilder, ToolRequest};

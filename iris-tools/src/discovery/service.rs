@@ -14,7 +14,7 @@ use arc_swap::ArcSwap;
 use iris_core::{Exposure, RunId, ToolName, ToolSpec};
 use rustc_hash::FxHashSet;
 
-use iris_runtime::RuntimeError;
+use super::DiscoveryError;
 use iris_runtime::ledger::RunLedger;
 use iris_runtime::{SharedRegistry, ToolRegistry, ToolRegistryView};
 
@@ -135,11 +135,11 @@ impl DiscoveryBuilder {
     /// Checks the registry and finishes.
     ///
     /// # Errors
-    /// [`RuntimeError::DeferredWithoutSearch`] when tools are deferred but
+    /// [`DiscoveryError::DeferredWithoutSearch`] when tools are deferred but
     /// `tool_search` is not registered (or is itself deferred);
-    /// [`RuntimeError::EveryToolDeferred`] when no tool but `tool_search`
+    /// [`DiscoveryError::EveryToolDeferred`] when no tool but `tool_search`
     /// is eager.
-    pub fn build(self) -> Result<Discovery, RuntimeError> {
+    pub fn build(self) -> Result<Discovery, DiscoveryError> {
         let registry = self.registry.snapshot();
         let deferred: Vec<String> = registry
             .tools()
@@ -151,7 +151,7 @@ impl DiscoveryBuilder {
             .resolve(TOOL_SEARCH)
             .is_some_and(|t| t.definition_dyn().exposure() == Exposure::Eager);
         if !search_is_eager {
-            return Err(RuntimeError::DeferredWithoutSearch {
+            return Err(DiscoveryError::DeferredWithoutSearch {
                 deferred: list_names(&deferred),
             });
         }
@@ -160,7 +160,7 @@ impl DiscoveryBuilder {
             .map(|t| t.definition_dyn())
             .any(|d| d.exposure() == Exposure::Eager && d.name() != TOOL_SEARCH);
         if !other_eager {
-            return Err(RuntimeError::EveryToolDeferred {
+            return Err(DiscoveryError::EveryToolDeferred {
                 count: deferred.len(),
             });
         }

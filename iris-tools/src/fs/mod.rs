@@ -37,6 +37,7 @@
 
 mod atomic;
 mod edit_file;
+mod error;
 pub mod observation;
 mod page;
 mod read_file;
@@ -58,6 +59,7 @@ use observation::{ContentHash, Observation, ObservationLog};
 use workspace::Workspace;
 
 pub use edit_file::{EditFile, edit_file};
+pub use error::FileServiceError;
 pub use read_file::{ReadFile, read_file};
 pub use write_file::{WriteFile, write_file};
 
@@ -92,12 +94,12 @@ impl FileService {
     /// oversized results by default).
     ///
     /// # Errors
-    /// [`RuntimeError::Workspace`] when `root` cannot be opened as a folder;
-    /// [`RuntimeError::ArtifactStoreRefused`] when the workspace's
+    /// [`FileServiceError::Workspace`] when `root` cannot be opened as a folder;
+    /// [`FileServiceError::Artifacts`] when the workspace's
     /// `.iris/artifacts` exists but is a symlink or another user's.
-    pub fn open(root: impl AsRef<Path>) -> Result<Self, RuntimeError> {
+    pub fn open(root: impl AsRef<Path>) -> Result<Self, FileServiceError> {
         let root = root.as_ref();
-        let workspace = Workspace::open(root).map_err(|source| RuntimeError::Workspace {
+        let workspace = Workspace::open(root).map_err(|source| FileServiceError::Workspace {
             root: root.to_path_buf(),
             source,
         })?;

@@ -1,0 +1,24 @@
+//! Why [`Discovery`](super::Discovery) cannot be built over a registry.
+
+/// A registry whose deferred tools the model could never reach.
+#[derive(thiserror::Error)]
+pub enum DiscoveryError {
+    /// Deferred tools, but no eager `tool_search` to find them.
+    #[error(
+        "tools {deferred} are deferred, but `tool_search` is not registered as an eager tool, so the model could never reach them; register `ToolSearch` or make them eager"
+    )]
+    DeferredWithoutSearch {
+        /// Some of the deferred tools.
+        deferred: String,
+    },
+    /// No eager tool besides `tool_search`.
+    #[error(
+        "all {count} tools are deferred; keep at least one tool besides `tool_search` eager so the model can act before it searches"
+    )]
+    EveryToolDeferred {
+        /// How many tools are deferred.
+        count: usize,
+    },
+}
+
+iris_runtime::__wings::debug_as_display!(DiscoveryError);
