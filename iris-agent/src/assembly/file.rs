@@ -20,7 +20,7 @@ pub(crate) type Named = Spanned<String>;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "Iris agent")]
-pub struct AgentFile {
+pub(super) struct AgentFile {
     /// The agent's name, for logs and run events.
     pub name: String,
     /// The system instructions, written here.
@@ -80,7 +80,7 @@ pub struct AgentFile {
 /// Where an agent's traces go.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TelemetrySection {
+pub(super) struct TelemetrySection {
     /// The collector's OTLP/HTTP address, such as `http://127.0.0.1:4318`
     /// (`iris run --otlp` overrides it).
     #[serde(default)]
@@ -98,7 +98,7 @@ pub struct TelemetrySection {
 /// Where an agent's skills are found, and which are offered.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SkillsSection {
+pub(super) struct SkillsSection {
     /// Folders skills are found under. A path relative to this file is
     /// the project's (its skills win over the user's); one starting with
     /// `~/` is the user's. Default: `.agents/skills` beside this file and
@@ -133,7 +133,7 @@ pub struct SkillsSection {
 /// (unless `widen_permissions`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ChildSection {
+pub(super) struct ChildSection {
     /// The name the model calls (letters, digits, `_` and `-`, at most 64).
     #[schemars(with = "String")]
     pub name: Named,
@@ -176,7 +176,7 @@ pub struct ChildSection {
 /// The model: which API, which model, where, and the key's variable.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ModelSection {
+pub(super) struct ModelSection {
     /// The wire API.
     pub provider: ModelProvider,
     /// The model's name at the provider.
@@ -211,7 +211,7 @@ pub struct ModelSection {
 impl ModelSection {
     /// The model layer's configuration this section describes.
     #[must_use]
-    pub fn config(&self) -> ModelConfig {
+    pub(super) fn config(&self) -> ModelConfig {
         let mut config = ModelConfig::new(self.provider, self.model.clone()).streaming(self.stream);
         config.base_url.clone_from(&self.base_url);
         config.api_key_env = self.api_key_env.as_ref().map(|v| v.value.clone());
@@ -227,7 +227,7 @@ impl ModelSection {
 /// Which tools the agent has.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ToolsSection {
+pub(super) struct ToolsSection {
     /// Built-in tools by key: `file.read`, `file.write`, `file.edit`.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
@@ -260,7 +260,7 @@ pub struct ToolsSection {
 /// A tool whose body is a program, never run through a shell.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CommandToolSection {
+pub(super) struct CommandToolSection {
     /// The name the model calls it by.
     #[schemars(with = "String")]
     pub name: Named,
@@ -305,7 +305,7 @@ pub struct CommandToolSection {
 /// One parameter of a command tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ParameterSection {
+pub(super) struct ParameterSection {
     /// Its JSON type.
     #[serde(rename = "type")]
     pub kind: ParameterKind,
@@ -326,7 +326,7 @@ pub struct ParameterSection {
 /// The JSON types a parameter can have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ParameterKind {
+pub(super) enum ParameterKind {
     /// Text.
     String,
     /// A whole number.
@@ -344,7 +344,7 @@ pub enum ParameterKind {
 impl ParameterKind {
     /// The JSON Schema `type`.
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Self::String => "string",
             Self::Integer => "integer",
@@ -359,7 +359,7 @@ impl ParameterKind {
 /// One hook.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HookSection {
+pub(super) struct HookSection {
     /// A name for logs and results.
     pub name: String,
     /// When it runs.
@@ -384,7 +384,7 @@ pub struct HookSection {
 /// What a hook runs: a factory's hook, or a command.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HandlerSection {
+pub(super) struct HandlerSection {
     /// `factory` or `command`.
     #[serde(rename = "type")]
     pub kind: HandlerKind,
@@ -416,7 +416,7 @@ pub struct HandlerSection {
 /// The kinds of hook handler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum HandlerKind {
+pub(super) enum HandlerKind {
     /// A `#[hook_factory]` function's hook.
     Factory,
     /// A program that reads the event as JSON and writes its answer.
@@ -426,7 +426,7 @@ pub enum HandlerKind {
 /// Middleware, outermost first.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MiddlewareSection {
+pub(super) struct MiddlewareSection {
     /// Middleware around every tool call.
     #[serde(default)]
     pub tools: Vec<MiddlewareEntry>,
@@ -435,7 +435,7 @@ pub struct MiddlewareSection {
 /// One middleware, from a factory.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MiddlewareEntry {
+pub(super) struct MiddlewareEntry {
     /// The middleware factory's name or module path.
     #[schemars(with = "String")]
     pub factory: Named,
@@ -448,7 +448,7 @@ pub struct MiddlewareEntry {
 /// Rules by capability, and per tool.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PermissionsSection {
+pub(super) struct PermissionsSection {
     /// Calls that only read (`allow` when left out).
     #[serde(default)]
     pub read_only: Option<Rule>,
@@ -470,7 +470,7 @@ pub struct PermissionsSection {
 /// Bounds on runs and calls.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct LimitsSection {
+pub(super) struct LimitsSection {
     /// Most model steps in one run.
     #[serde(default)]
     pub max_steps: Option<u32>,
@@ -489,7 +489,7 @@ pub struct LimitsSection {
 /// Where the Decision backend's configuration is.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DecisionSection {
+pub(super) struct DecisionSection {
     /// A `decision.yaml`, relative to this file.
     #[schemars(with = "String")]
     pub path: Named,
@@ -498,7 +498,7 @@ pub struct DecisionSection {
 /// What each model request discloses.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ContextPolicySection {
+pub(super) struct ContextPolicySection {
     /// Whether the policy applies at all.
     #[serde(default = "yes")]
     pub enabled: bool,

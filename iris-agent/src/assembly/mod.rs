@@ -117,11 +117,11 @@ use std::path::Path;
 use crate::Agent;
 
 pub use error::{AssemblyError, AssemblyIssue};
-pub use file::{
-    AgentFile, ChildSection, ContextPolicySection, DecisionSection, HandlerKind, HandlerSection,
-    HookSection, LimitsSection, MiddlewareEntry, MiddlewareSection, ModelSection,
-    PermissionsSection, Seconds, ToolsSection,
-};
+// The file's sections are how it is read, not an API: the keys are
+// documented above and in `agent.schema.json` (`agent_schema()`).
+pub use file::Seconds;
+use file::AgentFile;
+
 #[cfg(feature = "mcp")]
 pub use mcp::mcp_servers;
 pub use names::{Assembly, AssemblyBuilder};
