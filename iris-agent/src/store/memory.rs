@@ -302,8 +302,13 @@ impl RunStore for MemoryStore {
         ready(self.on_run(run, |kept| {
             let stored = &mut kept.run;
             check_reply(run, &stored.state, stored.status, item_id, reply)?;
-            stored.decisions.retain(|(id, _)| id != item_id);
-            stored.decisions.push((item_id.to_owned(), reply.clone()));
+            // A later reply replaces the earlier one where it stood: replies
+            // keep the order their items were first decided in, as in the
+            // SQLite store.
+            match stored.decisions.iter_mut().find(|(id, _)| id == item_id) {
+                Some((_, kept)) => *kept = reply.clone(),
+                None => stored.decisions.push((item_id.to_owned(), reply.clone())),
+            }
             Ok(())
         }))
     }
