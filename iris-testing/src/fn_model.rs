@@ -3,7 +3,8 @@
 use std::sync::{Mutex, PoisonError};
 
 use iris_core::BoxFuture;
-use iris_model::{Model, ModelError, ModelRequest, ModelResponse, OnDelta};
+use iris_core::ToolUseBlock;
+use iris_model::{Message, Model, ModelError, ModelRequest, ModelResponse, OnDelta};
 
 use crate::request::RecordedRequest;
 use crate::scripted::streamed;
@@ -28,6 +29,15 @@ impl std::fmt::Debug for FnModel {
 }
 
 impl FnModel {
+    /// A model that answers from the history alone, the same in every
+    /// process (what runs that move between processes, on a store or
+    /// Restate, need): it makes `calls` for the person's request, and once
+    /// results came back answers with what they said, joined by ` | `.
+    #[must_use]
+    pub fn calling_then_reporting(calls: Vec<ToolUseBlock>) -> Self {
+        Self::new(move |request| Ok(calling_then_reporting(&calls, request)))
+    }
+
     /// A model that answers with `answer`.
     pub fn new(
         answer: impl Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + Send + Sync + 'static,
@@ -90,5 +100,30 @@ impl Model for FnModel {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let (turn, answer) = self.next(&request);
         streamed(answer, turn as u64, on_delta)
+    }
+}
+
+/// What [`FnModel::calling_then_reporting`] answers to `request`: `calls`
+/// when the last message is the person's, else the results' text joined
+/// by ` | ` (for a model that wraps it, to die or wait on the way).
+#[must_use]
+pub fn calling_then_reporting(calls: &[ToolUseBlock], request: &RecordedRequest) -> ModelResponse {
+    if let Some(Message::User { .. }) = request.messages.last() {
+        return ModelResponse {
+            tool_calls: calls.to_vec(),
+            ..ModelResponse::default()
+        };
+    }
+    let results: Vec<String> = request
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { result, .. } => Some(result.text_content()),
+            _ => None,
+        })
+        .collect();
+    ModelResponse {
+        text: Some(results.join(" | ")),
+        ..ModelResponse::default()
     }
 }

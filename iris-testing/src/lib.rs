@@ -80,7 +80,7 @@ pub use auto::{AutoModel, arguments_for};
 pub use cassette::{Cassette, CassetteServer};
 pub use drive::{answers, approve_all, decline_all, deny_all, run_answering, run_to_end};
 pub use events::EventLog;
-pub use fn_model::FnModel;
+pub use fn_model::{FnModel, calling_then_reporting};
 pub use harness::{HarnessError, ToolHarness};
 pub use request::RecordedRequest;
 pub use scripted::{ScriptedModel, Turn};

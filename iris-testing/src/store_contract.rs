@@ -46,7 +46,6 @@ use iris_agent::{Agent, AgentRunner, RunContext, RunError, RunOutcome};
 use iris_core::{
     Capability, DynamicTool, RunId, ToolDefinition, ToolName, ToolResult, ToolUseBlock,
 };
-use iris_model::{Message, ModelResponse};
 use iris_runtime::{ApprovalDecision, ToolExecutor, ToolRegistry};
 use serde_json::json;
 
@@ -129,30 +128,10 @@ fn cashier(store: &Arc<dyn RunStore>, holder: &str) -> Result<Cashier, String> {
         .name("cashier")
         .build()
         .map_err(|e| e.to_string())?;
-    // Answers from the history alone, so every process gets the same answer.
-    let model = FnModel::new(|request| {
-        if let Some(Message::User { .. }) = request.messages.last() {
-            return Ok(ModelResponse {
-                tool_calls: vec![
-                    ToolUseBlock::new("c1", "price", json!({})),
-                    ToolUseBlock::new("c2", "charge", json!({})),
-                ],
-                ..ModelResponse::default()
-            });
-        }
-        let results: Vec<String> = request
-            .messages
-            .iter()
-            .filter_map(|m| match m {
-                Message::Tool { result, .. } => Some(result.text_content()),
-                _ => None,
-            })
-            .collect();
-        Ok(ModelResponse {
-            text: Some(results.join(" | ")),
-            ..ModelResponse::default()
-        })
-    });
+    let model = FnModel::calling_then_reporting(vec![
+        ToolUseBlock::new("c1", "price", json!({})),
+        ToolUseBlock::new("c2", "charge", json!({})),
+    ]);
     let runner = AgentRunner::new(agent, model)
         .with_store(Arc::clone(store))
         .with_holder(holder);

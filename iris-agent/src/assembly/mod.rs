@@ -119,8 +119,8 @@ use crate::Agent;
 pub use error::{AssemblyError, AssemblyIssue};
 // The file's sections are how it is read, not an API: the keys are
 // documented above and in `agent.schema.json` (`agent_schema()`).
-pub use file::Seconds;
 use file::AgentFile;
+pub use file::Seconds;
 
 #[cfg(feature = "mcp")]
 pub use mcp::mcp_servers;

@@ -3,34 +3,12 @@
 
 use iris::ToolUseBlock;
 use iris::model::{Message, ModelResponse};
-use iris::testing::{FnModel, RecordedRequest};
+use iris::testing::FnModel;
 
 /// Makes `calls` for the person's request, then answers with what the
 /// results said, joined by ` | `.
 pub(crate) fn history_model(calls: Vec<ToolUseBlock>) -> FnModel {
-    FnModel::new(move |request| Ok(answer(&calls, request)))
-}
-
-/// What the history model answers to `request`.
-pub(crate) fn answer(calls: &[ToolUseBlock], request: &RecordedRequest) -> ModelResponse {
-    if let Some(Message::User { .. }) = request.messages.last() {
-        return ModelResponse {
-            tool_calls: calls.to_vec(),
-            ..ModelResponse::default()
-        };
-    }
-    let results: Vec<String> = request
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool { result, .. } => Some(result.text_content()),
-            _ => None,
-        })
-        .collect();
-    ModelResponse {
-        text: Some(results.join(" | ")),
-        ..ModelResponse::default()
-    }
+    FnModel::calling_then_reporting(calls)
 }
 
 /// The lead of a nested run: hands the whole task to the till below
