@@ -65,14 +65,7 @@ fn call(id: &str, tool: &str, input: iris::serde_json::Value) -> ModelResponse {
 /// The lead: delegates to both children, then sums up what they said.
 fn lead_model() -> FnModel {
     FnModel::new(|request| {
-        let said: Vec<String> = request
-            .messages
-            .iter()
-            .filter_map(|m| match m {
-                Message::Tool { result, .. } => Some(result.text_content()),
-                _ => None,
-            })
-            .collect();
+        let said = request.result_texts();
         if !said.is_empty() {
             return Ok(answer(format!("Team report: {}", said.join(" / "))));
         }

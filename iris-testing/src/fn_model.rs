@@ -114,14 +114,7 @@ pub fn calling_then_reporting(calls: &[ToolUseBlock], request: &RecordedRequest)
             ..ModelResponse::default()
         };
     }
-    let results: Vec<String> = request
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool { result, .. } => Some(result.text_content()),
-            _ => None,
-        })
-        .collect();
+    let results = request.result_texts();
     ModelResponse {
         text: Some(results.join(" | ")),
         ..ModelResponse::default()

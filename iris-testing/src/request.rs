@@ -38,6 +38,19 @@ impl RecordedRequest {
         self.tools.iter().any(|t| t.name().as_str() == tool)
     }
 
+    /// The text of every tool result in the history, oldest first: what a
+    /// model that reports back reads.
+    #[must_use]
+    pub fn result_texts(&self) -> Vec<String> {
+        self.messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { result, .. } => Some(result.text_content()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The newest message, shortened, for messages about the request.
     pub(crate) fn newest(&self) -> String {
         let Some(last) = self.messages.last() else {
