@@ -150,6 +150,9 @@ fn silently_dropped(schema: &Value, sent: &Value, notes: &[ProjectionNote]) -> O
         (keyword == "const" && after.contains("enum"))
             || (keyword == "items" && after.contains("prefixItems"))
             || (matches!(keyword, "$defs" | "definitions") && !refers)
+            // Iris's own `Patch` marker is never the author's: projections
+            // drop it where the provider has no use for it, saying nothing.
+            || keyword == crate::schema::PATCH_KEYWORD
     };
     before
         .iter()
