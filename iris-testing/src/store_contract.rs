@@ -161,6 +161,19 @@ fn store_error<T: std::fmt::Debug>(
     }
 }
 
+/// The state `store` keeps for `run`, which must be there.
+async fn stored_state(
+    store: &Arc<dyn RunStore>,
+    run: &RunId,
+) -> Result<iris_agent::RunState, String> {
+    Ok(store
+        .load(run)
+        .await
+        .map_err(failed("loading the run"))?
+        .ok_or_else(|| format!("the run `{run}` should be stored"))?
+        .state)
+}
+
 fn failed<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
     move |e| format!("{what} failed: {e}")
 }
@@ -211,12 +224,7 @@ async fn versioned_writes(make: MakeStore<'_>) -> Result<(), String> {
     let a = cashier(&store, "replica-a")?;
     let cx = waiting_run(&a, "versions").await?;
     let run = cx.run_id();
-    let state = store
-        .load(run)
-        .await
-        .map_err(failed("loading the run"))?
-        .ok_or("the waiting run should be stored")?
-        .state;
+    let state = stored_state(&store, run).await?;
     let taken = store
         .acquire(run, "replica-a", Duration::from_secs(60))
         .await
@@ -334,12 +342,7 @@ async fn claims(make: MakeStore<'_>) -> Result<(), String> {
         ));
     }
     // A write of the state holds the step's results: claims end with it.
-    let state = store
-        .load(run)
-        .await
-        .map_err(failed("loading the run"))?
-        .ok_or("the run should be stored")?
-        .state;
+    let state = stored_state(&store, run).await?;
     store
         .save(
             &state,
