@@ -31,6 +31,7 @@ mod fs_messages;
 mod hooks_under_attack;
 /// Tools expanded next to names that shadow what generated code uses.
 pub mod hygiene;
+mod journal_steps;
 mod patch_args;
 mod runtime_approval;
 mod runtime_approval_binding;

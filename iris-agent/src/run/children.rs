@@ -727,6 +727,39 @@ impl CallJournal for UnderRoot {
                 .await
         })
     }
+
+    fn by_step(&self) -> bool {
+        self.inner.by_step()
+    }
+
+    fn claim_step<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_ids: &'a [&'a str],
+    ) -> BoxFuture<
+        'a,
+        Result<Vec<iris_runtime::journal::Claimed>, iris_runtime::journal::JournalError>,
+    > {
+        Box::pin(async move {
+            let keys: Vec<String> = call_ids.iter().map(|id| self.key(run, id)).collect();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            self.inner.claim_step(&self.root, &keys).await
+        })
+    }
+
+    fn record_step<'a>(
+        &'a self,
+        run: &'a RunId,
+        results: &'a [(String, ToolResult)],
+    ) -> BoxFuture<'a, Result<(), iris_runtime::journal::JournalError>> {
+        Box::pin(async move {
+            let keyed: Vec<(String, ToolResult)> = results
+                .iter()
+                .map(|(id, result)| (self.key(run, id), result.clone()))
+                .collect();
+            self.inner.record_step(&self.root, &keyed).await
+        })
+    }
 }
 
 /// Tokens a run used, read and written.

@@ -1,11 +1,14 @@
 //! Batches: adjacent read-only, concurrency-safe calls run together.
 
+use std::sync::Arc;
+
 use futures_util::stream::{self, StreamExt as _};
 use iris_core::{ParsedArgs, ToolContext, ToolResult, ToolUseBlock};
 use tracing::Instrument as _;
 
 use super::call::{Call, Unresolved};
 use super::{ToolExecutor, ToolOutcome};
+use crate::journal::{Journaled, StepClaims};
 
 /// A call of the batch after resolve and parse, which decide its window.
 enum Entry<'r> {
@@ -38,6 +41,19 @@ pub(super) async fn execute_batch(
             },
         )
         .collect();
+    // A journal that keeps steps whole claims the step's calls in one entry
+    // (when the first of them reaches its body) and records their results
+    // in one after the last.
+    let step = step_claims(&entries, cx)
+        .map(|(journal, ids)| Arc::new(StepClaims::new(journal, cx.run_id().clone(), ids)));
+    let step_cx;
+    let cx = match &step {
+        Some(claims) => {
+            step_cx = cx.with_extension(Arc::clone(claims));
+            &step_cx
+        }
+        None => cx,
+    };
     let mut outcomes = Vec::with_capacity(entries.len());
     let mut window: Vec<Entry<'_>> = Vec::new();
     for entry in entries {
@@ -49,7 +65,31 @@ pub(super) async fn execute_batch(
         outcomes.push(run_entry(executor, entry, cx).await);
     }
     outcomes.extend(run_window(executor, window, cx, limit).await);
+    if let Some(claims) = step {
+        claims.record().await;
+    }
     outcomes
+}
+
+/// The ids of the calls of the batch that may not run twice, to claim in
+/// one entry, when the run's journal keeps steps whole and there is one.
+/// Not async: the entries are not `Sync`, and a future holding a reference
+/// to them across an await would not be `Send`.
+fn step_claims(entries: &[Entry<'_>], cx: &ToolContext) -> Option<(Journaled, Vec<String>)> {
+    let journal = cx.extension::<Journaled>()?;
+    if !journal.0.by_step() {
+        return None;
+    }
+    let mut ids: Vec<String> = Vec::new();
+    for entry in entries {
+        if let Entry::Parsed(call, _) = entry
+            && let Some(id) = call.step_claim(cx)
+            && !ids.iter().any(|known| known == id)
+        {
+            ids.push(id.to_owned());
+        }
+    }
+    (!ids.is_empty()).then(|| (journal.clone(), ids))
 }
 
 /// Calls that failed to resolve or parse have no side effect, so they never

@@ -33,7 +33,9 @@ use super::{ToolExecutor, ToolOutcome, body};
 use crate::ToolRegistry;
 use crate::hooks::InheritedGuards;
 use crate::hooks::{HookEvent, HookInput, HookResultView};
-use crate::journal::{self, Claimed, IdempotencyKey, Journaled};
+use crate::journal::{
+    self, Claimed, IdempotencyKey, JournalError, Journaled, StepAnswer, StepClaims,
+};
 use crate::observers::{HookOutcome, RunEvent};
 
 /// One call of a tool the registry resolved: what every stage after resolve
@@ -508,21 +510,46 @@ impl<'t> Call<'t> {
             ran.store(true, Ordering::Relaxed);
             return self.body(ex, args, &call_cx).await;
         }
-        match journal.0.claim(run, &self.id).await {
+        // A step kept whole claimed this call with the others already.
+        let step = cx.extension::<Arc<StepClaims>>();
+        let answer = match step {
+            Some(step) => step.take(&self.id).await,
+            None => None,
+        };
+        let claimed = match answer {
+            Some(StepAnswer::Claimed(claimed)) => Ok(claimed),
+            Some(StepAnswer::Refused(why)) => return self.refused(why),
+            None => journal.0.claim(run, &self.id).await,
+        };
+        match claimed {
             Ok(Claimed::New) => {}
             Ok(Claimed::Ran(result)) => return result,
             Ok(Claimed::Unfinished) => return journal::unfinished(name),
-            Err(why) => {
-                tracing::error!(tool = name, call_id = %self.id, error = ?why, "a call could not be claimed in the run's journal");
-                return journal::refused(name, &why);
-            }
+            Err(why) => return self.refused(&why),
         }
         ran.store(true, Ordering::Relaxed);
         let result = self.body(ex, args, &call_cx).await;
-        if let Err(why) = journal.0.record(run, &self.id, &result).await {
+        if let Some(step) = step.filter(|step| step.claims(&self.id)) {
+            step.keep(&self.id, &result);
+        } else if let Err(why) = journal.0.record(run, &self.id, &result).await {
             tracing::error!(tool = name, call_id = %self.id, error = ?why, "a call's result could not be recorded");
         }
         result
+    }
+
+    /// The journal would not claim the call: it does not run.
+    fn refused(&self, why: &JournalError) -> ToolResult {
+        let name = self.definition.name().as_str();
+        tracing::error!(tool = name, call_id = %self.id, error = ?why, "a call could not be claimed in the run's journal");
+        journal::refused(name, why)
+    }
+
+    /// The id of this call when a step kept whole claims it with the
+    /// others: the run keeps steps whole, and the call may not run twice.
+    pub(super) fn step_claim(&self, cx: &ToolContext) -> Option<&str> {
+        let journal = self.journal(cx)?;
+        let claimed = journal.0.by_step() && !self.definition.capabilities().is_idempotent();
+        claimed.then_some(self.id.as_str())
     }
 
     /// Body: observers learn it starts, and it is made from the parsed

@@ -84,6 +84,17 @@ fn cashier(dir: PathBuf) -> FnModel {
     })
 }
 
+/// Three charges and a receipt in one step, then a report.
+fn charging_model() -> FnModel {
+    let calls = vec![
+        ToolUseBlock::new("c1", "charge", json!({"cents": 100})),
+        ToolUseBlock::new("c2", "charge", json!({"cents": 200})),
+        ToolUseBlock::new("c3", "send_receipt", json!({"to": "ann@example.com"})),
+        ToolUseBlock::new("c4", "charge", json!({"cents": 300})),
+    ];
+    FnModel::new(move |request| Ok(iris::testing::calling_then_reporting(&calls, request)))
+}
+
 /// How a replica serves the `cashier` workflow.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -98,6 +109,8 @@ enum Mode {
     NestedAsk,
     /// The cashier asks the person a question that expires unanswered.
     Question,
+    /// One step of three charges and a receipt.
+    Charges,
 }
 
 impl Mode {
@@ -110,6 +123,7 @@ impl Mode {
             Mode::Nested(_) => "nested-3",
             Mode::NestedAsk => "nested-ask",
             Mode::Question => "question",
+            Mode::Charges => "charges",
         }
     }
 }
@@ -169,6 +183,7 @@ async fn replica(port: u16, dir: &Path, mode: Mode) {
         Mode::Allow | Mode::Ask => {
             AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
         }
+        Mode::Charges => AgentRunner::new(cashier_agent(false), charging_model()),
         Mode::Question => AgentRunner::new(cashier_agent(false), asking_model())
             .with_questions(Questions::new().expiring_after(Duration::from_millis(500))),
         Mode::Nested(_) | Mode::NestedAsk => {
@@ -234,6 +249,7 @@ async fn replica_entry() {
             Some("nested-3") => Mode::Nested(3),
             Some("nested-ask") => Mode::NestedAsk,
             Some("question") => Mode::Question,
+            Some("charges") => Mode::Charges,
             _ => Mode::Allow,
         };
         replica(port, &dir, mode).await;
@@ -669,4 +685,87 @@ async fn an_unanswered_question_expires_on_a_durable_timer() {
     let _second = Replica::start(port, dir.path(), Mode::Question, None).await;
     let report = report(&server, "asked").await;
     assert_eq!(report.text, "question \"expired\"");
+}
+
+/// A step of four writes is three entries that wait for the server (the
+/// model's answer, the claims of the three charges, their results), not
+/// nine; the receipt is idempotent and claimed by none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_of_writes_is_kept_in_three_entries() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let replica = Replica::start(port, dir.path(), Mode::Charges, None).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    start(&server, "writes").await;
+    let report = report(&server, "writes").await;
+    drop(replica);
+    assert_eq!(
+        lines(&dir.path().join("charges.txt")),
+        ["100", "200", "300"]
+    );
+    let rows = server
+        .query(
+            "SELECT j.index, j.entry_type, j.name FROM sys_journal j \
+             JOIN sys_invocation i ON j.id = i.id \
+             WHERE i.target_service_key = 'writes' AND i.target_handler_name = 'run' \
+             ORDER BY j.index",
+        )
+        .await;
+    assert_eq!(
+        report.text,
+        "charged 100 | charged 200 | receipt sent to ann@example.com | charged 300"
+    );
+    // The entries that wait for the server to keep them: `run`s.
+    let runs: Vec<&str> = rows
+        .iter()
+        .filter(|row| row["entry_type"] == "Command: Run")
+        .map(|row| row["name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            "model step 1",
+            "claims of 3 calls",
+            "results of a step",
+            "model step 2"
+        ],
+        "{rows:#?}"
+    );
+}
+
+/// Killed inside the first of a step's three charges, after its effect:
+/// the replica that takes over runs none of them again, and reports all
+/// three interrupted, since the step claimed them together (the two that
+/// had not started are the price of keeping a step in three entries); the
+/// idempotent receipt runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_cut_inside_its_first_write_runs_none_of_its_writes_again() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let first = Replica::start(port, dir.path(), Mode::Charges, Some("in_charge")).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    start(&server, "cut").await;
+    let ended = first.died().await;
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&ended),
+        Some(9)
+    );
+    let second = Replica::start(port, dir.path(), Mode::Charges, None).await;
+    let report = report(&server, "cut").await;
+    drop(second);
+    assert_eq!(lines(&dir.path().join("charges.txt")), ["100"]);
+    assert_eq!(lines(&dir.path().join("receipts.txt")).len(), 1);
+    let history = &report.state.messages;
+    for call in ["c1", "c2", "c4"] {
+        let result = result_of(history, call);
+        assert_eq!(
+            result.error_kind(),
+            Some(ToolErrorKind::Interrupted),
+            "{call}: {}",
+            result.text_content()
+        );
+    }
+    assert_eq!(result_of(history, "c3").as_error(), None);
 }

@@ -150,6 +150,20 @@ impl RestateServer {
         assert!(status.is_success(), "registering {uri}: {status} {body}");
     }
 
+    /// The rows the admin API's SQL query `sql` answers.
+    #[allow(dead_code, reason = "not every test binary queries the server")]
+    pub(crate) async fn query(&self, sql: &str) -> Vec<Value> {
+        let request = self
+            .http
+            .post(format!("{}/query", self.admin))
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .body(json!({ "query": sql }).to_string());
+        let (status, answer) = self.send(request).await;
+        assert_eq!(status, 200, "the query {sql}: {answer}");
+        answer["rows"].as_array().cloned().unwrap_or_default()
+    }
+
     /// A POST to the ingress (with a JSON body, or none): its status and
     /// JSON answer.
     pub(crate) async fn post(&self, path: &str, body: Option<&Value>) -> (u16, Value) {

@@ -5,6 +5,16 @@
 //! recorded result, a call claimed by a process that died before recording
 //! one is reported as interrupted, and only an unclaimed call runs.
 //!
+//! A journal where every entry costs a round trip (a durable-execution
+//! engine) may keep a step whole instead ([`CallJournal::by_step`]): the
+//! claims of every call of a model answer that may not run twice in one
+//! entry, when the first of them reaches its body, and their results in one
+//! after the step's last call. The rule is the same: a claimed call with no
+//! recorded result is reported interrupted and not run again. What changes
+//! is how much a crash costs: once the first of them started, calls of the
+//! step that had not started when the process died are reported interrupted
+//! too, and so are calls that finished but whose step did not.
+//!
 //! The journal rides on the run's [`ToolContext`] as the [`Journaled`]
 //! extension; a context without one journals nothing. Every call of a
 //! journaled run that changes something gets its [`IdempotencyKey`]; calls
@@ -79,7 +89,59 @@ pub trait CallJournal: Send + Sync + 'static {
         call_id: &'a str,
         result: &'a ToolResult,
     ) -> BoxFuture<'a, Result<(), JournalError>>;
+
+    /// Whether the executor hands this journal a step's claims and results
+    /// whole, through [`claim_step`](Self::claim_step) and
+    /// [`record_step`](Self::record_step), instead of a call at a time
+    /// around each body. For journals whose every entry costs a round trip;
+    /// `false` by default, which records each result as soon as its body
+    /// ends.
+    fn by_step(&self) -> bool {
+        false
+    }
+
+    /// Claims the calls `call_ids` of one step of `run` together, when the
+    /// first of them reaches its body: one answer per id, in order. An error
+    /// keeps every one of them from running. By default, one
+    /// [`claim`](Self::claim) after another.
+    fn claim_step<'a>(
+        &'a self,
+        run: &'a RunId,
+        call_ids: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<Claimed>, JournalError>> {
+        Box::pin(async move {
+            let mut claimed = Vec::with_capacity(call_ids.len());
+            for call_id in call_ids {
+                claimed.push(self.claim(run, call_id).await?);
+            }
+            Ok(claimed)
+        })
+    }
+
+    /// Records the results of the calls of one step that ran, after the
+    /// last of them. The executor calls it once for every
+    /// [`claim_step`](Self::claim_step) that claimed a call anew, with no
+    /// results when none of them reached its body, and never after one
+    /// that claimed none anew (every call had run or been cut off before),
+    /// so that an engine replaying its journal meets the same entries in
+    /// the same order. By default, one [`record`](Self::record) after
+    /// another.
+    fn record_step<'a>(
+        &'a self,
+        run: &'a RunId,
+        results: &'a [(String, ToolResult)],
+    ) -> BoxFuture<'a, Result<(), JournalError>> {
+        Box::pin(async move {
+            for (call_id, result) in results {
+                self.record(run, call_id, result).await?;
+            }
+            Ok(())
+        })
+    }
 }
+
+mod step;
+pub(crate) use step::{StepAnswer, StepClaims};
 
 /// The context extension that journals a run's calls.
 #[derive(Clone)]
