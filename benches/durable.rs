@@ -28,7 +28,6 @@ use iris::agent::{Agent, AgentRunner, RunContext, RunOutcome};
 use iris::model::{Model, ModelError, ModelRequest, ModelResponse};
 use iris::restate::AgentWorkflow;
 use iris::restate::restate_sdk::endpoint::Endpoint;
-use iris::restate::restate_sdk::http_server::HttpServer;
 use iris::serde_json::json;
 use iris::sqlite::SqliteStore;
 use iris::tool::BoxFuture;
@@ -103,7 +102,10 @@ async fn on_restate() -> server::RestateServer {
     let port = server::free_port();
     let workflow = AgentWorkflow::new(plain_runner(), ".");
     let endpoint = Endpoint::builder().bind(workflow).build();
-    tokio::spawn(HttpServer::new(endpoint).listen_and_serve(([127, 0, 0, 1], port).into()));
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    tokio::spawn(iris::restate::serve(endpoint, listener, std::future::pending()));
     while tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .is_err()

@@ -6,9 +6,11 @@
 //! An [`AgentWorkflow`] serves one agent as a Restate workflow keyed by run
 //! id, with three handlers:
 //! - `run` (`{"task": ".."}`): the agent loop. Each model answer is one
-//!   journaled step; each call that changes something is claimed in the
-//!   journal before its body and its result kept after, in call order; the
-//!   run's state is the workflow's state at each step boundary. When the
+//!   journal entry; the calls of a step that change something are claimed
+//!   together in one entry when the first of them reaches its body, and
+//!   their results kept together in one after the step's last call, so a
+//!   step is three entries however many writes it makes; the run's state
+//!   is the workflow's state at each step boundary. When the
 //!   endpoint dies, Restate replays the invocation on another replica: the
 //!   kept answers and results come back without running again, a call cut
 //!   off inside its body is reported to the model as interrupted (never run
@@ -25,16 +27,20 @@
 //! the engine is a choice at construction ([`AgentRunner::on_engine`]).
 //!
 //! ```no_run
-//! # async fn serve(runner: iris_agent::AgentRunner) {
+//! # async fn run(runner: iris_agent::AgentRunner) -> std::io::Result<()> {
 //! use iris_restate::{AgentWorkflow, restate_sdk};
 //!
 //! let workflow = AgentWorkflow::new(runner, "/srv/workspace");
 //! let endpoint = restate_sdk::endpoint::Endpoint::builder().bind(workflow).build();
-//! restate_sdk::http_server::HttpServer::new(endpoint)
-//!     .listen_and_serve("0.0.0.0:9080".parse().unwrap())
-//!     .await;
+//! let listener = tokio::net::TcpListener::bind("0.0.0.0:9080").await?;
+//! iris_restate::serve(endpoint, listener, std::future::pending()).await;
+//! # Ok(())
 //! # }
 //! ```
+//!
+//! [`serve`] rather than the SDK's own `HttpServer`: it turns off Nagle's
+//! algorithm on each connection, without which many journal entries wait
+//! up to 40 ms for a delayed acknowledgement.
 //!
 //! Then register the endpoint with Restate (`restate deployments register
 //! http://host:9080`) and start runs through its ingress:
@@ -43,6 +49,7 @@
 mod engine;
 mod handlers;
 mod keys;
+mod serve;
 mod service;
 mod wire;
 
@@ -51,6 +58,7 @@ use std::time::Duration;
 
 pub use engine::RestateFailure;
 pub use restate_sdk;
+pub use serve::serve;
 pub use wire::{Decide, Ended, RunReport, RunView, StartRun};
 
 #[cfg(doc)]

@@ -32,7 +32,6 @@ use std::time::{Duration, Instant};
 use iris::agent::{Agent, AgentRunner, ChildAgent, Questions};
 use iris::model::Message;
 use iris::restate::restate_sdk::endpoint::Endpoint;
-use iris::restate::restate_sdk::http_server::HttpServer;
 use iris::restate::{AgentWorkflow, RunReport};
 use iris::serde_json::{Value, json};
 use iris::testing::FnModel;
@@ -230,9 +229,10 @@ async fn replica(port: u16, dir: &Path, mode: Mode) {
     let workflow = AgentWorkflow::new(runner, dir)
         .retry_after(Duration::from_millis(100), Duration::from_millis(500));
     let endpoint = Endpoint::builder().bind(workflow).build();
-    HttpServer::new(endpoint)
-        .listen_and_serve(([127, 0, 0, 1], port).into())
-        .await;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    iris::restate::serve(endpoint, listener, std::future::pending()).await;
 }
 
 #[tokio::test]
