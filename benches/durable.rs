@@ -105,7 +105,11 @@ async fn on_restate() -> server::RestateServer {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .unwrap();
-    tokio::spawn(iris::restate::serve(endpoint, listener, std::future::pending()));
+    tokio::spawn(iris::restate::serve(
+        endpoint,
+        listener,
+        std::future::pending(),
+    ));
     while tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .is_err()

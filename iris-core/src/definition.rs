@@ -83,6 +83,10 @@ pub struct ToolDefinition {
     /// most tools, which then pay nothing after parsing.
     #[serde(skip)]
     constraints: Option<Arc<Constraints>>,
+    /// Whether the schema has an optional property whose `null` parsing
+    /// drops (see `schema::nulls`); when not, parsing does not look.
+    #[serde(skip)]
+    optional_nulls: bool,
     #[serde(skip)]
     spec_chars: SpecChars,
 }
@@ -132,6 +136,7 @@ impl ToolDefinition {
             aliases,
             description,
             constraints: Constraints::of(&input_schema).map(Arc::new),
+            optional_nulls: crate::schema::nulls::may_drop_nulls(&input_schema),
             input_schema: Arc::new(input_schema),
             output_schema: None,
             capabilities,
@@ -141,6 +146,12 @@ impl ToolDefinition {
             origin: ToolOrigin::Native,
             spec_chars: SpecChars::default(),
         }
+    }
+
+    /// Whether parsing should look for `null`s of optional properties.
+    #[inline]
+    pub(crate) fn has_optional_nulls(&self) -> bool {
+        self.optional_nulls
     }
 
     /// Checks parsed input against the constraints its types do not carry
@@ -392,6 +403,7 @@ impl ToolDefinitionBuilder {
             aliases: self.aliases,
             description: self.description,
             constraints: Constraints::of(&input_schema).map(Arc::new),
+            optional_nulls: crate::schema::nulls::may_drop_nulls(&input_schema),
             input_schema: Arc::new(input_schema),
             output_schema: self.output_schema.map(Arc::new),
             capabilities: self.capabilities,

@@ -134,15 +134,23 @@ impl<T: DeserializeOwned + JsonSchema> ToolParamCheck for T {}
 
 /// The cached definition of a tool whose arguments are `A`, with the output
 /// schema `output` makes (when its return type has one).
+#[inline]
 pub fn definition<A: ToolParam>(
     tool: &'static ToolStatic,
     output: OutputSchemaFn,
 ) -> &'static ToolDefinition {
-    definition_with(tool, input_schema_for::<A>, output)
+    // A call reaches the definition several times (parse, the call's
+    // shape, the executor's own look): once built, each is a load and a
+    // test in place rather than a call.
+    match tool.definition.get() {
+        Some(definition) => definition,
+        None => definition_with(tool, input_schema_for::<A>, output),
+    }
 }
 
 // The cache is reached through a function pointer, so its code (the
 // `OnceLock` and its closure) is compiled once here rather than per tool.
+#[cold]
 fn definition_with(
     tool: &'static ToolStatic,
     schema: fn() -> Value,
@@ -221,7 +229,11 @@ pub fn parse_args<A: ToolParam>(
     definition: &ToolDefinition,
 ) -> Result<A, ArgumentError> {
     let schema = definition.input_schema();
-    let input = crate::schema::nulls::without_optional_nulls(input, schema);
+    let input = if definition.has_optional_nulls() {
+        crate::schema::nulls::without_optional_nulls(input, schema)
+    } else {
+        std::borrow::Cow::Borrowed(input)
+    };
     // A `match`, not `map_err` with a closure: a closure is one more
     // function compiled per tool.
     match A::deserialize(&*input) {

@@ -162,7 +162,8 @@ impl ToolResult {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![ContentBlock::text(text)],
-            ..Self::default()
+            data: None,
+            extra: None,
         }
     }
 
@@ -171,7 +172,8 @@ impl ToolResult {
     pub fn from_content(content: Vec<ContentBlock>) -> Self {
         Self {
             content,
-            ..Self::default()
+            data: None,
+            extra: None,
         }
     }
 
@@ -182,7 +184,7 @@ impl ToolResult {
         Self {
             content: vec![ContentBlock::text(compact_json(&value))],
             data: Some(value),
-            ..Self::default()
+            extra: None,
         }
     }
 
@@ -195,7 +197,7 @@ impl ToolResult {
                 error: Some(ToolError { kind, message }),
                 ..Extra::default()
             })),
-            ..Self::default()
+            data: None,
         }
     }
 
@@ -331,6 +333,24 @@ impl ToolResult {
 /// 128 bytes, which a result keeps for as long as it lives. A `Value`
 /// always serializes to UTF-8; `Display` is only the fallback.
 fn compact_json(value: &Value) -> String {
+    // Integers, booleans and null, the commonest results after text, are
+    // written at their size: the general path grows a buffer from empty and
+    // then checks it is UTF-8, twice the instructions of the whole
+    // conversion of a small number.
+    match value {
+        Value::Null => return "null".to_owned(),
+        Value::Bool(true) => return "true".to_owned(),
+        Value::Bool(false) => return "false".to_owned(),
+        Value::Number(number) => {
+            if let Some(integer) = number.as_i64() {
+                return itoa::Buffer::new().format(integer).to_owned();
+            }
+            if let Some(integer) = number.as_u64() {
+                return itoa::Buffer::new().format(integer).to_owned();
+            }
+        }
+        _ => {}
+    }
     let mut buffer = Vec::new();
     match serde_json::to_writer(&mut buffer, value) {
         Ok(()) => String::from_utf8(buffer).unwrap_or_else(|_| value.to_string()),
@@ -343,6 +363,25 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    proptest::proptest! {
+        /// The short paths write what serde_json writes.
+        #[test]
+        fn scalars_are_written_as_serde_json_writes_them(
+            signed: i64,
+            unsigned: u64,
+            float: f64,
+            flag: bool,
+        ) {
+            let mut values = vec![json!(signed), json!(unsigned), json!(flag), Value::Null];
+            if float.is_finite() {
+                values.push(json!(float));
+            }
+            for value in values {
+                proptest::prop_assert_eq!(compact_json(&value), serde_json::to_string(&value).unwrap());
+            }
+        }
+    }
 
     #[test]
     fn derived_copies_leave_the_original_alone() {

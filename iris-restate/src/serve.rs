@@ -26,8 +26,12 @@ const DRAIN: Duration = Duration::from_secs(10);
 /// then lets open connections finish (for ten seconds at most).
 ///
 /// Use it instead of the SDK's `HttpServer`, which leaves Nagle's
-/// algorithm on and so waits up to 40 ms on many journal entries (see the
-/// [module docs](self)).
+/// algorithm on: Restate and an endpoint trade small messages in bursts (a
+/// state write, then a `run`'s result the invocation waits on), and the
+/// second of two small writes then waits for the first to be acknowledged,
+/// which a delayed acknowledgement puts off by up to 40 ms. Measured on
+/// loopback, a step of four writes took 93 ms through `HttpServer` and
+/// 2.9 ms through this.
 ///
 /// ```no_run
 /// # async fn run(runner: iris_agent::AgentRunner) -> std::io::Result<()> {
@@ -93,13 +97,9 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(super::serve(
-            Endpoint::builder().build(),
-            listener,
-            async {
-                let _ = stopped.await;
-            },
-        ));
+        let server = tokio::spawn(super::serve(Endpoint::builder().build(), listener, async {
+            let _ = stopped.await;
+        }));
         // An HTTP/2 server answers a client preface with its SETTINGS frame.
         let mut client = tokio::net::TcpStream::connect(address).await.unwrap();
         client

@@ -26,6 +26,54 @@ pub(crate) fn without_optional_nulls<'v>(input: &'v Value, schema: &Value) -> Co
     Cow::Owned(stripped(input, schema))
 }
 
+/// Whether input of `schema` may hold a `null` that
+/// [`without_optional_nulls`] drops. `false` only for the shape it can tell
+/// at a glance has none: an object whose every property is required and of
+/// one plain scalar type (no `null` among its types, no nesting, no
+/// reference, no alternatives). Anything else is `true`, so that the input
+/// is looked at.
+pub(crate) fn may_drop_nulls(schema: &Value) -> bool {
+    let Some(object) = schema.as_object() else {
+        return true;
+    };
+    let Some(properties) = object.get("properties").and_then(Value::as_object) else {
+        // No properties: nothing is optional, and nothing nests.
+        return ["anyOf", "oneOf", "allOf", "$ref", "additionalProperties"]
+            .iter()
+            .any(|key| object.get(*key).is_some_and(|v| !v.is_boolean()));
+    };
+    let required = object.get("required").and_then(Value::as_array);
+    let is_required = |key: &str| required.is_some_and(|r| r.iter().any(|k| k == key));
+    let plain_scalar = |property: &Value| {
+        property.as_object().is_some_and(|p| {
+            matches!(
+                p.get("type").and_then(Value::as_str),
+                Some("integer" | "number" | "string" | "boolean")
+            ) && [
+                "anyOf",
+                "oneOf",
+                "allOf",
+                "$ref",
+                "items",
+                "properties",
+                PATCH_KEYWORD,
+            ]
+            .iter()
+            .all(|key| !p.contains_key(*key))
+        })
+    };
+    let nests = ["anyOf", "oneOf", "allOf", "$ref"]
+        .iter()
+        .any(|key| object.contains_key(*key))
+        || object
+            .get("additionalProperties")
+            .is_some_and(|v| !v.is_boolean());
+    nests
+        || properties
+            .iter()
+            .any(|(key, property)| !is_required(key) || !plain_scalar(property))
+}
+
 /// Whether a container holds a `null` at any depth. Scalars are tested in
 /// place: this runs for every call, and most arguments are flat.
 fn holds_null(container: &Value, depth: usize) -> bool {
@@ -141,7 +189,74 @@ impl<'s> Stripper<'s> {
 mod tests {
     use serde_json::json;
 
-    use super::without_optional_nulls;
+    use super::{may_drop_nulls, without_optional_nulls};
+
+    #[test]
+    fn only_required_plain_scalars_are_known_to_hold_no_optional_null() {
+        let plain = json!({
+            "type": "object",
+            "properties": {"value": {"type": "integer", "minimum": 0}, "name": {"type": "string"}},
+            "required": ["value", "name"]
+        });
+        assert!(!may_drop_nulls(&plain));
+        assert!(!may_drop_nulls(
+            &json!({"type": "object", "properties": {}})
+        ));
+        for property in [
+            json!({"type": ["integer", "null"]}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            json!({"type": "array", "items": {"type": "string"}}),
+            json!({"$ref": "#/$defs/Filter"}),
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+            json!({"type": "string", (crate::schema::PATCH_KEYWORD): true}),
+        ] {
+            let schema = json!({
+                "type": "object",
+                "properties": {"value": property},
+                "required": ["value"]
+            });
+            assert!(may_drop_nulls(&schema), "{schema}");
+        }
+        let optional = json!({
+            "type": "object",
+            "properties": {"value": {"type": "integer"}},
+        });
+        assert!(may_drop_nulls(&optional));
+        assert!(may_drop_nulls(
+            &json!({"type": "object", "additionalProperties": {"type": "object"}})
+        ));
+        assert!(may_drop_nulls(&json!(true)));
+    }
+
+    proptest::proptest! {
+        /// Where the flag says no optional `null` can be dropped, stripping
+        /// leaves any input as it was.
+        #[test]
+        fn a_schema_said_to_hold_none_strips_nothing(
+            required in proptest::collection::vec(proptest::bool::ANY, 1..4),
+            values in proptest::collection::vec(proptest::option::of(0i64..5), 1..4),
+        ) {
+            let mut properties = serde_json::Map::new();
+            let mut names = Vec::new();
+            for (at, is_required) in required.iter().enumerate() {
+                let name = format!("p{at}");
+                properties.insert(name.clone(), json!({"type": "integer"}));
+                if *is_required {
+                    names.push(name);
+                }
+            }
+            let schema = json!({"type": "object", "properties": properties, "required": names});
+            let input: serde_json::Map<String, serde_json::Value> = values
+                .iter()
+                .enumerate()
+                .map(|(at, v)| (format!("p{at}"), v.map_or(serde_json::Value::Null, |v| json!(v))))
+                .collect();
+            let input = serde_json::Value::Object(input);
+            if !may_drop_nulls(&schema) {
+                proptest::prop_assert_eq!(without_optional_nulls(&input, &schema).into_owned(), input);
+            }
+        }
+    }
 
     #[test]
     fn drops_the_nulls_of_optional_properties_at_any_depth() {

@@ -115,12 +115,12 @@ impl<'t> Call<'t> {
             id, name, input, ..
         } = block;
         match offered_tool(registry, &name, cx) {
-            Ok(tool) => {
+            Ok((tool, definition)) => {
                 let (arguments, repair) = repair_input(input);
                 Ok(Self {
                     id,
                     tool,
-                    definition: tool.definition_dyn(),
+                    definition,
                     arguments,
                     repair,
                     started,

@@ -8,13 +8,13 @@ use serde_json::Value;
 
 use crate::ToolRegistry;
 
-/// The tool called `name` in `registry`, if this request offers it;
-/// otherwise the error result the model reads.
+/// The tool called `name` in `registry` and its definition, if this
+/// request offers it; otherwise the error result the model reads.
 pub(super) fn offered_tool<'r>(
     registry: &'r ToolRegistry,
     name: &str,
     cx: &ToolContext,
-) -> Result<&'r Arc<dyn DynTool>, ToolResult> {
+) -> Result<(&'r Arc<dyn DynTool>, &'r ToolDefinition), ToolResult> {
     let Some(tool) = registry.resolve(name) else {
         return Err(ToolResult::error(
             ToolErrorKind::UnknownTool,
@@ -31,7 +31,7 @@ pub(super) fn offered_tool<'r>(
             ),
         ));
     }
-    Ok(tool)
+    Ok((tool, definition))
 }
 
 fn unknown_tool_message(registry: &ToolRegistry, name: &str) -> String {

@@ -32,6 +32,7 @@ impl<E> Held<E> {
     }
 
     /// `run`'s value, made the current one.
+    #[inline]
     pub(super) fn get_mut(&mut self, run: &RunId) -> Option<&mut E> {
         if !self.is_current(run) {
             let value = self.others.remove(run)?;
