@@ -49,6 +49,26 @@ impl RestateEngine {
         Arc::new(Self { ctx })
     }
 
+    /// Journals a claim named `name`: `true` when it is made in this
+    /// attempt, `false` when it comes back from an earlier one (its closure,
+    /// which only marks that it ran, does not run on a replay).
+    async fn claimed_now(
+        &self,
+        name: String,
+        what: impl FnOnce() -> String,
+    ) -> Result<bool, JournalError> {
+        let claimed_now = AtomicBool::new(false);
+        self.ctx
+            .run(|| {
+                claimed_now.store(true, Ordering::Relaxed);
+                async { HandlerResult::Ok(Json(())) }
+            })
+            .name(name)
+            .await
+            .map_err(|e| kept_no(what(), &e))?;
+        Ok(claimed_now.load(Ordering::Relaxed))
+    }
+
     /// What became of call `call_id` in an earlier attempt: its recorded
     /// result, or, when none was recorded, `None`, now kept as the call's
     /// outcome.
@@ -119,16 +139,11 @@ impl CallJournal for RestateEngine {
         call_id: &'a str,
     ) -> BoxFuture<'a, Result<Claimed, JournalError>> {
         Box::pin(async move {
-            let claimed_now = AtomicBool::new(false);
-            self.ctx
-                .run(|| {
-                    claimed_now.store(true, Ordering::Relaxed);
-                    async { HandlerResult::Ok(Json(())) }
-                })
-                .name(format!("claim of {call_id}"))
-                .await
-                .map_err(|e| kept_no(format!("the claim of call `{call_id}`"), &e))?;
-            if claimed_now.load(Ordering::Relaxed) {
+            let what = || format!("the claim of call `{call_id}`");
+            if self
+                .claimed_now(format!("claim of {call_id}"), what)
+                .await?
+            {
                 return Ok(Claimed::New);
             }
             Ok(match self.earlier_outcome(call_id).await? {
@@ -148,16 +163,12 @@ impl CallJournal for RestateEngine {
         call_ids: &'a [&'a str],
     ) -> BoxFuture<'a, Result<Vec<Claimed>, JournalError>> {
         Box::pin(async move {
-            let claimed_now = AtomicBool::new(false);
-            self.ctx
-                .run(|| {
-                    claimed_now.store(true, Ordering::Relaxed);
-                    async { HandlerResult::Ok(Json(())) }
-                })
-                .name(format!("claims of {} calls", call_ids.len()))
-                .await
-                .map_err(|e| kept_no(format!("the claims of {} calls", call_ids.len()), &e))?;
-            if claimed_now.load(Ordering::Relaxed) {
+            let calls = call_ids.len();
+            let what = || format!("the claims of {calls} calls");
+            if self
+                .claimed_now(format!("claims of {calls} calls"), what)
+                .await?
+            {
                 return Ok(vec![Claimed::New; call_ids.len()]);
             }
             // An earlier attempt claimed them: the entry after the claims
