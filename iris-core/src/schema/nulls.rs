@@ -36,11 +36,18 @@ pub(crate) fn may_drop_nulls(schema: &Value) -> bool {
     let Some(object) = schema.as_object() else {
         return true;
     };
+    let nests = ["anyOf", "oneOf", "allOf", "$ref"]
+        .iter()
+        .any(|key| object.contains_key(*key))
+        || object
+            .get("additionalProperties")
+            .is_some_and(|v| !v.is_boolean());
+    if nests {
+        return true;
+    }
+    // No properties: nothing is optional.
     let Some(properties) = object.get("properties").and_then(Value::as_object) else {
-        // No properties: nothing is optional, and nothing nests.
-        return ["anyOf", "oneOf", "allOf", "$ref", "additionalProperties"]
-            .iter()
-            .any(|key| object.get(*key).is_some_and(|v| !v.is_boolean()));
+        return false;
     };
     let required = object.get("required").and_then(Value::as_array);
     let is_required = |key: &str| required.is_some_and(|r| r.iter().any(|k| k == key));
@@ -62,16 +69,9 @@ pub(crate) fn may_drop_nulls(schema: &Value) -> bool {
             .all(|key| !p.contains_key(*key))
         })
     };
-    let nests = ["anyOf", "oneOf", "allOf", "$ref"]
+    properties
         .iter()
-        .any(|key| object.contains_key(*key))
-        || object
-            .get("additionalProperties")
-            .is_some_and(|v| !v.is_boolean());
-    nests
-        || properties
-            .iter()
-            .any(|(key, property)| !is_required(key) || !plain_scalar(property))
+        .any(|(key, property)| !is_required(key) || !plain_scalar(property))
 }
 
 /// Whether a container holds a `null` at any depth. Scalars are tested in
