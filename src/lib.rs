@@ -814,9 +814,40 @@ pub use iris_restate as restate;
 pub use iris_model as model;
 
 /// Deferred discovery: `tool_search`, the local ranker, budgeted
-/// disclosure, and the Decision backend (feature `decision`).
+/// disclosure, the Decision backend (feature `decision`), and a sentence
+/// encoder that ranks by meaning beside words (feature `encoder`; see
+/// [`DiscoveryBuilder::encoder`](discovery::DiscoveryBuilder::encoder)).
 #[cfg(feature = "runtime")]
-pub use iris_tools::discovery;
+pub mod discovery {
+    pub use iris_tools::discovery::*;
+
+    /// A sentence encoder run in process (feature `encoder`): a BERT model
+    /// such as all-MiniLM-L6-v2, loaded from a folder or (feature
+    /// `encoder-hub`) fetched once from the Hugging Face hub, for
+    /// [`DiscoveryBuilder::encoder`](super::discovery::DiscoveryBuilder::encoder).
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    ///
+    /// use iris::ToolRegistry;
+    /// use iris::discovery::encoder::SentenceEncoder;
+    /// use iris::discovery::{Discovery, ToolSearch};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let encoder = Arc::new(SentenceEncoder::from_folder("models/all-MiniLM-L6-v2")?);
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(ToolSearch)?;
+    /// // ... eager and deferred tools ...
+    /// let discovery = Discovery::builder(Arc::new(registry)).encoder(encoder).build()?;
+    /// # let _ = discovery;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "encoder")]
+    pub mod encoder {
+        pub use iris_encoder::{EncoderError, SentenceEncoder};
+    }
+}
 
 /// Traces in the OpenTelemetry GenAI conventions: the attribute names Iris's
 /// `invoke_agent`, `chat` and `execute_tool` spans carry, the switch that

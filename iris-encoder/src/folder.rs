@@ -36,7 +36,13 @@ struct SentenceBertConfig {
     max_seq_length: Option<usize>,
 }
 
+/// `1_Pooling/config.json` as sentence-transformers writes it: one flag per
+/// pooling mode.
 #[derive(Deserialize)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "the file's own shape: one flag per mode"
+)]
 struct PoolingConfig {
     #[serde(default)]
     pooling_mode_cls_token: bool,

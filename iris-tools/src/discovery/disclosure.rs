@@ -29,6 +29,10 @@ pub struct DisclosurePolicy {
     pub min_coverage: f32,
     /// Most share of the run's token budget one search loads.
     pub search_share: f32,
+    /// Least similarity to the intent the first candidate needs for
+    /// anything to load without a selection, when ranked with an encoder
+    /// (ignored without one).
+    pub min_similarity: f32,
 }
 
 /// Tools loaded for an intent without a selection, unless set.
@@ -40,13 +44,30 @@ pub const LOAD_MIN_COVERAGE: f32 = 0.35;
 /// Share of the budget one search loads at most, unless set.
 pub const LOAD_SEARCH_SHARE: f32 = 0.25;
 
+/// With an encoder: tools loaded for an intent without a selection...
+///
+/// Chosen on the tuning half of the labelled set as the word ranker's were
+/// (`discovery_eval --encoder DIR --calibrate`), over the fused scores: the
+/// most requests with a right tool loaded after one search, at three
+/// schemas per search or fewer on average and with 70% of requests no tool
+/// fits loading nothing. A request's similarity to its closest tool tells
+/// "some tool fits" from "none does" far better than word coverage, so the
+/// gate is on similarity and the head can be wider.
+pub const ENCODER_LOAD_MAX_TOOLS: usize = 5;
+/// ...the share of the first candidate's fused score a loaded one needs...
+pub const ENCODER_LOAD_HEAD_RATIO: f32 = 0.2;
+/// ...and the similarity the first candidate needs for anything to load.
+pub const ENCODER_LOAD_MIN_SIMILARITY: f32 = 0.375;
+
 impl Default for DisclosurePolicy {
+    /// The policy of the word ranker alone.
     fn default() -> Self {
         Self {
             max_tools: LOAD_MAX_TOOLS,
             head_ratio: LOAD_HEAD_RATIO,
             min_coverage: LOAD_MIN_COVERAGE,
             search_share: LOAD_SEARCH_SHARE,
+            min_similarity: 0.0,
         }
     }
 }
@@ -61,14 +82,31 @@ impl DisclosurePolicy {
         }
     }
 
-    /// How many of `ranked` (score and coverage of each candidate, best
-    /// first) load for an intent without a selection.
+    /// The policy of rankings fused with an encoder: a gate on the first
+    /// candidate's similarity instead of its word coverage.
     #[must_use]
-    pub fn head(&self, ranked: &[(f32, f32)]) -> usize {
+    pub fn with_encoder() -> Self {
+        Self {
+            max_tools: ENCODER_LOAD_MAX_TOOLS,
+            head_ratio: ENCODER_LOAD_HEAD_RATIO,
+            min_coverage: 0.0,
+            search_share: LOAD_SEARCH_SHARE,
+            min_similarity: ENCODER_LOAD_MIN_SIMILARITY,
+        }
+    }
+
+    /// How many of `ranked` (score and coverage of each candidate, best
+    /// first) load for an intent without a selection; `similarity` is the
+    /// first candidate's, when ranked with an encoder.
+    #[must_use]
+    pub fn head(&self, ranked: &[(f32, f32)], similarity: Option<f32>) -> usize {
         let Some(&(top, coverage)) = ranked.first() else {
             return 0;
         };
         if top <= 0.0 || coverage < self.min_coverage {
+            return 0;
+        }
+        if similarity.is_some_and(|s| s < self.min_similarity) {
             return 0;
         }
         ranked
@@ -90,7 +128,8 @@ impl DisclosurePolicy {
             .iter()
             .map_while(|c| Some((c.score?, c.coverage?)))
             .collect();
-        let head = self.head(&ranked);
+        let similarity = answer.candidates.first().and_then(|c| c.similarity);
+        let head = self.head(&ranked, similarity);
         answer
             .candidates
             .iter()
@@ -152,13 +191,42 @@ mod tests {
             ..DisclosurePolicy::default()
         };
         assert_eq!(
-            policy.head(&[(10.0, 0.8), (9.0, 0.7), (8.0, 0.7), (7.5, 0.6)]),
+            policy.head(&[(10.0, 0.8), (9.0, 0.7), (8.0, 0.7), (7.5, 0.6)], None),
             3
         );
-        assert_eq!(policy.head(&[(10.0, 0.8), (3.0, 0.2)]), 1);
-        assert_eq!(policy.head(&[(10.0, 0.1), (9.0, 0.1)]), 0, "nothing fits");
-        assert_eq!(policy.head(&[]), 0);
-        assert_eq!(DisclosurePolicy::selected_only().head(&[(10.0, 0.9)]), 0);
+        assert_eq!(policy.head(&[(10.0, 0.8), (3.0, 0.2)], None), 1);
+        assert_eq!(
+            policy.head(&[(10.0, 0.1), (9.0, 0.1)], None),
+            0,
+            "nothing fits"
+        );
+        assert_eq!(policy.head(&[], None), 0);
+        assert_eq!(
+            DisclosurePolicy::selected_only().head(&[(10.0, 0.9)], None),
+            0
+        );
         assert_eq!(policy.search_tokens(8_000), 2_000);
+    }
+
+    #[test]
+    fn with_an_encoder_similarity_decides_whether_anything_loads() {
+        let policy = DisclosurePolicy::with_encoder();
+        let ranked = [(0.6, 0.0), (0.5, 0.0), (0.2, 0.0)];
+        assert_eq!(policy.head(&ranked, Some(0.55)), 3, "words matched nothing");
+        assert_eq!(
+            policy.head(&[(0.6, 0.0), (0.1, 0.0)], Some(0.55)),
+            1,
+            "a clear leader"
+        );
+        assert_eq!(
+            policy.head(&ranked, Some(0.2)),
+            0,
+            "no tool is alike enough"
+        );
+        assert_eq!(
+            DisclosurePolicy::default().head(&[(10.0, 0.8)], Some(0.0)),
+            1,
+            "the word policy sets no similarity gate"
+        );
     }
 }

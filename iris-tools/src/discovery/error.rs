@@ -19,6 +19,9 @@ pub enum DiscoveryError {
         /// How many tools are deferred.
         count: usize,
     },
+    /// The encoder given to rank with failed on the tools' texts.
+    #[error("the deferred tools could not be encoded for tool search: {0}")]
+    Encoder(#[source] super::EncodeError),
 }
 
 iris_runtime::__wings::debug_as_display!(DiscoveryError);

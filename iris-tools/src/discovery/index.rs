@@ -17,6 +17,7 @@ use rustc_hash::FxHashMap;
 use iris_core::{ToolDefinition, ToolName};
 
 use super::associations;
+use super::meaning::ToolVectors;
 
 mod explain;
 use super::parameters::{MAX_SCHEMA_NODES, ParameterText, split_examples, visit_parameters};
@@ -72,6 +73,8 @@ pub struct SearchIndex {
     /// query touches, so kept dense rather than beside the tool's name.
     lengths: Vec<f32>,
     total_length: f64,
+    /// Each tool's vector from a sentence encoder, when discovery has one.
+    meaning: Option<std::sync::Arc<ToolVectors>>,
 }
 
 /// A tool with its score for a query.
@@ -81,6 +84,9 @@ pub(crate) struct Scored {
     pub(crate) score: f32,
     /// Share of the query's weight (by IDF) that this tool matched, 0 to 1.
     pub(crate) coverage: f32,
+    /// The cosine of the tool's and the query's vectors, when ranked with
+    /// an encoder.
+    pub(crate) similarity: Option<f32>,
 }
 
 /// One distinct term of a query.
@@ -214,6 +220,20 @@ impl SearchIndex {
         self.names.push_str(definition.name().as_str());
         self.name_ends
             .push(u32::try_from(self.names.len()).unwrap_or(u32::MAX));
+    }
+
+    /// The index with `vectors`, each tool's by tool id, which searches
+    /// then fuse with the word scores.
+    #[must_use]
+    pub fn with_vectors(mut self, vectors: std::sync::Arc<ToolVectors>) -> Self {
+        self.meaning = Some(vectors);
+        self
+    }
+
+    /// The tools' vectors, when the index has them.
+    #[must_use]
+    pub fn vectors(&self) -> Option<&std::sync::Arc<ToolVectors>> {
+        self.meaning.as_ref()
     }
 
     /// How many tools are indexed.
@@ -482,6 +502,7 @@ impl SearchIndex {
                             tool,
                             score,
                             coverage: matched / total_weight.max(f32::EPSILON),
+                            similarity: None,
                         }
                     })
                     .collect();

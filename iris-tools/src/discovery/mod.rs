@@ -20,6 +20,14 @@
 //!   runner-up) reaches [`SELECT_MIN_CONFIDENCE`];
 //!   otherwise the answer is none. Candidates are the deferred tools the
 //!   request's view allows; eager tools never are.
+//! - **Meaning (optional).** Built with an encoder
+//!   ([`DiscoveryBuilder::encoder`]; `iris::discovery::encoder` runs
+//!   all-MiniLM-L6-v2 in process), each deferred tool's name and description
+//!   are encoded once per catalog and each intent per search; a tool's score
+//!   is then the cosine of the two vectors plus [`ENCODER_WORD_WEIGHT`] times
+//!   its word score relative to the intent's best, and selection and loading
+//!   follow [`SelectionRule::with_encoder`] and
+//!   [`DisclosurePolicy::with_encoder`], which gate on that similarity.
 //! - **Loading.** A selected tool loads. An intent with no selection loads
 //!   the head of its ranking as [`DisclosurePolicy`] says (by default up
 //!   to five candidates scoring at least a fifth of the first one's, when
@@ -44,6 +52,7 @@
 //! | `backend.rs` | [`SearchBackend`] and the local ranker's selection rule |
 //! | `disclosure.rs`, `budget.rs` | what a search loads beyond selections, and the token budget |
 //! | `index.rs`, `postings.rs`, `tokenize.rs`, `parameters.rs`, `associations.rs` | the BM25 index: terms, postings, parameter text, related words |
+//! | `meaning/` | the encoder trait, the tools' vectors and the fused ranking |
 //! | `decision/` | the remote Decision backend (feature `decision`) |
 //!
 //! ```
@@ -93,16 +102,18 @@ mod tokenize;
 mod tool_search;
 
 pub use backend::{
-    CANDIDATES_PER_INTENT, Candidate, IntentAnswer, LocalRanker, RankedCandidate, Ranking,
-    SELECT_MIN_CONFIDENCE, SELECT_MIN_COVERAGE, SearchAnswer, SearchBackend, SearchFailure,
-    SearchScope, SelectionRule, candidate_of,
+    CANDIDATES_PER_INTENT, Candidate, ENCODER_SELECT_MIN_LEAD, ENCODER_SELECT_MIN_SIMILARITY,
+    IntentAnswer, LocalRanker, RankedCandidate, Ranking, SELECT_MIN_CONFIDENCE,
+    SELECT_MIN_COVERAGE, SearchAnswer, SearchBackend, SearchFailure, SearchScope, SelectionRule,
+    candidate_of,
 };
 pub use budget::{CHARS_PER_TOKEN, DEFAULT_BUDGET_TOKENS, schema_tokens};
 pub use disclosure::{
-    DisclosurePolicy, LOAD_HEAD_RATIO, LOAD_MAX_TOOLS, LOAD_MIN_COVERAGE, LOAD_SEARCH_SHARE,
+    DisclosurePolicy, ENCODER_LOAD_HEAD_RATIO, ENCODER_LOAD_MAX_TOOLS, ENCODER_LOAD_MIN_SIMILARITY,
+    LOAD_HEAD_RATIO, LOAD_MAX_TOOLS, LOAD_MIN_COVERAGE, LOAD_SEARCH_SHARE,
 };
 pub use index::{Explanation, SearchIndex, TermGain, TermSource};
-pub use meaning::{EncodeError, TextEncoder};
+pub use meaning::{ENCODER_WORD_WEIGHT, EncodeError, TextEncoder, ToolVectors};
 pub use tool_search::{ToolSearch, tool_search};
 
 /// The name of the search tool.

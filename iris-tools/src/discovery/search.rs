@@ -117,7 +117,7 @@ impl Discovery {
     fn disclose(&self, run: &RunId, answers: &[IntentAnswer], registry: &ToolRegistry) -> Loading {
         let mut loading = Loading::default();
         let mut wanted: Vec<&ToolName> = Vec::new();
-        for name in answers.iter().flat_map(|a| self.policy.to_load(a)) {
+        for name in answers.iter().flat_map(|a| self.policy_for(a).to_load(a)) {
             if !wanted.contains(&name) {
                 wanted.push(name);
             }

@@ -15,6 +15,7 @@ use iris_core::{Exposure, RunId, ToolName, ToolSpec};
 use rustc_hash::FxHashSet;
 
 use super::DiscoveryError;
+use super::meaning::{EncodeError, TextEncoder, ToolVectors, VectorCache, text_of};
 use iris_runtime::ledger::RunLedger;
 use iris_runtime::{SharedRegistry, ToolRegistry, ToolRegistryView};
 
@@ -55,8 +56,21 @@ pub struct Discovery {
     pub(super) budget_tokens: usize,
     /// What a search loads when it selects nothing.
     pub(super) policy: DisclosurePolicy,
+    /// The same for answers ranked with the encoder.
+    pub(super) encoder_policy: DisclosurePolicy,
+    /// The encoder and the tool vectors it made, when searches fuse meaning
+    /// with words.
+    pub(super) meaning: Option<Meaning>,
     /// Where each run's disclosure is kept.
     pub(super) ledger: Arc<RunLedger>,
+}
+
+/// The encoder of a discovery service and the vectors it made before, so
+/// a registry that changed is indexed again without encoding the tools it
+/// kept.
+pub(super) struct Meaning {
+    encoder: Arc<dyn TextEncoder>,
+    cache: VectorCache,
 }
 
 impl std::fmt::Debug for Discovery {
@@ -75,11 +89,23 @@ pub(super) struct Indexed {
 }
 
 impl Indexed {
-    fn of(registry: Arc<ToolRegistry>) -> Self {
-        Self {
-            index: SearchIndex::of_deferred(&registry),
-            registry,
+    /// The index of `registry`'s deferred tools, with their vectors when
+    /// there is an encoder.
+    fn of(registry: Arc<ToolRegistry>, meaning: Option<&Meaning>) -> Result<Self, EncodeError> {
+        let mut index = SearchIndex::of_deferred(&registry);
+        if let Some(meaning) = meaning {
+            let texts: Vec<String> = (0..u32::try_from(index.len()).unwrap_or(u32::MAX))
+                .map(|id| {
+                    registry
+                        .resolve(index.tool(id))
+                        .map(|t| text_of(t.definition_dyn()))
+                        .unwrap_or_default()
+                })
+                .collect();
+            let vectors = ToolVectors::build(Arc::clone(&meaning.encoder), &texts, &meaning.cache)?;
+            index = index.with_vectors(Arc::new(vectors));
         }
+        Ok(Self { registry, index })
     }
 }
 
@@ -90,6 +116,8 @@ pub struct DiscoveryBuilder {
     backend: Arc<dyn SearchBackend>,
     budget_tokens: usize,
     policy: DisclosurePolicy,
+    encoder_policy: DisclosurePolicy,
+    encoder: Option<Arc<dyn TextEncoder>>,
     ledger: Option<Arc<RunLedger>>,
 }
 
@@ -132,6 +160,31 @@ impl DiscoveryBuilder {
         self
     }
 
+    /// Ranks with `encoder` too: each deferred tool's name and description
+    /// are encoded when the service is built (and again only for tools that
+    /// changed, when the registry does), each intent when it is searched,
+    /// and the local ranker fuses the cosine of the two with its word
+    /// score, selecting and loading by [`SelectionRule::with_encoder`] and
+    /// [`DisclosurePolicy::with_encoder`]. A backend set with
+    /// [`backend`](Self::backend) gets the fused index in its scope.
+    ///
+    /// Costs: building encodes every deferred tool once (milliseconds
+    /// each, on the calling thread); a search encodes its intents on a
+    /// blocking thread; each tool's vector takes `4 × dimensions` bytes.
+    ///
+    /// [`SelectionRule::with_encoder`]: super::SelectionRule::with_encoder
+    pub fn encoder(mut self, encoder: Arc<dyn TextEncoder>) -> Self {
+        self.encoder = Some(encoder);
+        self
+    }
+
+    /// Sets what a search ranked with the encoder loads for an intent with
+    /// no selected tool (default [`DisclosurePolicy::with_encoder`]).
+    pub fn encoder_disclosure(mut self, policy: DisclosurePolicy) -> Self {
+        self.encoder_policy = policy;
+        self
+    }
+
     /// Checks the registry and finishes.
     ///
     /// # Errors
@@ -164,13 +217,20 @@ impl DiscoveryBuilder {
                 count: deferred.len(),
             });
         }
+        let meaning = self.encoder.map(|encoder| Meaning {
+            encoder,
+            cache: VectorCache::default(),
+        });
+        let indexed = Indexed::of(registry, meaning.as_ref()).map_err(DiscoveryError::Encoder)?;
         Ok(Discovery {
-            indexed: ArcSwap::from_pointee(Indexed::of(registry)),
+            indexed: ArcSwap::from_pointee(indexed),
             reindexing: Mutex::new(()),
             registry: self.registry,
             backend: self.backend,
             budget_tokens: self.budget_tokens,
             policy: self.policy,
+            encoder_policy: self.encoder_policy,
+            meaning,
             ledger: self.ledger.unwrap_or_default(),
         })
     }
@@ -204,6 +264,8 @@ impl Discovery {
             backend: Arc::new(LocalRanker::default()),
             budget_tokens: DEFAULT_BUDGET_TOKENS,
             policy: DisclosurePolicy::default(),
+            encoder_policy: DisclosurePolicy::with_encoder(),
+            encoder: None,
             ledger: None,
         }
     }
@@ -325,8 +387,40 @@ impl Discovery {
         if Arc::ptr_eq(&indexed.registry, &current) {
             return indexed;
         }
-        let fresh = Arc::new(Indexed::of(current));
+        let fresh = match Indexed::of(Arc::clone(&current), self.meaning.as_ref()) {
+            Ok(fresh) => fresh,
+            Err(error) => {
+                // The catalog changed and its new tools could not be
+                // encoded: rank by words until the next change.
+                tracing::warn!(%error, "tool search ranks by words alone until the registry changes again");
+                Indexed {
+                    index: SearchIndex::of_deferred(&current),
+                    registry: current,
+                }
+            }
+        };
+        let fresh = Arc::new(fresh);
         self.indexed.store(Arc::clone(&fresh));
         fresh
+    }
+
+    /// What a search loads for `answer` without a selection: the encoder's
+    /// policy when the answer was ranked with it.
+    pub(super) fn policy_for(&self, answer: &super::IntentAnswer) -> &DisclosurePolicy {
+        if answer
+            .candidates
+            .first()
+            .is_some_and(|c| c.similarity.is_some())
+        {
+            &self.encoder_policy
+        } else {
+            &self.policy
+        }
+    }
+
+    /// Whether searches fuse meaning with words.
+    #[must_use]
+    pub fn has_encoder(&self) -> bool {
+        self.meaning.is_some()
     }
 }

@@ -12,6 +12,9 @@
 )]
 #[path = "../../files/mod.rs"]
 mod files;
+/// The pinned peers, installed on first use (one copy for every module).
+#[path = "../../support/installed.rs"]
+mod installed;
 /// A loopback HTTP server for the model adapters' tests.
 #[path = "loopback.rs"]
 mod loopback;
@@ -26,6 +29,7 @@ mod cassettes;
 mod children;
 mod command_tools;
 mod conformance;
+mod discovery_encoder;
 mod error_paths;
 mod fs_edit_props;
 mod fuzz_seeds;

@@ -16,11 +16,8 @@ use std::time::{Duration, Instant};
 use iris::artifacts::object_store::ObjectStore;
 use object_store::aws::AmazonS3Builder;
 
-#[path = "../../../support/installed.rs"]
-mod installed;
-
 fn folder() -> PathBuf {
-    installed::S3_SERVER.folder()
+    crate::installed::S3_SERVER.folder()
 }
 
 pub(crate) struct S3Server {
