@@ -329,3 +329,67 @@ fn doctor_and_completions_help_set_a_machine_up() {
         assert!(text(&script.stdout).contains("lint"), "{shell}");
     }
 }
+
+#[cfg(feature = "encoder")]
+#[path = "../../tests/support/installed.rs"]
+mod installed;
+
+/// `iris eval --encoder` ranks with the sentence encoder (all-MiniLM-L6-v2,
+/// pinned, from `PyPI`): a request in other words than any tool's is found,
+/// the report names the encoder, and a folder that is no model is refused
+/// with what it lacks.
+#[cfg(feature = "encoder")]
+#[test]
+fn eval_with_the_encoder_finds_requests_in_other_words() {
+    let model = installed::SENTENCE_ENCODER.folder().join("model");
+    let dir = workspace();
+    std::fs::write(
+        dir.path().join("cases.yaml"),
+        "cases:
+  - { request: how long is this paragraph, expect: [count_words] }
+  - { request: report the total of this text, expect: [count_words] }
+  - { request: knead pizza dough until it is elastic, expect: [] }
+",
+    )
+    .unwrap();
+    let words = json(&iris(dir.path(), &["eval", "cases.yaml", "--json"]));
+    assert_eq!(words["encoder"], Value::Null);
+    let model_arg = model.to_str().unwrap();
+    let measured = iris(
+        dir.path(),
+        &["eval", "cases.yaml", "--json", "--encoder", model_arg],
+    );
+    assert_eq!(
+        measured.status.code(),
+        Some(0),
+        "{}",
+        text(&measured.stderr)
+    );
+    let report = json(&measured);
+    assert!(
+        report["encoder"].as_str().unwrap().starts_with("model@"),
+        "{report:#}"
+    );
+    assert_eq!(report["figures"]["top1"], 1.0, "{report:#}");
+    assert_eq!(
+        report["figures"]["nothing_loaded_when_none_fits"], 1.0,
+        "{report:#}"
+    );
+    let first = &report["outcomes"][0];
+    assert_eq!(first["first"], "count_words", "{report:#}");
+
+    let shown = iris(dir.path(), &["eval", "cases.yaml", "--encoder", model_arg]);
+    assert!(
+        text(&shown.stdout).contains("encoder                    model@"),
+        "{}",
+        text(&shown.stdout)
+    );
+
+    let refused = iris(dir.path(), &["eval", "cases.yaml", "--encoder", "."]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("has no `config.json`"),
+        "{}",
+        text(&refused.stderr)
+    );
+}

@@ -35,8 +35,9 @@
 //! (`benches/eval/meaning/measure.py` reads it).
 #![allow(
     clippy::print_stdout,
+    clippy::print_stderr,
     clippy::cast_precision_loss,
-    reason = "an evaluation command prints ratios"
+    reason = "an evaluation command prints ratios, and its progress on stderr"
 )]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -48,9 +49,13 @@ use iris::definition::{Exposure, ToolDefinition, ToolName};
 use iris::discovery::{
     DEFAULT_BUDGET_TOKENS, DisclosurePolicy, LocalRanker, SearchScope, SelectionRule, schema_tokens,
 };
+
+#[path = "discovery_eval/kept_vectors.rs"]
+mod kept_vectors;
 use iris::serde::Deserialize;
 use iris::tool::DynamicTool;
 use iris::{ToolRegistry, ToolResult};
+use kept_vectors::KeptVectors;
 
 #[derive(Deserialize)]
 #[serde(crate = "iris::serde")]
@@ -93,6 +98,11 @@ struct Options {
     calibrate: bool,
     failures: usize,
     dump: Option<PathBuf>,
+    /// A sentence encoder's model folder: the evaluation is then made a
+    /// second time with the encoder.
+    encoder: Option<PathBuf>,
+    /// Where request and tool vectors are kept between runs.
+    vectors: Option<PathBuf>,
 }
 
 fn options() -> Result<Options, Box<dyn Error>> {
@@ -104,6 +114,8 @@ fn options() -> Result<Options, Box<dyn Error>> {
         calibrate: false,
         failures: 0,
         dump: None,
+        encoder: None,
+        vectors: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -120,9 +132,11 @@ fn options() -> Result<Options, Box<dyn Error>> {
             "--min-confidence" => options.rule.min_confidence = value.parse()?,
             "--failures" => options.failures = value.parse()?,
             "--dump" => options.dump = Some(value.into()),
+            "--encoder" => options.encoder = Some(value.into()),
+            "--vectors" => options.vectors = Some(value.into()),
             other => {
                 return Err(format!(
-                    "unknown option `{other}`; expected --data, --limit, --holdout, --min-coverage, --min-confidence, --failures, --dump or --calibrate"
+                    "unknown option `{other}`; expected --data, --limit, --holdout, --min-coverage, --min-confidence, --failures, --dump, --encoder, --vectors or --calibrate"
                 )
                 .into());
             }
@@ -252,6 +266,7 @@ struct Seen {
     top: f32,
     second: Option<f32>,
     coverage: f32,
+    similarity: Option<f32>,
     top_right: bool,
 }
 
@@ -261,6 +276,8 @@ struct Seen {
 #[derive(Clone)]
 struct Head {
     candidates: Vec<(f32, f32, usize, bool)>,
+    /// The first candidate's similarity, when ranked with an encoder.
+    similarity: Option<f32>,
     selected: bool,
 }
 
@@ -271,7 +288,7 @@ fn loads(policy: &DisclosurePolicy, head: &Head) -> (usize, usize, bool) {
         1
     } else {
         let ranked: Vec<(f32, f32)> = head.candidates.iter().map(|c| (c.0, c.1)).collect();
-        policy.head(&ranked)
+        policy.head(&ranked, head.similarity)
     };
     let share = policy.search_tokens(DEFAULT_BUDGET_TOKENS);
     let (mut n, mut tokens, mut right) = (0, 0, false);
@@ -329,10 +346,18 @@ fn load_figures(policy: &DisclosurePolicy, heads: &[Head], orphans: &[Head]) -> 
 
 fn print_loads(policy: &DisclosurePolicy, eval: &Evaluation) {
     println!(
-        "disclosure: up to {} candidates scoring at least {:.2} of the first's, when it covers {:.2} or more, at most {:.0}% of the budget per search",
+        "disclosure: up to {} candidates scoring at least {:.2} of the first's, when it covers {:.2} or more{}, at most {:.0}% of the budget per search",
         policy.max_tools,
         policy.head_ratio,
         policy.min_coverage,
+        if eval.encoded {
+            format!(
+                " and its similarity is {:.3} or more",
+                policy.min_similarity
+            )
+        } else {
+            String::new()
+        },
         policy.search_share * 100.0
     );
     println!(
@@ -363,17 +388,51 @@ fn print_loads(policy: &DisclosurePolicy, eval: &Evaluation) {
 /// loading nothing, printed with its figures on both halves; and, for the
 /// record, the best availability the same search finds when fewer no-fit
 /// requests must load nothing.
-fn calibrate_loads(eval: &Evaluation) {
-    const LEVELS: [f64; 4] = [0.85, 0.70, 0.50, 0.0];
+/// The share of no-fit requests that must load nothing when policies are
+/// calibrated, most demanding first.
+const LEVELS: [f64; 4] = [0.85, 0.70, 0.50, 0.0];
+
+fn calibrate_loads(eval: &Evaluation, encoded: bool) {
+    for (level, slot) in LEVELS.iter().zip(best_policies(eval, encoded)) {
+        let Some((_, policy)) = slot else {
+            println!("no disclosure policy meets the limits on the tuning half at {level:.2}");
+            continue;
+        };
+        println!(
+            "calibrated disclosure on the tuning half (no-fit requests loading nothing >= {level:.2}):"
+        );
+        print_loads(&policy, eval);
+    }
+}
+
+/// Per level of [`LEVELS`], the policy with the most availability on the
+/// tuning half at three schemas per search or fewer, and that availability.
+fn best_policies(eval: &Evaluation, encoded: bool) -> [Option<(f64, DisclosurePolicy)>; 4] {
     let mut best: [Option<(f64, DisclosurePolicy)>; 4] = [None; 4];
     for max_tools in 1..=5 {
         for ratio_step in 4..=20 {
-            for coverage_step in 0..=18 {
-                let policy = DisclosurePolicy {
-                    max_tools,
-                    head_ratio: ratio_step as f32 * 0.05,
-                    min_coverage: coverage_step as f32 * 0.05,
-                    ..DisclosurePolicy::default()
+            // Without an encoder the gate is the first candidate's word
+            // coverage (0 to 0.90); with one, its similarity (0.20 to 0.75).
+            // Each value divided out rather than stepped by multiplying, so
+            // it is the same `f32` as the literal it prints as.
+            for gate_step in 0..=22 {
+                let policy = if encoded {
+                    DisclosurePolicy {
+                        max_tools,
+                        head_ratio: ratio_step as f32 / 20.0,
+                        min_similarity: (8 + gate_step) as f32 / 40.0,
+                        ..DisclosurePolicy::with_encoder()
+                    }
+                } else {
+                    if gate_step > 18 {
+                        continue;
+                    }
+                    DisclosurePolicy {
+                        max_tools,
+                        head_ratio: ratio_step as f32 / 20.0,
+                        min_coverage: gate_step as f32 / 20.0,
+                        ..DisclosurePolicy::default()
+                    }
                 };
                 let f = load_figures(&policy, &eval.heads[1], &eval.head_orphans[1]);
                 if f.mean_schemas > 3.0 {
@@ -387,16 +446,7 @@ fn calibrate_loads(eval: &Evaluation) {
             }
         }
     }
-    for (level, slot) in LEVELS.iter().zip(best) {
-        let Some((_, policy)) = slot else {
-            println!("no disclosure policy meets the limits on the tuning half at {level:.2}");
-            continue;
-        };
-        println!(
-            "calibrated disclosure on the tuning half (no-fit requests loading nothing >= {level:.2}):"
-        );
-        print_loads(&policy, eval);
-    }
+    best
 }
 
 #[derive(Default)]
@@ -481,6 +531,8 @@ fn halves(catalog: &[CatalogEntry]) -> HashMap<String, bool> {
 }
 
 struct Evaluation {
+    /// Whether ranked with an encoder.
+    encoded: bool,
     /// Per half (`true` = tuning): plain BM25, then Iris.
     tallies: [[Tally; 2]; 2],
     /// Per half: what the rule saw of each request with a right tool.
@@ -498,14 +550,16 @@ fn evaluate(
     queries: &[Query],
     multi: &[Query],
     options: &Options,
+    config: &Config,
 ) -> Result<Evaluation, Box<dyn Error>> {
     let half_of = halves(catalog);
     let half = |q: &Query| usize::from(half_of.get(q.golds()[0]).copied().unwrap_or(false));
     let registry = Arc::new(registry_of(catalog, &HashSet::new())?);
-    let scope = SearchScope::all(&registry);
+    let scope = config.scope(&registry)?;
     let bm25 = PlainBm25::new(catalog);
-    let local = LocalRanker::with_rule(options.rule);
+    let local = config.ranker;
     let mut eval = Evaluation {
+        encoded: config.encoder.is_some(),
         tallies: Default::default(),
         seen: Default::default(),
         seen_orphans: Default::default(),
@@ -583,7 +637,7 @@ fn evaluate(
             .map(|(_, name)| name)
             .collect();
         let reduced = Arc::new(registry_of(catalog, &held_out)?);
-        let reduced_scope = SearchScope::all(&reduced);
+        let reduced_scope = config.scope(&reduced)?;
         for query in queries
             .iter()
             .filter(|q| q.golds().iter().all(|g| held_out.contains(g)))
@@ -622,6 +676,11 @@ fn head_of(
                 )
             })
             .collect(),
+        similarity: ranking
+            .candidates
+            .first()
+            .and_then(|c| c.similarity)
+            .map(rounded),
         selected: ranking.selected.is_some(),
     }
 }
@@ -632,13 +691,14 @@ fn seen_of(ranking: &iris::discovery::Ranking, golds: &[&str]) -> Seen {
         top: first.map_or(0.0, |c| c.score),
         second: ranking.candidates.get(1).map(|c| c.score),
         coverage: first.map_or(0.0, |c| c.coverage),
+        similarity: first.and_then(|c| c.similarity),
         top_right: first.is_some_and(|c| golds.contains(&c.name.as_str())),
     }
 }
 
 /// Coverage, precision and none-rate of `rule` over what was seen.
 fn rule_figures(rule: SelectionRule, seen: &[Seen], orphans: &[Seen]) -> (f64, f64, f64) {
-    let selects = |s: &Seen| s.top > 0.0 && rule.selects(s.top, s.second, s.coverage);
+    let selects = |s: &Seen| s.top > 0.0 && rule.selects(s.top, s.second, s.coverage, s.similarity);
     let selected = seen.iter().filter(|s| selects(s)).count();
     let right = seen.iter().filter(|s| selects(s) && s.top_right).count();
     let declined = orphans.iter().filter(|s| !selects(s)).count();
@@ -654,11 +714,28 @@ fn rule_figures(rule: SelectionRule, seen: &[Seen], orphans: &[Seen]) -> (f64, f
 fn calibrate(eval: &Evaluation) {
     const PRECISION: f64 = 0.90;
     let mut best: Option<(f64, SelectionRule)> = None;
-    for coverage_step in 0..=18 {
-        for confidence_step in 0..=80 {
-            let rule = SelectionRule {
-                min_coverage: coverage_step as f32 * 0.05,
-                min_confidence: confidence_step as f32 * 0.01,
+    // Without an encoder: coverage 0 to 0.90 and confidence 0 to 0.80; with
+    // one, similarity 0.20 to 0.80 and lead 0 to 0.50.
+    for first_step in 0..=24 {
+        for second_step in 0..=80 {
+            let rule = if eval.encoded {
+                if second_step > 50 {
+                    continue;
+                }
+                SelectionRule {
+                    min_similarity: (8 + first_step) as f32 / 40.0,
+                    min_lead: second_step as f32 / 100.0,
+                    ..SelectionRule::with_encoder()
+                }
+            } else {
+                if first_step > 18 {
+                    continue;
+                }
+                SelectionRule {
+                    min_coverage: first_step as f32 / 20.0,
+                    min_confidence: second_step as f32 / 100.0,
+                    ..SelectionRule::default()
+                }
             };
             let (coverage, precision, _) = rule_figures(rule, &eval.seen[1], &eval.seen_orphans[1]);
             if precision >= PRECISION && best.is_none_or(|(c, _)| coverage > c) {
@@ -671,8 +748,8 @@ fn calibrate(eval: &Evaluation) {
         return;
     };
     println!(
-        "calibrated on the tuning half: min_coverage {:.2}, min_confidence {:.2}",
-        rule.min_coverage, rule.min_confidence
+        "calibrated on the tuning half: min_coverage {:.2}, min_confidence {:.2}, min_similarity {:.3}, min_lead {:.2}",
+        rule.min_coverage, rule.min_confidence, rule.min_similarity, rule.min_lead
     );
     for (h, half) in [(1, "tuning"), (0, "validation")] {
         let (coverage, precision, none) = rule_figures(rule, &eval.seen[h], &eval.seen_orphans[h]);
@@ -681,6 +758,87 @@ fn calibrate(eval: &Evaluation) {
             coverage * precision
         );
     }
+}
+
+/// Prints one configuration's figures, and with `--calibrate` the rules
+/// and policies the tuning half calls for.
+fn report(eval: &Evaluation, options: &Options) {
+    let ranker = if eval.encoded {
+        "iris + encoder"
+    } else {
+        "iris local"
+    };
+    println!(
+        "| half | ranker | top-1 ranked | top-1 selected | coverage | precision | recall@5 | macro top-1 | none-rate | two-tool both in top 5 | requests |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (h, half) in [(1, "tuning"), (0, "validation")] {
+        eval.tallies[h][0].row(half, "plain BM25", false);
+        eval.tallies[h][1].row(half, ranker, true);
+    }
+    let policy = if eval.encoded {
+        DisclosurePolicy::with_encoder()
+    } else {
+        DisclosurePolicy::default()
+    };
+    print_loads(&policy, eval);
+    if options.calibrate {
+        calibrate(eval);
+        calibrate_loads(eval, eval.encoded);
+    }
+}
+
+/// How requests are ranked: the ranker, and the encoder when there is one.
+struct Config {
+    ranker: LocalRanker,
+    encoder: Option<Arc<KeptVectors>>,
+}
+
+impl Config {
+    /// The scope of `registry`'s tools, encoded when there is an encoder.
+    fn scope<'a>(&self, registry: &'a ToolRegistry) -> Result<SearchScope<'a>, Box<dyn Error>> {
+        let scope = SearchScope::all(registry);
+        Ok(match &self.encoder {
+            Some(encoder) => scope.with_encoder(encoder.clone())?,
+            None => scope,
+        })
+    }
+}
+
+/// For word weights of 0 to 0.40 beside the cosine, on the tuning half:
+/// ranked top-1, and the availability after one search of the best policy
+/// with 70% of no-fit requests loading nothing. The weight is a ranking
+/// setting, so the one with the best top-1 (to three decimals: closer is
+/// noise) is what `ENCODER_WORD_WEIGHT` should be, availability breaking
+/// ties; availability itself is what the disclosure policy is fitted for.
+fn calibrate_word_weight(
+    catalog: &[CatalogEntry],
+    queries: &[Query],
+    multi: &[Query],
+    options: &Options,
+    encoder: &Arc<KeptVectors>,
+) -> Result<(), Box<dyn Error>> {
+    let mut best = (0.0_f32, -1.0, -1.0);
+    for step in 0..=8 {
+        let weight = step as f32 / 20.0;
+        let config = Config {
+            ranker: LocalRanker::default().with_word_weight(weight),
+            encoder: Some(encoder.clone()),
+        };
+        let eval = evaluate(catalog, queries, multi, options, &config)?;
+        let tally = &eval.tallies[1][1];
+        let top1 = tally.top1 as f64 / tally.requests.max(1) as f64;
+        let available = best_policies(&eval, true)[1].map_or(0.0, |(a, _)| a);
+        println!(
+            "word weight {weight:.2}: tuning top-1 {top1:.3}, available after one search {available:.3} (no-fit loading nothing >= 0.70)"
+        );
+        let top1 = (top1 * 1000.0).round() / 1000.0;
+        if (top1, available) > (best.1, best.2) {
+            best = (weight, top1, available);
+        }
+    }
+    println!("calibrated word weight on the tuning half: {:.2}", best.0);
+    Ok(())
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -696,24 +854,37 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     multi.truncate(options.limit);
 
-    let eval = evaluate(&catalog, &queries, &multi, &options)?;
     println!("data: {} ({} tools)", options.data.display(), catalog.len());
-    println!(
-        "selection rule: min_coverage {:.2}, min_confidence {:.2}",
-        options.rule.min_coverage, options.rule.min_confidence
+    let words = Config {
+        ranker: LocalRanker::with_rule(options.rule),
+        encoder: None,
+    };
+    report(
+        &evaluate(&catalog, &queries, &multi, &options, &words)?,
+        &options,
     );
-    println!(
-        "| half | ranker | top-1 ranked | top-1 selected | coverage | precision | recall@5 | macro top-1 | none-rate | two-tool both in top 5 | requests |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for (h, half) in [(1, "tuning"), (0, "validation")] {
-        eval.tallies[h][0].row(half, "plain BM25", false);
-        eval.tallies[h][1].row(half, "iris local", true);
-    }
-    print_loads(&DisclosurePolicy::default(), &eval);
-    if options.calibrate {
-        calibrate(&eval);
-        calibrate_loads(&eval);
+    if let Some(folder) = &options.encoder {
+        let encoder = Arc::new(KeptVectors::load(folder, options.vectors.clone())?);
+        let texts: Vec<&str> = queries
+            .iter()
+            .chain(&multi)
+            .map(|q| q.query.as_str())
+            .collect();
+        encoder.encode_all(&texts)?;
+        if options.calibrate {
+            calibrate_word_weight(&catalog, &queries, &multi, &options, &encoder)?;
+        }
+        let with_meaning = Config {
+            ranker: LocalRanker::default(),
+            encoder: Some(encoder.clone()),
+        };
+        println!();
+        println!("with the encoder ({})", folder.display());
+        report(
+            &evaluate(&catalog, &queries, &multi, &options, &with_meaning)?,
+            &options,
+        );
+        encoder.save()?;
     }
     if let Some(path) = &options.dump {
         dump(&catalog, &queries, options.rule, path)?;

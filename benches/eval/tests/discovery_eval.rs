@@ -6,6 +6,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "../../../tests/support/installed.rs"]
+mod installed;
+
 /// Its figures go to the benchmark notes, so only the report's shape is
 /// checked here.
 #[test]
@@ -72,5 +75,43 @@ fn discovery_eval_dumps_every_ranking() {
         lines
             .iter()
             .any(|l| l["ranked"].as_array().unwrap().len() > 5)
+    );
+}
+
+/// With `--encoder` the same requests are evaluated a second time, ranked
+/// with the sentence encoder (all-MiniLM-L6-v2, pinned, from `PyPI`), and
+/// both configurations are reported, each with its own disclosure policy.
+#[test]
+fn discovery_eval_reports_the_encoder_beside_the_words() {
+    let model = installed::SENTENCE_ENCODER.folder().join("model");
+    let deps = std::env::current_exe().unwrap();
+    let examples: PathBuf = deps.parent().unwrap().parent().unwrap().join("examples");
+    let output = Command::new(examples.join("discovery_eval"))
+        .args(["--limit", "40", "--encoder"])
+        .arg(&model)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let out = String::from_utf8(output.stdout).unwrap();
+    for line in [
+        "| validation | iris local |",
+        "with the encoder",
+        "| tuning | iris + encoder |",
+        "| validation | iris + encoder |",
+        "and its similarity is 0.375 or more",
+    ] {
+        assert!(out.contains(line), "missing `{line}` in\n{out}");
+    }
+    let encoded = out.split("with the encoder").nth(1).unwrap();
+    let top1 = |text: &str, ranker: &str| -> f64 {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("| tuning | {ranker} |")))
+            .unwrap();
+        row.split('|').nth(3).unwrap().trim().parse().unwrap()
+    };
+    assert!(
+        top1(encoded, "iris + encoder") >= top1(&out, "iris local"),
+        "the encoder ranks no worse on the sample:\n{out}"
     );
 }

@@ -46,6 +46,8 @@ const FIGURES: [&str; 4] = ["top1", "topk", "selected", "available"];
 
 pub(crate) struct Options<'a> {
     pub(crate) cases: &'a Path,
+    /// A sentence encoder's model folder, to rank with it.
+    pub(crate) encoder: Option<&'a Path>,
     pub(crate) k: usize,
     pub(crate) baseline: Option<&'a Path>,
     /// Points (0 to 100) a figure may fall below the baseline's.
@@ -59,8 +61,10 @@ pub(crate) fn from_matches(sub: &ArgMatches, catalog: &Catalog, out: Out) -> Exi
         .map(PathBuf::from)
         .unwrap_or_default();
     let baseline = sub.get_one::<String>("baseline").map(PathBuf::from);
+    let encoder = sub.get_one::<String>("encoder").map(PathBuf::from);
     let options = Options {
         cases: &cases,
+        encoder: encoder.as_deref(),
         k: sub.get_one::<usize>("k").copied().unwrap_or(5),
         baseline: baseline.as_deref(),
         fail_under: sub.get_one::<f64>("fail-under").copied().unwrap_or(0.0),
@@ -111,16 +115,20 @@ pub(crate) fn run(catalog: &Catalog, options: &Options<'_>, out: Out) -> Exit {
             );
         }
     }
-    let report = measure(
-        &cases.cases,
-        &SearchScope::every_tool(&registry),
-        options.k,
-        |name| {
-            registry
-                .resolve(name)
-                .map_or(0, |t| schema_tokens(t.definition_dyn()))
+    let scope = SearchScope::every_tool(&registry);
+    let (scope, encoder_id) = match options.encoder {
+        None => (scope, None),
+        Some(folder) => match with_encoder(scope, folder) {
+            Ok(encoded) => encoded,
+            Err((exit, why)) => return out.fail(exit, &why),
         },
-    );
+    };
+    let mut report = measure(&cases.cases, &scope, options.k, |name| {
+        registry
+            .resolve(name)
+            .map_or(0, |t| schema_tokens(t.definition_dyn()))
+    });
+    report["encoder"] = json!(encoder_id);
     let regressions = match options.baseline {
         None => Vec::new(),
         Some(path) => match baseline_of(path) {
@@ -158,7 +166,11 @@ fn measure(
     tokens_of: impl Fn(&str) -> usize,
 ) -> Value {
     let ranker = LocalRanker::default();
-    let policy = DisclosurePolicy::default();
+    let policy = if scope.has_encoder() {
+        DisclosurePolicy::with_encoder()
+    } else {
+        DisclosurePolicy::default()
+    };
     let (mut top1, mut in_top_k, mut selected, mut available) = (0_usize, 0, 0, 0);
     let (mut fits, mut none, mut none_quiet) = (0_usize, 0, 0);
     let mut loads: Vec<usize> = Vec::new();
@@ -248,6 +260,34 @@ fn measure(
     })
 }
 
+/// `scope` with its tools encoded by the model in `folder`, and the
+/// encoder's id; or the exit and message when it cannot be.
+#[cfg(feature = "encoder")]
+fn with_encoder<'a>(
+    scope: SearchScope<'a>,
+    folder: &Path,
+) -> Result<(SearchScope<'a>, Option<String>), (Exit, String)> {
+    use iris_tools::discovery::TextEncoder as _;
+    let encoder = iris_encoder::SentenceEncoder::from_folder(folder)
+        .map_err(|e| (Exit::Usage, format!("--encoder: {e}")))?;
+    let id = encoder.id().to_owned();
+    let scope = scope
+        .with_encoder(std::sync::Arc::new(encoder))
+        .map_err(|e| (Exit::Unreachable, format!("--encoder: {e}")))?;
+    Ok((scope, Some(id)))
+}
+
+#[cfg(not(feature = "encoder"))]
+fn with_encoder<'a>(
+    _scope: SearchScope<'a>,
+    _folder: &Path,
+) -> Result<(SearchScope<'a>, Option<String>), (Exit, String)> {
+    Err((
+        Exit::Usage,
+        "--encoder: this iris was built without the sentence encoder; install it with `cargo install iris-sdk-cli --features encoder`".to_owned(),
+    ))
+}
+
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
@@ -294,6 +334,9 @@ fn print_text(report: &Value, k: usize, out: Out) {
             .map_or_else(|| "-".to_owned(), |v| format!("{:.1}%", v * 100.0))
     };
     out.line(&format!("cases                      {}", report["cases"]));
+    if let Some(encoder) = report["encoder"].as_str() {
+        out.line(&format!("encoder                    {encoder}"));
+    }
     out.line(&format!("top-1                      {}", shown("top1")));
     out.line(&format!("top-{k:<2}                     {}", shown("topk")));
     out.line(&format!("selected right             {}", shown("selected")));
@@ -343,6 +386,12 @@ pub(crate) fn command() -> Command {
                 .default_value("5")
                 .value_parser(clap::value_parser!(usize))
                 .help("Candidates counted for top-k"),
+        )
+        .arg(
+            Arg::new("encoder")
+                .long("encoder")
+                .value_name("MODEL_DIR")
+                .help("Rank with a sentence encoder too: a sentence-transformers model folder (config.json, tokenizer.json, model.safetensors)"),
         )
         .arg(
             Arg::new("baseline")
