@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 features=("$@")
 if [ ${#features[@]} -eq 0 ]; then
   features=(default none macros runner assembly openai anthropic gemini mcp decision
-    skills otlp sqlite restate object-store testing cassettes cli)
+    skills otlp sqlite restate object-store testing cassettes cli encoder)
 fi
 
 scratch=$(mktemp -d)

@@ -560,10 +560,8 @@ async fn encode_requests(
     let owned = std::sync::Arc::clone(vectors);
     let texts = intents.to_vec();
     let encode = move || {
-        texts
-            .iter()
-            .map(|intent| owned.encode_request(intent))
-            .collect::<Result<Vec<_>, _>>()
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        owned.encode_requests(&texts)
     };
     let encoded = match tokio::runtime::Handle::try_current() {
         Ok(runtime) => match runtime.spawn_blocking(encode).await {

@@ -164,16 +164,37 @@ impl ToolVectors {
 
     /// The unit vector of one request, as the tools' were made.
     pub(crate) fn encode_request(&self, request: &str) -> Result<Vec<f32>, EncodeError> {
-        let mut vectors = self.encoder.encode(&[request])?;
-        match vectors.pop() {
-            Some(vector) if vector.len() == self.dimensions => Ok(unit(vector)),
-            Some(vector) => Err(EncodeError::new(format!(
-                "the encoder gave a request {} dimensions and the tools {}",
-                vector.len(),
-                self.dimensions
-            ))),
-            None => Err(EncodeError::new("the encoder gave no vector for a request")),
+        let mut vectors = self.encode_requests(&[request])?;
+        vectors
+            .pop()
+            .ok_or_else(|| EncodeError::new("the encoder gave no vector for a request"))
+    }
+
+    /// The unit vectors of `requests`, in order, encoded in one call (the
+    /// model runs them as one batch).
+    pub(crate) fn encode_requests(&self, requests: &[&str]) -> Result<Vec<Vec<f32>>, EncodeError> {
+        let vectors = self.encoder.encode(requests)?;
+        if vectors.len() != requests.len() {
+            return Err(EncodeError::new(format!(
+                "the encoder gave {} vectors for {} requests",
+                vectors.len(),
+                requests.len()
+            )));
         }
+        vectors
+            .into_iter()
+            .map(|vector| {
+                if vector.len() == self.dimensions {
+                    Ok(unit(vector))
+                } else {
+                    Err(EncodeError::new(format!(
+                        "the encoder gave a request {} dimensions and the tools {}",
+                        vector.len(),
+                        self.dimensions
+                    )))
+                }
+            })
+            .collect()
     }
 
     /// The cosine of tool `id`'s vector and `request` (a unit vector of the
