@@ -8,7 +8,7 @@
 //! of after a second round trip. One search loads at most a share of the
 //! run's budget. The defaults were chosen on the tuning half of a labelled
 //! set (the most requests with a right tool loaded after one search, at
-//! three schemas per search or fewer on average and with 85% of requests
+//! three schemas per search or fewer on average and with 70% of requests
 //! no tool fits loading nothing) and reported on the other half in the
 //! README's discovery section.
 
@@ -40,7 +40,7 @@ pub const LOAD_MAX_TOOLS: usize = 5;
 /// Share of the first candidate's score a loaded candidate needs, unless set.
 pub const LOAD_HEAD_RATIO: f32 = 0.2;
 /// Coverage the first candidate needs for a load without selection, unless set.
-pub const LOAD_MIN_COVERAGE: f32 = 0.35;
+pub const LOAD_MIN_COVERAGE: f32 = 0.25;
 /// Share of the budget one search loads at most, unless set.
 pub const LOAD_SEARCH_SHARE: f32 = 0.25;
 

@@ -31,7 +31,7 @@
 //! - **Loading.** A selected tool loads. An intent with no selection loads
 //!   the head of its ranking as [`DisclosurePolicy`] says (by default up
 //!   to five candidates scoring at least a fifth of the first one's, when
-//!   the first matched at least 35% of the intent's weight), within a
+//!   the first matched at least 25% of the intent's weight), within a
 //!   quarter of the budget per search, and the answer names them.
 //! - **Budget.** Tools load in order while their estimated schema tokens
 //!   ([`schema_tokens`]) fit the run's budget; the result says which did

@@ -153,7 +153,7 @@ impl DiscoveryBuilder {
     /// Sets what a search loads for an intent with no selected tool
     /// (default [`DisclosurePolicy::default`]: up to five candidates
     /// scoring at least a fifth of the first one's, when it matched at
-    /// least 35% of the intent; [`DisclosurePolicy::selected_only`] loads
+    /// least 25% of the intent; [`DisclosurePolicy::selected_only`] loads
     /// only selections).
     pub fn disclosure(mut self, policy: DisclosurePolicy) -> Self {
         self.policy = policy;
