@@ -66,16 +66,12 @@ impl SearchScope<'_> {
         mut self,
         encoder: std::sync::Arc<dyn super::TextEncoder>,
     ) -> Result<Self, super::EncodeError> {
-        let texts: Vec<String> = (0..u32::try_from(self.index.len()).unwrap_or(u32::MAX))
-            .map(|id| {
-                self.registry
-                    .resolve(self.index.tool(id))
-                    .map(|t| super::meaning::text_of(t.definition_dyn()))
-                    .unwrap_or_default()
-            })
-            .collect();
-        let vectors =
-            super::ToolVectors::build(encoder, &texts, &super::meaning::VectorCache::default())?;
+        let vectors = super::ToolVectors::of_index(
+            &self.index,
+            self.registry,
+            encoder,
+            &super::meaning::VectorCache::default(),
+        )?;
         let index = std::mem::take(self.index.to_mut());
         self.index = Cow::Owned(index.with_vectors(std::sync::Arc::new(vectors)));
         Ok(self)

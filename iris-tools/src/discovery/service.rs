@@ -15,7 +15,7 @@ use iris_core::{Exposure, RunId, ToolName, ToolSpec};
 use rustc_hash::FxHashSet;
 
 use super::DiscoveryError;
-use super::meaning::{EncodeError, TextEncoder, ToolVectors, VectorCache, text_of};
+use super::meaning::{EncodeError, TextEncoder, ToolVectors, VectorCache};
 use iris_runtime::ledger::RunLedger;
 use iris_runtime::{SharedRegistry, ToolRegistry, ToolRegistryView};
 
@@ -94,15 +94,12 @@ impl Indexed {
     fn of(registry: Arc<ToolRegistry>, meaning: Option<&Meaning>) -> Result<Self, EncodeError> {
         let mut index = SearchIndex::of_deferred(&registry);
         if let Some(meaning) = meaning {
-            let texts: Vec<String> = (0..u32::try_from(index.len()).unwrap_or(u32::MAX))
-                .map(|id| {
-                    registry
-                        .resolve(index.tool(id))
-                        .map(|t| text_of(t.definition_dyn()))
-                        .unwrap_or_default()
-                })
-                .collect();
-            let vectors = ToolVectors::build(Arc::clone(&meaning.encoder), &texts, &meaning.cache)?;
+            let vectors = ToolVectors::of_index(
+                &index,
+                &registry,
+                Arc::clone(&meaning.encoder),
+                &meaning.cache,
+            )?;
             index = index.with_vectors(Arc::new(vectors));
         }
         Ok(Self { registry, index })

@@ -231,23 +231,7 @@ async fn tools_are_encoded_once_and_again_only_when_they_change() {
     );
 
     // A new tool: only it is encoded when the next search indexes again.
-    shared
-        .update(|registry| {
-            registry.register_as(
-                iris::tool::DynamicTool::new(
-                    iris::definition::ToolDefinition::builder(
-                        iris::definition::ToolName::new("book_flight").unwrap(),
-                        "Book a seat on a flight.",
-                    )
-                    .build()
-                    .unwrap(),
-                    |_, _| async { iris::ToolResult::text("booked") },
-                ),
-                iris::definition::Exposure::Deferred,
-            )?;
-            Ok::<_, iris::RuntimeError>(())
-        })
-        .unwrap();
+    add_deferred(&shared, "book_flight", "Book a seat on a flight.");
     let snapshot = shared.snapshot();
     let answer = search(&discovery, &snapshot, &["reserve a plane ticket to Rome"]).await;
     assert_eq!(
@@ -259,6 +243,48 @@ async fn tools_are_encoded_once_and_again_only_when_they_change() {
         answer["intents"][0]["candidates"][0]["name"], "book_flight",
         "{answer:#}"
     );
+
+    // The encoder fails while the catalog changes: that search ranks by
+    // words, and the vectors kept before are not lost.
+    counting.fail.store(true, Ordering::SeqCst);
+    add_deferred(&shared, "rent_car", "Rent a car at an airport.");
+    let snapshot = shared.snapshot();
+    let answer = search(&discovery, &snapshot, &["rent a car"]).await;
+    assert_eq!(
+        answer["intents"][0]["candidates"][0].get("similarity"),
+        None,
+        "{answer:#}"
+    );
+    counting.fail.store(false, Ordering::SeqCst);
+    add_deferred(&shared, "book_hotel", "Book a hotel room.");
+    let snapshot = shared.snapshot();
+    search(&discovery, &snapshot, &["a room for two nights"]).await;
+    assert_eq!(
+        counting.texts.load(Ordering::SeqCst),
+        11,
+        "the two tools added since, and the intent; none of the five before"
+    );
+}
+
+/// Adds a deferred tool named `name` to `shared`.
+fn add_deferred(shared: &iris::registry::SharedRegistry, name: &str, description: &str) {
+    shared
+        .update(|registry| {
+            registry.register_as(
+                iris::tool::DynamicTool::new(
+                    iris::definition::ToolDefinition::builder(
+                        iris::definition::ToolName::new(name.to_owned()).unwrap(),
+                        description,
+                    )
+                    .build()
+                    .unwrap(),
+                    |_, _| async { iris::ToolResult::text("done") },
+                ),
+                iris::definition::Exposure::Deferred,
+            )?;
+            Ok::<_, iris::RuntimeError>(())
+        })
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

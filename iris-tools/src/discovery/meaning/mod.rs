@@ -10,4 +10,4 @@ pub use encoder::{EncodeError, TextEncoder};
 pub use fusion::ENCODER_WORD_WEIGHT;
 pub(crate) use fusion::fused_search;
 pub use vectors::ToolVectors;
-pub(crate) use vectors::{VectorCache, text_of};
+pub(crate) use vectors::VectorCache;

@@ -74,6 +74,25 @@ fn key_of(encoder: &str, text: &str) -> [u8; 32] {
 }
 
 impl ToolVectors {
+    /// The vectors of the tools `index` holds, by tool id, each encoded
+    /// from its definition in `registry` ([`text_of`]).
+    pub(crate) fn of_index(
+        index: &crate::discovery::SearchIndex,
+        registry: &iris_runtime::ToolRegistry,
+        encoder: Arc<dyn TextEncoder>,
+        cache: &VectorCache,
+    ) -> Result<Self, EncodeError> {
+        let texts: Vec<String> = (0..u32::try_from(index.len()).unwrap_or(u32::MAX))
+            .map(|id| {
+                registry
+                    .resolve(index.tool(id))
+                    .map(|tool| text_of(tool.definition_dyn()))
+                    .unwrap_or_default()
+            })
+            .collect();
+        Self::build(encoder, &texts, cache)
+    }
+
     /// The vectors of `texts` (tool by tool id), taking those `cache`
     /// holds and encoding the rest; the cache then holds this catalog's
     /// vectors only.
@@ -83,11 +102,20 @@ impl ToolVectors {
         cache: &VectorCache,
     ) -> Result<Self, EncodeError> {
         let keys: Vec<[u8; 32]> = texts.iter().map(|t| key_of(encoder.id(), t)).collect();
-        let before =
-            std::mem::take(&mut *cache.kept.lock().unwrap_or_else(PoisonError::into_inner));
-        let missing: Vec<usize> = (0..texts.len())
-            .filter(|&i| !before.contains_key(&keys[i]))
+        // The vectors kept for this catalog's texts; the cache is replaced
+        // only once every missing one is encoded, so a failure loses none.
+        let mut now: FxHashMap<[u8; 32], Arc<[f32]>> = {
+            let kept = cache.kept.lock().unwrap_or_else(PoisonError::into_inner);
+            keys.iter()
+                .filter_map(|key| Some((*key, Arc::clone(kept.get(key)?))))
+                .collect()
+        };
+        let mut missing: Vec<usize> = (0..texts.len())
+            .filter(|&i| !now.contains_key(&keys[i]))
             .collect();
+        // A text twice in the catalog is encoded once.
+        let mut seen = rustc_hash::FxHashSet::default();
+        missing.retain(|&i| seen.insert(keys[i]));
         let started = std::time::Instant::now();
         let fresh = if missing.is_empty() {
             Vec::new()
@@ -102,14 +130,8 @@ impl ToolVectors {
                 missing.len()
             )));
         }
-        let mut now: FxHashMap<[u8; 32], Arc<[f32]>> = FxHashMap::default();
         for (&i, vector) in missing.iter().zip(fresh) {
             now.insert(keys[i], unit(vector).into());
-        }
-        for key in &keys {
-            if let Some(vector) = before.get(key) {
-                now.entry(*key).or_insert_with(|| Arc::clone(vector));
-            }
         }
         let dimensions = now.values().next().map_or(0, |v| v.len());
         let mut rows = Vec::with_capacity(texts.len() * dimensions);
