@@ -51,6 +51,21 @@ impl InlinePass<'_> {
             self.replace_ref(node, at, reference);
             return;
         }
+        // A combinator that is not a list of schemas means nothing a target
+        // can read, and its references could not be followed: it is dropped,
+        // and said so, rather than sent with references into removed `$defs`.
+        let malformed: Vec<String> = map
+            .iter()
+            .filter(|(key, value)| is_schema_list_keyword(key) && !value.is_array())
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in malformed {
+            map.shift_remove(&key);
+            self.notes.push(ProjectionNote::DroppedKeyword {
+                at: at.to_owned(),
+                keyword: key,
+            });
+        }
         for (key, value) in map.iter_mut() {
             match value {
                 Value::Object(_) if is_schema_keyword(key) => self.visit(value, &child(at, key)),
