@@ -261,10 +261,21 @@ fn check_children(children: &[ChildAgent], registry: &ToolRegistry) -> Result<()
                 second: second(),
             });
         }
-        if name == iris_runtime::question::ASK_QUESTION {
+        // Run control's own tools: a child by either name would be
+        // answered by the feature that owns it, never started.
+        let owner = match name {
+            iris_runtime::question::ASK_QUESTION => Some(
+                "`ask_question`, the tool of run control's questions (`AgentRunner::with_questions`)",
+            ),
+            iris_skills::ACTIVATE_SKILL => Some(
+                "`activate_skill`, the tool of run control's skills (`AgentRunner::with_skills`, `skills` in an agent file)",
+            ),
+            _ => None,
+        };
+        if let Some(owner) = owner {
             return Err(AgentBuildError::DuplicateName {
                 name: name.to_owned(),
-                first: "the runner's question tool".to_owned(),
+                first: owner.to_owned(),
                 second: second(),
             });
         }

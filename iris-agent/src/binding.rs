@@ -156,6 +156,18 @@ fn check_item(
                     echo(&call.id)
                 ));
             }
+            // What the person was shown is what starts a child: its task
+            // is read from the call, so a call whose arguments are not its
+            // request's (edited in a saved state) would start what nobody
+            // approved. (A tool's call is admitted again by the executor,
+            // whose fresh request must carry the approved id.)
+            let delegates = registry.resolve(&call.name).is_none();
+            if delegates && request.arguments_hash != iris_runtime::arguments_hash(&call.input) {
+                return Err(format!(
+                    "the approval request of call `{}` shows other arguments than the call holds: what runs would not be what was approved",
+                    echo(&call.id)
+                ));
+            }
         }
         Wait::Question { request } => {
             if !request.is_intact() {

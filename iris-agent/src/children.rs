@@ -23,9 +23,11 @@ const TASK_DESCRIPTION: &str = "What to do, with everything needed to do it: the
 
 /// The run id of the child that call `call_id` of run `parent` delegated
 /// to: derived, so that two children never share a run (the same child
-/// called twice, a state cloned and resumed twice).
+/// called twice, a state cloned and resumed twice), and the id escaped as a
+/// [`CallPath`](iris_core::CallPath) segment, so that no call id (one with
+/// `/` in it) names another call's child.
 pub(crate) fn child_run_id(parent: &iris_core::RunId, call_id: &str) -> iris_core::RunId {
-    iris_core::RunId::new(format!("{parent}/{call_id}"))
+    iris_core::RunId::new(iris_core::CallPath::join(Some(parent.as_str()), call_id))
 }
 
 /// An agent a parent may hand a sub-task to, declared by the host (never

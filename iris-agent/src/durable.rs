@@ -91,6 +91,21 @@ pub(crate) async fn save(
 struct StoreJournal {
     store: Arc<dyn RunStore>,
     holder: String,
+    /// Whether the ids it is given are the root run's own call ids, kept
+    /// under their escaped [`CallPath`](iris_core::CallPath) segment, or
+    /// keys a child's journal wrote already.
+    escape: bool,
+}
+
+impl StoreJournal {
+    /// The key `call_id` is kept under.
+    fn key<'a>(&self, call_id: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.escape {
+            std::borrow::Cow::Owned(iris_core::CallPath::join(None, call_id))
+        } else {
+            std::borrow::Cow::Borrowed(call_id)
+        }
+    }
 }
 
 impl CallJournal for StoreJournal {
@@ -101,7 +116,7 @@ impl CallJournal for StoreJournal {
     ) -> BoxFuture<'a, Result<Claimed, JournalError>> {
         Box::pin(async move {
             self.store
-                .claim_call(run, call_id, &self.holder)
+                .claim_call(run, &self.key(call_id), &self.holder)
                 .await
                 .map_err(|e| {
                     JournalError::new(format!("the run store could not claim call `{call_id}`"), e)
@@ -117,7 +132,7 @@ impl CallJournal for StoreJournal {
     ) -> BoxFuture<'a, Result<(), JournalError>> {
         Box::pin(async move {
             self.store
-                .record_call(run, call_id, result)
+                .record_call(run, &self.key(call_id), result)
                 .await
                 .map_err(|e| {
                     JournalError::new(
@@ -135,6 +150,17 @@ impl Durable {
         Journaled(Arc::new(StoreJournal {
             store: Arc::clone(&self.store),
             holder: self.holder.clone(),
+            escape: true,
         }))
+    }
+
+    /// The store's journal taking keys as they are, for a child's journal
+    /// that writes the whole path of each call itself.
+    pub(crate) fn keyed_journal(&self) -> Arc<dyn CallJournal> {
+        Arc::new(StoreJournal {
+            store: Arc::clone(&self.store),
+            holder: self.holder.clone(),
+            escape: false,
+        })
     }
 }

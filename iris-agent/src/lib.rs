@@ -62,6 +62,9 @@ pub use state::{
 };
 pub use store::{RunStatus, RunStore, StoreError};
 
+/// Call identity as run control holds it: a model's ids checked, and the
+/// paths that name a call anywhere in a tree of agents.
+pub use iris_core::{CallId, CallIdError, CallPath};
 pub use iris_runtime::Reply;
 /// Questions the model asks the person, and the replies a waiting run
 /// takes: run control, beside approvals.

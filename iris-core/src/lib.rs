@@ -41,6 +41,7 @@
 //! ```
 
 mod call;
+mod call_id;
 mod capability;
 #[cfg(feature = "catalog")]
 pub mod catalog;
@@ -88,6 +89,7 @@ pub use schemars;
 pub use serde;
 
 pub use call::{ToolCall, ToolUseBlock};
+pub use call_id::{CallId, CallIdError, CallPath};
 pub use capability::{Capabilities, Capability};
 pub use content::{ContentBlock, IMAGE_MEDIA_TYPES, ImageBlock, MAX_IMAGE_BYTES, sniff_media_type};
 pub use context::{FromToolContext, RunId, State, ToolContext, ToolContextBuilder};

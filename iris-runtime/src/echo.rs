@@ -28,9 +28,7 @@ pub fn for_person(text: &str, max: usize) -> String {
     let head = iris_core::text::prefix(text, max);
     let mut shown = String::with_capacity(head.len());
     for c in head.chars() {
-        let hides = c.is_control()
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}');
-        if hides {
+        if hides(c) {
             shown.push_str(&c.escape_unicode().to_string());
         } else {
             shown.push(c);
@@ -43,6 +41,44 @@ pub fn for_person(text: &str, max: usize) -> String {
         shown.push_str(" more characters not shown)");
     }
     shown
+}
+
+/// Whether `c` reorders or hides text when a terminal or a page shows it:
+/// a control character, a format character (Unicode's `Cf`: bidirectional
+/// controls, zero-width characters, joiners, the soft hyphen, tag
+/// characters), a line or paragraph separator, or a character Unicode
+/// says to draw as nothing (`Default_Ignorable_Code_Point`: variation
+/// selectors, the Hangul fillers).
+fn hides(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{0600}'..='\u{0605}'
+                | '\u{061C}'
+                | '\u{06DD}'
+                | '\u{070F}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08E2}'
+                | '\u{115F}'..='\u{1160}'
+                | '\u{17B4}'..='\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{FFF0}'..='\u{FFFB}'
+                | '\u{110BD}'
+                | '\u{110CD}'
+                | '\u{13430}'..='\u{1343F}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E0FFF}'
+        )
 }
 
 #[cfg(test)]
@@ -68,5 +104,34 @@ mod tests {
             &shown[1_990..]
         );
         assert!(shown.chars().count() < 2_100);
+    }
+
+    /// Every invisible or format character a question could hide text
+    /// with is shown as an escape (finding: word joiners, the soft hyphen,
+    /// tag characters, U+2028 and the Hangul filler passed through).
+    #[test]
+    fn invisible_and_format_characters_are_escaped() {
+        for hidden in [
+            '\u{2060}',
+            '\u{00AD}',
+            '\u{E0041}',
+            '\u{E007F}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{3164}',
+            '\u{115F}',
+            '\u{FE0F}',
+            '\u{180E}',
+            '\u{FFF9}',
+        ] {
+            let shown = for_person(&format!("a{hidden}b"), 100);
+            assert_eq!(
+                shown,
+                format!("a{}b", hidden.escape_unicode()),
+                "U+{:04X}",
+                u32::from(hidden)
+            );
+        }
+        assert_eq!(for_person("café – naïve 日本", 100), "café – naïve 日本");
     }
 }

@@ -360,9 +360,11 @@ impl Transcript {
                 self.describe_calls()
             );
         }
+        // The call of the run the approval is bound to: a child agent's
+        // call ids are its own, and may be a root call's too.
         let outcome = self
-            .calls()
-            .find(|c| &c.call_id == call_id)
+            .run_transcript(&approval.request.run_id)
+            .and_then(|run| run.calls().find(|c| &c.call_id == call_id))
             .map(|c| &c.outcome);
         let followed = match (decided, outcome) {
             (Decided::Approved, Some(CallOutcome::Ok { .. } | CallOutcome::Error { .. })) => {
@@ -386,6 +388,20 @@ impl Transcript {
             );
         }
         self
+    }
+
+    /// The transcript of run `run_id`: this one, or a child agent's at
+    /// any depth.
+    fn run_transcript(&self, run_id: &iris_core::RunId) -> Option<&Transcript> {
+        if self.run_id.as_ref() == Some(run_id) {
+            return Some(self);
+        }
+        self.children
+            .iter()
+            .find_map(|child| child.transcript.run_transcript(run_id))
+            // A transcript that never saw a state knows no run: its own
+            // calls are the run's.
+            .or_else(|| self.run_id.is_none().then_some(self))
     }
 
     /// A call of `tool` was refused by `by`.

@@ -10,6 +10,7 @@ use iris_model::Message;
 use iris_runtime::ToolOutcome;
 
 use super::children::Delegated;
+use super::identity;
 use super::questions::Asked;
 use super::{AgentRunner, RunContext};
 use crate::{ChildRun, FinishedCall, RunState, WaitingItem, history};
@@ -40,6 +41,14 @@ impl AgentRunner {
         tools_cx: &ToolContext,
         cx: &RunContext,
     ) -> StepCalls {
+        if let Some(refused) = identity::refused_step(state, &calls) {
+            return StepCalls {
+                finished: refused,
+                waiting: Vec::new(),
+                children: Vec::new(),
+                active_skills: state.skills.clone(),
+            };
+        }
         let mut ends: Vec<Option<End>> = Vec::with_capacity(calls.len());
         let mut ordinary = Vec::with_capacity(calls.len());
         let mut asked = Vec::new();
@@ -197,12 +206,7 @@ pub(super) fn tool_messages(
     calls
         .iter()
         .map(|call| {
-            let result = results.remove(&call.id).unwrap_or_else(|| {
-                ToolResult::error(
-                    iris_core::ToolErrorKind::Internal,
-                    "this call got no result; try it again",
-                )
-            });
+            let result = results.remove(&call.id).unwrap_or_else(no_result);
             Message::Tool {
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
@@ -210,6 +214,39 @@ pub(super) fn tool_messages(
             }
         })
         .collect()
+}
+
+/// One `Tool` message per call of `calls`, in call order, each with the
+/// result of its own id from `finished` (a step refused for repeating an
+/// id has one result per call all the same, taken in order); a call
+/// without a result still gets one, so the model never sees a call
+/// without an output.
+pub(super) fn paired(calls: &[ToolUseBlock], finished: Vec<FinishedCall>) -> Vec<Message> {
+    let mut finished: std::collections::VecDeque<FinishedCall> = finished.into();
+    calls
+        .iter()
+        .map(|call| {
+            // In call order already: the first result is the call's.
+            let result = finished
+                .iter()
+                .position(|f| f.call_id == call.id)
+                .and_then(|at| finished.remove(at))
+                .map_or_else(no_result, |f| f.result);
+            Message::Tool {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                result,
+            }
+        })
+        .collect()
+}
+
+/// The result of a call that got none (which the executor never leaves).
+fn no_result() -> ToolResult {
+    ToolResult::error(
+        iris_core::ToolErrorKind::Internal,
+        "this call got no result; try it again",
+    )
 }
 
 /// How one call of a step ended.

@@ -98,6 +98,13 @@ pub(super) struct Place {
     pub(super) journal: Option<Journaled>,
 }
 
+impl Place {
+    /// Whether the runner runs the root of its tree.
+    pub(super) fn is_root(&self) -> bool {
+        self.root.is_none()
+    }
+}
+
 /// What run control made of one delegation.
 pub(super) enum Delegated {
     /// The call's result, and the child's run when one ran (its usage to
@@ -381,7 +388,7 @@ impl AgentRunner {
         let journal = match (&self.engine, &self.durable) {
             (Some(_), _) => None,
             (None, Some(durable)) => Some(Journaled(Arc::new(UnderRoot {
-                inner: durable.journaled().0,
+                inner: durable.keyed_journal(),
                 root: root.clone(),
             }))),
             (None, None) => self.place.journal.clone(),
@@ -650,10 +657,14 @@ fn child_input(child: &ChildAgent, input: &Value) -> Result<String, String> {
 }
 
 /// A child run's context: its derived run id, the parent's cancellation
-/// (cancelling the parent cancels every descendant).
+/// (cancelling the parent cancels every descendant) and the tree's count
+/// of questions.
 fn child_context(cx: &RunContext, parent: &RunId, call_id: &str) -> RunContext {
-    RunContext::new(cx.workspace.clone(), child_run_id(parent, call_id))
-        .with_cancellation(cx.cancel.child_token())
+    let mut child = RunContext::new(cx.workspace.clone(), child_run_id(parent, call_id))
+        .with_cancellation(cx.cancel.child_token());
+    // A child's questions count toward its root's cap.
+    child.questions.clone_from(&cx.questions);
+    child
 }
 
 /// A child's deadline while it runs: cancels its run when it passes.
@@ -686,8 +697,11 @@ impl Deadline {
 }
 
 /// A child's call journal on its root's store: a call of child run
-/// `root/c3` named `w1` is claimed as `c3/w1` of run `root`.
+/// `root/c3` named `w1` is claimed as `c3/w1` of run `root`, the path
+/// written from escaped segments ([`CallPath`](iris_core::CallPath)) as the
+/// root's own calls are, so that no call at any depth shares another's key.
 struct UnderRoot {
+    /// The store's journal, taking keys as they are.
     inner: Arc<dyn CallJournal>,
     root: RunId,
 }
@@ -698,10 +712,7 @@ impl UnderRoot {
             .as_str()
             .strip_prefix(self.root.as_str())
             .and_then(|rest| rest.strip_prefix('/'));
-        match below {
-            Some(path) => format!("{path}/{call_id}"),
-            None => call_id.to_owned(),
-        }
+        iris_core::CallPath::join(below, call_id)
     }
 }
 

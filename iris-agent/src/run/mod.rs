@@ -7,6 +7,7 @@
 mod answer;
 mod calls;
 mod children;
+mod identity;
 mod questions;
 mod replies;
 mod request;
@@ -41,6 +42,9 @@ pub struct RunContext {
     workspace: PathBuf,
     run_id: RunId,
     cancel: CancellationToken,
+    /// The questions asked in the tree this run belongs to, once its root
+    /// started counting them (the host's context has none).
+    questions: Option<questions::Tally>,
 }
 
 impl RunContext {
@@ -50,7 +54,18 @@ impl RunContext {
             workspace: workspace.into(),
             run_id,
             cancel: CancellationToken::new(),
+            questions: None,
         }
+    }
+
+    /// This context, counting the tree's questions from `asked` unless it
+    /// counts them already (a child's context shares its root's count).
+    fn counting_questions(&self, asked: impl FnOnce() -> u32) -> Self {
+        let mut counting = self.clone();
+        if counting.questions.is_none() {
+            counting.questions = Some(questions::Tally::new(asked()));
+        }
+        counting
     }
 
     /// Stops the run with this token: between steps, while the model

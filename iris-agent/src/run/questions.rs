@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use iris_core::{BoxFuture, ToolErrorKind, ToolResult, ToolUseBlock};
@@ -13,8 +14,10 @@ use iris_model::Message;
 use iris_runtime::question::{ASK_QUESTION, QuestionEnding, parse_questions};
 use iris_runtime::{QuestionReply, QuestionRequest, RunEvent};
 
+use rustc_hash::FxHashSet;
+
 use super::{AgentRunner, RunContext};
-use crate::RunState;
+use crate::{RunState, WaitingItem};
 
 /// Questions a run asks unless the host allows another number.
 pub const DEFAULT_MAX_QUESTIONS: u32 = 8;
@@ -94,8 +97,10 @@ impl Questions {
         self
     }
 
-    /// At most `max` questions per run; the model is told when it asked
-    /// them all.
+    /// At most `max` questions per run, counted in questions (a call may
+    /// ask up to four) across the whole tree of agents (a child's count
+    /// toward its root's cap) and across pauses; the model is told when it
+    /// asked them all.
     #[must_use]
     pub fn at_most(mut self, max: u32) -> Self {
         self.max_per_run = max;
@@ -148,12 +153,23 @@ impl AgentRunner {
                 ));
             }
         };
-        if asked_before(state, &call.id) >= questions.max_per_run {
+        let max = questions.max_per_run;
+        let tally = cx
+            .questions
+            .clone()
+            .unwrap_or_else(|| Tally::new(asked_in(state, Steps::BeforeLast)));
+        let count = u32::try_from(asked.len()).unwrap_or(u32::MAX);
+        if let Err(asked_so_far) = tally.reserve(count, max) {
+            let left = max.saturating_sub(asked_so_far);
+            let what = if left == 0 {
+                "go on without asking more".to_owned()
+            } else {
+                format!("ask at most {left} more, or go on without asking")
+            };
             return Asked::Finished(ToolResult::error(
                 ToolErrorKind::PermissionDenied,
                 format!(
-                    "this run has asked the {} questions it may; go on without asking more",
-                    questions.max_per_run
+                    "this run has asked {asked_so_far} of the {max} questions it may (its child agents' count too), and this call asks {count}; {what}"
                 ),
             ));
         }
@@ -230,18 +246,94 @@ impl AgentRunner {
     }
 }
 
-/// `ask_question` calls the run made before call `call_id`.
-fn asked_before(state: &RunState, call_id: &str) -> u32 {
-    let calls = state
+/// The questions asked in a tree of runs, shared by the root's run and
+/// every child agent's under it while they run: a question reserves its
+/// place before it is asked, so the cap holds for questions (not calls),
+/// across the whole tree, for children running at once too, and across
+/// pauses (a resume starts the tally from what the state shows asked).
+#[derive(Debug, Clone)]
+pub(super) struct Tally(Arc<AtomicU32>);
+
+impl Tally {
+    /// A tally that starts at `asked`.
+    pub(super) fn new(asked: u32) -> Self {
+        Self(Arc::new(AtomicU32::new(asked)))
+    }
+
+    /// Takes `count` more places of `max`; the questions asked so far when
+    /// they do not fit.
+    fn reserve(&self, count: u32, max: u32) -> Result<(), u32> {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |asked| {
+                asked.checked_add(count).filter(|total| *total <= max)
+            })
+            .map(drop)
+    }
+}
+
+/// Which steps of a run's history [`asked_in`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Steps {
+    /// Every step.
+    All,
+    /// Every step but the last (whose questions are being asked).
+    BeforeLast,
+}
+
+/// The questions `state`'s run asked in `steps`, and every question of
+/// the child agents' runs kept in it (ended or waiting, at any depth): a
+/// call's questions count unless run control refused it (not offered, past
+/// the cap, or questions that do not fit).
+pub(super) fn asked_in(state: &RunState, steps: Steps) -> u32 {
+    let refused: FxHashSet<&str> = state
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool {
+                call_id,
+                tool,
+                result,
+            } if tool == ASK_QUESTION
+                && matches!(
+                    result.error_kind(),
+                    Some(
+                        ToolErrorKind::PermissionDenied
+                            | ToolErrorKind::ToolNotAvailable
+                            | ToolErrorKind::InvalidArguments
+                            | ToolErrorKind::DuplicateCall
+                    )
+                ) =>
+            {
+                Some(call_id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let mut answers = state
         .messages
         .iter()
         .filter_map(|m| match m {
             Message::Assistant { tool_calls, .. } => Some(tool_calls),
             _ => None,
         })
+        .collect::<Vec<_>>();
+    if steps == Steps::BeforeLast
+        && matches!(state.messages.last(), Some(Message::Assistant { .. }))
+    {
+        answers.pop();
+    }
+    let own: usize = answers
+        .into_iter()
         .flatten()
-        .take_while(|call| call.id != call_id)
-        .filter(|call| call.name == ASK_QUESTION)
-        .count();
-    u32::try_from(calls).unwrap_or(u32::MAX)
+        .filter(|call| call.name == ASK_QUESTION && !refused.contains(call.id.as_str()))
+        .filter_map(|call| parse_questions(&call.input).ok())
+        .map(|questions| questions.len())
+        .sum();
+    let own = u32::try_from(own).unwrap_or(u32::MAX);
+    let ended = state.children.iter().map(|child| &child.state);
+    let waiting = state.waiting.iter().filter_map(WaitingItem::child_state);
+    ended
+        .chain(waiting)
+        .map(|child| asked_in(child, Steps::All))
+        .fold(own, u32::saturating_add)
 }

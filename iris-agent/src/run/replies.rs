@@ -3,7 +3,7 @@
 //! question, and replies under a child agent's item resume that child where
 //! it paused; items without a reply wait on.
 
-use iris_core::{ToolContext, ToolResult, ToolUseBlock};
+use iris_core::{CallPath, ToolContext, ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
 use iris_runtime::{ApprovalDecision, Reply};
@@ -64,7 +64,7 @@ impl AgentRunner {
                 }
                 continue;
             }
-            let reply = replies.remove(&item.id);
+            let reply = replies.remove(&*CallPath::join(None, &item.id));
             match (item.wait, reply) {
                 (Wait::Approval { .. }, Some(Reply::Decision(decision)))
                     if self.is_delegation(&item.call) =>
@@ -153,7 +153,7 @@ impl AgentRunner {
                         }
                     }
                 }
-                let reply = replies.remove(&call.id);
+                let reply = replies.remove(&*CallPath::join(None, &call.id));
                 let kept = kept_child;
                 match taken_over_delegation(&call, kept, reply) {
                     Ok(result) => {
@@ -175,7 +175,7 @@ impl AgentRunner {
                 }
                 continue;
             };
-            match replies.remove(&call.id) {
+            match replies.remove(&*CallPath::join(None, &call.id)) {
                 Some(Reply::Answer(answer)) if request.check(&answer).is_ok() => {
                     results.insert(call.id.clone(), self.settle(request, Some(&answer)));
                 }
@@ -219,10 +219,11 @@ pub(super) fn expired(item: &WaitingItem, now: u64) -> bool {
         .is_some_and(|request| request.expired_at(now))
 }
 
-/// The replies under item `id` (a child agent's), taken out of `replies`
-/// and keyed by the child's own item ids.
+/// The replies under item `id` (a child agent's call id, as the model
+/// wrote it), taken out of `replies` and keyed by the child's own item
+/// paths.
 fn replies_under(replies: &mut FxHashMap<String, Reply>, id: &str) -> Vec<(String, Reply)> {
-    let prefix = format!("{id}/");
+    let prefix = format!("{}/", CallPath::join(None, id));
     let keys: Vec<String> = replies
         .keys()
         .filter(|key| key.starts_with(&prefix))

@@ -8,6 +8,7 @@ use iris_model::Message;
 use iris_runtime::{ApprovalDecision, ApprovalRequest, Reply, RuntimeError, ToolOutcome};
 
 use super::calls::{last_calls, tool_messages};
+use super::questions::{Steps, asked_in};
 use super::replies::{checked_replies, expired};
 use super::{AgentRunner, RunContext};
 use crate::durable::{self, Journal};
@@ -169,6 +170,70 @@ impl AgentRunner {
                 })?;
         }
         binding::check(&self.agent, &state, &cx.run_id)?;
+        let pauses = self.consume_pauses(&state, &replies)?;
+        let outcome = self.resume_checked(state, replies, now, cx, journal).await;
+        if let Err(err) = &outcome
+            && refused_before_running(err)
+        {
+            // Nothing ran: the pause is still there to resume.
+            for pause in &pauses {
+                self.agent.ledger().restore_pause(pause);
+            }
+        }
+        outcome
+    }
+
+    /// Consumes, at the root of a tree, the pause of every item `replies`
+    /// decide: a person's reply is taken once for the life of this process
+    /// (the run's own slots end with it; these do not), so a second resume
+    /// of a pause, even after the first finished the run, is refused before
+    /// anything runs. The pauses taken, to give back if the resume is
+    /// refused before anything ran. A store or an engine keeps this itself,
+    /// for every process (a stored pause resumes only while the run waits
+    /// in it; an engine replays the one resume it journaled).
+    fn consume_pauses(
+        &self,
+        state: &RunState,
+        replies: &FxHashMap<String, Reply>,
+    ) -> Result<Vec<[u8; 32]>, RunError> {
+        if !self.place.is_root() || self.durable.is_some() || self.engine.is_some() {
+            return Ok(Vec::new());
+        }
+        let ledger = self.agent.ledger();
+        let mut taken = Vec::with_capacity(replies.len());
+        for id in replies.keys() {
+            let Some(item) = state.find_pending(id) else {
+                continue;
+            };
+            let pause = pause_key(&state.run_id, id, item.request_id());
+            if !ledger.consume_pause(pause) {
+                for pause in &taken {
+                    ledger.restore_pause(pause);
+                }
+                return Err(RunError::StateMismatch {
+                    run_id: state.run_id.clone(),
+                    why: format!(
+                        "item `{}` was decided in this process already, and a pause is resumed once: this state is an older copy of the run",
+                        iris_runtime::__wings::shorten(id)
+                    ),
+                });
+            }
+            taken.push(pause);
+        }
+        Ok(taken)
+    }
+
+    /// [`AgentRunner::resume_with`] once the state and its replies are
+    /// checked and the pauses consumed.
+    async fn resume_checked(
+        &self,
+        mut state: RunState,
+        replies: FxHashMap<String, Reply>,
+        now: u64,
+        cx: &RunContext,
+        journal: &mut Option<Journal<'_>>,
+    ) -> Result<RunOutcome, RunError> {
+        let cx = &cx.counting_questions(|| asked_in(&state, Steps::All));
         self.restore(&state);
         // From here the state is written in this version's shape.
         state.version = RUN_STATE_VERSION;
@@ -267,6 +332,16 @@ impl AgentRunner {
             .filter(|item| self.is_run_control(&item.call))
             .map(|item| (item.call.id.clone(), item))
             .collect();
+        // The questions of the cut-off step that were asked wait in `kept`;
+        // the rest are asked (and counted) again.
+        let cx = &cx.counting_questions(|| {
+            let waiting = kept
+                .values()
+                .filter_map(WaitingItem::question_request)
+                .map(|request| u32::try_from(request.questions.len()).unwrap_or(u32::MAX))
+                .fold(0, u32::saturating_add);
+            asked_in(&state, Steps::BeforeLast).saturating_add(waiting)
+        });
         let open_calls = last_calls(&state).to_vec();
         if !open_calls.is_empty() {
             let mut replies: FxHashMap<String, Reply> = replies.into_iter().collect();
@@ -292,7 +367,7 @@ impl AgentRunner {
                         // Decided before the process died (it was resuming):
                         // the decision stands, and the journal answers for a
                         // body that started.
-                        match replies.remove(&call.id) {
+                        match replies.remove(&*iris_core::CallPath::join(None, &call.id)) {
                             Some(Reply::Decision(decision)) => {
                                 let (call_id, result) = self
                                     .run_decided(call, &request, decision, &tools_cx)
@@ -388,6 +463,19 @@ pub(super) fn refused_before_running(err: &RunError) -> bool {
             | RunError::WrongState { .. }
             | RunError::StateMismatch { .. }
     )
+}
+
+/// What names one pause of one item: the root run, the item's path and the
+/// request a person replied to (its id binds the run, call and what was
+/// shown).
+fn pause_key(root: &iris_core::RunId, item: &str, request: &str) -> [u8; 32] {
+    use sha2::{Digest as _, Sha256};
+    let mut hasher = Sha256::new();
+    for part in [root.as_str(), item, request] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher.finalize().into()
 }
 
 /// The results of `calls` that have one, in call order, taken out of

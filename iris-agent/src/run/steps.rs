@@ -3,7 +3,8 @@
 
 use iris_model::{FinishReason, Message, Usage};
 
-use super::calls::{StepCalls, last_calls};
+use super::calls::{StepCalls, last_calls, paired};
+use super::questions::{Steps, asked_in};
 use super::{AgentRunner, RunContext};
 use crate::durable::Journal;
 use crate::store::RunStatus;
@@ -72,6 +73,7 @@ impl AgentRunner {
             None => None,
         };
         self.agent.executor().start_run(&tools_cx).await;
+        let cx = &cx.counting_questions(|| asked_in(&state, Steps::All));
         let outcome = self.drive(state, cx, &mut journal).await?;
         self.hand_out(outcome, &mut journal).await
     }
@@ -147,16 +149,9 @@ impl AgentRunner {
                 state.waiting = waiting;
                 return Ok(RunOutcome::Waiting(state));
             }
-            // Every call finished, so results pair with calls in order.
-            let answers = last_calls(&state)
-                .iter()
-                .zip(finished)
-                .map(|(call, finished)| Message::Tool {
-                    call_id: finished.call_id,
-                    tool: call.name.clone(),
-                    result: finished.result,
-                })
-                .collect();
+            // Every call finished: each result goes with the call of its
+            // id.
+            let answers = paired(last_calls(&state), finished);
             self.append(&mut state, answers);
             self.keep(journal, &state, RunStatus::Running).await?;
         }

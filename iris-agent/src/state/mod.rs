@@ -1,7 +1,7 @@
 //! What a run leaves behind: its outcome, and the state a paused run is
 //! resumed from (in this process or another).
 
-use iris_core::{RunId, ToolName, ToolResult, ToolUseBlock};
+use iris_core::{CallPath, RunId, ToolName, ToolResult, ToolUseBlock};
 use serde::{Deserialize, Serialize};
 
 use iris_model::{Message, Usage};
@@ -245,7 +245,7 @@ impl WaitingItem {
                 state
                     .pending()
                     .iter()
-                    .map(|p| format!("`{}/{}`", self.id, p.id))
+                    .map(|p| format!("`{}/{}`", CallPath::join(None, &self.id), p.id))
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
@@ -287,7 +287,7 @@ impl RunState {
     #[must_use]
     pub fn pending(&self) -> Vec<PendingItem> {
         let mut flat = Vec::new();
-        collect_pending(self, "", &[], &mut flat);
+        collect_pending(self, None, &[], &mut flat);
         flat
     }
 
@@ -320,10 +320,7 @@ impl RunState {
     /// The item `id` names ([`RunState::pending`]'s ids), at any depth.
     #[must_use]
     pub fn find_pending(&self, id: &str) -> Option<&WaitingItem> {
-        let (head, rest) = match id.split_once('/') {
-            Some((head, rest)) => (head, Some(rest)),
-            None => (id, None),
-        };
+        let (head, rest) = CallPath::split_first(id)?;
         let item = self.waiting.iter().find(|item| item.id == head)?;
         match (rest, &item.wait) {
             (None, Wait::Child { .. })
@@ -338,8 +335,9 @@ impl RunState {
 /// [`RunState::pending`] lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingItem {
-    /// What a reply names: the item's id after the ids of the calls that
-    /// delegated to the child agents it waits in (`c3/c1`).
+    /// What a reply names: the item's [`CallPath`], the ids of the calls
+    /// that delegated to the child agents it waits in first (`c3/c1`; an
+    /// id holding `/` or `%` is escaped, so `a/b` of the root is `a%2Fb`).
     pub id: String,
     /// The run the item waits in (the root's, or a child's).
     pub run_id: RunId,
@@ -350,14 +348,19 @@ pub struct PendingItem {
     pub item: WaitingItem,
 }
 
-fn collect_pending(state: &RunState, prefix: &str, agents: &[String], flat: &mut Vec<PendingItem>) {
+fn collect_pending(
+    state: &RunState,
+    prefix: Option<&str>,
+    agents: &[String],
+    flat: &mut Vec<PendingItem>,
+) {
     for item in &state.waiting {
-        let id = format!("{prefix}{}", item.id);
+        let id = CallPath::join(prefix, &item.id);
         match &item.wait {
             Wait::Child { agent, state, .. } => {
                 let mut inner = agents.to_vec();
                 inner.push(agent.clone());
-                collect_pending(state, &format!("{id}/"), &inner, flat);
+                collect_pending(state, Some(&id), &inner, flat);
             }
             _ => flat.push(PendingItem {
                 id,

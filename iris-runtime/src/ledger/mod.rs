@@ -35,9 +35,11 @@ use std::time::{Duration, Instant};
 use iris_core::RunId;
 
 use claims::{Claims, SpareSets};
+use consumed::Consumed;
 use held::Held;
 
 mod claims;
+mod consumed;
 mod held;
 
 /// Runs held at once unless configured.
@@ -83,6 +85,9 @@ pub struct RunLedger {
     limits: LedgerLimits,
     /// Claim sets of finished runs, cleared and reused by new runs.
     spare: SpareSets,
+    /// Pauses resumed already, outliving their runs; at most
+    /// [`RunLedger::consumed_bound`].
+    consumed: Mutex<Consumed>,
 }
 
 impl std::fmt::Debug for RunLedger {
@@ -147,6 +152,7 @@ impl RunLedger {
                 idle_timeout: limits.idle_timeout,
             },
             spare: SpareSets::default(),
+            consumed: Mutex::new(Consumed::default()),
         }
     }
 
@@ -239,6 +245,35 @@ impl RunLedger {
                 f(run, slot);
             }
         }
+    }
+
+    /// Consumes the pause `pause` names (a digest its owner makes of what
+    /// the pause waits on): `true` the first time, `false` when it was
+    /// consumed already. Unlike a run's slots it outlives the run, so a
+    /// pause is consumed once for the life of the ledger; the latest
+    /// [`consumed_bound`](Self::consumed_bound) are kept.
+    pub fn consume_pause(&self, pause: [u8; 32]) -> bool {
+        let bound = self.consumed_bound();
+        self.consumed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .first_time(pause, bound)
+    }
+
+    /// Gives back a pause [`consume_pause`](Self::consume_pause) took, when
+    /// the resume that took it was refused before anything ran.
+    pub fn restore_pause(&self, pause: &[u8; 32]) {
+        self.consumed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .forget(pause);
+    }
+
+    /// How many consumed pauses are kept: eight per run the ledger holds
+    /// (at the default bound, 80,000 digests, about 6 MB).
+    #[must_use]
+    pub fn consumed_bound(&self) -> usize {
+        self.limits.max_runs.saturating_mul(8)
     }
 
     /// Ends `run`: every slot of it is dropped, whatever part kept it.

@@ -185,7 +185,14 @@ impl QuestionRequest {
                     answer.selected.len()
                 ));
             }
-            for label in &answer.selected {
+            for (picked, label) in answer.selected.iter().enumerate() {
+                if answer.selected[..picked].contains(label) {
+                    return Err(format!(
+                        "{} chooses `{}` more than once; choose each option at most once",
+                        which(),
+                        shown(label)
+                    ));
+                }
                 if !question.options.iter().any(|o| &o.label == label) {
                     let offered: Vec<_> = question
                         .options

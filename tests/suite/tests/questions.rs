@@ -507,7 +507,7 @@ async fn questions_are_capped_per_run() {
     assert!(
         second
             .text_content()
-            .contains("asked the 1 questions it may")
+            .contains("asked 1 of the 1 questions it may")
     );
     transcript.assert_answered("Which database");
 }

@@ -44,6 +44,7 @@ mod model_openai;
 mod model_streams;
 mod openai_wire;
 mod questions;
+mod run_control_trust;
 mod runner;
 mod schema;
 mod shop;

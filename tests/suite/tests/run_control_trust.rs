@@ -1,0 +1,683 @@
+//! Run control under a hostile model and a careless host: call ids are
+//! untrusted input, so no two distinct calls at any depth share a key, a
+//! child run or a path; a person's decision is bound to exactly what was
+//! shown and taken once; caps count what they say across the whole tree.
+//! Each test is named after the guarantee it attacks, the way it was
+//! broken.
+#![allow(
+    clippy::too_many_lines,
+    reason = "each scenario reads top to bottom, as an attack is walked"
+)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use iris::agent::store::MemoryStore;
+use iris::agent::{
+    Agent, AgentBuildError, AgentRunner, Answer, ChildAgent, QuestionReply, QuestionRequest,
+    Questions, Reply, RunContext, RunError, RunOutcome, RunState,
+};
+use iris::model::Message;
+use iris::serde_json::{Value, json};
+use iris::testing::{Decided, ScriptedModel, Turn, deny_all, run_to_end};
+use iris::{
+    ApprovalDecision, Rule, RulePolicy, RunId, ToolContext, ToolErrorKind, ToolExecutor,
+    ToolRegistry, ToolResult,
+};
+
+/// Charge a card: a write that may not run twice.
+#[iris::tool(write)]
+fn charge(
+    /// Cents to charge.
+    cents: u64,
+    #[ctx] cx: &ToolContext,
+) -> String {
+    let path = cx.workspace_root().join("charges.txt");
+    let mut lines = std::fs::read_to_string(&path).unwrap_or_default();
+    lines.push_str(&cents.to_string());
+    lines.push('\n');
+    std::fs::write(&path, lines).expect("the workspace is writable");
+    format!("charged {cents}")
+}
+
+/// Look a topic up.
+#[iris::tool(read_only)]
+fn find_fact(
+    /// The topic.
+    topic: String,
+) -> String {
+    format!("{topic}: 42")
+}
+
+fn charges(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("charges.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register(Charge).expect("registers");
+    registry.register(FindFact).expect("registers");
+    registry
+}
+
+/// An agent named `name` with `charge` and `find_fact` under `policy`.
+fn agent(name: &str, policy: RulePolicy) -> Agent {
+    let executor = ToolExecutor::builder(registry())
+        .policy(policy)
+        .build()
+        .expect("builds");
+    Agent::builder(executor).name(name).build().expect("builds")
+}
+
+/// A cashier child whose model charges `cents` as call `w1`, then says
+/// it is done.
+fn cashier(cents: u64) -> ChildAgent {
+    ChildAgent::new(
+        "cashier",
+        "Charges cards.",
+        agent("cashier", RulePolicy::new().write(Rule::Allow)),
+    )
+    .model(ScriptedModel::new([
+        Turn::call_with_id("w1", "charge", json!({"cents": cents})),
+        Turn::text("done"),
+    ]))
+}
+
+/// A parent under `policy` with its own tools, delegating to `children`.
+fn parent(policy: RulePolicy, children: Vec<ChildAgent>) -> Agent {
+    let executor = ToolExecutor::builder(registry())
+        .policy(policy)
+        .build()
+        .expect("builds");
+    let mut builder = Agent::builder(executor).name("lead");
+    for child in children {
+        builder = builder.child(child);
+    }
+    builder.build().expect("builds")
+}
+
+fn delegate(id: &str, task: &str) -> Turn {
+    Turn::call_with_id(id, "cashier", json!({"task": task}))
+}
+
+fn cx(dir: &Path, run: &str) -> RunContext {
+    RunContext::new(dir, RunId::new(run))
+}
+
+/// Every result the model read for call `id`, in history order.
+fn results_of(state: &RunState, id: &str) -> Vec<ToolResult> {
+    state
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool {
+                call_id, result, ..
+            } if call_id == id => Some(result.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn finished(outcome: RunOutcome) -> RunState {
+    match outcome {
+        RunOutcome::Finished { state, .. } => state,
+        other => panic!("expected the run to finish: {other:?}"),
+    }
+}
+
+fn waiting(outcome: RunOutcome) -> RunState {
+    match outcome {
+        RunOutcome::Waiting(state) => state,
+        other => panic!("expected the run to wait: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn two_delegations_under_one_id_in_a_step_are_refused_before_either_starts() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let lead = parent(
+        RulePolicy::new().other(Rule::Allow).write(Rule::Allow),
+        vec![cashier(111)],
+    );
+    let model = ScriptedModel::new([
+        delegate("d1", "Charge 111.").and_call_with_id(
+            "d1",
+            "cashier",
+            json!({"task": "Charge 222."}),
+        ),
+        Turn::text("ok"),
+    ]);
+    let runner = AgentRunner::new(lead, model).with_store(MemoryStore::new());
+    let state = finished(
+        runner
+            .run("Charge twice.", &cx(dir.path(), "dup-delegations"))
+            .await
+            .expect("runs"),
+    );
+    let results = results_of(&state, "d1");
+    assert_eq!(results.len(), 2, "one result per call, even refused");
+    for result in &results {
+        assert_eq!(result.error_kind(), Some(ToolErrorKind::DuplicateCall));
+        assert!(
+            result
+                .text_content()
+                .contains("call id `d1` is given to more than one call"),
+            "{}",
+            result.text_content()
+        );
+    }
+    assert!(state.children.is_empty(), "no child started");
+    assert!(charges(dir.path()).is_empty(), "nothing was charged");
+}
+
+#[tokio::test]
+async fn a_step_that_repeats_an_id_of_any_kind_runs_none_of_its_calls() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let lead = parent(
+        RulePolicy::new().other(Rule::Allow).write(Rule::Allow),
+        vec![cashier(5)],
+    );
+    // A tool call and a delegation under one id, then an empty id.
+    let model = ScriptedModel::new([
+        Turn::call_with_id("x", "charge", json!({"cents": 7})).and_call_with_id(
+            "x",
+            "cashier",
+            json!({"task": "Charge 5."}),
+        ),
+        Turn::call_with_id("", "charge", json!({"cents": 8})),
+        Turn::text("ok"),
+    ]);
+    let state = finished(
+        AgentRunner::new(lead, model)
+            .run("Go.", &cx(dir.path(), "mixed"))
+            .await
+            .expect("runs"),
+    );
+    assert!(charges(dir.path()).is_empty(), "nothing ran");
+    let empty = results_of(&state, "");
+    assert_eq!(empty.len(), 1);
+    assert!(empty[0].text_content().contains("a call id is empty"));
+}
+
+#[tokio::test]
+async fn a_delegation_never_reuses_an_id_an_earlier_step_made() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let lead = parent(
+        RulePolicy::new().other(Rule::Allow).write(Rule::Allow),
+        vec![cashier(111)],
+    );
+    let model = ScriptedModel::new([
+        delegate("d1", "Charge 111."),
+        delegate("d1", "Charge 222."),
+        Turn::text("ok"),
+    ]);
+    let runner = AgentRunner::new(lead, model).with_store(MemoryStore::new());
+    let state = finished(
+        runner
+            .run("Go.", &cx(dir.path(), "reused"))
+            .await
+            .expect("runs"),
+    );
+    let results = results_of(&state, "d1");
+    assert_eq!(results[0].text_content(), "done");
+    assert_eq!(results[1].error_kind(), Some(ToolErrorKind::DuplicateCall));
+    assert!(
+        results[1]
+            .text_content()
+            .contains("used by an earlier call of this run")
+    );
+    assert_eq!(state.children.len(), 1, "the second delegation never ran");
+    assert_eq!(charges(dir.path()), ["111"]);
+}
+
+#[tokio::test]
+async fn a_root_call_named_like_a_child_call_never_shares_its_journal_key() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let lead = parent(
+        RulePolicy::new().other(Rule::Allow).write(Rule::Allow),
+        vec![cashier(444)],
+    );
+    // The root's own call `d1/w1` first; then delegation `d1`, whose
+    // child's call is `w1`: written naively, both are `d1/w1` of the root.
+    let model = ScriptedModel::new([
+        Turn::call_with_id("d1/w1", "charge", json!({"cents": 333})),
+        delegate("d1", "Charge 444."),
+        Turn::text("ok"),
+    ]);
+    let runner = AgentRunner::new(lead, model).with_store(MemoryStore::new());
+    let state = finished(
+        runner
+            .run("Go.", &cx(dir.path(), "keys"))
+            .await
+            .expect("runs"),
+    );
+    assert_eq!(charges(dir.path()), ["333", "444"], "both writes ran");
+    let child = state
+        .child_run(&RunId::new("keys/d1"))
+        .expect("the child is kept");
+    assert_eq!(results_of(child, "w1")[0].text_content(), "charged 444");
+    // And no child's run id is another call's: `a/b` of the root and `b`
+    // of child `a` live apart.
+    assert_ne!(
+        iris::agent::CallPath::root("d1/w1").to_string(),
+        iris::agent::CallPath::root("d1").child("w1").to_string()
+    );
+}
+
+#[tokio::test]
+async fn a_delegation_id_with_a_slash_leaves_its_childs_pause_answerable() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let lead = parent(
+        RulePolicy::new().other(Rule::Allow).write(Rule::Ask),
+        vec![cashier(500)],
+    );
+    let model = ScriptedModel::new([delegate("d/1", "Charge 500."), Turn::text("ok")]);
+    let runner = AgentRunner::new(lead, model);
+    let run_cx = cx(dir.path(), "slash");
+    let state = waiting(runner.run("Go.", &run_cx).await.expect("runs"));
+    let pending = state.pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].id, "d%2F1/w1", "the `/` of the id is escaped");
+    assert_eq!(pending[0].run_id.as_str(), "slash/d%2F1");
+    let request = pending[0]
+        .item
+        .approval_request()
+        .expect("an approval")
+        .clone();
+    let state = finished(
+        runner
+            .resume(
+                state,
+                [(pending[0].id.clone(), ApprovalDecision::approve(&request))],
+                &run_cx,
+            )
+            .await
+            .expect("the child's pause is answerable"),
+    );
+    assert_eq!(results_of(&state, "d/1")[0].text_content(), "done");
+    assert_eq!(charges(dir.path()), ["500"]);
+}
+
+#[tokio::test]
+async fn a_second_resume_of_a_finished_pause_is_refused_at_the_root_and_nested() {
+    let dir = tempfile::tempdir().expect("a folder");
+
+    // At the root.
+    let runner = AgentRunner::new(
+        agent("cashier", RulePolicy::new().write(Rule::Ask)),
+        ScriptedModel::new([
+            Turn::call_with_id("w1", "charge", json!({"cents": 100})),
+            Turn::text("done"),
+        ]),
+    );
+    let run_cx = cx(dir.path(), "again-root");
+    let state = waiting(runner.run("Charge.", &run_cx).await.expect("runs"));
+    let request = state.approvals().next().expect("an approval").clone();
+    let approve = || [("w1".to_owned(), ApprovalDecision::approve(&request))];
+    finished(
+        runner
+            .resume(state.clone(), approve(), &run_cx)
+            .await
+            .expect("resumes"),
+    );
+    let again = runner.resume(state, approve(), &run_cx).await;
+    assert!(
+        matches!(&again, Err(RunError::StateMismatch { why, .. }) if why.contains("decided in this process already")),
+        "{again:?}"
+    );
+    assert_eq!(charges(dir.path()), ["100"], "the charge ran once");
+
+    // Inside a child.
+    let lead = parent(
+        RulePolicy::new().other(Rule::Allow).write(Rule::Ask),
+        vec![cashier(200)],
+    );
+    let runner = AgentRunner::new(
+        lead,
+        ScriptedModel::new([delegate("d1", "Charge 200."), Turn::text("ok")]),
+    );
+    let run_cx = cx(dir.path(), "again-nested");
+    let state = waiting(runner.run("Go.", &run_cx).await.expect("runs"));
+    let pending = state.pending();
+    let request = pending[0]
+        .item
+        .approval_request()
+        .expect("approval")
+        .clone();
+    let approve = || [("d1/w1".to_owned(), ApprovalDecision::approve(&request))];
+    finished(
+        runner
+            .resume(state.clone(), approve(), &run_cx)
+            .await
+            .expect("resumes"),
+    );
+    let again = runner.resume(state, approve(), &run_cx).await;
+    assert!(
+        matches!(again, Err(RunError::StateMismatch { .. })),
+        "{again:?}"
+    );
+    assert_eq!(charges(dir.path()), ["100", "200"], "each charge ran once");
+}
+
+#[tokio::test]
+async fn an_approved_delegation_starts_the_task_that_was_shown() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let child_model = Arc::new(ScriptedModel::new([Turn::text("done")]));
+    let build = || {
+        parent(
+            RulePolicy::new().other(Rule::Ask),
+            vec![
+                ChildAgent::new(
+                    "cashier",
+                    "Charges cards.",
+                    agent("cashier", RulePolicy::new().write(Rule::Allow)),
+                )
+                .model(Arc::clone(&child_model)),
+            ],
+        )
+    };
+    let runner = AgentRunner::new(
+        build(),
+        ScriptedModel::new([delegate("d1", "Charge 5 cents."), Turn::text("ok")]),
+    );
+    let run_cx = cx(dir.path(), "edited-task");
+    let mut state = waiting(runner.run("Go.", &run_cx).await.expect("runs"));
+    let request = state.approvals().next().expect("an approval").clone();
+    assert_eq!(request.arguments["task"], "Charge 5 cents.");
+
+    // The saved state's call is edited, in the history and in the waiting
+    // item; the request the person saw is left alone.
+    let edited = json!({"task": "Charge 99999 cents."});
+    if let Some(Message::Assistant { tool_calls, .. }) = state.messages.last_mut() {
+        tool_calls[0].input = edited.clone();
+    }
+    state.waiting[0].call.input = edited;
+
+    // A fresh runner in another process would take it: it is refused.
+    let fresh = AgentRunner::new(build(), ScriptedModel::new([Turn::text("ok")]));
+    let outcome = fresh
+        .resume(
+            state,
+            [("d1".to_owned(), ApprovalDecision::approve(&request))],
+            &run_cx,
+        )
+        .await;
+    assert!(
+        matches!(&outcome, Err(RunError::StateMismatch { why, .. }) if why.contains("other arguments")),
+        "{outcome:?}"
+    );
+    assert!(child_model.requests().is_empty(), "the child never started");
+}
+
+/// `count` questions in one `ask_question` call.
+fn questions(count: usize) -> Value {
+    let questions: Vec<Value> = (0..count)
+        .map(|at| {
+            json!({
+                "question": format!("Question {at}?"),
+                "header": format!("Q{at}"),
+                "options": ["yes", "no"],
+                "multi_select": false,
+            })
+        })
+        .collect();
+    json!({ "questions": questions })
+}
+
+/// Answers every question at once with `yes`, counting the questions.
+fn counting_answerer(asked: &Arc<AtomicUsize>) -> Questions {
+    let asked = Arc::clone(asked);
+    Questions::answered_by(move |request: QuestionRequest| {
+        asked.fetch_add(request.questions.len(), Ordering::SeqCst);
+        async move {
+            let answers = vec![Answer::choose("yes"); request.questions.len()];
+            QuestionReply::answer(&request, answers)
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_model_reusing_a_call_id_cannot_escape_the_question_cap() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let asked = Arc::new(AtomicUsize::new(0));
+    let ask = || Turn::call_with_id("q1", "ask_question", questions(1));
+    let runner = AgentRunner::new(
+        agent("asker", RulePolicy::new()),
+        ScriptedModel::new([ask(), ask(), ask(), ask(), ask(), ask(), Turn::text("ok")]),
+    )
+    .with_questions(counting_answerer(&asked).at_most(2));
+    finished(
+        runner
+            .run("Go.", &cx(dir.path(), "reuse-q"))
+            .await
+            .expect("runs"),
+    );
+    assert!(
+        asked.load(Ordering::SeqCst) <= 2,
+        "{} questions asked under a cap of 2",
+        asked.load(Ordering::SeqCst)
+    );
+}
+
+#[tokio::test]
+async fn the_question_cap_counts_questions_not_calls() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let asked = Arc::new(AtomicUsize::new(0));
+    let runner = AgentRunner::new(
+        agent("asker", RulePolicy::new()),
+        ScriptedModel::new([
+            Turn::call_with_id("q1", "ask_question", questions(3)),
+            Turn::call_with_id("q2", "ask_question", questions(2)),
+            Turn::call_with_id("q3", "ask_question", questions(1)),
+            Turn::text("ok"),
+        ]),
+    )
+    .with_questions(counting_answerer(&asked).at_most(2));
+    let state = finished(
+        runner
+            .run("Go.", &cx(dir.path(), "count-q"))
+            .await
+            .expect("runs"),
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    let first = &results_of(&state, "q1")[0];
+    assert_eq!(first.error_kind(), Some(ToolErrorKind::PermissionDenied));
+    assert!(
+        first
+            .text_content()
+            .contains("this call asks 3; ask at most 2 more"),
+        "{}",
+        first.text_content()
+    );
+    assert!(results_of(&state, "q2")[0].error_kind().is_none());
+    assert_eq!(
+        results_of(&state, "q3")[0].error_kind(),
+        Some(ToolErrorKind::PermissionDenied)
+    );
+}
+
+#[tokio::test]
+async fn child_agents_questions_count_toward_their_roots_cap() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let asked = Arc::new(AtomicUsize::new(0));
+    let child = |id: &str| {
+        ChildAgent::new(
+            format!("helper_{id}"),
+            "Asks the person.",
+            agent(&format!("helper_{id}"), RulePolicy::new()),
+        )
+        .model(ScriptedModel::new([
+            Turn::call_with_id("q1", "ask_question", questions(2)),
+            Turn::text("asked"),
+        ]))
+    };
+    let lead = {
+        let executor = ToolExecutor::builder(registry())
+            .policy(RulePolicy::new().other(Rule::Allow))
+            .build()
+            .expect("builds");
+        Agent::builder(executor)
+            .name("lead")
+            .child(child("a"))
+            .child(child("b"))
+            .build()
+            .expect("builds")
+    };
+    let runner = AgentRunner::new(
+        lead,
+        ScriptedModel::new([
+            Turn::call_with_id("d1", "helper_a", json!({"task": "Ask."})),
+            Turn::call_with_id("d2", "helper_b", json!({"task": "Ask."})),
+            Turn::call_with_id("q1", "ask_question", questions(1)),
+            Turn::text("ok"),
+        ]),
+    )
+    .with_questions(counting_answerer(&asked).at_most(2));
+    let state = finished(
+        runner
+            .run("Go.", &cx(dir.path(), "tree-q"))
+            .await
+            .expect("runs"),
+    );
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "the first child's two questions spent the root's cap"
+    );
+    assert_eq!(
+        results_of(&state, "q1")[0].error_kind(),
+        Some(ToolErrorKind::PermissionDenied)
+    );
+}
+
+#[tokio::test]
+async fn the_question_cap_holds_across_a_pause() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let runner = AgentRunner::new(
+        agent("asker", RulePolicy::new()),
+        ScriptedModel::new([
+            Turn::call_with_id("q1", "ask_question", questions(2)),
+            Turn::call_with_id("q2", "ask_question", questions(1)),
+            Turn::text("ok"),
+        ]),
+    )
+    .with_questions(Questions::new().at_most(2));
+    let run_cx = cx(dir.path(), "pause-q");
+    let state = waiting(runner.run("Go.", &run_cx).await.expect("runs"));
+    let request = state.questions().next().expect("asked").clone();
+    let reply = QuestionReply::answer(&request, vec![Answer::choose("yes"); 2]);
+    let state = finished(
+        runner
+            .resume(state, [("q1".to_owned(), Reply::from(reply))], &run_cx)
+            .await
+            .expect("resumes"),
+    );
+    assert_eq!(
+        results_of(&state, "q2")[0].error_kind(),
+        Some(ToolErrorKind::PermissionDenied),
+        "the resume did not start the count again"
+    );
+}
+
+#[tokio::test]
+async fn a_multi_select_answer_picks_each_label_once() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let question = json!({"questions": [{
+        "question": "Which regions?",
+        "header": "Regions",
+        "options": ["eu", "us", "asia"],
+        "multi_select": true,
+    }]});
+    let runner = AgentRunner::new(
+        agent("asker", RulePolicy::new()),
+        ScriptedModel::new([
+            Turn::call_with_id("q1", "ask_question", question),
+            Turn::text("ok"),
+        ]),
+    )
+    .with_questions(Questions::new());
+    let run_cx = cx(dir.path(), "multi");
+    let state = waiting(runner.run("Go.", &run_cx).await.expect("runs"));
+    let request = state.questions().next().expect("asked").clone();
+    let flood = QuestionReply::answer(
+        &request,
+        vec![Answer::choose_all(std::iter::repeat_n("eu", 10_000))],
+    );
+    let refused = runner
+        .resume(
+            state.clone(),
+            [("q1".to_owned(), Reply::from(flood))],
+            &run_cx,
+        )
+        .await;
+    assert!(
+        matches!(&refused, Err(RunError::WrongReply { why, .. }) if why.contains("more than once")),
+        "{refused:?}"
+    );
+    let fair = QuestionReply::answer(&request, vec![Answer::choose_all(["eu", "asia"])]);
+    let state = finished(
+        runner
+            .resume(state, [("q1".to_owned(), Reply::from(fair))], &run_cx)
+            .await
+            .expect("a fair answer resumes"),
+    );
+    assert!(results_of(&state, "q1")[0].text_content().contains("eu"));
+}
+
+#[test]
+fn a_child_named_like_a_run_control_tool_is_refused_naming_the_feature() {
+    for name in ["ask_question", "activate_skill"] {
+        let child = ChildAgent::new(
+            name,
+            "Pretends to be run control.",
+            agent("impostor", RulePolicy::new()),
+        );
+        let built = Agent::builder(
+            ToolExecutor::builder(ToolRegistry::new())
+                .build()
+                .expect("builds"),
+        )
+        .name("lead")
+        .child(child)
+        .build();
+        let Err(err @ AgentBuildError::DuplicateName { .. }) = built else {
+            panic!("`{name}` must be refused: {built:?}");
+        };
+        let message = err.to_string();
+        assert!(message.contains("run control"), "{message}");
+        assert!(message.contains("child agent `"), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn the_testing_kit_matches_a_decision_to_the_call_of_its_own_run() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let lead = parent(
+        RulePolicy::new().other(Rule::Allow).write(Rule::Ask),
+        vec![cashier(500)],
+    );
+    // The root's own `w1` is a lookup; the child's `w1` is the charge a
+    // person denies.
+    let model = ScriptedModel::new([
+        Turn::call_with_id("w1", "find_fact", json!({"topic": "tides"})),
+        delegate("d1", "Charge 500."),
+        Turn::text("ok"),
+    ]);
+    let runner = AgentRunner::new(lead, model);
+    let (outcome, transcript) = run_to_end(
+        &runner,
+        "Go.",
+        &cx(dir.path(), "kit"),
+        deny_all("not today"),
+    )
+    .await
+    .expect("runs");
+    finished(outcome);
+    transcript.assert_decided("charge", Decided::Denied);
+    assert!(charges(dir.path()).is_empty());
+}
