@@ -36,14 +36,20 @@ impl Scripted {
         self.0.is_empty()
     }
 
+    /// The item ids answers were given for.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(id, _)| id.as_str())
+    }
+
     /// The reply `--answer` gives item `id`, which asks `request`: `None`
     /// when none was given for it.
     ///
     /// An empty VALUE declines. One question takes VALUE as its answer; a
     /// JSON list of strings answers several, one per question, in order.
-    /// An answer that is an offered label chooses it (for `multi_select`,
-    /// labels separated by commas choose each); anything else is the
-    /// person's own words.
+    /// An answer chooses an offered label (in any case; for
+    /// `multi_select`, labels separated by commas choose each), or is the
+    /// person's own words when it starts with `text:`; anything else is
+    /// refused, so a misspelled label is never sent as words.
     pub(crate) fn reply(
         &self,
         id: &str,
@@ -72,32 +78,68 @@ impl Scripted {
                 request.questions.len()
             )));
         }
-        let answers = request
+        let answers = match request
             .questions
             .iter()
             .zip(&texts)
             .map(|(question, text)| answer_of(question, text))
-            .collect();
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(answers) => answers,
+            Err(why) => return Some(Err(format!("`--answer {id}=...`: {why}"))),
+        };
         let reply = QuestionReply::answer(request, answers);
         Some(request.check(&reply).map(|()| reply))
     }
 }
 
-/// `text` as the answer to `question`: offered labels chosen, anything else
-/// the person's own words.
-fn answer_of(question: &Question, text: &str) -> Answer {
-    let offered = |label: &str| question.options.iter().any(|o| o.label == label);
+/// Written before an answer in one's own words.
+const OWN_WORDS: &str = "text:";
+
+/// `text` as the answer to `question`: an offered label chosen (its case
+/// aside), several for a `multi_select` question, or words after `text:`.
+///
+/// # Errors
+/// A label that was not offered, saying which were.
+fn answer_of(question: &Question, text: &str) -> Result<Answer, String> {
     let text = text.trim();
-    if offered(text) {
-        return Answer::choose(text);
+    if let Some(words) = text.strip_prefix(OWN_WORDS) {
+        return Ok(Answer::text(words.trim()));
+    }
+    let offered = |given: &str| {
+        question
+            .options
+            .iter()
+            .find(|o| o.label == given)
+            .or_else(|| {
+                let mut alike = question
+                    .options
+                    .iter()
+                    .filter(|o| o.label.eq_ignore_ascii_case(given));
+                alike.next().filter(|_| alike.next().is_none())
+            })
+            .map(|o| o.label.clone())
+    };
+    if let Some(label) = offered(text) {
+        return Ok(Answer::choose(label));
     }
     if question.multi_select {
-        let labels: Vec<&str> = text.split(',').map(str::trim).collect();
-        if labels.len() > 1 && labels.iter().all(|label| offered(label)) {
-            return Answer::choose_all(labels);
+        let labels: Option<Vec<String>> = text.split(',').map(|l| offered(l.trim())).collect();
+        if let Some(labels) = labels.filter(|labels| labels.len() > 1) {
+            return Ok(Answer::choose_all(labels));
         }
     }
-    Answer::text(text)
+    let options: Vec<String> = question
+        .options
+        .iter()
+        .map(|o| format!("`{}`", for_person(&o.label, SHOWN_CHARS)))
+        .collect();
+    Err(format!(
+        "`{}` is not an option of `{}` (they are {}); choose one, or answer in your own words after `{OWN_WORDS}`",
+        for_person(text, SHOWN_CHARS),
+        for_person(&question.header, SHOWN_CHARS),
+        options.join(", ")
+    ))
 }
 
 /// Asks `request` on the terminal; `None` when the terminal closed.
@@ -206,7 +248,7 @@ mod tests {
     }
 
     #[test]
-    fn a_label_chooses_and_other_words_are_the_persons_own() {
+    fn a_label_chooses_and_words_after_text_are_the_persons_own() {
         let asked = request(false);
         let chose = scripted("SQLite").reply("c1", &asked).expect("given");
         assert_eq!(
@@ -216,7 +258,12 @@ mod tests {
                 vec![Answer::choose("SQLite")]
             ))
         );
-        let words = scripted("whatever ops runs")
+        assert_eq!(
+            scripted("sqlite").reply("c1", &asked).expect("given"),
+            chose,
+            "a label's case aside"
+        );
+        let words = scripted("text: whatever ops runs")
             .reply("c1", &asked)
             .expect("given");
         assert_eq!(
@@ -233,6 +280,23 @@ mod tests {
         assert!(scripted("x").reply("c2", &asked).is_none());
     }
 
+    /// A label that was not offered is refused, never sent as words
+    /// (finding: `--answer q1=Postgress` reached the run as free text).
+    #[test]
+    fn a_label_not_offered_is_refused_naming_the_options() {
+        let asked = request(false);
+        let why = scripted("Postgress")
+            .reply("c1", &asked)
+            .expect("given")
+            .expect_err("refused");
+        assert!(
+            why.contains("`Postgress` is not an option of `Database`"),
+            "{why}"
+        );
+        assert!(why.contains("`Postgres`, `SQLite`, `MySQL`"), "{why}");
+        assert!(why.contains("`text:`"), "{why}");
+    }
+
     #[test]
     fn several_labels_choose_each_only_where_several_may_be_chosen() {
         let multi = request(true);
@@ -244,8 +308,12 @@ mod tests {
             )))
         );
         let single = request(false);
-        assert_eq!(
+        assert!(matches!(
             scripted("Postgres, MySQL").reply("c1", &single),
+            Some(Err(_))
+        ));
+        assert_eq!(
+            scripted("text:Postgres, MySQL").reply("c1", &single),
             Some(Ok(QuestionReply::answer(
                 &single,
                 vec![Answer::text("Postgres, MySQL")]

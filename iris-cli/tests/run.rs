@@ -188,6 +188,37 @@ fn a_run_that_waits_is_saved_and_resumed_by_another_process() {
         "roses\n"
     );
 
+    // The same pause again, from the copy saved before the first resume:
+    // the store refuses it, and the write does not run twice (finding: the
+    // same expense was filed twice, exit 0 both times).
+    std::fs::write(dir.path().join("poem.txt"), "kept\n").unwrap();
+    let again = iris(
+        dir.path(),
+        &[
+            "run",
+            "--agent",
+            "agent.yaml",
+            "--resume",
+            "copy.json",
+            "--approve",
+        ],
+    );
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("finished"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("poem.txt")).unwrap(),
+        "kept\n",
+        "the approved write ran once"
+    );
+    assert!(
+        dir.path().join(".iris/runs.db").is_file(),
+        "kept in the store"
+    );
+
     let broken = dir.path().join("broken.json");
     std::fs::write(&broken, "{\"not\": \"a run\"}").unwrap();
     let refused = iris(
@@ -329,5 +360,81 @@ fn a_model_that_cannot_be_reached_ends_with_the_unreachable_exit() {
         text(&ended.stderr).contains("could not be reached"),
         "{}",
         text(&ended.stderr)
+    );
+}
+
+/// Questions answered from the command line are held to the question: a
+/// label that was not offered and an answer for an item that does not
+/// wait are refused (findings: both were sent or dropped silently), and a
+/// run kept in the store resumes by its id.
+#[test]
+fn answers_must_fit_the_question_that_waits_and_a_run_resumes_by_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let question = json!({"questions": [{
+        "question": "Which database?", "header": "Database",
+        "options": ["Postgres", "SQLite"], "multi_select": false
+    }]});
+    let server = ModelServer::start(vec![
+        calls("ask_question", &question),
+        says("SQLite it is."),
+    ]);
+    agent(dir.path(), &server.base_url);
+    let waiting = iris(
+        dir.path(),
+        &["run", "--agent", "agent.yaml", "Pick one", "--questions"],
+    );
+    assert_eq!(waiting.status.code(), Some(4), "{}", text(&waiting.stderr));
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("iris-run.json")).unwrap()).unwrap();
+    let run_id = saved["run_id"].as_str().unwrap().to_owned();
+    let resume = |answer: &str| {
+        iris(
+            dir.path(),
+            &[
+                "run",
+                "--agent",
+                "agent.yaml",
+                "--resume",
+                &run_id,
+                "--answer",
+                answer,
+            ],
+        )
+    };
+
+    let misspelled = resume("call_1=Postgress");
+    assert_eq!(
+        misspelled.status.code(),
+        Some(2),
+        "{}",
+        text(&misspelled.stderr)
+    );
+    assert!(
+        text(&misspelled.stderr).contains("`Postgress` is not an option"),
+        "{}",
+        text(&misspelled.stderr)
+    );
+    let stray = resume("q9=SQLite");
+    assert_eq!(stray.status.code(), Some(2), "{}", text(&stray.stderr));
+    assert!(
+        text(&stray.stderr).contains("names no item that waits"),
+        "{}",
+        text(&stray.stderr)
+    );
+
+    let answered = resume("call_1=sqlite");
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    assert_eq!(text(&answered.stdout).trim(), "SQLite it is.");
+    let again = resume("call_1=SQLite");
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("nothing to resume"),
+        "{}",
+        text(&again.stderr)
     );
 }

@@ -776,11 +776,14 @@ fn policy(file: &AgentFile, tools: &BTreeSet<String>, issues: &mut Issues) -> Ru
     if let Some(rule) = section.other {
         policy = policy.other(rule);
     }
-    let known: Vec<String> = tools.iter().cloned().collect();
+    // A rule names a tool, or a child agent (the parent's policy gates its
+    // start by its name).
+    let children = file.agents.iter().map(|child| child.name.value.clone());
+    let known: Vec<String> = tools.iter().cloned().chain(children).collect();
     for (name, rule) in &section.tools {
         let key = format!("permissions.tools.{name}");
         match ToolName::new(name.clone()) {
-            Ok(tool) if tools.contains(name) => policy = policy.tool(tool, rule.value),
+            Ok(tool) if known.contains(name) => policy = policy.tool(tool, rule.value),
             _ => issues.at(rule.referenced, key, unknown_tool(name, &known)),
         }
     }

@@ -41,7 +41,7 @@ impl AgentRunner {
         tools_cx: &ToolContext,
         cx: &RunContext,
     ) -> StepCalls {
-        if let Some(refused) = identity::refused_step(state, &calls) {
+        if let Some(refused) = identity::refused_step(&calls) {
             return StepCalls {
                 finished: refused,
                 waiting: Vec::new(),

@@ -1,25 +1,86 @@
-//! Call identity at a step's door. A model's call ids are untrusted: a
-//! step whose calls repeat an id, reuse one an earlier step of the run
-//! made, or give one that is not an id at all (empty, over
-//! [`CallId::MAX_LEN`]) is refused whole before anything of it runs,
-//! whatever the calls are (tools, questions, skills, child agents): every
-//! key, child run and path is built from the id, and two calls under one
-//! id would share them.
+//! Call identity at a step's door. A model's call ids are untrusted: local
+//! servers number every answer's calls from `call_1` again, some ids hold
+//! `/`, a hostile model sends none or ten kilobytes. Every key, child run
+//! and path is built from a call's id, so before a step's calls enter the
+//! history the runtime makes each id the run's own:
+//!
+//! - an id an earlier step of the run made, an empty one, or one over
+//!   [`CallId::MAX_LEN`] bytes is replaced by one the runtime mints (the
+//!   history, and so the provider, carry the minted id from then on);
+//! - a step whose calls repeat an id among themselves is refused whole
+//!   before anything of it runs, whatever the calls are (tools, questions,
+//!   skills, child agents): the model must say which result is whose.
 
 use iris_core::{CallId, ToolErrorKind, ToolResult, ToolUseBlock};
 use iris_model::Message;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{FinishedCall, RunState};
 
-/// The results of `calls` (the step `state`'s history ends with) when the
-/// step is refused for its ids: one error per call, in call order; `None`
-/// when every id is its own.
-pub(super) fn refused_step(state: &RunState, calls: &[ToolUseBlock]) -> Option<Vec<FinishedCall>> {
-    let why = fault(state, calls)?;
+/// `calls`, the answer to step `state.step` (not yet in the history),
+/// each with an id the run has not used: ids an earlier step made, empty
+/// ids and over-long ones are replaced by minted ones (`call_1` of step 3
+/// again becomes `call_1-3`). Ids repeated within the step are left as
+/// they are, for [`refused_step`] to refuse. The same answer after the
+/// same history always gets the same ids, so a replay mints alike.
+pub(super) fn owned(state: &RunState, mut calls: Vec<ToolUseBlock>) -> Vec<ToolUseBlock> {
+    let earlier = earlier_ids(state);
+    let mut in_step: FxHashMap<&str, usize> = FxHashMap::default();
+    for call in &calls {
+        *in_step.entry(call.id.as_str()).or_default() += 1;
+    }
+    let repeated: FxHashSet<String> = in_step
+        .into_iter()
+        .filter(|(id, count)| *count > 1 && !id.is_empty())
+        .map(|(id, _)| id.to_owned())
+        .collect();
+    let mut taken: FxHashSet<String> = calls.iter().map(|c| c.id.clone()).collect();
+    for (at, call) in calls.iter_mut().enumerate() {
+        if repeated.contains(&call.id) {
+            continue;
+        }
+        let usable = CallId::new(call.id.as_str()).is_ok();
+        if usable && !earlier.contains(call.id.as_str()) {
+            continue;
+        }
+        let base = if usable {
+            call.id.clone()
+        } else {
+            format!("call-{at}")
+        };
+        let minted = mint(&base, state.step, |id| {
+            earlier.contains(id) || taken.contains(id)
+        });
+        tracing::debug!(model_id = %iris_runtime::__wings::shorten(&call.id), minted = %minted, "a call id the run cannot use was replaced");
+        taken.insert(minted.clone());
+        call.id = minted;
+    }
+    calls
+}
+
+/// An id from `base` for a call of step `step` that `taken` says no other
+/// call has.
+fn mint(base: &str, step: u32, taken: impl Fn(&str) -> bool) -> String {
+    let first = format!("{base}-{step}");
+    if !taken(&first) {
+        return first;
+    }
+    (1_u32..)
+        .map(|n| format!("{first}-{n}"))
+        .find(|id| !taken(id))
+        .unwrap_or(first)
+}
+
+/// The results of `calls`, a step's, when it is refused for repeating an
+/// id: one error per call, in call order;
+/// `None` when every id is its own.
+pub(super) fn refused_step(calls: &[ToolUseBlock]) -> Option<Vec<FinishedCall>> {
+    let mut seen = FxHashSet::default();
+    let repeated = calls.iter().find(|call| !seen.insert(call.id.as_str()))?;
     let message = format!(
-        "none of this step's {} calls ran: {why}; make the calls again, each with an id of its own",
-        calls.len()
+        "none of this step's {} calls ran: call id `{}` is given to more than one call, and each result must go to one call; make the calls again, each with an id of its own",
+        calls.len(),
+        iris_runtime::__wings::shorten(&repeated.id)
     );
     Some(
         calls
@@ -32,40 +93,21 @@ pub(super) fn refused_step(state: &RunState, calls: &[ToolUseBlock]) -> Option<V
     )
 }
 
-/// What is wrong with the ids of `calls`, if anything.
-fn fault(state: &RunState, calls: &[ToolUseBlock]) -> Option<String> {
-    let mut seen = FxHashSet::default();
-    for call in calls {
-        if let Err(err) = CallId::new(call.id.as_str()) {
-            return Some(err.to_string());
-        }
-        if !seen.insert(call.id.as_str()) {
-            return Some(format!(
-                "call id `{}` is given to more than one call",
-                iris_runtime::__wings::shorten(&call.id)
-            ));
-        }
-    }
-    // The run's own steps before this one: each left one answer, and the
-    // history's last is this step's (what a child was handed of its
-    // parent's history came before them all).
+/// The ids of the calls the run's own earlier steps made (the step being
+/// answered is not in the history yet). Each step left one answer; what a
+/// child was handed of its parent's history came before them all.
+fn earlier_ids(state: &RunState) -> FxHashSet<&str> {
     let earlier_steps = usize::try_from(state.step.saturating_sub(1)).unwrap_or(usize::MAX);
     state
         .messages
         .iter()
         .rev()
-        .skip(1)
         .filter_map(|message| match message {
             Message::Assistant { tool_calls, .. } => Some(tool_calls),
             _ => None,
         })
         .take(earlier_steps)
         .flatten()
-        .find(|earlier| seen.contains(earlier.id.as_str()))
-        .map(|earlier| {
-            format!(
-                "call id `{}` was used by an earlier call of this run, and an id names one call",
-                iris_runtime::__wings::shorten(&earlier.id)
-            )
-        })
+        .map(|call| call.id.as_str())
+        .collect()
 }

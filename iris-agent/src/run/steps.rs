@@ -4,6 +4,7 @@
 use iris_model::{FinishReason, Message, Usage};
 
 use super::calls::{StepCalls, last_calls, paired};
+use super::identity;
 use super::questions::{Steps, asked_in};
 use super::{AgentRunner, RunContext};
 use crate::durable::Journal;
@@ -108,7 +109,7 @@ impl AgentRunner {
             };
             state.step += 1;
             state.usage += response.usage;
-            let calls = response.tool_calls;
+            let calls = identity::owned(&state, response.tool_calls);
             if calls.is_empty() {
                 state.messages.push(Message::Assistant {
                     text: response.text.clone(),

@@ -3,7 +3,12 @@
 //! model's text streams to stdout (or every run event as JSON Lines with
 //! `--jsonl`); calls that wait are asked on the terminal, decided by
 //! `--approve`/`--deny`, or saved (`--save`) to be resumed later with
-//! `--resume STATE`; Ctrl-C cancels the run between or inside steps.
+//! `--resume STATE` (or the run's id); Ctrl-C cancels the run between or
+//! inside steps.
+//!
+//! Every run is kept in an embedded SQLite store (`.iris/runs.db`, or
+//! `--store`): a pause is resumed once, whichever process or copy of the
+//! saved state tries again.
 //!
 //! The model may ask the person questions (`ask_question`) where one can
 //! answer: on a terminal, or with `--answer ID=VALUE` (`--questions` offers
@@ -18,6 +23,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use iris_agent::assembly::Assembly;
+use iris_agent::store::RunStatus;
 use iris_agent::{
     AgentRunner, PendingItem, Questions, RunContext, RunOutcome, RunState, StateKey, Wait,
 };
@@ -35,11 +41,17 @@ use crate::output::Out;
 /// The variable whose secret seals saved states, when set.
 const STATE_KEY_VAR: &str = "IRIS_STATE_KEY";
 
+/// Where runs are kept unless `--store` says.
+const DEFAULT_STORE: &str = ".iris/runs.db";
+
 pub(crate) struct Options {
     pub(crate) file: PathBuf,
     pub(crate) task: Option<String>,
-    pub(crate) resume: Option<PathBuf>,
+    /// A saved state's file, or a stored run's id.
+    pub(crate) resume: Option<String>,
     pub(crate) save: PathBuf,
+    /// The SQLite file runs are kept in.
+    pub(crate) store: PathBuf,
     pub(crate) decide: Decide,
     pub(crate) answers: Scripted,
     /// Whether the model is offered `ask_question` even with no terminal
@@ -57,10 +69,13 @@ impl Options {
         Ok(Self {
             file,
             task: sub.get_one::<String>("task").cloned(),
-            resume: sub.get_one::<String>("resume").map(PathBuf::from),
+            resume: sub.get_one::<String>("resume").cloned(),
             save: sub
                 .get_one::<String>("save")
                 .map_or_else(|| PathBuf::from("iris-run.json"), PathBuf::from),
+            store: sub
+                .get_one::<String>("store")
+                .map_or_else(|| PathBuf::from(DEFAULT_STORE), PathBuf::from),
             decide: crate::decision_flags(sub),
             answers,
             questions: sub.get_flag("questions"),
@@ -186,8 +201,8 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
         crate::catalog::Catalog::workspace(&crate::catalog::Source::Agent(options.file.clone()));
     let cancel = cancelled_by_interrupt();
     let first = match (options.resume.as_deref(), options.task.as_deref()) {
-        (Some(path), _) => {
-            let state = match read_state(path) {
+        (Some(target), _) => {
+            let state = match resumed_state(target, &runner).await {
                 Ok(state) => state,
                 Err(why) => return out.fail(Exit::Usage, &why),
             };
@@ -225,6 +240,9 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
             Err(error @ iris_agent::RunError::Model(_)) => {
                 return out.fail(Exit::Unreachable, &error.to_string());
             }
+            // A state or a reply the run refused before anything ran: the
+            // command line was given something that cannot resume it.
+            Err(error) if refused(&error) => return out.fail(Exit::Usage, &error.to_string()),
             Err(error) => return out.fail(Exit::Internal, &error.to_string()),
             Ok(RunOutcome::Finished { text, state }) => {
                 return finished(&text, &state, options, streaming, out);
@@ -325,10 +343,12 @@ async fn runner_for(
         .connect_runner(&options.file)
         .await
         .map_err(|error| {
+            // A file that is not there was named wrong; one that is there
+            // has problems of its own.
             let exit = if options.file.exists() {
                 Exit::Invalid
             } else {
-                Exit::Unreachable
+                Exit::Usage
             };
             (exit, error.to_string())
         })?;
@@ -343,7 +363,71 @@ async fn runner_for(
     if options.can_answer() {
         runner = runner.with_questions(Questions::new());
     }
-    Ok(runner)
+    Ok(runner.with_store(open_store(&options.store).map_err(|why| (Exit::Unreachable, why))?))
+}
+
+/// The SQLite store at `path`, its folder made when missing.
+fn open_store(path: &Path) -> Result<iris_sqlite::SqliteStore, String> {
+    if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(|e| {
+            format!(
+                "cannot make the folder of the run store `{}`: {e}",
+                path.display()
+            )
+        })?;
+    }
+    iris_sqlite::SqliteStore::open(path).map_err(|e| {
+        format!(
+            "cannot open the run store `{}` ({e}); name another with `--store`",
+            path.display()
+        )
+    })
+}
+
+/// The state `--resume` names: a saved state's file, or the id of a run
+/// in the store.
+async fn resumed_state(target: &str, runner: &AgentRunner) -> Result<RunState, String> {
+    let path = Path::new(target);
+    if path.is_file() {
+        return read_state(path);
+    }
+    let store = runner
+        .store()
+        .ok_or_else(|| format!("`{target}` is not a file"))?;
+    match store.load(&RunId::new(target)).await {
+        Ok(Some(stored)) if stored.status == RunStatus::Waiting => Ok(stored.state),
+        Ok(Some(stored)) => Err(format!(
+            "run `{target}` does not wait for a person (it is {}); there is nothing to resume",
+            stored.status.as_str()
+        )),
+        Ok(None) => Err(format!(
+            "`{target}` is neither a saved state's file nor a run in the store; give the file `--save` wrote, or the run's id (with `--store` when it was kept elsewhere)"
+        )),
+        Err(e) => Err(format!("the run store could not read run `{target}`: {e}")),
+    }
+}
+
+/// Whether `error` refused a resume before anything ran: a state that is
+/// not the one its run waits with (edited, an older copy, resumed
+/// already), replies that do not fit, or a run the store does not hold
+/// waiting.
+fn refused(error: &iris_agent::RunError) -> bool {
+    use iris_agent::RunError;
+    use iris_agent::store::StoreError;
+    matches!(
+        error,
+        RunError::WrongState { .. }
+            | RunError::StateMismatch { .. }
+            | RunError::MissingDecision { .. }
+            | RunError::UnknownDecision { .. }
+            | RunError::WrongReply { .. }
+            | RunError::Store(
+                StoreError::NotFound { .. }
+                    | StoreError::Finished { .. }
+                    | StoreError::NotWaiting { .. }
+                    | StoreError::Held { .. }
+            )
+    )
 }
 
 /// Starts exporting the run's traces to `--otlp`, else to the agent file's
@@ -408,6 +492,25 @@ async fn go_on(
 /// An `--answer` that does not fit its question.
 fn replies(state: &RunState, options: &Options) -> Result<Option<Vec<(String, Reply)>>, String> {
     let pending = state.pending();
+    if let Some(stray) = options
+        .answers
+        .ids()
+        .find(|id| !pending.iter().any(|p| p.id == *id))
+    {
+        let waiting: Vec<String> = pending
+            .iter()
+            .filter(|p| p.item.question_request().is_some())
+            .map(|p| format!("`{}`", p.id))
+            .collect();
+        let waiting = if waiting.is_empty() {
+            "no question waits".to_owned()
+        } else {
+            format!("the questions that wait are {}", waiting.join(", "))
+        };
+        return Err(format!(
+            "`--answer {stray}=...` names no item that waits ({waiting}); nothing was answered"
+        ));
+    }
     let mut replies = Vec::with_capacity(pending.len());
     for PendingItem { id, item, .. } in &pending {
         let reply = match &item.wait {
@@ -460,8 +563,9 @@ fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
     out.fail(
         Exit::Waiting,
         &format!(
-            "the run waits for a person; its state is in {p}: resume with `iris run --agent AGENT.yaml --resume {p}` and {how} (or answer on a terminal)",
-            p = path.display()
+            "the run waits for a person; its state is in {p}: resume with `iris run --agent AGENT.yaml --resume {p}` (or `--resume {id}`) and {how} (or answer on a terminal)",
+            p = path.display(),
+            id = state.run_id,
         ),
     )
 }
@@ -499,9 +603,16 @@ pub(crate) fn command() -> Command {
         .arg(
             Arg::new("resume")
                 .long("resume")
-                .value_name("STATE")
+                .value_name("STATE|RUN_ID")
                 .conflicts_with("task")
-                .help("Resume a run saved while it waited for a person"),
+                .help("Resume a run that waits for a person: the file --save wrote, or the run's id in the store"),
+        )
+        .arg(
+            Arg::new("store")
+                .long("store")
+                .value_name("FILE")
+                .default_value(DEFAULT_STORE)
+                .help("The SQLite file runs are kept in: a pause is resumed once, from any process"),
         )
         .arg(
             Arg::new("save")
@@ -528,7 +639,7 @@ pub(crate) fn command() -> Command {
                 .long("answer")
                 .value_name("ID=VALUE")
                 .action(ArgAction::Append)
-                .help("Answer the model's question ID: an option's label, your own words, a JSON list (one answer per question), or nothing to decline"),
+                .help("Answer the model's question ID: an option's label, `text:` and your own words, a JSON list (one answer per question), or nothing to decline"),
         )
         .arg(
             Arg::new("questions")

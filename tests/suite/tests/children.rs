@@ -473,19 +473,36 @@ async fn a_child_never_does_more_than_its_ancestors_allow() {
 /// A tree `depth` levels deep: each level delegates to the next, and the
 /// deepest charges 500 (its write asks, as the root's policy says).
 fn tree(depth: u32) -> (Agent, Vec<Arc<ScriptedModel>>) {
+    tree_at(depth, false)
+}
+
+/// The same tree in another process that resumes it after the pause: its
+/// models go on from their answers after the paused step (a model asked
+/// again answers the next turn, not the first).
+fn resumed_tree(depth: u32) -> (Agent, Vec<Arc<ScriptedModel>>) {
+    tree_at(depth, true)
+}
+
+fn tree_at(depth: u32, resumed: bool) -> (Agent, Vec<Arc<ScriptedModel>>) {
     let mut models = Vec::new();
-    let leaf_model = Arc::new(ScriptedModel::new([
-        Turn::call_with_id("w1", "charge", json!({"cents": 500})),
-        Turn::text("charged"),
-    ]));
+    let leaf_model = Arc::new(if resumed {
+        ScriptedModel::new([Turn::text("charged")])
+    } else {
+        ScriptedModel::new([
+            Turn::call_with_id("w1", "charge", json!({"cents": 500})),
+            Turn::text("charged"),
+        ])
+    });
     models.push(Arc::clone(&leaf_model));
     let mut below = ChildAgent::new("level", "Does the task.", child_agent("level"))
         .model(Arc::clone(&leaf_model));
     for level in 1..depth {
-        let model = Arc::new(ScriptedModel::new([
-            delegate("d1", "level", "Charge 500."),
-            Turn::text(format!("level {level} done")),
-        ]));
+        let done = Turn::text(format!("level {level} done"));
+        let model = Arc::new(if resumed {
+            ScriptedModel::new([done])
+        } else {
+            ScriptedModel::new([delegate("d1", "level", "Charge 500."), done])
+        });
         models.push(Arc::clone(&model));
         let executor = ToolExecutor::builder(registry())
             .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Allow))
@@ -542,7 +559,7 @@ async fn an_approval_at_depth_1_2_and_3_bubbles_to_the_root_and_runs_exactly_onc
             let (runner, state) = if across_processes {
                 // Another process: the state as JSON, a new runner.
                 let saved = iris::serde_json::to_string(&state).expect("writes");
-                let (agent, _) = tree(depth);
+                let (agent, _) = resumed_tree(depth);
                 let runner = AgentRunner::new(agent, ScriptedModel::new([Turn::text("all done")]))
                     .with_delegation(Delegation::new().max_depth(depth));
                 (runner, iris::serde_json::from_str(&saved).expect("reads"))
@@ -858,7 +875,7 @@ async fn a_nested_approval_is_decided_in_the_store_and_resumed_by_any_runner() {
         .approval_request()
         .expect("approval")
         .clone();
-    let (agent, _) = tree(2);
+    let (agent, _) = resumed_tree(2);
     let second = AgentRunner::new(agent, ScriptedModel::new([Turn::text("done")]))
         .with_delegation(Delegation::new().max_depth(2))
         .with_store(Arc::clone(&store));

@@ -182,14 +182,13 @@ async fn a_step_that_repeats_an_id_of_any_kind_runs_none_of_its_calls() {
         RulePolicy::new().other(Rule::Allow).write(Rule::Allow),
         vec![cashier(5)],
     );
-    // A tool call and a delegation under one id, then an empty id.
+    // A tool call and a delegation under one id: neither runs.
     let model = ScriptedModel::new([
         Turn::call_with_id("x", "charge", json!({"cents": 7})).and_call_with_id(
             "x",
             "cashier",
             json!({"task": "Charge 5."}),
         ),
-        Turn::call_with_id("", "charge", json!({"cents": 8})),
         Turn::text("ok"),
     ]);
     let state = finished(
@@ -199,21 +198,41 @@ async fn a_step_that_repeats_an_id_of_any_kind_runs_none_of_its_calls() {
             .expect("runs"),
     );
     assert!(charges(dir.path()).is_empty(), "nothing ran");
-    let empty = results_of(&state, "");
-    assert_eq!(empty.len(), 1);
-    assert!(empty[0].text_content().contains("a call id is empty"));
+    assert!(state.children.is_empty());
+    let results = results_of(&state, "x");
+    assert_eq!(results.len(), 2);
+    assert!(
+        results
+            .iter()
+            .all(|r| r.error_kind() == Some(ToolErrorKind::DuplicateCall))
+    );
 }
 
 #[tokio::test]
-async fn a_delegation_never_reuses_an_id_an_earlier_step_made() {
+async fn ids_an_earlier_step_used_or_no_id_at_all_are_replaced_by_the_runs_own() {
     let dir = tempfile::tempdir().expect("a folder");
+    // One cashier model for both delegations: it charges 111, then 222.
+    let cashier = ChildAgent::new(
+        "cashier",
+        "Charges cards.",
+        agent("cashier", RulePolicy::new().write(Rule::Allow)),
+    )
+    .model(ScriptedModel::new([
+        Turn::call_with_id("w1", "charge", json!({"cents": 111})),
+        Turn::text("done 111"),
+        Turn::call_with_id("w1", "charge", json!({"cents": 222})),
+        Turn::text("done 222"),
+    ]));
     let lead = parent(
         RulePolicy::new().other(Rule::Allow).write(Rule::Allow),
-        vec![cashier(111)],
+        vec![cashier],
     );
+    // A local server that numbers every answer's calls from `call_1`
+    // again, then one that sends no id.
     let model = ScriptedModel::new([
-        delegate("d1", "Charge 111."),
-        delegate("d1", "Charge 222."),
+        delegate("call_1", "Charge 111."),
+        delegate("call_1", "Charge 222."),
+        Turn::call_with_id("", "charge", json!({"cents": 8})),
         Turn::text("ok"),
     ]);
     let runner = AgentRunner::new(lead, model).with_store(MemoryStore::new());
@@ -223,16 +242,26 @@ async fn a_delegation_never_reuses_an_id_an_earlier_step_made() {
             .await
             .expect("runs"),
     );
-    let results = results_of(&state, "d1");
-    assert_eq!(results[0].text_content(), "done");
-    assert_eq!(results[1].error_kind(), Some(ToolErrorKind::DuplicateCall));
-    assert!(
-        results[1]
-            .text_content()
-            .contains("used by an earlier call of this run")
+    assert_eq!(
+        charges(dir.path()),
+        ["111", "222", "8"],
+        "each delegation ran its own child, with its own claims"
     );
-    assert_eq!(state.children.len(), 1, "the second delegation never ran");
-    assert_eq!(charges(dir.path()), ["111"]);
+    assert_eq!(results_of(&state, "call_1")[0].text_content(), "done 111");
+    assert_eq!(results_of(&state, "call_1-2")[0].text_content(), "done 222");
+    assert!(state.child_run(&RunId::new("reused/call_1")).is_some());
+    assert!(state.child_run(&RunId::new("reused/call_1-2")).is_some());
+    let ids: Vec<&str> = state
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => Some(tool_calls),
+            _ => None,
+        })
+        .flatten()
+        .map(|call| call.id.as_str())
+        .collect();
+    assert_eq!(ids, ["call_1", "call_1-2", "call-0-3"]);
 }
 
 #[tokio::test]
@@ -680,4 +709,38 @@ async fn the_testing_kit_matches_a_decision_to_the_call_of_its_own_run() {
     finished(outcome);
     transcript.assert_decided("charge", Decided::Denied);
     assert!(charges(dir.path()).is_empty());
+}
+
+#[tokio::test]
+async fn an_agent_file_rules_on_a_child_by_its_name() {
+    let dir = tempfile::tempdir().expect("a folder");
+    std::fs::write(
+        dir.path().join("desk.yaml"),
+        "name: desk\ninstructions: Delegate.\npermissions:\n  other: allow\n  tools: { receipts: ask }\nagents:\n  - name: receipts\n    description: Files receipts.\n    file: receipts.yaml\n",
+    )
+    .expect("written");
+    std::fs::write(
+        dir.path().join("receipts.yaml"),
+        "name: receipts\ninstructions: File them.\n",
+    )
+    .expect("written");
+    let desk = iris::assembly::Assembly::builder()
+        .build()
+        .load(dir.path().join("desk.yaml"))
+        .expect("a rule may name a child, as chapter 7 says");
+    let runner = AgentRunner::new(
+        desk,
+        ScriptedModel::new([
+            Turn::call_with_id("r1", "receipts", json!({"task": "File it."})),
+            Turn::text("ok"),
+        ]),
+    );
+    let state = waiting(
+        runner
+            .run("Go.", &cx(dir.path(), "by-name"))
+            .await
+            .expect("runs"),
+    );
+    let request = state.approvals().next().expect("the start waits");
+    assert_eq!(request.tool.as_str(), "receipts");
 }
