@@ -13,6 +13,7 @@
 
 use iris_core::{CallId, ToolErrorKind, ToolResult, ToolUseBlock};
 use iris_model::Message;
+use iris_runtime::ledger::RunLedger;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{FinishedCall, RunState};
@@ -23,8 +24,55 @@ use crate::{FinishedCall, RunState};
 /// again becomes `call_1-3`). Ids repeated within the step are left as
 /// they are, for [`refused_step`] to refuse. The same answer after the
 /// same history always gets the same ids, so a replay mints alike.
-pub(super) fn owned(state: &RunState, mut calls: Vec<ToolUseBlock>) -> Vec<ToolUseBlock> {
-    let earlier = earlier_ids(state);
+pub(super) fn owned(
+    ledger: &RunLedger,
+    state: &RunState,
+    mut calls: Vec<ToolUseBlock>,
+) -> Vec<ToolUseBlock> {
+    ledger.with_slot(&state.run_id, |used: &mut UsedIds| {
+        used.cover(state);
+        calls = owned_against(&used.ids, state.step, std::mem::take(&mut calls));
+        used.ids.extend(calls.iter().map(|call| hash(&call.id)));
+        used.steps = state.step;
+    });
+    calls
+}
+
+/// The ids of the calls a run's steps made, as hashes, kept in the run's
+/// ledger slot so that a step looks its ids up instead of walking the
+/// history (a hash shared by two ids only mints an id that was not needed).
+#[derive(Default)]
+struct UsedIds {
+    ids: FxHashSet<u64>,
+    /// The steps whose calls `ids` holds.
+    steps: u32,
+}
+
+impl UsedIds {
+    /// Holds the ids of every earlier step of `state` (the one being
+    /// answered is `state.step`): read from the history when this process
+    /// did not see them all (a resume elsewhere, a replay).
+    fn cover(&mut self, state: &RunState) {
+        if self.steps == state.step.saturating_sub(1) {
+            return;
+        }
+        self.ids = earlier_ids(state).into_iter().map(hash).collect();
+        self.steps = state.step.saturating_sub(1);
+    }
+}
+
+fn hash(id: &str) -> u64 {
+    use std::hash::BuildHasher as _;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+/// `calls` with ids the run has not used (see [`owned`]), `earlier` the
+/// hashes of those it has.
+fn owned_against(
+    earlier: &FxHashSet<u64>,
+    step: u32,
+    mut calls: Vec<ToolUseBlock>,
+) -> Vec<ToolUseBlock> {
     let mut in_step: FxHashMap<&str, usize> = FxHashMap::default();
     for call in &calls {
         *in_step.entry(call.id.as_str()).or_default() += 1;
@@ -40,7 +88,7 @@ pub(super) fn owned(state: &RunState, mut calls: Vec<ToolUseBlock>) -> Vec<ToolU
             continue;
         }
         let usable = CallId::new(call.id.as_str()).is_ok();
-        if usable && !earlier.contains(call.id.as_str()) {
+        if usable && !earlier.contains(&hash(&call.id)) {
             continue;
         }
         let base = if usable {
@@ -48,8 +96,8 @@ pub(super) fn owned(state: &RunState, mut calls: Vec<ToolUseBlock>) -> Vec<ToolU
         } else {
             format!("call-{at}")
         };
-        let minted = mint(&base, state.step, |id| {
-            earlier.contains(id) || taken.contains(id)
+        let minted = mint(&base, step, |id| {
+            earlier.contains(&hash(id)) || taken.contains(id)
         });
         tracing::debug!(model_id = %iris_runtime::__wings::shorten(&call.id), minted = %minted, "a call id the run cannot use was replaced");
         taken.insert(minted.clone());

@@ -109,7 +109,7 @@ impl AgentRunner {
             };
             state.step += 1;
             state.usage += response.usage;
-            let calls = identity::owned(&state, response.tool_calls);
+            let calls = identity::owned(self.agent.ledger(), &state, response.tool_calls);
             if calls.is_empty() {
                 state.messages.push(Message::Assistant {
                     text: response.text.clone(),
