@@ -366,6 +366,8 @@ impl AgentRunner {
         }
         runner.questions.clone_from(&self.questions);
         runner.delegation = self.delegation;
+        // A child's state travels inside its root's, sealed there.
+        runner.sealing = super::Sealing::Trusted;
         runner.engine = self
             .engine
             .as_ref()

@@ -89,6 +89,18 @@ impl RunContext {
     }
 }
 
+/// How a runner seals the states it hands out.
+#[derive(Clone)]
+enum Sealing {
+    /// With the host's own key (the default).
+    Host,
+    /// With the key the host gave.
+    Key(StateKey),
+    /// Not at all: the host keeps states where nobody else writes (and a
+    /// child agent's state travels inside its root's, sealed there).
+    Trusted,
+}
+
 /// Drives an [`Agent`] with a [`Model`].
 pub struct AgentRunner {
     agent: Arc<Agent>,
@@ -97,8 +109,8 @@ pub struct AgentRunner {
     /// without a model of its own asks its parent's): what its spans name.
     model_config: Option<iris_model::ModelConfig>,
     options: ModelOptions,
-    /// Seals the states handed out, and admits only sealed ones.
-    state_key: Option<StateKey>,
+    /// How the states handed out are sealed, and which ones resume.
+    sealing: Sealing,
     /// Where runs are written, when they outlive this process.
     durable: Option<Durable>,
     /// The lease's holder and length asked for, kept for a store given
@@ -149,7 +161,7 @@ impl AgentRunner {
             agent,
             model,
             options,
-            state_key: None,
+            sealing: Sealing::Host,
             durable: None,
             holder: None,
             lease: None,
@@ -173,7 +185,7 @@ impl AgentRunner {
             model: Arc::clone(&self.model),
             model_config: self.model_config.clone(),
             options: self.options.clone(),
-            state_key: self.state_key.clone(),
+            sealing: self.sealing.clone(),
             durable: None,
             holder: self.holder.clone(),
             lease: self.lease,
@@ -271,13 +283,39 @@ impl AgentRunner {
     }
 
     /// Seals every state this runner hands out with `key`, and resumes
-    /// only states that carry a seal of `key` over exactly what they hold.
-    /// Give every process that resumes the same runs the same key when
-    /// states are kept where someone could edit them.
+    /// only states that carry a seal of `key` over exactly what they hold,
+    /// with a store too. Give every machine that resumes the same runs the
+    /// same key. Without one, a runner without a store or engine seals
+    /// with the host's own key ([`StateKey::host`]), so states resume on
+    /// this machine only.
     #[must_use]
     pub fn with_state_key(mut self, key: StateKey) -> Self {
-        self.state_key = Some(key);
+        self.sealing = Sealing::Key(key);
         self
+    }
+
+    /// Hands out states without a seal and resumes states that carry none,
+    /// as they are: for a host that keeps every state where nobody else can
+    /// write (its own memory, a store only it writes). A state edited
+    /// outside is then caught only by the checks a state can make of
+    /// itself (see [`RunState`](crate::RunState)): a finished call made to
+    /// wait again, a step count or a skill list edited, pass them.
+    #[must_use]
+    pub fn trust_unsealed_states(mut self) -> Self {
+        self.sealing = Sealing::Trusted;
+        self
+    }
+
+    /// The key states are sealed and verified with, if any: the one given;
+    /// else the host's, unless a store or an engine keeps the runs (what
+    /// they hold is trusted, and other machines have other host keys).
+    pub(super) fn sealing_key(&self) -> Option<&StateKey> {
+        match &self.sealing {
+            Sealing::Key(key) => Some(key),
+            Sealing::Trusted => None,
+            Sealing::Host if self.durable.is_some() || self.engine.is_some() => None,
+            Sealing::Host => crate::seal::host_key(),
+        }
     }
 
     /// A runner of `agent` asking the model its configuration names,

@@ -162,7 +162,7 @@ impl AgentRunner {
             });
         }
         let seal = state.seal.take();
-        if let Some(key) = &self.state_key {
+        if let Some(key) = self.sealing_key() {
             key.verify(&state, seal.as_deref())
                 .map_err(|why| RunError::StateMismatch {
                     run_id: state.run_id.clone(),
@@ -206,7 +206,7 @@ impl AgentRunner {
                 continue;
             };
             let pause = pause_key(&state.run_id, id, item.request_id());
-            if !ledger.consume_pause(pause) {
+            if !ledger.consume_pause(&state.run_id, pause) {
                 for pause in &taken {
                     ledger.restore_pause(pause);
                 }

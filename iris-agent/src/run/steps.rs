@@ -73,6 +73,11 @@ impl AgentRunner {
             }
             None => None,
         };
+        if self.place.is_root() {
+            // A run started again under an id it had is a new run: the
+            // pauses consumed under that id were the old run's.
+            self.agent.ledger().forget_pauses(&cx.run_id);
+        }
         self.agent.executor().start_run(&tools_cx).await;
         let cx = &cx.counting_questions(|| asked_in(&state, Steps::All));
         let outcome = self.drive(state, cx, &mut journal).await?;

@@ -27,7 +27,7 @@ impl AgentRunner {
         if waits {
             binding::remember(self.agent.ledger(), state);
         }
-        if let Some(key) = &self.state_key {
+        if let Some(key) = self.sealing_key() {
             key.seal(state);
         }
         let status = if waits {

@@ -25,14 +25,17 @@ pub const OLDEST_RUN_STATE_VERSION: u32 = 1;
 /// A run, as it stands: enough to resume it with the same agent file, in
 /// this process or another. Serializable (JSON round-trips).
 ///
-/// Keep it as it was returned: a resume refuses a state whose waiting
-/// requests do not hash to their approval or question ids, name another run, call or
-/// tool, or are not calls of the history's last step; and in the process
-/// that paused the run, any state but the one it returned (an edit, a
-/// state of another run, a second resume of the same pause). A state kept
-/// where others could edit it, and resumed by other processes, is sealed
-/// by giving every runner the same [`StateKey`](crate::StateKey): any edit
-/// is then refused everywhere.
+/// Keep it as it was returned: it is sealed ([`RunState::seal`]) with the
+/// host's key by default, or the runner's
+/// [`StateKey`](crate::StateKey), and a resume refuses any edit. Beneath
+/// the seal (and for a host that
+/// [trusts unsealed states](crate::AgentRunner::trust_unsealed_states)) a
+/// resume refuses a state whose waiting requests do not hash to their
+/// approval or question ids, name another run, call or tool, or are not
+/// calls of the history's last step; and in the process that paused the
+/// run, any state but the one it returned (an edit, a state of another
+/// run), and a second resume of the same pause, even after the first
+/// finished the run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunState {
     /// The shape's version ([`RUN_STATE_VERSION`]).

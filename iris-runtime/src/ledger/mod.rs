@@ -137,6 +137,12 @@ impl Entry {
     }
 }
 
+/// A run's id as the consumed pauses name it.
+fn run_hash(run: &RunId) -> u64 {
+    use std::hash::BuildHasher as _;
+    rustc_hash::FxBuildHasher.hash_one(run.as_str())
+}
+
 /// What the ledger let go of under its lock, dropped after the lock is
 /// released: a slot's `Drop` may take locks of its own.
 type Dropped = Vec<Entry>;
@@ -247,17 +253,26 @@ impl RunLedger {
         }
     }
 
-    /// Consumes the pause `pause` names (a digest its owner makes of what
-    /// the pause waits on): `true` the first time, `false` when it was
-    /// consumed already. Unlike a run's slots it outlives the run, so a
+    /// Consumes the pause `pause` of run `run` names (a digest its owner
+    /// makes of what the pause waits on): `true` the first time, `false`
+    /// when it was consumed already. Unlike a run's slots it outlives the run, so a
     /// pause is consumed once for the life of the ledger; the latest
     /// [`consumed_bound`](Self::consumed_bound) are kept.
-    pub fn consume_pause(&self, pause: [u8; 32]) -> bool {
+    pub fn consume_pause(&self, run: &RunId, pause: [u8; 32]) -> bool {
         let bound = self.consumed_bound();
         self.consumed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .first_time(pause, bound)
+            .first_time(pause, run_hash(run), bound)
+    }
+
+    /// Forgets the pauses of `run` consumed so far: a run started again
+    /// under the same id is a new run, whose pauses are its own.
+    pub fn forget_pauses(&self, run: &RunId) {
+        self.consumed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .forget_run(run_hash(run));
     }
 
     /// Gives back a pause [`consume_pause`](Self::consume_pause) took, when

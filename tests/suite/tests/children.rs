@@ -1087,9 +1087,20 @@ async fn an_edited_child_state_is_refused_before_any_item_runs() {
     let mut saved = iris::serde_json::to_value(&state).expect("writes");
     saved["waiting"][1]["state"]["waiting"][0]["request"]["arguments"]["cents"] = json!(1);
     let edited: RunState = iris::serde_json::from_value(saved).expect("reads");
-    let elsewhere = AgentRunner::new(team(), ScriptedModel::new([Turn::text("done")]));
+    // By default the seal refuses it; a host that trusts unsealed states
+    // still has every item checked against its call.
+    let sealed = AgentRunner::new(team(), ScriptedModel::new([Turn::text("done")]));
+    let err = sealed
+        .resume(edited.clone(), replies.clone(), &run_cx)
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("seal does not verify"), "{err}");
+    let mut unsealed = edited;
+    unsealed.seal = None;
+    let elsewhere =
+        AgentRunner::new(team(), ScriptedModel::new([Turn::text("done")])).trust_unsealed_states();
     let err = elsewhere
-        .resume(edited, replies, &run_cx)
+        .resume(unsealed, replies, &run_cx)
         .await
         .expect_err("refused");
     assert!(matches!(err, RunError::StateMismatch { .. }), "{err}");

@@ -601,7 +601,10 @@ async fn a_state_of_version_1_still_loads_and_resumes() {
     );
     let approval = loaded.approvals().next().expect("waits").clone();
     let writes = WRITES.load(Ordering::SeqCst);
-    let second = AgentRunner::new(writer(), ScriptedModel::new([Turn::text("ok")]));
+    // Version 1 states were handed out unsealed: a host resumes them by
+    // saying it trusts them.
+    let second =
+        AgentRunner::new(writer(), ScriptedModel::new([Turn::text("ok")])).trust_unsealed_states();
     let outcome = second
         .resume(
             loaded,

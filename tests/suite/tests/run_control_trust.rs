@@ -427,15 +427,20 @@ async fn an_approved_delegation_starts_the_task_that_was_shown() {
     }
     state.waiting[0].call.input = edited;
 
-    // A fresh runner in another process would take it: it is refused.
+    // A fresh runner in another process would take it: the seal refuses
+    // it, and so does a host that trusts unsealed states, by what the
+    // state says of itself.
+    let approve = || [("d1".to_owned(), ApprovalDecision::approve(&request))];
     let fresh = AgentRunner::new(build(), ScriptedModel::new([Turn::text("ok")]));
-    let outcome = fresh
-        .resume(
-            state,
-            [("d1".to_owned(), ApprovalDecision::approve(&request))],
-            &run_cx,
-        )
-        .await;
+    let outcome = fresh.resume(state.clone(), approve(), &run_cx).await;
+    assert!(
+        matches!(&outcome, Err(RunError::StateMismatch { why, .. }) if why.contains("seal")),
+        "{outcome:?}"
+    );
+    state.seal = None;
+    let trusting =
+        AgentRunner::new(build(), ScriptedModel::new([Turn::text("ok")])).trust_unsealed_states();
+    let outcome = trusting.resume(state, approve(), &run_cx).await;
     assert!(
         matches!(&outcome, Err(RunError::StateMismatch { why, .. }) if why.contains("other arguments")),
         "{outcome:?}"
@@ -743,4 +748,71 @@ async fn an_agent_file_rules_on_a_child_by_its_name() {
     );
     let request = state.approvals().next().expect("the start waits");
     assert_eq!(request.tool.as_str(), "receipts");
+}
+
+#[tokio::test]
+async fn a_state_edited_outside_is_refused_by_default_in_another_process() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let build = || {
+        parent(
+            RulePolicy::new().other(Rule::Allow).write(Rule::Ask),
+            vec![cashier(300)],
+        )
+    };
+    let runner = AgentRunner::new(
+        build(),
+        ScriptedModel::new([delegate("d1", "Charge 300."), Turn::text("ok")]),
+    );
+    let run_cx = cx(dir.path(), "sealed");
+    let state = waiting(runner.run("Go.", &run_cx).await.expect("runs"));
+    assert!(state.seal.is_some(), "a state is sealed by default");
+    let pending = state.pending();
+    let request = pending[0]
+        .item
+        .approval_request()
+        .expect("approval")
+        .clone();
+    let approve = || [("d1/w1".to_owned(), ApprovalDecision::approve(&request))];
+
+    // The child's step counter reset (to buy it more steps), a skill added
+    // (to pre-approve a write), a finished result dropped (to run it again).
+    let mut reset = state.clone();
+    if let iris::agent::Wait::Child { state: child, .. } = &mut reset.waiting[0].wait {
+        child.step = 0;
+    }
+    let mut skilled = state.clone();
+    skilled.skills.push("expense-policy".to_owned());
+    let mut rerun = state.clone();
+    rerun.messages.truncate(1);
+    for (what, edited) in [("step", reset), ("skills", skilled), ("history", rerun)] {
+        let elsewhere = AgentRunner::new(build(), ScriptedModel::new([Turn::text("ok")]));
+        let outcome = elsewhere.resume(edited, approve(), &run_cx).await;
+        assert!(
+            matches!(&outcome, Err(RunError::StateMismatch { why, .. }) if why.contains("seal does not verify")),
+            "{what}: {outcome:?}"
+        );
+    }
+    assert!(charges(dir.path()).is_empty(), "nothing ran");
+    // The state as sealed resumes in another process of this host (whose
+    // cashier model goes on from its answer after the pause).
+    let resumed_cashier = ChildAgent::new(
+        "cashier",
+        "Charges cards.",
+        agent("cashier", RulePolicy::new().write(Rule::Allow)),
+    )
+    .model(ScriptedModel::new([Turn::text("done")]));
+    let elsewhere = AgentRunner::new(
+        parent(
+            RulePolicy::new().other(Rule::Allow).write(Rule::Ask),
+            vec![resumed_cashier],
+        ),
+        ScriptedModel::new([Turn::text("ok")]),
+    );
+    finished(
+        elsewhere
+            .resume(state, approve(), &run_cx)
+            .await
+            .expect("the sealed state resumes"),
+    );
+    assert_eq!(charges(dir.path()), ["300"]);
 }

@@ -241,7 +241,7 @@ async fn changed_arguments_are_refused_and_nothing_runs() {
     let approve =
         ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
     state.waiting[0].call.input = json!({"amount": 5000});
-    let runner = AgentRunner::new(agent(), scripted(vec![text("unused")]));
+    let runner = AgentRunner::new(agent(), scripted(vec![text("unused")])).trust_unsealed_states();
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
     let err = runner
         .resume(state, [("w1".to_owned(), approve)], &cx)
@@ -447,6 +447,10 @@ async fn paused_on(agent: &std::sync::Arc<Agent>, dir: &Path, run: &str) -> RunS
     }
 }
 
+/// A resume by a runner that trusts unsealed states: the binding tests
+/// check what a state can say of itself, the line that holds where no seal
+/// does (by default a seal refuses every edit first: see
+/// `run_control_trust`).
 async fn resume_on(
     agent: &std::sync::Arc<Agent>,
     dir: &Path,
@@ -454,7 +458,8 @@ async fn resume_on(
     state: RunState,
     decision: ApprovalDecision,
 ) -> Result<RunOutcome, iris::agent::RunError> {
-    let runner = AgentRunner::new(std::sync::Arc::clone(agent), scripted(vec![text("Done.")]));
+    let runner = AgentRunner::new(std::sync::Arc::clone(agent), scripted(vec![text("Done.")]))
+        .trust_unsealed_states();
     let cx = RunContext::new(dir, RunId::new(run));
     runner
         .resume(state, [("w1".to_owned(), decision)], &cx)
