@@ -199,7 +199,9 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
                 commands::login::run(&file, &options, out).await
             } else {
                 match commands::run::Options::of(sub, file) {
-                    Ok(options) => commands::run::run(&options, &host.assembly, out).await,
+                    Ok(options) => {
+                        Box::pin(commands::run::run(&options, &host.assembly, out)).await
+                    }
                     Err(message) => out.fail(Exit::Usage, &message),
                 }
             };

@@ -10,7 +10,6 @@ use iris_model::Message;
 use iris_runtime::ToolOutcome;
 
 use super::children::Delegated;
-use super::identity;
 use super::questions::Asked;
 use super::{AgentRunner, RunContext};
 use crate::{ChildRun, FinishedCall, RunState, WaitingItem, history};
@@ -30,25 +29,38 @@ pub(super) struct StepCalls {
 }
 
 impl AgentRunner {
-    /// Runs `calls`, the last step's, in call order: the finished ones
-    /// and those that wait, and the runs of child agents that ended. Run
-    /// control's calls (questions, delegations) never reach the executor,
-    /// so no hook, middleware or permission rule of this agent sees them.
-    pub(super) async fn run_calls(
+    /// The last step's `calls`, unless the step repeats an id among them
+    /// (then none runs, and each gets the refusal): see
+    /// [`run_calls`](Self::run_calls).
+    pub(super) async fn run_step(
         &self,
         state: &RunState,
         calls: Vec<ToolUseBlock>,
         tools_cx: &ToolContext,
         cx: &RunContext,
     ) -> StepCalls {
-        if let Some(refused) = identity::refused_step(&calls) {
-            return StepCalls {
+        match super::identity::refused_step(&calls) {
+            Some(refused) => StepCalls {
                 finished: refused,
                 waiting: Vec::new(),
                 children: Vec::new(),
                 active_skills: state.skills.clone(),
-            };
+            },
+            None => self.run_calls(state, calls, tools_cx, cx).await,
         }
+    }
+
+    /// Runs `calls`, the last step's, in call order: the finished ones
+    /// and those that wait, and the runs of child agents that ended. Run
+    /// control's calls (questions, delegations) never reach the executor,
+    /// so no hook, middleware or permission rule of this agent sees them.
+    async fn run_calls(
+        &self,
+        state: &RunState,
+        calls: Vec<ToolUseBlock>,
+        tools_cx: &ToolContext,
+        cx: &RunContext,
+    ) -> StepCalls {
         let mut ends: Vec<Option<End>> = Vec::with_capacity(calls.len());
         let mut ordinary = Vec::with_capacity(calls.len());
         let mut asked = Vec::new();

@@ -113,7 +113,9 @@ fn mint(base: &str, step: u32, taken: impl Fn(&str) -> bool) -> String {
     if !taken(&first) {
         return first;
     }
-    (1_u32..)
+    // Only as many ids as the run has can be taken: one of the first that
+    // many more is free.
+    (1..=u32::MAX)
         .map(|n| format!("{first}-{n}"))
         .find(|id| !taken(id))
         .unwrap_or(first)

@@ -49,7 +49,9 @@ impl AgentRunner {
     ) -> Result<RunOutcome, RunError> {
         let replies: Vec<(String, Reply)> =
             replies.into_iter().map(|(id, r)| (id, r.into())).collect();
-        self.traced(cx, self.resume_untraced(state, replies, cx))
+        // Boxed: a resume's future holds a whole step's, and a host's own
+        // futures stay small.
+        self.traced(cx, Box::pin(self.resume_untraced(state, replies, cx)))
             .await
     }
 
@@ -100,7 +102,8 @@ impl AgentRunner {
     /// call has no decision yet (the run keeps waiting); and what
     /// [`AgentRunner::resume`] refuses.
     pub async fn resume_stored(&self, cx: &RunContext) -> Result<RunOutcome, RunError> {
-        self.traced(cx, self.resume_stored_untraced(cx)).await
+        self.traced(cx, Box::pin(self.resume_stored_untraced(cx)))
+            .await
     }
 
     /// [`AgentRunner::resume_stored`], outside its span.

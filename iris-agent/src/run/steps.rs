@@ -34,7 +34,9 @@ impl AgentRunner {
         skills: Vec<String>,
         cx: &RunContext,
     ) -> Result<RunOutcome, RunError> {
-        self.traced(cx, self.start_untraced(messages, skills, cx))
+        // Boxed: a run's future holds a whole step's, and a host's own
+        // futures stay small.
+        self.traced(cx, Box::pin(self.start_untraced(messages, skills, cx)))
             .await
     }
 
@@ -142,7 +144,7 @@ impl AgentRunner {
                 waiting,
                 children,
                 active_skills,
-            } = self.run_calls(&state, calls, &tools_cx, cx).await;
+            } = self.run_step(&state, calls, &tools_cx, cx).await;
             state.skills = active_skills;
             for child in children {
                 state.keep_child(Some(child));
