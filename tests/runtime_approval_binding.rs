@@ -298,3 +298,72 @@ async fn one_run_cannot_fill_the_approval_store() {
         .await;
     assert!(outcome.approval().is_some(), "{outcome:?}");
 }
+
+/// A call approved while its run waited in another process runs here
+/// straight from the approval: it is never parked, so a full table of
+/// waiting calls does not refuse it (finding: the resume parked the call
+/// again and took a place among them), and a call whose request is not
+/// the one approved never runs.
+#[tokio::test]
+async fn an_approval_from_another_process_runs_its_call_without_waiting_again() {
+    let first = executor(|b| b);
+    let request = waiting(
+        &first
+            .execute_one(call("c1", "archive_folder"), &cx("run-1"))
+            .await,
+    );
+
+    // Another process, whose one place for a waiting call is taken.
+    let second = executor(|b| b.max_pending_approvals(1));
+    let run = cx("run-1");
+    let other = waiting(
+        &second
+            .execute_one(call("c9", "delete_folder"), &cx("run-9"))
+            .await,
+    );
+    let outcome = second
+        .execute_approved(call("c1", "archive_folder"), &request.approval_id, &run)
+        .await
+        .expect("the request is the one approved");
+    assert_eq!(
+        outcome.result().map(iris::ToolResult::text_content),
+        Some("ARCHIVED /prod".to_owned())
+    );
+    assert_eq!(Log::entries(&run), ["ARCHIVED /prod"]);
+    assert_eq!(
+        second.pending_approvals(),
+        vec![other],
+        "nothing else waits"
+    );
+
+    // The approval ran its call once: its id is taken in this run.
+    let again = second
+        .execute_approved(call("c1", "archive_folder"), &request.approval_id, &run)
+        .await
+        .expect("the same request");
+    assert_eq!(error_kind(&again), Some(ToolErrorKind::DuplicateCall));
+
+    // Another tool, or other arguments, under the approved id: refused,
+    // and nothing runs.
+    let swapped = second
+        .execute_approved(
+            call("c1", "delete_folder"),
+            &request.approval_id,
+            &cx("run-1"),
+        )
+        .await;
+    assert!(matches!(
+        swapped,
+        Err(RuntimeError::ApprovalMismatch { .. })
+    ));
+    let fresh = cx("run-1");
+    let moved = second
+        .execute_approved(
+            ToolUseBlock::new("c1", "archive_folder", json!({"path": "/home"})),
+            &request.approval_id,
+            &fresh,
+        )
+        .await;
+    assert!(matches!(moved, Err(RuntimeError::ApprovalMismatch { .. })));
+    assert!(Log::entries(&fresh).is_empty());
+}

@@ -416,32 +416,23 @@ impl AgentRunner {
         let call_id = call.id.clone();
         let outcome = match executor.resume(&call_id, decision.clone(), cx).await {
             Ok(outcome) => outcome,
-            // Another process paused this run: the call is admitted again,
-            // and its fresh request must be the one the person decided on.
-            Err(RuntimeError::NoPendingApproval { .. }) => {
-                if let ApprovalDecision::Deny { reason } = &decision {
+            // Another process paused this run: the call runs with the
+            // person's approval given there, its own request bound to the
+            // one they decided on.
+            Err(RuntimeError::NoPendingApproval { .. }) => match &decision {
+                ApprovalDecision::Deny { reason } => {
                     let result = ToolResult::error(
                         iris_core::ToolErrorKind::PermissionDenied,
                         format!("the user denied this call: {reason}"),
                     );
                     return Ok((call_id, result));
                 }
-                match executor.execute_one(call.clone(), cx).await {
-                    ToolOutcome::Waiting(fresh) if fresh.approval_id == request.approval_id => {
-                        executor.resume(&call_id, decision, cx).await?
-                    }
-                    ToolOutcome::Waiting(_) => {
-                        // Drop the fresh wait: the approval was for another call.
-                        let _ = executor
-                            .resume(&call_id, ApprovalDecision::deny("approval mismatch"), cx)
-                            .await;
-                        return Err(RunError::Runtime(RuntimeError::ApprovalMismatch {
-                            call_id,
-                        }));
-                    }
-                    finished @ ToolOutcome::Finished { .. } => finished,
+                ApprovalDecision::Approve { .. } => {
+                    executor
+                        .execute_approved(call.clone(), &request.approval_id, cx)
+                        .await?
                 }
-            }
+            },
             Err(other) => return Err(other.into()),
         };
         match outcome {

@@ -134,6 +134,11 @@ impl<'t> Call<'t> {
         }
     }
 
+    /// The call's id.
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
     /// The call's `execute_tool` span.
     pub(super) fn span(&self) -> tracing::Span {
         crate::telemetry::execute_tool_span(
@@ -216,6 +221,49 @@ impl<'t> Call<'t> {
             Admission::Ask { reason } => return self.wait(ex, args, reason, cx),
         };
         Reached::Result(result)
+    }
+
+    /// Parse, admit and every stage up to finish for a call a person
+    /// approved while it waited elsewhere (`approval_id`, the id of the
+    /// request they were shown): where the policy still asks, the call's
+    /// own request must carry that id, and then it runs as an approved
+    /// call does (its id claimed now, the gate checking the run and the
+    /// policy again); where the policy now allows or denies, that stands.
+    /// `None` when the request is not the one approved: nothing ran.
+    pub(super) async fn run_approved(
+        &self,
+        ex: &ToolExecutor,
+        approval_id: &str,
+        cx: &ToolContext,
+    ) -> Option<ToolResult> {
+        let args = match self.parse() {
+            Ok(args) => args,
+            Err(result) => return Some(result),
+        };
+        Some(match self.admit(ex, args.is_read_only(), cx) {
+            Admission::Start => self.body(ex, args, cx).await,
+            Admission::Staged => Box::pin(self.staged(ex, args, cx, None)).await,
+            Admission::Refused(result) => result,
+            Admission::Ask { reason } => {
+                let request = ApprovalRequest::new(
+                    cx.run_id().clone(),
+                    self.id.clone(),
+                    self.definition.name().clone(),
+                    self.arguments.clone(),
+                    reason,
+                );
+                if request.approval_id != approval_id {
+                    return None;
+                }
+                if let Err(duplicate) = claim(ex, &self.id, cx) {
+                    return Some(duplicate);
+                }
+                let grant = Grant {
+                    run_id: request.run_id,
+                };
+                Box::pin(self.staged(ex, args, cx, Some(&grant))).await
+            }
+        })
     }
 
     /// The outcome of what [`run`](Self::run) reached: a result goes

@@ -259,6 +259,46 @@ impl ToolExecutor {
         outcome
     }
 
+    /// Runs `block`, which a person approved while its run waited in
+    /// another process (or before this executor started): the request they
+    /// were shown carried `approval_id`. Where the permission policy still
+    /// asks, the call's own request now must carry the same id (same run,
+    /// call id, tool and arguments), and the call then runs as an approved
+    /// call resumed here would, with the gate checking the run and the
+    /// policy again; where the policy now allows or denies it, that
+    /// stands. Nothing waits in between: the call is never parked, so it
+    /// takes no place among the calls waiting for approval.
+    ///
+    /// # Errors
+    /// [`RuntimeError::ApprovalMismatch`] when the call's request is not
+    /// the one approved (its arguments, tool or run differ): nothing ran.
+    pub async fn execute_approved(
+        &self,
+        block: ToolUseBlock,
+        approval_id: &str,
+        cx: &ToolContext,
+    ) -> Result<ToolOutcome, RuntimeError> {
+        let started = self.clock();
+        let registry = self.inner.registry.peek();
+        let call = match Call::resolve(&registry, block, cx, started) {
+            Ok(call) => call,
+            Err(unresolved) => return Ok(unresolved.finish(self, cx)),
+        };
+        let span = call.span();
+        let Some(result) = call
+            .run_approved(self, approval_id, cx)
+            .instrument(span.clone())
+            .await
+        else {
+            return Err(RuntimeError::ApprovalMismatch {
+                call_id: call.id().to_owned(),
+            });
+        };
+        let outcome = call.finish(self, result, cx);
+        span::ended(&span, &outcome);
+        Ok(outcome)
+    }
+
     /// Runs the calls of one model turn; results come back in call order.
     ///
     /// Maximal runs of adjacent calls that are read-only and
