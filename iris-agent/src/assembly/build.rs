@@ -77,6 +77,7 @@ pub(crate) fn assemble_with(
     )]
     let gateway_auth = super::auth::gateway_auth(&file, &mut issues);
     let skills = super::skills::skills(file.skills.as_ref(), base, &mut issues);
+    super::skills::check_preloads(&file, &children, skills.as_ref(), &mut issues);
     hold_back_mentions_of_missing_functions(names, &file, &mut issues);
     if !issues.is_empty() {
         return Err(finish(issues));

@@ -98,3 +98,43 @@ pub(super) fn skills(
     // `iris lint`; the skills that fit are offered.
     Some(skills)
 }
+
+/// Every skill a child agent of `file` preloads is the child's own or one
+/// of `own` (this agent's): a misspelled name would leave the child to run
+/// without it, so it is a problem of the file, named with the closest
+/// skill there is.
+pub(super) fn check_preloads(
+    file: &super::file::AgentFile,
+    children: &[crate::ChildAgent],
+    own: Option<&Skills>,
+    issues: &mut Issues,
+) {
+    for (at, section) in file.agents.iter().enumerate() {
+        let Some(child) = children.iter().find(|c| c.name() == section.name.value) else {
+            continue;
+        };
+        let theirs = child.agent().skills();
+        for name in &section.skills {
+            let found = theirs
+                .and_then(|s| s.skill(name))
+                .or_else(|| own.and_then(|s| s.skill(name)));
+            if found.is_some() {
+                continue;
+            }
+            let known: Vec<&str> = theirs
+                .into_iter()
+                .chain(own)
+                .flat_map(|skills| skills.iter().map(|skill| skill.name.as_str()))
+                .collect();
+            issues.at(
+                section.name.referenced,
+                format!("agents[{at}].skills"),
+                format!(
+                    "`{name}` is not a skill of child agent `{}` nor of this agent, so the child would run without it; {}",
+                    child.name(),
+                    iris_runtime::config::yaml::closest(name, &known, "skill")
+                ),
+            );
+        }
+    }
+}

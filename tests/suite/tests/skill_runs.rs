@@ -637,3 +637,38 @@ async fn the_results_budget_never_previews_a_skills_body_away() {
         results[1].chars().count()
     );
 }
+
+/// A child that preloads a skill neither it nor its parent has would run
+/// without it (finding: `expense-polcy` passed `check`, the loader and the
+/// builder): the file is refused, naming the closest skill.
+#[test]
+fn a_misspelled_preloaded_skill_is_a_problem_of_the_file() {
+    let project = tempfile::tempdir().unwrap();
+    drop(skills_in(project.path()));
+    std::fs::write(
+        project.path().join("writer.yaml"),
+        "name: writer\ninstructions: Write.\n",
+    )
+    .unwrap();
+    let file = project.path().join("lead.yaml");
+    std::fs::write(
+        &file,
+        "name: lead\nskills:\n  roots: [.agents/skills]\nagents:\n  - name: writer\n    description: Writes.\n    file: writer.yaml\n    skills: [release-notez]\n",
+    )
+    .unwrap();
+    let error = Agent::from_path(&file).expect_err("refused").to_string();
+    assert!(error.contains("agents[0].skills"), "{error}");
+    assert!(
+        error.contains("`release-notez` is not a skill of child agent `writer`"),
+        "{error}"
+    );
+    assert!(error.contains("did you mean `release-notes`?"), "{error}");
+
+    // Spelled right, it loads.
+    std::fs::write(
+        &file,
+        "name: lead\nskills:\n  roots: [.agents/skills]\nagents:\n  - name: writer\n    description: Writes.\n    file: writer.yaml\n    skills: [release-notes]\n",
+    )
+    .unwrap();
+    Agent::from_path(&file).expect("loads");
+}
