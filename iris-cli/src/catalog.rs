@@ -154,7 +154,8 @@ fn announce_bare() {
     use std::io::Write as _;
     let _ = writeln!(
         std::io::stderr().lock(),
-        "iris: note: the host mounted a bare registry: its tools run under the default policy with no hooks and no middleware; mount the agent or executor the host runs (`iris::cli::main(agent)`) to keep them"
+        "{}: note: the host mounted a bare registry: its tools run under the default policy with no hooks and no middleware; mount the agent or executor the host runs (`iris::cli::main(agent)`) to keep them",
+        crate::output::program()
     );
 }
 

@@ -115,6 +115,10 @@ pub fn command() -> Command {
 /// what `host` runs itself when it names none; the exit code.
 pub fn run_with(args: impl IntoIterator<Item = OsString>, host: impl Into<Host>) -> Exit {
     let host = host.into();
+    let mut args = args.into_iter().peekable();
+    if let Some(first) = args.peek() {
+        output::name_program(first);
+    }
     let matches = match command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(error) => {

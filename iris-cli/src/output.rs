@@ -16,6 +16,26 @@ use crate::exit::Exit;
 /// The version of every JSON shape the commands print.
 pub const FORMAT: u32 = 1;
 
+/// The name the command line was started as, for the commands its hints
+/// spell out: `iris`, or a host's own binary that mounts it.
+static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Takes the program's name from the first argument it was started with
+/// (its file name, without a folder or `.exe`); the first call holds.
+pub(crate) fn name_program(first: &std::ffi::OsStr) {
+    let name = std::path::Path::new(first)
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .filter(|stem| !stem.is_empty())
+        .unwrap_or("iris");
+    let _ = PROGRAM.set(name.to_owned());
+}
+
+/// The name the command line was started as (`iris` unless it was told).
+pub(crate) fn program() -> &'static str {
+    PROGRAM.get().map_or("iris", String::as_str)
+}
+
 /// How a command prints.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Out {
@@ -57,7 +77,7 @@ impl Out {
                 json!({"format": FORMAT, "error": {"code": exit.name(), "message": message}});
             eprintln!("{line}");
         } else {
-            eprintln!("iris: {message}");
+            eprintln!("{}: {message}", program());
         }
         exit
     }

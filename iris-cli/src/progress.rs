@@ -23,7 +23,7 @@ pub(crate) fn after_a_second(what: &str, out: Out) -> Progress {
     let what = what.to_owned();
     Progress(Some(tokio::spawn(async move {
         tokio::time::sleep(QUIET_FOR).await;
-        eprintln!("iris: {what}...");
+        eprintln!("{}: {what}...", crate::output::program());
     })))
 }
 

@@ -438,3 +438,24 @@ fn answers_must_fit_the_question_that_waits_and_a_run_resumes_by_its_id() {
         text(&again.stderr)
     );
 }
+
+/// A host that mounts the command line under its own binary's name sees
+/// that name in every hint (finding: the hints said `iris`).
+#[test]
+fn hints_name_the_binary_the_command_line_runs_as() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("support-desk");
+    std::fs::copy(env!("CARGO_BIN_EXE_iris"), &own).unwrap();
+    agent(dir.path(), "http://127.0.0.1:9/v1");
+    let output = Command::new(&own)
+        .args(["run", "--agent", "agent.yaml"])
+        .current_dir(dir.path())
+        .env("SCRIPTED_API_KEY", "sk-test")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let said = text(&output.stderr);
+    assert!(said.starts_with("support-desk: "), "{said}");
+    assert!(said.contains("`support-desk run \""), "{said}");
+    assert!(!said.contains("iris"), "{said}");
+}

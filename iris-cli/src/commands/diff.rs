@@ -293,11 +293,12 @@ fn compare_property(tool: &str, path: &str, was: &Value, now: &Value, found: &mu
 
 pub(crate) fn run(catalog: &Catalog, lockfile: &Path, against: Option<&Path>, out: Out) -> Exit {
     let read = |path: &Path| -> Result<Value, String> {
+        let program = crate::output::program();
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
         let lock: Value = serde_json::from_str(&text).map_err(|e| {
             format!(
-                "`{}` is not a lockfile ({e}); write one with `iris lock`",
+                "`{}` is not a lockfile ({e}); write one with `{program} lock`",
                 path.display()
             )
         })?;
@@ -305,7 +306,7 @@ pub(crate) fn run(catalog: &Catalog, lockfile: &Path, against: Option<&Path>, ou
             Ok(lock)
         } else {
             Err(format!(
-                "`{}` has no `tools`; write a lockfile with `iris lock`",
+                "`{}` has no `tools`; write a lockfile with `{program} lock`",
                 path.display()
             ))
         }

@@ -84,7 +84,10 @@ pub(crate) async fn run(source: &Source, host: crate::Host, out: Out) -> Exit {
             .iter()
             .filter(|f| f.level == super::lint::Level::Warning)
             .count();
-        let detail = format!("{errors} error(s), {warnings} warning(s) (`iris lint` lists them)");
+        let detail = format!(
+            "{errors} error(s), {warnings} warning(s) (`{} lint` lists them)",
+            crate::output::program()
+        );
         checks.push(if errors == 0 {
             Check::passed("lint", detail)
         } else {
@@ -119,7 +122,10 @@ async fn model_check(catalog: &Catalog) -> Check {
     let Some(model) = catalog.agent.model() else {
         return Check::skipped(
             "model",
-            "none configured (`iris run` needs `model:` in the agent file)".to_owned(),
+            format!(
+                "none configured (`{} run` needs `model:` in the agent file)",
+                crate::output::program()
+            ),
         );
     };
     let base = model.base_url.clone().unwrap_or_else(|| {

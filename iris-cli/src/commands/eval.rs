@@ -293,18 +293,19 @@ fn round(x: f64) -> f64 {
 }
 
 fn baseline_of(path: &Path) -> Result<Value, String> {
+    let program = crate::output::program();
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("the baseline `{}`: {e}", path.display()))?;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         format!(
-            "the baseline `{}` is not JSON ({e}); write one with `iris eval CASES --json > {}`",
+            "the baseline `{}` is not JSON ({e}); write one with `{program} eval CASES --json > {}`",
             path.display(),
             path.display()
         )
     })?;
     if value.get("figures").is_none() {
         return Err(format!(
-            "the baseline `{}` has no `figures`; write one with `iris eval CASES --json`",
+            "the baseline `{}` has no `figures`; write one with `{program} eval CASES --json`",
             path.display()
         ));
     }

@@ -228,7 +228,10 @@ pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exi
         (None, None) => {
             return out.fail(
                 Exit::Usage,
-                "give the task: `iris run \"what to do\" --agent AGENT.yaml`, or `--resume STATE`",
+                &format!(
+                    "give the task: `{} run \"what to do\" --agent AGENT.yaml`, or `--resume STATE`",
+                    crate::output::program()
+                ),
             );
         }
     };
@@ -563,7 +566,8 @@ fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
     out.fail(
         Exit::Waiting,
         &format!(
-            "the run waits for a person; its state is in {p}: resume with `iris run --agent AGENT.yaml --resume {p}` (or `--resume {id}`) and {how} (or answer on a terminal)",
+            "the run waits for a person; its state is in {p}: resume with `{program} run --agent AGENT.yaml --resume {p}` (or `--resume {id}`) and {how} (or answer on a terminal)",
+            program = crate::output::program(),
             p = path.display(),
             id = state.run_id,
         ),
