@@ -498,3 +498,43 @@ fn lint_reads_the_skills_strictly_and_finds_the_ones_that_shadow_each_other() {
         "{said}"
     );
 }
+
+/// A parent's catalog is what its children can do too (finding: `check`
+/// and `list` on a parent said "0 tool(s)" and skipped the children).
+#[test]
+fn check_and_list_show_a_parents_child_agents_and_their_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("lead.yaml"),
+        "name: lead\ninstructions: Delegate.\nagents:\n  - name: keeper\n    description: Keeps the files tidy.\n    file: agent.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("agent.yaml"), AGENT).unwrap();
+
+    let checked = iris(dir.path(), &["check", "--agent", "lead.yaml"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", stderr(&checked));
+    assert!(
+        stdout(&checked).contains("with 0 tool(s) and 1 child agent(s): `keeper` (3 tool(s))"),
+        "{}",
+        stdout(&checked)
+    );
+
+    let listed = iris(dir.path(), &["list", "--agent", "lead.yaml"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let table = stdout(&listed);
+    assert!(table.contains("keeper"), "{table}");
+    assert!(
+        table.contains("its tools: edit_file, read_file, write_file"),
+        "{table}"
+    );
+    assert!(
+        stderr(&listed).contains("0 tool(s), 1 child agent(s) with 3 tool(s) of their own"),
+        "{}",
+        stderr(&listed)
+    );
+
+    let json = iris(dir.path(), &["list", "--agent", "lead.yaml", "--json"]);
+    let value: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(value["agents"][0]["name"], "keeper");
+    assert_eq!(value["agents"][0]["tools"].as_array().unwrap().len(), 3);
+}

@@ -21,6 +21,7 @@ pub(crate) async fn run(path: &Path, assembly: &Assembly, out: Out) -> Exit {
     match assembly.connect(path).await {
         Ok(agent) => {
             let tools = agent.registry().tools().count();
+            let children = crate::commands::list::children(&agent);
             // What a lenient reading of its skills forgave: loaded, and
             // worth knowing.
             let warnings: Vec<String> = agent
@@ -28,13 +29,30 @@ pub(crate) async fn run(path: &Path, assembly: &Assembly, out: Out) -> Exit {
                 .map(|s| s.warnings().iter().map(ToString::to_string).collect())
                 .unwrap_or_default();
             if out.json {
-                out.json(json!({"file": path.display().to_string(), "problems": [], "warnings": warnings, "agent": agent.name(), "tools": tools}));
+                let agents: Vec<_> = children
+                    .iter()
+                    .map(|c| json!({"name": c.name, "agent": c.agent, "depth": c.depth, "tools": c.tools.len()}))
+                    .collect();
+                out.json(json!({"file": path.display().to_string(), "problems": [], "warnings": warnings, "agent": agent.name(), "tools": tools, "agents": agents}));
             } else {
                 for warning in &warnings {
                     out.line(warning);
                 }
+                let below = if children.is_empty() {
+                    String::new()
+                } else {
+                    let named: Vec<String> = children
+                        .iter()
+                        .map(|c| format!("`{}` ({} tool(s))", c.path, c.tools.len()))
+                        .collect();
+                    format!(
+                        " and {} child agent(s): {}",
+                        children.len(),
+                        named.join(", ")
+                    )
+                };
                 out.line(&format!(
-                    "{}: agent `{}` assembles, with {tools} tool(s)",
+                    "{}: agent `{}` assembles, with {tools} tool(s){below}",
                     path.display(),
                     agent.name()
                 ));
