@@ -34,6 +34,8 @@ use iris_runtime::{ToolExecutor, ToolRegistry};
 pub struct Host {
     pub(crate) own: Own,
     pub(crate) assembly: Assembly,
+    /// The model `run` asks instead of the one the agent file names.
+    pub(crate) model: Option<Arc<dyn iris_model::Model>>,
 }
 
 /// What the host runs itself, when it names no agent file.
@@ -78,6 +80,7 @@ impl Host {
         Self {
             own: Own::Agent(agent.into()),
             assembly: Assembly::from_catalog(),
+            model: None,
         }
     }
 
@@ -88,6 +91,7 @@ impl Host {
         Self {
             own: Own::Executor(executor),
             assembly: Assembly::from_catalog(),
+            model: None,
         }
     }
 
@@ -99,6 +103,7 @@ impl Host {
         Self {
             own: Own::Nothing,
             assembly,
+            model: None,
         }
     }
 
@@ -110,6 +115,7 @@ impl Host {
         Self {
             own: Own::Registry(registry),
             assembly: Assembly::from_catalog(),
+            model: None,
         }
     }
 
@@ -118,6 +124,15 @@ impl Host {
     #[must_use]
     pub fn with_assembly(mut self, assembly: Assembly) -> Self {
         self.assembly = assembly;
+        self
+    }
+
+    /// `run` asks `model` instead of the model the agent file names: the
+    /// host's own adapter, or a scripted model to try a run without a
+    /// provider (the `iris` binary takes `--script FILE` for that).
+    #[must_use]
+    pub fn with_model(mut self, model: impl iris_model::Model) -> Self {
+        self.model = Some(Arc::new(model));
         self
     }
 

@@ -72,6 +72,7 @@ mod exit;
 mod host;
 mod output;
 mod progress;
+mod script;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -204,7 +205,13 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
             } else {
                 match commands::run::Options::of(sub, file) {
                     Ok(options) => {
-                        Box::pin(commands::run::run(&options, &host.assembly, out)).await
+                        Box::pin(commands::run::run(
+                            &options,
+                            &host.assembly,
+                            host.model.clone(),
+                            out,
+                        ))
+                        .await
                     }
                     Err(message) => out.fail(Exit::Usage, &message),
                 }

@@ -459,3 +459,50 @@ fn hints_name_the_binary_the_command_line_runs_as() {
     assert!(said.contains("`support-desk run \""), "{said}");
     assert!(!said.contains("iris"), "{said}");
 }
+
+/// A run can be tried without a provider: `--script FILE` answers for the
+/// model (finding: trying `run` needed a fake server), and a bad script
+/// says what is wrong with it.
+#[test]
+fn a_script_answers_for_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    agent(dir.path(), "http://127.0.0.1:9/v1");
+    std::fs::write(
+        dir.path().join("script.json"),
+        r#"[
+            {"calls": [{"name": "write_file", "input": {"path": "poem.txt", "content": "roses\n"}}]},
+            {"text": "Written."}
+        ]"#,
+    )
+    .unwrap();
+    let ran = iris(
+        dir.path(),
+        &[
+            "run",
+            "--agent",
+            "agent.yaml",
+            "Write a poem",
+            "--script",
+            "script.json",
+            "--approve",
+        ],
+    );
+    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
+    assert_eq!(text(&ran.stdout).trim(), "Written.");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("poem.txt")).unwrap(),
+        "roses\n"
+    );
+
+    std::fs::write(dir.path().join("bad.json"), r#"[{"say": "hi"}]"#).unwrap();
+    let bad = iris(
+        dir.path(),
+        &["run", "--agent", "agent.yaml", "Go", "--script", "bad.json"],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+    assert!(
+        text(&bad.stderr).contains("is not a JSON list of answers"),
+        "{}",
+        text(&bad.stderr)
+    );
+}

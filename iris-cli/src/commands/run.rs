@@ -52,6 +52,8 @@ pub(crate) struct Options {
     pub(crate) save: PathBuf,
     /// The SQLite file runs are kept in.
     pub(crate) store: PathBuf,
+    /// A file of the model's answers, asked instead of the file's model.
+    pub(crate) script: Option<PathBuf>,
     pub(crate) decide: Decide,
     pub(crate) answers: Scripted,
     /// Whether the model is offered `ask_question` even with no terminal
@@ -76,6 +78,7 @@ impl Options {
             store: sub
                 .get_one::<String>("store")
                 .map_or_else(|| PathBuf::from(DEFAULT_STORE), PathBuf::from),
+            script: sub.get_one::<String>("script").map(PathBuf::from),
             decide: crate::decision_flags(sub),
             answers,
             questions: sub.get_flag("questions"),
@@ -178,14 +181,27 @@ impl RunEventObserver for Printer {
     }
 }
 
-pub(crate) async fn run(options: &Options, assembly: &Assembly, out: Out) -> Exit {
+pub(crate) async fn run(
+    options: &Options,
+    assembly: &Assembly,
+    model: Option<Arc<dyn iris_model::Model>>,
+    out: Out,
+) -> Exit {
     let printer = Arc::new(Printer {
         jsonl: options.jsonl,
         streaming: AtomicBool::new(false),
         drained: (Mutex::new(false), Condvar::new()),
     });
     let starting = crate::progress::after_a_second("loading the agent file", out);
-    let runner = runner_for(options, assembly, &printer).await;
+    let model = match (model, &options.script) {
+        (Some(model), _) => Some(model),
+        (None, Some(script)) => match crate::script::model(script) {
+            Ok(model) => Some(Arc::new(model) as Arc<dyn iris_model::Model>),
+            Err(why) => return out.fail(Exit::Usage, &why),
+        },
+        (None, None) => None,
+    };
+    let runner = runner_for(options, assembly, model, &printer).await;
     drop(starting);
     let runner = match runner {
         Ok(runner) => runner,
@@ -337,24 +353,29 @@ fn cut_off(text: &str, state: &RunState, options: &Options, streaming: bool, out
 async fn runner_for(
     options: &Options,
     assembly: &Assembly,
+    model: Option<Arc<dyn iris_model::Model>>,
     printer: &Arc<Printer>,
 ) -> Result<AgentRunner, (Exit, String)> {
     let observer: Arc<dyn RunEventObserver> = printer.clone();
-    let mut runner = assembly
-        .clone()
-        .with_observers([observer])
-        .connect_runner(&options.file)
-        .await
-        .map_err(|error| {
-            // A file that is not there was named wrong; one that is there
-            // has problems of its own.
-            let exit = if options.file.exists() {
-                Exit::Invalid
-            } else {
-                Exit::Usage
-            };
-            (exit, error.to_string())
-        })?;
+    let assembly = assembly.clone().with_observers([observer]);
+    let connected = match model {
+        // The host's model, or the script's, instead of the file's.
+        Some(model) => assembly
+            .connect(&options.file)
+            .await
+            .map(|agent| AgentRunner::new(agent, model)),
+        None => assembly.connect_runner(&options.file).await,
+    };
+    let mut runner = connected.map_err(|error| {
+        // A file that is not there was named wrong; one that is there
+        // has problems of its own.
+        let exit = if options.file.exists() {
+            Exit::Invalid
+        } else {
+            Exit::Usage
+        };
+        (exit, error.to_string())
+    })?;
     // The printer is shared with the executor already; whether it prints
     // deltas is known only now that the file is read.
     printer.set_streaming(runner.agent().model().is_some_and(|m| m.stream));
@@ -610,6 +631,12 @@ pub(crate) fn command() -> Command {
                 .value_name("STATE|RUN_ID")
                 .conflicts_with("task")
                 .help("Resume a run that waits for a person: the file --save wrote, or the run's id in the store"),
+        )
+        .arg(
+            Arg::new("script")
+                .long("script")
+                .value_name("FILE")
+                .help("Ask a script instead of the file's model: a JSON list of answers, one per step ({\"text\": ...} or {\"calls\": [{\"name\": ..., \"input\": {...}}]})"),
         )
         .arg(
             Arg::new("store")
