@@ -257,16 +257,33 @@ fn in_flow(text: &str, at: usize) -> bool {
             break;
         }
         match (quote, c) {
-            _ if comment => comment = c != '\n',
+            _ if comment => comment = !matches!(c, '\n' | '\r'),
             (Some(q), c) if c == q => quote = None,
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '#') => comment = true,
+            (None, '"' | '\'') if opens_scalar(text, i) => quote = Some(c),
+            (None, '#') if starts_comment(text, i) => comment = true,
             (None, '{' | '[') => depth += 1,
             (None, '}' | ']') => depth -= 1,
             _ => {}
         }
     }
     depth > 0
+}
+
+/// Whether the quote at byte `at` opens a quoted scalar: one that starts a
+/// value (after `:`, `-`, `?`, `,`, a bracket, or at a line's start). A
+/// quote inside plain text (`people's`) is a character of it.
+fn opens_scalar(text: &str, at: usize) -> bool {
+    text.get(..at)
+        .and_then(|before| before.trim_end_matches([' ', '\t']).chars().next_back())
+        .is_none_or(|c| matches!(c, ':' | '-' | '?' | ',' | '[' | '{' | '\n' | '\r'))
+}
+
+/// Whether the `#` at byte `at` starts a comment: at a line's start or
+/// after a space (`a#b` is plain text).
+fn starts_comment(text: &str, at: usize) -> bool {
+    text.get(..at)
+        .and_then(|before| before.chars().next_back())
+        .is_none_or(|c| matches!(c, ' ' | '\t' | '\n' | '\r'))
 }
 
 /// The end of a flow entry starting at `start`: past its `,`, or at the
@@ -277,7 +294,7 @@ fn flow_end(text: &str, start: usize) -> usize {
     for (i, c) in text.get(start..).unwrap_or("").char_indices() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
-            (None, '"' | '\'') => quote = Some(c),
+            (None, '"' | '\'') if opens_scalar(text, start + i) => quote = Some(c),
             (None, '{' | '[') => depth += 1,
             (None, '}' | ']') if depth == 0 => return start + i,
             (None, '}' | ']') => depth -= 1,
@@ -449,6 +466,26 @@ mod tests {
                 .any(|p| p.contains("the key `name` is required")),
             "{found:#?}"
         );
+    }
+
+    /// An apostrophe in plain text is a character, not a quote (finding:
+    /// `people's` made a later fault inside `{ ... }` report a false
+    /// "unclosed bracket", and the next section under the wrong parent).
+    #[test]
+    fn an_apostrophe_in_plain_text_leaves_later_faults_where_they_are() {
+        let found = problems(
+            "name: a\ninstructions: Check people's expenses.\nlimits: { max_steps: many }\npermissions: { wrte: ask }\n",
+        );
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(
+            found[0].starts_with("a.yaml:3:22: `limits.max_steps`"),
+            "{found:#?}"
+        );
+        assert!(
+            found[1].starts_with("a.yaml:4:16: `permissions.wrte`"),
+            "{found:#?}"
+        );
+        assert!(!found.iter().any(|p| p.contains("unclosed")), "{found:#?}");
     }
 
     #[test]
