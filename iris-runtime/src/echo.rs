@@ -43,13 +43,14 @@ pub fn for_person(text: &str, max: usize) -> String {
     shown
 }
 
-/// Whether `c` reorders or hides text when a terminal or a page shows it:
+/// Whether `c` reorders or hides text when a terminal, a page or a model's
+/// reader shows it:
 /// a control character, a format character (Unicode's `Cf`: bidirectional
 /// controls, zero-width characters, joiners, the soft hyphen, tag
 /// characters), a line or paragraph separator, or a character Unicode
 /// says to draw as nothing (`Default_Ignorable_Code_Point`: variation
 /// selectors, the Hangul fillers).
-fn hides(c: char) -> bool {
+pub fn hides(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

@@ -77,7 +77,7 @@ pub mod __private {
 #[doc(hidden)]
 pub mod __wings {
     pub use crate::__iris_debug_as_display as debug_as_display;
-    pub use crate::echo::{ECHO_CHARS, for_person, shorten, shorten_to};
+    pub use crate::echo::{ECHO_CHARS, for_person, hides, shorten, shorten_to};
     pub use crate::executor::permissions::hex;
     #[cfg(unix)]
     pub use crate::nonblocking::clear_nonblocking;

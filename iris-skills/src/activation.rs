@@ -26,9 +26,9 @@ pub fn activation(skill: &Skill) -> ToolResult {
     let (files, more) = files_of(&skill.root);
     let mut text = format!(
         "<skill name=\"{}\" folder=\"{}\">\n{}\n</skill>",
-        skill.name,
-        skill.root.display(),
-        skill.body
+        crate::escape::attribute(&skill.name),
+        crate::escape::attribute(&skill.root.display().to_string()),
+        crate::escape::body(&skill.body)
     );
     if !files.is_empty() {
         text.push_str(
@@ -36,7 +36,7 @@ pub fn activation(skill: &Skill) -> ToolResult {
         );
         for file in &files {
             text.push_str("\n- ");
-            text.push_str(file);
+            text.push_str(&crate::escape::line(file));
         }
         if more > 0 {
             let _ = write!(text, "\n- … and {more} more, not listed");

@@ -157,9 +157,9 @@ fn description(entries: &[(String, String)]) -> String {
     let mut text = PREAMBLE.to_owned();
     for (name, description) in entries {
         text.push_str("\n- ");
-        text.push_str(name);
+        text.push_str(&crate::escape::line(name));
         text.push_str(": ");
-        text.push_str(description);
+        text.push_str(&crate::escape::line(description));
     }
     text
 }

@@ -38,6 +38,7 @@
 mod activation;
 mod catalog;
 mod discover;
+mod escape;
 mod fields;
 mod front_matter;
 mod problem;
