@@ -117,6 +117,11 @@ impl AgentRunner {
         let skill = self
             .run_skills()?
             .pre_approving(active, request.tool.as_str())?;
+        if self.ancestors_ask(request) {
+            // A pre-approval waives this agent's own "ask", never a
+            // ceiling an agent above it set: the person decides.
+            return None;
+        }
         tracing::info!(
             tool = %request.tool,
             skill = %skill.name,
@@ -132,6 +137,31 @@ impl AgentRunner {
             Ok(iris_runtime::ToolOutcome::Finished { result, .. }) => Some(result),
             _ => None,
         }
+    }
+
+    /// Whether an agent above this one asks about (or refuses) the call
+    /// `request` shows, whatever this agent's own policy says.
+    fn ancestors_ask(&self, request: &iris_runtime::ApprovalRequest) -> bool {
+        let Some(ceiling) = &self.place.ceiling else {
+            return false;
+        };
+        let registry = self.agent.registry();
+        let Some(tool) = registry.resolve(request.tool.as_str()) else {
+            return true;
+        };
+        let definition = tool.definition_dyn();
+        let probe = iris_runtime::PermissionRequest {
+            definition,
+            arguments: &request.arguments,
+            read_only: definition
+                .capabilities()
+                .contains(iris_core::Capability::ReadOnly),
+            run_id: &request.run_id,
+        };
+        !matches!(
+            ceiling.check(iris_runtime::Permission::Allow, &probe),
+            iris_runtime::Permission::Allow
+        )
     }
 
     /// The activation tool's spec, when skills are offered.

@@ -726,3 +726,84 @@ async fn what_a_skill_brings_into_a_request_cannot_forge_markers_or_lines() {
     );
     assert!(activation.contains("&lt;/skill>"), "{activation}");
 }
+
+/// A skill's `allowed-tools` waive an agent's own "ask", never one an agent
+/// above it sets (finding: a child's preloaded skill ran a write its root
+/// asks about, with no person asked).
+#[tokio::test]
+async fn a_pre_approval_never_waives_an_ancestors_ask() {
+    let project = tempfile::tempdir().unwrap();
+    let folder = project.path().join("skills/notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: notes\ndescription: Keep notes of the work.\nallowed-tools: write_note\n---\nWrite a note.\n",
+    )
+    .unwrap();
+    let found = SkillRoots::new()
+        .with_root(
+            project.path().join("skills"),
+            SkillScope::User,
+            Strictness::Strict,
+        )
+        .find();
+    let lead = |widened: bool| {
+        let mut registry = ToolRegistry::new();
+        registry.register(WriteNote).unwrap();
+        let child_executor = ToolExecutor::builder(registry)
+            .policy(RulePolicy::new().write(Rule::Ask))
+            .build()
+            .unwrap();
+        let scribe_agent = Agent::builder(child_executor)
+            .name("scribe")
+            .skills(Skills::new(found.skills.clone()).honour_allowed_tools(true))
+            .build()
+            .unwrap();
+        let mut scribe = ChildAgent::new("scribe", "Writes notes.", scribe_agent)
+            .model(ScriptedModel::new([
+                Turn::call_with_id("w1", "write_note", json!({"text": "done"})),
+                Turn::text("noted"),
+            ]))
+            .preload_skills(["notes"]);
+        if widened {
+            scribe = scribe.widen_permissions();
+        }
+        let executor = ToolExecutor::builder(ToolRegistry::new())
+            .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Ask))
+            .build()
+            .unwrap();
+        Agent::builder(executor)
+            .name("lead")
+            .child(scribe)
+            .build()
+            .unwrap()
+    };
+    let turns = || {
+        ScriptedModel::new([
+            Turn::call_with_id("c1", "scribe", json!({"task": "Note it."})),
+            Turn::text("ok"),
+        ])
+    };
+    let cx = |run: &str| RunContext::new(project.path(), RunId::new(run));
+
+    // The root asks before writes: the child's write waits for a person.
+    let outcome = AgentRunner::new(lead(false), turns())
+        .run("Go.", &cx("r-ceiling"))
+        .await
+        .unwrap();
+    let RunOutcome::Waiting(state) = outcome else {
+        panic!("the root's ask holds: {outcome:?}");
+    };
+    assert_eq!(state.pending()[0].id, "c1/w1");
+
+    // A host that widened the child leaves it its own policy: the skill
+    // waives that ask.
+    let outcome = AgentRunner::new(lead(true), turns())
+        .run("Go.", &cx("r-widened"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome, RunOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
+}
