@@ -147,6 +147,16 @@ fn bench(c: &mut Criterion) {
         });
         ratios.push((tool, through_runner, direct));
     }
+    // What sealing the state a run ends with costs, spread over its steps.
+    let unsealed = {
+        let runner =
+            AgentRunner::new(Arc::clone(&agent), FourCalls("price_async")).trust_unsealed_states();
+        time(&mut || {
+            run += 1;
+            let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+            rt.block_on(runner.run("prices", &cx)).unwrap();
+        })
+    };
 
     // The history of a 200-step run, held in its state.
     let long = AgentRunner::new(agent_of(200), FourCalls("price"));
@@ -171,6 +181,10 @@ fn bench(c: &mut Criterion) {
             through_runner / direct
         );
     }
+    println!(
+        "per step (async bodies), the state the run ends with left unsealed: runner {:.1} us",
+        unsealed * 1e6
+    );
     println!(
         "200-step run: {messages} messages held in {:.1} KiB ({:.0} bytes per message)",
         held as f64 / 1024.0,

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::Agent;
 use crate::children::child_run_id;
 use crate::error::RunError;
-use crate::seal::Absorb;
+use crate::seal::absorb_json;
 use crate::state::{RunState, Wait, WaitingItem};
 
 /// The fingerprint of the state a waiting run was handed out with.
@@ -238,8 +238,7 @@ enum Pause {
 /// and back unchanged, different for any edit.
 fn fingerprint(state: &RunState) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    // Serializing a state into a hasher cannot fail: every part is JSON.
-    let _ = serde_json::to_writer(Absorb(&mut hasher), state);
+    absorb_json(&mut hasher, state);
     hasher.finalize().into()
 }
 

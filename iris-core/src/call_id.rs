@@ -46,6 +46,16 @@ impl CallId {
     /// bytes.
     pub fn new(id: impl Into<Arc<str>>) -> Result<Self, CallIdError> {
         let id = id.into();
+        Self::check(&id)?;
+        Ok(Self(id))
+    }
+
+    /// Whether `id` is one, without keeping it.
+    ///
+    /// # Errors
+    /// [`CallIdError`] for an empty id or one over [`CallId::MAX_LEN`]
+    /// bytes.
+    pub fn check(id: &str) -> Result<(), CallIdError> {
         if id.is_empty() {
             return Err(CallIdError::Empty);
         }
@@ -55,7 +65,7 @@ impl CallId {
                 max: Self::MAX_LEN,
             });
         }
-        Ok(Self(id))
+        Ok(())
     }
 
     /// The id as the model sent it.

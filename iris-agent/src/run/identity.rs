@@ -31,7 +31,15 @@ pub(super) fn owned(
 ) -> Vec<ToolUseBlock> {
     ledger.with_slot(&state.run_id, |used: &mut UsedIds| {
         used.cover(state);
-        calls = owned_against(&used.ids, state.step, std::mem::take(&mut calls));
+        // Almost every step: ids of their own, none used before.
+        let fresh = calls.iter().enumerate().all(|(at, call)| {
+            CallId::check(&call.id).is_ok()
+                && !used.ids.contains(&hash(&call.id))
+                && !calls[..at].iter().any(|other| other.id == call.id)
+        });
+        if !fresh {
+            calls = owned_against(&used.ids, state.step, std::mem::take(&mut calls));
+        }
         used.ids.extend(calls.iter().map(|call| hash(&call.id)));
         used.steps = state.step;
     });
@@ -87,7 +95,7 @@ fn owned_against(
         if repeated.contains(&call.id) {
             continue;
         }
-        let usable = CallId::new(call.id.as_str()).is_ok();
+        let usable = CallId::check(&call.id).is_ok();
         if usable && !earlier.contains(&hash(&call.id)) {
             continue;
         }
@@ -125,8 +133,7 @@ fn mint(base: &str, step: u32, taken: impl Fn(&str) -> bool) -> String {
 /// id: one error per call, in call order;
 /// `None` when every id is its own.
 pub(super) fn refused_step(calls: &[ToolUseBlock]) -> Option<Vec<FinishedCall>> {
-    let mut seen = FxHashSet::default();
-    let repeated = calls.iter().find(|call| !seen.insert(call.id.as_str()))?;
+    let repeated = repeated_id(calls)?;
     let message = format!(
         "none of this step's {} calls ran: call id `{}` is given to more than one call, and each result must go to one call; make the calls again, each with an id of its own",
         calls.len(),
@@ -141,6 +148,22 @@ pub(super) fn refused_step(calls: &[ToolUseBlock]) -> Option<Vec<FinishedCall>> 
             })
             .collect(),
     )
+}
+
+/// The first call of `calls` whose id an earlier call of them has.
+fn repeated_id(calls: &[ToolUseBlock]) -> Option<&ToolUseBlock> {
+    // A step holds a few calls: comparing each with those before it
+    // allocates nothing; past a few dozen a set is quicker.
+    const COMPARED: usize = 32;
+    if calls.len() <= COMPARED {
+        return calls
+            .iter()
+            .enumerate()
+            .find(|(at, call)| calls[..*at].iter().any(|other| other.id == call.id))
+            .map(|(_, call)| call);
+    }
+    let mut seen = FxHashSet::default();
+    calls.iter().find(|call| !seen.insert(call.id.as_str()))
 }
 
 /// The ids of the calls the run's own earlier steps made (the step being
