@@ -285,9 +285,10 @@ impl AgentRunner {
     /// Seals every state this runner hands out with `key`, and resumes
     /// only states that carry a seal of `key` over exactly what they hold,
     /// with a store too. Give every machine that resumes the same runs the
-    /// same key. Without one, a runner without a store or engine seals
-    /// with the host's own key ([`StateKey::host`]), so states resume on
-    /// this machine only.
+    /// same key. Without one, a runner without a store or engine seals the
+    /// states of runs that wait with the host's own key
+    /// ([`StateKey::host`]), so they resume on this machine only, and a
+    /// run that ended (its step limit, a cut-off answer) does not resume.
     #[must_use]
     pub fn with_state_key(mut self, key: StateKey) -> Self {
         self.sealing = Sealing::Key(key);
@@ -304,6 +305,12 @@ impl AgentRunner {
     pub fn trust_unsealed_states(mut self) -> Self {
         self.sealing = Sealing::Trusted;
         self
+    }
+
+    /// Whether every state handed out is sealed (a key the host gave), not
+    /// only those of runs that wait (the host's own key).
+    pub(super) fn seals_every_state(&self) -> bool {
+        matches!(self.sealing, Sealing::Key(_))
     }
 
     /// The key states are sealed and verified with, if any: the one given;

@@ -27,7 +27,13 @@ impl AgentRunner {
         if waits {
             binding::remember(self.agent.ledger(), state);
         }
-        if let Some(key) = self.sealing_key() {
+        // The host's own key seals the states that wait, which are what a
+        // person's reply resumes; a run that ended keeps its history
+        // unsealed (a pass over all of it at every end), and resumes only
+        // with a key the host gives, which seals every state.
+        if let Some(key) = self.sealing_key()
+            && (waits || self.seals_every_state())
+        {
             key.seal(state);
         }
         let status = if waits {

@@ -25,9 +25,10 @@ pub const OLDEST_RUN_STATE_VERSION: u32 = 1;
 /// A run, as it stands: enough to resume it with the same agent file, in
 /// this process or another. Serializable (JSON round-trips).
 ///
-/// Keep it as it was returned: it is sealed ([`RunState::seal`]) with the
-/// host's key by default, or the runner's
-/// [`StateKey`](crate::StateKey), and a resume refuses any edit. Beneath
+/// Keep it as it was returned: the state of a run that waits is sealed
+/// ([`RunState::seal`]) with the host's key by default (every state, with
+/// the runner's [`StateKey`](crate::StateKey)), and a resume refuses any
+/// edit. Beneath
 /// the seal (and for a host that
 /// [trusts unsealed states](crate::AgentRunner::trust_unsealed_states)) a
 /// resume refuses a state whose waiting requests do not hash to their
