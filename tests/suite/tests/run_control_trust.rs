@@ -816,3 +816,99 @@ async fn a_state_edited_outside_is_refused_by_default_in_another_process() {
     );
     assert_eq!(charges(dir.path()), ["300"]);
 }
+
+/// How one attempt to resume a pause is made.
+#[derive(Debug, Clone, Copy)]
+enum Attempt {
+    /// The runner that paused the run, with the state as returned.
+    SameRunner,
+    /// Another runner of the same agent, with the state through JSON.
+    AnotherRunner,
+    /// The state with its seal taken off, by a runner that trusts
+    /// unsealed states.
+    Unsealed,
+}
+
+fn attempt() -> impl proptest::strategy::Strategy<Value = Attempt> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(Attempt::SameRunner),
+        Just(Attempt::AnotherRunner),
+        Just(Attempt::Unsealed),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// However a process tries to resume one pause again (the same
+    /// runner, another runner of the agent, a copy through JSON, a copy
+    /// without its seal, in any order), one resume takes it and the
+    /// approved write runs once; every other is refused before anything
+    /// runs.
+    #[test]
+    fn no_two_replies_consume_one_pause(
+        attempts in proptest::collection::vec(attempt(), 2..6),
+        nested in proptest::bool::ANY,
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let dir = tempfile::tempdir().expect("a folder");
+            let lead = Arc::new(parent(
+                RulePolicy::new().other(Rule::Allow).write(Rule::Ask),
+                vec![cashier(700)],
+            ));
+            let first = if nested {
+                ScriptedModel::new([delegate("d1", "Charge 700."), Turn::text("ok")])
+            } else {
+                ScriptedModel::new([
+                    Turn::call_with_id("w1", "charge", json!({"cents": 700})),
+                    Turn::text("ok"),
+                ])
+            };
+            let runner = AgentRunner::new(Arc::clone(&lead), first);
+            let run_cx = cx(dir.path(), "once");
+            let state = waiting(runner.run("Go.", &run_cx).await.expect("runs"));
+            let pending = state.pending();
+            let id = pending[0].id.clone();
+            let request = pending[0].item.approval_request().expect("approval").clone();
+            let mut taken = 0;
+            for how in &attempts {
+                let reply = [(id.clone(), ApprovalDecision::approve(&request))];
+                let outcome = match how {
+                    Attempt::SameRunner => runner.resume(state.clone(), reply, &run_cx).await,
+                    Attempt::AnotherRunner => {
+                        let copy: RunState = iris::serde_json::from_str(
+                            &iris::serde_json::to_string(&state).expect("writes"),
+                        )
+                        .expect("reads");
+                        AgentRunner::new(
+                            Arc::clone(&lead),
+                            ScriptedModel::new([Turn::text("ok")]),
+                        )
+                        .resume(copy, reply, &run_cx)
+                        .await
+                    }
+                    Attempt::Unsealed => {
+                        let mut copy = state.clone();
+                        copy.seal = None;
+                        AgentRunner::new(
+                            Arc::clone(&lead),
+                            ScriptedModel::new([Turn::text("ok")]),
+                        )
+                        .trust_unsealed_states()
+                        .resume(copy, reply, &run_cx)
+                        .await
+                    }
+                };
+                match outcome {
+                    Ok(_) => taken += 1,
+                    Err(RunError::StateMismatch { .. }) => {}
+                    Err(other) => panic!("{how:?}: {other}"),
+                }
+            }
+            assert_eq!(taken, 1, "{attempts:?}");
+            assert_eq!(charges(dir.path()), ["700"], "{attempts:?}");
+        });
+    }
+}
