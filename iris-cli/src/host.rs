@@ -59,6 +59,7 @@ impl std::fmt::Debug for Host {
         f.debug_struct("Host")
             .field("own", &own)
             .field("assembly", &self.assembly)
+            .field("own_model", &self.model.is_some())
             .finish()
     }
 }

@@ -203,18 +203,7 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
                 };
                 commands::login::run(&file, &options, out).await
             } else {
-                match commands::run::Options::of(sub, file) {
-                    Ok(options) => {
-                        Box::pin(commands::run::run(
-                            &options,
-                            &host.assembly,
-                            host.model.clone(),
-                            out,
-                        ))
-                        .await
-                    }
-                    Err(message) => out.fail(Exit::Usage, &message),
-                }
+                Box::pin(commands::run::from_matches(sub, file, &host, out)).await
             };
         }
         _ => {}

@@ -50,6 +50,7 @@ pub fn for_person(text: &str, max: usize) -> String {
 /// characters), a line or paragraph separator, or a character Unicode
 /// says to draw as nothing (`Default_Ignorable_Code_Point`: variation
 /// selectors, the Hangul fillers).
+#[must_use]
 pub fn hides(c: char) -> bool {
     c.is_control()
         || matches!(

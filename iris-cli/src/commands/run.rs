@@ -110,6 +110,15 @@ struct Printer {
 const DRAIN_MARK: &str = "iris-cli-drained";
 
 impl Printer {
+    /// A printer of text, or of every event as JSON Lines.
+    fn new(jsonl: bool) -> Arc<Self> {
+        Arc::new(Self {
+            jsonl,
+            streaming: AtomicBool::new(false),
+            drained: (Mutex::new(false), Condvar::new()),
+        })
+    }
+
     fn set_streaming(&self, streaming: bool) {
         self.streaming.store(streaming, Ordering::Relaxed);
     }
@@ -181,26 +190,28 @@ impl RunEventObserver for Printer {
     }
 }
 
+/// `iris run` as the command line `sub` asks, for the agent file `file`,
+/// with what `host` brings (its assembly, its model).
+pub(crate) async fn from_matches(
+    sub: &ArgMatches,
+    file: PathBuf,
+    host: &crate::Host,
+    out: Out,
+) -> Exit {
+    match Options::of(sub, file) {
+        Ok(options) => run(&options, &host.assembly, host.model.clone(), out).await,
+        Err(message) => out.fail(Exit::Usage, &message),
+    }
+}
+
 pub(crate) async fn run(
     options: &Options,
     assembly: &Assembly,
     model: Option<Arc<dyn iris_model::Model>>,
     out: Out,
 ) -> Exit {
-    let printer = Arc::new(Printer {
-        jsonl: options.jsonl,
-        streaming: AtomicBool::new(false),
-        drained: (Mutex::new(false), Condvar::new()),
-    });
+    let printer = Printer::new(options.jsonl);
     let starting = crate::progress::after_a_second("loading the agent file", out);
-    let model = match (model, &options.script) {
-        (Some(model), _) => Some(model),
-        (None, Some(script)) => match crate::script::model(script) {
-            Ok(model) => Some(Arc::new(model) as Arc<dyn iris_model::Model>),
-            Err(why) => return out.fail(Exit::Usage, &why),
-        },
-        (None, None) => None,
-    };
     let runner = runner_for(options, assembly, model, &printer).await;
     drop(starting);
     let runner = match runner {
@@ -356,6 +367,13 @@ async fn runner_for(
     model: Option<Arc<dyn iris_model::Model>>,
     printer: &Arc<Printer>,
 ) -> Result<AgentRunner, (Exit, String)> {
+    let model = match (model, &options.script) {
+        (Some(model), _) => Some(model),
+        (None, Some(script)) => Some(Arc::new(
+            crate::script::model(script).map_err(|why| (Exit::Usage, why))?,
+        ) as Arc<dyn iris_model::Model>),
+        (None, None) => None,
+    };
     let observer: Arc<dyn RunEventObserver> = printer.clone();
     let assembly = assembly.clone().with_observers([observer]);
     let connected = match model {
