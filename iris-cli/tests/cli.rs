@@ -499,8 +499,9 @@ fn lint_reads_the_skills_strictly_and_finds_the_ones_that_shadow_each_other() {
     );
 }
 
-/// A parent's catalog is what its children can do too (finding: `check`
-/// and `list` on a parent said "0 tool(s)" and skipped the children).
+/// A parent's catalog is what its children can do too (finding: `check`,
+/// `list` and `lint` on a parent said "0 tool(s)" and skipped the
+/// children).
 #[test]
 fn check_and_list_show_a_parents_child_agents_and_their_tools() {
     let dir = tempfile::tempdir().unwrap();
@@ -537,4 +538,16 @@ fn check_and_list_show_a_parents_child_agents_and_their_tools() {
     let value: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(value["agents"][0]["name"], "keeper");
     assert_eq!(value["agents"][0]["tools"].as_array().unwrap().len(), 3);
+
+    // `lint` lints the children's tools as theirs.
+    let linted = iris(dir.path(), &["lint", "--agent", "lead.yaml", "--json"]);
+    let value: Value = serde_json::from_slice(&linted.stdout).unwrap();
+    assert_eq!(value["tools"], 3, "{value}");
+    let named: Vec<&str> = value["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["tool"].as_str())
+        .collect();
+    assert!(named.iter().all(|t| t.starts_with("keeper/")), "{named:?}");
 }

@@ -387,6 +387,9 @@ pub(crate) fn run(
     if let Some(skills) = catalog.agent.skills() {
         found.extend(super::lint_skills::findings(skills, &definitions));
     }
+    // A parent's catalog is what its children can do too: their tools are
+    // linted as theirs (`writer/save_note`).
+    let linted = definitions.len() + children_findings(&catalog.agent, None, &mut found);
     let count = |level| found.iter().filter(|f| f.level == level).count();
     let (errors, warnings, notes) = (
         count(Level::Error),
@@ -395,7 +398,7 @@ pub(crate) fn run(
     );
     match format {
         Format::Json => out.json(json!({
-            "tools": definitions.len(),
+            "tools": linted,
             "findings": found,
             "summary": {"errors": errors, "warnings": warnings, "notes": notes},
         })),
@@ -416,12 +419,39 @@ pub(crate) fn run(
                 ));
             }
             out.note(&format!(
-                "{} tool(s): {errors} error(s), {warnings} warning(s), {notes} note(s) (projection changes that keep the meaning; `--json` lists them)",
-                definitions.len()
+                "{linted} tool(s): {errors} error(s), {warnings} warning(s), {notes} note(s) (projection changes that keep the meaning; `--json` lists them)"
             ));
         }
     }
     verdict(errors, warnings, strict)
+}
+
+/// The findings of the tools of every child agent under `agent`, each
+/// named by its path (`writer/save_note`), added to `found`; how many tools
+/// were linted.
+fn children_findings(
+    agent: &iris_agent::Agent,
+    prefix: Option<&str>,
+    found: &mut Vec<Finding>,
+) -> usize {
+    let mut linted = 0;
+    for child in agent.children() {
+        let path = prefix.map_or_else(
+            || child.name().to_owned(),
+            |p| format!("{p}/{}", child.name()),
+        );
+        let registry = child.agent().registry();
+        let mut definitions: Vec<&ToolDefinition> =
+            registry.tools().map(|t| t.definition_dyn()).collect();
+        definitions.sort_by(|a, b| a.name().as_str().cmp(b.name().as_str()));
+        let scope = SearchScope::every_tool(&registry);
+        found.extend(findings(&definitions, &scope).into_iter().map(|mut f| {
+            f.tool = format!("{path}/{}", f.tool);
+            f
+        }));
+        linted += definitions.len() + children_findings(child.agent(), Some(&path), found);
+    }
+    linted
 }
 
 /// Errors always fail; warnings only under `--strict`.
