@@ -540,8 +540,8 @@ fn check_and_list_show_a_parents_child_agents_and_their_tools() {
     assert_eq!(value["agents"][0]["tools"].as_array().unwrap().len(), 3);
 
     // `lint` lints the children's tools as theirs.
-    let linted = iris(dir.path(), &["lint", "--agent", "lead.yaml", "--json"]);
-    let value: Value = serde_json::from_slice(&linted.stdout).unwrap();
+    let lint = iris(dir.path(), &["lint", "--agent", "lead.yaml", "--json"]);
+    let value: Value = serde_json::from_slice(&lint.stdout).unwrap();
     assert_eq!(value["tools"], 3, "{value}");
     let named: Vec<&str> = value["findings"]
         .as_array()
