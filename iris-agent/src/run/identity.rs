@@ -115,9 +115,15 @@ fn owned_against(
 }
 
 /// An id from `base` for a call of step `step` that `taken` says no other
-/// call has.
+/// call has, within [`CallId::MAX_LEN`] (a long base is cut, at a
+/// character, to leave room for the step and a count).
 fn mint(base: &str, step: u32, taken: impl Fn(&str) -> bool) -> String {
-    let first = format!("{base}-{step}");
+    const ROOM: usize = 24;
+    let mut cut = base.len().min(CallId::MAX_LEN - ROOM);
+    while !base.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let first = format!("{}-{step}", &base[..cut]);
     if !taken(&first) {
         return first;
     }

@@ -265,6 +265,42 @@ async fn ids_an_earlier_step_used_or_no_id_at_all_are_replaced_by_the_runs_own()
 }
 
 #[tokio::test]
+async fn a_minted_id_is_an_id_too() {
+    // An id of 511 bytes used again in the next step: its replacement
+    // keeps within the length an id may have.
+    let dir = tempfile::tempdir().expect("a folder");
+    let long = "é".repeat(255) + "a";
+    let runner = AgentRunner::new(
+        agent("cashier", RulePolicy::new().write(Rule::Allow)),
+        ScriptedModel::new([
+            Turn::call_with_id(&long, "charge", json!({"cents": 1})),
+            Turn::call_with_id(&long, "charge", json!({"cents": 2})),
+            Turn::text("ok"),
+        ]),
+    );
+    let state = finished(
+        runner
+            .run("Go.", &cx(dir.path(), "long"))
+            .await
+            .expect("runs"),
+    );
+    let ids: Vec<&str> = state
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => Some(tool_calls),
+            _ => None,
+        })
+        .flatten()
+        .map(|call| call.id.as_str())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+    assert!(ids.iter().all(|id| iris::agent::CallId::check(id).is_ok()));
+    assert_eq!(charges(dir.path()), ["1", "2"]);
+}
+
+#[tokio::test]
 async fn a_root_call_named_like_a_child_call_never_shares_its_journal_key() {
     let dir = tempfile::tempdir().expect("a folder");
     let lead = parent(
