@@ -139,6 +139,19 @@ impl<'t> Call<'t> {
         &self.id
     }
 
+    /// What a person is asked to approve of this call in the run `cx`
+    /// names: its id binds the run, the call id, the tool and the
+    /// arguments.
+    fn approval_request(&self, reason: Option<String>, cx: &ToolContext) -> ApprovalRequest {
+        ApprovalRequest::new(
+            cx.run_id().clone(),
+            self.id.clone(),
+            self.definition.name().clone(),
+            self.arguments.clone(),
+            reason,
+        )
+    }
+
     /// The call's `execute_tool` span.
     pub(super) fn span(&self) -> tracing::Span {
         crate::telemetry::execute_tool_span(
@@ -245,13 +258,7 @@ impl<'t> Call<'t> {
             Admission::Staged => Box::pin(self.staged(ex, args, cx, None)).await,
             Admission::Refused(result) => result,
             Admission::Ask { reason } => {
-                let request = ApprovalRequest::new(
-                    cx.run_id().clone(),
-                    self.id.clone(),
-                    self.definition.name().clone(),
-                    self.arguments.clone(),
-                    reason,
-                );
+                let request = self.approval_request(reason, cx);
                 if request.approval_id != approval_id {
                     return None;
                 }
@@ -314,13 +321,7 @@ impl<'t> Call<'t> {
         if let Err(duplicate) = claim(ex, &self.id, cx) {
             return Reached::Result(duplicate);
         }
-        let request = ApprovalRequest::new(
-            cx.run_id().clone(),
-            self.id.clone(),
-            self.definition.name().clone(),
-            self.arguments.clone(),
-            reason,
-        );
+        let request = self.approval_request(reason, cx);
         let config = &ex.inner.config;
         let pending = Pending {
             request: request.clone(),

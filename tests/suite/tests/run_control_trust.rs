@@ -123,6 +123,20 @@ fn results_of(state: &RunState, id: &str) -> Vec<ToolResult> {
         .collect()
 }
 
+/// The ids of every call the run's history holds, in order.
+fn call_ids(state: &RunState) -> Vec<&str> {
+    state
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => Some(tool_calls),
+            _ => None,
+        })
+        .flatten()
+        .map(|call| call.id.as_str())
+        .collect()
+}
+
 fn finished(outcome: RunOutcome) -> RunState {
     match outcome {
         RunOutcome::Finished { state, .. } => state,
@@ -251,16 +265,7 @@ async fn ids_an_earlier_step_used_or_no_id_at_all_are_replaced_by_the_runs_own()
     assert_eq!(results_of(&state, "call_1-2")[0].text_content(), "done 222");
     assert!(state.child_run(&RunId::new("reused/call_1")).is_some());
     assert!(state.child_run(&RunId::new("reused/call_1-2")).is_some());
-    let ids: Vec<&str> = state
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Assistant { tool_calls, .. } => Some(tool_calls),
-            _ => None,
-        })
-        .flatten()
-        .map(|call| call.id.as_str())
-        .collect();
+    let ids = call_ids(&state);
     assert_eq!(ids, ["call_1", "call_1-2", "call-0-3"]);
 }
 
@@ -284,16 +289,7 @@ async fn a_minted_id_is_an_id_too() {
             .await
             .expect("runs"),
     );
-    let ids: Vec<&str> = state
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Assistant { tool_calls, .. } => Some(tool_calls),
-            _ => None,
-        })
-        .flatten()
-        .map(|call| call.id.as_str())
-        .collect();
+    let ids = call_ids(&state);
     assert_eq!(ids.len(), 2);
     assert_ne!(ids[0], ids[1]);
     assert!(ids.iter().all(|id| iris::agent::CallId::check(id).is_ok()));
