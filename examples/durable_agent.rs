@@ -84,8 +84,8 @@ async fn start(db: &Path, workspace: &Path) -> Result<(), Box<dyn Error>> {
                 println!(
                     "[process {}] run {run_id} waits: `{}` with {}",
                     std::process::id(),
-                    item.call.name,
-                    item.call.input
+                    item.call().name,
+                    item.call().input
                 );
             }
             println!("RUN_ID={run_id}");

@@ -202,7 +202,7 @@ async fn start(saved: &Path, workspace: &Path) -> Result<(), Box<dyn Error>> {
         return Err("expected the run to wait for the person".into());
     };
     for pending in state.pending() {
-        let what = match &pending.item.wait {
+        let what = match pending.item.wait() {
             Wait::Question { request } => format!("asks: {}", request.questions[0].question),
             Wait::Approval { request } => {
                 format!("wants to run `{}` with {}", request.tool, request.arguments)
@@ -231,7 +231,7 @@ async fn answer_and_approve(
     let state: RunState = iris::serde_json::from_str(&std::fs::read_to_string(saved)?)?;
     let mut replies: Vec<(String, Reply)> = Vec::new();
     for pending in state.pending() {
-        let reply = match &pending.item.wait {
+        let reply = match pending.item.wait() {
             Wait::Question { request } => {
                 QuestionReply::answer(request, vec![Answer::choose(region)]).into()
             }

@@ -2,10 +2,10 @@
 //! shown in it must be what an approval runs, and it must resume the run
 //! it was saved from and no other.
 //!
-//! Every state is checked on its own: each waiting call's request must be
-//! intact (its `approval_id` hashes what it shows) and name the state's
-//! run, the call's id and the tool the call resolves to, and the call must
-//! be the one the history's last step made. In the process that paused the
+//! Every state is checked on its own: what a waiting item shows is
+//! derived from its call (see [`WaitingItem`]), and the call must be one
+//! the history's last step made, in the state's run, naming what the agent
+//! has. In the process that paused the
 //! run, the ledger also keeps a fingerprint of the state handed out, and
 //! only that state resumes the run: an edit anywhere, a state of another
 //! run, or a second resume of the same pause is refused. Another process
@@ -109,10 +109,11 @@ fn check_items(agent: &Agent, state: &RunState) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks one waiting item of `state`: its request is intact and names
-/// the state's run and the item's call (and, for an approval, the tool the
-/// call resolves to), its id is the call's, and the call is one the
-/// history's last step made.
+/// Checks one waiting item of `state`. What it shows is derived from its
+/// call (a saved state keeps only the call's id), so what is left to
+/// check is what the item was derived with: the call is one the history's
+/// last step made, in the state's run, and names what the agent has (the
+/// tool an approval shows, `ask_question`, a declared child agent).
 fn check_item(
     agent: &Agent,
     registry: &ToolRegistry,
@@ -120,22 +121,15 @@ fn check_item(
     item: &WaitingItem,
     step_calls: &[ToolUseBlock],
 ) -> Result<(), String> {
-    let call = &item.call;
-    if item.id != call.id {
+    let call = item.call();
+    if !step_calls.contains(call) {
         return Err(format!(
-            "waiting item `{}` names call `{}`: an item's id is its call's",
-            echo(&item.id),
+            "waiting call `{}` is not one the history's last step made",
             echo(&call.id)
         ));
     }
-    match &item.wait {
+    let fits = match item.wait() {
         Wait::Approval { request } => {
-            if !request.is_intact() {
-                return Err(format!(
-                    "the approval request of call `{}` does not match its approval id: what it shows was edited",
-                    echo(&call.id)
-                ));
-            }
             // A tool's canonical name, or a child agent's (starting one
             // may wait for approval too).
             let resolved = registry
@@ -147,58 +141,12 @@ fn check_item(
                         .and_then(|child| child.definition())
                         .map(|d| d.name().clone())
                 });
-            if request.run_id != state.run_id
-                || request.call_id != call.id
-                || resolved.as_ref() != Some(&request.tool)
-            {
-                return Err(format!(
-                    "the approval request of call `{}` is for another run, call or tool than the call itself",
-                    echo(&call.id)
-                ));
-            }
-            // What the person was shown is what starts a child: its task
-            // is read from the call, so a call whose arguments are not its
-            // request's (edited in a saved state) would start what nobody
-            // approved. (A tool's call is admitted again by the executor,
-            // whose fresh request must carry the approved id.)
-            let delegates = registry.resolve(&call.name).is_none();
-            if delegates && request.arguments_hash != iris_runtime::arguments_hash(&call.input) {
-                return Err(format!(
-                    "the approval request of call `{}` shows other arguments than the call holds: what runs would not be what was approved",
-                    echo(&call.id)
-                ));
-            }
+            request.run_id == state.run_id && resolved.as_ref() == Some(&request.tool)
         }
         Wait::Question { request } => {
-            if !request.is_intact() {
-                return Err(format!(
-                    "the questions of call `{}` do not match their question id: what they show was edited",
-                    echo(&call.id)
-                ));
-            }
-            if request.run_id != state.run_id
-                || request.call_id != call.id
-                || call.name != iris_runtime::question::ASK_QUESTION
-                || iris_runtime::question::parse_questions(&call.input).as_ref()
-                    != Ok(&request.questions)
-            {
-                return Err(format!(
-                    "the questions of call `{}` are for another run or call, or are not what the call asks",
-                    echo(&call.id)
-                ));
-            }
+            request.run_id == state.run_id && call.name == iris_runtime::question::ASK_QUESTION
         }
-        Wait::Child {
-            agent: name,
-            state: child,
-            ..
-        } => {
-            if *name != call.name || child.run_id != child_run_id(&state.run_id, &call.id) {
-                return Err(format!(
-                    "the child agent that call `{}` waits on is another agent or run than the call delegated to",
-                    echo(&call.id)
-                ));
-            }
+        Wait::Child { state: child, .. } => {
             let Some(declared) = agent.child(&call.name) else {
                 return Err(format!(
                     "call `{}` waits on child agent `{}`, which this agent does not have",
@@ -206,22 +154,29 @@ fn check_item(
                     echo(&call.name)
                 ));
             };
-            check_items(declared.agent(), child).map_err(|why| {
+            if child.run_id != child_run_id(&state.run_id, &call.id) {
+                return Err(format!(
+                    "the child run that call `{}` waits on is not the one the call delegated to",
+                    echo(&call.id)
+                ));
+            }
+            return check_items(declared.agent(), child).map_err(|why| {
                 format!(
                     "in child agent `{}` (call `{}`): {why}",
                     echo(&call.name),
                     echo(&call.id)
                 )
-            })?;
+            });
         }
-    }
-    if !step_calls.contains(call) {
-        return Err(format!(
-            "waiting call `{}` is not one the history's last step made",
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(format!(
+            "waiting call `{}` is for another run, or names a tool this agent does not offer under that name",
             echo(&call.id)
-        ));
+        ))
     }
-    Ok(())
 }
 
 /// How a state met the pause its run waits in.

@@ -322,7 +322,7 @@ async fn approval(make: MakeModel<'_>) -> Result<(), String> {
         .iter()
         .filter_map(|item| {
             Some((
-                item.id.clone(),
+                item.id().to_owned(),
                 ApprovalDecision::approve(item.approval_request()?),
             ))
         })

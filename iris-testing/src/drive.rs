@@ -54,7 +54,7 @@ pub async fn run_answering(
         let pending = state.pending();
         let mut replies: Vec<(String, Reply)> = Vec::with_capacity(pending.len());
         for entry @ PendingItem { id, item, .. } in &pending {
-            let reply = match &item.wait {
+            let reply = match item.wait() {
                 Wait::Approval { request } => Reply::from(decide(request)),
                 Wait::Question { request } => match answer(request) {
                     Some(reply) => Reply::from(reply),

@@ -337,7 +337,7 @@ fn children(state: &RunState) -> Vec<ChildTranscript> {
         let child = item.child_state()?;
         let mut transcript = Transcript::default();
         transcript.record_state(child, "waiting");
-        Some((item.call.id.clone(), item.call.name.clone(), transcript))
+        Some((item.id().to_owned(), item.call().name.clone(), transcript))
     });
     ended
         .chain(waiting)

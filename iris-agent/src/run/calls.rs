@@ -2,12 +2,12 @@
 //! rest run by the agent's executor, and their results as the history
 //! keeps them.
 
-use iris_core::{ToolContext, ToolResult, ToolUseBlock};
+use iris_core::{RunId, ToolContext, ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
 use futures_util::StreamExt as _;
 use iris_model::Message;
-use iris_runtime::ToolOutcome;
+use iris_runtime::{ApprovalRequest, ToolOutcome};
 
 use super::children::Delegated;
 use super::questions::Asked;
@@ -104,14 +104,7 @@ impl AgentRunner {
                                 result,
                             })
                         } else {
-                            let call = step.get(at).cloned().unwrap_or_else(|| {
-                                ToolUseBlock::new(
-                                    request.call_id.clone(),
-                                    request.tool.as_str(),
-                                    request.arguments.clone(),
-                                )
-                            });
-                            End::Waiting(Box::new(WaitingItem::approval(call, *request)))
+                            End::approval(&state.run_id, step.get(at), *request)
                         }
                     }
                 });
@@ -124,7 +117,7 @@ impl AgentRunner {
                     result,
                 }),
                 Asked::Waiting(request) => {
-                    End::Waiting(Box::new(WaitingItem::question(call, request)))
+                    End::Waiting(Box::new(WaitingItem::asked(call, request)))
                 }
             });
         }
@@ -265,4 +258,22 @@ fn no_result() -> ToolResult {
 enum End {
     Finished(FinishedCall),
     Waiting(Box<WaitingItem>),
+}
+
+impl End {
+    /// `call` of run `run_id`, which the executor paused with `request`:
+    /// the item keeps what the call does not say (the tool, the reason).
+    fn approval(run_id: &RunId, call: Option<&ToolUseBlock>, request: ApprovalRequest) -> Self {
+        let ApprovalRequest {
+            call_id,
+            tool,
+            arguments,
+            reason,
+            ..
+        } = request;
+        let call = call
+            .cloned()
+            .unwrap_or_else(|| ToolUseBlock::new(call_id, tool.as_str(), arguments));
+        End::Waiting(Box::new(WaitingItem::approval(run_id, call, tool, reason)))
+    }
 }

@@ -19,8 +19,7 @@ use iris_model::{Message, Usage};
 use iris_runtime::InheritedGuards;
 use iris_runtime::journal::{CallJournal, Journaled};
 use iris_runtime::{
-    ApprovalDecision, ApprovalRequest, Permission, PermissionRequest, PolicyCeiling, Reply,
-    RunEvent,
+    ApprovalDecision, Permission, PermissionRequest, PolicyCeiling, Reply, RunEvent,
 };
 use serde_json::{Value, json};
 
@@ -184,14 +183,12 @@ impl AgentRunner {
                         format!("`{}` cannot be offered to a model", call.name),
                     );
                 };
-                let request = ApprovalRequest::new(
-                    parent.run_id.clone(),
-                    call.id.clone(),
+                return Delegated::Waiting(Box::new(WaitingItem::approval(
+                    &parent.run_id,
+                    call.clone(),
                     tool,
-                    call.input.clone(),
                     reason,
-                );
-                return Delegated::Waiting(Box::new(WaitingItem::approval(call.clone(), request)));
+                )));
             }
         }
         self.start_child(child, call, input, parent, cx).await
@@ -482,7 +479,6 @@ impl AgentRunner {
             Ok(RunOutcome::Waiting(state)) => {
                 return Delegated::Waiting(Box::new(WaitingItem::child(
                     call.clone(),
-                    name.to_owned(),
                     self.place.depth + 1,
                     state,
                 )));

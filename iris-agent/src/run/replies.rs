@@ -31,72 +31,63 @@ impl AgentRunner {
             .collect();
         let mut still_waiting = Vec::new();
         for item in std::mem::take(&mut state.waiting) {
+            let (call, wait) = item.into_parts();
             if let Wait::Child {
                 agent,
                 depth,
                 state: child,
-            } = item.wait
+            } = wait
             {
-                let replies = replies_under(&mut replies, &item.id);
+                let replies = replies_under(&mut replies, &call.id);
                 let untouched =
                     replies.is_empty() && !child.pending().iter().any(|p| expired(&p.item, now));
                 if untouched {
-                    still_waiting.push(WaitingItem {
-                        id: item.id,
-                        call: item.call,
-                        wait: Wait::Child {
-                            agent,
-                            depth,
-                            state: child,
-                        },
-                    });
+                    let wait = Wait::Child {
+                        agent,
+                        depth,
+                        state: child,
+                    };
+                    still_waiting.push(WaitingItem::from_parts(call, wait));
                     continue;
                 }
-                match self
-                    .resume_child(&item.call, *child, replies, state, cx)
-                    .await?
-                {
+                match self.resume_child(&call, *child, replies, state, cx).await? {
                     Delegated::Finished(result, child) => {
                         state.keep_child(child);
-                        results.insert(item.call.id, result);
+                        results.insert(call.id, result);
                     }
                     Delegated::Waiting(item) => still_waiting.push(*item),
                 }
                 continue;
             }
-            let reply = replies.remove(&*CallPath::join(None, &item.id));
-            match (item.wait, reply) {
+            let reply = replies.remove(&*CallPath::join(None, &call.id));
+            match (wait, reply) {
                 (Wait::Approval { .. }, Some(Reply::Decision(decision)))
-                    if self.is_delegation(&item.call) =>
+                    if self.is_delegation(&call) =>
                 {
                     // A person's word on starting a child agent.
-                    match self.decided_child(&item.call, decision, state, cx).await {
+                    match self.decided_child(&call, decision, state, cx).await {
                         Delegated::Finished(result, child) => {
                             state.keep_child(child);
-                            results.insert(item.call.id, result);
+                            results.insert(call.id, result);
                         }
                         Delegated::Waiting(item) => still_waiting.push(*item),
                     }
                 }
                 (Wait::Approval { request }, Some(Reply::Decision(decision))) => {
                     let (call_id, result) = self
-                        .run_decided(&item.call, &request, decision, tools_cx)
+                        .run_decided(&call, &request, decision, tools_cx)
                         .await?;
                     results.insert(call_id, result);
                 }
                 (Wait::Question { request }, Some(Reply::Answer(answer)))
                     if !request.expired_at(now) =>
                 {
-                    results.insert(item.call.id, self.settle(&request, Some(&answer)));
+                    results.insert(call.id, self.settle(&request, Some(&answer)));
                 }
                 (Wait::Question { request }, _) if request.expired_at(now) => {
-                    results.insert(item.call.id, self.settle(&request, None));
+                    results.insert(call.id, self.settle(&request, None));
                 }
-                (wait, _) => still_waiting.push(WaitingItem {
-                    id: item.id,
-                    call: item.call,
-                    wait,
-                }),
+                (wait, _) => still_waiting.push(WaitingItem::from_parts(call, wait)),
             }
         }
         Ok((results, still_waiting))
@@ -129,14 +120,11 @@ impl AgentRunner {
                 // A child that waited, with replies recorded for it: it
                 // resumes where it paused, and the root's journal answers
                 // for the calls it ran before the process died.
-                if let Some(WaitingItem {
-                    wait: Wait::Child { state: child, .. },
-                    ..
-                }) = &kept_child
+                if let Some(child) = kept_child.as_ref().and_then(WaitingItem::child_state)
                     && !under.is_empty()
                 {
                     match self
-                        .resume_child(&call, (**child).clone(), under, state, cx)
+                        .resume_child(&call, child.clone(), under, state, cx)
                         .await
                     {
                         Ok(Delegated::Finished(result, run)) => {
@@ -170,7 +158,7 @@ impl AgentRunner {
                         results.insert(call.id.clone(), result);
                     }
                     Asked::Waiting(request) => {
-                        state.waiting.push(WaitingItem::question(call, request));
+                        state.waiting.push(WaitingItem::asked(call, request));
                     }
                 }
                 continue;
@@ -184,7 +172,7 @@ impl AgentRunner {
                 }
                 _ => state
                     .waiting
-                    .push(WaitingItem::question(call, request.clone())),
+                    .push(WaitingItem::asked(call, request.clone())),
             }
         }
     }
@@ -248,7 +236,7 @@ fn taken_over_delegation(
     reply: Option<Reply>,
 ) -> Result<ToolResult, Box<WaitingItem>> {
     match (kept, reply) {
-        (Some(item), _) if matches!(item.wait, Wait::Child { .. }) => Err(Box::new(item)),
+        (Some(item), _) if matches!(item.wait(), Wait::Child { .. }) => Err(Box::new(item)),
         (Some(item), Some(Reply::Decision(ApprovalDecision::Deny { reason })))
             if item.approval_request().is_some() =>
         {

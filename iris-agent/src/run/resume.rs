@@ -152,6 +152,16 @@ impl AgentRunner {
                 ),
             });
         }
+        // A state from outside is what this host sealed before anything
+        // in it is read as true (what waits, what a reply must fit).
+        let seal = state.seal.take();
+        if let Some(key) = self.sealing_key() {
+            key.verify(&state, seal.as_deref())
+                .map_err(|why| RunError::StateMismatch {
+                    run_id: state.run_id.clone(),
+                    why: why.to_owned(),
+                })?;
+        }
         let replies = checked_replies(&state, replies)?;
         let now = self.now_for(&state).await?;
         let pending = state.pending();
@@ -163,14 +173,6 @@ impl AgentRunner {
             return Err(RunError::MissingDecision {
                 call_id: first.id.clone(),
             });
-        }
-        let seal = state.seal.take();
-        if let Some(key) = self.sealing_key() {
-            key.verify(&state, seal.as_deref())
-                .map_err(|why| RunError::StateMismatch {
-                    run_id: state.run_id.clone(),
-                    why: why.to_owned(),
-                })?;
         }
         binding::check(&self.agent, &state, &cx.run_id)?;
         let pauses = self.consume_pauses(&state, &replies)?;
@@ -332,8 +334,8 @@ impl AgentRunner {
             .collect();
         let kept: FxHashMap<String, WaitingItem> = std::mem::take(&mut state.waiting)
             .into_iter()
-            .filter(|item| self.is_run_control(&item.call))
-            .map(|item| (item.call.id.clone(), item))
+            .filter(|item| self.is_run_control(item.call()))
+            .map(|item| (item.id().to_owned(), item))
             .collect();
         // The questions of the cut-off step that were asked wait in `kept`;
         // the rest are asked (and counted) again.
@@ -377,9 +379,12 @@ impl AgentRunner {
                                     .await?;
                                 results.insert(call_id, result);
                             }
-                            _ => state
-                                .waiting
-                                .push(WaitingItem::approval(call.clone(), *request)),
+                            _ => state.waiting.push(WaitingItem::approval(
+                                &state.run_id,
+                                call.clone(),
+                                request.tool,
+                                request.reason,
+                            )),
                         }
                     }
                 }
@@ -391,7 +396,7 @@ impl AgentRunner {
                 state.waiting.sort_by_key(|item| {
                     open_calls
                         .iter()
-                        .position(|c| c.id == item.call.id)
+                        .position(|c| c.id == item.id())
                         .unwrap_or(usize::MAX)
                 });
                 state.finished = finished_in_order(&open_calls, &mut results);

@@ -17,7 +17,14 @@ mod wire;
 ///   approval or a question, with the id a reply names. States of version
 ///   1 still load and resume (their calls wait for approval), and a sealed
 ///   one still verifies.
-pub const RUN_STATE_VERSION: u32 = 2;
+/// - 3: each waiting item holds each fact once: the id of a call of the
+///   history's last step and what that call does not say (the tool it
+///   resolved to and the policy's reason; a question's expiry; a child's
+///   run); the request a person is shown is derived from the call. States
+///   of versions 1 and 2, whose items hold copies of the call and its
+///   request, load only when the copies agree, and are written back in
+///   their own shape.
+pub const RUN_STATE_VERSION: u32 = 3;
 
 /// The oldest version of [`RunState`] a runner still resumes.
 pub const OLDEST_RUN_STATE_VERSION: u32 = 1;
@@ -101,15 +108,17 @@ pub struct FinishedCall {
 }
 
 /// One thing a run waits on, with what to show the person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// An item holds each fact once: the call is the history's (its last
+/// step's call with this id), and what a person is shown (the approval
+/// request, the questions) is derived from that call, so the two cannot
+/// disagree, in memory or in a saved state (which keeps only the call id
+/// and what the call does not say: the tool it resolved to, the policy's
+/// reason, a question's expiry, a child's run).
+#[derive(Debug, Clone, PartialEq)]
 pub struct WaitingItem {
-    /// What a reply names (for a call of this run, its call id).
-    pub id: String,
-    /// The call as the model made it.
-    pub call: ToolUseBlock,
-    /// What it waits for.
-    #[serde(flatten)]
-    pub wait: Wait,
+    call: ToolUseBlock,
+    wait: Wait,
 }
 
 /// What a waiting item waits for.
@@ -120,13 +129,13 @@ pub enum Wait {
     /// A person's approval of the call: reply with an
     /// [`ApprovalDecision`](iris_runtime::ApprovalDecision).
     Approval {
-        /// What the person approves or denies.
+        /// What the person approves or denies, derived from the call.
         request: ApprovalRequest,
     },
     /// A person's answer to the model's questions: reply with a
     /// [`QuestionReply`](iris_runtime::QuestionReply).
     Question {
-        /// What the person is asked.
+        /// What the person is asked, derived from the call.
         request: QuestionRequest,
     },
     /// A child agent the call delegated to, which waits itself: its own
@@ -143,39 +152,94 @@ pub enum Wait {
 }
 
 impl WaitingItem {
-    /// An item for `call`, which waits for approval of `request`.
+    /// An item for `call` of run `run_id`, which waits for a person's
+    /// approval to call `tool` (the tool the call's name resolves to),
+    /// because of `reason`: the request shown is derived from the call.
     #[must_use]
-    pub fn approval(call: ToolUseBlock, request: ApprovalRequest) -> Self {
+    pub fn approval(
+        run_id: &RunId,
+        call: ToolUseBlock,
+        tool: ToolName,
+        reason: Option<String>,
+    ) -> Self {
+        let request = ApprovalRequest::for_call(run_id.clone(), &call, tool, reason);
         Self {
-            id: call.id.clone(),
             call,
             wait: Wait::Approval { request },
         }
     }
 
-    /// An item for `call`, which asks `request`.
-    #[must_use]
-    pub fn question(call: ToolUseBlock, request: QuestionRequest) -> Self {
+    /// An item for `call` of run `run_id`, an `ask_question` call whose
+    /// questions wait for an answer until `expires_at_ms` (milliseconds
+    /// since the Unix epoch), derived from the call.
+    ///
+    /// # Errors
+    /// Why the call's arguments are not questions.
+    pub fn question(
+        run_id: &RunId,
+        call: ToolUseBlock,
+        expires_at_ms: Option<u64>,
+    ) -> Result<Self, String> {
+        let questions = iris_runtime::question::parse_questions(&call.input)?;
+        let request =
+            QuestionRequest::new(run_id.clone(), call.id.clone(), questions, expires_at_ms);
+        Ok(Self {
+            call,
+            wait: Wait::Question { request },
+        })
+    }
+
+    /// An item for `call`, whose questions `request` (parsed from the
+    /// call by run control) wait.
+    pub(crate) fn asked(call: ToolUseBlock, request: QuestionRequest) -> Self {
+        debug_assert_eq!(request.call_id, call.id, "a question is its call's");
         Self {
-            id: call.id.clone(),
             call,
             wait: Wait::Question { request },
         }
     }
 
-    /// An item for `call`, which delegated to child agent `agent` at
-    /// `depth`, whose run waits as `state`.
+    /// An item for `call`, which delegated to a child agent (the one the
+    /// call names) at `depth`, whose run waits as `state`.
     #[must_use]
-    pub fn child(call: ToolUseBlock, agent: String, depth: u32, state: RunState) -> Self {
+    pub fn child(call: ToolUseBlock, depth: u32, state: RunState) -> Self {
         Self {
-            id: call.id.clone(),
-            call,
             wait: Wait::Child {
-                agent,
+                agent: call.name.clone(),
                 depth,
                 state: Box::new(state),
             },
+            call,
         }
+    }
+
+    /// What a reply names: for a call of this run, its call id.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.call.id
+    }
+
+    /// The call as the model made it (the history's last step holds it).
+    #[must_use]
+    pub fn call(&self) -> &ToolUseBlock {
+        &self.call
+    }
+
+    /// What it waits for.
+    #[must_use]
+    pub fn wait(&self) -> &Wait {
+        &self.wait
+    }
+
+    /// The item's parts, to take apart.
+    pub(crate) fn into_parts(self) -> (ToolUseBlock, Wait) {
+        (self.call, self.wait)
+    }
+
+    /// An item put back together from the parts
+    /// [`into_parts`](Self::into_parts) took apart.
+    pub(crate) fn from_parts(call: ToolUseBlock, wait: Wait) -> Self {
+        Self { call, wait }
     }
 
     /// The approval request, when the item waits for one.
@@ -249,7 +313,7 @@ impl WaitingItem {
                 state
                     .pending()
                     .iter()
-                    .map(|p| format!("`{}/{}`", CallPath::join(None, &self.id), p.id))
+                    .map(|p| format!("`{}/{}`", CallPath::join(None, self.id()), p.id))
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
@@ -325,7 +389,7 @@ impl RunState {
     #[must_use]
     pub fn find_pending(&self, id: &str) -> Option<&WaitingItem> {
         let (head, rest) = CallPath::split_first(id)?;
-        let item = self.waiting.iter().find(|item| item.id == head)?;
+        let item = self.waiting.iter().find(|item| item.id() == head)?;
         match (rest, &item.wait) {
             (None, Wait::Child { .. })
             | (Some(_), Wait::Approval { .. } | Wait::Question { .. }) => None,
@@ -359,7 +423,7 @@ fn collect_pending(
     flat: &mut Vec<PendingItem>,
 ) {
     for item in &state.waiting {
-        let id = CallPath::join(prefix, &item.id);
+        let id = CallPath::join(prefix, item.id());
         match &item.wait {
             Wait::Child { agent, state, .. } => {
                 let mut inner = agents.to_vec();

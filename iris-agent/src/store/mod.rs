@@ -398,7 +398,7 @@ pub fn waiting_calls(state: &RunState) -> String {
     let items: Vec<String> = state
         .pending()
         .iter()
-        .map(|pending| match &pending.item.wait {
+        .map(|pending| match pending.item.wait() {
             Wait::Approval { request } => format!("`{}` (`{}`)", pending.id, request.tool),
             _ => format!("`{}` (a question)", pending.id),
         })

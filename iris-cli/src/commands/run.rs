@@ -555,7 +555,7 @@ fn replies(state: &RunState, options: &Options) -> Result<Option<Vec<(String, Re
     }
     let mut replies = Vec::with_capacity(pending.len());
     for PendingItem { id, item, .. } in &pending {
-        let reply = match &item.wait {
+        let reply = match item.wait() {
             Wait::Approval { request } => decide(request, options.decide).map(Reply::from),
             Wait::Question { request } => match options.answers.reply(id, request) {
                 Some(answer) => Some(Reply::from(answer?)),
@@ -580,7 +580,7 @@ fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
     }
     let mut questions = false;
     for PendingItem { id, item, .. } in state.pending() {
-        match &item.wait {
+        match item.wait() {
             Wait::Approval { request } => out.note(&format!(
                 "waiting: `{}` with {}",
                 request.tool, request.arguments

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
-use iris_core::{Capability, RunId, ToolDefinition, ToolName};
+use iris_core::{Capability, RunId, ToolDefinition, ToolName, ToolUseBlock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -355,6 +355,22 @@ impl ApprovalRequest {
 }
 
 impl ApprovalRequest {
+    /// The request `call` of `run_id` makes when it waits to call `tool`
+    /// (the tool its name resolves to): the arguments are the call's, read
+    /// the way the executor reads them (`null` is `{}`, an object sent as
+    /// a JSON string is that object), so the request derived from a call
+    /// is the one the executor paused it with.
+    #[must_use]
+    pub fn for_call(
+        run_id: RunId,
+        call: &ToolUseBlock,
+        tool: ToolName,
+        reason: Option<String>,
+    ) -> Self {
+        let (arguments, _) = super::resolve::repair_input(call.input.clone());
+        Self::new(run_id, call.id.clone(), tool, arguments, reason)
+    }
+
     /// Whether the request is what its `approval_id` binds: its run, call
     /// id, tool and arguments hash to that id. A request kept outside the
     /// process (a saved run state) and edited afterwards is not: what it

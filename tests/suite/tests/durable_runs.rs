@@ -279,7 +279,7 @@ async fn early_resumes_keep_decisions(store: Arc<dyn RunStore>) {
         panic!("c2 still waits: {outcome:?}");
     };
     assert_eq!(partial.waiting.len(), 1);
-    assert_eq!(partial.waiting[0].id, "c2");
+    assert_eq!(partial.waiting[0].id(), "c2");
     assert_eq!(partial.finished.len(), 1, "c1 ran and is kept");
     assert_eq!(charges(dir.path()), 1);
     // Polling with nothing decided runs nothing and wears nothing away.
@@ -640,7 +640,12 @@ async fn waiting_state(run: &RunId) -> iris::agent::RunState {
         else {
             panic!("a write waits");
         };
-        waiting.push(iris::agent::WaitingItem::approval(call.clone(), *request));
+        waiting.push(iris::agent::WaitingItem::approval(
+            run,
+            call.clone(),
+            request.tool,
+            request.reason,
+        ));
     }
     iris::agent::RunState {
         version: iris::agent::RUN_STATE_VERSION,

@@ -171,7 +171,7 @@ async fn a_question_is_run_control_no_hook_middleware_or_policy_sees_it() {
     assert_eq!(state.waiting.len(), 1);
     let item = &state.waiting[0];
     assert_eq!(item.kind(), "question");
-    let Wait::Question { request } = &item.wait else {
+    let Wait::Question { request } = item.wait() else {
         panic!("a question waits");
     };
     assert_eq!(request.call_id, "q1");
@@ -400,7 +400,7 @@ async fn an_answer_is_never_an_approval_and_partial_replies_keep_the_run_waiting
         state
             .waiting
             .iter()
-            .map(|i| (i.id.as_str(), i.kind()))
+            .map(|i| (i.id(), i.kind()))
             .collect::<Vec<_>>(),
         [("q1", "question"), ("w1", "approval")]
     );
@@ -434,7 +434,7 @@ async fn an_answer_is_never_an_approval_and_partial_replies_keep_the_run_waiting
         panic!("the approval still waits: {outcome:?}");
     };
     assert_eq!(state.waiting.len(), 1);
-    assert_eq!(state.waiting[0].id, "w1");
+    assert_eq!(state.waiting[0].id(), "w1");
     assert_eq!(state.finished.len(), 1, "the answer is kept");
     assert_eq!(
         WRITES.load(Ordering::SeqCst),
@@ -543,8 +543,13 @@ async fn a_waiting_question_resumes_from_json_in_another_runner() {
     let cx = cx(dir.path(), "r-json");
     let state = waiting_on_question(&first, &cx).await;
     let saved = iris::serde_json::to_value(&state).expect("writes");
-    assert_eq!(saved["version"], 2);
+    assert_eq!(saved["version"], iris::agent::RUN_STATE_VERSION);
     assert_eq!(saved["waiting"][0]["kind"], "question");
+    assert_eq!(
+        saved["waiting"][0],
+        json!({"call_id": "q1", "kind": "question"}),
+        "an item keeps its call's id; what it asks is the call's"
+    );
     assert!(saved.get("pending").is_none());
 
     let state: RunState = iris::serde_json::from_value(saved).expect("reads back");
@@ -579,8 +584,11 @@ async fn a_state_of_version_1_still_loads_and_resumes() {
     let RunOutcome::Waiting(state) = runner.run("Write.", &cx).await.expect("runs") else {
         panic!("waits");
     };
-    // The state as version 1 wrote it: its waiting calls under `pending`.
-    let mut old = iris::serde_json::to_value(&state).expect("writes");
+    // The state as version 1 wrote it: its waiting calls under `pending`,
+    // each with its call and request (as version 2 had them too).
+    let mut copying = state.clone();
+    copying.version = 2;
+    let mut old = iris::serde_json::to_value(&copying).expect("writes");
     let waiting = old["waiting"].take();
     let pending: Vec<Value> = waiting
         .as_array()
@@ -616,7 +624,11 @@ async fn a_state_of_version_1_still_loads_and_resumes() {
     let RunOutcome::Finished { state, .. } = outcome else {
         panic!("finishes");
     };
-    assert_eq!(state.version, 2, "written on in this version's shape");
+    assert_eq!(
+        state.version,
+        iris::agent::RUN_STATE_VERSION,
+        "written on in this version's shape"
+    );
     assert_eq!(WRITES.load(Ordering::SeqCst), writes + 1);
 }
 

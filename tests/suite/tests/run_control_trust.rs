@@ -451,13 +451,19 @@ async fn an_approved_delegation_starts_the_task_that_was_shown() {
     let request = state.approvals().next().expect("an approval").clone();
     assert_eq!(request.arguments["task"], "Charge 5 cents.");
 
-    // The saved state's call is edited, in the history and in the waiting
-    // item; the request the person saw is left alone.
-    let edited = json!({"task": "Charge 99999 cents."});
+    // The saved state's call is edited; the approval the person gave is
+    // for the request they saw.
     if let Some(Message::Assistant { tool_calls, .. }) = state.messages.last_mut() {
-        tool_calls[0].input = edited.clone();
+        tool_calls[0].input = json!({"task": "Charge 99999 cents."});
     }
-    state.waiting[0].call.input = edited;
+    let mut state: RunState =
+        iris::serde_json::from_value(iris::serde_json::to_value(&state).expect("saves"))
+            .expect("reads back");
+    assert_eq!(
+        state.approvals().next().expect("it waits").arguments["task"],
+        "Charge 99999 cents.",
+        "what a state shows is its call"
+    );
 
     // A fresh runner in another process would take it: the seal refuses
     // it, and so does a host that trusts unsealed states, by what the
@@ -474,10 +480,64 @@ async fn an_approved_delegation_starts_the_task_that_was_shown() {
         AgentRunner::new(build(), ScriptedModel::new([Turn::text("ok")])).trust_unsealed_states();
     let outcome = trusting.resume(state, approve(), &run_cx).await;
     assert!(
-        matches!(&outcome, Err(RunError::StateMismatch { why, .. }) if why.contains("other arguments")),
+        matches!(&outcome, Err(err) if err.to_string().contains("approve the request that is shown")),
         "{outcome:?}"
     );
     assert!(child_model.requests().is_empty(), "the child never started");
+}
+
+/// A waiting item holds each fact once: a saved state keeps the call's id
+/// and what the call does not say, and everything a person is shown is
+/// derived from the history's call, so the two cannot disagree. An item
+/// that names no call of the last step, or a call twice, does not read.
+#[tokio::test]
+async fn a_waiting_item_keeps_each_fact_once_and_shows_what_its_call_makes() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let runner = AgentRunner::new(
+        parent(
+            RulePolicy::new().other(Rule::Ask).write(Rule::Ask),
+            vec![cashier(5)],
+        ),
+        ScriptedModel::new([Turn::call_with_id("w1", "charge", json!({"cents": 7}))
+            .and_call_with_id("d1", "cashier", json!({"task": "Charge 5 cents."}))]),
+    );
+    let run_cx = cx(dir.path(), "one-fact");
+    let state = waiting(runner.run("Go.", &run_cx).await.expect("runs"));
+    let saved = iris::serde_json::to_value(&state).expect("saves");
+    let reason = |item: &Value| item["reason"].clone();
+    assert_eq!(
+        saved["waiting"],
+        json!([
+            {"call_id": "w1", "kind": "approval", "tool": "charge", "reason": reason(&saved["waiting"][0])},
+            {"call_id": "d1", "kind": "approval", "tool": "cashier", "reason": reason(&saved["waiting"][1])},
+        ]),
+        "no copy of the call, its id, its run or its arguments"
+    );
+    let shown = state.approvals().next().expect("w1 waits");
+    assert_eq!(shown.arguments, json!({"cents": 7}));
+    assert_eq!(
+        (shown.call_id.as_str(), shown.run_id.as_str()),
+        ("w1", "one-fact")
+    );
+
+    let read = |edit: &dyn Fn(&mut Value)| {
+        let mut edited = saved.clone();
+        edit(&mut edited);
+        iris::serde_json::from_value::<RunState>(edited).map_err(|e| e.to_string())
+    };
+    let err = read(&|s| s["waiting"][0]["call_id"] = json!("w9")).expect_err("no such call");
+    assert!(
+        err.contains("`w9` is not one the history's last step made"),
+        "{err}"
+    );
+    let err = read(&|s| s["waiting"][1]["call_id"] = json!("w1")).expect_err("w1 twice");
+    assert!(err.contains("call `w1` waits twice"), "{err}");
+    let err = read(&|s| {
+        s["waiting"][0] = json!({"call_id": "w1", "kind": "question"});
+    })
+    .expect_err("a charge asks nothing");
+    assert!(err.contains("asks no questions"), "{err}");
+    assert_eq!(read(&|_| {}).expect("reads"), state, "and reads back whole");
 }
 
 /// `count` questions in one `ask_question` call.
@@ -808,10 +868,9 @@ async fn a_state_edited_outside_is_refused_by_default_in_another_process() {
 
     // The child's step counter reset (to buy it more steps), a skill added
     // (to pre-approve a write), a finished result dropped (to run it again).
-    let mut reset = state.clone();
-    if let iris::agent::Wait::Child { state: child, .. } = &mut reset.waiting[0].wait {
-        child.step = 0;
-    }
+    let mut reset = iris::serde_json::to_value(&state).expect("saves");
+    reset["waiting"][0]["state"]["step"] = json!(0);
+    let reset: RunState = iris::serde_json::from_value(reset).expect("reads back");
     let mut skilled = state.clone();
     skilled.skills.push("expense-policy".to_owned());
     let mut rerun = state.clone();

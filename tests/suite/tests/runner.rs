@@ -237,10 +237,18 @@ async fn a_denied_call_gives_the_model_the_denial() {
 async fn changed_arguments_are_refused_and_nothing_runs() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("a folder");
-    let (mut state, before) = paused(dir.path()).await;
+    let (state, before) = paused(dir.path()).await;
     let approve =
         ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
-    state.waiting[0].call.input = json!({"amount": 5000});
+    let state = saved_and_edited(&state, |saved| {
+        write_call(saved)["input"] = json!({"amount": 5000});
+    })
+    .expect("the history's call may be edited; what it shows follows it");
+    assert_eq!(
+        state.approvals().next().expect("it waits").arguments,
+        json!({"amount": 5000}),
+        "what is shown is what the call holds"
+    );
     let runner = AgentRunner::new(agent(), scripted(vec![text("unused")])).trust_unsealed_states();
     let cx = RunContext::new(dir.path(), RunId::new("run-1"));
     let err = runner
@@ -468,7 +476,10 @@ async fn resume_on(
 
 /// Finding: a saved state whose shown request (tool, arguments) was edited
 /// while its approval id was kept ran the hidden call when what was shown
-/// was approved, in the same process and in a new one.
+/// was approved, in the same process and in a new one. A state now keeps
+/// no shown request: it is derived from the history's call. A state of
+/// the older shape, which keeps a copy, loads only when the copy is what
+/// the call derives.
 #[tokio::test]
 async fn an_edited_request_is_refused_and_the_hidden_call_never_runs() {
     let _serial = SERIAL.lock().await;
@@ -476,41 +487,42 @@ async fn an_edited_request_is_refused_and_the_hidden_call_never_runs() {
     let agent = std::sync::Arc::new(agent());
     let state = paused_on(&agent, dir.path(), "run-1").await;
     let before = counts();
-    let mut edited = state.clone();
-    request_mut(&mut edited.waiting[0]).arguments = json!({"amount": 1});
-    let shown = ApprovalDecision::approve(
+    let mut older = state.clone();
+    older.version = 2;
+    let err = saved_and_edited(&older, |saved| {
+        saved["waiting"][0]["request"]["arguments"] = json!({"amount": 1});
+    })
+    .expect_err("what is shown is not what would run");
+    assert!(err.to_string().contains("edited"), "{err}");
+    // Call and request both edited, the id kept: refused as well.
+    let err = saved_and_edited(&older, |saved| {
+        saved["waiting"][0]["request"]["arguments"] = json!({"amount": 1});
+        saved["waiting"][0]["call"]["input"] = json!({"amount": 1});
+        write_call(saved)["input"] = json!({"amount": 1});
+    })
+    .expect_err("the approval id binds the arguments");
+    assert!(err.to_string().contains("edited"), "{err}");
+    // The call edited in the current shape: what is shown follows it, and
+    // in the process that paused the run the edit is refused.
+    let edited = saved_and_edited(&state, |saved| {
+        write_call(saved)["input"] = json!({"amount": 1});
+    })
+    .expect("it reads");
+    let approve = ApprovalDecision::approve(
         edited
             .approvals()
             .next()
             .expect("a call waits for approval"),
     );
-    let err = resume_on(&agent, dir.path(), "run-1", edited.clone(), shown.clone())
-        .await
-        .expect_err("what is shown is not what would run");
-    assert!(err.to_string().contains("edited"), "{err}");
-    // Another process, which has no record of the pause.
-    let err = resume_on(
-        &std::sync::Arc::new(self::agent()),
-        dir.path(),
-        "run-1",
-        edited,
-        shown,
-    )
-    .await
-    .expect_err("refused there too");
-    assert!(err.to_string().contains("edited"), "{err}");
-    // Call and request both edited, the id kept: refused as well.
-    let mut both = state.clone();
-    request_mut(&mut both.waiting[0]).arguments = json!({"amount": 1});
-    both.waiting[0].call.input = json!({"amount": 1});
-    let approve =
-        ApprovalDecision::approve(both.approvals().next().expect("a call waits for approval"));
-    let err = resume_on(&agent, dir.path(), "run-1", both, approve)
+    let err = resume_on(&agent, dir.path(), "run-1", edited, approve)
         .await
         .expect_err("refused");
-    assert!(err.to_string().contains("run-1"), "{err}");
+    assert!(err.to_string().contains("not the state"), "{err}");
     assert_eq!(counts()[1], before[1], "no write ran");
-    // The refusals took nothing: the state as returned still resumes.
+    // The refusals took nothing: the state as returned still resumes, and
+    // an older-shape copy of it reads back as the same state.
+    let unedited = saved_and_edited(&older, |_| {}).expect("an intact older state reads");
+    assert_eq!(unedited.waiting, state.waiting);
     let approve =
         ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
     resume_on(&agent, dir.path(), "run-1", state, approve)
@@ -620,12 +632,26 @@ async fn a_state_with_a_smuggled_call_or_disclosure_is_refused() {
     let approve =
         ApprovalDecision::approve(state.approvals().next().expect("a call waits for approval"));
 
-    let mut smuggled = state.clone();
-    smuggled.waiting[0].call = ToolUseBlock::new("w1", "read_ledger", json!({}));
+    let smuggled = saved_and_edited(&state, |saved| {
+        write_call(saved)["name"] = json!("read_ledger");
+        write_call(saved)["input"] = json!({});
+    })
+    .expect("it reads");
     let err = resume_on(&agent, dir.path(), "run-1", smuggled, approve.clone())
         .await
         .expect_err("the pending call is the one approved");
-    assert!(err.to_string().contains("run-1"), "{err}");
+    assert!(err.to_string().contains("does not fit"), "{err}");
+    // Only the name edited: the approval fits what is shown (the tool it
+    // names is kept with the item), and the call names another tool.
+    let renamed = saved_and_edited(&state, |saved| {
+        write_call(saved)["name"] = json!("read_ledger");
+    })
+    .expect("it reads");
+    let elsewhere = std::sync::Arc::new(self::agent());
+    let err = resume_on(&elsewhere, dir.path(), "run-1", renamed, approve.clone())
+        .await
+        .expect_err("the call is not the tool that was approved");
+    assert!(err.to_string().contains("names a tool"), "{err}");
 
     let mut unlocked = state.clone();
     unlocked
@@ -717,10 +743,23 @@ async fn a_sealed_state_is_refused_in_any_process_once_edited() {
     assert_eq!(counts()[1], before[1] + 1, "the approved write ran once");
 }
 
-/// The approval request of `item`, to edit as a host could.
-fn request_mut(item: &mut iris::agent::WaitingItem) -> &mut iris::permissions::ApprovalRequest {
-    match &mut item.wait {
-        iris::agent::Wait::Approval { request } => request,
-        other => panic!("an approval waits, not {other:?}"),
-    }
+/// `state` as saved, edited by `edit` as whoever holds the saved JSON
+/// could, and read back.
+fn saved_and_edited(
+    state: &RunState,
+    edit: impl FnOnce(&mut iris::serde_json::Value),
+) -> Result<RunState, iris::serde_json::Error> {
+    let mut saved = iris::serde_json::to_value(state).expect("a state saves");
+    edit(&mut saved);
+    iris::serde_json::from_value(saved)
+}
+
+/// The last step's call `w1` (the write) in a saved state.
+fn write_call(saved: &mut iris::serde_json::Value) -> &mut iris::serde_json::Value {
+    saved["messages"]
+        .as_array_mut()
+        .and_then(|messages| messages.last_mut())
+        .and_then(|last| last["tool_calls"].as_array_mut())
+        .and_then(|calls| calls.iter_mut().find(|call| call["id"] == "w1"))
+        .expect("the history's last step calls w1")
 }

@@ -562,7 +562,7 @@ async fn a_skills_script_is_asked_about_before_it_runs() {
     let RunOutcome::Waiting(state) = outcome else {
         panic!("the script waits for a person: {outcome:?}");
     };
-    assert_eq!(state.waiting[0].call.name, "list_changes");
+    assert_eq!(state.waiting[0].call().name, "list_changes");
     assert_eq!(state.skills, ["release-notes"]);
     assert!(!marker.exists(), "nothing ran before the approval");
 }

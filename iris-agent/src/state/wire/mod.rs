@@ -1,17 +1,23 @@
 //! A [`RunState`] as JSON, in the shape of its version: a state read from
-//! version 1 (`pending`, approvals only) is written back in that shape,
+//! an older version (1: `pending`, approvals only; 2: `waiting` items with
+//! copies of their calls and requests) is written back in that shape,
 //! byte for byte, so a seal or fingerprint taken over it still verifies;
-//! every state a run writes now is of the current version (`waiting`).
+//! every state a run writes now is of the current version.
 
 use iris_core::{RunId, ToolName, ToolUseBlock};
 use iris_model::{Message, Usage};
-use iris_runtime::ApprovalRequest;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 
-use super::{ChildRun, FinishedCall, RunState, Wait, WaitingItem};
+use super::{ChildRun, FinishedCall, RunState};
+
+mod waiting;
 
 /// The version whose waiting part is `pending`: approvals only.
 const PENDING_VERSION: u32 = 1;
+
+/// The version whose waiting items hold copies of their calls.
+const COPYING_VERSION: u32 = 2;
 
 /// A state as written, fields in the order every version writes them.
 #[derive(Serialize)]
@@ -24,9 +30,9 @@ struct StateOut<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     finished: &'a [FinishedCall],
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pending: Vec<PendingOut<'a>>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    waiting: &'a [WaitingItem],
+    pending: Vec<waiting::PendingOut<'a>>,
+    #[serde(skip_serializing_if = "Waiting::is_empty")]
+    waiting: Waiting<'a>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     disclosed: &'a [ToolName],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -38,11 +44,21 @@ struct StateOut<'a> {
     seal: Option<&'a str>,
 }
 
-/// A version-1 waiting call.
+/// The waiting items as written, in the shape of the state's version.
 #[derive(Serialize)]
-struct PendingOut<'a> {
-    call: &'a ToolUseBlock,
-    request: &'a ApprovalRequest,
+#[serde(untagged)]
+enum Waiting<'a> {
+    Derived(Vec<waiting::ItemOut<'a>>),
+    Copying(Vec<waiting::ItemV2Out<'a>>),
+}
+
+impl Waiting<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Waiting::Derived(items) => items.is_empty(),
+            Waiting::Copying(items) => items.is_empty(),
+        }
+    }
 }
 
 /// A state as read, of any version.
@@ -56,9 +72,9 @@ struct StateIn {
     #[serde(default)]
     finished: Vec<FinishedCall>,
     #[serde(default)]
-    pending: Vec<PendingIn>,
+    pending: Vec<waiting::PendingIn>,
     #[serde(default)]
-    waiting: Vec<WaitingItem>,
+    waiting: Vec<Value>,
     #[serde(default)]
     disclosed: Vec<ToolName>,
     #[serde(default)]
@@ -70,28 +86,22 @@ struct StateIn {
     seal: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct PendingIn {
-    call: ToolUseBlock,
-    request: ApprovalRequest,
-}
-
 impl Serialize for RunState {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let old = self.version == PENDING_VERSION;
-        let pending = if old {
-            self.waiting
-                .iter()
-                .filter_map(|item| match &item.wait {
-                    Wait::Approval { request } => Some(PendingOut {
-                        call: &item.call,
-                        request,
-                    }),
-                    _ => None,
-                })
-                .collect()
-        } else {
-            Vec::new()
+        let items = self.waiting.iter();
+        let (pending, waiting) = match self.version {
+            PENDING_VERSION => (
+                items.filter_map(waiting::out_v1).collect(),
+                Waiting::Derived(Vec::new()),
+            ),
+            COPYING_VERSION => (
+                Vec::new(),
+                Waiting::Copying(items.map(waiting::out_v2).collect()),
+            ),
+            _ => (
+                Vec::new(),
+                Waiting::Derived(items.map(waiting::out).collect()),
+            ),
         };
         StateOut {
             version: self.version,
@@ -101,7 +111,7 @@ impl Serialize for RunState {
             messages: &self.messages,
             finished: &self.finished,
             pending,
-            waiting: if old { &[] } else { &self.waiting },
+            waiting,
             disclosed: &self.disclosed,
             skills: &self.skills,
             usage: &self.usage,
@@ -115,19 +125,26 @@ impl Serialize for RunState {
 impl<'de> Deserialize<'de> for RunState {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let read = StateIn::deserialize(deserializer)?;
-        let mut waiting = read.waiting;
-        if read.version == PENDING_VERSION {
-            waiting = read
-                .pending
-                .into_iter()
-                .map(|p| WaitingItem::approval(p.call, p.request))
-                .collect();
-        } else if !read.pending.is_empty() {
+        if read.version != PENDING_VERSION && !read.pending.is_empty() {
             return Err(serde::de::Error::custom(format!(
                 "a state of version {} lists `pending` calls, which only version {PENDING_VERSION} has; its waiting calls belong in `waiting`",
                 read.version
             )));
         }
+        let calls: &[ToolUseBlock] = match read.messages.last() {
+            Some(Message::Assistant { tool_calls, .. }) => tool_calls,
+            _ => &[],
+        };
+        let reader = waiting::Reader {
+            run_id: &read.run_id,
+            calls,
+        };
+        let waiting = match read.version {
+            PENDING_VERSION => reader.items_v1(read.pending),
+            COPYING_VERSION => reader.items_v2(read.waiting),
+            _ => reader.items(read.waiting),
+        }
+        .map_err(serde::de::Error::custom)?;
         Ok(RunState {
             version: read.version,
             agent: read.agent,
