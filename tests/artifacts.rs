@@ -177,8 +177,11 @@ async fn published_copies_survive_an_overwrite_and_are_stored_once() {
     };
     assert_eq!(read(&first.handle), "<svg>first</svg>");
     assert_eq!(read(&second.handle), "<svg>second</svg>");
-    let stored = std::fs::read_dir(store.dir()).unwrap().count();
-    assert_eq!(stored, 2);
+    let stored = std::fs::read_dir(store.dir())
+        .unwrap()
+        .filter(|entry| entry.as_ref().unwrap().file_name() != ".address-key")
+        .count();
+    assert_eq!(stored, 2, "two bodies (beside the store's key)");
     // Artifacts are read-only on disk.
     let meta = std::fs::metadata(store.path_of(&first.handle).unwrap()).unwrap();
     assert!(meta.permissions().readonly());
@@ -243,4 +246,36 @@ async fn configuration_sets_limits_per_tool_and_names_file_tools_by_key() {
     )
     .await;
     assert_eq!(read_back.data().unwrap()["text"], report(20));
+}
+
+/// A handle confirms no guessed body: its address is keyed with a secret
+/// of the store's own (made once, readable by its owner only), so the same
+/// body has another handle in another store (a content hash would be the
+/// same everywhere). The same store (in a later process too) gives it one
+/// handle.
+#[test]
+fn handles_are_not_guessable_from_the_content() {
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let body = b"alice's quarterly report";
+    let store = ArtifactStore::in_workspace(first.path());
+    let handle = store.save(body, None, None).unwrap().handle;
+    let again = ArtifactStore::in_workspace(first.path());
+    assert_eq!(
+        again.save(body, None, None).unwrap().handle,
+        handle,
+        "one store, one address: the key is kept"
+    );
+    let mut read = String::new();
+    std::io::Read::read_to_string(&mut again.open(&handle).unwrap(), &mut read).unwrap();
+    assert_eq!(read.as_bytes(), body);
+    let elsewhere = ArtifactStore::in_workspace(second.path());
+    assert_ne!(elsewhere.save(body, None, None).unwrap().handle, handle);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let key = first.path().join(".iris/artifacts/.address-key");
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "only its owner reads the key: {mode:o}");
+    }
 }

@@ -1,8 +1,9 @@
 //! The artifact store: where oversized results are saved whole and where
 //! tools publish the files they produce.
 //!
-//! Artifacts are content-addressed (the handle is `artifact://` followed by
-//! the first 32 hex digits of the body's SHA-256), written atomically
+//! Artifacts are content-addressed under a key of the store's own (the
+//! handle is `artifact://` followed by the first 32 hex digits of an
+//! HMAC-SHA256 of the body, so it confirms no guessed body), written atomically
 //! (temporary file in the store's folder, created read-only under a name
 //! nobody can guess, flushed, renamed) and checked against their address
 //! when opened, so a handle opens the bytes it was given for or nothing.
@@ -18,6 +19,7 @@
 //! instead, for replicas on many machines: the same addresses, written
 //! create-if-absent, checked against their address when opened.
 
+mod address;
 mod preview;
 #[cfg(feature = "object-store")]
 mod remote;
@@ -32,10 +34,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cap_std::fs::{Dir, OpenOptions};
 use iris_core::ArtifactRef;
-use sha2::{Digest, Sha256};
 
 use crate::error::RuntimeError;
 use crate::temp_file::{FileStamp, create_temp, rename_into_place};
+use address::{AddressKey, BodyHasher, KEY_NAME};
 
 #[cfg(feature = "object-store")]
 pub use object_store;
@@ -76,6 +78,8 @@ struct Inner {
     /// Artifacts already checked against their address, with the file's
     /// state then: any change to the file changes its ctime.
     verified: Mutex<HashMap<String, FileStamp>>,
+    /// What addresses are keyed with, once read or made.
+    key: Mutex<Option<AddressKey>>,
 }
 
 #[derive(Debug)]
@@ -159,6 +163,7 @@ impl ArtifactStore {
                 location,
                 dir: Mutex::new(None),
                 verified: Mutex::new(HashMap::new()),
+                key: Mutex::new(None),
             }),
         }
     }
@@ -181,7 +186,7 @@ impl ArtifactStore {
         media_type: Option<&str>,
         name: Option<&str>,
     ) -> Result<ArtifactRef, RuntimeError> {
-        let id = id_of(Sha256::digest(body).as_slice());
+        let id = self.key()?.address(body);
         #[cfg(feature = "object-store")]
         if let Location::Object(remote) = &self.inner.location {
             remote.put_if_absent(&id, body.to_vec())?;
@@ -246,15 +251,16 @@ impl ArtifactStore {
             if body.len() as u64 > limit {
                 return Err(remote::too_large("published file", body.len() as u64));
             }
-            let id = id_of(Sha256::digest(&body).as_slice());
+            let id = self.key()?.address(&body);
             let size = body.len() as u64;
             remote.put_if_absent(&id, body)?;
             return Ok(reference(&id, size, media_type, name));
         }
         let dir = self.folder()?;
+        let key = self.key()?;
         let (temp, mut file) = self.create_temp(&dir)?;
         let copied = (|| {
-            let mut hasher = Sha256::new();
+            let mut hasher = key.hasher();
             let mut buf = vec![0_u8; 64 * 1024];
             let mut size = 0_u64;
             loop {
@@ -269,7 +275,7 @@ impl ArtifactStore {
                 size += n as u64;
             }
             file.sync_all()?;
-            Ok((id_of(hasher.finalize().as_slice()), size))
+            Ok((hasher.address(), size))
         })();
         drop(file);
         let (id, size) = match copied {
@@ -303,7 +309,9 @@ impl ArtifactStore {
         #[cfg(feature = "object-store")]
         if let Location::Object(remote) = &self.inner.location {
             let bytes = remote.get(id)?;
-            if id_of(Sha256::digest(&bytes).as_slice()) != id {
+            let mut hasher = self.key()?.hasher();
+            hasher.update(&bytes);
+            if !hasher.matches(id) {
                 return Err(refused(
                     id,
                     "its content no longer matches its address: it was changed after it was saved",
@@ -403,6 +411,35 @@ impl ArtifactStore {
                 if std::fs::symlink_metadata(root.join(".iris")).is_ok())
     }
 
+    /// What the store's addresses are keyed with: read once, or made on
+    /// first use (random; kept as a file of the store's folder readable
+    /// by its owner only, or an object beside an object store's artifacts,
+    /// written create-if-absent so that replicas agree).
+    fn key(&self) -> Result<AddressKey, RuntimeError> {
+        let mut slot = self
+            .inner
+            .key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(key) = slot.as_ref() {
+            return Ok(key.clone());
+        }
+        #[cfg(feature = "object-store")]
+        if let Location::Object(remote) = &self.inner.location {
+            let made = AddressKey::random().map_err(|e| self.error("make", KEY_NAME, e))?;
+            remote.put_if_absent(KEY_NAME, made.bytes().to_vec())?;
+            let kept = remote.get(KEY_NAME)?;
+            let key = AddressKey::from_bytes(&kept)
+                .ok_or_else(|| refused(KEY_NAME, "the store's address key is damaged"))?;
+            *slot = Some(key.clone());
+            return Ok(key);
+        }
+        let dir = self.folder()?;
+        let key = local_key(&dir).map_err(|e| self.error("keep", KEY_NAME, e))?;
+        *slot = Some(key.clone());
+        Ok(key)
+    }
+
     /// The folder, opened (and created) on first use and held open after.
     fn folder(&self) -> Result<Arc<Dir>, RuntimeError> {
         let mut slot = self
@@ -465,8 +502,9 @@ impl ArtifactStore {
         ) {
             return Ok(true);
         }
-        let digest = hash_reader(file).map_err(|e| self.error("read", id, e))?;
-        let matches = id_of(&digest) == id;
+        let mut hasher = self.key()?.hasher();
+        hash_reader(file, &mut hasher).map_err(|e| self.error("read", id, e))?;
+        let matches = hasher.matches(id);
         if matches {
             let mut verified = self
                 .inner
@@ -522,13 +560,47 @@ fn open_artifact(dir: &Dir, id: &str) -> io::Result<File> {
     dir.open_with(id, &options).map(cap_std::fs::File::into_std)
 }
 
-/// SHA-256 of everything `reader` yields, read in blocks.
-fn hash_reader(reader: &mut impl Read) -> io::Result<Vec<u8>> {
-    let mut hasher = Sha256::new();
+/// The key of the local store `dir`, made when it has none: written whole
+/// to a temporary file first, then linked to its name, so a second process
+/// never reads half a key and two makers agree on the first.
+fn local_key(dir: &Dir) -> io::Result<AddressKey> {
+    match read_local_key(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        read => return read,
+    }
+    let key = AddressKey::random()?;
+    let (temp, mut file) = create_temp(dir, "key", Some(0o400))?;
+    let written = file.write_all(key.bytes()).and_then(|()| file.sync_all());
+    drop(file);
+    let linked = written.and_then(|()| dir.hard_link(&temp, dir, KEY_NAME));
+    let _ = dir.remove_file(&temp);
+    match linked {
+        Ok(()) => Ok(key),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => read_local_key(dir),
+        Err(e) => Err(e),
+    }
+}
+
+fn read_local_key(dir: &Dir) -> io::Result<AddressKey> {
+    let mut file = open_artifact(dir, KEY_NAME)?;
+    let mut bytes = Vec::with_capacity(address::KEY_LEN);
+    Read::by_ref(&mut file)
+        .take(address::KEY_LEN as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    AddressKey::from_bytes(&bytes).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the store's address key is damaged (not 64 bytes); remove it only with every artifact it addressed",
+        )
+    })
+}
+
+/// Hashes everything `reader` yields, read in blocks.
+fn hash_reader(reader: &mut impl Read, hasher: &mut BodyHasher) -> io::Result<()> {
     let mut buf = vec![0_u8; 64 * 1024];
     loop {
         match reader.read(&mut buf) {
-            Ok(0) => return Ok(hasher.finalize().to_vec()),
+            Ok(0) => return Ok(()),
             Ok(n) => hasher.update(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

@@ -41,9 +41,20 @@ fn read(store: &ArtifactStore, handle: &str) -> String {
     body
 }
 
+/// The artifacts under the prefix (beside them, the store's address key,
+/// shared by every replica).
 async fn objects(store: &InMemory) -> usize {
     use futures_util::StreamExt as _;
-    store.list(Some(&ObjectPath::from(PREFIX))).count().await
+    store
+        .list(Some(&ObjectPath::from(PREFIX)))
+        .filter(|meta| {
+            let key = meta
+                .as_ref()
+                .is_ok_and(|m| m.location.filename() == Some(".address-key"));
+            std::future::ready(!key)
+        })
+        .count()
+        .await
 }
 
 /// One replica: its own executor and file service over the shared store.
@@ -222,7 +233,10 @@ async fn on_an_s3_compatible_server_replicas_agree_and_a_changed_object_is_refus
         use futures_util::StreamExt as _;
         bucket.list(Some(&ObjectPath::from(PREFIX))).count().await
     };
-    assert_eq!(listed, 1);
+    assert_eq!(
+        listed, 2,
+        "one artifact, and the one key every replica agreed on"
+    );
 
     // Another replica opens it, checked against its address.
     let other = ArtifactStore::object_store(Arc::clone(&bucket), PREFIX);
