@@ -11,6 +11,7 @@ use iris_core::{RunId, ToolContext, ToolContextBuilder, ToolOrigin};
 use super::history::ReadHistory;
 use crate::ChildAgent;
 use crate::error::AgentBuildError;
+use crate::files::{AgentFiles, skill_folders};
 use iris_model::ModelConfig;
 use iris_runtime::ToolExecutor;
 use iris_runtime::ToolRegistry;
@@ -52,8 +53,9 @@ pub struct Agent {
     uses_files: bool,
     origin: Option<PathBuf>,
     /// One file service per workspace, shared by every context made for
-    /// it: what a run read is what its later edits are checked against.
-    files: std::sync::Mutex<Vec<(PathBuf, Arc<FileService>)>>,
+    /// it: what a run read is what its later edits are checked against;
+    /// none reads or writes what the agent is made of.
+    files: AgentFiles,
     results_budget: Option<usize>,
     children: Vec<Arc<ChildAgent>>,
     skills: Option<crate::Skills>,
@@ -216,7 +218,7 @@ impl AgentBuilder {
             definition.origin() == &ToolOrigin::BuiltIn
                 && FILE_TOOLS.contains(&definition.name().as_str())
         });
-        Ok(Agent {
+        let agent = Agent {
             name: self.name,
             instructions: self.instructions,
             model: self.model,
@@ -226,13 +228,17 @@ impl AgentBuilder {
             discovery: self.discovery,
             uses_files,
             origin: self.origin,
-            files: std::sync::Mutex::new(Vec::new()),
+            files: AgentFiles::default(),
             results_budget: self.results_budget,
             children: self.children.into_iter().map(Arc::new).collect(),
             skills: self.skills,
             #[cfg(feature = "mcp")]
             gateway_auth: self.gateway_auth,
-        })
+        };
+        // Every agent of the tree hides what the whole tree is made of: a
+        // child's writer must not rewrite its parent's file either.
+        agent.hide_from_files(&agent.own_files());
+        Ok(agent)
     }
 }
 
@@ -432,25 +438,37 @@ impl Agent {
     }
 
     fn file_service(&self, workspace: &Path) -> Result<Arc<FileService>, FileServiceError> {
-        let mut files = self
-            .files
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, service)) = files.iter().find(|(root, _)| root == workspace) {
-            return Ok(Arc::clone(service));
+        self.files.service(workspace, self.executor.ledger())
+    }
+
+    /// What the agent is made of, which its file tools (and its children's)
+    /// never read or write, wherever it lies: its agent file, its children's
+    /// at any depth, and every skill's folder. A server over the agent
+    /// hides the same from the file tools it serves.
+    #[must_use]
+    pub fn own_files(&self) -> Vec<(PathBuf, String)> {
+        let mut own = Vec::new();
+        if let Some(origin) = &self.origin {
+            own.push((origin.clone(), format!("the file of agent `{}`", self.name)));
         }
-        let mut service =
-            FileService::open(workspace)?.with_ledger(Arc::clone(self.executor.ledger()));
-        // A skill in the workspace is read, never rewritten by a run.
-        for skill in self.skills.iter().flat_map(crate::Skills::iter) {
-            service = service.with_read_only_folder(
-                &skill.root,
-                format!("the folder of skill `{}`", skill.name),
-            );
+        if let Some(skills) = &self.skills {
+            own.extend(skill_folders(skills));
         }
-        let service = Arc::new(service);
-        files.push((workspace.to_path_buf(), Arc::clone(&service)));
-        Ok(service)
+        for child in &self.children {
+            own.extend(child.agent().own_files());
+        }
+        own
+    }
+
+    /// Hides `places` (files or folders, with what each is, for the
+    /// model) from the file tools of this agent and of its children, at
+    /// any depth, in every workspace: skills given to a runner, a host's
+    /// own secrets.
+    pub fn hide_from_files(&self, places: &[(PathBuf, String)]) {
+        self.files.hide(places);
+        for child in &self.children {
+            child.agent().hide_from_files(places);
+        }
     }
 }
 

@@ -36,6 +36,7 @@ mod children;
 mod durable;
 pub mod engine;
 mod error;
+mod files;
 #[cfg(all(feature = "fuzzing", feature = "assembly"))]
 #[doc(hidden)]
 pub mod fuzzing;

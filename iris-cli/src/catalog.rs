@@ -2,10 +2,10 @@
 //! file (assembled with the host's assembly), or an MCP server started by
 //! command or reached by URL.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::{Arg, ArgAction};
+use clap::{Arg, ArgAction, ArgMatches};
 use iris_agent::Agent;
 use iris_mcp::{McpClient, McpServerConfig};
 use iris_runtime::{ToolExecutor, ToolRegistry};
@@ -37,6 +37,14 @@ pub(crate) fn agent_file_arg() -> Arg {
         .long("agent")
         .value_name("FILE")
         .help("The agent file (default: agent.yaml here)")
+}
+
+/// `--workspace DIR`.
+pub(crate) fn workspace_arg() -> Arg {
+    Arg::new("workspace")
+        .long("workspace")
+        .value_name("DIR")
+        .help("The folder the file tools read and write (default: the current folder); the agent's own files and .iris/ are never among them")
 }
 
 /// `--json`.
@@ -123,16 +131,14 @@ impl Catalog {
         }
     }
 
-    /// Where the file tools work: the agent file's folder, or the current
-    /// folder.
-    pub(crate) fn workspace(source: &Source) -> PathBuf {
-        match source {
-            Source::Agent(path) => path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-            _ => PathBuf::from("."),
-        }
+    /// Where the file tools work: `--workspace`, or the current folder.
+    /// Never the agent file's folder for being it: the agent's own files
+    /// are hidden from the file tools wherever they lie.
+    pub(crate) fn workspace(sub: &ArgMatches) -> PathBuf {
+        sub.try_get_one::<String>("workspace")
+            .ok()
+            .flatten()
+            .map_or_else(|| PathBuf::from("."), PathBuf::from)
     }
 }
 

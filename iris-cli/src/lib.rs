@@ -231,7 +231,7 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
             text("provider").unwrap_or("openai"),
             out,
         ),
-        "call" => commands::call::from_matches(sub, &catalog, &source, out).await,
+        "call" => commands::call::from_matches(sub, &catalog, out).await,
         "search" => commands::search::run(
             &catalog,
             text("intent").unwrap_or_default(),
@@ -243,7 +243,7 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
                 address: text("http"),
                 no_auth: sub.get_flag("no-auth"),
             };
-            commands::serve::run(catalog, &source, http, out).await
+            commands::serve::run(catalog, sub, http, out).await
         }
         "lint" => commands::lint::from_matches(sub, &catalog, &source, out),
         "eval" => commands::eval::from_matches(sub, &catalog, out),

@@ -371,7 +371,15 @@ fn serve_refuses_an_open_address_without_auth_and_checks_the_auth_section() {
     // Another host could reach it, and nobody said who may call.
     let open = iris(
         dir.path(),
-        &["serve", "--agent", "agent.yaml", "--http", "0.0.0.0:0"],
+        &[
+            "serve",
+            "--agent",
+            "agent.yaml",
+            "--http",
+            "0.0.0.0:0",
+            "--workspace",
+            ".",
+        ],
     );
     assert_ne!(open.status.code(), Some(0));
     assert!(
@@ -417,6 +425,8 @@ fn serve_refuses_an_open_address_without_auth_and_checks_the_auth_section() {
             "--http",
             "127.0.0.1:0",
             "--no-auth",
+            "--workspace",
+            ".",
         ],
     );
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
@@ -550,4 +560,48 @@ fn check_and_list_show_a_parents_child_agents_and_their_tools() {
         .filter_map(|f| f["tool"].as_str())
         .collect();
     assert!(named.iter().all(|t| t.starts_with("keeper/")), "{named:?}");
+}
+
+/// Callers over the network get the file tools only in a folder the
+/// operator names; the agent's own file is never one of their files.
+#[test]
+fn serving_over_http_names_its_workspace_and_the_agent_file_is_never_a_tools_file() {
+    let dir = workspace();
+    let unnamed = iris(
+        dir.path(),
+        &["serve", "--agent", "agent.yaml", "--http", "127.0.0.1:0"],
+    );
+    assert_eq!(unnamed.status.code(), Some(2), "{}", stderr(&unnamed));
+    assert!(
+        stderr(&unnamed).contains("--workspace DIR"),
+        "{}",
+        stderr(&unnamed)
+    );
+    let read = iris(
+        dir.path(),
+        &[
+            "call",
+            "--agent",
+            "agent.yaml",
+            "read_file",
+            "path=agent.yaml",
+        ],
+    );
+    let text = format!("{}{}", stdout(&read), stderr(&read));
+    assert!(
+        text.contains("it is the file of agent `keeper`, which the file tools never read or write"),
+        "{text}"
+    );
+    assert!(!text.contains("Keep the files tidy"), "{text}");
+    let notes = iris(
+        dir.path(),
+        &[
+            "call",
+            "--agent",
+            "agent.yaml",
+            "read_file",
+            "path=notes.txt",
+        ],
+    );
+    assert!(stdout(&notes).contains("first line"), "{}", stdout(&notes));
 }

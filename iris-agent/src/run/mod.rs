@@ -227,6 +227,10 @@ impl AgentRunner {
     /// With no skill in the catalog, no tool is offered.
     #[must_use]
     pub fn with_skills(mut self, skills: Skills) -> Self {
+        // The file tools of the agent (and its children) neither read nor
+        // rewrite a skill however it is given.
+        self.agent
+            .hide_from_files(&crate::files::skill_folders(&skills));
         self.skills = Some(skills);
         self
     }

@@ -10,18 +10,13 @@ use iris_runtime::ToolOutcome;
 use serde_json::{Value, json};
 
 use crate::approve::{Decide, decide};
-use crate::catalog::{Catalog, Source};
+use crate::catalog::Catalog;
 use crate::exit::Exit;
 use crate::output::Out;
 
 /// The call the command line asks for: its arguments from pairs, a file or
 /// stdin.
-pub(crate) async fn from_matches(
-    sub: &ArgMatches,
-    catalog: &Catalog,
-    source: &Source,
-    out: Out,
-) -> Exit {
+pub(crate) async fn from_matches(sub: &ArgMatches, catalog: &Catalog, out: Out) -> Exit {
     let tool = sub.get_one::<String>("tool").map_or("", String::as_str);
     let base = match sub.get_one::<String>("args-file") {
         None => None,
@@ -55,7 +50,7 @@ pub(crate) async fn from_matches(
         Err(why) => return out.fail(Exit::Usage, &why),
     };
     let decide = crate::decision_flags(sub);
-    let workspace = Catalog::workspace(source);
+    let workspace = Catalog::workspace(sub);
     if sub.get_flag("dry-run") {
         return dry_run(
             catalog,
@@ -249,6 +244,7 @@ pub(crate) fn command() -> Command {
     Command::new("call")
         .about("Call a tool through the executor: key=text, key:=json")
         .arg(Arg::new("tool").required(true).value_name("TOOL").help("The tool, by the name the model calls it"))
+        .arg(crate::catalog::workspace_arg())
         .arg(
             Arg::new("arguments")
                 .num_args(0..)

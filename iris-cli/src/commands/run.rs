@@ -46,6 +46,8 @@ const DEFAULT_STORE: &str = ".iris/runs.db";
 
 pub(crate) struct Options {
     pub(crate) file: PathBuf,
+    /// Where the file tools work.
+    pub(crate) workspace: PathBuf,
     pub(crate) task: Option<String>,
     /// A saved state's file, or a stored run's id.
     pub(crate) resume: Option<String>,
@@ -70,6 +72,7 @@ impl Options {
         let answers = Scripted::parse(sub.get_many::<String>("answer").into_iter().flatten())?;
         Ok(Self {
             file,
+            workspace: crate::catalog::Catalog::workspace(sub),
             task: sub.get_one::<String>("task").cloned(),
             resume: sub.get_one::<String>("resume").cloned(),
             save: sub
@@ -224,8 +227,7 @@ pub(crate) async fn run(
         Err(message) => return out.fail(Exit::Usage, &message),
     };
     let streaming = printer.streaming.load(Ordering::Relaxed);
-    let workspace =
-        crate::catalog::Catalog::workspace(&crate::catalog::Source::Agent(options.file.clone()));
+    let workspace = options.workspace.clone();
     let cancel = cancelled_by_interrupt();
     let first = match (options.resume.as_deref(), options.task.as_deref()) {
         (Some(target), _) => {
@@ -638,6 +640,7 @@ pub(crate) fn command() -> Command {
     Command::new("run")
         .about("Run the agent file's agent on a task with its model")
         .arg(crate::catalog::agent_file_arg())
+        .arg(crate::catalog::workspace_arg())
         .arg(
             Arg::new("task")
                 .value_name("TASK")

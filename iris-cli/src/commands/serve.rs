@@ -11,7 +11,7 @@ use std::sync::Arc;
 use iris_core::Exposure;
 use iris_mcp::{ServeOptions, ServeTransport, ServedTools};
 
-use crate::catalog::{Catalog, Source};
+use crate::catalog::Catalog;
 use crate::exit::Exit;
 use crate::output::Out;
 
@@ -21,7 +21,12 @@ pub(crate) struct Http<'a> {
     pub(crate) no_auth: bool,
 }
 
-pub(crate) async fn run(catalog: Catalog, source: &Source, http: Http<'_>, out: Out) -> Exit {
+pub(crate) async fn run(
+    catalog: Catalog,
+    sub: &clap::ArgMatches,
+    http: Http<'_>,
+    out: Out,
+) -> Exit {
     let transport = match http.address {
         None => ServeTransport::Stdio,
         Some(address) => match address.parse() {
@@ -34,6 +39,12 @@ pub(crate) async fn run(catalog: Catalog, source: &Source, http: Http<'_>, out: 
             }
         },
     };
+    if http.address.is_some() && sub.get_one::<String>("workspace").is_none() {
+        return out.fail(
+            Exit::Usage,
+            "`serve --http` lets callers over the network use the file tools: name the folder they may read and write with `--workspace DIR` (the agent's own files and .iris/ are never served)",
+        );
+    }
     let agent = &catalog.agent;
     if http.no_auth && agent.gateway_auth().is_some() {
         return out.fail(
@@ -53,7 +64,10 @@ pub(crate) async fn run(catalog: Catalog, source: &Source, http: Http<'_>, out: 
     let options = ServeOptions {
         name: agent.name().to_owned(),
         instructions: agent.instructions().map(str::to_owned),
-        workspace: Catalog::workspace(source),
+        workspace: Catalog::workspace(sub),
+        // What the agent is made of (its file, its children's, its skills)
+        // is never read or written through the tools it serves.
+        hidden: agent.own_files(),
         tools: if deferring {
             ServedTools::EagerAndSearch
         } else {
@@ -93,5 +107,6 @@ pub(crate) fn command() -> Command {
                 .requires("http")
                 .help("Serve a non-loopback HTTP address without `auth:` (anyone may call)"),
         )
+        .arg(crate::catalog::workspace_arg())
         .args(crate::catalog::args())
 }

@@ -133,7 +133,16 @@ impl McpConnection {
     ) -> Self {
         let ledger = Arc::clone(executor.ledger());
         let files = match iris_tools::fs::FileService::open(&options.workspace) {
-            Ok(files) => Some(Arc::new(files.with_ledger(Arc::clone(&ledger)))),
+            Ok(files) => {
+                let skills = options.skills.iter().flat_map(iris_skills::Skills::iter);
+                for skill in skills {
+                    files.hide(&skill.root, format!("the folder of skill `{}`", skill.name));
+                }
+                for (path, why) in &options.hidden {
+                    files.hide(path, why.clone());
+                }
+                Some(Arc::new(files.with_ledger(Arc::clone(&ledger))))
+            }
             Err(error) => {
                 tracing::warn!(%error, workspace = %options.workspace.display(),
                     "the file tools have no workspace to work in");

@@ -105,6 +105,12 @@ pub struct ServeOptions {
     /// reach: anyone who reaches the port may call every tool. Off unless
     /// set, and a warning is logged at every start when set.
     pub unauthenticated: bool,
+    /// Files and folders the served file tools never read or write,
+    /// wherever they lie, with what each is (for the caller): what the
+    /// agent is made of (`iris::agent::Agent::own_files`), the server's
+    /// own configuration and secrets. The workspace's `.iris/` and every
+    /// served skill's folder are hidden without being listed.
+    pub hidden: Vec<(PathBuf, String)>,
 }
 
 impl Default for ServeOptions {
@@ -124,6 +130,7 @@ impl Default for ServeOptions {
             skills: None,
             auth: None,
             unauthenticated: false,
+            hidden: Vec::new(),
             allowed_origins: LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
         }
     }

@@ -127,6 +127,11 @@ impl Target {
         self.folder_identity
     }
 
+    /// The file's name in its folder.
+    pub(crate) fn name(&self) -> &std::ffi::OsStr {
+        &self.name
+    }
+
     /// The folder the file is in.
     pub(crate) fn folder(&self) -> &Dir {
         &self.folder

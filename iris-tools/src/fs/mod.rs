@@ -38,6 +38,7 @@
 mod atomic;
 mod edit_file;
 mod error;
+mod fence;
 pub mod observation;
 mod page;
 mod read_file;
@@ -45,7 +46,7 @@ mod text;
 mod workspace;
 mod write_file;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use iris_core::{ArtifactRef, RunId, ToolErrorKind, ToolResult};
@@ -80,9 +81,9 @@ pub struct FileService {
     locks: atomic::WriteLocks,
     /// Folders already cleared of stale temporary files.
     swept: std::sync::Mutex<rustc_hash::FxHashSet<Identity>>,
-    /// Folders beneath the root the tools read but never write (a skill's
-    /// folder), relative to the root as the OS resolves them.
-    read_only: Vec<(PathBuf, String)>,
+    /// Places the tools never touch (the agent's own files, Iris's state)
+    /// or only read.
+    fence: fence::Fence,
 }
 
 /// Folders remembered as swept; past this the memory starts again.
@@ -105,49 +106,61 @@ impl FileService {
         })?;
         let artifacts = ArtifactStore::in_workspace(root);
         artifacts.check_existing()?;
+        let fence = fence::Fence::default();
+        fence.add(
+            &workspace.canonical().join(RUNTIME_DIR),
+            fence::Access::Hidden,
+            "Iris's own state (`.iris/`: run stores, artifacts, keys)".to_owned(),
+        );
         Ok(Self {
             artifacts,
             workspace,
             observations: ObservationLog::new(Arc::default()),
             locks: atomic::WriteLocks::default(),
             swept: std::sync::Mutex::default(),
-            read_only: Vec::new(),
+            fence,
         })
     }
 
     /// Refuses writes and edits beneath `folder` (a folder inside the
     /// workspace, such as a skill's), saying `why`; reading stays allowed.
-    /// A folder outside the workspace, or missing, changes nothing (the
-    /// tools cannot write there anyway).
+    /// Judged by what the OS opens, so no link leads around it; a folder
+    /// outside the workspace changes nothing (the tools cannot reach it).
     #[must_use]
-    pub fn with_read_only_folder(mut self, folder: &Path, why: impl Into<String>) -> Self {
-        let inside = folder.canonicalize().ok().and_then(|folder| {
-            folder
-                .strip_prefix(self.workspace.canonical())
-                .ok()
-                .map(Path::to_path_buf)
-        });
-        if let Some(relative) = inside {
-            self.read_only.push((relative, why.into()));
-        }
+    pub fn with_read_only_folder(self, folder: &Path, why: impl Into<String>) -> Self {
+        self.fence.add(folder, fence::Access::ReadOnly, why.into());
         self
     }
 
-    /// Refuses a write to `resolved` when it lies beneath a read-only
-    /// folder.
-    fn refuse_read_only(&self, resolved: &workspace::WorkspacePath) -> Result<(), ToolResult> {
-        for (folder, why) in &self.read_only {
-            if resolved.key.starts_with(folder) {
-                return Err(ToolResult::error(
-                    ToolErrorKind::PermissionDenied,
-                    format!(
-                        "`{}` is in a read-only folder ({why}); it was not changed",
-                        resolved.shown
-                    ),
-                ));
-            }
-        }
-        Ok(())
+    /// Hides `path` (a file or a folder) from the file tools: they neither
+    /// read nor write it, however they are pointed at it (a link, a hard
+    /// link to a file, `..`); `why` names it for the model ("the agent's
+    /// own file"). What an agent is made of (its file, its children's, its
+    /// skills) and Iris's state (`.iris/`) are hidden this way.
+    #[must_use]
+    pub fn with_hidden(self, path: &Path, why: impl Into<String>) -> Self {
+        self.hide(path, why);
+        self
+    }
+
+    /// [`with_hidden`](Self::with_hidden) on a service already shared:
+    /// places are only ever added.
+    pub fn hide(&self, path: &Path, why: impl Into<String>) {
+        self.fence.add(path, fence::Access::Hidden, why.into());
+    }
+
+    /// Opens `resolved` for reading, unless it is hidden.
+    fn open_readable(
+        &self,
+        resolved: &workspace::WorkspacePath,
+    ) -> Result<std::fs::File, ToolResult> {
+        let file = self.workspace.open_regular(resolved)?;
+        self.fence.check_read(
+            &file,
+            resolved,
+            &self.workspace.canonical().join(&resolved.key),
+        )?;
+        Ok(file)
     }
 
     /// Keeps what each run read in `ledger` (usually the executor's,
@@ -166,9 +179,17 @@ impl FileService {
         self.observations.ledger()
     }
 
-    /// Uses `store` for artifact handles instead of the workspace's own.
+    /// Uses `store` for artifact handles instead of the workspace's own;
+    /// its folder is hidden from the tools like the workspace's.
     #[must_use]
     pub fn with_artifacts(mut self, store: ArtifactStore) -> Self {
+        if !store.dir().as_os_str().is_empty() {
+            self.fence.add(
+                store.dir(),
+                fence::Access::Hidden,
+                "the artifact store (read artifacts by their handle)".to_owned(),
+            );
+        }
         self.artifacts = store;
         self
     }
@@ -205,7 +226,7 @@ impl FileService {
     )]
     pub fn publish(&self, path: &str, media_type: Option<&str>) -> Result<ArtifactRef, ToolResult> {
         let resolved = self.workspace.locate(path)?;
-        let file = self.workspace.open_regular(&resolved)?;
+        let file = self.open_readable(&resolved)?;
         let name = resolved.key.file_name().and_then(|n| n.to_str());
         self.artifacts
             .publish_reader(file, media_type, name)
@@ -282,7 +303,7 @@ impl FileService {
     /// Loads `path` whole; `Ok(None)` when it does not exist.
     fn load(&self, path: &workspace::WorkspacePath) -> Result<Option<Loaded>, ToolResult> {
         use std::io::Read as _;
-        let file = match self.workspace.open_regular(path) {
+        let file = match self.open_readable(path) {
             Ok(file) => file,
             Err(error) if error.error_kind() == Some(ToolErrorKind::NotFound) => return Ok(None),
             Err(error) => return Err(error),
@@ -375,7 +396,11 @@ impl FileService {
         create: bool,
     ) -> Result<atomic::Target, ToolResult> {
         Self::refuse_protected(path)?;
+        let resolved = self.workspace.canonical().join(&path.key);
+        self.fence.check_planned_write(path, &resolved)?;
         let target = atomic::Target::open(self.workspace.dir(), path, create)?;
+        self.fence
+            .check_write(target.folder(), target.name(), path, &resolved)?;
         if self.artifacts.existing_identity() == Some(target.folder_identity()) {
             return Err(workspace::refused(
                 &path.shown,
@@ -414,7 +439,7 @@ impl FileService {
                 ),
             ))
         };
-        let file = match self.workspace.open_regular(path) {
+        let file = match self.open_readable(path) {
             Ok(file) => file,
             Err(error) if error.error_kind() == Some(ToolErrorKind::NotFound) => {
                 return match loaded {

@@ -89,7 +89,7 @@ impl FileService {
                 "it is a temporary file of a write in progress; read the file being written instead",
             ));
         }
-        let file = self.workspace.open_regular(&resolved)?;
+        let file = self.open_readable(&resolved)?;
         let size = file.metadata().map_or(0, |m| m.len());
         if size > MAX_READ_BYTES {
             return Err(ToolResult::error(

@@ -33,7 +33,6 @@ pub fn write_file(
 impl FileService {
     fn write(&self, cx: &ToolContext, path: &str, content: &str) -> Result<ToolResult, ToolResult> {
         let resolved = self.workspace.locate(path)?;
-        self.refuse_read_only(&resolved)?;
         let target = self.write_target(&resolved, true)?;
         // Held to the rename: a write in this process never starts from
         // content another one is replacing.

@@ -345,9 +345,9 @@ async fn a_child_preloads_its_skills_and_nothing_of_its_parents_activations() {
     assert_eq!(state.children[0].state.skills, ["release-notes"]);
 }
 
-/// A skill's folder inside the workspace is read, never rewritten by a
-/// run: the file tools refuse to write or edit there, even where the
-/// policy allows writes.
+/// A skill's folder inside the workspace is never rewritten by a run: the
+/// file tools refuse to touch it, even where the policy allows writes (the
+/// skill's files are read through `activate_skill`).
 #[tokio::test]
 async fn the_file_tools_never_write_into_a_skills_folder() {
     let project = tempfile::tempdir().unwrap();
@@ -389,13 +389,13 @@ async fn the_file_tools_never_write_into_a_skills_folder() {
     let refused = result_of(&state, "w1");
     assert_eq!(
         refused.error_kind(),
-        Some(iris::ToolErrorKind::PermissionDenied),
+        Some(iris::ToolErrorKind::PathRefused),
         "{refused:?}"
     );
     assert!(
         refused
             .text_content()
-            .contains("the folder of skill `release-notes`")
+            .contains("it lies in the folder of skill `release-notes`")
     );
     let kept =
         std::fs::read_to_string(project.path().join(".agents/skills/release-notes/SKILL.md"))

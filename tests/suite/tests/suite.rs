@@ -31,6 +31,7 @@ mod command_tools;
 mod conformance;
 mod discovery_encoder;
 mod error_paths;
+mod file_fence;
 mod fs_edit_props;
 mod fuzz_seeds;
 mod hostile_inputs;

@@ -126,3 +126,95 @@ async fn skills_are_offered_activated_per_session_and_their_files_read() {
     assert!(outside.is_err(), "{outside:?}");
     stop.cancel();
 }
+
+/// A served workspace never serves what the agent is made of: the agent
+/// file (`ServeOptions::hidden`), a served skill's folder, `.iris/`. A
+/// caller who may write cannot rewrite them, nor read them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_file_tools_never_touch_the_agent_its_skills_or_iris_state() {
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path();
+    std::fs::write(root.join("agent.yaml"), "name: desk\nauth: {}\n").unwrap();
+    let folder = root.join("skills/release-notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: release-notes\ndescription: Write release notes.\n---\nGroup them.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join(".iris")).unwrap();
+    std::fs::write(root.join(".iris/runs.db"), "runs").unwrap();
+    std::fs::write(root.join("notes.txt"), "open\n").unwrap();
+    let found = SkillRoots::new()
+        .with_root(root.join("skills"), SkillScope::User, Strictness::Strict)
+        .find();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut registry = ToolRegistry::new();
+    iris::fs::register_file_tools(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
+        .build()
+        .unwrap();
+    let options = ServeOptions {
+        workspace: root.to_path_buf(),
+        skills: Some(Skills::new(found.skills)),
+        hidden: vec![(
+            root.join("agent.yaml"),
+            "the file of agent `desk`".to_owned(),
+        )],
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+    let call = |name: &str, arguments: Value| {
+        CallToolRequestParams::new(name.to_owned())
+            .with_arguments(arguments.as_object().unwrap().clone())
+    };
+    for (tool, arguments, what) in [
+        (
+            "read_file",
+            json!({"path": "agent.yaml"}),
+            "the file of agent `desk`",
+        ),
+        (
+            "write_file",
+            json!({"path": "agent.yaml", "content": "name: desk\n"}),
+            "the file of agent `desk`",
+        ),
+        (
+            "read_file",
+            json!({"path": "skills/release-notes/SKILL.md"}),
+            "the folder of skill `release-notes`",
+        ),
+        (
+            "write_file",
+            json!({"path": "skills/release-notes/SKILL.md", "content": "x"}),
+            "the folder of skill `release-notes`",
+        ),
+        (
+            "read_file",
+            json!({"path": ".iris/runs.db"}),
+            "Iris's own state",
+        ),
+    ] {
+        let result = client.call_tool(call(tool, arguments)).await.unwrap();
+        let said = text(&result);
+        assert_eq!(result.is_error, Some(true), "{tool}: {said}");
+        assert!(said.contains(what), "{tool}: {said}");
+    }
+    let open = client
+        .call_tool(call("read_file", json!({"path": "notes.txt"})))
+        .await
+        .unwrap();
+    assert!(text(&open).contains("open"), "{open:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("agent.yaml")).unwrap(),
+        "name: desk\nauth: {}\n"
+    );
+    stop.cancel();
+}
