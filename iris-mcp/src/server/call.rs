@@ -65,36 +65,17 @@ impl McpConnection {
         let principal = principal_of(&context);
         let rounds = Rounds::of(&context, &request);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        if questions::is_ask_question(&request.name)
-            && self.options.questions
-            && self.executor.registry().resolve(&request.name).is_none()
-        {
-            // Run control: the executor (hooks, middleware, policy) never
-            // sees the question, and every caller may ask its own person.
-            let result = match &rounds {
-                Some(rounds) => {
-                    let asked =
-                        self.questions_in_rounds(&arguments, &call_id, principal.as_ref(), rounds);
-                    match asked {
-                        Round::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),
-                        Round::Done(result) => result,
-                    }
-                }
-                None => {
-                    questions::ask(
-                        &arguments,
-                        &call_id,
-                        &self.run_id,
-                        self.options.approval_timeout,
-                        &context,
-                    )
-                    .await
-                }
+        let controls = (questions::is_ask_question(&request.name) && self.options.questions)
+            || self.serves_skill_activation(&request.name);
+        if controls && self.executor.registry().resolve(&request.name).is_none() {
+            let call = ControlCall {
+                name: &request.name,
+                arguments: &arguments,
+                call_id: &call_id,
+                principal: principal.as_ref(),
+                started,
             };
-            return Ok(CallToolResponse::Complete(to_mcp(&result)));
-        }
-        if let Some(result) = self.activate_skill(&request.name, &arguments) {
-            return Ok(CallToolResponse::Complete(to_mcp(&result)));
+            return Ok(self.call_control(&call, rounds.as_ref(), &context).await);
         }
         let rule = match self.granted(principal.as_ref(), &request.name) {
             Ok(rule) => rule,
@@ -153,6 +134,51 @@ impl McpConnection {
         Ok(CallToolResponse::Complete(to_mcp(&result)))
     }
 
+    /// A call of run control (`ask_question`, `activate_skill`): the
+    /// executor (hooks, middleware, policy) never sees it, but the rules
+    /// say who may use it, as for any tool, and the audit hears of it.
+    async fn call_control(
+        &self,
+        call: &ControlCall<'_>,
+        rounds: Option<&Rounds>,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let line = |rule_decision, rule, result| CallLine {
+            principal: call.principal,
+            tool: call.name,
+            arguments: call.arguments,
+            rule_decision,
+            rule,
+            said: None,
+            result,
+            started: call.started,
+        };
+        let rule = match self.control_granted(call.principal, call.name) {
+            Ok(rule) => rule,
+            Err((decision, refused)) => {
+                self.audit(&line(decision, None, &refused));
+                return CallToolResponse::Complete(to_mcp(&refused));
+            }
+        };
+        let answered = self
+            .answer_control(
+                call.name,
+                call.arguments,
+                call.call_id,
+                call.principal,
+                rounds,
+                context,
+            )
+            .await;
+        let result = match answered {
+            Round::Ask(input) => return CallToolResponse::InputRequired(input),
+            Round::Done(result) => result,
+        };
+        let decision = if rule.is_some() { "allowed" } else { "open" };
+        self.audit(&line(decision, rule, &result));
+        CallToolResponse::Complete(to_mcp(&result))
+    }
+
     /// The rule that grants `principal` the tool `name` (`None` when the
     /// server has no gate), or the result the caller reads: a hidden tool
     /// reads as one that does not exist, with no names suggested.
@@ -169,30 +195,7 @@ impl McpConnection {
             (Some(principal), Some(tool)) => gate.grant(principal, tool.definition_dyn()),
             _ => Grant::Hidden,
         };
-        match grant {
-            Grant::Allowed { rule } => Ok(Some(rule)),
-            Grant::NeedsScopes(scopes) => Err((
-                "needs_scopes",
-                ToolResult::error(
-                    ToolErrorKind::PermissionDenied,
-                    format!(
-                        "`{}` needs the scopes `{}`, which this caller's token does not hold; the call did not run",
-                        iris_runtime::__wings::shorten(name),
-                        scopes.join(" ")
-                    ),
-                ),
-            )),
-            Grant::Hidden => Err((
-                "hidden",
-                ToolResult::error(
-                    ToolErrorKind::UnknownTool,
-                    format!(
-                        "no tool is named `{}`; call only the tools listed",
-                        iris_runtime::__wings::shorten(name)
-                    ),
-                ),
-            )),
-        }
+        verdict(grant, name)
     }
 
     /// Runs the call through the executor, asking the person behind the
@@ -319,6 +322,48 @@ impl McpConnection {
                 .map(|_| line.arguments),
         });
     }
+}
+
+/// What the rules' `grant` of the tool `name` means for a call: the rule
+/// that grants it, or the result the caller reads (a hidden tool reads as
+/// one that does not exist, with no names suggested).
+pub(super) fn verdict(
+    grant: Grant,
+    name: &str,
+) -> Result<Option<usize>, (&'static str, ToolResult)> {
+    match grant {
+        Grant::Allowed { rule } => Ok(Some(rule)),
+        Grant::NeedsScopes(scopes) => Err((
+            "needs_scopes",
+            ToolResult::error(
+                ToolErrorKind::PermissionDenied,
+                format!(
+                    "`{}` needs the scopes `{}`, which this caller's token does not hold; the call did not run",
+                    iris_runtime::__wings::shorten(name),
+                    scopes.join(" ")
+                ),
+            ),
+        )),
+        Grant::Hidden => Err((
+            "hidden",
+            ToolResult::error(
+                ToolErrorKind::UnknownTool,
+                format!(
+                    "no tool is named `{}`; call only the tools listed",
+                    iris_runtime::__wings::shorten(name)
+                ),
+            ),
+        )),
+    }
+}
+
+/// A call of run control, as the gateway judges and audits it.
+struct ControlCall<'a> {
+    name: &'a str,
+    arguments: &'a Value,
+    call_id: &'a str,
+    principal: Option<&'a Principal>,
+    started: Instant,
 }
 
 /// What the audit line of one call says.

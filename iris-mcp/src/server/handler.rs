@@ -15,6 +15,8 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
 use super::call::principal_of;
+use iris_runtime::question::ASK_QUESTION;
+use iris_skills::ACTIVATE_SKILL;
 
 use super::{McpConnection, announce_changes, formats, listen, questions, read_artifact};
 
@@ -136,10 +138,18 @@ impl ServerHandler for McpConnection {
             .collect();
         let more = page.len() > page_size;
         page.truncate(page_size);
-        if !more && self.offers_questions(&registry, &context) {
+        // Run control is listed to whom the rules grant it, as any tool.
+        let principal = principal.as_ref();
+        if !more
+            && self.offers_questions(&registry, &context)
+            && self.control_listed(principal, ASK_QUESTION)
+        {
             page.push(questions::listing());
         }
-        if !more && let Some(tool) = self.skills_listing(&registry) {
+        if !more
+            && self.control_listed(principal, ACTIVATE_SKILL)
+            && let Some(tool) = self.skills_listing(&registry)
+        {
             page.push(tool);
         }
         let mut result = ListToolsResult::with_all_items(page);
@@ -179,22 +189,28 @@ impl ServerHandler for McpConnection {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<mcp::ListResourcesResult, ErrorData> {
         // The artifacts are named by the results that made them, never
-        // listed; the skills' files are.
-        Ok(mcp::ListResourcesResult::with_all_items(
-            self.skill_resources(),
-        ))
+        // listed; the skills' files are, to whom `activate_skill` is
+        // granted.
+        let granted = self
+            .control_granted(principal_of(&context).as_ref(), ACTIVATE_SKILL)
+            .is_ok();
+        Ok(mcp::ListResourcesResult::with_all_items(if granted {
+            self.skill_resources()
+        } else {
+            Vec::new()
+        }))
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         use iris_runtime::artifacts::scope;
-        if let Some(read) = self.read_skill_resource(&request.uri) {
+        if let Some(read) = self.granted_skill_read(&request.uri, &context) {
             return read.map(|contents| {
                 ReadResourceResponse::Complete(ReadResourceResult::new(vec![contents]))
             });

@@ -25,6 +25,7 @@ mod approval;
 pub(crate) mod auth;
 mod call;
 mod connection;
+mod control;
 mod formats;
 mod handler;
 pub(crate) mod http;

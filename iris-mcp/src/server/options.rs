@@ -83,16 +83,20 @@ pub struct ServeOptions {
     pub approval_timeout: Duration,
     /// Whether a client that can elicit (a person is behind it) is offered
     /// `ask_question`: the model's questions put to the person as a form.
-    /// Run control: no hook, middleware or permission rule sees them. A
-    /// client without elicitation is never offered it. Off unless set, and
-    /// never when the registry has a tool of that name.
+    /// Run control: no hook, middleware or permission policy sees them;
+    /// behind [`auth`](Self::auth) the rules say who may ask, as for any
+    /// tool (it only reads). A client without elicitation is never offered
+    /// it. Off unless set, and never when the registry has a tool of that
+    /// name.
     pub questions: bool,
     /// Agent Skills the client's model may activate: their catalog is the
     /// `activate_skill` tool (run control, like `ask_question`: no hook,
-    /// middleware or rule sees it; every caller may use it), each session
+    /// middleware or policy sees it; behind [`auth`](Self::auth) the rules
+    /// say who may use it, as for any tool that only reads), each session
     /// keeps its own active skills, and each skill's files are resources
-    /// (`skill://<name>/<path>`, read-only). None unless set, and never
-    /// when the registry has a tool of that name.
+    /// (`skill://<name>/<path>`, read-only, to whom `activate_skill` is
+    /// granted). None unless set, and never when the registry has a tool of
+    /// that name.
     pub skills: Option<iris_skills::Skills>,
     /// Who may call over HTTP and what each caller may do (an OAuth 2.1
     /// resource server; see [`GatewayAuth`]). Without it, an HTTP server

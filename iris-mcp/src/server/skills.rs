@@ -1,6 +1,7 @@
 //! Agent Skills served over MCP: the catalog as the `activate_skill` tool
 //! (run control beside the executor, as `ask_question` is: no hook,
-//! middleware, rule or policy sees it), each session's active skills kept
+//! middleware or policy sees it; the gateway's rules do, see `control`),
+//! each session's active skills kept
 //! so that a second activation is a short note, and each skill's files as
 //! read-only resources, `skill://<name>/<path>`.
 
@@ -16,7 +17,7 @@ use serde_json::{Map, Value, json};
 use super::McpConnection;
 
 /// The scheme of a skill's files as resources.
-const SCHEME: &str = "skill://";
+pub(super) const SCHEME: &str = "skill://";
 
 /// Most files of one skill listed as resources.
 const MAX_LISTED: usize = 200;

@@ -719,3 +719,160 @@ fn artifact_named(preview: &rmcp::model::CallToolResult) -> String {
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/'))
         .collect()
 }
+
+/// Run control passes the rules like every tool: a principal no rule
+/// grants `activate_skill` or `ask_question` neither sees nor uses them,
+/// nor lists or reads a skill's files; one the rules grant them (here by
+/// capability: both only read) does. Every use and refusal is audited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "two gateways, walked as one attack and its counterpart"
+)]
+async fn run_control_and_skill_files_pass_the_rules_and_the_audit() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let skills_dir = keys.path().join("skills/expenses");
+    std::fs::create_dir_all(&skills_dir).unwrap();
+    std::fs::write(
+        skills_dir.join("SKILL.md"),
+        "---\nname: expenses\ndescription: File expenses.\n---\nFile them by date.\n",
+    )
+    .unwrap();
+    let found = iris::skills::SkillRoots::new()
+        .with_root(
+            keys.path().join("skills"),
+            iris::skills::SkillScope::User,
+            iris::skills::Strictness::Strict,
+        )
+        .find();
+    let skills = iris::skills::Skills::new(found.skills);
+    let serve = |auth: GatewayAuth| {
+        let skills = skills.clone();
+        async move {
+            let mut tools = ToolRegistry::new();
+            tools.register(Lookup).unwrap();
+            tools.register(WriteNote).unwrap();
+            let executor = ToolExecutor::builder(tools).build().unwrap();
+            let options = ServeOptions {
+                auth: Some(auth),
+                questions: true,
+                skills: Some(skills),
+                ..ServeOptions::default()
+            };
+            let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+                .await
+                .unwrap();
+            let url = http.url();
+            let stop = http.shutdown_token();
+            tokio::spawn(http.run());
+            (url, stop)
+        }
+    };
+    let _ = rustls::crypto::ring::default_provider().install_default();
+
+    // Rules that grant a reader nothing.
+    let audit = keys.path().join("writers-only.jsonl");
+    let writers_only = GatewayAuth::new(AUDIENCE, vec![TokenIssuer::new(provider.issuer())])
+        .rule(AccessRule {
+            scopes: vec!["tools:write".to_owned()],
+            tools: vec!["write_note".to_owned()],
+            ..AccessRule::default()
+        })
+        .audit(AuditConfig::new(&audit));
+    let (url, stop) = serve(writers_only).await;
+    let token = provider.token("carol", "tools:read", AUDIENCE).await;
+    let dave = client(&url, &token, Person::Approves).await;
+    let tools = listed(&dave.list_tools(None).await.unwrap());
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t == "activate_skill" || t == "ask_question"),
+        "{tools:?}"
+    );
+    let refused = dave
+        .call_tool(call(
+            "activate_skill",
+            &json!({"name": "expenses", "file": null}),
+        ))
+        .await
+        .unwrap();
+    let said = serde_json::to_value(&refused).unwrap()["content"][0]["text"].clone();
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        said.as_str().unwrap().contains("no tool is named"),
+        "{said}"
+    );
+    assert!(
+        dave.list_resources(None)
+            .await
+            .unwrap()
+            .resources
+            .is_empty(),
+        "no skill file is listed"
+    );
+    dave.read_resource(rmcp::model::ReadResourceRequestParams::new(
+        "skill://expenses/SKILL.md",
+    ))
+    .await
+    .expect_err("nor read");
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"tool\":\"activate_skill\"")
+                && l.contains("\"rule_decision\":\"hidden\"")),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"method\":\"resources/read\"")
+                && l.contains("\"rule_decision\":\"hidden\"")),
+        "{log}"
+    );
+    stop.cancel();
+
+    // Rules that grant readers what only reads: run control included.
+    let audit = keys.path().join("readers.jsonl");
+    let readers = GatewayAuth::new(AUDIENCE, vec![TokenIssuer::new(provider.issuer())])
+        .rule(AccessRule {
+            scopes: vec!["tools:read".to_owned()],
+            capabilities: vec![Capability::ReadOnly],
+            ..AccessRule::default()
+        })
+        .audit(AuditConfig::new(&audit));
+    let (url, stop) = serve(readers).await;
+    let carol = client(&url, &token, Person::Approves).await;
+    let tools = listed(&carol.list_tools(None).await.unwrap());
+    assert!(tools.iter().any(|t| t == "activate_skill"), "{tools:?}");
+    assert!(tools.iter().any(|t| t == "ask_question"), "{tools:?}");
+    let activated = carol
+        .call_tool(call(
+            "activate_skill",
+            &json!({"name": "expenses", "file": null}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(activated.is_error, Some(true), "{activated:?}");
+    let file = carol
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "skill://expenses/SKILL.md",
+        ))
+        .await
+        .unwrap();
+    assert!(format!("{file:?}").contains("File them by date."));
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"tool\":\"activate_skill\"")
+                && l.contains("\"rule_decision\":\"allowed\"")
+                && l.contains("\"outcome\":\"ok\"")),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"method\":\"resources/read\"")
+                && l.contains("\"rule_decision\":\"allowed\"")),
+        "{log}"
+    );
+    stop.cancel();
+}
