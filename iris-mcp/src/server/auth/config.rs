@@ -117,6 +117,15 @@ pub struct Introspection {
     #[serde(default = "default_remember_seconds")]
     #[schemars(range(max = 300))]
     pub remember_seconds: u64,
+    /// What this issuer's opaque tokens start with (many issuers prefix
+    /// them, such as `kc_`): only those are sent to this endpoint. A token
+    /// is shown to no issuer but the one that minted it, so when more than
+    /// one issuer introspects, each names its prefix (and no prefix may
+    /// start another's); a lone issuer may leave it out and is asked about
+    /// every opaque token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub token_prefix: Option<String>,
 }
 
 /// The longest an introspection answer may be believed.
@@ -143,7 +152,15 @@ impl Introspection {
             client_id: client_id.into(),
             client_secret: client_secret.into(),
             remember_seconds: DEFAULT_INTROSPECTION_REMEMBER_SECONDS,
+            token_prefix: None,
         }
+    }
+
+    /// Sends only tokens starting with `prefix` to this endpoint.
+    #[must_use]
+    pub fn for_tokens_starting(mut self, prefix: impl Into<String>) -> Self {
+        self.token_prefix = Some(prefix.into());
+        self
     }
 
     /// Believes an active answer for `seconds` (0: ask every time).
@@ -337,6 +354,7 @@ impl GatewayAuth {
         for (i, issuer) in self.issuers.iter().enumerate() {
             check_issuer(i, issuer, &mut problems);
         }
+        check_introspection_routes(&self.issuers, &mut problems);
         for (i, rule) in self.rules.iter().enumerate() {
             if rule.tools.is_empty() && rule.capabilities.is_empty() && rule.servers.is_empty() {
                 problems.push(format!(
@@ -414,6 +432,49 @@ fn check_issuer(i: usize, issuer: &TokenIssuer, problems: &mut Vec<String>) {
                 "auth.issuers[{i}].introspection.remember_seconds: {} is longer than {MAX_INTROSPECTION_REMEMBER_SECONDS}, which would keep a revoked token working that long",
                 introspection.remember_seconds
             ));
+        }
+    }
+}
+
+/// Refuses introspecting issuers whose tokens cannot be told apart: with
+/// more than one, each names the prefix of its tokens, and no prefix starts
+/// another's (a token must go to one issuer only, never to each in turn).
+fn check_introspection_routes(issuers: &[TokenIssuer], problems: &mut Vec<String>) {
+    let introspecting: Vec<(usize, Option<&str>)> = issuers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, issuer)| {
+            let introspection = issuer.introspection.as_ref()?;
+            Some((i, introspection.token_prefix.as_deref()))
+        })
+        .collect();
+    for &(i, prefix) in &introspecting {
+        if prefix == Some("") {
+            problems.push(format!(
+                "auth.issuers[{i}].introspection.token_prefix is empty; name what the issuer's tokens start with, or leave it out"
+            ));
+        }
+    }
+    if introspecting.len() < 2 {
+        return;
+    }
+    for &(i, prefix) in &introspecting {
+        let Some(prefix) = prefix.filter(|p| !p.is_empty()) else {
+            problems.push(format!(
+                "auth.issuers[{i}].introspection.token_prefix is missing: {} issuers introspect tokens, and a token is shown only to the issuer that minted it; name what this issuer's tokens start with",
+                introspecting.len()
+            ));
+            continue;
+        };
+        for &(j, other) in &introspecting {
+            if j > i
+                && let Some(other) = other.filter(|o| !o.is_empty())
+                && (other.starts_with(prefix) || prefix.starts_with(other))
+            {
+                problems.push(format!(
+                    "auth.issuers[{i}] and auth.issuers[{j}] introspect tokens starting `{prefix}` and `{other}`, which one token could both start with; give prefixes neither of which starts the other"
+                ));
+            }
         }
     }
 }

@@ -221,69 +221,72 @@ impl Verifier {
         Ok((principal, place, kid.to_owned(), until))
     }
 
-    /// An opaque token, asked of each issuer with an introspection
-    /// endpoint until one knows it (or recalled from an answer still
-    /// believed).
+    /// An opaque token, asked of the one issuer whose tokens it looks like
+    /// (its `token_prefix`, or the only issuer that introspects), or
+    /// recalled from an answer still believed. It is never shown to
+    /// another issuer.
     async fn introspect(&self, token: &str) -> Result<Principal, Rejected> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Some(principal) = self.recalled(&digest).await {
             return Ok(principal);
         }
-        let mut asked = false;
-        for trusted in &self.issuers {
-            let Some(endpoint) = &trusted.config.introspection else {
-                continue;
-            };
-            asked = true;
-            let secret = expand_env(&endpoint.client_secret);
-            let response = self
-                .http
-                .post(&endpoint.endpoint)
-                .basic_auth(&endpoint.client_id, Some(secret))
-                .form(&[("token", token), ("token_type_hint", "access_token")])
-                .send()
-                .await;
-            let answer: Map<String, Value> = match response {
-                Ok(response) => match read_json(&endpoint.endpoint, response).await {
-                    Ok(answer) => answer,
-                    Err(error) => {
-                        tracing::warn!(issuer = %trusted.config.issuer, %error, "token introspection failed");
-                        continue;
-                    }
-                },
-                Err(error) => {
-                    tracing::warn!(issuer = %trusted.config.issuer, %error, "token introspection failed");
-                    continue;
-                }
-            };
-            if answer.get("active").and_then(Value::as_bool) != Some(true) {
-                continue;
-            }
-            let now = jsonwebtoken::get_current_timestamp();
-            let believed_until = answer
-                .get("exp")
-                .and_then(Value::as_u64)
-                .map_or(u64::MAX, |exp| exp + LEEWAY_SECONDS)
-                .min(now + endpoint.remember_seconds);
-            let principal = self.accept_introspected(trusted, answer)?;
-            if endpoint.remember_seconds > 0 {
-                self.remember(
-                    digest,
-                    Remembered {
-                        principal: principal.clone(),
-                        key: None,
-                        believed_until,
-                    },
-                );
-            }
-            return Ok(principal);
+        let minter = self.issuers.iter().find_map(|trusted| {
+            let endpoint = trusted.config.introspection.as_ref()?;
+            let claims = endpoint
+                .token_prefix
+                .as_deref()
+                .is_none_or(|prefix| token.starts_with(prefix));
+            claims.then_some((trusted, endpoint))
+        });
+        let Some((trusted, endpoint)) = minter else {
+            let introspects = self
+                .issuers
+                .iter()
+                .any(|t| t.config.introspection.is_some());
+            return Err(Rejected(if introspects {
+                "the token is not a JWT, and starts like no trusted issuer's tokens".to_owned()
+            } else {
+                "the token is not a JWT, and no trusted issuer has an introspection endpoint configured"
+                    .to_owned()
+            }));
+        };
+        let secret = expand_env(&endpoint.client_secret);
+        let response = self
+            .http
+            .post(&endpoint.endpoint)
+            .basic_auth(&endpoint.client_id, Some(secret))
+            .form(&[("token", token), ("token_type_hint", "access_token")])
+            .send()
+            .await;
+        let answer = match response {
+            Ok(response) => read_json(&endpoint.endpoint, response).await,
+            Err(error) => Err(error.to_string()),
+        };
+        let answer: Map<String, Value> = answer.map_err(|error| {
+            tracing::warn!(issuer = %trusted.config.issuer, %error, "token introspection failed");
+            Rejected("the token's issuer could not be asked about it".to_owned())
+        })?;
+        if answer.get("active").and_then(Value::as_bool) != Some(true) {
+            return Err(Rejected("the token is not active at its issuer".to_owned()));
         }
-        Err(Rejected(if asked {
-            "the token is not active at any trusted issuer".to_owned()
-        } else {
-            "the token is not a JWT, and no trusted issuer has an introspection endpoint configured"
-                .to_owned()
-        }))
+        let now = jsonwebtoken::get_current_timestamp();
+        let believed_until = answer
+            .get("exp")
+            .and_then(Value::as_u64)
+            .map_or(u64::MAX, |exp| exp + LEEWAY_SECONDS)
+            .min(now + endpoint.remember_seconds);
+        let principal = self.accept_introspected(trusted, answer)?;
+        if endpoint.remember_seconds > 0 {
+            self.remember(
+                digest,
+                Remembered {
+                    principal: principal.clone(),
+                    key: None,
+                    believed_until,
+                },
+            );
+        }
+        Ok(principal)
     }
 
     fn accept_introspected(

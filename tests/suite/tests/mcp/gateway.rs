@@ -876,3 +876,107 @@ async fn run_control_and_skill_files_pass_the_rules_and_the_audit() {
     );
     stop.cancel();
 }
+
+/// An introspection endpoint on loopback that answers every token
+/// inactive and counts the tokens it was shown.
+async fn recording_introspection() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
+    let shown = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = Arc::clone(&shown);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = vec![0_u8; 8192];
+            let read = stream.read(&mut request).await.unwrap_or(0);
+            let text = String::from_utf8_lossy(&request[..read]).into_owned();
+            let token = text
+                .split("token=")
+                .nth(1)
+                .and_then(|rest| rest.split('&').next())
+                .unwrap_or_default()
+                .to_owned();
+            kept.lock().unwrap().push(token);
+            let body = r#"{"active":false}"#;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+        }
+    });
+    (url, shown)
+}
+
+/// A token is shown only to the issuer that minted it: with two issuers
+/// that introspect, each names the prefix of its tokens (a configuration
+/// without them is refused), a token goes to the one whose prefix it
+/// has, and a token of neither form to none (one issuer's token was
+/// posted to the other's endpoint).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_opaque_token_is_shown_only_to_the_issuer_it_looks_minted_by() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (a_url, a_shown) = recording_introspection().await;
+    let (b_url, b_shown) = recording_introspection().await;
+    let issuer = |name: &str, url: &str, prefix: Option<&str>| {
+        let mut issuer = TokenIssuer::new(format!("https://{name}.test"));
+        let mut introspection = iris::mcp::Introspection::new(url, "gateway", "secret");
+        if let Some(prefix) = prefix {
+            introspection = introspection.for_tokens_starting(prefix);
+        }
+        issuer.introspection = Some(introspection);
+        issuer
+    };
+    let rule = AccessRule {
+        tools: vec!["*".to_owned()],
+        ..AccessRule::default()
+    };
+    let unrouted = GatewayAuth::new(
+        AUDIENCE,
+        vec![issuer("a", &a_url, None), issuer("b", &b_url, Some("b_"))],
+    )
+    .rule(rule.clone());
+    let problems = unrouted.check().join("\n");
+    assert!(
+        problems.contains("auth.issuers[0].introspection.token_prefix is missing"),
+        "{problems}"
+    );
+    let overlapping = GatewayAuth::new(
+        AUDIENCE,
+        vec![
+            issuer("a", &a_url, Some("b")),
+            issuer("b", &b_url, Some("b_")),
+        ],
+    )
+    .rule(rule.clone());
+    assert!(
+        overlapping
+            .check()
+            .join("\n")
+            .contains("which one token could both start with"),
+        "{:?}",
+        overlapping.check()
+    );
+
+    let routed = GatewayAuth::new(
+        AUDIENCE,
+        vec![
+            issuer("a", &a_url, Some("a_")),
+            issuer("b", &b_url, Some("b_")),
+        ],
+    )
+    .rule(rule);
+    assert!(routed.check().is_empty(), "{:?}", routed.check());
+    let (url, stop) = gateway(routed).await;
+    let (status, _, _) = post(&url, Some("Bearer a_minted_by_a")).await;
+    assert_eq!(status, 401);
+    let (status, _, _) = post(&url, Some("Bearer c_minted_elsewhere")).await;
+    assert_eq!(status, 401);
+    assert_eq!(*a_shown.lock().unwrap(), ["a_minted_by_a"]);
+    assert!(
+        b_shown.lock().unwrap().is_empty(),
+        "b was shown {:?}",
+        b_shown.lock().unwrap()
+    );
+    stop.cancel();
+}
