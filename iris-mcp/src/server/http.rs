@@ -1,7 +1,9 @@
 //! The MCP server on a bound address, over streamable HTTP: one Iris
 //! session (a run of its own) per MCP session, and only local hosts and
 //! pages accepted unless told otherwise (DNS-rebinding protection). A
-//! client gets a bounded share: connections are capped, and one that sends
+//! client gets a bounded share: connections are capped (anonymous ones per
+//! address, and a connection still waiting for its first whole request
+//! gives way to a newcomer when the server is full), and one that sends
 //! its request too slowly is cut off.
 
 use std::convert::Infallible;
@@ -17,10 +19,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{Gate, Refusal, SESSION_HEADER};
+use super::places::{NoPlace, Place, Places};
 use super::{McpConnection, ServeOptions};
 use crate::McpError;
 use iris_runtime::ToolExecutor;
@@ -50,8 +52,9 @@ pub struct McpHttpServer {
     service: Service,
     sessions: Arc<LocalSessionManager>,
     gate: Option<Arc<Gate>>,
-    connections: Arc<Semaphore>,
+    places: Arc<Places>,
     request_timeout: Duration,
+    header_timeout: Duration,
     shutdown: CancellationToken,
 }
 
@@ -116,8 +119,9 @@ impl McpHttpServer {
         })?;
         let shutdown = CancellationToken::new();
         let max_sessions = options.max_sessions;
-        let connections = Arc::new(Semaphore::new(options.max_connections));
+        let places = Places::new(options.max_connections, options.max_anonymous_per_address);
         let request_timeout = options.request_timeout;
+        let header_timeout = options.header_timeout.min(request_timeout);
         let config = StreamableHttpServerConfig::default()
             .with_cancellation_token(shutdown.child_token())
             .with_allowed_origins(options.allowed_origins.clone())
@@ -161,8 +165,9 @@ impl McpHttpServer {
             service,
             sessions,
             gate,
-            connections,
+            places,
             request_timeout,
+            header_timeout,
             shutdown,
         })
     }
@@ -211,10 +216,10 @@ impl McpHttpServer {
                 accepted = self.listener.accept() => accepted,
                 () = self.shutdown.cancelled() => return Ok(()),
             };
-            let stream = match accepted {
-                Ok((stream, _)) => {
+            let (stream, peer) = match accepted {
+                Ok(accepted) => {
                     pause = MIN_ACCEPT_PAUSE;
-                    stream
+                    accepted
                 }
                 Err(error) => {
                     // A full descriptor table passes once connections end;
@@ -228,12 +233,19 @@ impl McpHttpServer {
                     continue;
                 }
             };
-            let Ok(place) = Arc::clone(&self.connections).try_acquire_owned() else {
-                // Closed at once: a client holding every place waits for
-                // one like anyone else.
-                tracing::warn!("an MCP connection was refused: the server holds its maximum");
-                drop(stream);
-                continue;
+            let place = match self.places.take(peer.ip()) {
+                Ok(place) => Arc::new(place),
+                Err(no_place) => {
+                    // Closed at once; said at debug level, so a flood
+                    // cannot flood the log too.
+                    let why = match no_place {
+                        NoPlace::Address => "its address holds its most connections not yet let in",
+                        NoPlace::Full => "every place is held by callers who sent their requests",
+                    };
+                    tracing::debug!(%peer, why, "an MCP connection was refused");
+                    drop(stream);
+                    continue;
+                }
             };
             let served = Served {
                 service: self.service.clone(),
@@ -242,17 +254,19 @@ impl McpHttpServer {
                 deadline: self.request_timeout,
             };
             let shutdown = self.shutdown.clone();
-            let deadline = self.request_timeout;
+            let header_deadline = self.header_timeout;
             tokio::spawn(async move {
-                let _place = place;
+                let evicted = place.evicted();
                 let served = Arc::new(served);
+                let held = Arc::clone(&place);
                 let handler = hyper::service::service_fn(move |request| {
                     let served = Arc::clone(&served);
-                    async move { Ok::<_, Infallible>(served.answer(request).await) }
+                    let place = Arc::clone(&held);
+                    async move { Ok::<_, Infallible>(served.answer(request, &place).await) }
                 });
                 let connection = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
-                    .header_read_timeout(deadline)
+                    .header_read_timeout(header_deadline)
                     .serve_connection(TokioIo::new(stream), handler);
                 tokio::select! {
                     served = connection => {
@@ -260,8 +274,12 @@ impl McpHttpServer {
                             tracing::debug!(%error, "an MCP HTTP connection ended with an error");
                         }
                     }
+                    () = evicted.cancelled() => {
+                        tracing::debug!(%peer, "an MCP connection that sent no whole request gave its place to a newcomer");
+                    }
                     () = shutdown.cancelled() => {}
                 }
+                drop(place);
             });
         }
     }
@@ -280,20 +298,25 @@ type Answer = Response<BoxBody<Bytes, Infallible>>;
 impl Served {
     /// Lets the request in (behind a gate), reads its body within the
     /// deadline and [`MAX_BODY_BYTES`], then hands it to the MCP service.
-    async fn answer(&self, request: Request<Incoming>) -> Answer {
+    async fn answer(&self, request: Request<Incoming>, place: &Place) -> Answer {
+        // Its head is whole: the connection no longer only waits.
+        place.request_read();
         let (mut parts, body) = request.into_parts();
-        let admitted = match &self.gate {
-            Some(gate) => {
-                if let Some(document) = gate.metadata_for(parts.uri.path()) {
-                    return metadata(&parts.method, document);
-                }
-                match gate.admit(&parts).await {
-                    Ok(admitted) => Some(admitted),
-                    Err(refusal) => return refused(&refusal),
-                }
+        let admitted = if let Some(gate) = &self.gate {
+            if let Some(document) = gate.metadata_for(parts.uri.path()) {
+                return metadata(&parts.method, document);
             }
-            None => None,
+            match gate.admit(&parts).await {
+                Ok(admitted) => Some(admitted),
+                // A connection never let in is closed with its refusal: it
+                // holds no place to come back to.
+                Err(refusal) if place.is_anonymous() => return closing(refused(&refusal)),
+                Err(refusal) => return refused(&refusal),
+            }
+        } else {
+            None
         };
+        place.admitted();
         let body = match read_body(body, self.deadline).await {
             Ok(body) => body,
             Err(answer) => return answer,
@@ -426,6 +449,15 @@ fn metadata(method: &hyper::Method, document: &[u8]) -> Answer {
 }
 
 /// A refusal at the door as an HTTP answer.
+/// `answer`, closing the connection once it is sent.
+fn closing(mut answer: Answer) -> Answer {
+    answer.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    answer
+}
+
 fn refused(refusal: &Refusal) -> Answer {
     let mut response = plain(refusal.status, &refusal.message);
     for (name, value) in refusal.headers() {

@@ -32,6 +32,7 @@ pub(crate) mod http;
 pub(crate) mod lines;
 mod listen;
 mod options;
+mod places;
 mod questions;
 mod relay;
 mod resources;

@@ -27,6 +27,13 @@ pub const LOOPBACK_ORIGINS: &[&str] = &[
 /// unless configured.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a client may take to send a request's head unless configured.
+const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most connections one address holds before it is let in, unless
+/// configured.
+const DEFAULT_MAX_ANONYMOUS_PER_ADDRESS: usize = 64;
+
 /// How long a call waits for a person's answer unless configured.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
@@ -67,10 +74,20 @@ pub struct ServeOptions {
     /// client that opens connections and sends nothing (or its request a
     /// byte at a time) is cut off after a deadline, so it cannot hold them.
     pub max_connections: usize,
-    /// Longest a client may take to send a request's head, and again its
-    /// body, over HTTP; past it the connection is closed (head) or the
-    /// request refused with 408 (body).
+    /// Longest a client may take to send a request's body over HTTP; past
+    /// it the request is refused with 408.
     pub request_timeout: Duration,
+    /// Longest a client may take to send a request's head over HTTP (at
+    /// most `request_timeout`); past it the connection is closed.
+    pub header_timeout: Duration,
+    /// Most connections one address may hold before any of its requests
+    /// was let in (by the gate's token check, or read whole without one):
+    /// a flood of half-sent requests from one address holds no more. When
+    /// every place is held, the oldest connection still waiting for its
+    /// first whole request gives its place to a newcomer. Behind a reverse
+    /// proxy every connection comes from the proxy's address: raise it to
+    /// `max_connections` there (the proxy should bound slow clients).
+    pub max_anonymous_per_address: usize,
     /// Browser origins whose pages may call the server, as
     /// `scheme://host:port` (`:*` for any port). A request with an `Origin`
     /// header not listed is refused (DNS-rebinding protection); a request
@@ -129,6 +146,8 @@ impl Default for ServeOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            max_anonymous_per_address: DEFAULT_MAX_ANONYMOUS_PER_ADDRESS,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             questions: false,
             skills: None,
