@@ -11,7 +11,7 @@ use iris_core::{RunId, ToolContext, ToolContextBuilder, ToolOrigin};
 use super::history::ReadHistory;
 use crate::ChildAgent;
 use crate::error::AgentBuildError;
-use crate::files::{AgentFiles, skill_folders};
+use crate::files::{AgentFiles, skill_folders, skill_roots};
 use iris_model::ModelConfig;
 use iris_runtime::ToolExecutor;
 use iris_runtime::ToolRegistry;
@@ -236,8 +236,10 @@ impl AgentBuilder {
             gateway_auth: self.gateway_auth,
         };
         // Every agent of the tree hides what the whole tree is made of: a
-        // child's writer must not rewrite its parent's file either.
+        // child's writer must not rewrite its parent's file either, nor
+        // plant a skill where the tree finds its skills.
         agent.hide_from_files(&agent.own_files());
+        agent.protect_in_files(&agent.skill_roots());
         Ok(agent)
     }
 }
@@ -458,6 +460,24 @@ impl Agent {
             own.extend(child.agent().own_files());
         }
         own
+    }
+
+    /// The folders the tree's skills were found in.
+    fn skill_roots(&self) -> Vec<(PathBuf, String)> {
+        let mut roots = self.skills.as_ref().map(skill_roots).unwrap_or_default();
+        for child in &self.children {
+            roots.extend(child.agent().skill_roots());
+        }
+        roots
+    }
+
+    /// Lets the file tools of this agent and its children only read
+    /// beneath `folders`.
+    pub(crate) fn protect_in_files(&self, folders: &[(PathBuf, String)]) {
+        self.files.protect(folders);
+        for child in &self.children {
+            child.agent().protect_in_files(folders);
+        }
     }
 
     /// Hides `places` (files or folders, with what each is, for the

@@ -13,11 +13,13 @@ use iris_tools::fs::{FileService, FileServiceError};
 /// A place hidden from the file tools, and what it is, for the model.
 pub(crate) type Hidden = (PathBuf, String);
 
-/// An agent's file services and the places they hide.
+/// An agent's file services, the places they hide and the folders they
+/// only read.
 #[derive(Debug, Default)]
 pub(crate) struct AgentFiles {
     services: Mutex<Vec<(PathBuf, Arc<FileService>)>>,
     hidden: Mutex<Vec<Hidden>>,
+    read_only: Mutex<Vec<Hidden>>,
 }
 
 impl AgentFiles {
@@ -41,6 +43,14 @@ impl AgentFiles {
         {
             service.hide(path, why.clone());
         }
+        let read_only = self
+            .read_only
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for (path, why) in read_only.iter() {
+            service.protect(path, why.clone());
+        }
+        drop(read_only);
         let service = Arc::new(service);
         services.push((workspace.to_path_buf(), Arc::clone(&service)));
         Ok(service)
@@ -60,6 +70,43 @@ impl AgentFiles {
             hidden.push((path.clone(), why.clone()));
         }
     }
+
+    /// Lets every service (those opened already included) only read
+    /// beneath `folders`.
+    pub(crate) fn protect(&self, folders: &[Hidden]) {
+        let services = self.services.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut read_only = self
+            .read_only
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for (path, why) in folders {
+            if read_only.iter().any(|(kept, _)| kept == path) {
+                continue;
+            }
+            for (_, service) in services.iter() {
+                service.protect(path, why.clone());
+            }
+            read_only.push((path.clone(), why.clone()));
+        }
+    }
+}
+
+/// The folders `skills` were found in (their roots): read only, so that
+/// no writer plants a skill beside them.
+pub(crate) fn skill_roots(skills: &crate::Skills) -> Vec<Hidden> {
+    let mut roots: Vec<Hidden> = Vec::new();
+    for skill in skills.iter() {
+        if let Some(root) = skill.root.parent()
+            && !roots.iter().any(|(kept, _)| kept == root)
+        {
+            roots.push((
+                root.to_path_buf(),
+                "a folder skills are found in (a skill planted there would join the agent)"
+                    .to_owned(),
+            ));
+        }
+    }
+    roots
 }
 
 /// What `skills` are made of: each skill's folder.

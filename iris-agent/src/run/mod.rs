@@ -231,6 +231,8 @@ impl AgentRunner {
         // rewrite a skill however it is given.
         self.agent
             .hide_from_files(&crate::files::skill_folders(&skills));
+        self.agent
+            .protect_in_files(&crate::files::skill_roots(&skills));
         self.skills = Some(skills);
         self
     }

@@ -137,6 +137,9 @@ impl McpConnection {
                 let skills = options.skills.iter().flat_map(iris_skills::Skills::iter);
                 for skill in skills {
                     files.hide(&skill.root, format!("the folder of skill `{}`", skill.name));
+                    if let Some(root) = skill.root.parent() {
+                        files.protect(root, "a folder skills are found in");
+                    }
                 }
                 for (path, why) in &options.hidden {
                     files.hide(path, why.clone());

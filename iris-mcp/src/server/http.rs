@@ -304,7 +304,15 @@ impl Served {
         let (mut parts, body) = request.into_parts();
         let admitted = if let Some(gate) = &self.gate {
             if let Some(document) = gate.metadata_for(parts.uri.path()) {
-                return metadata(&parts.method, document);
+                // Public, and no reason to keep a place: a connection never
+                // let in is closed with it, so rereading the metadata
+                // cannot pin the server's places.
+                let answer = metadata(&parts.method, document);
+                return if place.is_anonymous() {
+                    closing(answer)
+                } else {
+                    answer
+                };
             }
             match gate.admit(&parts).await {
                 Ok(admitted) => Some(admitted),

@@ -63,6 +63,7 @@ impl Places {
     /// oldest connection still waiting for its first request when every
     /// place is held.
     pub(crate) fn take(self: &Arc<Self>, address: IpAddr) -> Result<Place, NoPlace> {
+        let address = holder(address);
         let mut state = self.lock();
         if state.anonymous.get(&address).copied().unwrap_or(0) >= self.per_address {
             return Err(NoPlace::Address);
@@ -103,6 +104,19 @@ impl Places {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Who holds connections from `address`, for the per-address share: an
+/// IPv4 address (mapped into IPv6 or not), or an IPv6 /64 (what one host
+/// or network is given, so a host cannot take a share per address).
+fn holder(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or_else(
+            || IpAddr::V6((u128::from(v6) & !((1_u128 << 64) - 1)).into()),
+            IpAddr::V4,
+        ),
     }
 }
 
@@ -215,5 +229,22 @@ mod tests {
         assert!(!b1.is_anonymous());
         drop(b2);
         assert!(places.take(address(5)).is_ok());
+    }
+
+    #[test]
+    fn an_ipv6_network_holds_one_share_and_a_mapped_ipv4_address_is_itself() {
+        let places = Places::new(16, 2);
+        let host = |last: u16| IpAddr::from([0x2001, 0xdb8, 0, 1, 0, 0, 0, last]);
+        let _a = places.take(host(1)).expect("a place");
+        let _b = places.take(host(2)).expect("a place");
+        assert_eq!(
+            places.take(host(3)).err(),
+            Some(NoPlace::Address),
+            "one /64, one share"
+        );
+        let _c = places.take(address(9)).expect("a place");
+        let mapped = IpAddr::from(std::net::Ipv4Addr::new(127, 0, 0, 9).to_ipv6_mapped());
+        let _d = places.take(mapped).expect("a place");
+        assert_eq!(places.take(address(9)).err(), Some(NoPlace::Address));
     }
 }

@@ -8,10 +8,11 @@
 //! still has one address.
 //!
 //! Artifacts saved before addresses were keyed (a plain SHA-256 address)
-//! still open: their address is checked the old way.
+//! no longer open: accepting a plain address would let whoever can put a
+//! file in the store pass off a body of their own without the key.
 
 use hmac::{Hmac, KeyInit as _, Mac as _};
-use sha2::{Digest as _, Sha256};
+use sha2::Sha256;
 
 /// The store's secret, what its addresses are keyed with.
 #[derive(Clone)]
@@ -49,11 +50,10 @@ impl AddressKey {
         &self.0
     }
 
-    /// Hashes a body as it streams by, both ways an address may be made.
+    /// Hashes a body as it streams by.
     pub(super) fn hasher(&self) -> BodyHasher {
         BodyHasher {
             keyed: keyed(&self.0),
-            plain: Sha256::new(),
         }
     }
 
@@ -72,13 +72,11 @@ fn keyed(key: &[u8; KEY_LEN]) -> Hmac<Sha256> {
 /// A body's hashes, as it streams by.
 pub(super) struct BodyHasher {
     keyed: Hmac<Sha256>,
-    plain: Sha256,
 }
 
 impl BodyHasher {
     pub(super) fn update(&mut self, bytes: &[u8]) {
         self.keyed.update(bytes);
-        self.plain.update(bytes);
     }
 
     /// The address a body saved now gets.
@@ -86,10 +84,8 @@ impl BodyHasher {
         super::id_of(&self.keyed.finalize().into_bytes())
     }
 
-    /// Whether `id` is this body's address, keyed or (saved before
-    /// addresses were keyed) plain.
+    /// Whether `id` is this body's address.
     pub(super) fn matches(self, id: &str) -> bool {
-        let plain = super::id_of(&self.plain.finalize());
-        super::id_of(&self.keyed.finalize().into_bytes()) == id || plain == id
+        self.address() == id
     }
 }

@@ -78,28 +78,15 @@ pub(crate) struct Target {
 pub(crate) type Stamp = iris_runtime::__wings::FileStamp;
 
 impl Target {
-    /// Opens the folder of `path`, creating it and its parents inside the
-    /// root when `create` is set.
-    pub(crate) fn open(root: &Dir, path: &WorkspacePath, create: bool) -> Result<Self, ToolResult> {
+    /// Opens the folder of `path` (made beforehand where the write may
+    /// make it).
+    pub(crate) fn open(root: &Dir, path: &WorkspacePath) -> Result<Self, ToolResult> {
         let Some(name) = path.relative.file_name() else {
             return Err(refused(&path.shown, "it does not end in a file name"));
         };
         let folder = match path.relative.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => {
-                let created = if create {
-                    root.create_dir_all(parent)
-                } else {
-                    Ok(())
-                };
-                // When creating fails, opening usually says why best (a
-                // link that leads outside is refused as one, not as "file
-                // exists"); when the folder is simply missing, creating does.
-                root.open_dir(parent).map_err(|open_error| match created {
-                    Err(create_error) if open_error.kind() == std::io::ErrorKind::NotFound => {
-                        io_refusal(path, &create_error)
-                    }
-                    _ => io_refusal(path, &open_error),
-                })?
+                root.open_dir(parent).map_err(|e| io_refusal(path, &e))?
             }
             _ => root.try_clone().map_err(|e| io_refusal(path, &e))?,
         };
@@ -296,7 +283,7 @@ mod tests {
     fn a_failed_write_leaves_the_old_content_and_no_litter() {
         let (temp, root) = workspace("failed");
         std::fs::create_dir_all(temp.join("target/kept")).unwrap();
-        let target = Target::open(&root, &path("target"), true).unwrap();
+        let target = Target::open(&root, &path("target")).unwrap();
         let result = target.replace(&path("target"), b"new", None, || Ok(()));
         assert!(result.is_err());
         assert!(temp.join("target/kept").is_dir());
@@ -310,7 +297,7 @@ mod tests {
     fn a_failed_recheck_writes_nothing() {
         let (temp, root) = workspace("recheck");
         std::fs::write(temp.join("a.txt"), "old").unwrap();
-        let target = Target::open(&root, &path("a.txt"), true).unwrap();
+        let target = Target::open(&root, &path("a.txt")).unwrap();
         let stale = ToolResult::error(ToolErrorKind::StaleRead, "moved");
         let result = target.replace(&path("a.txt"), b"new", None, || Err(stale));
         assert!(result.is_err());

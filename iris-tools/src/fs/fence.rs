@@ -81,13 +81,50 @@ impl Fence {
             return Ok(());
         }
         let real = held_path(file).unwrap_or_else(|| resolved.to_path_buf());
-        let identity = file.metadata().ok().and_then(|meta| identity_of(&meta));
-        match places
+        let meta = file.metadata().ok();
+        let identity = meta.as_ref().and_then(identity_of);
+        if let Some(place) = places
             .iter()
             .find(|p| p.access == Access::Hidden && p.covers(&real, identity))
         {
-            Some(place) => Err(hidden(path, place, &real)),
-            None => Ok(()),
+            return Err(hidden(path, place, &real));
+        }
+        // A file with other names may be one inside a hidden folder, under
+        // a name outside it: look for it there.
+        if let (Some(identity), true) = (identity, meta.as_ref().is_some_and(has_other_names)) {
+            return match linked_into(&places, identity) {
+                Linked::No => Ok(()),
+                Linked::Into(place) => Err(workspace::refused(
+                    &path.shown,
+                    &format!(
+                        "it is another name (a hard link) for a file in {}, which the file tools never read or write",
+                        place.why
+                    ),
+                )),
+                Linked::Unknown => Err(workspace::refused(
+                    &path.shown,
+                    "it has other names (hard links), and the folders the file tools never read are too large to tell whether one is there; read a copy instead",
+                )),
+            };
+        }
+        Ok(())
+    }
+
+    /// Refuses making folder `name` in `folder` (held open) for a write
+    /// to `path`, when the new folder would lie in a fenced place.
+    pub(crate) fn check_new_folder(
+        &self,
+        folder: &cap_std::fs::Dir,
+        name: &std::ffi::OsStr,
+        path: &WorkspacePath,
+    ) -> Result<(), ToolResult> {
+        match held_dir_path(folder) {
+            Some(real) => self.refuse_write(path, &real.join(name), None),
+            // Nothing says where the folder is: make nothing.
+            None => Err(workspace::refused(
+                &path.shown,
+                "its folders do not exist, and this system cannot tell where a new one would be; create them first",
+            )),
         }
     }
 
@@ -145,6 +182,60 @@ impl Fence {
             None => Ok(()),
         }
     }
+}
+
+/// Most entries of hidden folders looked through for another name of one
+/// file.
+const MAX_LINK_SEARCH: usize = 20_000;
+
+/// Whether a file is one in a hidden folder under another name.
+enum Linked<'p> {
+    No,
+    Into(&'p Place),
+    /// The folders hold too much to tell.
+    Unknown,
+}
+
+/// Looks through every hidden folder for the file `identity`.
+fn linked_into(places: &[Place], identity: (u64, u64)) -> Linked<'_> {
+    let mut budget = MAX_LINK_SEARCH;
+    for place in places
+        .iter()
+        .filter(|p| p.access == Access::Hidden && p.identity.is_none())
+    {
+        let mut folders = vec![place.path.clone()];
+        while let Some(folder) = folders.pop() {
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if budget == 0 {
+                    return Linked::Unknown;
+                }
+                budget -= 1;
+                let Ok(meta) = entry.path().symlink_metadata() else {
+                    continue;
+                };
+                if meta.is_dir() {
+                    folders.push(entry.path());
+                } else if meta.is_file() && identity_of(&meta) == Some(identity) {
+                    return Linked::Into(place);
+                }
+            }
+        }
+    }
+    Linked::No
+}
+
+#[cfg(unix)]
+fn has_other_names(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    meta.nlink() > 1
+}
+
+#[cfg(not(unix))]
+fn has_other_names(_meta: &std::fs::Metadata) -> bool {
+    false
 }
 
 impl Place {

@@ -39,6 +39,7 @@ mod atomic;
 mod edit_file;
 mod error;
 mod fence;
+mod folders;
 pub mod observation;
 mod page;
 mod read_file;
@@ -128,8 +129,22 @@ impl FileService {
     /// outside the workspace changes nothing (the tools cannot reach it).
     #[must_use]
     pub fn with_read_only_folder(self, folder: &Path, why: impl Into<String>) -> Self {
-        self.fence.add(folder, fence::Access::ReadOnly, why.into());
+        self.protect(folder, why);
         self
+    }
+
+    /// [`with_read_only_folder`](Self::with_read_only_folder) on a
+    /// service already shared. A folder that holds the workspace itself
+    /// is left writable (with a warning): nothing could be written at all.
+    pub fn protect(&self, folder: &Path, why: impl Into<String>) {
+        let holds_workspace = folder
+            .canonicalize()
+            .is_ok_and(|folder| self.workspace.canonical().starts_with(folder));
+        if holds_workspace {
+            tracing::warn!(folder = %folder.display(), "a folder that holds the whole workspace cannot be kept read-only; the file tools may write in it");
+            return;
+        }
+        self.fence.add(folder, fence::Access::ReadOnly, why.into());
     }
 
     /// Hides `path` (a file or a folder) from the file tools: they neither
@@ -398,7 +413,10 @@ impl FileService {
         Self::refuse_protected(path)?;
         let resolved = self.workspace.canonical().join(&path.key);
         self.fence.check_planned_write(path, &resolved)?;
-        let target = atomic::Target::open(self.workspace.dir(), path, create)?;
+        if create {
+            folders::make_parents(self.workspace.dir(), &self.fence, path)?;
+        }
+        let target = atomic::Target::open(self.workspace.dir(), path)?;
         self.fence
             .check_write(target.folder(), target.name(), path, &resolved)?;
         if self.artifacts.existing_identity() == Some(target.folder_identity()) {

@@ -513,3 +513,49 @@ async fn connect_once_free(url: &str) -> Option<McpClient> {
     }
     None
 }
+
+/// Rereading the public metadata over kept-alive connections pins no
+/// place: a connection never let in is closed with that answer too, so a
+/// caller with a token still gets in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rereading_the_metadata_over_kept_connections_pins_no_place() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let auth = iris::mcp::GatewayAuth::new(
+        "https://gateway.test/mcp",
+        vec![iris::mcp::TokenIssuer::new("http://127.0.0.1:9")],
+    )
+    .rule(iris::mcp::AccessRule {
+        tools: vec!["*".to_owned()],
+        ..iris::mcp::AccessRule::default()
+    });
+    let (url, stop) = served(ServeOptions {
+        auth: Some(auth),
+        max_connections: 4,
+        ..ServeOptions::default()
+    })
+    .await;
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let request = format!(
+        "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {address}\r\n\r\n"
+    );
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        let read =
+            tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut answer)).await;
+        assert!(read.is_ok(), "the metadata answer closes the connection");
+        assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"));
+        held.push(stream);
+    }
+    // A newcomer is answered (401 for its made-up token), not shut out.
+    let answer = raw_initialize_with(&url, "Authorization: Bearer made-up\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    drop(held);
+    stop.cancel();
+}
