@@ -2,9 +2,9 @@
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use iris_core::{RunId, ToolErrorKind, ToolName};
@@ -217,10 +217,21 @@ struct Counters {
     panicked: AtomicU64,
 }
 
-struct Slot {
+/// One observer's queue and the thread that feeds it, shared by every
+/// executor the observer was added to: a run's child agents run on
+/// executors of their own, and an observer of all of them hears their
+/// events in the order they happened, not per executor.
+struct Delivery {
     sender: SyncSender<RunEvent>,
     counters: Arc<Counters>,
 }
+
+struct Slot {
+    delivery: Arc<Delivery>,
+}
+
+/// The deliveries alive, by the address of the observer they feed.
+static DELIVERIES: Mutex<Vec<(usize, Weak<Delivery>)>> = Mutex::new(Vec::new());
 
 /// The observers of an executor.
 #[derive(Default)]
@@ -233,27 +244,9 @@ const QUEUE: usize = 1024;
 
 impl Observers {
     pub(crate) fn add(&mut self, observer: Arc<dyn RunEventObserver>) {
-        let (sender, receiver) = sync_channel::<RunEvent>(QUEUE);
-        let counters = Arc::new(Counters::default());
-        let thread_counters = Arc::clone(&counters);
-        let spawned = std::thread::Builder::new()
-            .name("iris-observer".to_owned())
-            .spawn(move || {
-                for event in receiver {
-                    let outcome = catch_unwind(AssertUnwindSafe(|| observer.on_event(&event)));
-                    let counter = if outcome.is_ok() {
-                        &thread_counters.delivered
-                    } else {
-                        &thread_counters.panicked
-                    };
-                    counter.fetch_add(1, Ordering::Relaxed);
-                }
-            });
-        if let Err(err) = spawned {
-            tracing::error!(%err, "could not start an observer thread; the observer gets no events");
-            return;
+        if let Some(delivery) = delivery_for(observer) {
+            self.slots.push(Slot { delivery });
         }
-        self.slots.push(Slot { sender, counters });
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -263,10 +256,11 @@ impl Observers {
     /// Queues `event` for every observer without ever waiting.
     pub(crate) fn emit(&self, event: &RunEvent) {
         for slot in &self.slots {
-            match slot.sender.try_send(event.clone()) {
+            let delivery = &slot.delivery;
+            match delivery.sender.try_send(event.clone()) {
                 Ok(()) => {}
                 Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                    slot.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                    delivery.counters.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
@@ -275,13 +269,54 @@ impl Observers {
     pub(crate) fn stats(&self) -> Vec<ObserverStats> {
         self.slots
             .iter()
-            .map(|slot| ObserverStats {
-                delivered: slot.counters.delivered.load(Ordering::Relaxed),
-                dropped: slot.counters.dropped.load(Ordering::Relaxed),
-                panicked: slot.counters.panicked.load(Ordering::Relaxed),
+            .map(|slot| {
+                let counters = &slot.delivery.counters;
+                ObserverStats {
+                    delivered: counters.delivered.load(Ordering::Relaxed),
+                    dropped: counters.dropped.load(Ordering::Relaxed),
+                    panicked: counters.panicked.load(Ordering::Relaxed),
+                }
             })
             .collect()
     }
+}
+
+/// The delivery feeding `observer`: the one already alive for it, or a
+/// new one with its own thread.
+fn delivery_for(observer: Arc<dyn RunEventObserver>) -> Option<Arc<Delivery>> {
+    let key = Arc::as_ptr(&observer).cast::<()>().addr();
+    let mut deliveries = DELIVERIES.lock().unwrap_or_else(PoisonError::into_inner);
+    deliveries.retain(|(_, delivery)| delivery.strong_count() > 0);
+    if let Some(alive) = deliveries
+        .iter()
+        .find(|(kept, _)| *kept == key)
+        .and_then(|(_, delivery)| delivery.upgrade())
+    {
+        return Some(alive);
+    }
+    let (sender, receiver) = sync_channel::<RunEvent>(QUEUE);
+    let counters = Arc::new(Counters::default());
+    let thread_counters = Arc::clone(&counters);
+    let spawned = std::thread::Builder::new()
+        .name("iris-observer".to_owned())
+        .spawn(move || {
+            for event in receiver {
+                let outcome = catch_unwind(AssertUnwindSafe(|| observer.on_event(&event)));
+                let counter = if outcome.is_ok() {
+                    &thread_counters.delivered
+                } else {
+                    &thread_counters.panicked
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::error!(%err, "could not start an observer thread; the observer gets no events");
+        return None;
+    }
+    let delivery = Arc::new(Delivery { sender, counters });
+    deliveries.push((key, Arc::downgrade(&delivery)));
+    Some(delivery)
 }
 
 impl fmt::Debug for Observers {

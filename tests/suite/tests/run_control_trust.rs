@@ -540,6 +540,97 @@ async fn a_waiting_item_keeps_each_fact_once_and_shows_what_its_call_makes() {
     assert_eq!(read(&|_| {}).expect("reads"), state, "and reads back whole");
 }
 
+/// Records every event it hears, in the order it hears them, slowly (as
+/// a terminal or a socket may be), so queues lag behind the run.
+#[derive(Default)]
+struct SlowRecorder(std::sync::Mutex<Vec<iris::observe::RunEvent>>);
+
+impl iris::observe::RunEventObserver for SlowRecorder {
+    fn on_event(&self, event: &iris::observe::RunEvent) {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        self.0.lock().expect("a lock").push(event.clone());
+    }
+}
+
+/// One observer of a parent and its child (each on an executor of its
+/// own) hears the tree's events in the order they happened: the child's
+/// calls between its start and its end, whatever each executor's queue
+/// holds (`iris run --jsonl` printed them out of order).
+#[tokio::test]
+async fn an_observer_of_a_tree_hears_its_events_in_the_order_they_happened() {
+    use iris::observe::RunEvent;
+    let dir = tempfile::tempdir().expect("a folder");
+    let recorder = Arc::new(SlowRecorder::default());
+    let shared: Arc<dyn iris::observe::RunEventObserver> = recorder.clone();
+    let observed = |name: &str, policy: RulePolicy| {
+        let executor = ToolExecutor::builder(registry())
+            .policy(policy)
+            .shared_observer(Arc::clone(&shared))
+            .build()
+            .expect("builds");
+        Agent::builder(executor).name(name)
+    };
+    let child = observed("cashier", RulePolicy::new().write(Rule::Allow))
+        .build()
+        .expect("builds");
+    let cashier = ChildAgent::new("cashier", "Charges cards.", child).model(ScriptedModel::new([
+        Turn::call_with_id("f1", "find_fact", json!({"topic": "a"})).and_call_with_id(
+            "f2",
+            "find_fact",
+            json!({"topic": "b"}),
+        ),
+        Turn::call_with_id("w1", "charge", json!({"cents": 5})),
+        Turn::text("done"),
+    ]));
+    let lead = observed(
+        "lead",
+        RulePolicy::new().other(Rule::Allow).write(Rule::Allow),
+    )
+    .child(cashier)
+    .build()
+    .expect("builds");
+    let runner = AgentRunner::new(
+        lead,
+        ScriptedModel::new([
+            delegate("d1", "Charge 5."),
+            Turn::call_with_id("f3", "find_fact", json!({"topic": "c"})),
+            Turn::text("ok"),
+        ]),
+    );
+    finished(
+        runner
+            .run("Go.", &cx(dir.path(), "ordered"))
+            .await
+            .expect("runs"),
+    );
+    let mut heard = Vec::new();
+    for _ in 0..500 {
+        heard = recorder.0.lock().expect("a lock").clone();
+        if heard
+            .iter()
+            .any(|e| matches!(e, RunEvent::RunFinished { run_id } if run_id.as_str() == "ordered"))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let at = |wanted: &dyn Fn(&RunEvent) -> bool| {
+        heard
+            .iter()
+            .position(|e| wanted(e))
+            .unwrap_or_else(|| panic!("heard: {heard:#?}"))
+    };
+    let started = at(&|e| matches!(e, RunEvent::ChildStarted { .. }));
+    let ended = at(&|e| matches!(e, RunEvent::ChildEnded { .. }));
+    let charged = at(&|e| matches!(e, RunEvent::ToolFinished { call_id, .. } if call_id == "w1"));
+    let looked = at(&|e| matches!(e, RunEvent::ToolFinished { call_id, .. } if call_id == "f1"));
+    let after = at(&|e| matches!(e, RunEvent::ToolStarted { call_id, .. } if call_id == "f3"));
+    assert!(
+        started < looked && looked < charged && charged < ended && ended < after,
+        "child started {started}, looked {looked}, charged {charged}, ended {ended}, parent went on {after}"
+    );
+}
+
 /// `count` questions in one `ask_question` call.
 fn questions(count: usize) -> Value {
     let questions: Vec<Value> = (0..count)
