@@ -617,7 +617,7 @@ async fn an_observer_of_a_tree_hears_its_events_in_the_order_they_happened() {
     let at = |wanted: &dyn Fn(&RunEvent) -> bool| {
         heard
             .iter()
-            .position(|e| wanted(e))
+            .position(wanted)
             .unwrap_or_else(|| panic!("heard: {heard:#?}"))
     };
     let started = at(&|e| matches!(e, RunEvent::ChildStarted { .. }));
