@@ -19,6 +19,7 @@
 //! `iris::agent`, `iris::mcp`, ...) and keeps the day-one names at its root.
 
 pub mod artifacts;
+mod beneath;
 pub mod config;
 mod echo;
 mod error;
@@ -77,6 +78,7 @@ pub mod __private {
 #[doc(hidden)]
 pub mod __wings {
     pub use crate::__iris_debug_as_display as debug_as_display;
+    pub use crate::beneath::{BeneathError, open_beneath};
     pub use crate::echo::{ECHO_CHARS, for_person, hides, shorten, shorten_to};
     pub use crate::executor::permissions::hex;
     #[cfg(unix)]

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use iris_core::{ToolErrorKind, ToolResult};
+use iris_runtime::__wings::BeneathError;
 use serde_json::json;
 
 use crate::read::SKILL_FILE;
@@ -58,8 +59,16 @@ pub const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
 /// that leads out is refused), at most [`MAX_SKILL_FILE_BYTES`], UTF-8.
 #[must_use]
 pub fn read_file(skill: &Skill, relative: &str) -> ToolResult {
-    match confined(&skill.root, relative) {
-        Ok(path) => match read_text(&path) {
+    let opened = checked(relative).and_then(|path| {
+        iris_runtime::__wings::open_beneath(&skill.root, path).map_err(|why| match why {
+            BeneathError::Outside => "leads out of the skill's folder (through a link)".to_owned(),
+            BeneathError::Missing => "is not a file of the skill".to_owned(),
+            BeneathError::Folder(_) => "names a skill whose folder is gone".to_owned(),
+            other => format!("is refused: {other}"),
+        })
+    });
+    match opened {
+        Ok(file) => match read_text(file) {
             Ok(text) => ToolResult::text(text).with_data(json!({
                 "skill": skill.name,
                 "file": relative,
@@ -78,11 +87,12 @@ pub fn read_file(skill: &Skill, relative: &str) -> ToolResult {
     }
 }
 
-/// `relative` inside `root`, or why it is not.
-fn confined(root: &Path, relative: &str) -> Result<PathBuf, &'static str> {
+/// `relative` as a path inside a skill's folder, or why it cannot be one
+/// (the folder itself then confines what it names, when it is opened).
+fn checked(relative: &str) -> Result<&Path, String> {
     let path = Path::new(relative);
     if relative.is_empty() || path.is_absolute() || relative.starts_with(['/', '\\']) {
-        return Err("is not a path relative to the skill's folder");
+        return Err("is not a path relative to the skill's folder".to_owned());
     }
     if path.components().any(|c| {
         !matches!(
@@ -90,28 +100,14 @@ fn confined(root: &Path, relative: &str) -> Result<PathBuf, &'static str> {
             std::path::Component::Normal(_) | std::path::Component::CurDir
         )
     }) {
-        return Err("leaves the skill's folder");
+        return Err("leaves the skill's folder".to_owned());
     }
-    let base = root
-        .canonicalize()
-        .map_err(|_| "names a skill whose folder is gone")?;
-    let target = base
-        .join(path)
-        .canonicalize()
-        .map_err(|_| "is not a file of the skill")?;
-    if !target.starts_with(&base) {
-        return Err("leads out of the skill's folder (through a link)");
-    }
-    Ok(target)
+    Ok(path)
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
+fn read_text(file: std::fs::File) -> Result<String, String> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|_| "cannot be opened".to_owned())?;
     let metadata = file.metadata().map_err(|_| "cannot be opened".to_owned())?;
-    if !metadata.is_file() {
-        return Err("is a folder; name a file in it".to_owned());
-    }
     if metadata.len() > MAX_SKILL_FILE_BYTES {
         return Err(format!(
             "is {} bytes; files of a skill are read up to {MAX_SKILL_FILE_BYTES}",

@@ -36,7 +36,11 @@ type Fields = BTreeMap<String, Spanned<Value>>;
 /// not YAML, or a `SKILL.md` that cannot be read.
 pub fn read_skill(folder: &Path, strictness: Strictness) -> Result<ReadSkill, Vec<SkillProblem>> {
     let file = folder.join(SKILL_FILE);
-    let text = iris_runtime::config::yaml::read_bounded(&file, "skill file")
+    // Opened beneath its folder: a `SKILL.md` that links out of it, or is
+    // another name for a file elsewhere, is not the skill's own.
+    let text = iris_runtime::__wings::open_beneath(folder, Path::new(SKILL_FILE))
+        .map_err(|why| format!("cannot read the skill file: {why}"))
+        .and_then(|opened| iris_runtime::config::yaml::read_bounded_file(opened, "skill file"))
         .map_err(|message| vec![SkillProblem::new(&file, "", message, Severity::Error)])?;
     let parts = front_matter::split(&text)
         .map_err(|why| vec![SkillProblem::new(&file, "", why, Severity::Error)])?;

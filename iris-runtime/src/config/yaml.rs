@@ -65,6 +65,16 @@ pub fn read_bounded(path: &Path, what: &str) -> Result<String, String> {
     let file = options
         .open(path)
         .map_err(|err| format!("cannot read the {what}: {err}"))?;
+    read_bounded_file(file, what)
+}
+
+/// The text of `file`, opened already (without waiting, if it may be a
+/// FIFO), refusing anything but a regular file of at most
+/// [`MAX_FILE_BYTES`] before reading more than that.
+///
+/// # Errors
+/// What was wrong, in words for a person.
+pub fn read_bounded_file(file: std::fs::File, what: &str) -> Result<String, String> {
     let metadata = file
         .metadata()
         .map_err(|err| format!("cannot read the {what}: {err}"))?;

@@ -334,8 +334,11 @@ async fn a_hard_link_to_a_file_in_a_hidden_folder_is_that_file() {
     let root = dir.path();
     std::fs::hard_link(root.join(".iris/artifacts/secret"), root.join("report.txt"))
         .expect("a hard link");
+    // (A hard-linked `SKILL.md` would not load at all: another file of
+    // the skill.)
+    std::fs::write(root.join(".agents/skills/expenses/rates.md"), "rates\n").expect("writes");
     std::fs::hard_link(
-        root.join(".agents/skills/expenses/SKILL.md"),
+        root.join(".agents/skills/expenses/rates.md"),
         root.join("skill.md"),
     )
     .expect("a hard link");

@@ -276,3 +276,101 @@ fn the_walk_skips_hidden_folders_modules_and_links_out_and_is_bounded() {
             .any(|p| p.message.contains("stopped after looking into 2 folders"))
     );
 }
+
+/// A skill's files are read the way the file tools read theirs: opened
+/// once beneath the skill's folder, never through a link out of it, never
+/// a hard link to a file elsewhere, never waiting on a FIFO; and a file
+/// swapped for a link out while it is read never yields the outside file.
+#[test]
+fn a_skills_files_are_read_beneath_its_folder_and_nothing_else() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = root.path().join("outside.txt");
+    std::fs::write(&outside, "the host's secret\n").unwrap();
+    let folder = skill_at(
+        root.path(),
+        "notes",
+        "---\nname: notes\ndescription: Keep notes. Use when asked.\n---\nBody.\n",
+    );
+    let skill = read_skill(&folder, Strictness::Strict).unwrap().skill;
+    std::fs::write(folder.join("plain.md"), "plain\n").unwrap();
+    std::fs::hard_link(&outside, folder.join("linked.md")).unwrap();
+    std::os::unix::fs::symlink(&outside, folder.join("out.md")).unwrap();
+    nix::unistd::mkfifo(&folder.join("pipe.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    assert_eq!(
+        iris::skills::read_file(&skill, "plain.md").text_content(),
+        "plain\n"
+    );
+    for (file, why) in [
+        ("linked.md", "other names"),
+        ("out.md", "leads out of the skill's folder"),
+        ("pipe.md", "not a regular file"),
+    ] {
+        let refused = iris::skills::read_file(&skill, file);
+        assert!(refused.is_error(), "{file}: {refused:?}");
+        assert!(
+            refused.text_content().contains(why),
+            "{file}: {}",
+            refused.text_content()
+        );
+    }
+
+    // Swapped between a plain file and a link out, again and again.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (folder, outside, stop) = (
+            folder.clone(),
+            outside.clone(),
+            std::sync::Arc::clone(&stop),
+        );
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_file(folder.join("swap.link"));
+                let _ = std::os::unix::fs::symlink(&outside, folder.join("swap.link"));
+                let _ = std::fs::rename(folder.join("swap.link"), folder.join("swap.md"));
+                let _ = std::fs::write(folder.join("swap.plain"), "plain\n");
+                let _ = std::fs::rename(folder.join("swap.plain"), folder.join("swap.md"));
+            }
+        })
+    };
+    for _ in 0..2_000 {
+        let read = iris::skills::read_file(&skill, "swap.md");
+        assert!(!read.text_content().contains("secret"), "{read:?}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+}
+
+/// A `SKILL.md` that links out of its folder, or is a hard link to a file
+/// elsewhere, is not the skill's own: it does not load.
+#[test]
+fn a_skill_file_from_elsewhere_does_not_load() {
+    let root = tempfile::tempdir().unwrap();
+    let elsewhere = root.path().join("elsewhere.md");
+    std::fs::write(
+        &elsewhere,
+        "---\nname: linked\ndescription: From elsewhere. Use never.\n---\nBody.\n",
+    )
+    .unwrap();
+    for (name, link) in [
+        (
+            "linked",
+            Box::new(|from: &Path, to: &Path| std::os::unix::fs::symlink(from, to))
+                as Box<dyn Fn(&Path, &Path) -> std::io::Result<()>>,
+        ),
+        (
+            "hard",
+            Box::new(|from: &Path, to: &Path| std::fs::hard_link(from, to)),
+        ),
+    ] {
+        let folder = root.path().join("skills").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        link(&elsewhere, &folder.join("SKILL.md")).unwrap();
+        let problems = read_skill(&folder, Strictness::Lenient).expect_err("refused");
+        let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(
+            said.iter()
+                .any(|p| p.contains("leads out of its folder") || p.contains("other names")),
+            "{name}: {said:?}"
+        );
+    }
+}
