@@ -70,6 +70,7 @@ mod catalog;
 mod commands;
 mod exit;
 mod host;
+mod logging;
 mod output;
 mod progress;
 mod script;
@@ -171,6 +172,10 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
     let out = Out {
         json: matches!(sub.try_get_one::<bool>("json"), Ok(Some(true))),
     };
+    // `run` installs it with its traces' exporter, once it knows it.
+    if name != "run" {
+        logging::install(None::<tracing_subscriber::layer::Identity>);
+    }
     // The commands that need no catalog, or make their own.
     match name {
         "completions" => {

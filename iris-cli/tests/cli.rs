@@ -605,3 +605,77 @@ fn serving_over_http_names_its_workspace_and_the_agent_file_is_never_a_tools_fil
     );
     assert!(stdout(&notes).contains("first line"), "{}", stdout(&notes));
 }
+
+/// The first lines `iris serve` writes on standard error before it is
+/// stopped (it serves until killed).
+fn serve_says(dir: &Path, args: &[&str]) -> String {
+    use std::io::{BufRead as _, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iris"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (lines, heard) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = String::new();
+    while let Ok(line) = heard.recv_timeout(std::time::Duration::from_secs(5)) {
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains("serving MCP at") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    said
+}
+
+/// `serve --http` says where it listens, and a server without
+/// authentication on an address other hosts can reach says so at every
+/// start (the binary's warnings reach standard error).
+#[test]
+fn serving_over_http_says_where_and_warns_when_open_to_anyone() {
+    let dir = workspace();
+    let said = serve_says(
+        dir.path(),
+        &[
+            "serve",
+            "--agent",
+            "agent.yaml",
+            "--http",
+            "127.0.0.1:0",
+            "--workspace",
+            ".",
+        ],
+    );
+    assert!(said.contains("serving MCP at http://127.0.0.1:"), "{said}");
+    assert!(!said.contains("without authentication"), "{said}");
+    let open = serve_says(
+        dir.path(),
+        &[
+            "serve",
+            "--agent",
+            "agent.yaml",
+            "--http",
+            "0.0.0.0:0",
+            "--no-auth",
+            "--workspace",
+            ".",
+        ],
+    );
+    assert!(open.contains("WARN"), "{open}");
+    assert!(open.contains("without authentication"), "{open}");
+    assert!(open.contains("serving MCP at"), "{open}");
+}

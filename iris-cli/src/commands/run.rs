@@ -486,13 +486,16 @@ fn export_traces(
         .clone()
         .or_else(|| settings.and_then(|t| t.otlp.clone()))
     else {
+        crate::logging::install(None::<tracing_subscriber::layer::Identity>);
         return Ok(None);
     };
     let mut otlp = iris_telemetry::Otlp::new(endpoint);
     if let Some(name) = settings.and_then(|t| t.service_name.as_deref()) {
         otlp = otlp.service_name(name);
     }
-    otlp.install().map(Some).map_err(|e| e.to_string())
+    let (layer, guard) = otlp.layer().map_err(|e| e.to_string())?;
+    crate::logging::install(Some(layer));
+    Ok(Some(guard))
 }
 
 /// A token Ctrl-C cancels.

@@ -84,7 +84,21 @@ pub(crate) async fn run(
         ..ServeOptions::default()
     };
     let executor = Arc::new(agent.executor().clone());
-    match iris_mcp::serve_with(executor, transport, options).await {
+    let served = match transport {
+        // Where it listens is said at every start (a port of 0 is chosen
+        // by the system).
+        ServeTransport::Http(address) => {
+            match iris_mcp::McpHttpServer::bind(executor, address, options).await {
+                Ok(http) => {
+                    out.note(&format!("serving MCP at {}", http.url()));
+                    http.run().await
+                }
+                Err(e) => Err(e),
+            }
+        }
+        stdio => iris_mcp::serve_with(executor, stdio, options).await,
+    };
+    match served {
         Ok(()) => Exit::Ok,
         Err(e) => out.fail(Exit::Unreachable, &e.to_string()),
     }
