@@ -24,16 +24,23 @@ const MAX_LIST_DEPTH: usize = 4;
 /// host's `data` names the skill and its files.
 #[must_use]
 pub fn activation(skill: &Skill) -> ToolResult {
+    activation_showing(skill, &skill.root.display().to_string())
+}
+
+/// [`activation`], showing the skill's folder as `folder` (a server shows
+/// its callers the skill's resource address, never a path of its own).
+#[must_use]
+pub fn activation_showing(skill: &Skill, folder: &str) -> ToolResult {
     let (files, more) = files_of(&skill.root);
     let mut text = format!(
         "<skill name=\"{}\" folder=\"{}\">\n{}\n</skill>",
         crate::escape::attribute(&skill.name),
-        crate::escape::attribute(&skill.root.display().to_string()),
+        crate::escape::attribute(folder),
         crate::escape::body(&skill.body)
     );
     if !files.is_empty() {
         text.push_str(
-            "\n\nFiles of the skill, relative to its folder (read them with the file tools when its instructions point to them):",
+            "\n\nFiles of the skill, relative to its folder (read one with `activate_skill` and its `file` argument when the instructions point to it):",
         );
         for file in &files {
             text.push_str("\n- ");
@@ -45,7 +52,7 @@ pub fn activation(skill: &Skill) -> ToolResult {
     }
     ToolResult::text(text).with_data(json!({
         "skill": skill.name,
-        "folder": skill.root.display().to_string(),
+        "folder": folder,
         "files": files,
         "files_not_listed": more,
     }))

@@ -47,7 +47,8 @@ mod set;
 mod skill;
 
 pub use activation::{
-    MAX_LISTED_FILES, MAX_SKILL_FILE_BYTES, activation, already_active, not_offered, read_file,
+    MAX_LISTED_FILES, MAX_SKILL_FILE_BYTES, activation, activation_showing, already_active,
+    not_offered, read_file,
 };
 pub use catalog::{ACTIVATE_SKILL, Catalog, CatalogReport, DEFAULT_CATALOG_TOKENS};
 pub use discover::{

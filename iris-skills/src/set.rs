@@ -63,6 +63,26 @@ impl Skills {
         arguments: &serde_json::Value,
         active: &mut Vec<String>,
     ) -> (iris_core::ToolResult, Option<String>) {
+        self.answer_showing(arguments, active, false)
+    }
+
+    /// [`answer`](Self::answer) for a caller of a server: a skill's folder
+    /// is shown as its resource address (`skill://<name>/`), never as a
+    /// path of the server's.
+    pub fn answer_served(
+        &self,
+        arguments: &serde_json::Value,
+        active: &mut Vec<String>,
+    ) -> (iris_core::ToolResult, Option<String>) {
+        self.answer_showing(arguments, active, true)
+    }
+
+    fn answer_showing(
+        &self,
+        arguments: &serde_json::Value,
+        active: &mut Vec<String>,
+        served: bool,
+    ) -> (iris_core::ToolResult, Option<String>) {
         let asked = arguments
             .get("name")
             .and_then(serde_json::Value::as_str)
@@ -77,7 +97,12 @@ impl Skills {
             return (crate::already_active(asked), None);
         }
         active.push(asked.to_owned());
-        (crate::activation(skill), Some(asked.to_owned()))
+        let activated = if served {
+            crate::activation_showing(skill, &format!("skill://{}/", skill.name))
+        } else {
+            crate::activation(skill)
+        };
+        (activated, Some(asked.to_owned()))
     }
 
     /// Keeps `warnings` (what finding the skills forgave) to show the host.

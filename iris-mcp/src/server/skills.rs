@@ -64,7 +64,7 @@ impl McpConnection {
             .active_skills
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        Some(skills.answer(arguments, &mut active).0)
+        Some(skills.answer_served(arguments, &mut active).0)
     }
 
     /// Every offered skill's files, as resources.

@@ -78,6 +78,15 @@ async fn skills_are_offered_activated_per_session_and_their_files_read() {
         text(&first).contains("Group the changes by kind."),
         "{first:?}"
     );
+    // The caller sees the skill's address, never a path of the server's.
+    assert!(
+        text(&first).contains("folder=\"skill://release-notes/\""),
+        "{first:?}"
+    );
+    assert!(
+        !text(&first).contains(&*project.path().to_string_lossy()),
+        "{first:?}"
+    );
     let again = client
         .call_tool(call(&json!({"name": "release-notes", "file": null})))
         .await
