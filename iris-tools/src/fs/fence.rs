@@ -112,20 +112,18 @@ impl Fence {
 
     /// Refuses making folder `name` in `folder` (held open) for a write
     /// to `path`, when the new folder would lie in a fenced place.
+    /// Where no system call says where `folder` is, `resolved` (the new
+    /// folder's path as the workspace resolved it) stands in.
     pub(crate) fn check_new_folder(
         &self,
         folder: &cap_std::fs::Dir,
         name: &std::ffi::OsStr,
         path: &WorkspacePath,
+        resolved: &Path,
     ) -> Result<(), ToolResult> {
-        match held_dir_path(folder) {
-            Some(real) => self.refuse_write(path, &real.join(name), None),
-            // Nothing says where the folder is: make nothing.
-            None => Err(workspace::refused(
-                &path.shown,
-                "its folders do not exist, and this system cannot tell where a new one would be; create them first",
-            )),
-        }
+        let real = held_dir_path(folder)
+            .map_or_else(|| resolved.to_path_buf(), |folder| folder.join(name));
+        self.refuse_write(path, &real, None)
     }
 
     /// Refuses a write to `path` (resolved to `resolved`) before anything

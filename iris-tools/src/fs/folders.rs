@@ -5,7 +5,7 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::path::{Component, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use cap_std::fs::Dir;
 use iris_core::ToolResult;
@@ -13,9 +13,11 @@ use iris_core::ToolResult;
 use super::fence::Fence;
 use super::workspace::{WorkspacePath, io_refusal, refused};
 
-/// Makes the missing folders of `path`'s parent beneath `root`.
+/// Makes the missing folders of `path`'s parent beneath `root` (at
+/// `root_path`, as the OS resolves it).
 pub(crate) fn make_parents(
     root: &Dir,
+    root_path: &Path,
     fence: &Fence,
     path: &WorkspacePath,
 ) -> Result<(), ToolResult> {
@@ -32,7 +34,7 @@ pub(crate) fn make_parents(
                 let Component::Normal(name) = component else {
                     return Err(io_refusal(path, &error));
                 };
-                here = make_in(&here, name, fence, path)?;
+                here = make_in(&here, name, fence, path, &root_path.join(&reached))?;
             }
             Err(error) => return Err(io_refusal(path, &error)),
         }
@@ -47,8 +49,9 @@ fn make_in(
     name: &OsStr,
     fence: &Fence,
     path: &WorkspacePath,
+    resolved: &Path,
 ) -> Result<Dir, ToolResult> {
-    fence.check_new_folder(here, name, path)?;
+    fence.check_new_folder(here, name, path, resolved)?;
     match here.create_dir(name) {
         Ok(()) => {}
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}

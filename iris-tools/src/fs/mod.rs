@@ -414,7 +414,12 @@ impl FileService {
         let resolved = self.workspace.canonical().join(&path.key);
         self.fence.check_planned_write(path, &resolved)?;
         if create {
-            folders::make_parents(self.workspace.dir(), &self.fence, path)?;
+            folders::make_parents(
+                self.workspace.dir(),
+                self.workspace.canonical(),
+                &self.fence,
+                path,
+            )?;
         }
         let target = atomic::Target::open(self.workspace.dir(), path)?;
         self.fence
