@@ -256,6 +256,13 @@ impl McpConnection {
         )
     }
 
+    /// Whether [`ServeOptions::max_sessions`] are served already.
+    pub(crate) fn is_full(&self) -> bool {
+        // This server itself (the template sessions are cloned from) is
+        // counted too.
+        self.shared.live.load(Ordering::SeqCst) > self.options.max_sessions
+    }
+
     /// Another connection, unless [`ServeOptions::max_sessions`] are
     /// served already.
     #[must_use]

@@ -56,6 +56,7 @@ pub struct McpHttpServer {
     request_timeout: Duration,
     header_timeout: Duration,
     shutdown: CancellationToken,
+    template: McpConnection,
 }
 
 impl std::fmt::Debug for McpHttpServer {
@@ -139,6 +140,7 @@ impl McpHttpServer {
             })
             .unwrap_or_default();
         let server = McpConnection::behind(executor, options, gate.clone());
+        let template = server.clone();
         let sessions = Arc::new(LocalSessionManager::default());
         let mut service = StreamableHttpService::new(
             move || {
@@ -169,6 +171,7 @@ impl McpHttpServer {
             request_timeout,
             header_timeout,
             shutdown,
+            template,
         })
     }
 
@@ -252,6 +255,7 @@ impl McpHttpServer {
                 sessions: Arc::clone(&self.sessions),
                 gate: self.gate.clone(),
                 deadline: self.request_timeout,
+                template: self.template.clone(),
             };
             let shutdown = self.shutdown.clone();
             let header_deadline = self.header_timeout;
@@ -291,6 +295,8 @@ struct Served {
     sessions: Arc<LocalSessionManager>,
     gate: Option<Arc<Gate>>,
     deadline: Duration,
+    /// The server sessions are made from: whether it holds its most.
+    template: McpConnection,
 }
 
 type Answer = Response<BoxBody<Bytes, Infallible>>;
@@ -335,6 +341,13 @@ impl Served {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         let opens_session = session.is_none() && is_initialize(&body);
+        if opens_session && self.template.is_full() {
+            // Full for everyone, for now: a caller comes back later.
+            return retry_later(&format!(
+                "the server holds its maximum of {} MCP sessions; try again later",
+                self.template.options().max_sessions
+            ));
+        }
         if let (Some(gate), Some(admitted)) = (&self.gate, &admitted) {
             if let Some(tool) = called_tool(&body)
                 && let Some(refusal) = gate.step_up(&admitted.principal, &tool)
@@ -485,6 +498,19 @@ fn is_initialize(body: &[u8]) -> bool {
     serde_json::from_slice::<Method<'_>>(body)
         .is_ok_and(|message| message.method.as_deref() == Some("initialize"))
 }
+
+/// 503 with `Retry-After`: the server is full, not broken.
+fn retry_later(text: &str) -> Answer {
+    let mut answer = plain(StatusCode::SERVICE_UNAVAILABLE, text);
+    answer.headers_mut().insert(
+        hyper::header::RETRY_AFTER,
+        hyper::header::HeaderValue::from_static(RETRY_AFTER_SECONDS),
+    );
+    answer
+}
+
+/// Seconds a caller of a full server is asked to wait.
+const RETRY_AFTER_SECONDS: &str = "5";
 
 fn plain(status: StatusCode, text: &str) -> Response<BoxBody<Bytes, Infallible>> {
     let mut response = Response::new(Full::new(Bytes::from(text.to_owned())).boxed());

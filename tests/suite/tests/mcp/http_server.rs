@@ -83,11 +83,14 @@ async fn sessions_past_the_cap_are_refused_and_an_ended_one_frees_its_place() {
         .await
         .expect_err("a third session is over the cap");
     let message = refused.to_string();
-    assert!(message.contains("HTTP 500"), "{message}");
-    // The client library shows the status only; the body says why.
+    assert!(message.contains("HTTP 503"), "{message}");
+    // The client library shows the status only; the answer says why, and
+    // when to come back (a full server is not a broken one).
     let answer = raw_initialize(&url).await;
     assert!(
-        answer.starts_with("HTTP/1.1 500") && answer.contains("maximum of 2 MCP sessions"),
+        answer.starts_with("HTTP/1.1 503")
+            && answer.to_ascii_lowercase().contains("retry-after: 5")
+            && answer.contains("maximum of 2 MCP sessions"),
         "{answer}"
     );
 
