@@ -65,11 +65,18 @@ pub struct TokenIssuer {
     /// Opaque (non-JWT) tokens of this issuer are checked here (RFC 7662).
     #[serde(default)]
     pub introspection: Option<Introspection>,
+    /// Whether this issuer's access tokens are typed plain `JWT` (or not
+    /// typed) rather than `at+jwt` (RFC 9068), as some providers mint
+    /// them. Off: a JWT must be typed `at+jwt`. Either way a token typed
+    /// as another kind (an ID token, `id_token+jwt`, a logout token) is
+    /// never an access token.
+    #[serde(default)]
+    pub plain_jwt: bool,
 }
 
 impl TokenIssuer {
     /// An issuer whose keys are found through its metadata, signing with
-    /// `RS256` or `ES256`.
+    /// `RS256` or `ES256`, whose JWT access tokens are typed `at+jwt`.
     #[must_use]
     pub fn new(issuer: impl Into<String>) -> Self {
         Self {
@@ -77,7 +84,16 @@ impl TokenIssuer {
             jwks_uri: None,
             algorithms: default_algorithms(),
             introspection: None,
+            plain_jwt: false,
         }
+    }
+
+    /// Accepts this issuer's JWT access tokens typed plain `JWT` (or not
+    /// typed), as some providers mint them.
+    #[must_use]
+    pub fn with_plain_jwt(mut self) -> Self {
+        self.plain_jwt = true;
+        self
     }
 }
 

@@ -184,6 +184,7 @@ impl Verifier {
                     iris_runtime::__wings::shorten(issuer_name)
                 ))
             })?;
+        check_type(header.typ.as_deref(), &trusted.config)?;
         if !trusted.algorithms.contains(&header.alg) {
             return Err(Rejected(format!(
                 "the token is signed with {:?}, which this server does not accept from {}",
@@ -351,4 +352,51 @@ fn expand_env(value: &str) -> String {
             || value.to_owned(),
             |name| std::env::var(name).unwrap_or_default(),
         )
+}
+
+/// Refuses a JWT not typed as an access token (RFC 9068 `at+jwt`; plain
+/// `JWT` or no type from an issuer configured to mint those): an ID token
+/// or a logout token of a trusted issuer is signed with the same keys, and
+/// is never a key to this server.
+fn check_type(typ: Option<&str>, issuer: &TokenIssuer) -> Result<(), Rejected> {
+    let typ = typ.map(|t| t.trim().to_ascii_lowercase());
+    let typ = typ
+        .as_deref()
+        .map(|t| t.strip_prefix("application/").unwrap_or(t));
+    match typ {
+        Some("at+jwt") => Ok(()),
+        None | Some("jwt") if issuer.plain_jwt => Ok(()),
+        None | Some("jwt") => Err(Rejected(format!(
+            "the token is typed `{}`, and {} mints access tokens typed `at+jwt` (RFC 9068); if it mints plain JWTs, set `plain_jwt` for it",
+            typ.unwrap_or("(none)"),
+            issuer.issuer
+        ))),
+        Some(other) => Err(Rejected(format!(
+            "the token is typed `{}`, which is not an access token",
+            iris_runtime::__wings::shorten(other)
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_access_tokens_are_keys_and_plain_jwts_where_the_issuer_mints_them() {
+        let typed = TokenIssuer::new("https://idp.test");
+        let plain = TokenIssuer::new("https://idp.test").with_plain_jwt();
+        for typ in ["at+jwt", "AT+JWT", "application/at+jwt"] {
+            assert!(check_type(Some(typ), &typed).is_ok(), "{typ}");
+            assert!(check_type(Some(typ), &plain).is_ok(), "{typ}");
+        }
+        for typ in [Some("JWT"), None] {
+            assert!(check_type(typ, &typed).is_err(), "{typ:?}");
+            assert!(check_type(typ, &plain).is_ok(), "{typ:?}");
+        }
+        for typ in ["id_token+jwt", "logout+jwt", "secevent+jwt", "dpop+jwt"] {
+            let refused = check_type(Some(typ), &plain).expect_err(typ);
+            assert!(refused.0.contains("not an access token"), "{}", refused.0);
+        }
+    }
 }

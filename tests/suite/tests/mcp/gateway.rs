@@ -238,6 +238,7 @@ async fn tokens_are_checked_every_way() {
     let hs256 = {
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
         header.kid = Some("first".to_owned());
+        header.typ = Some("at+jwt".to_owned());
         let key = jsonwebtoken::EncodingKey::from_secret(&public_pem);
         jsonwebtoken::encode(&header, &claims(json!({})), &key).unwrap()
     };
@@ -276,18 +277,28 @@ async fn tokens_are_checked_every_way() {
                 &{
                     use base64::Engine as _;
                     base64::engine::general_purpose::URL_SAFE_NO_PAD
-                        .encode(br#"{"typ":"JWT","alg":"RS256","kid":"first"}"#)
+                        .encode(br#"{"typ":"at+jwt","alg":"RS256","kid":"first"}"#)
                 },
                 &{
                     use base64::Engine as _;
                     base64::engine::general_purpose::URL_SAFE_NO_PAD
-                        .encode(br#"{"typ":"JWT","alg":"RS256","kid":"made-up"}"#)
+                        .encode(br#"{"typ":"at+jwt","alg":"RS256","kid":"made-up"}"#)
                 },
                 1,
             ),
             "does not publish",
         ),
         ("garbage", "not-a-token".to_owned(), "not active"),
+        (
+            "an ID token of the trusted issuer",
+            retyped(&provider.sign("first", &claims(json!({}))), "id_token+jwt"),
+            "not an access token",
+        ),
+        (
+            "a plain JWT from an issuer that types its tokens",
+            retyped(&provider.sign("first", &claims(json!({}))), "JWT"),
+            "mints access tokens typed `at+jwt`",
+        ),
     ];
     for (case, token, why) in cases {
         let (status, challenge, body) = post(&url, Some(&format!("Bearer {token}"))).await;
@@ -345,7 +356,7 @@ async fn tokens_are_checked_every_way() {
         .lines()
         .filter(|l| l.contains(r#""outcome":"401""#))
         .count();
-    assert_eq!(refused_401, 11, "{log}");
+    assert_eq!(refused_401, 13, "{log}");
     stop.cancel();
 }
 
@@ -979,4 +990,14 @@ async fn an_opaque_token_is_shown_only_to_the_issuer_it_looks_minted_by() {
         b_shown.lock().unwrap()
     );
     stop.cancel();
+}
+
+/// `token` with its header's type changed to `typ` (its signature then
+/// fails, but the type is judged first, as a forger's would be).
+fn retyped(token: &str, typ: &str) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header = format!(r#"{{"typ":"{typ}","alg":"RS256","kid":"first"}}"#);
+    let rest = token.split_once('.').map_or("", |(_, rest)| rest);
+    format!("{}.{rest}", b64.encode(header))
 }

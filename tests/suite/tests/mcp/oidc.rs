@@ -91,6 +91,8 @@ impl Provider {
         let key = jsonwebtoken::EncodingKey::from_rsa_pem(&pem).unwrap();
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
         header.kid = Some(key_id.to_owned());
+        // An access token's type (RFC 9068), as the provider's own are.
+        header.typ = Some("at+jwt".to_owned());
         jsonwebtoken::encode(&header, claims, &key).unwrap()
     }
 }
