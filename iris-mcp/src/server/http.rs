@@ -341,12 +341,8 @@ impl Served {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         let opens_session = session.is_none() && is_initialize(&body);
-        if opens_session && self.template.is_full() {
-            // Full for everyone, for now: a caller comes back later.
-            return retry_later(&format!(
-                "the server holds its maximum of {} MCP sessions; try again later",
-                self.template.options().max_sessions
-            ));
+        if let Some(answer) = self.answered_before_service(&body, opens_session) {
+            return answer;
         }
         if let (Some(gate), Some(admitted)) = (&self.gate, &admitted) {
             if let Some(tool) = called_tool(&body)
@@ -410,6 +406,23 @@ impl Served {
             frame
         });
         Response::from_parts(head, streamed.boxed())
+    }
+}
+
+impl Served {
+    /// What a request is answered without reaching the service: a call
+    /// whose params are not a call's, or a new session on a full server.
+    fn answered_before_service(&self, body: &[u8], opens_session: bool) -> Option<Answer> {
+        if let Some(invalid) = malformed_call(body) {
+            return Some(invalid);
+        }
+        // Full for everyone, for now: a caller comes back later.
+        (opens_session && self.template.is_full()).then(|| {
+            retry_later(&format!(
+                "the server holds its maximum of {} MCP sessions; try again later",
+                self.template.options().max_sessions
+            ))
+        })
     }
 }
 
@@ -497,6 +510,46 @@ fn is_initialize(body: &[u8]) -> bool {
     }
     serde_json::from_slice::<Method<'_>>(body)
         .is_ok_and(|message| message.method.as_deref() == Some("initialize"))
+}
+
+/// The answer to a `tools/call` whose params are not a call's: an
+/// invalid-params error (-32602) saying what is wrong (the service would
+/// call it an unknown method).
+fn malformed_call(body: &[u8]) -> Option<Answer> {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    let method = serde_json::from_slice::<Method<'_>>(body).ok()?;
+    if method.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    let message: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let id = message.get("id")?.clone();
+    let why = match message.get("params") {
+        None => "`tools/call` needs `params` naming the tool (`name`)",
+        Some(params) if !params.is_object() => "`params` must be an object",
+        Some(params) => match (params.get("name"), params.get("arguments")) {
+            (None, _) => "`params` has no `name`: name the tool to call",
+            (Some(name), _) if !name.is_string() => "`name` must be the tool's name, a string",
+            (_, Some(arguments)) if !(arguments.is_object() || arguments.is_null()) => {
+                "`arguments` must be an object of the tool's arguments"
+            }
+            _ => return None,
+        },
+    };
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32602, "message": why},
+    });
+    let mut answer = plain(StatusCode::BAD_REQUEST, &error.to_string());
+    answer.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    Some(answer)
 }
 
 /// 503 with `Retry-After`: the server is full, not broken.

@@ -562,3 +562,24 @@ async fn rereading_the_metadata_over_kept_connections_pins_no_place() {
     drop(held);
     stop.cancel();
 }
+
+/// A `tools/call` whose params are not a call's (no name, a name that is
+/// not a string, arguments that are not an object) is an invalid-params
+/// error (-32602) naming what is wrong, not "method not found".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_with_malformed_params_is_invalid_params() {
+    let (url, stop) = served(ServeOptions::default()).await;
+    let versioned = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n";
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    for params in [
+        format!(r#"{{"arguments":{{"value":3}},{meta}}}"#),
+        format!(r#"{{"name":5,{meta}}}"#),
+        format!(r#"{{"name":"square","arguments":"value=3",{meta}}}"#),
+    ] {
+        let call = format!(r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{params}}}"#);
+        let answer = raw_post(&url, versioned, &call).await;
+        assert!(answer.contains("-32602"), "{params}: {answer}");
+        assert!(!answer.contains("-32601"), "{params}: {answer}");
+    }
+    stop.cancel();
+}
