@@ -743,18 +743,24 @@ pub use iris_agent::assembly;
 /// # fn main() {}
 /// ```
 #[cfg(feature = "runner")]
-// A crate re-exported whole renders as a module of its own.
-#[doc(inline)]
-pub use iris_agent as agent;
+// A module, not `pub use iris_agent as agent`: the compiler names a crate re-exported
+// whole by its own name (`iris::iris_agent::X` in every error), a module's items by
+// the module's path (`iris::agent::X`).
+pub mod agent {
+    #[doc(inline)]
+    pub use iris_agent::*;
+}
 
 /// Runs kept in SQLite (feature `sqlite`): one file that every process of
 /// a machine shares, so a run that waits is resumed by any of them and a
 /// run whose process died is taken over; see [`sqlite::SqliteStore`] and
 /// [`agent::AgentRunner::with_store`].
 #[cfg(feature = "sqlite")]
-// A crate re-exported whole renders as a module of its own.
-#[doc(inline)]
-pub use iris_sqlite as sqlite;
+// A module, as `agent` is, so that errors say `iris::sqlite::X`.
+pub mod sqlite {
+    #[doc(inline)]
+    pub use iris_sqlite::*;
+}
 
 /// The `iris` command line's commands (feature `cli`), to mount over what a
 /// host really runs: `iris::cli::main(agent)` in a `src/bin/` gives `list`,
@@ -764,27 +770,33 @@ pub use iris_sqlite as sqlite;
 /// host's [`agent::assembly::Assembly`] (toolbox services, its own hooks and
 /// middleware) through [`cli::Host`].
 #[cfg(feature = "cli")]
-// A crate re-exported whole renders as a module of its own.
-#[doc(inline)]
-pub use iris_cli as cli;
+// A module, as `agent` is, so that errors say `iris::cli::X`.
+pub mod cli {
+    #[doc(inline)]
+    pub use iris_cli::*;
+}
 
 /// The testing kit (feature `testing`, for dev-dependencies): scripted
 /// and automatic models, run transcripts with assertions, and a harness
 /// that runs one tool through the executor; see [`testing::ScriptedModel`]
 /// and [`testing::run_to_end`].
 #[cfg(feature = "testing")]
-// A crate re-exported whole renders as a module of its own.
-#[doc(inline)]
-pub use iris_testing as testing;
+// A module, as `agent` is, so that errors say `iris::testing::X`.
+pub mod testing {
+    #[doc(inline)]
+    pub use iris_testing::*;
+}
 
 /// Runs on Restate (feature `restate`): an agent served as a durable
 /// workflow keyed by run id, so that runs move between replicas on many
 /// machines and approvals arrive from any of them; see
 /// [`restate::AgentWorkflow`].
 #[cfg(feature = "restate")]
-// A crate re-exported whole renders as a module of its own.
-#[doc(inline)]
-pub use iris_restate as restate;
+// A module, as `agent` is, so that errors say `iris::restate::X`.
+pub mod restate {
+    #[doc(inline)]
+    pub use iris_restate::*;
+}
 
 /// The model layer: the provider-neutral request and response, the
 /// [`Model`](model::Model) trait a host implements for its own model, the
@@ -809,9 +821,11 @@ pub use iris_restate as restate;
 /// # let _ = Counter;
 /// ```
 #[cfg(feature = "runtime")]
-// A crate re-exported whole renders as a module of its own.
-#[doc(inline)]
-pub use iris_model as model;
+// A module, as `agent` is, so that errors say `iris::model::X`.
+pub mod model {
+    #[doc(inline)]
+    pub use iris_model::*;
+}
 
 /// Deferred discovery: `tool_search`, the local ranker, budgeted
 /// disclosure, the Decision backend (feature `decision`), and a sentence
@@ -895,17 +909,21 @@ pub mod telemetry {
 /// # fn main() {}
 /// ```
 #[cfg(feature = "mcp")]
-// A crate re-exported whole renders as a module of its own.
-#[doc(inline)]
-pub use iris_mcp as mcp;
+// A module, as `agent` is, so that errors say `iris::mcp::X`.
+pub mod mcp {
+    #[doc(inline)]
+    pub use iris_mcp::*;
+}
 
 /// Agent Skills (feature `skills`): `SKILL.md` folders read strictly or
 /// leniently and found under configured roots; see
 /// [`skills::read_skill`] and [`skills::SkillRoots`].
 #[cfg(feature = "skills")]
-// A crate re-exported whole renders as a module of its own.
-#[doc(inline)]
-pub use iris_skills as skills;
+// A module, as `agent` is, so that errors say `iris::skills::X`.
+pub mod skills {
+    #[doc(inline)]
+    pub use iris_skills::*;
+}
 
 /// Turns a function into a hook factory: configuration (an agent file, or
 /// a host's own settings) builds hooks from it by name and options.

@@ -64,7 +64,8 @@ pub use wire::{Decide, Ended, RunReport, RunView, StartRun};
 #[cfg(doc)]
 use iris_agent::AgentRunner;
 
-/// One agent served as a Restate workflow; see the [crate docs](crate).
+/// One agent served as a Restate workflow, bound to an endpoint and
+/// served with [`serve`](crate::serve).
 pub struct AgentWorkflow {
     name: String,
     runner: iris_agent::AgentRunner,

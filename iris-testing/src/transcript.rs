@@ -21,8 +21,9 @@ use crate::events::EventLog;
 /// the end of the run.
 const SETTLE: Duration = Duration::from_secs(5);
 
-/// A run as a test sees it; see the [crate docs](crate) for how to gather
-/// one, and its `assert_*` methods for what can be asserted.
+/// A run as a test sees it, gathered by [`run_to_end`](crate::run_to_end)
+/// or [`run_answering`](crate::run_answering); its `assert_*` methods say
+/// what can be asserted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Transcript {
     /// The run.

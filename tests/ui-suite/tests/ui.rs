@@ -35,4 +35,5 @@ fn ui() {
     cases.compile_fail("tests/ui/hooks/fail/*.rs");
     cases.compile_fail("tests/ui/toolbox/fail/*.rs");
     cases.compile_fail("tests/ui/factory/fail/*.rs");
+    cases.compile_fail("tests/ui/facade/fail/*.rs");
 }
