@@ -606,6 +606,56 @@ fn serving_over_http_names_its_workspace_and_the_agent_file_is_never_a_tools_fil
     assert!(stdout(&notes).contains("first line"), "{}", stdout(&notes));
 }
 
+/// A parent's children are agents, not tools: `serve` says which are not
+/// served and how to serve each, and a parent with no tool of its own is
+/// refused (finding: it served `ask_question` and `activate_skill` alone,
+/// without a word).
+#[test]
+fn serve_names_the_children_it_cannot_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("lead.yaml"),
+        "name: lead\ninstructions: Delegate.\nagents:\n  - name: keeper\n    description: Keeps the files tidy.\n    file: agent.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("agent.yaml"), AGENT).unwrap();
+    let refused = iris(dir.path(), &["serve", "--agent", "lead.yaml"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("agent `lead` has no tools of its own")
+            && said.contains("`keeper` (`iris serve --agent ")
+            && said.contains("agent.yaml`)"),
+        "{said}"
+    );
+
+    // With tools of its own the parent is served, and the child named.
+    std::fs::write(
+        dir.path().join("lead.yaml"),
+        format!("{AGENT}agents:\n  - name: keeper\n    description: Keeps the files tidy.\n    file: agent.yaml\n"),
+    )
+    .unwrap();
+    let said = serve_says(
+        dir.path(),
+        &[
+            "serve",
+            "--agent",
+            "lead.yaml",
+            "--http",
+            "127.0.0.1:0",
+            "--workspace",
+            ".",
+        ],
+    );
+    assert!(said.contains("serving MCP at"), "{said}");
+    assert!(
+        said.contains("the child agents of `")
+            && said.contains("are not served")
+            && said.contains("`keeper`"),
+        "{said}"
+    );
+}
+
 /// The first lines `iris serve` writes on standard error before it is
 /// stopped (it serves until killed).
 fn serve_says(dir: &Path, args: &[&str]) -> String {

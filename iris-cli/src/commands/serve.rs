@@ -52,9 +52,12 @@ pub(crate) async fn run(
             "`--no-auth` was given, but the agent file's `auth:` section says who may call; remove one of them",
         );
     }
+    let registry = agent.registry();
+    if let Some(refused) = children_not_served(agent, registry.len(), out) {
+        return refused;
+    }
     // Deferred tools stay behind `tool_search`, as a model in Iris finds
     // them; the agent's instructions go to the client's model.
-    let registry = agent.registry();
     let deferring = registry
         .resolve(iris_tools::discovery::TOOL_SEARCH)
         .is_some()
@@ -102,6 +105,44 @@ pub(crate) async fn run(
         Ok(()) => Exit::Ok,
         Err(e) => out.fail(Exit::Unreachable, &e.to_string()),
     }
+}
+
+/// A parent's children are agents, driven by a model turn after turn, and
+/// MCP serves tools: they are not served, and the operator is told so and
+/// how to serve them. A parent with no tool of its own would serve nothing
+/// but run control: refused.
+fn children_not_served(agent: &iris_agent::Agent, own_tools: usize, out: Out) -> Option<Exit> {
+    let children: Vec<String> = agent
+        .children()
+        .map(|child| match child.agent().origin() {
+            Some(file) => format!(
+                "`{}` (`{} serve --agent {}`)",
+                child.name(),
+                crate::output::program(),
+                file.display()
+            ),
+            None => format!("`{}`", child.name()),
+        })
+        .collect();
+    if children.is_empty() {
+        return None;
+    }
+    let which = children.join(", ");
+    if own_tools == 0 {
+        return Some(out.fail(
+            Exit::Usage,
+            &format!(
+                "agent `{}` has no tools of its own: its work is done by its child agents {which}, which a model drives, and MCP serves tools. Serve a child's own file, or run the parent with `{} run`",
+                agent.name(),
+                crate::output::program()
+            ),
+        ));
+    }
+    out.note(&format!(
+        "the child agents of `{}` are not served (a model drives them; MCP serves tools): {which}",
+        agent.name()
+    ));
+    None
 }
 
 /// The command's arguments.
