@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use iris_core::Capability;
 use schemars::JsonSchema;
@@ -72,6 +71,13 @@ pub struct TokenIssuer {
     /// never an access token.
     #[serde(default)]
     pub plain_jwt: bool,
+    /// The longest this issuer's published keys are believed before they
+    /// are fetched again, in seconds: a key the issuer withdraws stops
+    /// vouching for tokens at most this long after (sooner when the
+    /// issuer's own `Cache-Control: max-age` says so). Between 2 and 600.
+    #[serde(default = "default_keys_refresh_seconds")]
+    #[schemars(range(min = 2, max = 600))]
+    pub keys_refresh_seconds: u64,
 }
 
 impl TokenIssuer {
@@ -85,7 +91,16 @@ impl TokenIssuer {
             algorithms: default_algorithms(),
             introspection: None,
             plain_jwt: false,
+            keys_refresh_seconds: DEFAULT_KEYS_REFRESH_SECONDS,
         }
+    }
+
+    /// Fetches this issuer's keys again at least every `seconds` (2 to
+    /// 600; default 300).
+    #[must_use]
+    pub fn refresh_keys_every(mut self, seconds: u64) -> Self {
+        self.keys_refresh_seconds = seconds;
+        self
     }
 
     /// Accepts this issuer's JWT access tokens typed plain `JWT` (or not
@@ -295,8 +310,17 @@ fn default_audit_files() -> usize {
 /// an HMAC secret is the classic forgery).
 const REFUSED_ALGORITHMS: &[&str] = &["none", "HS256", "HS384", "HS512"];
 
-/// How long the issuer's keys are trusted before they are fetched again.
-pub(crate) const KEYS_FRESH_FOR: Duration = Duration::from_secs(60 * 60);
+/// Seconds an issuer's keys are believed by default before they are
+/// fetched again (a withdrawn key stops vouching at most this long after).
+pub(crate) const DEFAULT_KEYS_REFRESH_SECONDS: u64 = 300;
+
+/// The range of `keys_refresh_seconds`: never more often than an unknown
+/// key may cause a fetch, never longer than a withdrawn key may be kept.
+pub(crate) const KEYS_REFRESH_SECONDS: std::ops::RangeInclusive<u64> = 2..=600;
+
+fn default_keys_refresh_seconds() -> u64 {
+    DEFAULT_KEYS_REFRESH_SECONDS
+}
 
 impl GatewayAuth {
     /// Trusts `issuers`' tokens made out to `audience` (this server's public
@@ -435,6 +459,14 @@ fn check_issuer(i: usize, issuer: &TokenIssuer, problems: &mut Vec<String>) {
                 "auth.issuers[{i}].algorithms: `{algorithm}` is not a signature algorithm; use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384 or EdDSA"
             ));
         }
+    }
+    if !KEYS_REFRESH_SECONDS.contains(&issuer.keys_refresh_seconds) {
+        problems.push(format!(
+            "auth.issuers[{i}].keys_refresh_seconds: {} is outside {}..={}: a withdrawn signing key would vouch for tokens that long, or the keys would be fetched on every request",
+            issuer.keys_refresh_seconds,
+            KEYS_REFRESH_SECONDS.start(),
+            KEYS_REFRESH_SECONDS.end()
+        ));
     }
     if let Some(introspection) = &issuer.introspection {
         if url_of(&introspection.endpoint).is_none() {

@@ -1,5 +1,7 @@
-//! An issuer's signing keys: found through its metadata, fetched, cached,
-//! and fetched again when a token names a key not seen yet (the issuer
+//! An issuer's signing keys: found through its metadata, fetched, cached
+//! for as long as the issuer's `Cache-Control` says and never longer than
+//! the operator allows (a withdrawn key stops vouching within that), and
+//! fetched again when a token names a key not seen yet (the issuer
 //! rotated), at most once per cool-down so that tokens naming made-up keys
 //! cannot make the server fetch on every request.
 
@@ -10,7 +12,7 @@ use jsonwebtoken::jwk::{JwkSet, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use tokio::sync::{Mutex, RwLock};
 
-use super::config::{KEYS_FRESH_FOR, TokenIssuer};
+use super::config::TokenIssuer;
 
 /// Least time between two fetches that an unknown key id causes.
 const REFETCH_COOL_DOWN: Duration = Duration::from_secs(2);
@@ -31,13 +33,24 @@ pub(crate) struct Key {
 #[derive(Default)]
 struct Cached {
     by_id: HashMap<String, std::sync::Arc<Key>>,
+    /// When the key set was last asked for (answered or not).
     fetched: Option<Instant>,
+    /// Until when the keys are believed without asking again.
+    fresh_until: Option<Instant>,
+}
+
+impl Cached {
+    fn fresh(&self) -> bool {
+        self.fresh_until.is_some_and(|until| Instant::now() < until)
+    }
 }
 
 /// The keys of one issuer.
 pub(crate) struct IssuerKeys {
     issuer: String,
     jwks_uri: Option<String>,
+    /// The longest the keys are believed.
+    longest: Duration,
     cached: RwLock<Cached>,
     /// Held while fetching, so concurrent misses fetch once.
     fetching: Mutex<()>,
@@ -48,6 +61,7 @@ impl IssuerKeys {
         Self {
             issuer: issuer.issuer.clone(),
             jwks_uri: issuer.jwks_uri.clone(),
+            longest: Duration::from_secs(issuer.keys_refresh_seconds),
             cached: RwLock::new(Cached::default()),
             fetching: Mutex::new(()),
         }
@@ -58,10 +72,7 @@ impl IssuerKeys {
     /// while its key does.
     pub(crate) async fn still_publishes(&self, kid: &str) -> bool {
         let cached = self.cached.read().await;
-        cached
-            .fetched
-            .is_some_and(|at| at.elapsed() < KEYS_FRESH_FOR)
-            && cached.by_id.contains_key(kid)
+        cached.fresh() && cached.by_id.contains_key(kid)
     }
 
     /// The key named `kid`, fetching the key set when it is stale or does
@@ -73,10 +84,9 @@ impl IssuerKeys {
     ) -> Result<std::sync::Arc<Key>, String> {
         {
             let cached = self.cached.read().await;
-            let fresh = cached
-                .fetched
-                .is_some_and(|at| at.elapsed() < KEYS_FRESH_FOR);
-            if fresh && let Some(key) = cached.by_id.get(kid) {
+            if cached.fresh()
+                && let Some(key) = cached.by_id.get(kid)
+            {
                 return Ok(std::sync::Arc::clone(key));
             }
         }
@@ -84,17 +94,17 @@ impl IssuerKeys {
         {
             // Another request may have fetched meanwhile.
             let cached = self.cached.read().await;
-            let fresh = cached
-                .fetched
-                .is_some_and(|at| at.elapsed() < KEYS_FRESH_FOR);
-            if let Some(key) = cached.by_id.get(kid)
-                && fresh
+            if cached.fresh()
+                && let Some(key) = cached.by_id.get(kid)
             {
                 return Ok(std::sync::Arc::clone(key));
             }
-            if cached
-                .fetched
-                .is_some_and(|at| at.elapsed() < REFETCH_COOL_DOWN)
+            // A stale set is always fetched again; a fresh one that lacks
+            // the key, at most once per cool-down.
+            if cached.fresh()
+                && cached
+                    .fetched
+                    .is_some_and(|at| at.elapsed() < REFETCH_COOL_DOWN)
             {
                 return Err(format!(
                     "the token is signed with key `{}`, which {} does not publish",
@@ -105,14 +115,21 @@ impl IssuerKeys {
         }
         let fetched = self.fetch(http).await;
         let mut cached = self.cached.write().await;
+        let now = Instant::now();
+        cached.fetched = Some(now);
         match fetched {
-            Ok(keys) => {
+            Ok((keys, max_age)) => {
                 cached.by_id = keys;
-                cached.fetched = Some(Instant::now());
+                let believed = max_age
+                    .unwrap_or(self.longest)
+                    .clamp(REFETCH_COOL_DOWN, self.longest.max(REFETCH_COOL_DOWN));
+                cached.fresh_until = Some(now + believed);
             }
             Err(error) => {
-                // Keys fetched before stay usable until the next try.
-                cached.fetched = cached.fetched.or(Some(Instant::now()));
+                // Keys fetched before stay usable while the issuer cannot
+                // be reached (asked again after the cool-down): an outage
+                // of the issuer does not shut every caller out.
+                cached.fresh_until = Some(now + REFETCH_COOL_DOWN);
                 tracing::warn!(issuer = %self.issuer, %error, "the issuer's signing keys could not be fetched");
                 if let Some(key) = cached.by_id.get(kid) {
                     return Ok(std::sync::Arc::clone(key));
@@ -132,15 +149,27 @@ impl IssuerKeys {
         })
     }
 
-    async fn fetch(
-        &self,
-        http: &reqwest::Client,
-    ) -> Result<HashMap<String, std::sync::Arc<Key>>, String> {
+    /// The published keys, and how long the issuer says they may be
+    /// believed (`Cache-Control: max-age`; `no-cache` and `no-store` say
+    /// not at all).
+    async fn fetch(&self, http: &reqwest::Client) -> Result<(KeysById, Option<Duration>), String> {
         let jwks_uri = match &self.jwks_uri {
             Some(uri) => uri.clone(),
             None => self.discover(http).await?,
         };
-        let set: JwkSet = get_json(http, &jwks_uri).await?;
+        let response = http
+            .get(&jwks_uri)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("{jwks_uri} could not be reached: {e}"))?;
+        let max_age = response
+            .headers()
+            .get_all(reqwest::header::CACHE_CONTROL)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find_map(max_age);
+        let set: JwkSet = read_json(&jwks_uri, response).await?;
         let mut keys = HashMap::new();
         for jwk in set.keys.iter().take(MAX_KEYS) {
             let Some(kid) = jwk.common.key_id.clone() else {
@@ -163,7 +192,7 @@ impl IssuerKeys {
                 }),
             );
         }
-        Ok(keys)
+        Ok((keys, max_age))
     }
 
     /// The key set's address from the issuer's `OpenID` or OAuth metadata,
@@ -200,6 +229,30 @@ impl IssuerKeys {
             self.issuer
         ))
     }
+}
+
+type KeysById = HashMap<String, std::sync::Arc<Key>>;
+
+/// How long a `Cache-Control` value lets a response be believed, when it
+/// says: `max-age=N`, or nothing for `no-cache` and `no-store`.
+fn max_age(cache_control: &str) -> Option<Duration> {
+    cache_control.split(',').find_map(|directive| {
+        let directive = directive.trim();
+        if directive.eq_ignore_ascii_case("no-cache") || directive.eq_ignore_ascii_case("no-store")
+        {
+            return Some(Duration::ZERO);
+        }
+        let (name, value) = directive.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("max-age") {
+            return None;
+        }
+        value
+            .trim()
+            .trim_matches('"')
+            .parse()
+            .ok()
+            .map(Duration::from_secs)
+    })
 }
 
 /// The signature algorithm a published key is bound to (encryption
@@ -256,4 +309,21 @@ pub(crate) async fn read_json<T: serde::de::DeserializeOwned>(
         body.extend_from_slice(&chunk);
     }
     serde_json::from_slice(&body).map_err(|e| format!("{url} sent no usable JSON: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_control_says_how_long_keys_are_believed() {
+        let secs = |value: &str| max_age(value).map(|d| d.as_secs());
+        assert_eq!(secs("public, max-age=120"), Some(120));
+        assert_eq!(secs("MAX-AGE = \"60\", must-revalidate"), Some(60));
+        assert_eq!(secs("no-cache"), Some(0));
+        assert_eq!(secs("private, no-store"), Some(0));
+        assert_eq!(secs("public"), None);
+        assert_eq!(secs("max-age=forever"), None);
+        assert_eq!(secs("max-age=-5"), None);
+    }
 }

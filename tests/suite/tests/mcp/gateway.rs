@@ -466,6 +466,43 @@ async fn a_key_rotation_at_the_provider_is_picked_up() {
     stop.cancel();
 }
 
+/// A key the issuer stops publishing stops vouching within the issuer's
+/// key refresh, even for a token signed with it just now and with no token
+/// of a new key arriving to prompt a fetch (finding: it kept working for
+/// up to an hour).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_key_stops_vouching_without_an_unknown_key_arriving() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let port = provider.port;
+    let mut rules = auth(&provider.issuer(), &keys.path().join("audit.jsonl"));
+    rules.issuers[0] = rules.issuers[0].clone().refresh_keys_every(2);
+    let (url, stop) = gateway(rules).await;
+    let forged = |provider: &Provider| {
+        let now = jsonwebtoken::get_current_timestamp();
+        provider.sign(
+            "first",
+            &json!({"iss": provider.issuer(), "sub": "mallory", "aud": AUDIENCE,
+                "exp": now + 300, "iat": now, "scope": "tools:read"}),
+        )
+    };
+    let (status, _, body) = post(&url, Some(&format!("Bearer {}", forged(&provider)))).await;
+    assert_eq!(status, 200, "signed with a published key: {body}");
+
+    // The key leaks and the issuer withdraws it: it publishes only a new
+    // one. Nobody presents a token of the new key.
+    drop(provider);
+    let provider = Provider::start(keys.path(), "second", Some(port));
+    tokio::time::sleep(Duration::from_millis(2_300)).await;
+    let (status, _, body) = post(&url, Some(&format!("Bearer {}", forged(&provider)))).await;
+    assert_eq!(
+        status, 401,
+        "a token signed with the withdrawn key just now: {body}"
+    );
+    assert!(body.contains("does not publish"), "{body}");
+    stop.cancel();
+}
+
 /// An `initialize` sent by hand as the holder of `token`: the status and
 /// the session it opened.
 async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
