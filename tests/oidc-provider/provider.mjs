@@ -98,6 +98,20 @@ const provider = new Provider(issuer, {
 // Plain HTTP on loopback is what a test may use.
 provider.proxy = false;
 
+// How many introspection requests the provider has answered, for the tests
+// that bound what junk tokens cost an issuer: `GET /test/introspections`.
+let introspections = 0;
+provider.use(async (ctx, next) => {
+  if (ctx.method === 'GET' && ctx.path === '/test/introspections') {
+    ctx.body = { count: introspections };
+    return;
+  }
+  if (ctx.method === 'POST' && ctx.path === '/token/introspection') {
+    introspections += 1;
+  }
+  await next();
+});
+
 provider.listen(port, '127.0.0.1', () => {
   process.stdout.write('ready\n');
 });

@@ -44,6 +44,16 @@ impl PolicySaid {
     }
 }
 
+/// The address `context`'s request came from, when served over HTTP.
+pub(super) fn address_of(context: &RequestContext<RoleServer>) -> Option<std::net::IpAddr> {
+    crate::server::auth::address_in(
+        &context
+            .extensions
+            .get::<hyper::http::request::Parts>()?
+            .extensions,
+    )
+}
+
 /// The principal the gateway let `context`'s request in as.
 pub(super) fn principal_of(context: &RequestContext<RoleServer>) -> Option<Principal> {
     context
@@ -63,6 +73,7 @@ impl McpConnection {
         let started = Instant::now();
         let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
         let principal = principal_of(&context);
+        let address = address_of(&context);
         let rounds = Rounds::of(&context, &request);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let controls = (questions::is_ask_question(&request.name) && self.options.questions)
@@ -73,6 +84,7 @@ impl McpConnection {
                 arguments: &arguments,
                 call_id: &call_id,
                 principal: principal.as_ref(),
+                address,
                 started,
             };
             return Ok(self.call_control(&call, rounds.as_ref(), &context).await);
@@ -82,6 +94,7 @@ impl McpConnection {
             Err(refused) => {
                 self.audit(&CallLine {
                     principal: principal.as_ref(),
+                    address,
                     tool: &request.name,
                     arguments: &arguments,
                     rule_decision: refused.0,
@@ -110,6 +123,7 @@ impl McpConnection {
                 let pending = ToolResult::text("asked the person through the client");
                 self.audit(&CallLine {
                     principal: principal.as_ref(),
+                    address,
                     tool: &request.name,
                     arguments: &arguments,
                     rule_decision: decision,
@@ -123,6 +137,7 @@ impl McpConnection {
         };
         self.audit(&CallLine {
             principal: principal.as_ref(),
+            address,
             tool: &request.name,
             arguments: &arguments,
             rule_decision: decision,
@@ -145,6 +160,7 @@ impl McpConnection {
     ) -> CallToolResponse {
         let line = |rule_decision, rule, result| CallLine {
             principal: call.principal,
+            address: call.address,
             tool: call.name,
             arguments: call.arguments,
             rule_decision,
@@ -307,6 +323,7 @@ impl McpConnection {
         };
         gate.log(&AuditEntry {
             principal: line.principal.map(|p| p.key().as_str()),
+            address: line.address,
             client: line.principal.and_then(Principal::client),
             method: Some("tools/call"),
             tool: Some(line.tool),
@@ -363,12 +380,14 @@ struct ControlCall<'a> {
     arguments: &'a Value,
     call_id: &'a str,
     principal: Option<&'a Principal>,
+    address: Option<std::net::IpAddr>,
     started: Instant,
 }
 
 /// What the audit line of one call says.
 struct CallLine<'a> {
     principal: Option<&'a Principal>,
+    address: Option<std::net::IpAddr>,
     tool: &'a str,
     arguments: &'a Value,
     rule_decision: &'a str,

@@ -127,7 +127,8 @@ impl McpConnection {
             )),
         };
         let outcome = if read.is_ok() { "ok" } else { "not_found" };
-        self.audit_skill_read(principal.as_ref(), uri, granted, outcome, started);
+        let address = super::call::address_of(context);
+        self.audit_skill_read(principal.as_ref(), address, uri, granted, outcome, started);
         Some(read)
     }
 
@@ -135,6 +136,7 @@ impl McpConnection {
     fn audit_skill_read(
         &self,
         principal: Option<&Principal>,
+        address: Option<std::net::IpAddr>,
         uri: &str,
         granted: Result<Option<usize>, &'static str>,
         outcome: &str,
@@ -149,6 +151,7 @@ impl McpConnection {
         };
         gate.log(&AuditEntry {
             principal: principal.map(|p| p.key().as_str()),
+            address,
             client: principal.and_then(Principal::client),
             method: Some("resources/read"),
             tool: Some(&shorten(uri)),

@@ -127,6 +127,7 @@ impl ServerHandler for McpConnection {
                 )
             })?,
         };
+        let started = std::time::Instant::now();
         let page_size = self.options.page_size.max(1);
         let registry = self.executor.registry();
         let principal = principal_of(&context);
@@ -152,6 +153,7 @@ impl ServerHandler for McpConnection {
         {
             page.push(tool);
         }
+        self.audit_request(principal, &context, "tools/list", None, "ok", started);
         let mut result = ListToolsResult::with_all_items(page);
         if more {
             result.next_cursor = Some((start + page_size).to_string());
@@ -210,6 +212,7 @@ impl ServerHandler for McpConnection {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         use iris_runtime::artifacts::scope;
+        let started = std::time::Instant::now();
         if let Some(read) = self.granted_skill_read(&request.uri, &context) {
             return read.map(|contents| {
                 ReadResourceResponse::Complete(ReadResourceResult::new(vec![contents]))
@@ -217,7 +220,17 @@ impl ServerHandler for McpConnection {
         }
         let ledger = self.executor.ledger();
         scope::scope_run(ledger, &self.run_id);
+        let principal = principal_of(&context);
+        let uri = iris_runtime::__wings::shorten(&request.uri);
         if !scope::may_open(ledger, &self.run_id, &request.uri) {
+            self.audit_request(
+                principal.as_ref(),
+                &context,
+                "resources/read",
+                Some(&uri),
+                "not_found",
+                started,
+            );
             return Err(ErrorData::resource_not_found(
                 format!(
                     "`{}` was not named by a result of this session; a session reads only the artifacts its own calls produced",
@@ -228,7 +241,17 @@ impl ServerHandler for McpConnection {
             ));
         }
         let store = self.executor.artifact_store(&self.context());
-        let contents = read_artifact(&store, &request.uri)?;
+        let contents = read_artifact(&store, &request.uri);
+        let outcome = if contents.is_ok() { "ok" } else { "not_found" };
+        self.audit_request(
+            principal.as_ref(),
+            &context,
+            "resources/read",
+            Some(&uri),
+            outcome,
+            started,
+        );
+        let contents = contents?;
         Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
             vec![contents],
         )))
@@ -248,5 +271,40 @@ impl ServerHandler for McpConnection {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, context).await
+    }
+}
+
+impl McpConnection {
+    /// Audits a request that is not a call (a listing, a resource read),
+    /// when the server has a gate.
+    fn audit_request(
+        &self,
+        principal: Option<&super::auth::Principal>,
+        context: &RequestContext<RoleServer>,
+        method: &str,
+        resource: Option<&str>,
+        outcome: &str,
+        started: std::time::Instant,
+    ) {
+        let Some(gate) = &self.shared.gate else {
+            return;
+        };
+        gate.log(&super::auth::AuditEntry {
+            principal: principal.map(|p| p.key().as_str()),
+            address: super::call::address_of(context),
+            client: principal.and_then(super::auth::Principal::client),
+            method: Some(method),
+            tool: resource,
+            rule_decision: if principal.is_some() {
+                "allowed"
+            } else {
+                "open"
+            },
+            rule: None,
+            policy_decision: None,
+            outcome,
+            duration_ms: super::auth::millis(started.elapsed()),
+            arguments: None,
+        });
     }
 }

@@ -7,7 +7,7 @@
 //! its request too slowly is cut off.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::auth::{Gate, Refusal, SESSION_HEADER};
+use super::auth::{Gate, PeerAddress, Refusal, SESSION_HEADER};
 use super::places::{NoPlace, Place, Places};
 use super::{McpConnection, ServeOptions};
 use crate::McpError;
@@ -266,7 +266,7 @@ impl McpHttpServer {
                 let handler = hyper::service::service_fn(move |request| {
                     let served = Arc::clone(&served);
                     let place = Arc::clone(&held);
-                    async move { Ok::<_, Infallible>(served.answer(request, &place).await) }
+                    async move { Ok::<_, Infallible>(served.answer(request, peer.ip(), &place).await) }
                 });
                 let connection = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
@@ -304,10 +304,13 @@ type Answer = Response<BoxBody<Bytes, Infallible>>;
 impl Served {
     /// Lets the request in (behind a gate), reads its body within the
     /// deadline and [`MAX_BODY_BYTES`], then hands it to the MCP service.
-    async fn answer(&self, request: Request<Incoming>, place: &Place) -> Answer {
+    async fn answer(&self, request: Request<Incoming>, peer: IpAddr, place: &Place) -> Answer {
+        let started = std::time::Instant::now();
         // Its head is whole: the connection no longer only waits.
         place.request_read();
         let (mut parts, body) = request.into_parts();
+        // Who called, from where, goes with the request to the audit.
+        parts.extensions.insert(PeerAddress(peer));
         let admitted = if let Some(gate) = &self.gate {
             if let Some(document) = gate.metadata_for(parts.uri.path()) {
                 // Public, and no reason to keep a place: a connection never
@@ -345,29 +348,11 @@ impl Served {
             return answer;
         }
         if let (Some(gate), Some(admitted)) = (&self.gate, &admitted) {
-            if let Some(tool) = called_tool(&body)
-                && let Some(refusal) = gate.step_up(&admitted.principal, &tool)
+            if let Some(refusal) = self
+                .refused_by_gate(gate, &admitted.principal, &body, opens_session, peer)
+                .await
             {
-                return refused(&refusal);
-            }
-            if opens_session {
-                let alive: std::collections::HashSet<String> = self
-                    .sessions
-                    .sessions
-                    .read()
-                    .await
-                    .keys()
-                    .map(ToString::to_string)
-                    .collect();
-                if !gate.may_open_session(&admitted.principal, |id| alive.contains(id)) {
-                    return plain(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        &format!(
-                            "this caller holds its maximum of {} MCP sessions; end one (DELETE its session) first",
-                            gate.auth.limits.sessions
-                        ),
-                    );
-                }
+                return refusal;
             }
             parts.extensions.insert(admitted.principal.clone());
         }
@@ -384,6 +369,16 @@ impl Served {
         let (Some(gate), Some(admitted)) = (&self.gate, admitted) else {
             return response;
         };
+        if response.status() == StatusCode::FORBIDDEN {
+            // The service refused a `Host` or `Origin` it does not serve.
+            gate.log_refusal(
+                Some(&admitted.principal),
+                Some(peer),
+                "host_or_origin",
+                "403",
+                started,
+            );
+        }
         if opens_session
             && let Some(id) = response
                 .headers()
@@ -410,6 +405,39 @@ impl Served {
 }
 
 impl Served {
+    /// The gate's answer to a request it let in, when it refuses it after
+    /// all: a call that needs more scopes (403), or a session more than
+    /// the principal's limit or its share of a crowded server (429).
+    async fn refused_by_gate(
+        &self,
+        gate: &Gate,
+        principal: &super::auth::Principal,
+        body: &[u8],
+        opens_session: bool,
+        peer: IpAddr,
+    ) -> Option<Answer> {
+        if let Some(tool) = called_tool(body)
+            && let Some(refusal) = gate.step_up(principal, Some(peer), &tool)
+        {
+            return Some(refused(&refusal));
+        }
+        if !opens_session {
+            return None;
+        }
+        let alive: std::collections::HashSet<String> = self
+            .sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(ToString::to_string)
+            .collect();
+        let capacity = self.template.options().max_sessions;
+        gate.may_open_session(principal, capacity, |id| alive.contains(id))
+            .err()
+            .map(|why| plain(StatusCode::TOO_MANY_REQUESTS, &why))
+    }
+
     /// What a request is answered without reaching the service: a call
     /// whose params are not a call's, or a new session on a full server.
     fn answered_before_service(&self, body: &[u8], opens_session: bool) -> Option<Answer> {

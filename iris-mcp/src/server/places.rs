@@ -110,7 +110,7 @@ impl Places {
 /// Who holds connections from `address`, for the per-address share: an
 /// IPv4 address (mapped into IPv6 or not), or an IPv6 /64 (what one host
 /// or network is given, so a host cannot take a share per address).
-fn holder(address: IpAddr) -> IpAddr {
+pub(crate) fn holder(address: IpAddr) -> IpAddr {
     match address {
         IpAddr::V4(v4) => IpAddr::V4(v4),
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or_else(

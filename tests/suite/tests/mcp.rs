@@ -47,6 +47,9 @@ mod oidc;
 #[path = "mcp/gateway.rs"]
 mod gateway;
 
+#[path = "mcp/gateway_floods.rs"]
+mod gateway_floods;
+
 #[path = "mcp/upstream_oauth.rs"]
 mod upstream_oauth;
 

@@ -5,6 +5,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -19,6 +20,8 @@ use super::config::AuditConfig;
 pub(crate) struct AuditEntry<'a> {
     /// `issuer#subject`, or `null` for a caller with no valid token.
     pub(crate) principal: Option<&'a str>,
+    /// The address the request came from (the proxy's, behind one).
+    pub(crate) address: Option<IpAddr>,
     /// The OAuth client, when the token names one.
     pub(crate) client: Option<&'a str>,
     /// The JSON-RPC method (`tools/call`, `tools/list`, …), when one was
@@ -43,6 +46,16 @@ pub(crate) struct AuditEntry<'a> {
     pub(crate) arguments: Option<&'a Value>,
 }
 
+/// The address a request came from, kept in its extensions for the
+/// audit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PeerAddress(pub(crate) IpAddr);
+
+/// The address in a request's extensions.
+pub(crate) fn address_in(extensions: &hyper::http::Extensions) -> Option<IpAddr> {
+    extensions.get::<PeerAddress>().map(|peer| peer.0)
+}
+
 /// Where entries go.
 pub(crate) struct AuditLog {
     config: AuditConfig,
@@ -50,10 +63,10 @@ pub(crate) struct AuditLog {
 }
 
 #[derive(Serialize)]
-struct Line<'a> {
+struct Line<'a, T> {
     time: String,
     #[serde(flatten)]
-    entry: &'a AuditEntry<'a>,
+    entry: &'a T,
 }
 
 impl AuditLog {
@@ -72,8 +85,9 @@ impl AuditLog {
         self.config.arguments
     }
 
-    /// Writes `entry` as one line, rotating first when the file is full.
-    pub(crate) fn write(&self, entry: &AuditEntry<'_>) {
+    /// Writes `entry` (an [`AuditEntry`], or a summary of many) as one
+    /// line, rotating first when the file is full.
+    pub(crate) fn write<T: Serialize>(&self, entry: &T) {
         let line = Line {
             time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             entry,

@@ -17,11 +17,12 @@ use hyper::header::{HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use iris_runtime::SharedRegistry;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::audit::{AuditEntry, AuditLog, millis};
+use super::audit::{AuditEntry, AuditLog, address_in, millis};
 use super::config::{GatewayAuth, url_of};
 use super::principal::{Principal, PrincipalKey};
 use super::rules::{Grant, judge};
-use super::verify::{Rejected, Verifier};
+use super::strangers::Strangers;
+use super::verify::{Rejected, Unchecked, Verifier};
 
 /// The well-known prefix of protected resource metadata (RFC 9728).
 const METADATA_PREFIX: &str = "/.well-known/oauth-protected-resource";
@@ -58,6 +59,8 @@ pub(crate) struct Gate {
     sessions: Mutex<HashMap<String, PrincipalKey>>,
     /// Calls of each principal waiting for a person.
     waiting: Mutex<HashMap<PrincipalKey, usize>>,
+    /// Callers with no valid token: their failed checks and refusals.
+    strangers: Strangers,
     pub(crate) audit: Option<AuditLog>,
 }
 
@@ -119,6 +122,7 @@ impl Gate {
             in_flight: Mutex::new(HashMap::new()),
             sessions: Mutex::new(HashMap::new()),
             waiting: Mutex::new(HashMap::new()),
+            strangers: Strangers::new(),
             audit,
         })
     }
@@ -137,6 +141,7 @@ impl Gate {
         parts: &hyper::http::request::Parts,
     ) -> Result<Admitted, Refusal> {
         let started = Instant::now();
+        let address = address_in(&parts.extensions);
         if parts
             .uri
             .query()
@@ -145,6 +150,7 @@ impl Gate {
             return Err(self.refused_401(
                 Some("invalid_request"),
                 "a token in the URL is never accepted (URLs are logged and cached); send it in the Authorization header as `Bearer <token>`",
+                address,
                 started,
             ));
         }
@@ -152,15 +158,11 @@ impl Gate {
             return Err(self.refused_401(
                 None,
                 "this server needs a bearer token in the Authorization header; get one from the authorization server the metadata names",
+                address,
                 started,
             ));
         };
-        let principal = match self.verifier.verify(token).await {
-            Ok(principal) => principal,
-            Err(Rejected(why)) => {
-                return Err(self.refused_401(Some("invalid_token"), &why, started));
-            }
-        };
+        let principal = self.check_token(token, address, started).await?;
         let key = principal.key().clone();
         if let Some(session) = parts
             .headers
@@ -171,7 +173,7 @@ impl Gate {
             if owner.is_some_and(|owner| owner != key) {
                 // Told as a session that does not exist: another
                 // principal's session is not even confirmed.
-                self.log_refusal(Some(&principal), "foreign_session", "404", started);
+                self.log_refusal(Some(&principal), address, "foreign_session", "404", started);
                 return Err(Refusal {
                     status: StatusCode::NOT_FOUND,
                     challenge: None,
@@ -188,7 +190,7 @@ impl Gate {
             let wait = not_until.wait_time_from(governor::clock::Clock::now(
                 &governor::clock::DefaultClock::default(),
             ));
-            self.log_refusal(Some(&principal), "limited", "429", started);
+            self.log_refusal(Some(&principal), address, "limited", "429", started);
             return Err(Refusal {
                 status: StatusCode::TOO_MANY_REQUESTS,
                 challenge: None,
@@ -215,7 +217,7 @@ impl Gate {
                 }))
             };
         let Ok(place) = places.try_acquire_owned() else {
-            self.log_refusal(Some(&principal), "limited", "429", started);
+            self.log_refusal(Some(&principal), address, "limited", "429", started);
             return Err(Refusal {
                 status: StatusCode::TOO_MANY_REQUESTS,
                 challenge: None,
@@ -232,10 +234,42 @@ impl Gate {
         })
     }
 
+    /// The principal `token` vouches for, or the refusal: an opaque token
+    /// is asked of its issuer only while `address` may make the server ask.
+    async fn check_token(
+        &self,
+        token: &str,
+        address: Option<std::net::IpAddr>,
+        started: Instant,
+    ) -> Result<Principal, Refusal> {
+        let may_ask = self.strangers.may_ask_issuer(address);
+        match self.verifier.verify(token, may_ask.is_ok()).await {
+            Ok(principal) => Ok(principal),
+            Err(Unchecked::Rejected(Rejected(why))) => {
+                self.strangers.failed(address);
+                Err(self.refused_401(Some("invalid_token"), &why, address, started))
+            }
+            Err(Unchecked::NotAsked) => {
+                self.log_refusal(None, address, "limited", "429", started);
+                Err(Refusal {
+                    status: StatusCode::TOO_MANY_REQUESTS,
+                    challenge: None,
+                    message: "too many tokens that were not valid came from this address lately; its opaque tokens are not checked with their issuer for now: wait and try again".to_owned(),
+                    retry_after: may_ask.err(),
+                })
+            }
+        }
+    }
+
     /// The 403 for a `tools/call` of `tool` that a rule would grant with
     /// more scopes (every scope that rule needs, at once); `None` lets the
     /// call on (granted, or hidden: then it is answered as unknown).
-    pub(crate) fn step_up(&self, principal: &Principal, tool: &str) -> Option<Refusal> {
+    pub(crate) fn step_up(
+        &self,
+        principal: &Principal,
+        address: Option<std::net::IpAddr>,
+        tool: &str,
+    ) -> Option<Refusal> {
         let registry = self.registry.peek();
         let definition = registry.resolve(tool)?.definition_dyn();
         let Grant::NeedsScopes(scopes) = judge(&self.auth.rules, principal, definition) else {
@@ -244,6 +278,7 @@ impl Gate {
         let scope = scopes.join(" ");
         self.log(&AuditEntry {
             principal: Some(principal.key().as_str()),
+            address,
             client: principal.client(),
             method: Some("tools/call"),
             tool: Some(tool),
@@ -279,16 +314,38 @@ impl Gate {
     }
 
     /// Whether `principal` may open one more session (its open sessions,
-    /// counted among those `alive` still holds).
+    /// counted among those `alive` still holds), or why not: past its own
+    /// limit, or, on a server at least half full of its `capacity`, past
+    /// its share (the capacity over the principals holding sessions, and
+    /// one more who may come), so that many callers cannot shut a newcomer
+    /// out and no one caller takes more than its share.
     pub(crate) fn may_open_session(
         &self,
         principal: &Principal,
+        capacity: usize,
         alive: impl Fn(&str) -> bool,
-    ) -> bool {
+    ) -> Result<(), String> {
         let mut sessions = self.lock_sessions();
         sessions.retain(|id, _| alive(id));
         let open = sessions.values().filter(|k| *k == principal.key()).count();
-        open < self.auth.limits.sessions
+        if open >= self.auth.limits.sessions {
+            return Err(format!(
+                "this caller holds its maximum of {} MCP sessions; end one (DELETE its session) first",
+                self.auth.limits.sessions
+            ));
+        }
+        if sessions.len() * 2 < capacity {
+            return Ok(());
+        }
+        let mut holders: std::collections::HashSet<&PrincipalKey> = sessions.values().collect();
+        holders.insert(principal.key());
+        let share = (capacity / (holders.len() + 1)).max(1);
+        if open >= share {
+            return Err(format!(
+                "the server is crowded and this caller holds its share of {share} MCP sessions; end one (DELETE its session) first"
+            ));
+        }
+        Ok(())
     }
 
     /// Binds session `id` to `principal`.
@@ -317,22 +374,35 @@ impl Gate {
         })
     }
 
-    /// Writes `entry` to the audit log, when there is one.
+    /// Writes `entry` to the audit log, when there is one (after the
+    /// summary of anonymous refusals, when one is due).
     pub(crate) fn log(&self, entry: &AuditEntry<'_>) {
         if let Some(audit) = &self.audit {
+            self.strangers.summarise(audit, false);
             audit.write(entry);
         }
     }
 
-    fn log_refusal(
+    /// Audits a refusal at the door, or of the MCP service (a `Host` or
+    /// `Origin` not served: 403): one by one for a principal; for a caller
+    /// with no valid token, up to a few a minute, the rest summarised.
+    pub(crate) fn log_refusal(
         &self,
         principal: Option<&Principal>,
+        address: Option<std::net::IpAddr>,
         decision: &str,
         outcome: &str,
         started: Instant,
     ) {
+        if principal.is_none()
+            && let Some(audit) = &self.audit
+            && !self.strangers.audit_in_full(address, audit)
+        {
+            return;
+        }
         self.log(&AuditEntry {
             principal: principal.map(|p| p.key().as_str()),
+            address,
             client: principal.and_then(Principal::client),
             method: None,
             tool: None,
@@ -345,8 +415,14 @@ impl Gate {
         });
     }
 
-    fn refused_401(&self, error: Option<&str>, why: &str, started: Instant) -> Refusal {
-        self.log_refusal(None, "unauthenticated", "401", started);
+    fn refused_401(
+        &self,
+        error: Option<&str>,
+        why: &str,
+        address: Option<std::net::IpAddr>,
+        started: Instant,
+    ) -> Refusal {
+        self.log_refusal(None, address, "unauthenticated", "401", started);
         let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
         if !self.scope_hint.is_empty() {
             let _ = write!(challenge, ", scope=\"{}\"", self.scope_hint);
@@ -368,6 +444,16 @@ impl Gate {
 
     fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, PrincipalKey>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for Gate {
+    /// The anonymous refusals counted since the last summary are not lost
+    /// when the server stops.
+    fn drop(&mut self) {
+        if let Some(audit) = &self.audit {
+            self.strangers.summarise(audit, true);
+        }
     }
 }
 

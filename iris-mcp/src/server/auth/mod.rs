@@ -25,9 +25,10 @@ mod gate;
 mod keys;
 mod principal;
 mod rules;
+mod strangers;
 mod verify;
 
-pub(crate) use audit::{AuditEntry, millis};
+pub(crate) use audit::{AuditEntry, PeerAddress, address_in, millis};
 pub use config::{
     AccessRule, AuditConfig, DEFAULT_INTROSPECTION_REMEMBER_SECONDS, GatewayAuth, Introspection,
     PrincipalLimits, TokenIssuer,

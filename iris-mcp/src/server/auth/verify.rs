@@ -13,7 +13,8 @@
 //! remembered the same way, for the issuer's `remember_seconds` (30 by
 //! default, never past its `exp`), so that a client's every request is not
 //! a round trip to the issuer; a revoked token is refused at most that
-//! long after.
+//! long after. An inactive answer is remembered too, for
+//! [`REFUSED_FOR_SECONDS`]: junk sent again costs the issuer nothing.
 
 use std::time::Duration;
 
@@ -45,8 +46,28 @@ struct Trusted {
     keys: IssuerKeys,
 }
 
-/// Most checked tokens remembered at once.
+/// Most checked tokens remembered at once (and, apart, most refused ones).
 const MAX_REMEMBERED: usize = 10_000;
+
+/// Seconds an opaque token its issuer called inactive is refused without
+/// asking again (an inactive token does not become active).
+const REFUSED_FOR_SECONDS: u64 = 60;
+
+/// Why a token was not checked, when it was not refused.
+#[derive(Debug)]
+pub(crate) enum Unchecked {
+    /// The token is not accepted.
+    Rejected(Rejected),
+    /// An opaque token the issuer would have to be asked about, from a
+    /// caller who may not make the server ask now.
+    NotAsked,
+}
+
+impl From<Rejected> for Unchecked {
+    fn from(rejected: Rejected) -> Self {
+        Self::Rejected(rejected)
+    }
+}
 
 /// A token checked before: who it vouches for, until when, and (a JWT)
 /// the key that must still be published.
@@ -64,6 +85,9 @@ pub(crate) struct Verifier {
     issuers: Vec<Trusted>,
     http: reqwest::Client,
     remembered: Mutex<HashMap<[u8; 32], Remembered>>,
+    /// Opaque tokens the issuer called inactive, until when (seconds since
+    /// the epoch).
+    refused: Mutex<HashMap<[u8; 32], u64>>,
 }
 
 impl Verifier {
@@ -95,15 +119,18 @@ impl Verifier {
             issuers,
             http,
             remembered: Mutex::new(HashMap::new()),
+            refused: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The principal `token` vouches for.
-    pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Rejected> {
+    /// The principal `token` vouches for. An opaque token not remembered
+    /// is asked of its issuer only when `may_ask` (a JWT is checked here,
+    /// against keys already fetched or fetched at most once per cool-down).
+    pub(crate) async fn verify(&self, token: &str, may_ask: bool) -> Result<Principal, Unchecked> {
         if token.split('.').count() == 3 {
-            self.verify_jwt(token).await
+            Ok(self.verify_jwt(token).await?)
         } else {
-            self.introspect(token).await
+            self.introspect(token, may_ask).await
         }
     }
 
@@ -124,6 +151,27 @@ impl Verifier {
         match key {
             Some((issuer, kid)) if !self.issuers[issuer].keys.still_publishes(&kid).await => None,
             _ => Some(principal),
+        }
+    }
+
+    /// Whether the issuer called this token inactive lately.
+    fn refused_lately(&self, digest: &[u8; 32]) -> bool {
+        let now = jsonwebtoken::get_current_timestamp();
+        self.refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(digest)
+            .is_some_and(|until| now <= *until)
+    }
+
+    fn remember_refused(&self, digest: [u8; 32]) {
+        let now = jsonwebtoken::get_current_timestamp();
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        if refused.len() >= MAX_REMEMBERED {
+            refused.retain(|_, until| now <= *until);
+        }
+        if refused.len() < MAX_REMEMBERED {
+            refused.insert(digest, now + REFUSED_FOR_SECONDS);
         }
     }
 
@@ -226,10 +274,16 @@ impl Verifier {
     /// (its `token_prefix`, or the only issuer that introspects), or
     /// recalled from an answer still believed. It is never shown to
     /// another issuer.
-    async fn introspect(&self, token: &str) -> Result<Principal, Rejected> {
+    async fn introspect(&self, token: &str, may_ask: bool) -> Result<Principal, Unchecked> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Some(principal) = self.recalled(&digest).await {
             return Ok(principal);
+        }
+        if self.refused_lately(&digest) {
+            return Err(Rejected("the token is not active at its issuer".to_owned()).into());
+        }
+        if !may_ask {
+            return Err(Unchecked::NotAsked);
         }
         let minter = self.issuers.iter().find_map(|trusted| {
             let endpoint = trusted.config.introspection.as_ref()?;
@@ -249,7 +303,8 @@ impl Verifier {
             } else {
                 "the token is not a JWT, and no trusted issuer has an introspection endpoint configured"
                     .to_owned()
-            }));
+            })
+            .into());
         };
         let secret = expand_env(&endpoint.client_secret);
         let response = self
@@ -268,7 +323,8 @@ impl Verifier {
             Rejected("the token's issuer could not be asked about it".to_owned())
         })?;
         if answer.get("active").and_then(Value::as_bool) != Some(true) {
-            return Err(Rejected("the token is not active at its issuer".to_owned()));
+            self.remember_refused(digest);
+            return Err(Rejected("the token is not active at its issuer".to_owned()).into());
         }
         let now = jsonwebtoken::get_current_timestamp();
         let believed_until = answer

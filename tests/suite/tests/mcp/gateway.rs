@@ -26,7 +26,7 @@ use super::oidc::Provider;
 use super::peers::Person;
 
 /// The gateway's public URI: what tokens must be made out to.
-const AUDIENCE: &str = "https://gateway.test/mcp";
+pub(super) const AUDIENCE: &str = "https://gateway.test/mcp";
 
 /// Looks a word up.
 #[iris::tool(read_only)]
@@ -56,7 +56,7 @@ fn long_report() -> String {
 
 /// The gateway's rules: readers get the read-only tools, writers
 /// `write_note` too.
-fn auth(issuer: &str, audit: &Path) -> GatewayAuth {
+pub(super) fn auth(issuer: &str, audit: &Path) -> GatewayAuth {
     let mut issuer = TokenIssuer::new(issuer);
     issuer.introspection = Some(iris::mcp::Introspection::new(
         format!("{}/token/introspection", issuer.issuer),
@@ -82,7 +82,15 @@ fn auth(issuer: &str, audit: &Path) -> GatewayAuth {
 }
 
 /// The gateway on a free loopback port; writes ask a person.
-async fn gateway(auth: GatewayAuth) -> (String, CancellationToken) {
+pub(super) async fn gateway(auth: GatewayAuth) -> (String, CancellationToken) {
+    gateway_holding(auth, ServeOptions::default().max_sessions).await
+}
+
+/// As [`gateway`], holding at most `max_sessions` sessions.
+pub(super) async fn gateway_holding(
+    auth: GatewayAuth,
+    max_sessions: usize,
+) -> (String, CancellationToken) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut tools = ToolRegistry::new();
     tools.register(Lookup).unwrap();
@@ -96,6 +104,7 @@ async fn gateway(auth: GatewayAuth) -> (String, CancellationToken) {
     let options = ServeOptions {
         auth: Some(auth),
         approval_timeout: Duration::from_secs(30),
+        max_sessions,
         ..ServeOptions::default()
     };
     let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
@@ -109,7 +118,7 @@ async fn gateway(auth: GatewayAuth) -> (String, CancellationToken) {
 
 /// A raw POST of a `tools/list` with `authorization` (when given), and the
 /// answer's status, `WWW-Authenticate` and body.
-async fn post(url: &str, authorization: Option<&str>) -> (u16, String, String) {
+pub(super) async fn post(url: &str, authorization: Option<&str>) -> (u16, String, String) {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -423,6 +432,11 @@ async fn a_missing_scope_is_named_and_every_decision_is_audited() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // (Besides the listings, each audited too.)
+    let lines: Vec<Value> = lines
+        .into_iter()
+        .filter(|l| l["method"] != "tools/list")
+        .collect();
     assert_eq!(lines.len(), 3, "two refusals and one call: {log}");
     assert!(
         lines.iter().any(|l| l["tool"] == "lookup"
@@ -505,7 +519,7 @@ async fn a_withdrawn_key_stops_vouching_without_an_unknown_key_arriving() {
 
 /// An `initialize` sent by hand as the holder of `token`: the status and
 /// the session it opened.
-async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
+pub(super) async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
     let response = reqwest::Client::new()
         .post(url)
         .header("authorization", format!("Bearer {token}"))
@@ -523,7 +537,7 @@ async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
 }
 
 /// A `tools/list` in `session` as the holder of `token`: the status.
-async fn list_in(url: &str, token: &str, session: &str) -> u16 {
+pub(super) async fn list_in(url: &str, token: &str, session: &str) -> u16 {
     reqwest::Client::new()
         .post(url)
         .header("authorization", format!("Bearer {token}"))

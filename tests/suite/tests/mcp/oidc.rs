@@ -84,6 +84,17 @@ impl Provider {
             .to_owned()
     }
 
+    /// How many introspection requests the provider has answered.
+    pub(crate) async fn introspections(&self) -> u64 {
+        let answer: Value = reqwest::get(format!("{}/test/introspections", self.issuer()))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["count"].as_u64().unwrap()
+    }
+
     /// A token signed with the provider's own key `key_id`, with `claims`
     /// as given (to make expired or misaddressed ones).
     pub(crate) fn sign(&self, key_id: &str, claims: &Value) -> String {

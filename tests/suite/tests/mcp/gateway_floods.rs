@@ -1,0 +1,197 @@
+//! The gateway under floods from callers with no valid token, against the
+//! real `OpenID` provider: junk opaque tokens cost its issuer a bounded
+//! number of introspections (as the provider counts them),
+//! and anonymous refusals never push a decision out of the audit log;
+//! every request is audited with the address it came from.
+
+use std::path::Path;
+use std::time::Duration;
+
+use iris::mcp::AuditConfig;
+use serde_json::Value;
+
+use super::gateway::{AUDIENCE, auth, gateway, gateway_holding, list_in, open_session, post};
+use super::oidc::Provider;
+
+/// The audit log's lines, rotated files included.
+fn audit_lines(path: &Path) -> Vec<Value> {
+    let mut lines = Vec::new();
+    for file in [path.to_owned(), path.with_extension("jsonl.1")] {
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            lines.extend(text.lines().filter_map(|l| serde_json::from_str(l).ok()));
+        }
+    }
+    lines
+}
+
+/// Finding: junk opaque tokens from an anonymous caller became one
+/// introspection call each. A token the issuer called inactive is refused
+/// again without asking, and an address whose tokens keep failing may no
+/// longer make the gateway ask (429, `Retry-After`), while a JWT from the
+/// same address (another caller behind the same proxy) is still checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn junk_opaque_tokens_cost_the_issuer_a_bounded_number_of_questions() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let (url, stop) = gateway(auth(&provider.issuer(), &keys.path().join("audit.jsonl"))).await;
+
+    for _ in 0..10 {
+        let (status, _, body) = post(&url, Some("Bearer junk-the-same")).await;
+        assert_eq!(status, 401);
+        assert!(body.contains("not active at its issuer"), "{body}");
+    }
+    assert_eq!(
+        provider.introspections().await,
+        1,
+        "the same inactive token is asked about once"
+    );
+
+    let mut limited = 0;
+    for i in 0..200 {
+        let (status, _, _) = post(&url, Some(&format!("Bearer junk-{i}"))).await;
+        assert!(status == 401 || status == 429, "{status}");
+        limited += usize::from(status == 429);
+    }
+    let questions = provider.introspections().await;
+    assert!(
+        questions <= 30,
+        "200 junk tokens made {questions} introspections"
+    );
+    assert!(limited >= 170, "{limited} of 200 were limited");
+
+    // Another caller behind the same address, with a JWT, is let in.
+    let token = provider.token("alice", "tools:read", AUDIENCE).await;
+    let (status, _, body) = post(&url, Some(&format!("Bearer {token}"))).await;
+    assert_eq!(status, 200, "{body}");
+    stop.cancel();
+}
+
+/// Finding: an anonymous 401 flood rotated earlier decisions out of a
+/// small audit log within seconds, and no line said where a request came
+/// from. Anonymous refusals are written one by one only up to a few a
+/// minute and summarised after; `tools/list` and a `Host` the server does
+/// not serve are audited with the principal and its address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anonymous_floods_cannot_push_decisions_out_of_the_audit_log() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let log = keys.path().join("audit.jsonl");
+    let mut rules = auth(&provider.issuer(), &log);
+    rules.audit = Some(AuditConfig {
+        max_bytes: 16 * 1024,
+        keep: 1,
+        ..AuditConfig::new(&log)
+    });
+    let (url, stop) = gateway(rules).await;
+    let token = provider.token("alice", "tools:read", AUDIENCE).await;
+    let (status, session) = open_session(&url, &token).await;
+    assert_eq!(status, 200);
+    assert_eq!(list_in(&url, &token, &session.unwrap()).await, 200);
+    let foreign_host = reqwest::Client::new()
+        .post(&url)
+        .header("host", "evil.test")
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign_host.status().as_u16(), 403);
+
+    for i in 0..1_000 {
+        let authorization = if i % 2 == 0 {
+            None
+        } else {
+            Some("Bearer a.b.c")
+        };
+        let (status, _, _) = post(&url, authorization).await;
+        assert_eq!(status, 401);
+    }
+
+    let lines = audit_lines(&log);
+    let alice = format!("{}#alice", provider.issuer());
+    assert!(
+        lines.iter().any(|l| l["method"] == "tools/list"
+            && l["principal"] == alice.as_str()
+            && l["address"] == "127.0.0.1"),
+        "the listing is still audited, with its address: {lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l["rule_decision"] == "host_or_origin"
+            && l["outcome"] == "403"
+            && l["principal"] == alice.as_str()),
+        "{lines:?}"
+    );
+    let one_by_one = lines
+        .iter()
+        .filter(|l| l["principal"].is_null() && l["outcome"] == "401")
+        .count();
+    assert!(
+        one_by_one <= 20,
+        "{one_by_one} anonymous refusals written one by one"
+    );
+
+    // The rest are summarised, at the latest when the server stops.
+    stop.cancel();
+    let mut summary = None;
+    for _ in 0..50 {
+        summary = audit_lines(&log)
+            .into_iter()
+            .find(|l| l["outcome"] == "summary");
+        if summary.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let summary = summary.expect("a summary of the refusals not written one by one");
+    assert_eq!(summary["count"].as_u64(), Some(1_000 - one_by_one as u64));
+    assert_eq!(summary["addresses"][0]["address"], "127.0.0.1");
+}
+
+/// Finding: 260 principals holding 4 sessions each filled the server, and
+/// the next caller got HTTP 500. On a crowded server no principal holds
+/// more than its share (the capacity over the principals holding sessions
+/// and one more who may come), and a full one says 503 with `Retry-After`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crowded_server_keeps_each_principal_to_its_share() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let (url, stop) = gateway_holding(
+        auth(&provider.issuer(), &keys.path().join("audit.jsonl")),
+        6,
+    )
+    .await;
+    let mut held = Vec::new();
+    for (client, share) in [("alice", 3), ("bob", 2), ("carol", 1)] {
+        let token = provider.token(client, "tools:read", AUDIENCE).await;
+        let mut opened = 0;
+        loop {
+            let (status, session) = open_session(&url, &token).await;
+            if status != 200 {
+                // Past its share (429), or the server is full (503).
+                let full = held.len() == 6;
+                assert_eq!(status, if full { 503 } else { 429 }, "{client}");
+                break;
+            }
+            held.push(session);
+            opened += 1;
+            assert!(opened <= share, "{client} took more than its share");
+        }
+        assert_eq!(opened, share, "{client} got its share");
+    }
+    // Every place is held: the next caller is told to come back.
+    let dora = provider.token("dora", "tools:read", AUDIENCE).await;
+    let response = reqwest::Client::new()
+        .post(&url)
+        .header("authorization", format!("Bearer {dora}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 503);
+    assert!(response.headers().contains_key("retry-after"));
+    stop.cancel();
+}
