@@ -437,7 +437,11 @@ impl McpConnection {
     }
 
     pub(super) fn context_builder(&self) -> iris_core::ToolContextBuilder {
-        let builder = ToolContext::builder(self.options.workspace.clone(), self.run_id.clone());
+        let mut builder = ToolContext::builder(self.options.workspace.clone(), self.run_id.clone());
+        if self.shared.gate.is_none() {
+            // No principal: each session (its own run) is capped alone.
+            builder = builder.extension(iris_runtime::__wings::CapWaitingPerRun);
+        }
         match &self.shared.files {
             Some(files) => builder.shared_state(Arc::clone(files)),
             None => builder,

@@ -26,7 +26,7 @@ use serde_json::Value;
 mod plan;
 pub use plan::{CallPlan, PlannedHook};
 
-use super::pending::{Limits, Pending, Refusal};
+use super::pending::{CapWaitingPerRun, Limits, Pending, Refusal};
 use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, PermissionRequest};
 use super::resolve::{invalid_arguments, offered_tool, repair_input};
 use super::{ToolExecutor, ToolOutcome, body};
@@ -335,9 +335,18 @@ impl<'t> Call<'t> {
         let parked = ex.inner.pending.insert(
             &ex.inner.ledger,
             pending,
-            Limits {
-                limit: config.max_pending_approvals,
-                per_run: config.max_pending_approvals_per_run,
+            if cx.extension::<CapWaitingPerRun>().is_some() {
+                Limits {
+                    limit: usize::MAX,
+                    per_run: config
+                        .max_pending_approvals
+                        .min(config.max_pending_approvals_per_run),
+                }
+            } else {
+                Limits {
+                    limit: config.max_pending_approvals,
+                    per_run: config.max_pending_approvals_per_run,
+                }
             },
             config.approval_ttl,
         );

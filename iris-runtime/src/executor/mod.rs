@@ -4,7 +4,7 @@ mod batch;
 mod body;
 mod call;
 mod lingering;
-mod pending;
+pub(crate) mod pending;
 pub(crate) mod permissions;
 mod resolve;
 mod span;

@@ -28,6 +28,14 @@ pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Least time between two sweeps of a full store.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
+/// Set on a call's context by a server whose callers have no identity (an
+/// MCP session over stdio, or over HTTP without authentication): its
+/// executor-wide cap of waiting calls is applied to each run (one session
+/// each) instead, so that one caller's unanswered approvals cannot refuse
+/// another's. The server bounds its sessions, and so the total.
+#[derive(Debug, Clone, Copy)]
+pub struct CapWaitingPerRun;
+
 /// A call parsed and waiting for its approval.
 pub(super) struct Pending {
     pub(super) request: ApprovalRequest,

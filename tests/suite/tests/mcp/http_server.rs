@@ -583,3 +583,77 @@ async fn a_call_with_malformed_params_is_invalid_params() {
     }
     stop.cancel();
 }
+
+/// Write a line.
+#[iris::tool(write)]
+fn write_line(
+    /// The line.
+    text: String,
+) -> String {
+    format!("written: {text}")
+}
+
+/// Finding: sessions without a principal shared one executor-wide cap of
+/// waiting calls: one client's unanswered approvals made another session's
+/// approved write refused ("3 calls already wait for one"). With no
+/// principal, the cap holds for each session alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_principal_each_session_has_its_own_cap_of_waiting_calls() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    use super::peers::Person;
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut tools = ToolRegistry::new();
+    tools.register(WriteLine).unwrap();
+    let executor = ToolExecutor::builder(tools)
+        .max_pending_approvals(2)
+        .build()
+        .unwrap();
+    let (url, stop) = serving(executor, ServeOptions::default()).await;
+    let write = |text: &str| {
+        CallToolRequestParams::new("write_line").with_arguments(
+            json!({"text": text})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        )
+    };
+
+    // The first client's person is away: two writes wait, a third is
+    // refused (its own cap).
+    let away = Arc::new(
+        Person::Away
+            .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+            .await
+            .unwrap(),
+    );
+    let mut waiting = Vec::new();
+    for i in 0..2 {
+        let away = Arc::clone(&away);
+        let call = write(&format!("away {i}"));
+        waiting.push(tokio::spawn(async move { away.call_tool(call).await }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let third = away.call_tool(write("away 3")).await.unwrap();
+    let third = serde_json::to_value(&third).unwrap();
+    assert_eq!(third["isError"], true, "{third}");
+
+    // Another client's approved write runs.
+    let present = Person::Approves
+        .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+        .await
+        .unwrap();
+    let written = present.call_tool(write("present")).await.unwrap();
+    let written = serde_json::to_value(&written).unwrap();
+    assert_eq!(
+        written["content"][0]["text"], "written: present",
+        "{written}"
+    );
+    for call in waiting {
+        call.abort();
+    }
+    stop.cancel();
+}
