@@ -279,6 +279,53 @@ async fn serve_is_one_mcp_server_over_stdio() {
     client.close();
 }
 
+/// A `tools/call` whose params are not a call's is answered -32602 over
+/// stdio too, saying what is wrong (finding: -32601 "method not found", as
+/// if the server could not call tools).
+#[test]
+fn serve_over_stdio_answers_a_malformed_call_with_invalid_params() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = workspace();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iris"))
+        .args(["serve", "--agent", "agent.yaml"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file","arguments":[1]}}"#,
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let mut answers = std::collections::HashMap::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let value: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        answers.insert(value["id"].as_u64().unwrap(), value);
+        if answers.len() == 4 {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    for (id, says) in [
+        (2, "`name` must be the tool's name"),
+        (3, "needs `params` naming the tool"),
+        (4, "`arguments` must be an object"),
+    ] {
+        let error = &answers[&id]["error"];
+        assert_eq!(error["code"], -32602, "{error}");
+        assert!(error["message"].as_str().unwrap().contains(says), "{error}");
+    }
+}
+
 #[test]
 fn a_dry_run_says_what_a_call_would_meet_and_runs_nothing() {
     let dir = workspace();

@@ -554,24 +554,8 @@ fn malformed_call(body: &[u8]) -> Option<Answer> {
         return None;
     }
     let message: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let id = message.get("id")?.clone();
-    let why = match message.get("params") {
-        None => "`tools/call` needs `params` naming the tool (`name`)",
-        Some(params) if !params.is_object() => "`params` must be an object",
-        Some(params) => match (params.get("name"), params.get("arguments")) {
-            (None, _) => "`params` has no `name`: name the tool to call",
-            (Some(name), _) if !name.is_string() => "`name` must be the tool's name, a string",
-            (_, Some(arguments)) if !(arguments.is_object() || arguments.is_null()) => {
-                "`arguments` must be an object of the tool's arguments"
-            }
-            _ => return None,
-        },
-    };
-    let error = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": -32602, "message": why},
-    });
+    let id = message.get("id")?;
+    let error = super::call_params::invalid(id, super::call_params::problem(&message)?);
     let mut answer = plain(StatusCode::BAD_REQUEST, &error.to_string());
     answer.headers_mut().insert(
         hyper::header::CONTENT_TYPE,

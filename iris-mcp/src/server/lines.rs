@@ -114,7 +114,20 @@ where
             // The common case, a message the library reads, is parsed once;
             // only a failure is read again as plain JSON, for its id.
             let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-                Ok(message) => return Some(message),
+                Ok(message) if !is_unknown_call(&message) => return Some(message),
+                Ok(message) => {
+                    // A `tools/call` the library read as a request of an
+                    // unknown kind: its params are not a call's.
+                    if let Ok(value) = serde_json::from_slice::<Value>(line)
+                        && let (Some(id), Some(why)) =
+                            (value.get("id"), super::call_params::problem(&value))
+                    {
+                        let answer = super::call_params::invalid(id, why);
+                        let _ = Self::write_line(&self.write, answer.to_string()).await;
+                        continue;
+                    }
+                    return Some(message);
+                }
                 Err(error) => error,
             };
             // Not JSON: there is no id to answer, and answering junk can
@@ -132,6 +145,13 @@ where
         self.write.lock().await.take();
         Ok(())
     }
+}
+
+/// Whether `message` is a `tools/call` the library could read only as a
+/// request of an unknown kind.
+fn is_unknown_call(message: &RxJsonRpcMessage<RoleServer>) -> bool {
+    matches!(message, rmcp::model::JsonRpcMessage::Request(request)
+        if matches!(&request.request, rmcp::model::ClientRequest::CustomRequest(custom) if custom.method == "tools/call"))
 }
 
 /// The answer to a message the library cannot read: `None` for one with

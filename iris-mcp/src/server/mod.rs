@@ -24,6 +24,7 @@
 mod approval;
 pub(crate) mod auth;
 mod call;
+mod call_params;
 mod connection;
 mod control;
 mod formats;
