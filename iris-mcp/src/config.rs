@@ -31,6 +31,9 @@ pub struct McpServerConfig {
     /// How the server is reached.
     pub transport: McpTransport,
     /// Model-facing names are `prefix__wire_name`; the name when not given.
+    /// Empty: the server's own names, as they are (a gateway fronting one
+    /// server; a name taken twice is refused when the tools are
+    /// registered).
     #[serde(default)]
     pub prefix: Option<String>,
     /// Believe the server's annotations (`readOnlyHint`, `idempotentHint`,

@@ -2,9 +2,12 @@
 //!
 //! From a server: text → text; image → a checked [`ImageBlock`] (a bad one
 //! makes the result `unsupported_content`, never a crash); audio and
-//! embedded resources → a text note, the raw item kept in `data`; resource
-//! links → text naming the URI; `structuredContent` → `data`;
-//! `isError: true` → an `execution` error carrying the server's text.
+//! embedded resources → a text note for the model; resource links → text
+//! naming the URI; `structuredContent` → `data`; `isError: true` → an
+//! `execution` error carrying the server's text. A result with audio, an
+//! embedded resource or a link keeps the server's whole content list in
+//! `data` (`mcp_content`), and goes back out over MCP as the server sent
+//! it: a gateway relays every kind of content, on every revision.
 
 use base64::Engine as _;
 use iris_core::{ContentBlock, ImageBlock, ToolErrorKind, ToolResult};
@@ -14,7 +17,17 @@ use serde_json::{Value, json};
 /// The Iris result of one MCP `tools/call` answer from `server`.
 pub(super) fn from_mcp(server: &str, answer: mcp::CallToolResult) -> ToolResult {
     let mut blocks: Vec<ContentBlock> = Vec::new();
-    let mut raw_items: Vec<Value> = Vec::new();
+    let relayed = answer
+        .content
+        .iter()
+        .any(|item| {
+            !matches!(
+                item,
+                mcp::ContentBlock::Text(_) | mcp::ContentBlock::Image(_)
+            )
+        })
+        .then(|| serde_json::to_value(&answer.content).ok())
+        .flatten();
     let mut bad_images: Vec<String> = Vec::new();
     for (index, item) in answer.content.into_iter().enumerate() {
         match item {
@@ -31,14 +44,9 @@ pub(super) fn from_mcp(server: &str, answer: mcp::CallToolResult) -> ToolResult 
                     audio.mime_type,
                     audio.data.len() / 4 * 3
                 )));
-                raw_items.push(
-                    json!({"type": "audio", "mimeType": audio.mime_type, "data": audio.data}),
-                );
             }
             mcp::ContentBlock::Resource(embedded) => {
-                let (note, raw) = embedded_resource(embedded.resource);
-                blocks.push(ContentBlock::text(note));
-                raw_items.extend(raw);
+                blocks.push(ContentBlock::text(embedded_resource(&embedded.resource)));
             }
             mcp::ContentBlock::ResourceLink(link) => {
                 let about = link
@@ -55,12 +63,11 @@ pub(super) fn from_mcp(server: &str, answer: mcp::CallToolResult) -> ToolResult 
             _ => blocks.push(ContentBlock::text("[content of a kind Iris does not know]")),
         }
     }
-    let data = match (answer.structured_content, raw_items.is_empty()) {
-        (Some(structured), true) => Some(structured),
-        (None, true) => None,
-        (structured, false) => Some(json!({
+    let data = match (answer.structured_content, relayed) {
+        (structured, None) => structured,
+        (structured, Some(content)) => Some(json!({
             "structured_content": structured,
-            "mcp_content": raw_items,
+            "mcp_content": content,
         })),
     };
     let text = || {
@@ -98,37 +105,21 @@ pub(super) fn from_mcp(server: &str, answer: mcp::CallToolResult) -> ToolResult 
     result
 }
 
-/// The note the model reads for an embedded resource (a text resource's
-/// text itself), and the raw item kept for a binary one.
-fn embedded_resource(resource: ResourceContents) -> (String, Option<Value>) {
+/// The note the model reads for an embedded resource: a text resource's
+/// text itself; a binary one, what it is.
+fn embedded_resource(resource: &ResourceContents) -> String {
     match resource {
         ResourceContents::TextResourceContents { uri, text, .. } => {
-            (format!("[resource {uri}]\n{text}"), None)
+            format!("[resource {uri}]\n{text}")
         }
-        ResourceContents::BlobResourceContents {
-            uri,
-            mime_type,
-            blob,
-            ..
-        } => {
-            let mime = mime_type
-                .clone()
-                .unwrap_or_else(|| "unknown type".to_owned());
-            let raw = json!({"type": "resource", "resource": {
-                "uri": uri, "mimeType": mime_type, "blob": blob,
-            }});
-            (
-                format!("[resource {uri} ({mime}): binary, kept in the result's data, not shown]"),
-                Some(raw),
-            )
+        ResourceContents::BlobResourceContents { uri, mime_type, .. } => {
+            let mime = mime_type.as_deref().unwrap_or("unknown type");
+            format!("[resource {uri} ({mime}): binary, kept in the result's data, not shown]")
         }
         #[allow(unreachable_patterns, reason = "the MCP model is non-exhaustive")]
-        other => (
-            format!(
-                "[resource of a kind Iris does not know: {}]",
-                serde_json::to_string(&other).unwrap_or_default()
-            ),
-            serde_json::to_value(&other).ok(),
+        other => format!(
+            "[resource of a kind Iris does not know: {}]",
+            serde_json::to_string(other).unwrap_or_default()
         ),
     }
 }
@@ -178,8 +169,12 @@ pub(crate) fn object_output_schema(schema: &Value) -> serde_json::Map<String, Va
 
 /// The MCP answer of an Iris result: text → text, images → images,
 /// `data` → `structuredContent` (under [`WRAPPED_RESULT_KEY`] when it is not
-/// an object), an error → `isError` with its message.
+/// an object), an error → `isError` with its message; a server's content
+/// kept whole (audio, resources, links) goes out as it came.
 pub(super) fn to_mcp(result: &ToolResult) -> mcp::CallToolResult {
+    if let Some(relayed) = relayed(result) {
+        return relayed;
+    }
     let content: Vec<mcp::ContentBlock> = result
         .content()
         .iter()
@@ -200,6 +195,27 @@ pub(super) fn to_mcp(result: &ToolResult) -> mcp::CallToolResult {
         other => serde_json::json!({ WRAPPED_RESULT_KEY: other }),
     });
     answer
+}
+
+/// The answer of a result that keeps an MCP server's whole content (see
+/// [`from_mcp`]).
+fn relayed(result: &ToolResult) -> Option<mcp::CallToolResult> {
+    let data = result.data()?.as_object()?;
+    let content: Vec<mcp::ContentBlock> =
+        serde_json::from_value(data.get("mcp_content")?.clone()).ok()?;
+    let mut answer = if result.is_error() {
+        mcp::CallToolResult::error(content)
+    } else {
+        mcp::CallToolResult::success(content)
+    };
+    answer.structured_content = data
+        .get("structured_content")
+        .filter(|structured| !structured.is_null())
+        .map(|structured| match structured {
+            Value::Object(_) => structured.clone(),
+            other => json!({ WRAPPED_RESULT_KEY: other }),
+        });
+    Some(answer)
 }
 
 #[cfg(test)]
@@ -284,5 +300,10 @@ mod tests {
                 .and_then(|d| d["mcp_content"][0]["type"].as_str()),
             Some("audio")
         );
+        // Out again over MCP, as the server sent it.
+        let out = serde_json::to_value(to_mcp(&mixed)).unwrap();
+        assert_eq!(out["content"][0]["type"], "audio");
+        assert_eq!(out["content"][1]["type"], "resource");
+        assert_eq!(out["content"][1]["resource"]["text"], "hello");
     }
 }

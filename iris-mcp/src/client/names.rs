@@ -13,9 +13,15 @@ use sha2::{Digest, Sha256};
 const HASH_DIGITS: usize = 8;
 
 /// The model-facing name of `wire_name` under `prefix`, and whether it had
-/// to be changed from `prefix__wire_name`.
+/// to be changed from `prefix__wire_name` (from `wire_name` itself under
+/// an empty prefix: a gateway fronting one server serves its names as
+/// they are).
 pub(super) fn model_facing(prefix: &str, wire_name: &str) -> (String, bool) {
-    let plain = format!("{prefix}__{wire_name}");
+    let plain = if prefix.is_empty() {
+        wire_name.to_owned()
+    } else {
+        format!("{prefix}__{wire_name}")
+    };
     if plain.len() <= MAX_TOOL_NAME_LEN && plain.chars().all(allowed) {
         return (plain, false);
     }
@@ -58,6 +64,12 @@ mod tests {
         let (short, changed) = model_facing("server", &long);
         assert!(changed && short.len() == MAX_TOOL_NAME_LEN, "{short}");
         assert_eq!(short, model_facing("server", &long).0, "deterministic");
+        assert_eq!(
+            model_facing("", "read_file"),
+            ("read_file".to_owned(), false),
+            "an empty prefix serves the name as it is"
+        );
+        assert!(model_facing("", "repos.list").1);
         let (unicode, _) = model_facing("s", "日本語ツール");
         assert!(iris_core::check_tool_name(&unicode).is_ok(), "{unicode}");
     }

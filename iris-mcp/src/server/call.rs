@@ -87,7 +87,7 @@ impl McpConnection {
                 address,
                 started,
             };
-            return Ok(self.call_control(&call, rounds.as_ref(), &context).await);
+            return self.call_control(&call, rounds.as_ref(), &context).await;
         }
         let rule = match self.granted(principal.as_ref(), &request.name) {
             Ok(rule) => rule,
@@ -103,7 +103,7 @@ impl McpConnection {
                     result: &refused.1,
                     started,
                 });
-                return Ok(CallToolResponse::Complete(to_mcp(&refused.1)));
+                return complete(&refused.1);
             }
         };
         let ran = self
@@ -146,7 +146,7 @@ impl McpConnection {
             result: &result,
             started,
         });
-        Ok(CallToolResponse::Complete(to_mcp(&result)))
+        complete(&result)
     }
 
     /// A call of run control (`ask_question`, `activate_skill`): the
@@ -157,7 +157,7 @@ impl McpConnection {
         call: &ControlCall<'_>,
         rounds: Option<&Rounds>,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, ErrorData> {
         let line = |rule_decision, rule, result| CallLine {
             principal: call.principal,
             address: call.address,
@@ -173,7 +173,7 @@ impl McpConnection {
             Ok(rule) => rule,
             Err((decision, refused)) => {
                 self.audit(&line(decision, None, &refused));
-                return CallToolResponse::Complete(to_mcp(&refused));
+                return complete(&refused);
             }
         };
         let answered = self
@@ -187,12 +187,12 @@ impl McpConnection {
             )
             .await;
         let result = match answered {
-            Round::Ask(input) => return CallToolResponse::InputRequired(input),
+            Round::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),
             Round::Done(result) => result,
         };
         let decision = if rule.is_some() { "allowed" } else { "open" };
         self.audit(&line(decision, rule, &result));
-        CallToolResponse::Complete(to_mcp(&result))
+        complete(&result)
     }
 
     /// The rule that grants `principal` the tool `name` (`None` when the
@@ -382,6 +382,17 @@ struct ControlCall<'a> {
     principal: Option<&'a Principal>,
     address: Option<std::net::IpAddr>,
     started: Instant,
+}
+
+/// The answer to a call that ended with `result`. A call of a tool that
+/// does not exist (or that the rules hide, which reads the same) is a
+/// protocol error, as MCP says (-32602, "unknown tool"): a client never
+/// takes it for the tool's own answer.
+fn complete(result: &ToolResult) -> Result<CallToolResponse, ErrorData> {
+    if result.error_kind() == Some(ToolErrorKind::UnknownTool) {
+        return Err(ErrorData::invalid_params(result.text_content(), None));
+    }
+    Ok(CallToolResponse::Complete(to_mcp(result)))
 }
 
 /// What the audit line of one call says.

@@ -29,6 +29,11 @@ pub struct McpConnection {
     /// searches (every tool listed, or no deferred tool): built once per
     /// registry snapshot, so a refreshed registry offers its new tools.
     pub(super) fixed_context: Arc<ArcSwapOption<FixedContext>>,
+    /// The same behind the gateway's rules, for the principal of the
+    /// session's last call (one checked token): what the rules grant it,
+    /// judged once per registry snapshot and token rather than on every
+    /// call.
+    granted_context: Arc<ArcSwapOption<(Principal, FixedContext)>>,
     /// Ends the connection's run when the last clone of this connection's
     /// server is dropped (its session ended).
     _session: Arc<Session>,
@@ -219,6 +224,7 @@ impl McpConnection {
                 Served::Session | Served::Request => Arc::new(AtomicU64::new(0)),
             },
             fixed_context: Arc::new(ArcSwapOption::empty()),
+            granted_context: Arc::new(ArcSwapOption::empty()),
             _session: session,
             ended,
             shared,
@@ -368,11 +374,25 @@ impl McpConnection {
         };
         let builder = self.context_builder();
         let Some(discovery) = &self.shared.discovery else {
+            if let Some(kept) = &*self.granted_context.load()
+                && kept.0.is(principal)
+                && Arc::ptr_eq(&kept.1.registry, &registry)
+            {
+                return kept.1.cx.clone();
+            }
             let offered = self
                 .listed(&registry)
                 .filter(|d| granted(d))
                 .map(|d| d.name().clone());
-            return builder.offered(offered).build();
+            let cx = builder.offered(offered).build();
+            self.granted_context.store(Some(Arc::new((
+                principal.clone(),
+                FixedContext {
+                    registry: Arc::clone(&registry),
+                    cx: cx.clone(),
+                },
+            ))));
+            return cx;
         };
         let view = registry.view().filter(granted);
         // Sets the run's search candidates to the granted deferred tools.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use iris::definition::{ToolDefinition, ToolName};
 use iris::mcp::{
-    AccessRule, GatewayAuth, McpHttpServer, PrincipalLimits, ServeOptions, ServeTransport,
-    TokenIssuer, serve_with,
+    AccessRule, AuditConfig, GatewayAuth, McpHttpServer, PrincipalLimits, ServeOptions,
+    ServeTransport, TokenIssuer, serve_with,
 };
 use iris::tool::DynamicTool;
 use iris::{ToolExecutor, ToolRegistry, ToolResult};
@@ -71,7 +71,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     concurrent_requests: 1_000,
                     requests_per_minute: 100_000_000,
                 })
+                // Every decision written down, as a deployment would.
+                .audit(AuditConfig::new(std::env::temp_dir().join(format!(
+                    "iris-bench-audit-{}.jsonl",
+                    std::process::id()
+                ))))
         }),
+        // Every client of the load test comes from this machine's address,
+        // as behind a reverse proxy: its share of connections not yet let
+        // in is raised to all of them (the guide's advice for a proxy).
+        max_anonymous_per_address: ServeOptions::default().max_connections,
         ..ServeOptions::default()
     };
     if http {

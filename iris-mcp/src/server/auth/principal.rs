@@ -34,6 +34,13 @@ impl PrincipalKey {
 }
 
 impl Principal {
+    /// Whether `other` is this very principal, from the same checked token
+    /// (a token remembered hands out the same one): what was judged for
+    /// one holds for the other, scopes and claims alike.
+    pub(crate) fn is(&self, other: &Principal) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// The principal a token's checked claims describe: `sub` (or, for a
     /// client acting for itself, `client_id`), scopes from `scope` (space
     /// separated) or `scp` (a list or a string).

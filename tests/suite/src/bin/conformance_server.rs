@@ -7,8 +7,12 @@
 //! a tool's own elicitation, prompts, fixed resources) are listed with the
 //! reason in `tests/mcp-conformance/expected-failures.yml`.
 //!
-//! `iris-conformance-server`: binds a free local port and prints the
-//! endpoint's URL as its first line.
+//! `iris-conformance-server [--upstream NODE SCRIPT]`: binds a free local
+//! port and prints the endpoint's URL as its first line. With `--upstream`
+//! it is a gateway too: the tools of the MCP server `NODE SCRIPT` starts
+//! (`tests/mcp-conformance/upstream.mjs`: audio, an embedded resource,
+//! mixed content, which Iris's own tools never return) are served beside
+//! its own under their own names, so those scenarios pass through it.
 
 use std::error::Error;
 use std::io::Write as _;
@@ -16,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use iris::definition::{ToolDefinition, ToolName};
-use iris::mcp::{McpHttpServer, ServeOptions};
+use iris::mcp::{McpClient, McpHttpServer, McpServerConfig, ServeOptions};
 use iris::observe::ToolProgress;
 use iris::registry::WeakSharedRegistry;
 use iris::tool::DynamicTool;
@@ -183,6 +187,19 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .register(TestReconnection)?
         .register(TestTriggerToolChange)?
         .register(json_schema_2020_12_tool()?)?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let _upstream = match args.as_slice() {
+        [flag, node, script] if flag == "--upstream" => {
+            let config = McpServerConfig::stdio("upstream", node, [script.clone()])
+                .with_prefix("")
+                .with_trusted_annotations(true);
+            let client = McpClient::connect(config).await?;
+            client.register_into(&mut registry)?;
+            Some(client)
+        }
+        [] => None,
+        other => return Err(format!("usage: [--upstream NODE SCRIPT], not {other:?}").into()),
+    };
     // The suite's calls run without a person to approve them.
     let executor = Arc::new(
         ToolExecutor::builder(registry)
