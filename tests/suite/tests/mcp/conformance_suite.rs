@@ -57,10 +57,41 @@ fn run_suite(package: &str, args: &[&str], expected: &str) -> String {
     summary
 }
 
-/// The scenarios of `summary` that passed.
-fn passed(summary: &str) -> usize {
-    summary.lines().filter(|l| l.starts_with('✓')).count()
+/// The scenarios of `summary` that passed, but for those in `not_counted`
+/// (each checked to have passed).
+fn passed(summary: &str, not_counted: &[&str]) -> usize {
+    let passes: Vec<&str> = summary.lines().filter(|l| l.starts_with('✓')).collect();
+    for scenario in not_counted {
+        assert!(
+            passes
+                .iter()
+                .any(|l| l.starts_with(&format!("✓ {scenario}:"))),
+            "{scenario} no longer passes:\n{summary}"
+        );
+    }
+    passes
+        .iter()
+        .filter(|l| {
+            !not_counted
+                .iter()
+                .any(|s| l.starts_with(&format!("✓ {s}:")))
+        })
+        .count()
 }
+
+/// Scenarios the 2026 suite marks with a tick that prove nothing of Iris:
+/// three call a fixture tool Iris does not serve
+/// (`test_input_required_result_elicitation`) and meet the -32602 "unknown
+/// tool" answer (one takes it for the error it looks for, two end in
+/// warnings, listed as expected failures); one runs no check at all (0
+/// passed, 0 failed). Never counted: a counted pass calls the tool it
+/// names.
+const NOT_A_PASS: &[&str] = &[
+    "input-required-result-missing-input-response",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+    "tasks-status-notifications",
+];
 
 #[test]
 fn the_2025_revisions_pass_every_scenario_for_a_tool_server() {
@@ -69,9 +100,11 @@ fn the_2025_revisions_pass_every_scenario_for_a_tool_server() {
         &["--suite", "all"],
         "expected-failures.yml",
     );
-    // 32 scenarios: 14 apply to a tool server and pass (10 of them from
-    // 2025-06-18, 4 more from 2025-11-25), 18 are listed.
-    assert_eq!(passed(&summary), 14, "{summary}");
+    // 32 scenarios: 17 apply to a tool server and pass (13 of them from
+    // 2025-06-18, 4 more from 2025-11-25; audio, an embedded resource and
+    // mixed content through the gateway from an upstream server), 15 are
+    // listed.
+    assert_eq!(passed(&summary, &[]), 17, "{summary}");
 }
 
 #[test]
@@ -81,9 +114,11 @@ fn the_2026_07_28_requirements_pass_for_a_tool_server() {
         &["--requirements", "2026-07-28"],
         "expected-failures-2026-07-28.yml",
     );
-    // 50 scenarios, 37 of them scored for the revision: 13 pass (2 of
-    // them with a warning about a fixture tool Iris does not have, so
-    // listed), 24 fail and are listed; of the 13 unscored (the tasks
-    // extension, pending ones), 3 pass.
-    assert_eq!(passed(&summary), 16, "{summary}");
+    // 50 scenarios: 19 are ticked, 4 of them prove nothing (see
+    // `NOT_A_PASS`); 15 count, among them audio, an embedded resource and
+    // mixed content through the gateway from an upstream server. The rest
+    // fail and are listed with their reasons (prompts, fixed resources,
+    // completion, input requests of a tool's own, and the tasks
+    // extension, not served yet).
+    assert_eq!(passed(&summary, NOT_A_PASS), 15, "{summary}");
 }

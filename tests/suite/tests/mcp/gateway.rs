@@ -852,19 +852,17 @@ async fn run_control_and_skill_files_pass_the_rules_and_the_audit() {
             .any(|t| t == "activate_skill" || t == "ask_question"),
         "{tools:?}"
     );
+    // Called anyway, it reads as a tool that does not exist (MCP's -32602).
     let refused = dave
         .call_tool(call(
             "activate_skill",
             &json!({"name": "expenses", "file": null}),
         ))
         .await
-        .unwrap();
-    let said = serde_json::to_value(&refused).unwrap()["content"][0]["text"].clone();
-    assert_eq!(refused.is_error, Some(true));
-    assert!(
-        said.as_str().unwrap().contains("no tool is named"),
-        "{said}"
-    );
+        .expect_err("a hidden tool is an unknown tool");
+    let said = refused.to_string();
+    assert!(said.contains("no tool is named"), "{said}");
+    assert!(said.contains("-32602"), "{said}");
     assert!(
         dave.list_resources(None)
             .await
