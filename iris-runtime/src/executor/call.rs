@@ -336,8 +336,12 @@ impl<'t> Call<'t> {
             &ex.inner.ledger,
             pending,
             if cx.extension::<CapWaitingPerRun>().is_some() {
+                // The host's cap holds per run; across runs only the
+                // default bound of memory does.
                 Limits {
-                    limit: usize::MAX,
+                    limit: config
+                        .max_pending_approvals
+                        .max(super::pending::DEFAULT_MAX_PENDING_APPROVALS),
                     per_run: config
                         .max_pending_approvals
                         .min(config.max_pending_approvals_per_run),

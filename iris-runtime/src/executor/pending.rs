@@ -32,7 +32,8 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 /// MCP session over stdio, or over HTTP without authentication): its
 /// executor-wide cap of waiting calls is applied to each run (one session
 /// each) instead, so that one caller's unanswered approvals cannot refuse
-/// another's. The server bounds its sessions, and so the total.
+/// another's. Across runs the default bound
+/// ([`DEFAULT_MAX_PENDING_APPROVALS`]) still holds.
 #[derive(Debug, Clone, Copy)]
 pub struct CapWaitingPerRun;
 

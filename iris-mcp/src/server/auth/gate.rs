@@ -246,7 +246,11 @@ impl Gate {
         match self.verifier.verify(token, may_ask.is_ok()).await {
             Ok(principal) => Ok(principal),
             Err(Unchecked::Rejected(Rejected(why))) => {
-                self.strangers.failed(address);
+                // Only opaque tokens can cost an issuer a question: junk
+                // JWTs (checked here) never bar an address others share.
+                if token.split('.').count() != 3 {
+                    self.strangers.failed(address);
+                }
                 Err(self.refused_401(Some("invalid_token"), &why, address, started))
             }
             Err(Unchecked::NotAsked) => {
@@ -383,9 +387,11 @@ impl Gate {
         }
     }
 
-    /// Audits a refusal at the door, or of the MCP service (a `Host` or
-    /// `Origin` not served: 403): one by one for a principal; for a caller
-    /// with no valid token, up to a few a minute, the rest summarised.
+    /// Audits a refusal at the door (no valid token, a limit, another's
+    /// session) or of the MCP service (a `Host` or `Origin` not served:
+    /// 403): up to a few a minute one by one, the rest counted and
+    /// summarised, so that refusals, which cost a caller nothing to
+    /// provoke, never push a decision out of the log.
     pub(crate) fn log_refusal(
         &self,
         principal: Option<&Principal>,
@@ -394,8 +400,7 @@ impl Gate {
         outcome: &str,
         started: Instant,
     ) {
-        if principal.is_none()
-            && let Some(audit) = &self.audit
+        if let Some(audit) = &self.audit
             && !self.strangers.audit_in_full(address, audit)
         {
             return;

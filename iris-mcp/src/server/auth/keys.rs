@@ -17,6 +17,11 @@ use super::config::TokenIssuer;
 /// Least time between two fetches that an unknown key id causes.
 const REFETCH_COOL_DOWN: Duration = Duration::from_secs(2);
 
+/// Longest the keys last fetched keep vouching while the issuer cannot be
+/// reached: an outage does not shut every caller out at once, and a key
+/// withdrawn meanwhile does not vouch for ever.
+const MAX_STALE: Duration = Duration::from_secs(60 * 60);
+
 /// Largest metadata or key set read.
 const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 
@@ -37,6 +42,8 @@ struct Cached {
     fetched: Option<Instant>,
     /// Until when the keys are believed without asking again.
     fresh_until: Option<Instant>,
+    /// When the issuer last answered with its keys.
+    answered: Option<Instant>,
 }
 
 impl Cached {
@@ -67,12 +74,18 @@ impl IssuerKeys {
         }
     }
 
-    /// Whether the key named `kid` is still published (as last fetched,
-    /// and that fetch fresh): a token remembered as checked stays good only
-    /// while its key does.
-    pub(crate) async fn still_publishes(&self, kid: &str) -> bool {
+    /// Whether `key` is still what the issuer publishes as `kid` (as last
+    /// fetched, and that fetch fresh): a token remembered as checked stays
+    /// good only while the very key that verified it does. Every fetch
+    /// makes new keys, so a remembered token is checked again after each
+    /// (a key replaced under the same id ends its tokens).
+    pub(crate) async fn still_publishes(&self, kid: &str, key: &std::sync::Arc<Key>) -> bool {
         let cached = self.cached.read().await;
-        cached.fresh() && cached.by_id.contains_key(kid)
+        cached.fresh()
+            && cached
+                .by_id
+                .get(kid)
+                .is_some_and(|published| std::sync::Arc::ptr_eq(published, key))
     }
 
     /// The key named `kid`, fetching the key set when it is stale or does
@@ -120,6 +133,7 @@ impl IssuerKeys {
         match fetched {
             Ok((keys, max_age)) => {
                 cached.by_id = keys;
+                cached.answered = Some(now);
                 let believed = max_age
                     .unwrap_or(self.longest)
                     .clamp(REFETCH_COOL_DOWN, self.longest.max(REFETCH_COOL_DOWN));
@@ -127,9 +141,15 @@ impl IssuerKeys {
             }
             Err(error) => {
                 // Keys fetched before stay usable while the issuer cannot
-                // be reached (asked again after the cool-down): an outage
-                // of the issuer does not shut every caller out.
+                // be reached (asked again after the cool-down), for at most
+                // `MAX_STALE` since it last answered.
                 cached.fresh_until = Some(now + REFETCH_COOL_DOWN);
+                if cached
+                    .answered
+                    .is_none_or(|answered| answered.elapsed() > MAX_STALE)
+                {
+                    cached.by_id.clear();
+                }
                 tracing::warn!(issuer = %self.issuer, %error, "the issuer's signing keys could not be fetched");
                 if let Some(key) = cached.by_id.get(kid) {
                     return Ok(std::sync::Arc::clone(key));

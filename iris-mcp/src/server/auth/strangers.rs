@@ -1,10 +1,11 @@
 //! Callers with no valid token, kept from costing what they cannot pay
 //! for: an address whose tokens keep failing may no longer make the
 //! server ask an issuer about an opaque token (a JWT is still checked
-//! here, so callers sharing a proxy's address are not shut out), and
-//! their refusals are audited one by one only up to a few a minute, the
-//! rest counted and summarised once a minute, so that a flood cannot rotate
-//! the decisions out of the audit log.
+//! here, so callers sharing a proxy's address are not shut out). Refusals
+//! at the door (theirs, and a principal's past its limits) are audited one
+//! by one only up to a few a minute, the rest counted and summarised once
+//! a minute, so that a flood cannot rotate the decisions out of the audit
+//! log.
 
 use std::collections::HashMap;
 use std::net::IpAddr;

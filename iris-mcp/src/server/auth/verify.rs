@@ -73,11 +73,21 @@ impl From<Rejected> for Unchecked {
 /// the key that must still be published.
 struct Remembered {
     principal: Principal,
-    /// The issuer's place and the key's id, for a JWT.
-    key: Option<(usize, String)>,
+    /// The issuer's place, the key's id and the key itself (as fetched),
+    /// for a JWT.
+    key: Option<(usize, String, std::sync::Arc<super::keys::Key>)>,
     /// The last second (since the epoch) it is believed, leeway included.
     believed_until: u64,
 }
+
+/// A JWT checked whole: its principal, its issuer's place, the key that
+/// verified it (its id and the key as fetched), and its expiry.
+type Checked = (
+    Principal,
+    usize,
+    (String, std::sync::Arc<super::keys::Key>),
+    u64,
+);
 
 /// Checks tokens for one audience against the configured issuers.
 pub(crate) struct Verifier {
@@ -149,7 +159,11 @@ impl Verifier {
                 .map(|r| (r.principal.clone(), r.key.clone()))?
         };
         match key {
-            Some((issuer, kid)) if !self.issuers[issuer].keys.still_publishes(&kid).await => None,
+            Some((issuer, kid, key))
+                if !self.issuers[issuer].keys.still_publishes(&kid, &key).await =>
+            {
+                None
+            }
             _ => Some(principal),
         }
     }
@@ -194,12 +208,12 @@ impl Verifier {
         if let Some(principal) = self.recalled(&digest).await {
             return Ok(principal);
         }
-        let (principal, issuer, kid, until) = self.check_jwt(token).await?;
+        let (principal, issuer, (kid, key), until) = self.check_jwt(token).await?;
         self.remember(
             digest,
             Remembered {
                 principal: principal.clone(),
-                key: Some((issuer, kid)),
+                key: Some((issuer, kid, key)),
                 believed_until: until + LEEWAY_SECONDS,
             },
         );
@@ -208,7 +222,7 @@ impl Verifier {
 
     /// Checks a JWT whole: the principal, the issuer's place, the key id
     /// and the expiry.
-    async fn check_jwt(&self, token: &str) -> Result<(Principal, usize, String, u64), Rejected> {
+    async fn check_jwt(&self, token: &str) -> Result<Checked, Rejected> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| {
             Rejected("the token's header could not be read, or it names an algorithm this server never accepts (such as `none`)".to_owned())
         })?;
@@ -267,7 +281,7 @@ impl Verifier {
             Principal::from_claims(&trusted.config.issuer, checked.claims).ok_or_else(|| {
                 Rejected("the token names no subject (`sub` or `client_id`)".to_owned())
             })?;
-        Ok((principal, place, kid.to_owned(), until))
+        Ok((principal, place, (kid.to_owned(), key), until))
     }
 
     /// An opaque token, asked of the one issuer whose tokens it looks like

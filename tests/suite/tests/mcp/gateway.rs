@@ -517,6 +517,37 @@ async fn a_withdrawn_key_stops_vouching_without_an_unknown_key_arriving() {
     stop.cancel();
 }
 
+/// A key the issuer replaces under the same id ends the tokens it
+/// verified, remembered or not (finding: a remembered token was checked
+/// only by its key id still being published).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_replaced_under_its_id_ends_the_tokens_it_verified() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let port = provider.port;
+    let mut rules = auth(&provider.issuer(), &keys.path().join("audit.jsonl"));
+    rules.issuers[0] = rules.issuers[0].clone().refresh_keys_every(2);
+    let (url, stop) = gateway(rules).await;
+    let now = jsonwebtoken::get_current_timestamp();
+    // Forged with the leaked key, valid for a day, and remembered.
+    let forged = provider.sign(
+        "first",
+        &json!({"iss": provider.issuer(), "sub": "mallory", "aud": AUDIENCE,
+            "exp": now + 86_400, "iat": now, "scope": "tools:read"}),
+    );
+    let (status, _, body) = post(&url, Some(&format!("Bearer {forged}"))).await;
+    assert_eq!(status, 200, "{body}");
+
+    // The issuer makes a new key and publishes it under the same id.
+    drop(provider);
+    std::fs::remove_file(keys.path().join("first.pem")).unwrap();
+    let _provider = Provider::start(keys.path(), "first", Some(port));
+    tokio::time::sleep(Duration::from_millis(2_300)).await;
+    let (status, _, body) = post(&url, Some(&format!("Bearer {forged}"))).await;
+    assert_eq!(status, 401, "the replaced key no longer vouches: {body}");
+    stop.cancel();
+}
+
 /// An `initialize` sent by hand as the holder of `token`: the status and
 /// the session it opened.
 pub(super) async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {

@@ -195,3 +195,45 @@ async fn a_crowded_server_keeps_each_principal_to_its_share() {
     assert!(response.headers().contains_key("retry-after"));
     stop.cancel();
 }
+
+/// Finding: a principal's own refusals (429 past its rate) were written
+/// one line each, so a holder of any valid token could rotate another
+/// principal's decisions out of the audit log. Refusals are summarised
+/// past the first few a minute, whoever provokes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principals_refusals_cannot_push_decisions_out_of_the_audit_log() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let log = keys.path().join("audit.jsonl");
+    let mut rules = auth(&provider.issuer(), &log);
+    rules.limits.requests_per_minute = 60;
+    rules.audit = Some(AuditConfig {
+        max_bytes: 16 * 1024,
+        keep: 1,
+        ..AuditConfig::new(&log)
+    });
+    let (url, stop) = gateway(rules).await;
+    let bob = provider.token("bob", "tools:read", AUDIENCE).await;
+    let (status, session) = open_session(&url, &bob).await;
+    assert_eq!(status, 200);
+    assert_eq!(list_in(&url, &bob, &session.unwrap()).await, 200);
+
+    let alice = provider.token("alice", "tools:read", AUDIENCE).await;
+    let mut limited = 0;
+    for _ in 0..600 {
+        let (status, _, _) = post(&url, Some(&format!("Bearer {alice}"))).await;
+        limited += usize::from(status == 429);
+    }
+    assert!(limited >= 500, "{limited}");
+    let lines = audit_lines(&log);
+    let bob_key = format!("{}#bob", provider.issuer());
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["method"] == "tools/list" && l["principal"] == bob_key.as_str()),
+        "bob's listing is still audited"
+    );
+    let one_by_one = lines.iter().filter(|l| l["outcome"] == "429").count();
+    assert!(one_by_one <= 20, "{one_by_one} refusals written one by one");
+    stop.cancel();
+}
