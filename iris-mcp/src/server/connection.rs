@@ -86,6 +86,9 @@ struct Session {
     /// Whether its run ends with it (a principal's run outlives each of
     /// its stateless requests, until the ledger drops it when idle).
     owns_run: bool,
+    /// The principal whose session this is, counted by the gate while it
+    /// lives.
+    held_by: Option<Arc<str>>,
 }
 
 impl Drop for Session {
@@ -96,6 +99,9 @@ impl Drop for Session {
         }
         if self.counted {
             self.shared.live.fetch_sub(1, Ordering::SeqCst);
+        }
+        if let (Some(gate), Some(key)) = (&self.shared.gate, &self.held_by) {
+            gate.session_closed(key);
         }
     }
 }
@@ -214,6 +220,7 @@ impl McpConnection {
             ended: ended.clone(),
             counted: matches!(served, Served::Session),
             owns_run: !matches!(served, Served::Principal(_)),
+            held_by: None,
         });
         Self {
             executor,
@@ -273,6 +280,43 @@ impl McpConnection {
     /// served already.
     #[must_use]
     pub fn try_new_connection(&self) -> Option<Self> {
+        self.try_new_session_of(None).ok()
+    }
+
+    /// Sessions alive now.
+    pub(crate) fn live_sessions(&self) -> usize {
+        // This server itself (the template sessions are cloned from) is
+        // counted too.
+        self.shared.live.load(Ordering::SeqCst).saturating_sub(1)
+    }
+
+    /// A new session for the principal keyed `principal` (behind a gate),
+    /// counted against its limit and share at once; or why not.
+    pub(crate) fn try_new_session_of(&self, principal: Option<&str>) -> Result<Self, String> {
+        let max = self.options.max_sessions;
+        let held_by = match (&self.shared.gate, principal) {
+            (Some(gate), Some(key)) => {
+                gate.session_verdict(key, max, self.live_sessions(), true)?;
+                Some(Arc::<str>::from(key))
+            }
+            _ => None,
+        };
+        let mut made = self.try_new_unheld();
+        if let Some(connection) = &mut made
+            && let Some(session) = Arc::get_mut(&mut connection._session)
+        {
+            session.held_by = held_by;
+        } else if let (Some(gate), Some(key)) = (&self.shared.gate, &held_by) {
+            gate.session_closed(key);
+        }
+        made.ok_or_else(|| {
+            format!(
+                "the server holds its maximum of {max} MCP sessions; end one (DELETE its session) or try again later"
+            )
+        })
+    }
+
+    fn try_new_unheld(&self) -> Option<Self> {
         let max = self.options.max_sessions;
         // This server itself (the template the HTTP service clones from) is
         // not a session.

@@ -119,7 +119,6 @@ impl McpHttpServer {
             message: format!("the bound address could not be read: {e}"),
         })?;
         let shutdown = CancellationToken::new();
-        let max_sessions = options.max_sessions;
         let places = Places::new(options.max_connections, options.max_anonymous_per_address);
         let request_timeout = options.request_timeout;
         let header_timeout = options.header_timeout.min(request_timeout);
@@ -151,11 +150,10 @@ impl McpHttpServer {
                     let principal = REQUEST_PRINCIPAL.try_with(Clone::clone).ok().flatten();
                     return Ok(server.for_one_request(principal.as_deref()));
                 }
-                server.try_new_connection().ok_or_else(|| {
-                    std::io::Error::other(format!(
-                        "the server holds its maximum of {max_sessions} MCP sessions; end one (DELETE its session) or try again later"
-                    ))
-                })
+                let principal = REQUEST_PRINCIPAL.try_with(Clone::clone).ok().flatten();
+                server
+                    .try_new_session_of(principal.as_deref())
+                    .map_err(std::io::Error::other)
             },
             Arc::clone(&sessions),
             config,
@@ -385,7 +383,17 @@ impl Served {
                 .get(SESSION_HEADER)
                 .and_then(|v| v.to_str().ok())
         {
-            gate.bind_session(id, &admitted.principal);
+            // Sessions that ended (idle, or their server gone) are
+            // forgotten as a new one is bound.
+            let alive: std::collections::HashSet<String> = self
+                .sessions
+                .sessions
+                .read()
+                .await
+                .keys()
+                .map(ToString::to_string)
+                .collect();
+            gate.bind_session(id, &admitted.principal, |id| alive.contains(id));
         }
         if deleting
             && response.status().is_success()
@@ -424,16 +432,11 @@ impl Served {
         if !opens_session {
             return None;
         }
-        let alive: std::collections::HashSet<String> = self
-            .sessions
-            .sessions
-            .read()
-            .await
-            .keys()
-            .map(ToString::to_string)
-            .collect();
+        // Said plainly here; taken for good, under one lock, when the
+        // session is made.
         let capacity = self.template.options().max_sessions;
-        gate.may_open_session(principal, capacity, |id| alive.contains(id))
+        let live = self.template.live_sessions();
+        gate.session_verdict(principal.key().as_str(), capacity, live, false)
             .err()
             .map(|why| plain(StatusCode::TOO_MANY_REQUESTS, &why))
     }

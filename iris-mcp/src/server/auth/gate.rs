@@ -57,6 +57,9 @@ pub(crate) struct Gate {
     in_flight: Mutex<HashMap<PrincipalKey, Arc<Semaphore>>>,
     /// Each open MCP session's principal.
     sessions: Mutex<HashMap<String, PrincipalKey>>,
+    /// Sessions alive per principal key, counted from when the MCP service
+    /// made each (a session whose opener hung up is still its opener's).
+    held_sessions: Mutex<HashMap<Arc<str>, usize>>,
     /// Calls of each principal waiting for a person.
     waiting: Mutex<HashMap<PrincipalKey, usize>>,
     /// Callers with no valid token: their failed checks and refusals.
@@ -121,6 +124,7 @@ impl Gate {
             rate,
             in_flight: Mutex::new(HashMap::new()),
             sessions: Mutex::new(HashMap::new()),
+            held_sessions: Mutex::new(HashMap::new()),
             waiting: Mutex::new(HashMap::new()),
             strangers: Strangers::new(),
             audit,
@@ -317,45 +321,71 @@ impl Gate {
         judge(&self.auth.rules, principal, definition)
     }
 
-    /// Whether `principal` may open one more session (its open sessions,
-    /// counted among those `alive` still holds), or why not: past its own
-    /// limit, or, on a server at least half full of its `capacity`, past
-    /// its share (the capacity over the principals holding sessions, and
-    /// one more who may come), so that many callers cannot shut a newcomer
-    /// out and no one caller takes more than its share.
-    pub(crate) fn may_open_session(
+    /// Whether the principal keyed `key` may hold one more session, or
+    /// why not: past its own limit, or, on a server at least half full of
+    /// its `capacity` (`live` sessions now), past its share (the capacity
+    /// over the principals holding sessions, and one more who may come),
+    /// so that many callers cannot shut a newcomer out and no one caller
+    /// takes more than its share. With `take`, the session is counted at
+    /// once, under the same lock (concurrent opens cannot all pass), until
+    /// [`Gate::session_closed`].
+    pub(crate) fn session_verdict(
         &self,
-        principal: &Principal,
+        key: &str,
         capacity: usize,
-        alive: impl Fn(&str) -> bool,
+        live: usize,
+        take: bool,
     ) -> Result<(), String> {
-        let mut sessions = self.lock_sessions();
-        sessions.retain(|id, _| alive(id));
-        let open = sessions.values().filter(|k| *k == principal.key()).count();
+        let mut held = self
+            .held_sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let open = held.get(key).copied().unwrap_or(0);
         if open >= self.auth.limits.sessions {
             return Err(format!(
                 "this caller holds its maximum of {} MCP sessions; end one (DELETE its session) first",
                 self.auth.limits.sessions
             ));
         }
-        if sessions.len() * 2 < capacity {
-            return Ok(());
+        if live * 2 >= capacity {
+            let holders = held.len() + usize::from(open == 0);
+            let share = (capacity / (holders + 1)).max(1);
+            if open >= share {
+                return Err(format!(
+                    "the server is crowded and this caller holds its share of {share} MCP sessions; end one (DELETE its session) first"
+                ));
+            }
         }
-        let mut holders: std::collections::HashSet<&PrincipalKey> = sessions.values().collect();
-        holders.insert(principal.key());
-        let share = (capacity / (holders.len() + 1)).max(1);
-        if open >= share {
-            return Err(format!(
-                "the server is crowded and this caller holds its share of {share} MCP sessions; end one (DELETE its session) first"
-            ));
+        if take {
+            *held.entry(Arc::from(key)).or_insert(0) += 1;
         }
         Ok(())
     }
 
+    /// A session of the principal keyed `key` ended.
+    pub(crate) fn session_closed(&self, key: &str) {
+        let mut held = self
+            .held_sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = held.get_mut(key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                held.remove(key);
+            }
+        }
+    }
+
     /// Binds session `id` to `principal`.
-    pub(crate) fn bind_session(&self, id: &str, principal: &Principal) {
-        self.lock_sessions()
-            .insert(id.to_owned(), principal.key().clone());
+    pub(crate) fn bind_session(
+        &self,
+        id: &str,
+        principal: &Principal,
+        alive: impl Fn(&str) -> bool,
+    ) {
+        let mut sessions = self.lock_sessions();
+        sessions.retain(|id, _| alive(id));
+        sessions.insert(id.to_owned(), principal.key().clone());
     }
 
     /// Forgets session `id`.

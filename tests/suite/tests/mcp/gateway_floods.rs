@@ -237,3 +237,32 @@ async fn a_principals_refusals_cannot_push_decisions_out_of_the_audit_log() {
     assert!(one_by_one <= 20, "{one_by_one} refusals written one by one");
     stop.cancel();
 }
+
+/// A burst of `initialize` requests opens no more sessions than the
+/// principal's limit: a session is counted against its principal the
+/// moment the MCP service makes it, under one lock (before, the limit was
+/// checked before any of the burst was bound, and a session whose opener
+/// hung up was counted against no one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_initializes_opens_no_more_than_the_limit() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let mut rules = auth(&provider.issuer(), &keys.path().join("audit.jsonl"));
+    rules.limits.sessions = 4;
+    let (url, stop) = gateway(rules).await;
+    let token = provider.token("alice", "tools:read", AUDIENCE).await;
+    let burst: Vec<_> = (0..24)
+        .map(|_| {
+            let (url, token) = (url.clone(), token.clone());
+            tokio::spawn(async move { open_session(&url, &token).await.0 })
+        })
+        .collect();
+    let mut opened = 0;
+    for answer in burst {
+        let status = answer.await.unwrap();
+        assert!(status == 200 || status >= 400, "{status}");
+        opened += usize::from(status == 200);
+    }
+    assert_eq!(opened, 4, "a limit of 4 sessions");
+    stop.cancel();
+}
