@@ -36,7 +36,7 @@ pub struct McpConnection {
     granted_context: Arc<ArcSwapOption<(Principal, FixedContext)>>,
     /// Ends the connection's run when the last clone of this connection's
     /// server is dropped (its session ended).
-    _session: Arc<Session>,
+    session: Arc<Session>,
     /// Cancelled when the session ends: stops telling the client of
     /// changes.
     pub(super) ended: CancellationToken,
@@ -232,7 +232,7 @@ impl McpConnection {
             },
             fixed_context: Arc::new(ArcSwapOption::empty()),
             granted_context: Arc::new(ArcSwapOption::empty()),
-            _session: session,
+            session,
             ended,
             shared,
             sessionless: !matches!(served, Served::Session),
@@ -303,7 +303,7 @@ impl McpConnection {
         };
         let mut made = self.try_new_unheld();
         if let Some(connection) = &mut made
-            && let Some(session) = Arc::get_mut(&mut connection._session)
+            && let Some(session) = Arc::get_mut(&mut connection.session)
         {
             session.held_by = held_by;
         } else if let (Some(gate), Some(key)) = (&self.shared.gate, &held_by) {

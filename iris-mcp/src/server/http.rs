@@ -346,9 +346,8 @@ impl Served {
             return answer;
         }
         if let (Some(gate), Some(admitted)) = (&self.gate, &admitted) {
-            if let Some(refusal) = self
-                .refused_by_gate(gate, &admitted.principal, &body, opens_session, peer)
-                .await
+            if let Some(refusal) =
+                self.refused_by_gate(gate, &admitted.principal, &body, opens_session, peer)
             {
                 return refusal;
             }
@@ -416,7 +415,7 @@ impl Served {
     /// The gate's answer to a request it let in, when it refuses it after
     /// all: a call that needs more scopes (403), or a session more than
     /// the principal's limit or its share of a crowded server (429).
-    async fn refused_by_gate(
+    fn refused_by_gate(
         &self,
         gate: &Gate,
         principal: &super::auth::Principal,
