@@ -37,6 +37,9 @@ pub struct McpConnection {
     /// Ends the connection's run when the last clone of this connection's
     /// server is dropped (its session ended).
     session: Arc<Session>,
+    /// Who the connection serves, behind a gate: the principal of its one
+    /// request, or of the session's opening.
+    principal: Option<Principal>,
     /// Cancelled when the session ends: stops telling the client of
     /// changes.
     pub(super) ended: CancellationToken,
@@ -233,6 +236,7 @@ impl McpConnection {
             fixed_context: Arc::new(ArcSwapOption::empty()),
             granted_context: Arc::new(ArcSwapOption::empty()),
             session,
+            principal: None,
             ended,
             shared,
             sessionless: !matches!(served, Served::Session),
@@ -260,13 +264,15 @@ impl McpConnection {
     /// it was shown carry over to its next requests), else a run of its
     /// own that ends with the request. Such servers are as many as the
     /// requests in flight, which the connection cap bounds.
-    pub(crate) fn for_one_request(&self, principal: Option<&str>) -> Self {
-        Self::connection(
+    pub(crate) fn for_one_request(&self, principal: Option<&Principal>) -> Self {
+        let mut connection = Self::connection(
             Arc::clone(&self.executor),
             Arc::clone(&self.options),
             Arc::clone(&self.shared),
-            principal.map_or(Served::Request, Served::Principal),
-        )
+            principal.map_or(Served::Request, |p| Served::Principal(p.key().as_str())),
+        );
+        connection.principal = principal.cloned();
+        connection
     }
 
     /// Whether [`ServeOptions::max_sessions`] are served already.
@@ -283,6 +289,11 @@ impl McpConnection {
         self.try_new_session_of(None).ok()
     }
 
+    /// Who the connection serves, behind a gate.
+    pub(super) fn principal(&self) -> Option<&Principal> {
+        self.principal.as_ref()
+    }
+
     /// Sessions alive now.
     pub(crate) fn live_sessions(&self) -> usize {
         // This server itself (the template sessions are cloned from) is
@@ -292,10 +303,11 @@ impl McpConnection {
 
     /// A new session for the principal keyed `principal` (behind a gate),
     /// counted against its limit and share at once; or why not.
-    pub(crate) fn try_new_session_of(&self, principal: Option<&str>) -> Result<Self, String> {
+    pub(crate) fn try_new_session_of(&self, principal: Option<&Principal>) -> Result<Self, String> {
         let max = self.options.max_sessions;
         let held_by = match (&self.shared.gate, principal) {
-            (Some(gate), Some(key)) => {
+            (Some(gate), Some(principal)) => {
+                let key = principal.key().as_str();
                 gate.session_verdict(key, max, self.live_sessions(), true)?;
                 Some(Arc::<str>::from(key))
             }
@@ -306,6 +318,7 @@ impl McpConnection {
             && let Some(session) = Arc::get_mut(&mut connection.session)
         {
             session.held_by = held_by;
+            connection.principal = principal.cloned();
         } else if let (Some(gate), Some(key)) = (&self.shared.gate, &held_by) {
             gate.session_closed(key);
         }

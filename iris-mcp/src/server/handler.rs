@@ -258,9 +258,12 @@ impl ServerHandler for McpConnection {
     }
 
     fn get_tool(&self, name: &str) -> Option<mcp::Tool> {
-        // Looked up by the MCP service to check a call's structured
-        // output, after the call was let through.
-        self.listed(&self.executor.registry())
+        // Looked up by the MCP service (on a server made for the request)
+        // to check a call's headers and structured output: only what the
+        // caller may see, so a hidden tool reads as one that does not exist
+        // here too.
+        let registry = self.executor.registry();
+        self.visible(&registry, self.principal())
             .find(|definition| definition.answers_to(name))
             .map(listing)
     }

@@ -42,7 +42,7 @@ tokio::task_local! {
     /// that opens a session.
     static OPENS_SESSION: bool;
     /// The principal of the request being handled, behind a gate.
-    static REQUEST_PRINCIPAL: Option<String>;
+    static REQUEST_PRINCIPAL: Option<super::auth::Principal>;
 }
 
 /// An executor served over streamable HTTP on a bound address.
@@ -148,11 +148,11 @@ impl McpHttpServer {
                 // to look up a tool's schema), which hold no place.
                 if !OPENS_SESSION.try_with(|opens| *opens).unwrap_or(true) {
                     let principal = REQUEST_PRINCIPAL.try_with(Clone::clone).ok().flatten();
-                    return Ok(server.for_one_request(principal.as_deref()));
+                    return Ok(server.for_one_request(principal.as_ref()));
                 }
                 let principal = REQUEST_PRINCIPAL.try_with(Clone::clone).ok().flatten();
                 server
-                    .try_new_session_of(principal.as_deref())
+                    .try_new_session_of(principal.as_ref())
                     .map_err(std::io::Error::other)
             },
             Arc::clone(&sessions),
@@ -354,9 +354,7 @@ impl Served {
             parts.extensions.insert(admitted.principal.clone());
         }
         let deleting = parts.method == hyper::Method::DELETE;
-        let principal = admitted
-            .as_ref()
-            .map(|a| a.principal.key().as_str().to_owned());
+        let principal = admitted.as_ref().map(|a| a.principal.clone());
         let handled = self
             .service
             .handle(Request::from_parts(parts, Full::new(body)));

@@ -96,6 +96,7 @@ pub(super) async fn gateway_holding(
     tools.register(Lookup).unwrap();
     tools.register(WriteNote).unwrap();
     tools.register(LongReport).unwrap();
+    tools.register(tenant_report()).unwrap();
     // The default policy: read-only tools run, writes ask a person.
     let executor = ToolExecutor::builder(tools)
         .max_result_chars(500)
@@ -545,6 +546,70 @@ async fn a_key_replaced_under_its_id_ends_the_tokens_it_verified() {
     tokio::time::sleep(Duration::from_millis(2_300)).await;
     let (status, _, body) = post(&url, Some(&format!("Bearer {forged}"))).await;
     assert_eq!(status, 401, "the replaced key no longer vouches: {body}");
+    stop.cancel();
+}
+
+/// A write no rule grants, whose input schema asks for a header
+/// (`x-mcp-header`, 2026-07-28): hidden from every caller.
+fn tenant_report() -> iris::tool::DynamicTool {
+    let definition = iris::definition::ToolDefinition::builder(
+        iris::definition::ToolName::new("tenant_report").unwrap(),
+        "Write a tenant's report.",
+    )
+    .input_schema(json!({
+        "type": "object",
+        "properties": {"tenant": {"type": "string", "x-mcp-header": "Tenant"}},
+        "required": ["tenant"]
+    }))
+    .capability(Capability::Write)
+    .build()
+    .unwrap();
+    iris::tool::DynamicTool::new(definition, |_, _| async {
+        iris::ToolResult::text("written")
+    })
+}
+
+/// Finding: a hidden tool whose schema asks for a header could be told
+/// from one that does not exist: the MCP service looked its schema up
+/// unfiltered and answered "missing Mcp-Param header". It reads as unknown
+/// on every path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_tool_reads_as_unknown_even_where_its_schema_asks_for_headers() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let (url, stop) = gateway(auth(&provider.issuer(), &keys.path().join("audit.jsonl"))).await;
+    let token = provider.token("carol", "tools:read", AUDIENCE).await;
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let mut answers = Vec::new();
+    for name in ["tenant_report", "no_such_tool"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{name}","arguments":{{"tenant":"acme"}},{meta}}}}}"#
+        );
+        let answer = reqwest::Client::new()
+            .post(&url)
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", name)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = answer.status().as_u16();
+        let text = answer.text().await.unwrap();
+        assert!(!text.contains("Mcp-Param"), "{name}: {text}");
+        assert!(
+            text.contains("-32602") && text.contains("no tool is named"),
+            "{name}: {status} {text}"
+        );
+        answers.push(status);
+    }
+    assert_eq!(
+        answers[0], answers[1],
+        "the same status for hidden and unknown"
+    );
     stop.cancel();
 }
 
