@@ -266,6 +266,15 @@ impl Gate {
                     retry_after: may_ask.err(),
                 })
             }
+            Err(Unchecked::Busy) => {
+                self.log_refusal(None, address, "limited", "429", started);
+                Err(Refusal {
+                    status: StatusCode::TOO_MANY_REQUESTS,
+                    challenge: None,
+                    message: "the token's issuer is being asked about many tokens at once; try again in a moment".to_owned(),
+                    retry_after: Some(1),
+                })
+            }
         }
     }
 

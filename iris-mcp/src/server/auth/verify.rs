@@ -49,6 +49,11 @@ struct Trusted {
 /// Most checked tokens remembered at once (and, apart, most refused ones).
 const MAX_REMEMBERED: usize = 10_000;
 
+/// Most introspection requests out at once, from every caller together:
+/// junk from many addresses (a routed IPv6 prefix has thousands of /64s)
+/// cannot turn into a flood at the issuer.
+const MAX_QUESTIONS_AT_ONCE: usize = 16;
+
 /// Seconds an opaque token its issuer called inactive is refused without
 /// asking again (an inactive token does not become active).
 const REFUSED_FOR_SECONDS: u64 = 60;
@@ -61,6 +66,10 @@ pub(crate) enum Unchecked {
     /// An opaque token the issuer would have to be asked about, from a
     /// caller who may not make the server ask now.
     NotAsked,
+    /// An opaque token the issuer would have to be asked about while the
+    /// most questions at once are out already (a flood from many
+    /// addresses).
+    Busy,
 }
 
 impl From<Rejected> for Unchecked {
@@ -98,6 +107,8 @@ pub(crate) struct Verifier {
     /// Opaque tokens the issuer called inactive, until when (seconds since
     /// the epoch).
     refused: Mutex<HashMap<[u8; 32], u64>>,
+    /// Places for introspection requests out at once.
+    asking: tokio::sync::Semaphore,
 }
 
 impl Verifier {
@@ -130,6 +141,7 @@ impl Verifier {
             http,
             remembered: Mutex::new(HashMap::new()),
             refused: Mutex::new(HashMap::new()),
+            asking: tokio::sync::Semaphore::new(MAX_QUESTIONS_AT_ONCE),
         })
     }
 
@@ -299,6 +311,9 @@ impl Verifier {
         if !may_ask {
             return Err(Unchecked::NotAsked);
         }
+        let Ok(_asking) = self.asking.try_acquire() else {
+            return Err(Unchecked::Busy);
+        };
         let minter = self.issuers.iter().find_map(|trusted| {
             let endpoint = trusted.config.introspection.as_ref()?;
             let claims = endpoint
