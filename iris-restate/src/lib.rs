@@ -65,7 +65,7 @@ pub use wire::{Decide, Ended, RunReport, RunView, StartRun};
 use iris_agent::AgentRunner;
 
 /// One agent served as a Restate workflow, bound to an endpoint and
-/// served with [`serve`](crate::serve).
+/// served with [`serve`].
 pub struct AgentWorkflow {
     name: String,
     runner: iris_agent::AgentRunner,
