@@ -20,6 +20,7 @@
 mod client;
 mod config;
 mod content;
+mod elicitation;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

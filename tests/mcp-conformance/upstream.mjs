@@ -1,10 +1,12 @@
 // An upstream MCP server for the gateway's conformance run (stdio): the
 // suite's fixture tools whose results Iris's own tools never make (audio,
-// an embedded resource, mixed content), served with the TypeScript SDK the
-// suite itself pins (package-lock.json). The gateway serves them under
-// their own names, so the suite's scenarios pass through it.
+// an embedded resource, mixed content) or that ask the person for input
+// while they run (elicitation), served with the TypeScript SDK the suite
+// itself pins (package-lock.json). The gateway serves them under their own
+// names, so the suite's scenarios pass through it.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
 
 // A 44-byte WAV header with no samples, and a one-pixel PNG.
 const WAV = Buffer.from(
@@ -56,6 +58,102 @@ server.registerTool(
       },
     ],
   }),
+);
+
+// Tools that ask the person behind the call for input while they run: the
+// gateway relays the request to its own client.
+
+const asked = async (params) => {
+  const answer = await server.server.elicitInput(params);
+  return {
+    content: [
+      {
+        type: 'text',
+        text: `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`,
+      },
+    ],
+  };
+};
+
+server.registerTool(
+  'test_elicitation',
+  {
+    description: 'Ask the user for their name and email.',
+    inputSchema: { message: z.string() },
+  },
+  async ({ message }) =>
+    asked({
+      message,
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          username: { type: 'string', description: "User's response" },
+          email: { type: 'string', description: "User's email address" },
+        },
+        required: ['username', 'email'],
+      },
+    }),
+);
+
+server.registerTool(
+  'test_elicitation_sep1034_defaults',
+  { description: 'Ask with a default for every primitive type.' },
+  async () =>
+    asked({
+      message: 'Confirm or change the defaults',
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', default: 'John Doe' },
+          age: { type: 'integer', default: 30 },
+          score: { type: 'number', default: 95.5 },
+          status: { type: 'string', enum: ['active', 'inactive', 'pending'], default: 'active' },
+          verified: { type: 'boolean', default: true },
+        },
+      },
+    }),
+);
+
+server.registerTool(
+  'test_elicitation_sep1330_enums',
+  { description: 'Ask with every kind of enum.' },
+  async () =>
+    asked({
+      message: 'Pick the options',
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          untitledSingle: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+          titledSingle: {
+            type: 'string',
+            oneOf: [
+              { const: 'value1', title: 'First Option' },
+              { const: 'value2', title: 'Second Option' },
+              { const: 'value3', title: 'Third Option' },
+            ],
+          },
+          legacyEnum: {
+            type: 'string',
+            enum: ['opt1', 'opt2', 'opt3'],
+            enumNames: ['Option One', 'Option Two', 'Option Three'],
+          },
+          untitledMulti: {
+            type: 'array',
+            items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+          },
+          titledMulti: {
+            type: 'array',
+            items: {
+              anyOf: [
+                { const: 'value1', title: 'First Choice' },
+                { const: 'value2', title: 'Second Choice' },
+                { const: 'value3', title: 'Third Choice' },
+              ],
+            },
+          },
+        },
+      },
+    }),
 );
 
 await server.connect(new StdioServerTransport());

@@ -38,16 +38,38 @@ pub(super) struct IrisClient {
     /// The connection's catalog-change counter; weak, so a session still
     /// winding down does not keep it open.
     catalog_changed: Weak<watch::Sender<u64>>,
-    /// Where each call's `notifications/progress` go, by progress token.
-    progress: Arc<ProgressRoutes>,
+    /// Where the server's notifications and requests about a call go.
+    routing: Routing,
+}
+
+/// Where a server's notifications and requests about the calls that are
+/// out go: progress by progress token, requests for input to the person
+/// behind the call.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Routing {
+    pub(super) progress: Arc<ProgressRoutes>,
+    pub(super) asking: Arc<crate::elicitation::Routes>,
 }
 
 impl ClientHandler for IrisClient {
     fn get_info(&self) -> ClientConfig {
+        // Form elicitation: a server may ask the person behind a call (the
+        // gateway relays it to its own client); asked with nobody to ask,
+        // it is declined.
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("iris", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        Ok(self.routing.asking.ask(request).await)
     }
 
     async fn on_progress(
@@ -55,7 +77,7 @@ impl ClientHandler for IrisClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress.deliver(params);
+        self.routing.progress.deliver(params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -143,9 +165,9 @@ pub(super) struct Connection {
     /// them: `auto` does not flip a catalog between eager and deferred
     /// while a model uses it.
     pub(super) exposure: OnceLock<Exposure>,
-    /// The reporters of calls in flight, by their requests' progress
-    /// tokens.
-    pub(super) progress: Arc<ProgressRoutes>,
+    /// The calls in flight: their progress reporters, and who is asked
+    /// when the server asks for input.
+    pub(super) routing: Routing,
 }
 
 /// The progress reporters of calls in flight, by progress token. A
@@ -213,13 +235,13 @@ impl Connection {
     /// Starts the server and initializes the session.
     pub(super) async fn open(config: McpServerConfig) -> Result<Arc<Self>, McpError> {
         let catalog_changed = Arc::new(watch::channel(0).0);
-        let progress = Arc::new(ProgressRoutes::default());
-        let session = start(&config, &catalog_changed, &progress).await?;
+        let routing = Routing::default();
+        let session = start(&config, &catalog_changed, &routing).await?;
         Ok(Self::with_session(
             config,
             session,
             catalog_changed,
-            progress,
+            routing,
         ))
     }
 
@@ -227,7 +249,7 @@ impl Connection {
         config: McpServerConfig,
         session: Session,
         catalog_changed: Arc<watch::Sender<u64>>,
-        progress: Arc<ProgressRoutes>,
+        routing: Routing,
     ) -> Arc<Self> {
         Arc::new(Self {
             config,
@@ -237,7 +259,7 @@ impl Connection {
             last_exit: Mutex::new(None),
             catalog_changed,
             exposure: OnceLock::new(),
-            progress,
+            routing,
         })
     }
 
@@ -254,10 +276,10 @@ impl Connection {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         let catalog_changed = Arc::new(watch::channel(0).0);
-        let progress = Arc::new(ProgressRoutes::default());
+        let routing = Routing::default();
         let handler = IrisClient {
             catalog_changed: Arc::downgrade(&catalog_changed),
-            progress: Arc::clone(&progress),
+            routing: routing.clone(),
         };
         let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write)
             .with_max_line_length(MAX_STDIO_LINE);
@@ -280,7 +302,7 @@ impl Connection {
             config,
             session,
             catalog_changed,
-            progress,
+            routing,
         ))
     }
 
@@ -320,7 +342,7 @@ impl Connection {
                 ),
             });
         }
-        match start(&self.config, &self.catalog_changed, &self.progress).await {
+        match start(&self.config, &self.catalog_changed, &self.routing).await {
             Ok(session) => {
                 let session = Arc::new(session);
                 if let Ok(mut live) = self.live.write() {
@@ -377,11 +399,11 @@ impl Connection {
 async fn start(
     config: &McpServerConfig,
     catalog_changed: &Arc<watch::Sender<u64>>,
-    progress: &Arc<ProgressRoutes>,
+    routing: &Routing,
 ) -> Result<Session, McpError> {
     let handler = IrisClient {
         catalog_changed: Arc::downgrade(catalog_changed),
-        progress: Arc::clone(progress),
+        routing: routing.clone(),
     };
     let timeout = config.startup_timeout();
     let server = config.name.clone();

@@ -132,8 +132,10 @@ impl Tool for RemoteTool {
     }
 
     fn call<'a>(&'a self, args: JsonObject, cx: &'a ToolContext) -> ToolBody<'a> {
-        let _ = cx;
-        ToolBody::Async(Box::pin(self.send(args)))
+        // Who the server's requests for input go to while the call is out,
+        // when the caller can be asked (the gateway's client, eliciting).
+        let asker = cx.extension::<crate::elicitation::Asker>().cloned();
+        ToolBody::Async(Box::pin(self.send(args, asker)))
     }
 }
 
@@ -141,7 +143,11 @@ impl RemoteTool {
     /// Sends the call under the wire name and waits for its answer within
     /// the server's timeout. Dropping the future (a cancelled run, the
     /// timeout) sends `notifications/cancelled` for the request.
-    async fn send(&self, arguments: JsonObject) -> ToolResult {
+    async fn send(
+        &self,
+        arguments: JsonObject,
+        asker: Option<crate::elicitation::Asker>,
+    ) -> ToolResult {
         let connection = &self.connection;
         let server = connection.name();
         connection.counters.calls.fetch_add(1, Ordering::Relaxed);
@@ -152,6 +158,7 @@ impl RemoteTool {
         let timeout = connection.config.call_timeout();
         let params = CallToolRequestParams::new(self.wire_name.clone()).with_arguments(arguments);
         let peer = session.service.peer().clone();
+        let _out = connection.routing.asking.route(asker);
         let answer = tokio::time::timeout(timeout, self.request(&peer, params)).await;
         let mut result = match answer {
             Err(_) => self.failed(
@@ -221,6 +228,7 @@ impl RemoteTool {
         };
         let _route = ToolProgress::current().map(|progress| {
             self.connection
+                .routing
                 .progress
                 .route(handle.progress_token.clone(), progress)
         });

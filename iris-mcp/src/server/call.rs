@@ -236,10 +236,15 @@ impl McpConnection {
             name,
             self.takes_info_logs(),
         );
-        let cx = match &relay {
+        let mut cx = match &relay {
             Some(relay) => self.context_reporting_to(principal, relay),
             None => self.call_context(principal),
         };
+        if rounds.is_none() && questions::can_elicit(context) {
+            // A server behind this one that asks for input while the call
+            // runs asks this caller's person, in this caller's session.
+            cx = cx.with_extension(self.asker(context));
+        }
         let run = async {
             let approval = match self.executor.execute_one(call, &cx).await {
                 ToolOutcome::Finished { result, .. } => {
@@ -382,6 +387,32 @@ struct ControlCall<'a> {
     principal: Option<&'a Principal>,
     address: Option<std::net::IpAddr>,
     started: Instant,
+}
+
+impl McpConnection {
+    /// Puts an upstream server's requests for input to the person behind
+    /// `context`'s client (elicitation), within the approval timeout;
+    /// declined when it does not answer in time.
+    fn asker(&self, context: &RequestContext<RoleServer>) -> crate::elicitation::Asker {
+        let peer = context.peer.clone();
+        let timeout = self.options.approval_timeout;
+        crate::elicitation::Asker::new(move |request| {
+            let peer = peer.clone();
+            Box::pin(async move {
+                let asked = peer.create_elicitation(request).into_future();
+                match tokio::time::timeout(timeout, asked).await {
+                    Ok(Ok(answer)) => answer,
+                    Ok(Err(error)) => {
+                        tracing::debug!(%error, "an upstream server's request for input could not be put to the person");
+                        rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Cancel)
+                    }
+                    Err(_) => {
+                        rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Cancel)
+                    }
+                }
+            })
+        })
+    }
 }
 
 /// The answer to a call that ended with `result`. A call of a tool that

@@ -50,6 +50,9 @@ mod gateway;
 #[path = "mcp/gateway_floods.rs"]
 mod gateway_floods;
 
+#[path = "mcp/relay.rs"]
+mod relay;
+
 #[path = "mcp/upstream_oauth.rs"]
 mod upstream_oauth;
 

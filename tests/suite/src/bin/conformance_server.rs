@@ -2,16 +2,15 @@
 //! the gateway: each tool a scenario of the official suite calls (text, an
 //! image, an error, progress, log messages, a JSON Schema 2020-12 input
 //! schema, a call long enough to test stream reconnection, a call that
-//! changes the served tools). The scenarios
-//! that need what an Iris tool does not do (sampling the client's model,
-//! a tool's own elicitation, prompts, fixed resources) are listed with the
-//! reason in `tests/mcp-conformance/expected-failures.yml`.
+//! changes the served tools). The scenarios that need what an Iris tool
+//! server does not serve (sampling, prompts, fixed resources) are listed
+//! with the reason in `tests/mcp-conformance/expected-failures.yml`.
 //!
 //! `iris-conformance-server [--upstream NODE SCRIPT]`: binds a free local
 //! port and prints the endpoint's URL as its first line. With `--upstream`
 //! it is a gateway too: the tools of the MCP server `NODE SCRIPT` starts
 //! (`tests/mcp-conformance/upstream.mjs`: audio, an embedded resource,
-//! mixed content, which Iris's own tools never return) are served beside
+//! mixed content, requests for input while a tool runs) are served beside
 //! its own under their own names, so those scenarios pass through it.
 
 use std::error::Error;

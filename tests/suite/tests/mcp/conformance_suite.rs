@@ -100,11 +100,11 @@ fn the_2025_revisions_pass_every_scenario_for_a_tool_server() {
         &["--suite", "all"],
         "expected-failures.yml",
     );
-    // 32 scenarios: 17 apply to a tool server and pass (13 of them from
-    // 2025-06-18, 4 more from 2025-11-25; audio, an embedded resource and
-    // mixed content through the gateway from an upstream server), 15 are
-    // listed.
-    assert_eq!(passed(&summary, &[]), 17, "{summary}");
+    // 32 scenarios: 20 pass (audio, an embedded resource, mixed content
+    // and three requests for input through the gateway from an upstream
+    // server), 12 are listed with their reasons (prompts, fixed resources,
+    // completion, sampling).
+    assert_eq!(passed(&summary, &[]), 20, "{summary}");
 }
 
 #[test]

