@@ -5,13 +5,15 @@
 //! the call's context, the remote tool routes its server's requests to it
 //! while its call is out, and the client answers through it. A request
 //! with no call to route it to, or while several calls of that server are
-//! out (it cannot say which it belongs to), is declined: a person is never
-//! asked on behalf of someone else's call.
+//! out (it cannot say which it belongs to), is answered with an error
+//! saying nobody can be asked: a person is never asked on behalf of
+//! someone else's call, and never said to have declined what they were
+//! not asked.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+use rmcp::model::{ElicitRequestParams, ElicitResult};
 
 /// A future that lives on its own.
 pub(crate) type Asked = std::pin::Pin<Box<dyn Future<Output = ElicitResult> + Send>>;
@@ -50,8 +52,12 @@ impl Routes {
     }
 
     /// The person's answer to `request`, when exactly one call of the
-    /// server is out and its caller can be asked; declined otherwise.
-    pub(crate) async fn ask(&self, request: ElicitRequestParams) -> ElicitResult {
+    /// server is out and its caller can be asked; otherwise an error that
+    /// says nobody can be.
+    pub(crate) async fn ask(
+        &self,
+        request: ElicitRequestParams,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
         let asker = {
             let routes = self.lock();
             match routes.as_slice() {
@@ -60,12 +66,15 @@ impl Routes {
             }
         };
         if let Some(asker) = asker {
-            return (asker.0)(request).await;
+            return Ok((asker.0)(request).await);
         }
-        tracing::warn!(
-            "an MCP server asked for input, but not during a single call of its own whose caller can be asked; declined"
+        tracing::debug!(
+            "an MCP server asked for input, but not during a single call of its own whose caller can be asked"
         );
-        ElicitResult::new(ElicitationAction::Decline)
+        Err(rmcp::ErrorData::invalid_request(
+            "no person can be asked: the call this request belongs to has no client that can answer it (or several of this server's calls are out, and the request does not say whose it is)",
+            None,
+        ))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Option<Asker>)>> {

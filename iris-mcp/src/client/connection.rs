@@ -54,8 +54,8 @@ pub(super) struct Routing {
 impl ClientHandler for IrisClient {
     fn get_info(&self) -> ClientConfig {
         // Form elicitation: a server may ask the person behind a call (the
-        // gateway relays it to its own client); asked with nobody to ask,
-        // it is declined.
+        // gateway relays it to its own client); with nobody to ask, the
+        // request is answered with an error saying so.
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
         ClientConfig::new(
@@ -69,7 +69,7 @@ impl ClientHandler for IrisClient {
         request: rmcp::model::ElicitRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        Ok(self.routing.asking.ask(request).await)
+        self.routing.asking.ask(request).await
     }
 
     async fn on_progress(

@@ -95,8 +95,9 @@ fn text(result: &rmcp::model::CallToolResult) -> String {
 }
 
 /// The person behind a call answers what the server asks during it; a
-/// client that cannot ask has its server's question declined; and while
-/// two callers' calls are out, neither is asked on the other's behalf.
+/// client that cannot ask has its server told that nobody can be asked;
+/// and while two callers' calls are out, neither is asked on the other's
+/// behalf.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_servers_request_for_input_reaches_the_person_behind_the_call_only() {
     let (url, stop, _upstream) = gateway_over_upstream().await;
@@ -115,15 +116,15 @@ async fn a_servers_request_for_input_reaches_the_person_behind_the_call_only() {
     let cannot_ask = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
     let declined = cannot_ask.call_tool(ask("who are you?")).await.unwrap();
     assert!(
-        text(&declined).contains("action=decline"),
+        text(&declined).contains("no person can be asked"),
         "{}",
         text(&declined)
     );
 
     // Alice's person is away: her call is out, its question unanswered
     // until the gateway gives up (2 s). Bob's call meanwhile cannot be told
-    // apart from hers by the server's request, so his question is declined
-    // rather than put to anyone.
+    // apart from hers by the server's request, so his question is put to
+    // no one.
     let away = Arc::new(
         Person::Away
             .serve(StreamableHttpClientTransport::from_uri(url.clone()))
@@ -136,7 +137,11 @@ async fn a_servers_request_for_input_reaches_the_person_behind_the_call_only() {
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
     let bob = present.call_tool(ask("bob?")).await.unwrap();
-    assert!(text(&bob).contains("action=decline"), "{}", text(&bob));
+    assert!(
+        text(&bob).contains("no person can be asked"),
+        "{}",
+        text(&bob)
+    );
     let alice = alice.await.unwrap().unwrap();
     assert!(text(&alice).contains("action=cancel"), "{}", text(&alice));
     stop.cancel();
