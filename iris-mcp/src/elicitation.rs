@@ -20,13 +20,38 @@ pub(crate) type Asked = std::pin::Pin<Box<dyn Future<Output = ElicitResult> + Se
 
 type Ask = dyn Fn(ElicitRequestParams) -> Asked + Send + Sync;
 
-/// Puts a server's request for input to the person behind the call.
+/// Most requests for input one call may put to its person: a server
+/// cannot bury the person in forms.
+const MAX_ASKS_PER_CALL: u32 = 8;
+
+/// Puts a server's request for input to the person behind the call: one
+/// at a time, at most [`MAX_ASKS_PER_CALL`].
 #[derive(Clone)]
-pub(crate) struct Asker(Arc<Ask>);
+pub(crate) struct Asker {
+    ask: Arc<Ask>,
+    asked: Arc<tokio::sync::Mutex<u32>>,
+}
 
 impl Asker {
     pub(crate) fn new(ask: impl Fn(ElicitRequestParams) -> Asked + Send + Sync + 'static) -> Self {
-        Self(Arc::new(ask))
+        Self {
+            ask: Arc::new(ask),
+            asked: Arc::default(),
+        }
+    }
+
+    async fn ask(&self, request: ElicitRequestParams) -> Result<ElicitResult, rmcp::ErrorData> {
+        let mut asked = self.asked.lock().await;
+        if *asked >= MAX_ASKS_PER_CALL {
+            return Err(rmcp::ErrorData::invalid_request(
+                format!(
+                    "this call has asked its person {MAX_ASKS_PER_CALL} times already; no more is asked"
+                ),
+                None,
+            ));
+        }
+        *asked += 1;
+        Ok((self.ask)(request).await)
     }
 }
 
@@ -66,7 +91,7 @@ impl Routes {
             }
         };
         if let Some(asker) = asker {
-            return Ok((asker.0)(request).await);
+            return asker.ask(request).await;
         }
         tracing::debug!(
             "an MCP server asked for input, but not during a single call of its own whose caller can be asked"

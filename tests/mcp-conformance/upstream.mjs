@@ -156,4 +156,29 @@ server.registerTool(
     }),
 );
 
+// Not a suite fixture: a server that keeps asking, to show the gateway
+// bounds how often one call may ask its person.
+server.registerTool(
+  'ask_repeatedly',
+  { description: 'Ask the user twelve times over.' },
+  async () => {
+    let answered = 0;
+    try {
+      for (let i = 0; i < 12; i += 1) {
+        await server.server.elicitInput({
+          message: `Question ${i + 1}`,
+          requestedSchema: {
+            type: 'object',
+            properties: { username: { type: 'string' }, email: { type: 'string' } },
+          },
+        });
+        answered += 1;
+      }
+      return { content: [{ type: 'text', text: `answered ${answered} times` }] };
+    } catch (error) {
+      return { content: [{ type: 'text', text: `answered ${answered} times, then: ${error.message}` }] };
+    }
+  },
+);
+
 await server.connect(new StdioServerTransport());

@@ -243,7 +243,7 @@ impl McpConnection {
         if rounds.is_none() && questions::can_elicit(context) {
             // A server behind this one that asks for input while the call
             // runs asks this caller's person, in this caller's session.
-            cx = cx.with_extension(self.asker(context));
+            cx = cx.with_extension(self.asker(name, principal, context));
         }
         let run = async {
             let approval = match self.executor.execute_one(call, &cx).await {
@@ -390,26 +390,58 @@ struct ControlCall<'a> {
 }
 
 impl McpConnection {
-    /// Puts an upstream server's requests for input to the person behind
-    /// `context`'s client (elicitation), within the approval timeout;
-    /// declined when it does not answer in time.
-    fn asker(&self, context: &RequestContext<RoleServer>) -> crate::elicitation::Asker {
+    /// Puts an upstream server's requests for input during the call of
+    /// `tool` to the person behind `context`'s client (elicitation), within
+    /// the approval timeout (cancelled when nobody answers in time); each
+    /// audited as the principal's.
+    fn asker(
+        &self,
+        tool: &str,
+        principal: Option<&Principal>,
+        context: &RequestContext<RoleServer>,
+    ) -> crate::elicitation::Asker {
+        use rmcp::model::{ElicitResult, ElicitationAction};
         let peer = context.peer.clone();
         let timeout = self.options.approval_timeout;
+        let gate = self.shared.gate.clone();
+        let principal = principal.cloned();
+        let address = address_of(context);
+        let tool = tool.to_owned();
         crate::elicitation::Asker::new(move |request| {
             let peer = peer.clone();
+            let (gate, principal, tool) = (gate.clone(), principal.clone(), tool.clone());
             Box::pin(async move {
+                let started = Instant::now();
                 let asked = peer.create_elicitation(request).into_future();
-                match tokio::time::timeout(timeout, asked).await {
+                let answer = match tokio::time::timeout(timeout, asked).await {
                     Ok(Ok(answer)) => answer,
                     Ok(Err(error)) => {
                         tracing::debug!(%error, "an upstream server's request for input could not be put to the person");
-                        rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Cancel)
+                        ElicitResult::new(ElicitationAction::Cancel)
                     }
-                    Err(_) => {
-                        rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Cancel)
-                    }
+                    Err(_) => ElicitResult::new(ElicitationAction::Cancel),
+                };
+                if let Some(gate) = &gate {
+                    let outcome = match answer.action {
+                        ElicitationAction::Accept => "accept",
+                        ElicitationAction::Decline => "decline",
+                        _ => "cancel",
+                    };
+                    gate.log(&AuditEntry {
+                        principal: principal.as_ref().map(|p| p.key().as_str()),
+                        address,
+                        client: principal.as_ref().and_then(Principal::client),
+                        method: Some("elicitation/create"),
+                        tool: Some(&tool),
+                        rule_decision: "relayed",
+                        rule: None,
+                        policy_decision: None,
+                        outcome,
+                        duration_ms: millis(started.elapsed()),
+                        arguments: None,
+                    });
                 }
+                answer
             })
         })
     }

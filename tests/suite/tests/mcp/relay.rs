@@ -107,6 +107,17 @@ async fn a_servers_request_for_input_reaches_the_person_behind_the_call_only() {
         .await
         .unwrap();
     let answered = present.call_tool(ask("who are you?")).await.unwrap();
+    // A server that keeps asking is cut off after eight forms in one call.
+    let pestered = present
+        .call_tool(CallToolRequestParams::new("ask_repeatedly"))
+        .await
+        .unwrap();
+    assert!(
+        text(&pestered).contains("answered 8 times, then:")
+            && text(&pestered).contains("asked its person 8 times already"),
+        "{}",
+        text(&pestered)
+    );
     assert!(
         text(&answered).contains("action=accept") && text(&answered).contains("bob@example.com"),
         "{}",
