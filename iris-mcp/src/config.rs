@@ -41,6 +41,13 @@ pub struct McpServerConfig {
     /// may not be trusted, and every tool is then `write` + `network`.
     #[serde(default)]
     pub trust_annotations: bool,
+    /// Let the server ask for input while its tools run (form
+    /// elicitation): served by `iris serve`, a request goes to the person
+    /// behind the call, through the caller's own client; with nobody to
+    /// ask, the server is told so. Off by default: a server that cannot
+    /// ask does without, rather than meet a person who is not there.
+    #[serde(default)]
+    pub relay_input: bool,
     /// Whether the tools are offered up front or found through
     /// `tool_search`.
     #[serde(default)]
@@ -200,12 +207,21 @@ impl McpServerConfig {
             transport,
             prefix: None,
             trust_annotations: false,
+            relay_input: false,
             exposure: McpExposure::Auto,
             include: None,
             exclude: Vec::new(),
             timeout: None,
             startup_timeout: None,
         }
+    }
+
+    /// Lets the server ask for input while its tools run (see
+    /// [`McpServerConfig::relay_input`]).
+    #[must_use]
+    pub fn with_relayed_input(mut self) -> Self {
+        self.relay_input = true;
+        self
     }
 
     /// Authenticates to the server (over HTTP) with OAuth client

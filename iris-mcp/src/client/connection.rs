@@ -40,6 +40,8 @@ pub(super) struct IrisClient {
     catalog_changed: Weak<watch::Sender<u64>>,
     /// Where the server's notifications and requests about a call go.
     routing: Routing,
+    /// Whether the server may ask for input while its tools run.
+    relay_input: bool,
 }
 
 /// Where a server's notifications and requests about the calls that are
@@ -53,11 +55,14 @@ pub(super) struct Routing {
 
 impl ClientHandler for IrisClient {
     fn get_info(&self) -> ClientConfig {
-        // Form elicitation: a server may ask the person behind a call (the
-        // gateway relays it to its own client); with nobody to ask, the
-        // request is answered with an error saying so.
+        // Form elicitation, when the operator lets the server ask: the
+        // person behind a call is asked (the gateway relays it to its own
+        // client); with nobody to ask, the request is answered with an
+        // error saying so.
         let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        if self.relay_input {
+            capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        }
         ClientConfig::new(
             capabilities,
             Implementation::new("iris", env!("CARGO_PKG_VERSION")),
@@ -280,6 +285,7 @@ impl Connection {
         let handler = IrisClient {
             catalog_changed: Arc::downgrade(&catalog_changed),
             routing: routing.clone(),
+            relay_input: config.relay_input,
         };
         let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write)
             .with_max_line_length(MAX_STDIO_LINE);
@@ -404,6 +410,7 @@ async fn start(
     let handler = IrisClient {
         catalog_changed: Arc::downgrade(catalog_changed),
         routing: routing.clone(),
+        relay_input: config.relay_input,
     };
     let timeout = config.startup_timeout();
     let server = config.name.clone();

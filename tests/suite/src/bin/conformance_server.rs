@@ -191,7 +191,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         [flag, node, script] if flag == "--upstream" => {
             let config = McpServerConfig::stdio("upstream", node, [script.clone()])
                 .with_prefix("")
-                .with_trusted_annotations(true);
+                .with_trusted_annotations(true)
+                .with_relayed_input();
             let client = McpClient::connect(config).await?;
             client.register_into(&mut registry)?;
             Some(client)

@@ -30,7 +30,8 @@ async fn gateway_over_upstream() -> (String, CancellationToken, McpClient) {
         [folder.join("upstream.mjs").display().to_string()],
     )
     .with_prefix("")
-    .with_trusted_annotations(true);
+    .with_trusted_annotations(true)
+    .with_relayed_input();
     let upstream = McpClient::connect(config).await.unwrap();
     let mut registry = ToolRegistry::new();
     upstream.register_into(&mut registry).unwrap();
