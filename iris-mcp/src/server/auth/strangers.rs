@@ -45,6 +45,10 @@ pub(crate) struct Strangers {
     failures: DefaultKeyedRateLimiter<IpAddr>,
     /// Addresses over their rate of failures, until when.
     barred: Mutex<HashMap<IpAddr, Instant>>,
+    /// When the maps of addresses were last swept: at most once a second,
+    /// so that a flood that keeps them full does not pay a sweep per
+    /// request.
+    swept: Mutex<Option<Instant>>,
     tally: Mutex<Tally>,
 }
 
@@ -83,6 +87,7 @@ impl Strangers {
         Self {
             failures: RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst)),
             barred: Mutex::new(HashMap::new()),
+            swept: Mutex::new(None),
             tally: Mutex::new(Tally {
                 since: Instant::now(),
                 in_full: 0,
@@ -121,7 +126,7 @@ impl Strangers {
         let Some(address) = address else {
             return;
         };
-        if self.failures.len() > MAX_TRACKED_ADDRESSES {
+        if self.failures.len() > MAX_TRACKED_ADDRESSES && self.sweep_due() {
             self.failures.retain_recent();
         }
         let holder = crate::server::places::holder(address);
@@ -130,7 +135,7 @@ impl Strangers {
                 &governor::clock::DefaultClock::default(),
             ));
             let mut barred = self.barred.lock().unwrap_or_else(PoisonError::into_inner);
-            if barred.len() >= MAX_TRACKED_ADDRESSES {
+            if barred.len() >= MAX_TRACKED_ADDRESSES && self.sweep_due() {
                 let now = Instant::now();
                 barred.retain(|_, until| now < *until);
             }
@@ -138,6 +143,17 @@ impl Strangers {
                 barred.insert(holder, Instant::now() + wait);
             }
         }
+    }
+
+    /// Whether a sweep of the address maps may run now (and, if so, marks
+    /// it done).
+    fn sweep_due(&self) -> bool {
+        let mut swept = self.swept.lock().unwrap_or_else(PoisonError::into_inner);
+        if swept.is_some_and(|at| at.elapsed() < Duration::from_secs(1)) {
+            return false;
+        }
+        *swept = Some(Instant::now());
+        true
     }
 
     /// Whether this refusal from `address` is audited one by one; if not,
