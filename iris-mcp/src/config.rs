@@ -41,11 +41,12 @@ pub struct McpServerConfig {
     /// may not be trusted, and every tool is then `write` + `network`.
     #[serde(default)]
     pub trust_annotations: bool,
-    /// Let the server ask for input while its tools run (form
-    /// elicitation): served by `iris serve`, a request goes to the person
-    /// behind the call, through the caller's own client; with nobody to
-    /// ask, the server is told so. Off by default: a server that cannot
-    /// ask does without, rather than meet a person who is not there.
+    /// Let the server ask its caller while its tools run, for input (form
+    /// elicitation) or for a model (sampling): served by `iris serve`, a
+    /// request goes to the caller behind the call, through the caller's
+    /// own client; with nobody to ask, the server is told so. Off by
+    /// default: a server that cannot ask does without, rather than meet a
+    /// person who is not there.
     #[serde(default)]
     pub relay_input: bool,
     /// Whether the tools are offered up front or found through

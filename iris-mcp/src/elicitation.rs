@@ -1,58 +1,124 @@
-//! A person asked on an upstream server's behalf. A server behind the
+//! A caller asked on an upstream server's behalf. A server behind the
 //! gateway may ask for input while one of its tools runs (`elicitation/
-//! create`); the gateway's client passes the request on to the person
-//! behind the call that is running: the serving side puts an [`Asker`] in
-//! the call's context, the remote tool routes its server's requests to it
-//! while its call is out, and the client answers through it. A request
-//! with no call to route it to, or while several calls of that server are
-//! out (it cannot say which it belongs to), is answered with an error
-//! saying nobody can be asked: a person is never asked on behalf of
-//! someone else's call, and never said to have declined what they were
+//! create`) or ask for its client's model (`sampling/createMessage`); the
+//! gateway's client passes the request on to the caller behind the call
+//! that is running: the serving side puts an [`Asker`] in the call's
+//! context, the remote tool routes its server's requests to it while its
+//! call is out, and the client answers through it. A request with no call
+//! to route it to, or while several calls of that server are out (it
+//! cannot say which it belongs to), is answered with an error saying
+//! nobody can be asked: a caller is never asked on behalf of someone
+//! else's call, and a person never said to have declined what they were
 //! not asked.
+#![allow(
+    deprecated,
+    reason = "sampling is part of the 2025 revisions this gateway relays (deprecated by SEP-2577 from 2026-07-28 on)"
+)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{ElicitRequestParams, ElicitResult};
+use rmcp::ErrorData;
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+};
 
 /// A future that lives on its own.
 pub(crate) type Asked = std::pin::Pin<Box<dyn Future<Output = ElicitResult> + Send>>;
 
+/// A sampling answer that lives on its own.
+pub(crate) type Sampled =
+    std::pin::Pin<Box<dyn Future<Output = Result<CreateMessageResult, ErrorData>> + Send>>;
+
 type Ask = dyn Fn(ElicitRequestParams) -> Asked + Send + Sync;
 
-/// Most requests for input one call may put to its person: a server
-/// cannot bury the person in forms.
+type Sample = dyn Fn(CreateMessageRequestParams) -> Sampled + Send + Sync;
+
+/// Most requests one call may put to its caller (forms and samplings
+/// together): a server cannot bury the person in forms, nor spend the
+/// caller's model at will.
 const MAX_ASKS_PER_CALL: u32 = 8;
 
-/// Puts a server's request for input to the person behind the call: one
-/// at a time, at most [`MAX_ASKS_PER_CALL`].
-#[derive(Clone)]
+/// Puts a server's requests during a call to the caller behind it: forms
+/// to its person, samplings to its model, each when its client can take
+/// them; one at a time, at most [`MAX_ASKS_PER_CALL`].
+#[derive(Clone, Default)]
 pub(crate) struct Asker {
-    ask: Arc<Ask>,
+    ask: Option<Arc<Ask>>,
+    sample: Option<Arc<Sample>>,
     asked: Arc<tokio::sync::Mutex<u32>>,
 }
 
 impl Asker {
-    pub(crate) fn new(ask: impl Fn(ElicitRequestParams) -> Asked + Send + Sync + 'static) -> Self {
-        Self {
-            ask: Arc::new(ask),
-            asked: Arc::default(),
-        }
+    /// Forms go to `ask`.
+    #[must_use]
+    pub(crate) fn eliciting(
+        mut self,
+        ask: impl Fn(ElicitRequestParams) -> Asked + Send + Sync + 'static,
+    ) -> Self {
+        self.ask = Some(Arc::new(ask));
+        self
     }
 
-    async fn ask(&self, request: ElicitRequestParams) -> Result<ElicitResult, rmcp::ErrorData> {
+    /// Samplings go to `sample`.
+    #[must_use]
+    pub(crate) fn sampling(
+        mut self,
+        sample: impl Fn(CreateMessageRequestParams) -> Sampled + Send + Sync + 'static,
+    ) -> Self {
+        self.sample = Some(Arc::new(sample));
+        self
+    }
+
+    /// Whether anything can be put to the caller.
+    pub(crate) fn asks_anything(&self) -> bool {
+        self.ask.is_some() || self.sample.is_some()
+    }
+
+    /// Takes one of the call's places for a request, or says why not.
+    async fn take_place(&self) -> Result<tokio::sync::MutexGuard<'_, u32>, ErrorData> {
         let mut asked = self.asked.lock().await;
         if *asked >= MAX_ASKS_PER_CALL {
-            return Err(rmcp::ErrorData::invalid_request(
+            return Err(ErrorData::invalid_request(
                 format!(
-                    "this call has asked its person {MAX_ASKS_PER_CALL} times already; no more is asked"
+                    "this call has asked its caller {MAX_ASKS_PER_CALL} times already; no more is asked"
                 ),
                 None,
             ));
         }
         *asked += 1;
-        Ok((self.ask)(request).await)
+        Ok(asked)
     }
+
+    async fn ask(&self, request: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
+        let Some(ask) = &self.ask else {
+            return Err(nobody("person"));
+        };
+        let _place = self.take_place().await?;
+        Ok(ask(request).await)
+    }
+
+    async fn sample(
+        &self,
+        request: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(sample) = &self.sample else {
+            return Err(nobody("model"));
+        };
+        let _place = self.take_place().await?;
+        sample(request).await
+    }
+}
+
+/// The error a server meets when nobody behind the call can take its
+/// request.
+fn nobody(what: &str) -> ErrorData {
+    ErrorData::invalid_request(
+        format!(
+            "no {what} can be asked: the call this request belongs to has no client that can answer it (or several of this server's calls are out, and the request does not say whose it is)"
+        ),
+        None,
+    )
 }
 
 /// One server's calls that are out, each with its asker when its caller
@@ -82,24 +148,36 @@ impl Routes {
     pub(crate) async fn ask(
         &self,
         request: ElicitRequestParams,
-    ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let asker = {
-            let routes = self.lock();
-            match routes.as_slice() {
-                [(_, Some(asker))] => Some(asker.clone()),
-                _ => None,
-            }
-        };
-        if let Some(asker) = asker {
-            return asker.ask(request).await;
+    ) -> Result<ElicitResult, ErrorData> {
+        match self.only_asker() {
+            Some(asker) => asker.ask(request).await,
+            None => Err(nobody("person")),
+        }
+    }
+
+    /// The caller's model's answer to `request` (sampling), on the same
+    /// terms.
+    pub(crate) async fn sample(
+        &self,
+        request: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        match self.only_asker() {
+            Some(asker) => asker.sample(request).await,
+            None => Err(nobody("model")),
+        }
+    }
+
+    /// The asker of the one call out, when there is exactly one and its
+    /// caller can be asked.
+    fn only_asker(&self) -> Option<Asker> {
+        let routes = self.lock();
+        if let [(_, Some(asker))] = routes.as_slice() {
+            return Some(asker.clone());
         }
         tracing::debug!(
-            "an MCP server asked for input, but not during a single call of its own whose caller can be asked"
+            "an MCP server asked its client, but not during a single call of its own whose caller can be asked"
         );
-        Err(rmcp::ErrorData::invalid_request(
-            "no person can be asked: the call this request belongs to has no client that can answer it (or several of this server's calls are out, and the request does not say whose it is)",
-            None,
-        ))
+        None
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Option<Asker>)>> {

@@ -1,7 +1,7 @@
 // An upstream MCP server for the gateway's conformance run (stdio): the
 // suite's fixture tools whose results Iris's own tools never make (audio,
-// an embedded resource, mixed content) or that ask the person for input
-// while they run (elicitation), served with the TypeScript SDK the suite
+// an embedded resource, mixed content) or that ask their caller while they
+// run (elicitation, sampling), served with the TypeScript SDK the suite
 // itself pins (package-lock.json). The gateway serves them under their own
 // names, so the suite's scenarios pass through it.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -154,6 +154,22 @@ server.registerTool(
         },
       },
     }),
+);
+
+server.registerTool(
+  'test_sampling',
+  {
+    description: "Ask the client's model to complete a prompt.",
+    inputSchema: { prompt: z.string() },
+  },
+  async ({ prompt }) => {
+    const answer = await server.server.createMessage({
+      messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+      maxTokens: 100,
+    });
+    const said = answer.content?.type === 'text' ? answer.content.text : JSON.stringify(answer.content);
+    return { content: [{ type: 'text', text: `LLM response: ${said}` }] };
+  },
 );
 
 // Not a suite fixture: a server that keeps asking, to show the gateway

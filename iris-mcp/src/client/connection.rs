@@ -62,6 +62,7 @@ impl ClientHandler for IrisClient {
         let mut capabilities = ClientCapabilities::default();
         if self.relay_input {
             capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+            capabilities.sampling = Some(rmcp::model::SamplingCapability::default());
         }
         ClientConfig::new(
             capabilities,
@@ -75,6 +76,18 @@ impl ClientHandler for IrisClient {
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         self.routing.asking.ask(request).await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "sampling is part of the 2025 revisions this gateway relays (deprecated by SEP-2577 from 2026-07-28 on)"
+    )]
+    async fn create_message(
+        &self,
+        request: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        self.routing.asking.sample(request).await
     }
 
     async fn on_progress(

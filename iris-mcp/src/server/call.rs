@@ -3,6 +3,7 @@
 //! client when the policy says ask, and every decision written to the
 //! audit log.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -240,10 +241,14 @@ impl McpConnection {
             Some(relay) => self.context_reporting_to(principal, relay),
             None => self.call_context(principal),
         };
-        if rounds.is_none() && questions::can_elicit(context) {
-            // A server behind this one that asks for input while the call
-            // runs asks this caller's person, in this caller's session.
-            cx = cx.with_extension(self.asker(name, principal, context));
+        if rounds.is_none() {
+            // A server behind this one that asks for input, or for a model,
+            // while the call runs asks this caller, in this caller's
+            // session.
+            let asker = self.asker(name, principal, context);
+            if asker.asks_anything() {
+                cx = cx.with_extension(asker);
+            }
         }
         let run = async {
             let approval = match self.executor.execute_one(call, &cx).await {
@@ -390,10 +395,15 @@ struct ControlCall<'a> {
 }
 
 impl McpConnection {
-    /// Puts an upstream server's requests for input during the call of
-    /// `tool` to the person behind `context`'s client (elicitation), within
-    /// the approval timeout (cancelled when nobody answers in time); each
-    /// audited as the principal's.
+    /// Puts an upstream server's requests during the call of `tool` to
+    /// the caller behind `context`'s client: forms to its person
+    /// (elicitation), within the approval timeout (cancelled when nobody
+    /// answers in time), and samplings to its model, each when the client
+    /// takes them; each audited as the principal's.
+    #[allow(
+        deprecated,
+        reason = "sampling is part of the 2025 revisions this gateway relays (deprecated by SEP-2577 from 2026-07-28 on)"
+    )]
     fn asker(
         &self,
         tool: &str,
@@ -403,35 +413,18 @@ impl McpConnection {
         use rmcp::model::{ElicitResult, ElicitationAction};
         let peer = context.peer.clone();
         let timeout = self.options.approval_timeout;
-        let gate = self.shared.gate.clone();
-        let principal = principal.cloned();
-        let address = address_of(context);
-        let tool = tool.to_owned();
-        crate::elicitation::Asker::new(move |request| {
-            let peer = peer.clone();
-            let (gate, principal, tool) = (gate.clone(), principal.clone(), tool.clone());
-            Box::pin(async move {
-                let started = Instant::now();
-                let asked = peer.create_elicitation(request).into_future();
-                let answer = match tokio::time::timeout(timeout, asked).await {
-                    Ok(Ok(answer)) => answer,
-                    Ok(Err(error)) => {
-                        tracing::debug!(%error, "an upstream server's request for input could not be put to the person");
-                        ElicitResult::new(ElicitationAction::Cancel)
-                    }
-                    Err(_) => ElicitResult::new(ElicitationAction::Cancel),
-                };
+        let audit = {
+            let gate = self.shared.gate.clone();
+            let principal = principal.cloned();
+            let address = address_of(context);
+            let tool = tool.to_owned();
+            Arc::new(move |method: &str, outcome: &str, started: Instant| {
                 if let Some(gate) = &gate {
-                    let outcome = match answer.action {
-                        ElicitationAction::Accept => "accept",
-                        ElicitationAction::Decline => "decline",
-                        _ => "cancel",
-                    };
                     gate.log(&AuditEntry {
                         principal: principal.as_ref().map(|p| p.key().as_str()),
                         address,
                         client: principal.as_ref().and_then(Principal::client),
-                        method: Some("elicitation/create"),
+                        method: Some(method),
                         tool: Some(&tool),
                         rule_decision: "relayed",
                         rule: None,
@@ -441,9 +434,62 @@ impl McpConnection {
                         arguments: None,
                     });
                 }
-                answer
             })
-        })
+        };
+        let takes = peer.peer_info().map(|info| info.capabilities.clone());
+        let mut asker = crate::elicitation::Asker::default();
+        if takes.as_ref().is_some_and(|c| c.elicitation.is_some()) {
+            let (peer, audit) = (peer.clone(), Arc::clone(&audit));
+            asker = asker.eliciting(move |request| {
+                let (peer, audit) = (peer.clone(), Arc::clone(&audit));
+                Box::pin(async move {
+                    let started = Instant::now();
+                    let form = peer.create_elicitation(request).into_future();
+                    let answer = match tokio::time::timeout(timeout, form).await {
+                        Ok(Ok(answer)) => answer,
+                        Ok(Err(error)) => {
+                            tracing::debug!(%error, "an upstream server's request for input could not be put to the person");
+                            ElicitResult::new(ElicitationAction::Cancel)
+                        }
+                        Err(_) => ElicitResult::new(ElicitationAction::Cancel),
+                    };
+                    let outcome = match answer.action {
+                        ElicitationAction::Accept => "accept",
+                        ElicitationAction::Decline => "decline",
+                        _ => "cancel",
+                    };
+                    audit("elicitation/create", outcome, started);
+                    answer
+                })
+            });
+        }
+        if takes.as_ref().is_some_and(|c| c.sampling.is_some()) {
+            asker = asker.sampling(move |request| {
+                let (peer, audit) = (peer.clone(), Arc::clone(&audit));
+                Box::pin(async move {
+                    let started = Instant::now();
+                    let sampled = peer.create_message(request);
+                    let answer = match tokio::time::timeout(timeout, sampled).await {
+                        Ok(Ok(answer)) => Ok(answer),
+                        Ok(Err(error)) => Err(ErrorData::internal_error(
+                            format!("the caller's model could not be asked: {error}"),
+                            None,
+                        )),
+                        Err(_) => Err(ErrorData::internal_error(
+                            "the caller's model did not answer in time",
+                            None,
+                        )),
+                    };
+                    audit(
+                        "sampling/createMessage",
+                        if answer.is_ok() { "ok" } else { "error" },
+                        started,
+                    );
+                    answer
+                })
+            });
+        }
+        asker
     }
 }
 

@@ -115,7 +115,7 @@ async fn a_servers_request_for_input_reaches_the_person_behind_the_call_only() {
         .unwrap();
     assert!(
         text(&pestered).contains("answered 8 times, then:")
-            && text(&pestered).contains("asked its person 8 times already"),
+            && text(&pestered).contains("asked its caller 8 times already"),
         "{}",
         text(&pestered)
     );
