@@ -332,9 +332,6 @@ impl McpConnection {
             return;
         };
         gate.log(&AuditEntry {
-            principal: line.principal.map(|p| p.key().as_str()),
-            address: line.address,
-            client: line.principal.and_then(Principal::client),
             method: Some("tools/call"),
             tool: Some(line.tool),
             rule_decision: line.rule_decision,
@@ -347,6 +344,7 @@ impl McpConnection {
                 .as_ref()
                 .filter(|a| a.with_arguments())
                 .map(|_| line.arguments),
+            ..AuditEntry::by(line.principal, line.address)
         });
     }
 }
@@ -421,17 +419,12 @@ impl McpConnection {
             Arc::new(move |method: &str, outcome: &str, started: Instant| {
                 if let Some(gate) = &gate {
                     gate.log(&AuditEntry {
-                        principal: principal.as_ref().map(|p| p.key().as_str()),
-                        address,
-                        client: principal.as_ref().and_then(Principal::client),
                         method: Some(method),
                         tool: Some(&tool),
                         rule_decision: "relayed",
-                        rule: None,
-                        policy_decision: None,
                         outcome,
                         duration_ms: millis(started.elapsed()),
-                        arguments: None,
+                        ..AuditEntry::by(principal.as_ref(), address)
                     });
                 }
             })

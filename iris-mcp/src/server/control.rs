@@ -150,17 +150,13 @@ impl McpConnection {
             Err(decision) => (decision, None),
         };
         gate.log(&AuditEntry {
-            principal: principal.map(|p| p.key().as_str()),
-            address,
-            client: principal.and_then(Principal::client),
             method: Some("resources/read"),
             tool: Some(&shorten(uri)),
             rule_decision,
             rule,
-            policy_decision: None,
             outcome,
             duration_ms: millis(started.elapsed()),
-            arguments: None,
+            ..AuditEntry::by(principal, address)
         });
     }
 }

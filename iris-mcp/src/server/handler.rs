@@ -293,9 +293,6 @@ impl McpConnection {
             return;
         };
         gate.log(&super::auth::AuditEntry {
-            principal: principal.map(|p| p.key().as_str()),
-            address: super::call::address_of(context),
-            client: principal.and_then(super::auth::Principal::client),
             method: Some(method),
             tool: resource,
             rule_decision: if principal.is_some() {
@@ -303,11 +300,9 @@ impl McpConnection {
             } else {
                 "open"
             },
-            rule: None,
-            policy_decision: None,
             outcome,
             duration_ms: super::auth::millis(started.elapsed()),
-            arguments: None,
+            ..super::auth::AuditEntry::by(principal, super::call::address_of(context))
         });
     }
 }

@@ -46,6 +46,26 @@ pub(crate) struct AuditEntry<'a> {
     pub(crate) arguments: Option<&'a Value>,
 }
 
+impl<'a> AuditEntry<'a> {
+    /// An entry for `principal`'s request from `address`, its client
+    /// filled in and the rest blank, for the caller to complete.
+    pub(crate) fn by(principal: Option<&'a super::Principal>, address: Option<IpAddr>) -> Self {
+        Self {
+            principal: principal.map(|p| p.key().as_str()),
+            address,
+            client: principal.and_then(super::Principal::client),
+            method: None,
+            tool: None,
+            rule_decision: "",
+            rule: None,
+            policy_decision: None,
+            outcome: "",
+            duration_ms: 0,
+            arguments: None,
+        }
+    }
+}
+
 /// The address a request came from, kept in its extensions for the
 /// audit.
 #[derive(Debug, Clone, Copy)]

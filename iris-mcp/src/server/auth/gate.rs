@@ -294,17 +294,11 @@ impl Gate {
         };
         let scope = scopes.join(" ");
         self.log(&AuditEntry {
-            principal: Some(principal.key().as_str()),
-            address,
-            client: principal.client(),
             method: Some("tools/call"),
             tool: Some(tool),
             rule_decision: "needs_scopes",
-            rule: None,
-            policy_decision: None,
             outcome: "403",
-            duration_ms: 0,
-            arguments: None,
+            ..AuditEntry::by(Some(principal), address)
         });
         Some(Refusal {
             status: StatusCode::FORBIDDEN,
@@ -445,17 +439,10 @@ impl Gate {
             return;
         }
         self.log(&AuditEntry {
-            principal: principal.map(|p| p.key().as_str()),
-            address,
-            client: principal.and_then(Principal::client),
-            method: None,
-            tool: None,
             rule_decision: decision,
-            rule: None,
-            policy_decision: None,
             outcome,
             duration_ms: millis(started.elapsed()),
-            arguments: None,
+            ..AuditEntry::by(principal, address)
         });
     }
 

@@ -616,7 +616,17 @@ async fn a_hidden_tool_reads_as_unknown_even_where_its_schema_asks_for_headers()
 /// An `initialize` sent by hand as the holder of `token`: the status and
 /// the session it opened.
 pub(super) async fn open_session(url: &str, token: &str) -> (u16, Option<String>) {
-    let response = reqwest::Client::new()
+    let response = initialize(url, token).await;
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), session)
+}
+
+/// The answer to an `initialize` sent by hand as the holder of `token`.
+pub(super) async fn initialize(url: &str, token: &str) -> reqwest::Response {
+    reqwest::Client::new()
         .post(url)
         .header("authorization", format!("Bearer {token}"))
         .header("content-type", "application/json")
@@ -624,12 +634,7 @@ pub(super) async fn open_session(url: &str, token: &str) -> (u16, Option<String>
         .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
         .send()
         .await
-        .unwrap();
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .map(|v| v.to_str().unwrap().to_owned());
-    (response.status().as_u16(), session)
+        .unwrap()
 }
 
 /// A `tools/list` in `session` as the holder of `token`: the status.

@@ -10,7 +10,9 @@ use std::time::Duration;
 use iris::mcp::AuditConfig;
 use serde_json::Value;
 
-use super::gateway::{AUDIENCE, auth, gateway, gateway_holding, list_in, open_session, post};
+use super::gateway::{
+    AUDIENCE, auth, gateway, gateway_holding, initialize, list_in, open_session, post,
+};
 use super::oidc::Provider;
 
 /// The audit log's lines, rotated files included.
@@ -182,15 +184,7 @@ async fn a_crowded_server_keeps_each_principal_to_its_share() {
     }
     // Every place is held: the next caller is told to come back.
     let dora = provider.token("dora", "tools:read", AUDIENCE).await;
-    let response = reqwest::Client::new()
-        .post(&url)
-        .header("authorization", format!("Bearer {dora}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
-        .send()
-        .await
-        .unwrap();
+    let response = initialize(&url, &dora).await;
     assert_eq!(response.status().as_u16(), 503);
     assert!(response.headers().contains_key("retry-after"));
     stop.cancel();
