@@ -15,13 +15,16 @@
     reason = "sampling is part of the 2025 revisions this gateway relays (deprecated by SEP-2577 from 2026-07-28 on)"
 )]
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction,
 };
+use tokio_util::sync::CancellationToken;
 
 /// A future that lives on its own.
 pub(crate) type Asked = std::pin::Pin<Box<dyn Future<Output = ElicitResult> + Send>>;
@@ -39,14 +42,23 @@ type Sample = dyn Fn(CreateMessageRequestParams) -> Sampled + Send + Sync;
 /// caller's model at will.
 const MAX_ASKS_PER_CALL: u32 = 8;
 
+/// How long a call given up on (cancelled, or past its timeout) still
+/// counts as out: its server may not have stopped, and a request it sends
+/// meanwhile must not reach whoever calls next.
+const ABANDONED_FOR: Duration = Duration::from_secs(5 * 60);
+
 /// Puts a server's requests during a call to the caller behind it: forms
 /// to its person, samplings to its model, each when its client can take
-/// them; one at a time, at most [`MAX_ASKS_PER_CALL`].
+/// them; one at a time (another meanwhile is refused, never queued), at
+/// most [`MAX_ASKS_PER_CALL`], and none once the call has ended (one
+/// still open is cancelled then).
 #[derive(Clone, Default)]
 pub(crate) struct Asker {
     ask: Option<Arc<Ask>>,
     sample: Option<Arc<Sample>>,
-    asked: Arc<tokio::sync::Mutex<u32>>,
+    asked: Arc<AtomicU32>,
+    busy: Arc<AtomicBool>,
+    ended: CancellationToken,
 }
 
 impl Asker {
@@ -75,10 +87,19 @@ impl Asker {
         self.ask.is_some() || self.sample.is_some()
     }
 
-    /// Takes one of the call's places for a request, or says why not.
-    async fn take_place(&self) -> Result<tokio::sync::MutexGuard<'_, u32>, ErrorData> {
-        let mut asked = self.asked.lock().await;
-        if *asked >= MAX_ASKS_PER_CALL {
+    /// Takes the call's one place for a request, or says why not: at once,
+    /// so that nothing waits for it.
+    fn take_place(&self) -> Result<Place<'_>, ErrorData> {
+        if self.ended.is_cancelled() {
+            return Err(nobody("caller"));
+        }
+        if self
+            .asked
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < MAX_ASKS_PER_CALL).then_some(n + 1)
+            })
+            .is_err()
+        {
             return Err(ErrorData::invalid_request(
                 format!(
                     "this call has asked its caller {MAX_ASKS_PER_CALL} times already; no more is asked"
@@ -86,16 +107,24 @@ impl Asker {
                 None,
             ));
         }
-        *asked += 1;
-        Ok(asked)
+        if self.busy.swap(true, Ordering::SeqCst) {
+            return Err(ErrorData::invalid_request(
+                "this call's caller is answering another request; send one at a time",
+                None,
+            ));
+        }
+        Ok(Place(&self.busy))
     }
 
     async fn ask(&self, request: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
         let Some(ask) = &self.ask else {
             return Err(nobody("person"));
         };
-        let _place = self.take_place().await?;
-        Ok(ask(request).await)
+        let _place = self.take_place()?;
+        tokio::select! {
+            answer = ask(request) => Ok(answer),
+            () = self.ended.cancelled() => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+        }
     }
 
     async fn sample(
@@ -105,8 +134,20 @@ impl Asker {
         let Some(sample) = &self.sample else {
             return Err(nobody("model"));
         };
-        let _place = self.take_place().await?;
-        sample(request).await
+        let _place = self.take_place()?;
+        tokio::select! {
+            answer = sample(request) => answer,
+            () = self.ended.cancelled() => Err(nobody("caller")),
+        }
+    }
+}
+
+/// The call's place for a request, given back when it is answered.
+struct Place<'a>(&'a AtomicBool);
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }
 
@@ -115,30 +156,43 @@ impl Asker {
 fn nobody(what: &str) -> ErrorData {
     ErrorData::invalid_request(
         format!(
-            "no {what} can be asked: the call this request belongs to has no client that can answer it (or several of this server's calls are out, and the request does not say whose it is)"
+            "no {what} can be asked: the call this request belongs to has no client that can answer it, has ended, or is not the only call of this server out (the request does not say whose it is)"
         ),
         None,
     )
 }
 
-/// One server's calls that are out, each with its asker when its caller
-/// can be asked.
+/// A call of one server that counts as out: its asker when its caller can
+/// be asked, or, given up on, until when it still counts.
+struct Out {
+    id: u64,
+    asker: Option<Asker>,
+    abandoned_until: Option<Instant>,
+}
+
+/// One server's calls that are out.
 #[derive(Default)]
 pub(crate) struct Routes {
     next: AtomicU64,
-    routes: Mutex<Vec<(u64, Option<Asker>)>>,
+    routes: Mutex<Vec<Out>>,
 }
 
 impl Routes {
     /// Counts a call out until the guard is dropped, routing the server's
-    /// requests for input to its `asker` meanwhile (when it is the only
-    /// call out).
+    /// requests to its `asker` meanwhile (when it is the only call out).
+    /// A guard dropped before [`Route::answered`] leaves the call counted
+    /// as out for [`ABANDONED_FOR`], with nobody to ask.
     pub(crate) fn route(self: &Arc<Self>, asker: Option<Asker>) -> Route {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.lock().push((id, asker));
+        self.lock().push(Out {
+            id,
+            asker,
+            abandoned_until: None,
+        });
         Route {
             routes: Arc::clone(self),
             id,
+            answered: false,
         }
     }
 
@@ -170,8 +224,15 @@ impl Routes {
     /// The asker of the one call out, when there is exactly one and its
     /// caller can be asked.
     fn only_asker(&self) -> Option<Asker> {
-        let routes = self.lock();
-        if let [(_, Some(asker))] = routes.as_slice() {
+        let mut routes = self.lock();
+        let now = Instant::now();
+        routes.retain(|out| out.abandoned_until.is_none_or(|until| now < until));
+        if let [
+            Out {
+                asker: Some(asker), ..
+            },
+        ] = routes.as_slice()
+        {
             return Some(asker.clone());
         }
         tracing::debug!(
@@ -180,7 +241,7 @@ impl Routes {
         None
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Option<Asker>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Out>> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -193,14 +254,35 @@ impl std::fmt::Debug for Routes {
     }
 }
 
-/// A call's route for requests for input, removed when the call ends.
+/// A call's route, ended when dropped: its asker asks no more (a request
+/// still open is cancelled), and a call given up on before its answer
+/// still counts as out for a while.
 pub(crate) struct Route {
     routes: Arc<Routes>,
     id: u64,
+    answered: bool,
+}
+
+impl Route {
+    /// The server answered the call: it is no longer out once dropped.
+    pub(crate) fn answered(&mut self) {
+        self.answered = true;
+    }
 }
 
 impl Drop for Route {
     fn drop(&mut self) {
-        self.routes.lock().retain(|(id, _)| *id != self.id);
+        let mut routes = self.routes.lock();
+        let Some(at) = routes.iter().position(|out| out.id == self.id) else {
+            return;
+        };
+        if let Some(asker) = routes[at].asker.take() {
+            asker.ended.cancel();
+        }
+        if self.answered {
+            routes.remove(at);
+        } else {
+            routes[at].abandoned_until = Some(Instant::now() + ABANDONED_FOR);
+        }
     }
 }

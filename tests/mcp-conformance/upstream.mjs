@@ -172,6 +172,25 @@ server.registerTool(
   },
 );
 
+// Not a suite fixture: a tool that asks only after a while, so that the
+// gateway can give up on its call first.
+server.registerTool(
+  'ask_later',
+  { description: 'Wait, then ask the user.', inputSchema: { tag: z.string() } },
+  async ({ tag }) => {
+    await new Promise((done) => setTimeout(done, 1500));
+    try {
+      await server.server.elicitInput({
+        message: `asked later: ${tag}`,
+        requestedSchema: { type: 'object', properties: { username: { type: 'string' } } },
+      });
+      return { content: [{ type: 'text', text: 'answered' }] };
+    } catch (error) {
+      return { content: [{ type: 'text', text: `not asked: ${error.message}` }] };
+    }
+  },
+);
+
 // Not a suite fixture: a server that keeps asking, to show the gateway
 // bounds how often one call may ask its person.
 server.registerTool(

@@ -158,8 +158,7 @@ impl RemoteTool {
         let timeout = connection.config.call_timeout();
         let params = CallToolRequestParams::new(self.wire_name.clone()).with_arguments(arguments);
         let peer = session.service.peer().clone();
-        let _out = connection.routing.asking.route(asker);
-        let answer = tokio::time::timeout(timeout, self.request(&peer, params)).await;
+        let answer = tokio::time::timeout(timeout, self.request(&peer, params, asker)).await;
         let mut result = match answer {
             Err(_) => self.failed(
                 ToolErrorKind::Timeout,
@@ -217,11 +216,15 @@ impl RemoteTool {
         &self,
         peer: &Peer<RoleClient>,
         params: CallToolRequestParams,
+        asker: Option<crate::elicitation::Asker>,
     ) -> Result<ServerResult, ServiceError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await?;
+        // Out from the moment it is sent; given up on before its answer,
+        // it still counts as out a while (the server may go on with it).
+        let mut out = self.connection.routing.asking.route(asker);
         let mut abandoned = CancelOnDrop {
             peer: Some(peer.clone()),
             id: handle.id.clone(),
@@ -234,6 +237,7 @@ impl RemoteTool {
         });
         let answer = handle.await_response().await;
         abandoned.peer = None;
+        out.answered();
         answer
     }
 

@@ -19,6 +19,12 @@ use super::peers::{self, Person};
 /// The gateway on a free loopback port in front of the fixture server,
 /// whose tools it serves under their own names; the client kept alive.
 async fn gateway_over_upstream() -> (String, CancellationToken, McpClient) {
+    gateway_over_upstream_with(Duration::from_secs(60)).await
+}
+
+/// As [`gateway_over_upstream`], giving up on each upstream call after
+/// `timeout`.
+async fn gateway_over_upstream_with(timeout: Duration) -> (String, CancellationToken, McpClient) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let folder = peers::conformance_folder();
     let config = McpServerConfig::stdio(
@@ -31,7 +37,8 @@ async fn gateway_over_upstream() -> (String, CancellationToken, McpClient) {
     )
     .with_prefix("")
     .with_trusted_annotations(true)
-    .with_relayed_input();
+    .with_relayed_input()
+    .with_timeout(timeout);
     let upstream = McpClient::connect(config).await.unwrap();
     let mut registry = ToolRegistry::new();
     upstream.register_into(&mut registry).unwrap();
@@ -156,5 +163,66 @@ async fn a_servers_request_for_input_reaches_the_person_behind_the_call_only() {
     );
     let alice = alice.await.unwrap().unwrap();
     assert!(text(&alice).contains("action=cancel"), "{}", text(&alice));
+    stop.cancel();
+}
+
+/// A person who records every form put to them, and fills it.
+#[derive(Clone, Default)]
+struct Records(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for Records {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        Fills("bob").get_info()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        context: rmcp::service::RequestContext<rmcp::service::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let shown = serde_json::to_value(&request).unwrap()["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        self.0.lock().unwrap().push(shown);
+        Fills("bob").create_elicitation(request, context).await
+    }
+}
+
+/// Finding of an outside review: a call the gateway gave up on (past its
+/// timeout, or cancelled) stopped counting as out, so its server's later
+/// request reached whoever called next. It counts as out a while longer,
+/// with nobody to ask: the late request reaches no one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_of_a_call_given_up_on_reaches_no_one_else() {
+    let (url, stop, _upstream) = gateway_over_upstream_with(Duration::from_secs(1)).await;
+    let alice = Fills("alice")
+        .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+        .await
+        .unwrap();
+    let later = |tag: &str| {
+        CallToolRequestParams::new("ask_later")
+            .with_arguments(json!({"tag": tag}).as_object().cloned().unwrap_or_default())
+    };
+    let given_up = alice.call_tool(later("alice")).await.unwrap();
+    assert_eq!(given_up.is_error, Some(true), "{}", text(&given_up));
+
+    // Bob calls while alice's server still works on her call, and asks
+    // for input when it gets to it.
+    let bob = Records::default();
+    let seen = Arc::clone(&bob.0);
+    let bob = bob
+        .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+        .await
+        .unwrap();
+    // Bob's call is out when alice's server asks (1.5 s after her call
+    // began, 0.5 s after the gateway gave up on it).
+    let _ = bob.call_tool(later("bob")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        !seen.iter().any(|message| message == "asked later: alice"),
+        "bob was shown alice's form: {seen:?}"
+    );
     stop.cancel();
 }
