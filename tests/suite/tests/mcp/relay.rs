@@ -218,7 +218,7 @@ async fn a_request_of_a_call_given_up_on_reaches_no_one_else() {
     // Bob's call is out when alice's server asks (1.5 s after her call
     // began, 0.5 s after the gateway gave up on it).
     let _ = bob.call_tool(later("bob")).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
     let seen = seen.lock().unwrap().clone();
     assert!(
         !seen.iter().any(|message| message == "asked later: alice"),
