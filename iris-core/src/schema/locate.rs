@@ -92,15 +92,8 @@ impl Path {
         let mut out = String::from("$");
         for segment in &self.segments {
             match segment {
-                Segment::Key(key) => {
-                    out.push('.');
-                    out.push_str(key);
-                }
-                Segment::Index(index) => {
-                    out.push('[');
-                    out.push_str(&index.to_string());
-                    out.push(']');
-                }
+                Segment::Key(key) => super::json_path::push_key(&mut out, key),
+                Segment::Index(index) => super::json_path::push_index(&mut out, *index),
             }
         }
         out

@@ -1,6 +1,7 @@
 //! Argument schemas from schemars, in the shape tools send, and argument parsing.
 
 pub(crate) mod constraints;
+pub(crate) mod json_path;
 pub(crate) mod locate;
 pub(crate) mod nulls;
 pub(crate) mod output_probe;
@@ -203,14 +204,9 @@ fn json_path(path: &serde_path_to_error::Path) -> String {
     let mut out = String::from("$");
     for segment in path {
         match segment {
-            Segment::Seq { index } => {
-                out.push('[');
-                out.push_str(&index.to_string());
-                out.push(']');
-            }
+            Segment::Seq { index } => json_path::push_index(&mut out, *index),
             Segment::Map { key } | Segment::Enum { variant: key } => {
-                out.push('.');
-                out.push_str(key);
+                json_path::push_key(&mut out, key);
             }
             Segment::Unknown => out.push_str(".?"),
         }
