@@ -21,7 +21,7 @@ pub(crate) fn forget_expired(
         |d: Duration| i64_of(now.saturating_sub(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)));
     let limits = (before(retention.finished), before(retention.idle));
     let forgotten = write(connection, |tx| {
-        for table in ["iris_calls", "iris_decisions", "iris_runs"] {
+        for table in ["iris_calls", "iris_children", "iris_decisions", "iris_runs"] {
             let forgotten = tx
                 .execute(
                     &format!("DELETE FROM {table} WHERE run_id IN ({EXPIRED})"),

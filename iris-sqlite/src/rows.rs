@@ -27,6 +27,12 @@ CREATE TABLE IF NOT EXISTS iris_calls (
     result  TEXT,
     PRIMARY KEY (run_id, call_id)
 );
+CREATE TABLE IF NOT EXISTS iris_children (
+    run_id   TEXT NOT NULL,
+    child_id TEXT NOT NULL,
+    state    TEXT NOT NULL,
+    PRIMARY KEY (run_id, child_id)
+);
 CREATE TABLE IF NOT EXISTS iris_decisions (
     run_id   TEXT NOT NULL,
     call_id  TEXT NOT NULL,

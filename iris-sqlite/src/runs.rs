@@ -135,7 +135,7 @@ impl RunStore for SqliteStore {
                 .map_err(db)?;
                 // The state holds the step's results now; a new pause waits
                 // for new decisions.
-                delete_rows(tx, &run, &["iris_calls"])?;
+                delete_rows(tx, &run, &["iris_calls", "iris_children"])?;
                 if let Some(kept) = kept {
                     forget_replies_but(tx, &run, &kept)?;
                 }
@@ -217,6 +217,63 @@ impl RunStore for SqliteStore {
         })
     }
 
+    fn keeps_children(&self) -> bool {
+        true
+    }
+
+    fn keep_child<'a>(
+        &'a self,
+        run: &'a RunId,
+        state: &'a RunState,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let run = run.clone();
+        let child = state.run_id.clone();
+        let json = json_of(state, "a child's state");
+        let holder = holder.to_owned();
+        self.blocking(move |connection| {
+            let json = json?;
+            write(connection, |tx| {
+                let row = existing_row(tx, &run)?;
+                check_writer(
+                    &run,
+                    u64_of(row.version),
+                    row.lease_holder.as_deref(),
+                    &holder,
+                    None,
+                )?;
+                tx.execute(
+                    "INSERT INTO iris_children (run_id, child_id, state) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (run_id, child_id) DO UPDATE SET state = excluded.state",
+                    params![run.as_str(), child.as_str(), json],
+                )
+                .map_err(db)?;
+                Ok(())
+            })
+        })
+    }
+
+    fn kept_child<'a>(
+        &'a self,
+        run: &'a RunId,
+        child: &'a RunId,
+    ) -> BoxFuture<'a, Result<Option<RunState>, StoreError>> {
+        let run = run.clone();
+        let child = child.clone();
+        self.blocking(move |connection| {
+            let text: Option<String> = connection
+                .query_row(
+                    "SELECT state FROM iris_children WHERE run_id = ?1 AND child_id = ?2",
+                    params![run.as_str(), child.as_str()],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(db)?;
+            text.map(|text| from_json(&text, &run, &format!("the state of child `{child}`")))
+                .transpose()
+        })
+    }
+
     fn decide<'a>(
         &'a self,
         run: &'a RunId,
@@ -260,7 +317,11 @@ impl RunStore for SqliteStore {
         let run = run.clone();
         self.blocking(move |connection| {
             write(connection, |tx| {
-                delete_rows(tx, &run, &["iris_decisions", "iris_calls", "iris_runs"])
+                delete_rows(
+                    tx,
+                    &run,
+                    &["iris_decisions", "iris_calls", "iris_children", "iris_runs"],
+                )
             })
         })
     }

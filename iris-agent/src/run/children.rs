@@ -23,6 +23,7 @@ use iris_runtime::{
 };
 use serde_json::{Value, json};
 
+use super::checkpoints::Checkpoints;
 use super::{AgentRunner, DEFAULT_MAX_STEPS, RunContext};
 use crate::children::child_run_id;
 use crate::engine::{Ask, Engine};
@@ -95,6 +96,9 @@ pub(super) struct Place {
     /// Where a child's calls are claimed and recorded on a root with a
     /// store: the root's journal, under the root's run.
     pub(super) journal: Option<Journaled>,
+    /// Where a child on a root with a store keeps its state at each step
+    /// boundary.
+    pub(super) checkpoints: Option<Checkpoints>,
 }
 
 impl Place {
@@ -102,6 +106,15 @@ impl Place {
     pub(super) fn is_root(&self) -> bool {
         self.root.is_none()
     }
+}
+
+/// How a child that ran before goes on.
+#[derive(Clone, Copy)]
+enum Continue {
+    /// From a pause, with a person's replies.
+    Resume,
+    /// From its last kept step, after a crash.
+    TakeOver,
 }
 
 /// What run control made of one delegation.
@@ -255,16 +268,33 @@ impl AgentRunner {
         parent: &'a RunState,
         cx: &'a RunContext,
     ) -> BoxFuture<'a, Result<Delegated, RunError>> {
-        Box::pin(self.resume_child_now(call, child_state, replies, parent, cx))
+        Box::pin(self.continue_child(call, child_state, replies, parent, cx, Continue::Resume))
     }
 
-    async fn resume_child_now(
+    /// Takes over the child of `call`, cut off by a crash after it kept
+    /// `child_state` at a step boundary: the calls of its last step go
+    /// through its executor again, where the root's journal answers for
+    /// those that ran or were cut off, and the child goes on.
+    /// Boxed as [`AgentRunner::start_child`] is.
+    pub(super) fn take_over_child<'a>(
+        &'a self,
+        call: &'a ToolUseBlock,
+        child_state: RunState,
+        replies: Vec<(String, Reply)>,
+        parent: &'a RunState,
+        cx: &'a RunContext,
+    ) -> BoxFuture<'a, Result<Delegated, RunError>> {
+        Box::pin(self.continue_child(call, child_state, replies, parent, cx, Continue::TakeOver))
+    }
+
+    async fn continue_child(
         &self,
         call: &ToolUseBlock,
         child_state: RunState,
         replies: Vec<(String, Reply)>,
         parent: &RunState,
         cx: &RunContext,
+        how: Continue,
     ) -> Result<Delegated, RunError> {
         let Some(child) = self.agent.child(&call.name) else {
             return Err(RunError::StateMismatch {
@@ -279,10 +309,24 @@ impl AgentRunner {
         let child_cx = child_context(cx, &parent.run_id, &call.id);
         let timer = Deadline::start(child, &child_cx);
         let span = execute_tool_span(&call.id, &call.name, &call.input);
-        let outcome = runner
-            .resume(child_state, replies, &child_cx)
-            .instrument(span.clone())
-            .await;
+        let outcome = match how {
+            Continue::Resume => {
+                runner
+                    .resume(child_state, replies, &child_cx)
+                    .instrument(span.clone())
+                    .await
+            }
+            Continue::TakeOver => {
+                async {
+                    let outcome = runner
+                        .take_over(child_state, replies, &child_cx, &mut None)
+                        .await?;
+                    runner.hand_out(outcome, &mut None).await
+                }
+                .instrument(span.clone())
+                .await
+            }
+        };
         let ran_out = timer.stop();
         let outcome = match outcome {
             Err(err) if super::resume::refused_before_running(&err) => return Err(err),
@@ -392,6 +436,7 @@ impl AgentRunner {
             }))),
             (None, None) => self.place.journal.clone(),
         };
+        let checkpoints = self.child_checkpoints(&root);
         let guards = match self.agent.executor().tree_guards() {
             Some(own) => Some(self.place.guards.clone().unwrap_or_default().with(own)),
             None => self.place.guards.clone(),
@@ -399,6 +444,7 @@ impl AgentRunner {
         runner.place = Place {
             root: Some(root),
             journal,
+            checkpoints,
             guards,
             depth: self.place.depth + 1,
             ceiling: Some(ceiling),
@@ -424,7 +470,7 @@ impl AgentRunner {
         self.place.max_tokens.is_some_and(|max| total(usage) >= max)
     }
 
-    fn root_of(&self, parent: &RunState) -> RunId {
+    pub(super) fn root_of(&self, parent: &RunState) -> RunId {
         self.place
             .root
             .clone()

@@ -6,6 +6,7 @@
 
 mod answer;
 mod calls;
+mod checkpoints;
 mod children;
 mod identity;
 mod questions;

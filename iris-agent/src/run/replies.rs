@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 
 use iris_runtime::{ApprovalDecision, Reply};
 
+use super::checkpoints::Kept;
 use super::children::Delegated;
 use super::questions::Asked;
 use super::{AgentRunner, RunContext};
@@ -116,7 +117,7 @@ impl AgentRunner {
             }
             if self.is_delegation(&call) {
                 let kept_child = kept.remove(&call.id);
-                let under = replies_under(replies, &call.id);
+                let mut under = replies_under(replies, &call.id);
                 // A child that waited, with replies recorded for it: it
                 // resumes where it paused, and the root's journal answers
                 // for the calls it ran before the process died.
@@ -124,7 +125,7 @@ impl AgentRunner {
                     && !under.is_empty()
                 {
                     match self
-                        .resume_child(&call, child.clone(), under, state, cx)
+                        .resume_child(&call, child.clone(), std::mem::take(&mut under), state, cx)
                         .await
                     {
                         Ok(Delegated::Finished(result, run)) => {
@@ -142,12 +143,19 @@ impl AgentRunner {
                     }
                 }
                 let reply = replies.remove(&*CallPath::join(None, &call.id));
-                let kept = kept_child;
-                match taken_over_delegation(&call, kept, reply) {
-                    Ok(result) => {
+                let delegated = match taken_over_delegation(&call, kept_child, reply) {
+                    TakenOver::Settled(result) => Delegated::Finished(result, None),
+                    TakenOver::Waits(item) => Delegated::Waiting(item),
+                    TakenOver::Cut { approved } => {
+                        self.cut_child(&call, approved, under, state, cx).await
+                    }
+                };
+                match delegated {
+                    Delegated::Finished(result, run) => {
+                        state.keep_child(run);
                         results.insert(call.id.clone(), result);
                     }
-                    Err(item) => state.waiting.push(*item),
+                    Delegated::Waiting(item) => state.waiting.push(*item),
                 }
                 continue;
             }
@@ -225,33 +233,96 @@ fn replies_under(replies: &mut FxHashMap<String, Reply>, id: &str) -> Vec<(Strin
         .collect()
 }
 
+/// What a run taken over after its process died makes of one delegation.
+enum TakenOver {
+    /// Its result, without running anything.
+    Settled(ToolResult),
+    /// It waits on.
+    Waits(Box<WaitingItem>),
+    /// The child may have been running when the process died (`approved`:
+    /// after a person let it start).
+    Cut { approved: bool },
+}
+
 /// What a run taken over after its process died makes of its delegation
 /// `call`: a child that waited (`kept`) waits on; one waiting for a
-/// person's word on starting it waits on unless it was denied; a child
-/// that may have been running when the process died is reported
-/// interrupted and never started again (what it did is not known).
+/// person's word on starting it waits on unless it was denied or
+/// approved; any other may have been running.
 fn taken_over_delegation(
     call: &ToolUseBlock,
     kept: Option<WaitingItem>,
     reply: Option<Reply>,
-) -> Result<ToolResult, Box<WaitingItem>> {
+) -> TakenOver {
     match (kept, reply) {
-        (Some(item), _) if matches!(item.wait(), Wait::Child { .. }) => Err(Box::new(item)),
+        (Some(item), _) if matches!(item.wait(), Wait::Child { .. }) => {
+            TakenOver::Waits(Box::new(item))
+        }
         (Some(item), Some(Reply::Decision(ApprovalDecision::Deny { reason })))
             if item.approval_request().is_some() =>
         {
-            Ok(ToolResult::error(
+            TakenOver::Settled(ToolResult::error(
                 iris_core::ToolErrorKind::PermissionDenied,
                 format!("the user did not let `{}` start: {reason}", call.name),
             ))
         }
-        (Some(item), None) if item.approval_request().is_some() => Err(Box::new(item)),
-        _ => Ok(ToolResult::error(
-            iris_core::ToolErrorKind::Interrupted,
-            format!(
-                "child agent `{}` was cut off when the process running it stopped; what it did is not known, so it was not started again: check before delegating the task again",
-                call.name
-            ),
-        )),
+        (Some(item), None) if item.approval_request().is_some() => TakenOver::Waits(Box::new(item)),
+        (_, Some(Reply::Decision(ApprovalDecision::Approve { .. }))) => {
+            TakenOver::Cut { approved: true }
+        }
+        _ => TakenOver::Cut { approved: false },
     }
+}
+
+impl AgentRunner {
+    /// A child of `parent` that may have been running when the process
+    /// died: taken over from the last step it kept on the store (its
+    /// recorded calls answered by the root's journal, a call cut off in its
+    /// body reported interrupted to it), started afresh when it kept none
+    /// (none of its calls ran), and reported interrupted as a whole only
+    /// when the store keeps no children's states or cannot say.
+    async fn cut_child(
+        &self,
+        call: &ToolUseBlock,
+        approved: bool,
+        replies: Vec<(String, Reply)>,
+        parent: &RunState,
+        cx: &RunContext,
+    ) -> Delegated {
+        let kept = match self.child_checkpoints(&self.root_of(parent)) {
+            Some(checkpoints) => {
+                checkpoints
+                    .kept(&crate::children::child_run_id(&parent.run_id, &call.id))
+                    .await
+            }
+            None => Kept::Unknown,
+        };
+        match kept {
+            Kept::Step(child) => {
+                match self
+                    .take_over_child(call, *child, replies, parent, cx)
+                    .await
+                {
+                    Ok(delegated) => delegated,
+                    Err(error) => {
+                        tracing::warn!(%error, call = %call.id, "a child agent cut off by a crash could not be taken over");
+                        Delegated::Finished(interrupted(call), None)
+                    }
+                }
+            }
+            Kept::Nothing if approved => self.start_approved_child(call, parent, cx).await,
+            Kept::Nothing => self.delegate(call, parent, cx).await,
+            Kept::Unknown => Delegated::Finished(interrupted(call), None),
+        }
+    }
+}
+
+/// A child cut off by a crash where nothing says how far it got.
+fn interrupted(call: &ToolUseBlock) -> ToolResult {
+    ToolResult::error(
+        iris_core::ToolErrorKind::Interrupted,
+        format!(
+            "child agent `{}` was cut off when the process running it stopped; what it did is not known, so it was not started again: check before delegating the task again",
+            call.name
+        ),
+    )
 }

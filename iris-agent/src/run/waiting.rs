@@ -53,6 +53,13 @@ impl AgentRunner {
         status: RunStatus,
     ) -> Result<(), RunError> {
         durable::save(journal, state, status).await?;
+        // A child's own step boundaries, on its root's store: a crash
+        // costs it at most the step it was in.
+        if let Some(checkpoints) = &self.place.checkpoints
+            && status == RunStatus::Running
+        {
+            checkpoints.keep(state).await?;
+        }
         if let Some(engine) = &self.engine {
             engine.save(state, status).await.map_err(RunError::Engine)?;
         }

@@ -57,6 +57,8 @@ struct Kept {
     written: u64,
     /// Its claimed calls by call id, with their results once recorded.
     calls: FxHashMap<String, Option<ToolResult>>,
+    /// The states of its children at their last step boundary, by run id.
+    children: FxHashMap<RunId, RunState>,
 }
 
 impl MemoryStore {
@@ -174,6 +176,7 @@ impl RunStore for MemoryStore {
                 order: runs.created,
                 written: now,
                 calls: FxHashMap::default(),
+                children: FxHashMap::default(),
             };
             runs.by_id.insert(run_id.clone(), kept);
             Ok(1)
@@ -243,6 +246,7 @@ impl RunStore for MemoryStore {
                 until_ms: lease_end(now, lease),
             });
             kept.calls.clear();
+            kept.children.clear();
             kept.written = now;
             Ok(kept.run.version)
         }))
@@ -291,6 +295,36 @@ impl RunStore for MemoryStore {
                 }),
             }
         }))
+    }
+
+    fn keeps_children(&self) -> bool {
+        true
+    }
+
+    fn keep_child<'a>(
+        &'a self,
+        run: &'a RunId,
+        state: &'a RunState,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        ready(self.on_run(run, |kept| {
+            let lease_holder = kept.run.lease.as_ref().map(|l| l.holder.as_str());
+            check_writer(run, kept.run.version, lease_holder, holder, None)?;
+            kept.children.insert(state.run_id.clone(), state.clone());
+            Ok(())
+        }))
+    }
+
+    fn kept_child<'a>(
+        &'a self,
+        run: &'a RunId,
+        child: &'a RunId,
+    ) -> BoxFuture<'a, Result<Option<RunState>, StoreError>> {
+        ready(Ok(self.with(|runs| {
+            runs.by_id
+                .get(run)
+                .and_then(|kept| kept.children.get(child).cloned())
+        })))
     }
 
     fn decide<'a>(

@@ -271,8 +271,8 @@ pub trait RunStore: Send + Sync + 'static {
     /// A [`RunStatus::Running`] write renews the lease for `lease`; any
     /// other ends it and, for a run that waits, forgets the replies
     /// recorded for items that no longer wait as they did (those of items
-    /// still waiting, [`replies_kept`], stand). Every write clears the run's call claims: the
-    /// state holds their results from then on.
+    /// still waiting, [`replies_kept`], stand). Every write clears the run's call claims and its
+    /// children's kept states: the state holds their results from then on.
     fn save<'a>(
         &'a self,
         state: &'a RunState,
@@ -302,6 +302,40 @@ pub trait RunStore: Send + Sync + 'static {
         call_id: &'a str,
         result: &'a ToolResult,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Whether this store keeps the states of child agents between their
+    /// steps ([`keep_child`](Self::keep_child)). With it, a child cut off
+    /// by a crash resumes from its last kept step when its run is taken
+    /// over; without it, the child is reported interrupted as a whole.
+    /// `false` by default.
+    fn keeps_children(&self) -> bool {
+        false
+    }
+
+    /// Keeps `state`, the state of child run `state.run_id` of `run` at one
+    /// of its step boundaries, replacing the one kept before. Refused
+    /// ([`StoreError::Conflict`]) unless `holder` holds the run's lease.
+    /// Kept until the next write of the run's own state, which holds the
+    /// child's outcome by then. Does nothing by default.
+    fn keep_child<'a>(
+        &'a self,
+        run: &'a RunId,
+        state: &'a RunState,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = (run, state, holder);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// The state kept for child run `child` of `run`, if one is.
+    fn kept_child<'a>(
+        &'a self,
+        run: &'a RunId,
+        child: &'a RunId,
+    ) -> BoxFuture<'a, Result<Option<RunState>, StoreError>> {
+        let _ = (run, child);
+        Box::pin(std::future::ready(Ok(None)))
+    }
 
     /// Records a person's reply to one waiting item of `run` (a decision
     /// for an approval, an answer for a question), from any process:

@@ -144,6 +144,37 @@ impl RunStore for Killing {
         })
     }
 
+    fn keeps_children(&self) -> bool {
+        self.inner.keeps_children()
+    }
+
+    fn keep_child<'a>(
+        &'a self,
+        run: &'a RunId,
+        state: &'a RunState,
+        holder: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.inner.keep_child(run, state, holder).await?;
+            match state.messages.last() {
+                Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty() => {
+                    die_at("child_after_answer", &self.dir);
+                }
+                Some(Message::Tool { .. }) => die_at("child_after_step", &self.dir),
+                _ => {}
+            }
+            Ok(())
+        })
+    }
+
+    fn kept_child<'a>(
+        &'a self,
+        run: &'a RunId,
+        child: &'a RunId,
+    ) -> BoxFuture<'a, Result<Option<RunState>, StoreError>> {
+        self.inner.kept_child(run, child)
+    }
+
     fn decide<'a>(
         &'a self,
         run: &'a RunId,
@@ -209,10 +240,11 @@ async fn replica(db: &Path, dir: &Path) {
     );
 }
 
-/// The lead of the nested runs: it asks before writes and hands the task
-/// down `depth` levels of child agents (each `t1` of the one above), the
-/// last of them the till, with the cashier's tools and model.
-fn nested_runner(db: &Path, dir: &Path, depth: u32) -> AgentRunner {
+/// The lead of the nested runs: it asks before writes (or allows them,
+/// with `lead_writes`) and hands the task down `depth` levels of child
+/// agents (each `t1` of the one above), the last of them the till, with the
+/// cashier's tools and model.
+fn nested_runner(db: &Path, dir: &Path, depth: u32, lead_writes: Rule) -> AgentRunner {
     let mut registry = ToolRegistry::new();
     registry.register(Charge).unwrap();
     registry.register(SendReceipt).unwrap();
@@ -242,7 +274,7 @@ fn nested_runner(db: &Path, dir: &Path, depth: u32) -> AgentRunner {
     }
     let lead = Agent::builder(
         ToolExecutor::builder(ToolRegistry::new())
-            .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Ask))
+            .policy(RulePolicy::new().other(Rule::Allow).write(lead_writes))
             .build()
             .unwrap(),
     )
@@ -264,12 +296,25 @@ fn nested_runner(db: &Path, dir: &Path, depth: u32) -> AgentRunner {
 /// One replica of the nested run: starts it (the till's writes wait for
 /// the lead's approval), records a person's word on every write by its
 /// path (the charge denied when `deny`), and resumes it; or takes it over
-/// once the dead replica's lease ran out. Prints the till's final history.
-async fn nested_replica(db: &Path, dir: &Path, depth: u32, deny: bool) {
-    let runner = nested_runner(db, dir, depth);
+/// once the dead replica's lease ran out. With `allow`, the lead allows
+/// the till's writes and the run goes straight through. Prints the till's
+/// final history.
+async fn nested_replica(db: &Path, dir: &Path, depth: u32, decision: &str) {
+    let (deny, allow) = (decision == "deny", decision == "allow");
+    let lead_writes = if allow { Rule::Allow } else { Rule::Ask };
+    let runner = nested_runner(db, dir, depth, lead_writes);
     let run = RunId::new("order-7");
     let cx = RunContext::new(dir, run.clone());
-    if runner.store().unwrap().load(&run).await.unwrap().is_none() {
+    let stored = runner.store().unwrap().load(&run).await.unwrap();
+    if allow && stored.is_none() {
+        let outcome = runner
+            .run("Charge order 7 and send the receipt.", &cx)
+            .await
+            .unwrap();
+        print_till(&outcome);
+        return;
+    }
+    if stored.is_none() {
         let outcome = runner
             .run("Charge order 7 and send the receipt.", &cx)
             .await
@@ -297,6 +342,11 @@ async fn nested_replica(db: &Path, dir: &Path, depth: u32, deny: bool) {
             other => break other.unwrap(),
         }
     };
+    print_till(&outcome);
+}
+
+/// Prints the history of the till at the bottom of a finished nested run.
+fn print_till(outcome: &RunOutcome) {
     let RunOutcome::Finished { state, .. } = outcome else {
         panic!("the run finishes: {outcome:?}");
     };
@@ -318,8 +368,8 @@ async fn replica_entry() {
         let (db, dir) = (parts.next().unwrap(), parts.next().unwrap());
         if parts.next() == Some("nested") {
             let depth = parts.next().unwrap().parse().unwrap();
-            let deny = parts.next() == Some("deny");
-            nested_replica(Path::new(db), Path::new(dir), depth, deny).await;
+            let decision = parts.next().unwrap_or("approve");
+            nested_replica(Path::new(db), Path::new(dir), depth, decision).await;
         } else {
             replica(Path::new(db), Path::new(dir)).await;
         }
@@ -491,6 +541,77 @@ async fn an_approved_write_inside_a_child_runs_once_across_a_kill() {
                 );
                 let expected = usize::from(point != "after_claim");
                 assert_eq!(charges, expected, "depth {depth}: at most once ({point})");
+            }
+        }
+    }
+}
+
+/// A child agent whose own tool writes, at depth 1, 2 and 3, its process
+/// killed at each point of the run (before the child kept any step, after
+/// it kept its answer, inside and around its write, after its step) and the
+/// run taken over by a second process: the child goes on from its last
+/// kept step. A write is reported interrupted only when it was cut off
+/// between its claim and its recorded result; the calls it recorded are
+/// not run again; where nothing was cut off, the till's history is the
+/// uninterrupted one.
+#[tokio::test]
+async fn a_child_cut_off_by_a_crash_goes_on_from_its_last_kept_step() {
+    for depth in 1..=3 {
+        let mode = format!("nested\n{depth}\nallow");
+        let clean = tempfile::tempdir().unwrap();
+        let (ended, printed) =
+            start_replica_as(&clean.path().join("runs.db"), clean.path(), None, &mode);
+        assert!(ended.success(), "depth {depth}: {printed}");
+        let uninterrupted = history(&printed);
+        assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
+
+        for point in [
+            "after_answer",
+            "child_after_answer",
+            "after_claim",
+            "in_charge",
+            "after_body",
+            "after_record",
+            "child_after_step",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("runs.db");
+            let (ended, printed) = start_replica_as(&db, dir.path(), Some(point), &mode);
+            assert_eq!(
+                std::os::unix::process::ExitStatusExt::signal(&ended),
+                Some(9),
+                "depth {depth}: the first replica is killed at {point}: {printed}"
+            );
+            let (ended, printed) = start_replica_as(&db, dir.path(), None, &mode);
+            assert!(
+                ended.success(),
+                "depth {depth}: the second replica finishes after {point}: {printed}"
+            );
+            let till = history(&printed);
+            let charges = lines(&dir.path().join("charges.txt")).len();
+            assert_eq!(
+                lines(&dir.path().join("receipts.txt")).len(),
+                1,
+                "depth {depth}: the idempotent write took effect once ({point})"
+            );
+            let charge = result_of(&till, "c3");
+            if matches!(point, "after_claim" | "in_charge" | "after_body") {
+                assert_eq!(
+                    charge.error_kind(),
+                    Some(ToolErrorKind::Interrupted),
+                    "depth {depth}, {point}: {}",
+                    charge.text_content()
+                );
+                let expected = usize::from(point != "after_claim");
+                assert_eq!(charges, expected, "depth {depth}: at most once ({point})");
+                assert_eq!(
+                    result_of(&till, "c1"),
+                    result_of(&uninterrupted, "c1"),
+                    "depth {depth}: {point}"
+                );
+            } else {
+                assert_eq!(charges, 1, "depth {depth}: exactly once ({point})");
+                assert_eq!(till, uninterrupted, "depth {depth}: {point}");
             }
         }
     }
