@@ -10,15 +10,18 @@
 //! attempt died inside the body, and the call is recorded as unfinished,
 //! once and for every later replay).
 //!
-//! Every entry waits for the server to keep it, so a step is kept whole
-//! ([`CallJournal::by_step`]): one entry claims every call of a model
-//! answer that may not run twice, when the first of them reaches its body,
-//! and one keeps all their results, after the step's last call; with the answer itself, three entries a
-//! step however many calls it makes. On a replay the claims entry comes
-//! back kept and the results entry is read at once, so the entries come in
-//! the same order on every attempt. No entry is left unawaited: the SDK
-//! runs a `run`'s closure only when its future is polled, and hands back
-//! its value only once the server has kept it.
+//! Each call that may not run twice is claimed when its own body starts and
+//! its result kept when it ends: two entries per write, so a crash inside
+//! one write leaves only that write interrupted; a write of the same step
+//! that had not started runs on the next attempt, and one that finished
+//! keeps its result. (Keeping a step whole, one entry for its claims and one
+//! for its results, saved 2.3 ms on a step of four writes but reported the
+//! writes that had not started interrupted too.) Writes run one at a time,
+//! so their entries come in the same order on every attempt; on a replay a
+//! claim comes back kept and the result entry after it is read at once. No
+//! entry is left unawaited: the SDK runs a `run`'s closure only when its
+//! future is polled, and hands back its value only once the server has kept
+//! it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,9 +37,6 @@ use restate_sdk::errors::HandlerResult;
 use restate_sdk::serde::Json;
 
 use crate::keys;
-
-/// The name of the entry that keeps a step's results.
-const STEP_RESULTS: &str = "results of a step";
 
 /// One invocation's journal, as the run loop's [`Engine`].
 #[derive(Clone)]
@@ -150,61 +150,6 @@ impl CallJournal for RestateEngine {
                 Some(result) => Claimed::Ran(result),
                 None => Claimed::Unfinished,
             })
-        })
-    }
-
-    fn by_step(&self) -> bool {
-        true
-    }
-
-    fn claim_step<'a>(
-        &'a self,
-        _run: &'a RunId,
-        call_ids: &'a [&'a str],
-    ) -> BoxFuture<'a, Result<Vec<Claimed>, JournalError>> {
-        Box::pin(async move {
-            let calls = call_ids.len();
-            let what = || format!("the claims of {calls} calls");
-            if self
-                .claimed_now(format!("claims of {calls} calls"), what)
-                .await?
-            {
-                return Ok(vec![Claimed::New; call_ids.len()]);
-            }
-            // An earlier attempt claimed them: the entry after the claims
-            // holds the results of those that ran. When it is missing, that
-            // attempt died before the step ended, and none has one (kept as
-            // such now, for every later replay).
-            let kept = self
-                .ctx
-                .run(|| async { HandlerResult::Ok(Json(Vec::<(String, ToolResult)>::new())) })
-                .name(STEP_RESULTS)
-                .await
-                .map_err(|e| kept_no("the results of a step", &e))?
-                .into_inner();
-            Ok(call_ids
-                .iter()
-                .map(|id| match kept.iter().find(|(kept_id, _)| kept_id == id) {
-                    Some((_, result)) => Claimed::Ran(result.clone()),
-                    None => Claimed::Unfinished,
-                })
-                .collect())
-        })
-    }
-
-    fn record_step<'a>(
-        &'a self,
-        _run: &'a RunId,
-        results: &'a [(String, ToolResult)],
-    ) -> BoxFuture<'a, Result<(), JournalError>> {
-        Box::pin(async move {
-            let results = results.to_vec();
-            self.ctx
-                .run(move || async move { HandlerResult::Ok(Json(results)) })
-                .name(STEP_RESULTS)
-                .await
-                .map(drop)
-                .map_err(|e| kept_no("the results of a step", &e))
         })
     }
 

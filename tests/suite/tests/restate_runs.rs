@@ -687,11 +687,10 @@ async fn an_unanswered_question_expires_on_a_durable_timer() {
     assert_eq!(report.text, "question \"expired\"");
 }
 
-/// A step of four writes is three entries that wait for the server (the
-/// model's answer, the claims of the three charges, their results), not
-/// nine; the receipt is idempotent and claimed by none.
+/// Each write is claimed when its body starts and its result kept when it
+/// ends, in call order; the receipt is idempotent and claimed by none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_step_of_writes_is_kept_in_three_entries() {
+async fn each_write_is_claimed_when_its_body_starts() {
     let server = RestateServer::start().await;
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
@@ -726,8 +725,12 @@ async fn a_step_of_writes_is_kept_in_three_entries() {
         runs,
         [
             "model step 1",
-            "claims of 3 calls",
-            "results of a step",
+            "claim of c1",
+            "result of c1",
+            "claim of c2",
+            "result of c2",
+            "claim of c4",
+            "result of c4",
             "model step 2"
         ],
         "{rows:#?}"
@@ -735,12 +738,12 @@ async fn a_step_of_writes_is_kept_in_three_entries() {
 }
 
 /// Killed inside the first of a step's three charges, after its effect:
-/// the replica that takes over runs none of them again, and reports all
-/// three interrupted, since the step claimed them together (the two that
-/// had not started are the price of keeping a step in three entries); the
-/// idempotent receipt runs once.
+/// the replica that takes over reports that one interrupted and does not
+/// run it again, and runs the two that had not started, once each; a write
+/// that never started is never reported interrupted. The idempotent
+/// receipt runs once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_step_cut_inside_its_first_write_runs_none_of_its_writes_again() {
+async fn a_write_that_never_started_is_never_reported_interrupted() {
     let server = RestateServer::start().await;
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
@@ -755,17 +758,21 @@ async fn a_step_cut_inside_its_first_write_runs_none_of_its_writes_again() {
     let second = Replica::start(port, dir.path(), Mode::Charges, None).await;
     let report = report(&server, "cut").await;
     drop(second);
-    assert_eq!(lines(&dir.path().join("charges.txt")), ["100"]);
+    assert_eq!(
+        lines(&dir.path().join("charges.txt")),
+        ["100", "200", "300"]
+    );
     assert_eq!(lines(&dir.path().join("receipts.txt")).len(), 1);
     let history = &report.state.messages;
-    for call in ["c1", "c2", "c4"] {
+    let cut = result_of(history, "c1");
+    assert_eq!(
+        cut.error_kind(),
+        Some(ToolErrorKind::Interrupted),
+        "{}",
+        cut.text_content()
+    );
+    for call in ["c2", "c3", "c4"] {
         let result = result_of(history, call);
-        assert_eq!(
-            result.error_kind(),
-            Some(ToolErrorKind::Interrupted),
-            "{call}: {}",
-            result.text_content()
-        );
+        assert_eq!(result.as_error(), None, "{call}: {}", result.text_content());
     }
-    assert_eq!(result_of(history, "c3").as_error(), None);
 }
