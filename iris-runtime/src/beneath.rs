@@ -25,8 +25,11 @@ pub enum BeneathError {
     /// It does not exist.
     #[error("it does not exist")]
     Missing,
-    /// It is a folder, a FIFO, a socket or a device.
-    #[error("it is not a regular file (a folder, FIFO, socket or device)")]
+    /// It is a folder.
+    #[error("it is a folder, not a file")]
+    Directory,
+    /// It is a FIFO, a socket or a device.
+    #[error("it is not a regular file but a FIFO, socket or device")]
     NotRegular,
     /// It has other names: it may be a file from elsewhere.
     #[error(
@@ -38,13 +41,36 @@ pub enum BeneathError {
     Io(#[source] io::Error),
 }
 
-/// Opens the regular file `relative` beneath `folder` for reading.
+/// Whether a file with other names (hard links) may be opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HardLinks {
+    /// Refused: a hard link to a file elsewhere is that file. For folders
+    /// that hold only their own files (skills, agent files).
+    Refuse,
+    /// Opened: a workspace may hold hard links of its own (package caches
+    /// do), and the file tools fence their hidden folders themselves.
+    Allow,
+}
+
+/// Opens the regular file `relative` beneath `folder` for reading,
+/// refusing one with other names.
 ///
 /// # Errors
 /// [`BeneathError`], saying what was wrong.
 pub fn open_beneath(folder: &Path, relative: &Path) -> Result<File, BeneathError> {
     let dir = Dir::open_ambient_dir(folder, cap_std::ambient_authority())
         .map_err(BeneathError::Folder)?;
+    open_in(&dir, relative, HardLinks::Refuse)
+}
+
+/// Opens the regular file `relative` beneath the open folder `dir` for
+/// reading: resolved by the operating system beneath it, never waiting on
+/// a FIFO, and, with [`HardLinks::Refuse`], never a file with other names.
+///
+/// # Errors
+/// [`BeneathError`], saying what was wrong; [`BeneathError::Io`] keeps the
+/// operating system's own error for the caller to word.
+pub fn open_in(dir: &Dir, relative: &Path, hard_links: HardLinks) -> Result<File, BeneathError> {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -65,13 +91,16 @@ pub fn open_beneath(folder: &Path, relative: &Path) -> Result<File, BeneathError
         })?
         .into_std();
     let metadata = file.metadata().map_err(BeneathError::Io)?;
+    if metadata.is_dir() {
+        return Err(BeneathError::Directory);
+    }
     if !metadata.is_file() {
         return Err(BeneathError::NotRegular);
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
-        if metadata.nlink() > 1 {
+        if hard_links == HardLinks::Refuse && metadata.nlink() > 1 {
             return Err(BeneathError::OtherNames);
         }
         crate::nonblocking::clear_nonblocking(&file);

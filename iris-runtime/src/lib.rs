@@ -78,7 +78,7 @@ pub mod __private {
 #[doc(hidden)]
 pub mod __wings {
     pub use crate::__iris_debug_as_display as debug_as_display;
-    pub use crate::beneath::{BeneathError, open_beneath};
+    pub use crate::beneath::{BeneathError, HardLinks, open_beneath, open_in};
     pub use crate::echo::{ECHO_CHARS, for_person, hides, shorten, shorten_to};
     pub use crate::executor::pending::CapWaitingPerRun;
     pub use crate::executor::permissions::hex;

@@ -207,18 +207,12 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
         }
         (Some(text), None) => Some(text.clone()),
         (None, Some(path)) => {
-            let full = base.join(&path.value);
             // A file from elsewhere (`/etc/shadow`, a secret through a
             // link) must not become the model's instructions: the file is
-            // read only from the agent file's own folder.
-            if let Some(outside) = outside_of(base, &full, "instructions") {
-                issues.at(path.referenced, "instructions_file", outside);
-                return None;
-            }
-            // Bounded like the agent file: a FIFO or a huge file named
-            // here must not fill memory or hang the host.
-            let what = format!("instructions file `{}`", full.display());
-            match iris_runtime::config::yaml::read_bounded(&full, &what) {
+            // opened once, beneath the agent file's own folder, and bounded
+            // like the agent file (a FIFO or a huge file must not fill
+            // memory or hang the host).
+            match read_beneath(base, Path::new(&path.value), "instructions file") {
                 Ok(text) => Some(text),
                 Err(message) => {
                     issues.at(path.referenced, "instructions_file", message);
@@ -230,19 +224,29 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
     }
 }
 
-/// Why `full` may not be read for a file in `base`: it resolves (links
-/// followed) outside that folder. `None` when it is inside, or does not
-/// exist (reading it then says so).
-pub(super) fn outside_of(base: &Path, full: &Path, what: &str) -> Option<String> {
-    let folder = base.canonicalize().ok()?;
-    let resolved = full.canonicalize().ok()?;
-    (!resolved.starts_with(&folder)).then(|| {
-        format!(
-            "`{}` is outside the agent file's folder `{}`; {what} are read only from that folder (move or copy the file there)",
-            full.display(),
+/// The text of `relative`, a file an agent file in `base` names, opened
+/// once beneath that folder as every wing opens its files (never through
+/// `..` or a link out, never a FIFO or a hard link to a file elsewhere) and
+/// bounded like the agent file itself.
+///
+/// # Errors
+/// What was wrong, in words for a person, naming the file as `what`.
+pub(super) fn read_beneath(base: &Path, relative: &Path, what: &str) -> Result<String, String> {
+    // An agent file named by its bare name sits in the current folder.
+    let folder = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    let file = iris_runtime::__wings::open_beneath(folder, relative).map_err(|why| match why {
+        iris_runtime::__wings::BeneathError::Outside => format!(
+            "`{}` is outside the agent file's folder `{}`; an {what} is read only from that folder (move or copy the file there)",
+            relative.display(),
             folder.display()
-        )
-    })
+        ),
+        other => format!("the {what} `{}` cannot be read: {other}", relative.display()),
+    })?;
+    iris_runtime::config::yaml::read_bounded_file(file, what)
 }
 
 /// An environment variable that must be set; its value never appears.

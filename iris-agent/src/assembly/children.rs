@@ -87,7 +87,8 @@ fn child(
             return None;
         }
     };
-    let text = match iris_runtime::config::yaml::read_bounded(&full, "child agent file") {
+    let relative = Path::new(&section.file.value);
+    let text = match super::build::read_beneath(base, relative, "child agent file") {
         Ok(text) => text,
         Err(message) => {
             issues.at(at, key, message);
@@ -159,9 +160,6 @@ fn child_file(
         ));
     }
     let full = base.join(relative);
-    if let Some(outside) = super::build::outside_of(base, &full, "child agent files") {
-        return Err(outside);
-    }
     let canonical = full.canonicalize().unwrap_or_else(|_| full.clone());
     if chain.contains(&canonical) {
         return Err(format!(

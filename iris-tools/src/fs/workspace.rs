@@ -7,7 +7,7 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::Dir;
 use iris_core::{ToolErrorKind, ToolResult};
 
 /// Longest path a tool may name, in bytes; the OS limit on Linux.
@@ -143,39 +143,25 @@ impl Workspace {
         Ok(path)
     }
 
-    /// Opens an existing regular file for reading, beneath the root.
-    /// FIFOs and devices are opened without blocking and then refused.
+    /// Opens an existing regular file for reading, beneath the root, as
+    /// every wing opens its files. FIFOs and devices are opened without
+    /// blocking and then refused.
     pub(crate) fn open_regular(&self, path: &WorkspacePath) -> Result<std::fs::File, ToolResult> {
-        let mut options = OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        {
-            use cap_std::fs::OpenOptionsExt as _;
-            // Opening a FIFO for reading would wait for a writer; a device
-            // such as a terminal must not become the controlling one.
-            options.custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY);
-        }
-        let file = self
-            .dir
-            .open_with(&path.relative, &options)
-            .map_err(|e| io_refusal(path, &e))?;
-        let kind = file
-            .metadata()
-            .map_err(|e| io_refusal(path, &e))?
-            .file_type();
-        if kind.is_dir() {
-            return Err(refused(&path.shown, "it is a directory, not a file"));
-        }
-        if !kind.is_file() {
-            return Err(refused(
+        use iris_runtime::__wings::{BeneathError, HardLinks, open_in};
+        open_in(&self.dir, &path.relative, HardLinks::Allow).map_err(|why| match why {
+            BeneathError::Missing => io_refusal(path, &io::ErrorKind::NotFound.into()),
+            BeneathError::Outside => refused(
+                &path.shown,
+                "it leads outside the workspace (through `..` or a symlink); only files inside the workspace root can be used",
+            ),
+            BeneathError::Directory => refused(&path.shown, "it is a directory, not a file"),
+            BeneathError::NotRegular => refused(
                 &path.shown,
                 "it is not a regular file but a FIFO, socket or device; only regular files can be used",
-            ));
-        }
-        let file = file.into_std();
-        #[cfg(unix)]
-        iris_runtime::__wings::clear_nonblocking(&file);
-        Ok(file)
+            ),
+            BeneathError::Io(error) | BeneathError::Folder(error) => io_refusal(path, &error),
+            other => refused(&path.shown, &other.to_string()),
+        })
     }
 }
 
