@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use iris_core::BoxFuture;
+use iris_core::{BoxFuture, ToolName};
 use iris_model::{ModelError, ModelResponse};
 use iris_runtime::journal::{CallJournal, JournalError};
 
@@ -49,6 +49,21 @@ pub trait Engine: Send + Sync + 'static {
     /// loop asks only when a question that waits has an expiry.
     fn now_ms(&self) -> BoxFuture<'_, Result<u64, JournalError>> {
         Box::pin(async { Ok(crate::store::now_ms()) })
+    }
+
+    /// The tools disclosed once step `step` ended, as the run's first
+    /// attempt saw them (`disclosed` is this attempt's reading): an engine
+    /// keeps the first reading, so that a replay, which does not run a kept
+    /// `tool_search` again, offers the model what the first attempt
+    /// offered. By default, `disclosed`. The loop asks only when the agent
+    /// discovers tools.
+    fn disclosed(
+        &self,
+        step: u32,
+        disclosed: Vec<ToolName>,
+    ) -> BoxFuture<'_, Result<Vec<ToolName>, JournalError>> {
+        let _ = step;
+        Box::pin(async move { Ok(disclosed) })
     }
 
     /// Keeps the run's state at a step boundary, for those who look at the

@@ -18,7 +18,14 @@
 //! for its results, saved 2.3 ms on a step of four writes but reported the
 //! writes that had not started interrupted too.) Writes run one at a time,
 //! so their entries come in the same order on every attempt; on a replay a
-//! claim comes back kept and the result entry after it is read at once. No
+//! claim comes back kept and the result entry after it is read at once.
+//!
+//! The outcomes of calls never claimed are kept too
+//! ([`CallJournal::keeps_every_outcome`]): one entry for each window of
+//! read-only calls run together, whose closure runs the window, and one for
+//! each idempotent call, so a replay runs none of them again; and, for an
+//! agent that discovers tools, one entry per step keeps what was disclosed,
+//! so a replay offers what a kept `tool_search` disclosed. No
 //! entry is left unawaited: the SDK runs a `run`'s closure only when its
 //! future is polled, and hands back its value only once the server has kept
 //! it.
@@ -28,8 +35,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use iris_agent::engine::Ask;
 use iris_agent::{Engine, RunState, RunStatus};
-use iris_core::{BoxFuture, RunId, ToolResult};
+use iris_core::{BoxFuture, RunId, ToolName, ToolResult};
 use iris_model::{ModelError, ModelResponse};
+use iris_runtime::ToolOutcome;
 use iris_runtime::journal::{CallJournal, Claimed, JournalError};
 use restate_sdk::context::RunFuture;
 use restate_sdk::endpoint::ContextInternal;
@@ -121,6 +129,21 @@ impl Engine for RestateEngine {
         })
     }
 
+    fn disclosed(
+        &self,
+        step: u32,
+        disclosed: Vec<ToolName>,
+    ) -> BoxFuture<'_, Result<Vec<ToolName>, JournalError>> {
+        Box::pin(async move {
+            self.ctx
+                .run(move || async move { HandlerResult::Ok(Json(disclosed)) })
+                .name(format!("disclosed after step {step}"))
+                .await
+                .map(Json::into_inner)
+                .map_err(|e| kept_no(format!("the tools disclosed after step {step}"), &e))
+        })
+    }
+
     fn save<'a>(
         &'a self,
         state: &'a RunState,
@@ -150,6 +173,27 @@ impl CallJournal for RestateEngine {
                 Some(result) => Claimed::Ran(result),
                 None => Claimed::Unfinished,
             })
+        })
+    }
+
+    fn keeps_every_outcome(&self) -> bool {
+        true
+    }
+
+    fn keep_outcomes<'a>(
+        &'a self,
+        _run: &'a RunId,
+        name: String,
+        work: BoxFuture<'a, Vec<ToolOutcome>>,
+    ) -> BoxFuture<'a, Result<Vec<ToolOutcome>, JournalError>> {
+        Box::pin(async move {
+            let what = format!("the {name}");
+            self.ctx
+                .run(move || async move { HandlerResult::Ok(Json(work.await)) })
+                .name(name)
+                .await
+                .map(Json::into_inner)
+                .map_err(|e| kept_no(what, &e))
         })
     }
 

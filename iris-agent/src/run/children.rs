@@ -844,6 +844,17 @@ impl Engine for Nested {
         self.0.now_ms()
     }
 
+    fn disclosed(
+        &self,
+        step: u32,
+        disclosed: Vec<iris_core::ToolName>,
+    ) -> iris_core::BoxFuture<
+        '_,
+        Result<Vec<iris_core::ToolName>, iris_runtime::journal::JournalError>,
+    > {
+        self.0.disclosed(step, disclosed)
+    }
+
     fn save<'a>(
         &'a self,
         _state: &'a RunState,

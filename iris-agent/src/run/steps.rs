@@ -150,7 +150,20 @@ impl AgentRunner {
                 state.keep_child(Some(child));
             }
             if let Some(discovery) = self.agent.discovery() {
-                state.disclosed = discovery.disclosed(&state.run_id);
+                let disclosed = discovery.disclosed(&state.run_id);
+                state.disclosed = match &self.engine {
+                    // A replay does not run a kept `tool_search` again: what
+                    // it disclosed comes back from the engine.
+                    Some(engine) => {
+                        let kept = engine
+                            .disclosed(state.step, disclosed)
+                            .await
+                            .map_err(RunError::Engine)?;
+                        discovery.restore_disclosed(&state.run_id, &kept);
+                        discovery.disclosed(&state.run_id)
+                    }
+                    None => disclosed,
+                };
             }
             if !waiting.is_empty() {
                 state.finished = finished;

@@ -54,6 +54,12 @@ pub(super) async fn execute_batch(
         }
         None => cx,
     };
+    // A journal that keeps every outcome keeps those of the calls it never
+    // claims, a window (or an idempotent call) at a time: a replay runs
+    // none of them again.
+    let keeper = cx
+        .extension::<Journaled>()
+        .filter(|journal| journal.0.keeps_every_outcome());
     let mut outcomes = Vec::with_capacity(entries.len());
     let mut window: Vec<Entry<'_>> = Vec::new();
     for entry in entries {
@@ -61,10 +67,16 @@ pub(super) async fn execute_batch(
             window.push(entry);
             continue;
         }
-        outcomes.extend(run_window(executor, std::mem::take(&mut window), cx, limit).await);
-        outcomes.push(run_entry(executor, entry, cx).await);
+        let before = std::mem::take(&mut window);
+        outcomes.extend(kept_window(executor, before, cx, limit, keeper).await);
+        match keeper {
+            Some(_) if is_never_claimed(&entry) => {
+                outcomes.extend(kept_window(executor, vec![entry], cx, 1, keeper).await);
+            }
+            _ => outcomes.push(run_entry(executor, entry, cx).await),
+        }
     }
-    outcomes.extend(run_window(executor, window, cx, limit).await);
+    outcomes.extend(kept_window(executor, window, cx, limit, keeper).await);
     if let Some(claims) = step {
         claims.record().await;
     }
@@ -126,6 +138,87 @@ async fn run_window(
                 .map(|entry| run_entry(executor, entry, cx))
                 .collect();
             stream::iter(calls).buffered(limit).collect().await
+        }
+    }
+}
+
+/// [`run_window`], its outcomes kept by `keeper` when there is one: run
+/// the first time, read back on a replay.
+async fn kept_window(
+    executor: &ToolExecutor,
+    window: Vec<Entry<'_>>,
+    cx: &ToolContext,
+    limit: usize,
+    keeper: Option<&Journaled>,
+) -> Vec<ToolOutcome> {
+    // Calls that never reach a body (unknown, unparsable) end the same way
+    // on every attempt: nothing to keep.
+    let bodies = window
+        .iter()
+        .any(|entry| matches!(entry, Entry::Parsed(..)));
+    let Some(journal) = keeper.filter(|_| bodies) else {
+        return run_window(executor, window, cx, limit).await;
+    };
+    let ids: Vec<String> = window.iter().map(|entry| entry.id().to_owned()).collect();
+    // Named after its calls, which the runtime names the same on every
+    // attempt, and bounded whatever the ids.
+    let name = match ids.as_slice() {
+        [one] => format!("outcome of {}", iris_core::text::prefix(one, 64)),
+        [first, ..] => format!(
+            "outcomes of {} and {} more",
+            iris_core::text::prefix(first, 64),
+            ids.len() - 1
+        ),
+        [] => String::new(),
+    };
+    let work = Box::pin(run_window(executor, window, cx, limit));
+    match journal.0.keep_outcomes(cx.run_id(), name, work).await {
+        Ok(outcomes)
+            if outcomes.len() == ids.len()
+                && outcomes.iter().zip(&ids).all(|(o, id)| o.call_id() == id) =>
+        {
+            outcomes
+        }
+        Ok(_) => {
+            let why = crate::journal::JournalError::new(
+                "reading kept outcomes",
+                "the journal kept outcomes for other calls; was the run's history changed?",
+            );
+            not_kept(&ids, &why)
+        }
+        Err(why) => not_kept(&ids, &why),
+    }
+}
+
+/// The outcomes of calls whose outcomes a journal could not keep or give
+/// back: each an error the model reads.
+fn not_kept(ids: &[String], why: &crate::journal::JournalError) -> Vec<ToolOutcome> {
+    tracing::error!(error = ?why, "the outcomes of calls could not be kept in the run's journal");
+    ids.iter()
+        .map(|id| ToolOutcome::Finished {
+            call_id: id.clone(),
+            result: ToolResult::error(
+                iris_core::ToolErrorKind::Internal,
+                format!("the outcome of this call could not be kept in the run's journal: {why}"),
+            ),
+        })
+        .collect()
+}
+
+/// Whether a journal never claims `entry`'s call: it is idempotent (or it
+/// never reaches a body at all).
+fn is_never_claimed(entry: &Entry<'_>) -> bool {
+    match entry {
+        Entry::Parsed(call, _) => call.is_idempotent(),
+        Entry::Invalid(..) | Entry::Unresolved(_) => true,
+    }
+}
+
+impl Entry<'_> {
+    fn id(&self) -> &str {
+        match self {
+            Entry::Parsed(call, _) | Entry::Invalid(call, _) => call.id(),
+            Entry::Unresolved(unresolved) => unresolved.id(),
         }
     }
 }

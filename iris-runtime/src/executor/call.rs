@@ -139,6 +139,12 @@ impl<'t> Call<'t> {
         &self.id
     }
 
+    /// Whether running the call again is safe (its tool is idempotent or
+    /// read-only): a journal never claims it.
+    pub(super) fn is_idempotent(&self) -> bool {
+        self.definition.capabilities().is_idempotent()
+    }
+
     /// What a person is asked to approve of this call in the run `cx`
     /// names: its id binds the run, the call id, the tool and the
     /// arguments.
@@ -749,6 +755,11 @@ impl<'t> Call<'t> {
 }
 
 impl Unresolved {
+    /// The call's id.
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
     /// The result the model would get for the call.
     pub(super) fn into_result(self) -> ToolResult {
         self.result

@@ -41,8 +41,10 @@ use permissions::{
 };
 use stages::Staged;
 
-/// What the executor returns for one call.
-#[derive(Debug, Clone, PartialEq)]
+/// What the executor returns for one call; a journal that keeps every
+/// outcome keeps it as JSON.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ToolOutcome {
     /// The call has its result (which may be an error the model reads).
     Finished {

@@ -24,6 +24,8 @@
 use std::sync::Arc;
 
 use iris_core::{BoxFuture, FromToolContext, RunId, ToolContext, ToolErrorKind, ToolResult};
+
+use crate::ToolOutcome;
 use sha2::{Digest, Sha256};
 
 /// What a journal knew of a call when the executor claimed it.
@@ -89,6 +91,32 @@ pub trait CallJournal: Send + Sync + 'static {
         call_id: &'a str,
         result: &'a ToolResult,
     ) -> BoxFuture<'a, Result<(), JournalError>>;
+
+    /// Whether this journal keeps the outcomes of the calls it never
+    /// claims too (those of idempotent and read-only tools), through
+    /// [`keep_outcomes`](Self::keep_outcomes), so that a replay runs no call
+    /// whose outcome it kept. For an engine that replays a run's whole
+    /// history on every attempt; `false` by default, which suits a store,
+    /// whose take-over runs only the last step's calls again.
+    fn keeps_every_outcome(&self) -> bool {
+        false
+    }
+
+    /// The outcomes of calls this journal never claims (a window of
+    /// read-only calls run together, or one idempotent call), kept under
+    /// `name`: what `work` gives the first time, the kept outcomes, without
+    /// running `work`, on a replay. Only called when
+    /// [`keeps_every_outcome`](Self::keeps_every_outcome) says so; by
+    /// default, runs `work`.
+    fn keep_outcomes<'a>(
+        &'a self,
+        run: &'a RunId,
+        name: String,
+        work: BoxFuture<'a, Vec<ToolOutcome>>,
+    ) -> BoxFuture<'a, Result<Vec<ToolOutcome>, JournalError>> {
+        let _ = (run, name);
+        Box::pin(async move { Ok(work.await) })
+    }
 
     /// Whether the executor hands this journal a step's claims and results
     /// whole, through [`claim_step`](Self::claim_step) and

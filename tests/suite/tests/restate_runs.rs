@@ -110,6 +110,8 @@ enum Mode {
     Question,
     /// One step of three charges and a receipt.
     Charges,
+    /// A refund found through `tool_search`, then made.
+    Discovery,
 }
 
 impl Mode {
@@ -123,6 +125,7 @@ impl Mode {
             Mode::NestedAsk => "nested-ask",
             Mode::Question => "question",
             Mode::Charges => "charges",
+            Mode::Discovery => "discovery",
         }
     }
 }
@@ -146,6 +149,71 @@ fn cashier_agent(ask: bool) -> Agent {
         .build()
         .unwrap();
     Agent::builder(executor).name("cashier").build().unwrap()
+}
+
+/// Refund an order's payment: a write the model finds through
+/// `tool_search`.
+#[iris::tool(write, deferred)]
+fn refund(
+    /// Cents to refund.
+    cents: u64,
+    #[ctx] cx: &iris::ToolContext,
+) -> String {
+    replica::append(&cx.workspace_root().join("refunds.txt"), &cents.to_string());
+    format!("refunded {cents}")
+}
+
+/// The cashier with a deferred refund and discovery over its tools.
+fn refunding_agent() -> Agent {
+    let mut registry = ToolRegistry::new();
+    registry.register(Refund).unwrap();
+    registry.register(Price).unwrap();
+    registry.register(iris::discovery::ToolSearch).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Allow))
+        .build()
+        .unwrap();
+    let discovery = iris::discovery::Discovery::builder(executor.shared_registry())
+        .ledger(std::sync::Arc::clone(executor.ledger()))
+        .build()
+        .unwrap();
+    Agent::builder(executor)
+        .name("cashier")
+        .discovery(discovery)
+        .build()
+        .unwrap()
+}
+
+/// Searches for a way to refund, refunds, then reports; dies inside the
+/// step the replica was told to (`model_step_N`).
+fn refunding_model(dir: PathBuf) -> FnModel {
+    FnModel::new(move |request| {
+        let step = 1 + request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
+        die_at(&format!("model_step_{step}"), &dir);
+        let call = |id: &str, name: &str, input: Value| iris::model::ModelResponse {
+            tool_calls: vec![ToolUseBlock::new(id, name, input)],
+            ..Default::default()
+        };
+        Ok(match step {
+            1 => call(
+                "s1",
+                "tool_search",
+                json!({"intents": ["refund a payment for an order"]}),
+            ),
+            2 => call("r1", "refund", json!({"cents": 500})),
+            _ => iris::model::ModelResponse {
+                text: match request.messages.last() {
+                    Some(Message::Tool { result, .. }) => Some(result.text_content()),
+                    _ => None,
+                },
+                ..Default::default()
+            },
+        })
+    })
 }
 
 /// Asks which card to charge, then says how the question ended.
@@ -183,6 +251,7 @@ async fn replica(port: u16, dir: &Path, mode: Mode) {
             AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
         }
         Mode::Charges => AgentRunner::new(cashier_agent(false), charging_model()),
+        Mode::Discovery => AgentRunner::new(refunding_agent(), refunding_model(dir.to_path_buf())),
         Mode::Question => AgentRunner::new(cashier_agent(false), asking_model())
             .with_questions(Questions::new().expiring_after(Duration::from_millis(500))),
         Mode::Nested(_) | Mode::NestedAsk => {
@@ -250,6 +319,7 @@ async fn replica_entry() {
             Some("nested-ask") => Mode::NestedAsk,
             Some("question") => Mode::Question,
             Some("charges") => Mode::Charges,
+            Some("discovery") => Mode::Discovery,
             _ => Mode::Allow,
         };
         replica(port, &dir, mode).await;
@@ -384,6 +454,19 @@ async fn a_killed_endpoint_is_replaced_and_no_finished_call_runs_again() {
         assert_eq!(
             receipts, 1,
             "the idempotent write took effect once ({point})"
+        );
+        // A replay runs no call whose outcome was kept: the read runs again
+        // only when it was cut off inside its body, the idempotent write
+        // only when cut off before its outcome was kept.
+        let prices = lines(&dir.path().join("prices.txt")).len();
+        let receipt_calls = lines(&dir.path().join("receipt_calls.txt")).len();
+        assert_eq!(
+            (prices, receipt_calls),
+            (
+                1 + usize::from(point == "in_price"),
+                1 + usize::from(point == "after_receipt")
+            ),
+            "the calls a replay ran again ({point})"
         );
         let charge = result_of(history, "c3");
         match point {
@@ -688,7 +771,8 @@ async fn an_unanswered_question_expires_on_a_durable_timer() {
 }
 
 /// Each write is claimed when its body starts and its result kept when it
-/// ends, in call order; the receipt is idempotent and claimed by none.
+/// ends, in call order; the receipt is idempotent, claimed by none, and its
+/// outcome kept in one entry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_write_is_claimed_when_its_body_starts() {
     let server = RestateServer::start().await;
@@ -729,6 +813,7 @@ async fn each_write_is_claimed_when_its_body_starts() {
             "result of c1",
             "claim of c2",
             "result of c2",
+            "outcome of c3",
             "claim of c4",
             "result of c4",
             "model step 2"
@@ -775,4 +860,37 @@ async fn a_write_that_never_started_is_never_reported_interrupted() {
         let result = result_of(history, call);
         assert_eq!(result.as_error(), None, "{call}: {}", result.text_content());
     }
+}
+
+/// A tool disclosed by `tool_search` in a step the journal kept is offered
+/// again on a replay, which does not run the search again: the replica that
+/// takes over after the refund's step finds the refund kept and does not
+/// make it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_offers_what_a_kept_search_disclosed() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let first = Replica::start(port, dir.path(), Mode::Discovery, Some("model_step_3")).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    start(&server, "refund").await;
+    let ended = first.died().await;
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&ended),
+        Some(9)
+    );
+    let second = Replica::start(port, dir.path(), Mode::Discovery, None).await;
+    let report = report(&server, "refund").await;
+    drop(second);
+    assert_eq!(report.text, "refunded 500");
+    assert_eq!(lines(&dir.path().join("refunds.txt")), ["500"]);
+    assert_eq!(
+        report
+            .state
+            .disclosed
+            .iter()
+            .map(|name| name.as_str())
+            .collect::<Vec<_>>(),
+        ["refund"]
+    );
 }

@@ -39,6 +39,8 @@ pub(crate) fn send_receipt(
     let key = cx
         .extension::<IdempotencyKey>()
         .expect("a call of a journaled run has its key");
+    // Every time the body runs, whether or not the mail goes out.
+    append(&cx.workspace_root().join("receipt_calls.txt"), key.as_str());
     let sent = cx.workspace_root().join("receipts.txt");
     if !lines(&sent)
         .iter()
@@ -53,6 +55,8 @@ pub(crate) fn send_receipt(
 /// Look up a price.
 #[iris::tool(read_only)]
 pub(crate) fn price(#[ctx] cx: &ToolContext) -> u64 {
+    // Every time the body runs.
+    append(&cx.workspace_root().join("prices.txt"), "1200");
     die_at("in_price", cx.workspace_root());
     1200
 }
