@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 
 use iris::agent::store::{Claimed, RunStatus, RunStore, StoreError, StoredRun};
 use iris::agent::{
-    Agent, AgentRunner, ChildAgent, Delegation, RunContext, RunError, RunOutcome, RunState,
+    Agent, AgentRunner, Answer, ChildAgent, Delegation, QuestionReply, RunContext, RunError,
+    RunOutcome, RunState,
 };
 use iris::model::Message;
 use iris::serde_json::json;
@@ -37,7 +38,7 @@ use iris::tool::BoxFuture;
 use iris::{
     Rule, RulePolicy, RunId, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult, ToolUseBlock,
 };
-use model::{delegating_model, history_model};
+use model::{asking_then_calling, delegating_model, history_model};
 use replica::{Charge, Price, SendReceipt, die_at, lines, result_of};
 
 /// Where a replica dies.
@@ -52,11 +53,15 @@ const POINTS: [&str; 6] = [
 
 /// The calls every process's model makes for the person's request.
 fn cashier() -> FnModel {
-    history_model(vec![
+    history_model(cashier_calls())
+}
+
+fn cashier_calls() -> Vec<ToolUseBlock> {
+    vec![
         ToolUseBlock::new("c1", "price", json!({})),
         ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
         ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
-    ])
+    ]
 }
 
 /// The SQLite store, with the replica's death at the store's points.
@@ -245,6 +250,18 @@ async fn replica(db: &Path, dir: &Path) {
 /// agents (each `t1` of the one above), the last of them the till, with the
 /// cashier's tools and model.
 fn nested_runner(db: &Path, dir: &Path, depth: u32, lead_writes: Rule) -> AgentRunner {
+    nested_runner_asking(db, dir, depth, lead_writes, false)
+}
+
+/// [`nested_runner`], its till asking the person a question first when
+/// `asks`.
+fn nested_runner_asking(
+    db: &Path,
+    dir: &Path,
+    depth: u32,
+    lead_writes: Rule,
+    asks: bool,
+) -> AgentRunner {
     let mut registry = ToolRegistry::new();
     registry.register(Charge).unwrap();
     registry.register(SendReceipt).unwrap();
@@ -258,7 +275,12 @@ fn nested_runner(db: &Path, dir: &Path, depth: u32, lead_writes: Rule) -> AgentR
     .name("till")
     .build()
     .unwrap();
-    let mut below = ChildAgent::new("till", "Charges orders.", till).model(cashier());
+    let till_model = if asks {
+        asking_then_calling(cashier_calls())
+    } else {
+        cashier()
+    };
+    let mut below = ChildAgent::new("till", "Charges orders.", till).model(till_model);
     for _ in 1..depth {
         let middle = Agent::builder(
             ToolExecutor::builder(ToolRegistry::new())
@@ -287,6 +309,7 @@ fn nested_runner(db: &Path, dir: &Path, depth: u32, lead_writes: Rule) -> AgentR
         dir: dir.to_path_buf(),
     };
     AgentRunner::new(lead, delegating_model())
+        .with_questions(iris::agent::Questions::new())
         .with_delegation(Delegation::new().max_depth(depth))
         .with_store(Arc::new(store) as Arc<dyn RunStore>)
         .with_holder(format!("replica-{}", std::process::id()))
@@ -345,6 +368,38 @@ async fn nested_replica(db: &Path, dir: &Path, depth: u32, decision: &str) {
     print_till(&outcome);
 }
 
+/// One replica of the run whose till asks a question: starts it and leaves
+/// it waiting (printing `WAITING=` and the item's id), or, once a person's
+/// answer is in the store, resumes it or takes it over once the dead
+/// replica's lease ran out, printing the till's final history.
+async fn question_replica(db: &Path, dir: &Path, depth: u32) {
+    let runner = nested_runner_asking(db, dir, depth, Rule::Allow, true);
+    let run = RunId::new("order-7");
+    let cx = RunContext::new(dir, run.clone());
+    if runner.store().unwrap().load(&run).await.unwrap().is_none() {
+        let outcome = runner
+            .run("Charge order 7 and send the receipt.", &cx)
+            .await
+            .unwrap();
+        let RunOutcome::Waiting(state) = outcome else {
+            panic!("the till's question waits: {outcome:?}");
+        };
+        let ids: Vec<String> = state.pending().into_iter().map(|p| p.id).collect();
+        println!("WAITING={}", ids.join(","));
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let outcome = loop {
+        match runner.resume_stored(&cx).await {
+            Err(RunError::Store(StoreError::Held { .. })) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => break other.unwrap(),
+        }
+    };
+    print_till(&outcome);
+}
+
 /// Prints the history of the till at the bottom of a finished nested run.
 fn print_till(outcome: &RunOutcome) {
     let RunOutcome::Finished { state, .. } = outcome else {
@@ -366,7 +421,11 @@ async fn replica_entry() {
     if let Ok(args) = std::env::var("IRIS_KILL_REPLICA") {
         let mut parts = args.split('\n');
         let (db, dir) = (parts.next().unwrap(), parts.next().unwrap());
-        if parts.next() == Some("nested") {
+        let mode = parts.next();
+        if mode == Some("question") {
+            let depth = parts.next().unwrap().parse().unwrap();
+            question_replica(Path::new(db), Path::new(dir), depth).await;
+        } else if mode == Some("nested") {
             let depth = parts.next().unwrap().parse().unwrap();
             let decision = parts.next().unwrap_or("approve");
             nested_replica(Path::new(db), Path::new(dir), depth, decision).await;
@@ -614,5 +673,112 @@ async fn a_child_cut_off_by_a_crash_goes_on_from_its_last_kept_step() {
                 assert_eq!(till, uninterrupted, "depth {depth}: {point}");
             }
         }
+    }
+}
+
+/// A question a child agent asks, at depth 1, 2 and 3: the process that
+/// asked it exits, a person answers into the store while no process drives
+/// the run, and the process that resumes it is killed at each point of the
+/// child's write and taken over by another. The answer reaches the till
+/// once, the write runs at most once (exactly once where its result was
+/// recorded), and nothing that had not started is reported interrupted.
+#[tokio::test]
+async fn a_question_inside_a_child_is_answered_while_no_process_drives_the_run() {
+    for depth in 1..=3 {
+        let mode = format!("question\n{depth}");
+        for point in [
+            None,
+            Some("child_after_answer"),
+            Some("after_claim"),
+            Some("in_charge"),
+            Some("after_record"),
+            Some("child_after_step"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("runs.db");
+            let (ended, printed) = start_replica_as(&db, dir.path(), None, &mode);
+            assert!(ended.success(), "depth {depth}: {printed}");
+            let waiting = printed
+                .lines()
+                .find_map(|line| line.strip_prefix("WAITING="))
+                .unwrap_or_else(|| panic!("depth {depth}: the run waits: {printed}"))
+                .to_owned();
+            let expected_id = format!("{}q1", "t1/".repeat(depth as usize));
+            assert_eq!(waiting, expected_id, "depth {depth}");
+
+            // Nobody drives the run: the answer goes into the store.
+            let store = SqliteStore::open(&db).unwrap();
+            let stored = store.load(&RunId::new("order-7")).await.unwrap().unwrap();
+            let pending = stored.state.pending();
+            let request = pending[0].item.question_request().unwrap();
+            let answer = QuestionReply::answer(request, vec![Answer::choose("amex")]);
+            store
+                .decide(&RunId::new("order-7"), &waiting, &answer.into())
+                .await
+                .unwrap();
+
+            let (ended, printed) = start_replica_as(&db, dir.path(), point, &mode);
+            if let Some(point) = point {
+                assert_eq!(
+                    std::os::unix::process::ExitStatusExt::signal(&ended),
+                    Some(9),
+                    "depth {depth}: the resuming replica is killed at {point}: {printed}"
+                );
+                let (taken_over, again) = start_replica_as(&db, dir.path(), None, &mode);
+                assert!(taken_over.success(), "depth {depth}, {point}: {again}");
+                let till = history(&again);
+                check_answered_till(&till, &dir, depth, point);
+            } else {
+                assert!(ended.success(), "depth {depth}: {printed}");
+                let till = history(&printed);
+                check_answered_till(&till, &dir, depth, "no kill");
+            }
+        }
+    }
+}
+
+/// The till of a question run after it ended: the answer reached it once,
+/// and its write ran as the kill `point` allows.
+fn check_answered_till(till: &[Message], dir: &tempfile::TempDir, depth: u32, point: &str) {
+    let answered = result_of(till, "q1");
+    assert!(
+        answered.text_content().contains("amex"),
+        "depth {depth}, {point}: {}",
+        answered.text_content()
+    );
+    let charges = lines(&dir.path().join("charges.txt")).len();
+    assert_eq!(
+        lines(&dir.path().join("receipts.txt")).len(),
+        1,
+        "depth {depth}: the idempotent write took effect once ({point})"
+    );
+    let charge = result_of(till, "c3");
+    if matches!(point, "after_claim" | "in_charge") {
+        assert_eq!(
+            charge.error_kind(),
+            Some(ToolErrorKind::Interrupted),
+            "depth {depth}, {point}: {}",
+            charge.text_content()
+        );
+        assert_eq!(
+            charges,
+            usize::from(point == "in_charge"),
+            "depth {depth}: {point}"
+        );
+    } else {
+        assert_eq!(
+            charge.as_error(),
+            None,
+            "depth {depth}, {point}: {}",
+            charge.text_content()
+        );
+        assert_eq!(charges, 1, "depth {depth}: exactly once ({point})");
+    }
+    for call in ["c1", "c2"] {
+        assert_eq!(
+            result_of(till, call).as_error(),
+            None,
+            "depth {depth}, {point}: {call}"
+        );
     }
 }

@@ -31,3 +31,31 @@ pub(crate) fn delegating_model() -> FnModel {
         })
     })
 }
+
+/// The till of a run that asks first: asks the person which card to charge
+/// (`q1`), then makes `calls`, then answers with what the results said,
+/// joined by ` | `.
+pub(crate) fn asking_then_calling(calls: Vec<ToolUseBlock>) -> FnModel {
+    FnModel::new(move |request| {
+        Ok(match request.messages.last() {
+            Some(Message::User { .. }) => ModelResponse {
+                tool_calls: vec![ToolUseBlock::new(
+                    "q1",
+                    "ask_question",
+                    iris::serde_json::json!({"questions": [{
+                        "question": "Which card?",
+                        "header": "Card",
+                        "options": ["visa", "amex"],
+                        "multi_select": false
+                    }]}),
+                )],
+                ..ModelResponse::default()
+            },
+            Some(Message::Tool { call_id, .. }) if call_id == "q1" => ModelResponse {
+                tool_calls: calls.clone(),
+                ..ModelResponse::default()
+            },
+            _ => iris::testing::calling_then_reporting(&calls, request),
+        })
+    })
+}
