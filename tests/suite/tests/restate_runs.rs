@@ -112,6 +112,8 @@ enum Mode {
     Charges,
     /// A refund found through `tool_search`, then made.
     Discovery,
+    /// One level, the child asking the person a question before its writes.
+    NestedQuestion,
 }
 
 impl Mode {
@@ -126,6 +128,7 @@ impl Mode {
             Mode::Question => "question",
             Mode::Charges => "charges",
             Mode::Discovery => "discovery",
+            Mode::NestedQuestion => "nested-question",
         }
     }
 }
@@ -252,6 +255,26 @@ async fn replica(port: u16, dir: &Path, mode: Mode) {
         }
         Mode::Charges => AgentRunner::new(cashier_agent(false), charging_model()),
         Mode::Discovery => AgentRunner::new(refunding_agent(), refunding_model(dir.to_path_buf())),
+        Mode::NestedQuestion => {
+            let till = ChildAgent::new("till", "Charges orders.", cashier_agent(false)).model(
+                model::asking_then_calling(vec![
+                    ToolUseBlock::new("c1", "price", json!({})),
+                    ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
+                    ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
+                ]),
+            );
+            let lead = Agent::builder(
+                ToolExecutor::builder(ToolRegistry::new())
+                    .policy(RulePolicy::new().other(Rule::Allow).write(Rule::Allow))
+                    .build()
+                    .unwrap(),
+            )
+            .name("cashier")
+            .child(till)
+            .build()
+            .unwrap();
+            AgentRunner::new(lead, delegating_model()).with_questions(Questions::new())
+        }
         Mode::Question => AgentRunner::new(cashier_agent(false), asking_model())
             .with_questions(Questions::new().expiring_after(Duration::from_millis(500))),
         Mode::Nested(_) | Mode::NestedAsk => {
@@ -320,6 +343,7 @@ async fn replica_entry() {
             Some("question") => Mode::Question,
             Some("charges") => Mode::Charges,
             Some("discovery") => Mode::Discovery,
+            Some("nested-question") => Mode::NestedQuestion,
             _ => Mode::Allow,
         };
         replica(port, &dir, mode).await;
@@ -893,4 +917,51 @@ async fn a_replay_offers_what_a_kept_search_disclosed() {
             .collect::<Vec<_>>(),
         ["refund"]
     );
+}
+
+/// A question a child agent asks is answered through the ingress while no
+/// replica is alive: the answer waits in Restate, the next replica to come
+/// up takes it, and the child goes on with it, its write made once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_inside_a_child_is_answered_while_no_replica_is_alive() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let first = Replica::start(port, dir.path(), Mode::NestedQuestion, None).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    start(&server, "order-12").await;
+    let waiting = waiting(&server, "order-12").await;
+    let ids: Vec<&str> = waiting.iter().map(|w| w["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["t1/q1"], "{waiting:?}");
+    drop(first);
+
+    // No replica: the answer is accepted and waits for one.
+    let question_id = waiting[0]["item"]["request"]["question_id"].clone();
+    assert!(question_id.is_string(), "{waiting:?}");
+    let body = json!({
+        "item_id": "t1/q1",
+        "reply": {"answer": "answered", "question_id": question_id, "answers": [{"selected": ["amex"]}]}
+    });
+    let (status, accepted) = server
+        .post("/cashier/order-12/decide/send", Some(&body))
+        .await;
+    assert!(status < 300, "{status} {accepted}");
+    assert!(lines(&dir.path().join("charges.txt")).is_empty());
+
+    let _second = Replica::start(port, dir.path(), Mode::NestedQuestion, None).await;
+    let report = report(&server, "order-12").await;
+    assert_eq!(
+        report.text,
+        "lead: The person answered:\n- Which card? -> amex | 1200 | receipt sent to ann@example.com | charged 1200"
+    );
+    let till = &report.state.children[0].state;
+    assert!(
+        result_of(&till.messages, "q1")
+            .text_content()
+            .contains("amex"),
+        "{:?}",
+        result_of(&till.messages, "q1")
+    );
+    assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
+    assert_eq!(lines(&dir.path().join("receipts.txt")).len(), 1);
 }
