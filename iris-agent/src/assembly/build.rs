@@ -244,7 +244,7 @@ pub(super) fn read_beneath(base: &Path, relative: &Path, what: &str) -> Result<S
             relative.display(),
             folder.display()
         ),
-        other => format!("the {what} `{}` cannot be read: {other}", relative.display()),
+        other => format!("the {what} `{}` could not be read: {other}", relative.display()),
     })?;
     iris_runtime::config::yaml::read_bounded_file(file, what)
 }
