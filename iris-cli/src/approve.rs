@@ -62,3 +62,16 @@ fn ask(request: &ApprovalRequest) -> Option<ApprovalDecision> {
         }
     }
 }
+
+impl Decide {
+    /// How `--approve` and `--deny` decide waiting calls.
+    pub(crate) fn from_flags(sub: &clap::ArgMatches) -> Self {
+        if sub.get_flag("approve") {
+            Self::Approve
+        } else if sub.get_flag("deny") {
+            Self::Deny
+        } else {
+            Self::Ask
+        }
+    }
+}

@@ -49,7 +49,7 @@ pub(crate) async fn from_matches(sub: &ArgMatches, catalog: &Catalog, out: Out) 
         Ok(arguments) => arguments,
         Err(why) => return out.fail(Exit::Usage, &why),
     };
-    let decide = crate::decision_flags(sub);
+    let decide = crate::approve::Decide::from_flags(sub);
     let workspace = Catalog::workspace(sub);
     if sub.get_flag("dry-run") {
         return dry_run(

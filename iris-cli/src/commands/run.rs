@@ -82,7 +82,7 @@ impl Options {
                 .get_one::<String>("store")
                 .map_or_else(|| PathBuf::from(DEFAULT_STORE), PathBuf::from),
             script: sub.get_one::<String>("script").map(PathBuf::from),
-            decide: crate::decision_flags(sub),
+            decide: crate::approve::Decide::from_flags(sub),
             answers,
             questions: sub.get_flag("questions"),
             jsonl: sub.get_flag("jsonl"),
