@@ -87,8 +87,11 @@ impl fmt::Display for ToolErrorKind {
 /// What an error result says: its kind, and its message for the model.
 /// An error the model reads is a [`ToolResult`] (made with
 /// [`ToolResult::error`]); this is that result's error, as
-/// [`ToolResult::as_error`] gives it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// [`ToolResult::as_error`] gives it. Shown as `kind: message`, and a
+/// standard error, so a host that calls a tool from its own code can `?`
+/// it into its own errors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{kind}: {message}")]
 pub struct ToolError {
     /// What kind of error.
     pub kind: ToolErrorKind,
