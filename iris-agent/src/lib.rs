@@ -33,6 +33,7 @@ mod agent;
 pub mod assembly;
 mod binding;
 mod children;
+mod contract;
 mod durable;
 pub mod engine;
 mod error;

@@ -24,7 +24,7 @@ pub(crate) fn push_index(out: &mut String, index: usize) {
 }
 
 /// A key written after a dot: an ASCII letter or `_`, then letters, digits
-/// or `_` (JSONPath's member-name shorthand, kept to ASCII).
+/// or `_` (the member-name shorthand of JSON paths, kept to ASCII).
 fn is_plain(key: &str) -> bool {
     let mut chars = key.chars();
     chars
