@@ -1,5 +1,6 @@
 //! Everything known about one tool, and the provider-neutral spec a request carries.
 
+use crate::spec::ToolSpec;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
@@ -164,7 +165,9 @@ impl ToolDefinition {
     pub(crate) fn check_constraints(&self, input: &Value) -> Result<(), ArgumentError> {
         match &self.constraints {
             None => Ok(()),
-            Some(constraints) => constraints.check(input, &self.input_schema),
+            Some(constraints) => {
+                crate::schema::locate::check(constraints, input, &self.input_schema)
+            }
         }
     }
 
@@ -268,12 +271,11 @@ impl ToolDefinition {
     /// The provider-neutral spec for a request (cheap: shares the schema).
     #[must_use]
     pub fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name.clone(),
-            description: Arc::clone(&self.description),
-            parameters: Arc::clone(&self.input_schema),
-            strict: false,
-        }
+        ToolSpec::new(
+            self.name.clone(),
+            Arc::clone(&self.description),
+            Arc::clone(&self.input_schema),
+        )
     }
 
     /// Characters of this tool's spec as OpenAI Chat Completions receives
@@ -431,69 +433,6 @@ fn check_object_schema(name: &ToolName, schema: &Value) -> Result<(), Definition
     })
 }
 
-/// The provider-neutral form of a tool that a model request carries.
-///
-/// Providers project specs into their wire shapes (see [`crate::provider`]);
-/// tools never know the wire shape.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolSpec {
-    name: ToolName,
-    description: Arc<str>,
-    parameters: Arc<Value>,
-    strict: bool,
-}
-
-impl ToolSpec {
-    /// A spec of `name` taking arguments that `parameters` (a JSON Schema
-    /// object) describes, not strict.
-    #[must_use]
-    pub fn new(
-        name: ToolName,
-        description: impl Into<Arc<str>>,
-        parameters: impl Into<Arc<Value>>,
-    ) -> Self {
-        Self {
-            name,
-            description: description.into(),
-            parameters: parameters.into(),
-            strict: false,
-        }
-    }
-
-    /// The name the model calls.
-    #[must_use]
-    pub fn name(&self) -> &ToolName {
-        &self.name
-    }
-
-    /// What the tool does.
-    #[must_use]
-    pub fn description(&self) -> &str {
-        &self.description
-    }
-
-    /// The arguments' JSON Schema.
-    #[must_use]
-    pub fn parameters(&self) -> &Value {
-        &self.parameters
-    }
-
-    /// Whether the request asks the provider to enforce the schema strictly
-    /// (OpenAI structured outputs); projections fall back and report when a
-    /// schema cannot be made strict.
-    #[must_use]
-    pub fn strict(&self) -> bool {
-        self.strict
-    }
-
-    /// This spec with strict mode requested or not.
-    #[must_use]
-    pub fn with_strict(mut self, strict: bool) -> Self {
-        self.strict = strict;
-        self
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -571,7 +510,7 @@ mod tests {
     fn spec_shares_the_schema() {
         let def = ToolDefinition::builder(name("t"), "d").build().unwrap();
         let spec = def.spec();
-        assert!(Arc::ptr_eq(&spec.parameters, &def.input_schema));
-        assert!(!spec.strict);
+        assert!(std::ptr::eq(spec.parameters(), def.input_schema.as_ref()));
+        assert!(!spec.strict());
     }
 }

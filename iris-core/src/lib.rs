@@ -59,6 +59,7 @@ mod name;
 pub mod provider;
 mod result;
 pub mod schema;
+mod spec;
 mod stop;
 pub mod text;
 #[cfg(feature = "tls")]
@@ -93,9 +94,7 @@ pub use call_id::{CallId, CallIdError, CallPath};
 pub use capability::{Capabilities, Capability};
 pub use content::{ContentBlock, IMAGE_MEDIA_TYPES, ImageBlock, MAX_IMAGE_BYTES, sniff_media_type};
 pub use context::{FromToolContext, RunId, State, ToolContext, ToolContextBuilder};
-pub use definition::{
-    Exposure, ResultPolicy, ToolDefinition, ToolDefinitionBuilder, ToolOrigin, ToolSpec,
-};
+pub use definition::{Exposure, ResultPolicy, ToolDefinition, ToolDefinitionBuilder, ToolOrigin};
 pub use dynamic::DynamicTool;
 pub use error::{ArgumentError, ArgumentFault, DefinitionError, ImageError, MiddlewareError};
 pub use into_result::{IntoToolResult, Json};
@@ -103,6 +102,7 @@ pub use middleware::{InnerStack, IntoMiddlewareResult, Middleware, Next};
 pub use name::{MAX_TOOL_NAME_LEN, ToolName, check_tool_name};
 pub use result::{ArtifactRef, ToolError, ToolErrorKind, ToolResult};
 pub use schema::Patch;
+pub use spec::ToolSpec;
 pub use stop::StopFlag;
 pub use tool::{Admit, Admitted, BoxFuture, CallShape, DynTool, ParsedArgs, Tool, ToolBody};
 pub use toolbox::Toolbox;

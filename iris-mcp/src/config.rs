@@ -338,6 +338,36 @@ pub(super) fn expand_env(server: &str, value: &str) -> Result<String, McpError> 
     Ok(out)
 }
 
+/// The configured headers, environment variables expanded, values marked
+/// sensitive.
+pub(crate) fn custom_headers(
+    server: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<
+    std::collections::HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+    McpError,
+> {
+    use reqwest::header::{HeaderName, HeaderValue};
+    let config_error = |message: String| McpError::Config {
+        server: server.to_owned(),
+        message,
+    };
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let value = expand_env(server, value)?;
+        let header = HeaderName::try_from(name.as_str())
+            .map_err(|_| config_error(format!("`{name}` is not a valid header name")))?;
+        let mut value = HeaderValue::try_from(value).map_err(|_| {
+            config_error(format!(
+                "the value of header `{name}` is not valid in a header"
+            ))
+        })?;
+        value.set_sensitive(true);
+        custom.insert(header, value);
+    }
+    Ok(custom)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,13 +10,13 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::definition::ToolSpec;
 use crate::name::ToolName;
 use crate::provider::invariants::{has_ref, strict_invariants_hold};
 use crate::provider::walk::child;
 use crate::provider::{
     Projection, ProjectionNote, anthropic, gemini, gemini_openapi, openai_chat, openai_responses,
 };
+use crate::spec::ToolSpec;
 
 type Project = fn(&ToolSpec) -> Projection;
 

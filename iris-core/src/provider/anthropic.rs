@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{Projection, ProjectionReport};
-use crate::definition::ToolSpec;
+use crate::spec::ToolSpec;
 
 /// The Messages API shape: `{name, description, input_schema}`.
 ///

@@ -11,8 +11,8 @@ use super::walk::{
     child, collect_local_refs, local_def_name, merge_all_of, rename_key, tuple_items_to_prefix,
 };
 use super::{Projection, ProjectionNote, ProjectionReport};
-use crate::definition::ToolSpec;
 use crate::schema::PATCH_KEYWORD;
+use crate::spec::ToolSpec;
 
 /// The JSON Schema keywords Gemini reads in `parametersJsonSchema`.
 const SUPPORTED: &[&str] = &[

@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 use super::inline::inline_refs;
 use super::walk::{child, merge_all_of, merge_descriptions, rename_key, tuple_items_to_prefix};
 use super::{Projection, ProjectionNote, ProjectionReport};
-use crate::definition::ToolSpec;
 use crate::schema::PATCH_KEYWORD;
+use crate::spec::ToolSpec;
 
 /// The schema fields Gemini's `Schema` object accepts.
 const SUPPORTED: &[&str] = &[

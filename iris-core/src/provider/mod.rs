@@ -37,8 +37,8 @@ pub(crate) mod walk;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::definition::ToolSpec;
 use crate::name::ToolName;
+use crate::spec::ToolSpec;
 
 pub use anthropic::anthropic;
 pub use gemini::gemini;

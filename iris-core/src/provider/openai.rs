@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::strict::{NotStrict, make_strict};
 use super::{Projection, ProjectionReport};
-use crate::definition::ToolSpec;
+use crate::spec::ToolSpec;
 
 /// The Chat Completions shape: `{"type":"function","function":{...}}`.
 ///

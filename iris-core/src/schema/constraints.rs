@@ -6,8 +6,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::ArgumentError;
-
 /// Keywords whose presence means a check after parsing.
 const CHECKED: &[&str] = &[
     "exclusiveMinimum",
@@ -62,14 +60,6 @@ impl Constraints {
             .iter()
             .find(|(p, _)| p == pattern)
             .map(|(_, regex)| regex)
-    }
-
-    /// Checks parsed `input` against the constraints of `schema`.
-    pub(crate) fn check(&self, input: &Value, schema: &Value) -> Result<(), ArgumentError> {
-        match crate::schema::locate::violations(input, schema, self) {
-            None => Ok(()),
-            Some(error) => Err(error),
-        }
     }
 }
 
@@ -376,70 +366,6 @@ mod tests {
             "x": {"type": "integer", "format": "int64"}
         }});
         assert!(Constraints::of(&schema).is_none());
-    }
-
-    #[test]
-    fn reports_the_first_value_outside_a_bound() {
-        let schema = json!({"type": "object", "properties": {
-            "sides": {"type": "integer", "format": "uint8", "minimum": 1, "maximum": 100},
-            "name": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"},
-            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 3},
-            "day": {"type": ["string", "null"], "format": "date"}
-        }});
-        let constraints = Constraints::of(&schema).unwrap();
-        let check = |input: serde_json::Value| {
-            constraints
-                .check(&input, &schema)
-                .map_err(|e| format!("{} {}", e.path(), e.message()))
-        };
-        assert_eq!(
-            check(json!({"sides": 6, "name": "ab", "tags": ["a"], "day": null})),
-            Ok(())
-        );
-        assert_eq!(
-            check(json!({"sides": 0})),
-            Err("$.sides 0 is below the minimum 1".to_owned())
-        );
-        assert_eq!(
-            check(json!({"sides": 1000})),
-            Err("$.sides 1000 is above the maximum 100".to_owned())
-        );
-        assert!(
-            check(json!({"name": "a"}))
-                .unwrap_err()
-                .contains("at least 2")
-        );
-        assert!(
-            check(json!({"name": "AB"}))
-                .unwrap_err()
-                .contains("pattern")
-        );
-        assert!(
-            check(json!({"tags": ["a", "a"]}))
-                .unwrap_err()
-                .starts_with("$.tags repeats item 1")
-        );
-        assert!(
-            check(json!({"tags": ["a", "b", "c", "d"]}))
-                .unwrap_err()
-                .contains("at most 3")
-        );
-        assert!(
-            check(json!({"day": "2026-13-01"}))
-                .unwrap_err()
-                .contains("`date`")
-        );
-    }
-
-    #[test]
-    fn a_long_array_is_checked_for_repeats_in_linear_time() {
-        let schema = json!({"type": "array", "uniqueItems": true});
-        let constraints = Constraints::of(&schema).unwrap();
-        let mut items: Vec<serde_json::Value> = (0..200_000).map(|i| json!(i)).collect();
-        assert!(constraints.check(&json!(items.clone()), &schema).is_ok());
-        items.push(json!(7));
-        let err = constraints.check(&json!(items), &schema).unwrap_err();
-        assert!(err.message().contains("repeats item 200000"), "{err}");
     }
 
     #[test]

@@ -35,6 +35,18 @@ pub(crate) fn departures(input: &Value, schema: &Value) -> Option<ArgumentError>
 
 /// Every value of a parsed `input` outside a constraint of `schema`, and
 /// every key the schema does not accept where it closes an object.
+/// Checks parsed `input` against the constraints of `schema`.
+pub(crate) fn check(
+    constraints: &Constraints,
+    input: &Value,
+    schema: &Value,
+) -> Result<(), ArgumentError> {
+    match violations(input, schema, constraints) {
+        None => Ok(()),
+        Some(error) => Err(error),
+    }
+}
+
 pub(crate) fn violations(
     input: &Value,
     schema: &Value,
@@ -554,6 +566,70 @@ mod tests {
     use serde_json::json;
 
     use super::departures;
+    use crate::schema::constraints::Constraints;
+
+    #[test]
+    fn reports_the_first_value_outside_a_bound() {
+        let schema = json!({"type": "object", "properties": {
+            "sides": {"type": "integer", "format": "uint8", "minimum": 1, "maximum": 100},
+            "name": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 3},
+            "day": {"type": ["string", "null"], "format": "date"}
+        }});
+        let constraints = Constraints::of(&schema).unwrap();
+        let check = |input: serde_json::Value| {
+            super::check(&constraints, &input, &schema)
+                .map_err(|e| format!("{} {}", e.path(), e.message()))
+        };
+        assert_eq!(
+            check(json!({"sides": 6, "name": "ab", "tags": ["a"], "day": null})),
+            Ok(())
+        );
+        assert_eq!(
+            check(json!({"sides": 0})),
+            Err("$.sides 0 is below the minimum 1".to_owned())
+        );
+        assert_eq!(
+            check(json!({"sides": 1000})),
+            Err("$.sides 1000 is above the maximum 100".to_owned())
+        );
+        assert!(
+            check(json!({"name": "a"}))
+                .unwrap_err()
+                .contains("at least 2")
+        );
+        assert!(
+            check(json!({"name": "AB"}))
+                .unwrap_err()
+                .contains("pattern")
+        );
+        assert!(
+            check(json!({"tags": ["a", "a"]}))
+                .unwrap_err()
+                .starts_with("$.tags repeats item 1")
+        );
+        assert!(
+            check(json!({"tags": ["a", "b", "c", "d"]}))
+                .unwrap_err()
+                .contains("at most 3")
+        );
+        assert!(
+            check(json!({"day": "2026-13-01"}))
+                .unwrap_err()
+                .contains("`date`")
+        );
+    }
+
+    #[test]
+    fn a_long_array_is_checked_for_repeats_in_linear_time() {
+        let schema = json!({"type": "array", "uniqueItems": true});
+        let constraints = Constraints::of(&schema).unwrap();
+        let mut items: Vec<serde_json::Value> = (0..200_000).map(|i| json!(i)).collect();
+        assert!(super::check(&constraints, &json!(items.clone()), &schema).is_ok());
+        items.push(json!(7));
+        let err = super::check(&constraints, &json!(items), &schema).unwrap_err();
+        assert!(err.message().contains("repeats item 200000"), "{err}");
+    }
 
     fn schema() -> serde_json::Value {
         json!({

@@ -21,7 +21,7 @@ use tokio::sync::watch;
 
 use super::oauth;
 use crate::McpError;
-use crate::config::{McpServerConfig, McpTransport, expand_env};
+use crate::config::{McpServerConfig, McpTransport};
 use iris_runtime::ToolProgress;
 
 /// The first wait after a failed reconnect; each later one doubles.
@@ -603,7 +603,7 @@ fn http_transport(
 ) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, McpError> {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-    let custom = custom_headers(server, headers)?;
+    let custom = crate::config::custom_headers(server, headers)?;
     let config_error = |message: String| McpError::Config {
         server: server.to_owned(),
         message,
@@ -617,36 +617,6 @@ fn http_transport(
     Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
         client, config,
     ))
-}
-
-/// The configured headers, environment variables expanded, values marked
-/// sensitive.
-pub(super) fn custom_headers(
-    server: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-) -> Result<
-    std::collections::HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
-    McpError,
-> {
-    use reqwest::header::{HeaderName, HeaderValue};
-    let config_error = |message: String| McpError::Config {
-        server: server.to_owned(),
-        message,
-    };
-    let mut custom = std::collections::HashMap::new();
-    for (name, value) in headers {
-        let value = expand_env(server, value)?;
-        let header = HeaderName::try_from(name.as_str())
-            .map_err(|_| config_error(format!("`{name}` is not a valid header name")))?;
-        let mut value = HeaderValue::try_from(value).map_err(|_| {
-            config_error(format!(
-                "the value of header `{name}` is not valid in a header"
-            ))
-        })?;
-        value.set_sensitive(true);
-        custom.insert(header, value);
-    }
-    Ok(custom)
 }
 
 /// The server's diagnostics, as logs (never mixed into Iris's output).

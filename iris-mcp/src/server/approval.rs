@@ -107,3 +107,28 @@ impl McpConnection {
         }
     }
 }
+
+/// What the executor's permission policy said of a call, for the audit
+/// log.
+#[derive(Clone, Copy)]
+pub(super) enum PolicySaid {
+    Allow,
+    Deny,
+    AskApproved,
+    AskDeclined,
+    /// Asked through a stateless client's input request; the call runs
+    /// when the client answers.
+    AskPending,
+}
+
+impl PolicySaid {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::AskApproved => "ask_approved",
+            Self::AskDeclined => "ask_declined",
+            Self::AskPending => "ask_pending",
+        }
+    }
+}

@@ -14,36 +14,12 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
+use super::approval::PolicySaid;
 use super::auth::{AuditEntry, Grant, Principal, millis};
 use super::relay::Relay;
 use super::stateless::{Round, Rounds};
 use super::{McpConnection, questions};
 use crate::content::to_mcp;
-
-/// What the executor's permission policy said of a call, for the audit
-/// log.
-#[derive(Clone, Copy)]
-pub(super) enum PolicySaid {
-    Allow,
-    Deny,
-    AskApproved,
-    AskDeclined,
-    /// Asked through a stateless client's input request; the call runs
-    /// when the client answers.
-    AskPending,
-}
-
-impl PolicySaid {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Deny => "deny",
-            Self::AskApproved => "ask_approved",
-            Self::AskDeclined => "ask_declined",
-            Self::AskPending => "ask_pending",
-        }
-    }
-}
 
 /// The address `context`'s request came from, when served over HTTP.
 pub(super) fn address_of(context: &RequestContext<RoleServer>) -> Option<std::net::IpAddr> {

@@ -17,8 +17,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
+use super::approval::PolicySaid;
 use super::auth::Principal;
-use super::call::PolicySaid;
 use super::rounds::Asking;
 use super::{McpConnection, approval, is_stateless, questions};
 

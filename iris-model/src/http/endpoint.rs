@@ -3,13 +3,14 @@
 
 use std::time::Duration;
 
-use super::exchange::QUOTED_BODY_CHARS;
-
 use reqwest::header::HeaderName;
 
 use crate::ModelError;
 use crate::config::{ModelConfig, ModelProvider};
 use crate::profile::ServerProfile;
+
+/// Characters of an error body (or a URL) quoted back.
+pub(super) const QUOTED_BODY_CHARS: usize = 300;
 
 /// How failed requests are retried.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,15 +4,13 @@
 
 use std::time::Duration;
 
-use super::endpoint::{HttpEndpoint, REMOTE_BLOCKED, RetryPolicy, is_loopback};
+use super::endpoint::{HttpEndpoint, QUOTED_BODY_CHARS, REMOTE_BLOCKED, RetryPolicy, is_loopback};
 
 use reqwest::header::HeaderName;
 use serde_json::Value;
 
 use crate::{ModelError, ModelResponse};
 
-/// Characters of an error body quoted back.
-pub(super) const QUOTED_BODY_CHARS: usize = 300;
 /// Most of an error body read: only its start is quoted.
 const MAX_ERROR_BODY_BYTES: usize = 16 * 1024;
 /// Largest answer read, whole or streamed: far above any model's answer,

@@ -26,7 +26,7 @@ use serde_json::Value;
 mod plan;
 pub use plan::{CallPlan, PlannedHook};
 
-use super::pending::{CapWaitingPerRun, Limits, Pending, Refusal};
+use super::pending::{CapWaitingPerRun, Limits, Parked, Pending, Refusal};
 use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, PermissionRequest};
 use super::resolve::{invalid_arguments, offered_tool, repair_input};
 use super::{ToolExecutor, ToolOutcome, body};
@@ -83,15 +83,6 @@ enum Admission {
 /// wait.
 struct Grant {
     run_id: RunId,
-}
-
-/// A call parked until a person decides: what its approval request does
-/// not hold already, owning its tool now, since it outlives the request
-/// that resolved it.
-pub(super) struct Parked {
-    tool: Arc<dyn DynTool>,
-    repair: Option<&'static str>,
-    args: ParsedArgs,
 }
 
 /// How far a call got in [`Call::run`].

@@ -10,9 +10,17 @@ use std::time::{Duration, Instant};
 use iris_core::RunId;
 use rustc_hash::FxHashMap;
 
-use super::call::Parked;
 use super::permissions::ApprovalRequest;
 use crate::ledger::RunLedger;
+
+/// A call parked until a person decides: what its approval request does
+/// not hold already, owning its tool now, since it outlives the request
+/// that resolved it.
+pub(super) struct Parked {
+    pub(super) tool: std::sync::Arc<dyn iris_core::DynTool>,
+    pub(super) repair: Option<&'static str>,
+    pub(super) args: iris_core::ParsedArgs,
+}
 
 /// Most calls that may wait at once, across runs, unless configured.
 pub const DEFAULT_MAX_PENDING_APPROVALS: usize = 10_000;

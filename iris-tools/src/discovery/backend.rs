@@ -429,7 +429,7 @@ impl LocalRanker {
         };
         let (mut ranked, rule) = match (index.vectors(), vector) {
             (Some(vectors), Some(vector)) => (
-                super::meaning::fused_search(
+                super::fusion::fused_search(
                     index,
                     (vectors, vector),
                     intent,

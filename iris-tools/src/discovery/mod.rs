@@ -92,6 +92,7 @@ mod budget;
 pub mod decision;
 mod disclosure;
 mod error;
+mod fusion;
 mod index;
 mod meaning;
 mod parameters;
@@ -112,8 +113,9 @@ pub use disclosure::{
     DisclosurePolicy, ENCODER_LOAD_HEAD_RATIO, ENCODER_LOAD_MAX_TOOLS, ENCODER_LOAD_MIN_SIMILARITY,
     LOAD_HEAD_RATIO, LOAD_MAX_TOOLS, LOAD_MIN_COVERAGE, LOAD_SEARCH_SHARE,
 };
+pub use fusion::ENCODER_WORD_WEIGHT;
 pub use index::{Explanation, SearchIndex, TermGain, TermSource};
-pub use meaning::{ENCODER_WORD_WEIGHT, EncodeError, TextEncoder, ToolVectors};
+pub use meaning::{EncodeError, TextEncoder, ToolVectors};
 pub use tool_search::{ToolSearch, tool_search};
 
 /// The name of the search tool.

@@ -913,7 +913,7 @@ async fn a_replay_offers_what_a_kept_search_disclosed() {
             .state
             .disclosed
             .iter()
-            .map(|name| name.as_str())
+            .map(iris::definition::ToolName::as_str)
             .collect::<Vec<_>>(),
         ["refund"]
     );

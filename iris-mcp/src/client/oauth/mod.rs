@@ -68,7 +68,7 @@ fn authorized_transport(
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             url.to_owned(),
         )
-        .custom_headers(super::connection::custom_headers(server, headers)?);
+        .custom_headers(crate::config::custom_headers(server, headers)?);
     Ok(StreamableHttpClientTransport::with_client(
         AuthClient::new(client, manager),
         config,

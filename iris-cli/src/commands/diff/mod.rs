@@ -3,6 +3,8 @@
 //! catalog now fails), compatible, or cosmetic (the text a model chooses
 //! by changed, so selection may too).
 
+mod output;
+
 use clap::{Arg, Command};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -116,7 +118,7 @@ fn compare_tool(name: &str, was: &Value, now: &Value, found: &mut Vec<Change>) {
         ));
     }
     compare_schema(name, "", &was["input_schema"], &now["input_schema"], found);
-    super::diff_output::compare(
+    output::compare(
         name,
         was.get("output_schema"),
         now.get("output_schema"),

@@ -2,8 +2,8 @@
 //! request's, plus a share of the word ranker's score relative to the
 //! request's best.
 
-use super::ToolVectors;
-use crate::discovery::index::{Scored, SearchIndex};
+use super::index::{Scored, SearchIndex};
+use super::meaning::ToolVectors;
 
 /// The word ranker's weight beside the cosine: a tool's fused score is its
 /// cosine plus this times its BM25 score divided by the request's best

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::diff::{Change, Kind, change, names, types};
+use super::{Change, Kind, change, names, types};
 
 /// The changes from `was` to `now`, the output schemas of `tool` (either
 /// may be absent).
@@ -157,7 +157,7 @@ fn compare_fields(tool: &str, path: &str, was: &Value, now: &Value, found: &mut 
 mod tests {
     use serde_json::{Value, json};
 
-    use super::super::diff::{Kind, changes};
+    use super::super::{Kind, changes};
 
     fn lock(output: Option<Value>) -> Value {
         let mut tool = json!({"name": "orders", "description": "Orders.", "capabilities": [], "input_schema": {"type": "object"}});

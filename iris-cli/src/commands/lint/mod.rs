@@ -3,6 +3,8 @@
 //! by, and pairs of tools the local ranker confuses. Text, JSON or SARIF;
 //! errors fail the command, and warnings too with `--strict`.
 
+mod skills;
+
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use iris_core::provider::{self, Projection, ProjectionNote};
 use iris_core::{ToolDefinition, ToolSpec};
@@ -385,7 +387,7 @@ pub(crate) fn run(
     let scope = SearchScope::every_tool(&registry);
     let mut found = findings(&definitions, &scope);
     if let Some(skills) = catalog.agent.skills() {
-        found.extend(super::lint_skills::findings(skills, &definitions));
+        found.extend(skills::findings(skills, &definitions));
     }
     // A parent's catalog is what its children can do too: their tools are
     // linted as theirs (`writer/save_note`).

@@ -9,7 +9,7 @@ use iris_agent::Skills;
 use iris_core::ToolDefinition;
 use iris_skills::{Strictness, read_skill};
 
-use super::lint::{Finding, Level, RULES};
+use super::{Finding, Level, RULES};
 
 /// Word overlap (Jaccard) past which two descriptions shadow each other.
 const SHADOWED_OVERLAP: f64 = 0.7;
