@@ -128,3 +128,18 @@ pub enum AgentBuildError {
 }
 
 iris_runtime::__wings::debug_as_display!(AgentBuildError);
+
+impl RunError {
+    /// Whether this error refused a resume before anything ran: the run
+    /// waits as before, and its pauses are still there to resume.
+    pub(crate) fn refused_before_running(&self) -> bool {
+        matches!(
+            self,
+            RunError::MissingDecision { .. }
+                | RunError::UnknownDecision { .. }
+                | RunError::WrongReply { .. }
+                | RunError::WrongState { .. }
+                | RunError::StateMismatch { .. }
+        )
+    }
+}

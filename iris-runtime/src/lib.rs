@@ -21,6 +21,7 @@
 pub mod artifacts;
 mod beneath;
 pub mod config;
+mod digest;
 mod echo;
 mod error;
 pub mod executor;
@@ -45,17 +46,18 @@ pub mod telemetry;
 mod temp_file;
 
 pub use artifacts::ArtifactStore;
+pub use digest::arguments_hash;
 pub use error::RuntimeError;
 pub use executor::permissions::{
     ApprovalDecision, ApprovalRequest, CeilingReach, Permission, PermissionPolicy,
-    PermissionRequest, PolicyCeiling, Rule, RulePolicy, arguments_hash, waiting_words,
+    PermissionRequest, PolicyCeiling, Rule, RulePolicy, waiting_words,
 };
 pub use executor::{ExecutorConfig, ToolExecutor, ToolExecutorBuilder, ToolOutcome};
 pub use hooks::{
     AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent, HookFailure,
-    HookInput, HookRegistration, InheritedGuards, RunHook, TreeGuards,
+    HookInput, HookOutcome, HookRegistration, InheritedGuards, RunHook, TreeGuards,
 };
-pub use observers::{HookOutcome, ObserverStats, RunEvent, RunEventObserver};
+pub use observers::{ObserverStats, RunEvent, RunEventObserver};
 pub use progress::{ProgressListener, ToolProgress};
 pub use question::{QuestionReply, QuestionRequest, Reply};
 pub use registry::{SharedRegistry, ToolRegistry, ToolRegistryView, WeakSharedRegistry};
@@ -79,9 +81,9 @@ pub mod __private {
 pub mod __wings {
     pub use crate::__iris_debug_as_display as debug_as_display;
     pub use crate::beneath::{BeneathError, HardLinks, open_beneath, open_in};
+    pub use crate::digest::hex;
     pub use crate::echo::{ECHO_CHARS, for_person, hides, shorten, shorten_to};
     pub use crate::executor::pending::CapWaitingPerRun;
-    pub use crate::executor::permissions::hex;
     #[cfg(unix)]
     pub use crate::nonblocking::clear_nonblocking;
     pub use crate::temp_file::{

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use iris_core::{RunId, ToolErrorKind, ToolName};
 
-use crate::hooks::HookEvent;
+use crate::hooks::{HookEvent, HookOutcome};
 use serde::Serialize;
 
 /// A fact the executor committed.
@@ -162,30 +162,6 @@ pub enum RunEvent {
         on: HookEvent,
         /// How it answered.
         outcome: HookOutcome,
-    },
-}
-
-/// How a hook answered, as [`RunEvent::HookFired`] reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum HookOutcome {
-    /// It let the call go on, or had nothing to say.
-    Allowed,
-    /// It refused the call, with this reason.
-    Denied {
-        /// The reason the model reads.
-        reason: String,
-    },
-    /// It added this feedback to the result.
-    Feedback {
-        /// The feedback.
-        text: String,
-    },
-    /// It failed (a `tool.before` hook that fails refuses the call).
-    Failed {
-        /// What went wrong.
-        reason: String,
     },
 }
 

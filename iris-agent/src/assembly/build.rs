@@ -6,12 +6,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use iris_core::{DynTool, Exposure, ToolName};
+use iris_core::{Exposure, ToolName};
 use serde_saphyr::{Location, Spanned};
 
 use super::error::{AssemblyError, Issues};
 use super::file::{AgentFile, HandlerKind, HandlerSection, HookSection, LimitsSection};
 use super::names::{Assembly, shared_names, unknown_name};
+use super::sources::{Chosen, expand_variables, read_beneath};
 use crate::Agent;
 use iris_runtime::ToolRegistry;
 use iris_runtime::config::yaml::closest;
@@ -224,31 +225,6 @@ fn instructions(file: &AgentFile, base: &Path, issues: &mut Issues) -> Option<St
     }
 }
 
-/// The text of `relative`, a file an agent file in `base` names, opened
-/// once beneath that folder as every wing opens its files (never through
-/// `..` or a link out, never a FIFO or a hard link to a file elsewhere) and
-/// bounded like the agent file itself.
-///
-/// # Errors
-/// What was wrong, in words for a person, naming the file as `what`.
-pub(super) fn read_beneath(base: &Path, relative: &Path, what: &str) -> Result<String, String> {
-    // An agent file named by its bare name sits in the current folder.
-    let folder = if base.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        base
-    };
-    let file = iris_runtime::__wings::open_beneath(folder, relative).map_err(|why| match why {
-        iris_runtime::__wings::BeneathError::Outside => format!(
-            "`{}` is outside the agent file's folder `{}`; an {what} is read only from that folder (move or copy the file there)",
-            relative.display(),
-            folder.display()
-        ),
-        other => format!("the {what} `{}` could not be read: {other}", relative.display()),
-    })?;
-    iris_runtime::config::yaml::read_bounded_file(file, what)
-}
-
 /// An environment variable that must be set; its value never appears.
 fn require_variable(variable: &Spanned<String>, key: &str, issues: &mut Issues) {
     // The file picks which variable's value goes to its endpoint: only one
@@ -277,9 +253,6 @@ fn require_variable(variable: &Spanned<String>, key: &str, issues: &mut Issues) 
         );
     }
 }
-
-/// A tool the file names, with where and under which key.
-pub(crate) type Chosen = (String, Location, Arc<dyn DynTool>);
 
 /// The built-in and function tools the file names.
 fn chosen_tools(names: &Assembly, file: &AgentFile, issues: &mut Issues) -> Vec<Chosen> {
@@ -668,29 +641,6 @@ fn command_hook(
         hook = hook.current_dir(base.join(dir));
     }
     Some(Hook::command(hook))
-}
-
-/// `${NAME}` replaced by the host's variable `NAME`; the name of the first
-/// one not set otherwise.
-pub(super) fn expand_variables(value: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
-            return Ok(out);
-        };
-        let name = &after[..end];
-        match std::env::var(name) {
-            Ok(found) => out.push_str(&found),
-            Err(_) => return Err(name.to_owned()),
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 /// A factory's options as JSON, and where they start in the file.

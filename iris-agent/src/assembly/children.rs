@@ -88,7 +88,7 @@ fn child(
         }
     };
     let relative = Path::new(&section.file.value);
-    let text = match super::build::read_beneath(base, relative, "child agent file") {
+    let text = match super::sources::read_beneath(base, relative, "child agent file") {
         Ok(text) => text,
         Err(message) => {
             issues.at(at, key, message);

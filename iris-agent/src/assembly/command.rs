@@ -8,9 +8,9 @@ use iris_core::{Capabilities, ToolDefinition, ToolName};
 use iris_tools::command::CommandTool;
 use serde_json::{Map, Value, json};
 
-use super::build::{Chosen, expand_variables};
 use super::error::Issues;
 use super::file::{CommandToolSection, ParameterKind, ParameterSection};
+use super::sources::{Chosen, expand_variables};
 
 /// The command tools of the file, each checked; what is wrong is reported
 /// at its key.

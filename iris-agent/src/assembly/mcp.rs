@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use iris_core::DynTool;
 
-use super::build::{Chosen, assemble_with};
+use super::build::assemble_with;
 use super::error::{AssemblyError, Issues};
 use super::file::AgentFile;
 use super::names::Assembly;
 use super::parse;
+use super::sources::Chosen;
 use super::{Agent, assembled, read_file};
 use iris_mcp::{McpClient, McpServerConfig};
 use serde_saphyr::Location;

@@ -111,6 +111,7 @@ mod parse;
 mod runner;
 mod schema;
 mod skills;
+mod sources;
 
 use std::path::Path;
 

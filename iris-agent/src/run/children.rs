@@ -329,7 +329,7 @@ impl AgentRunner {
         };
         let ran_out = timer.stop();
         let outcome = match outcome {
-            Err(err) if super::resume::refused_before_running(&err) => return Err(err),
+            Err(err) if err.refused_before_running() => return Err(err),
             other => other,
         };
         let delegated = self.settle_child(child, call, parent, &runner, outcome, ran_out);

@@ -80,7 +80,7 @@ impl AgentRunner {
         }
         let outcome = self.resume_with(state, replies, cx, &mut journal).await;
         if let Err(err) = &outcome
-            && refused_before_running(err)
+            && err.refused_before_running()
         {
             // Nothing ran: the run waits as before.
             durable::save(&mut journal, &stored.state, RunStatus::Waiting).await?;
@@ -126,7 +126,7 @@ impl AgentRunner {
             .await
         {
             // Nothing ran: the run waits as before, for whoever comes next.
-            Err(err) if refused_before_running(&err) => {
+            Err(err) if err.refused_before_running() => {
                 durable::save(&mut journal, &state, RunStatus::Waiting).await?;
                 Err(err)
             }
@@ -178,7 +178,7 @@ impl AgentRunner {
         let pauses = self.consume_pauses(&state, &replies)?;
         let outcome = self.resume_checked(state, replies, now, cx, journal).await;
         if let Err(err) = &outcome
-            && refused_before_running(err)
+            && err.refused_before_running()
         {
             // Nothing ran: the pause is still there to resume.
             for pause in &pauses {
@@ -449,19 +449,6 @@ impl AgentRunner {
             }
         }
     }
-}
-
-/// Whether `err` refused a resume before anything ran (the run waits as
-/// before).
-pub(super) fn refused_before_running(err: &RunError) -> bool {
-    matches!(
-        err,
-        RunError::MissingDecision { .. }
-            | RunError::UnknownDecision { .. }
-            | RunError::WrongReply { .. }
-            | RunError::WrongState { .. }
-            | RunError::StateMismatch { .. }
-    )
 }
 
 /// What names one pause of one item: the root run, the item's path and the

@@ -31,12 +31,13 @@ use super::permissions::{ApprovalDecision, ApprovalRequest, Permission, Permissi
 use super::resolve::{invalid_arguments, offered_tool, repair_input};
 use super::{ToolExecutor, ToolOutcome, body};
 use crate::ToolRegistry;
+use crate::hooks::HookOutcome;
 use crate::hooks::InheritedGuards;
 use crate::hooks::{HookEvent, HookInput, HookResultView};
 use crate::journal::{
     self, Claimed, IdempotencyKey, JournalError, Journaled, StepAnswer, StepClaims,
 };
-use crate::observers::{HookOutcome, RunEvent};
+use crate::observers::RunEvent;
 
 /// One call of a tool the registry resolved: what every stage after resolve
 /// reads, and what finish reports.

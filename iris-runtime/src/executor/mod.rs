@@ -21,9 +21,10 @@ use iris_core::{Middleware, RunId, ToolContext, ToolResult, ToolUseBlock};
 
 use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
+use crate::hooks::HookOutcome;
 use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration, TreeGuards};
 use crate::ledger::{LedgerLimits, RunLedger};
-use crate::observers::{HookOutcome, ObserverStats, Observers, RunEvent, RunEventObserver};
+use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::{SharedRegistry, ToolRegistry};
 use call::Call;
 use pending::PendingApprovals;

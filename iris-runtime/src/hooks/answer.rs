@@ -1,6 +1,6 @@
 //! What a hook answers, one type per event, and how a hook fails.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A `tool.before` hook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -249,4 +249,28 @@ pub(crate) mod wire {
     pub(crate) fn run(json: &[u8]) -> Result<(), HookFailure> {
         parse::<Run>(json, "`{}` (run hooks answer nothing)").map(|Run {}| ())
     }
+}
+
+/// How a hook answered, as [`RunEvent::HookFired`](crate::RunEvent::HookFired) reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum HookOutcome {
+    /// It let the call go on, or had nothing to say.
+    Allowed,
+    /// It refused the call, with this reason.
+    Denied {
+        /// The reason the model reads.
+        reason: String,
+    },
+    /// It added this feedback to the result.
+    Feedback {
+        /// The feedback.
+        text: String,
+    },
+    /// It failed (a `tool.before` hook that fails refuses the call).
+    Failed {
+        /// What went wrong.
+        reason: String,
+    },
 }

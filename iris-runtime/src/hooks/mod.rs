@@ -65,11 +65,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub(crate) use answer::panic_message;
-pub use answer::{AfterAnswer, BeforeAnswer, HookFailure, IntoHookAnswer};
+pub use answer::{AfterAnswer, BeforeAnswer, HookFailure, HookOutcome, IntoHookAnswer};
 pub use command::{CommandHook, MAX_HOOK_STDERR_BYTES, MAX_HOOK_STDOUT_BYTES};
 use handler::Handler;
 
-use crate::observers::HookOutcome;
 pub use handler::{AfterHook, BeforeHook, Hook, HookCode, IntoHook, RunHook};
 #[doc(hidden)]
 pub use handler::{AnswerLater, AnswerNow, ByFn, ByTrait, ErasedHook, HookFn, HookReturn, Made};

@@ -198,7 +198,7 @@ impl IdempotencyKey {
         hasher.update([0]);
         hasher.update(call_id.as_bytes());
         let digest = hasher.finalize();
-        Self(crate::executor::permissions::hex(&digest[..16]))
+        Self(crate::digest::hex(&digest[..16]))
     }
 
     /// The key as text.

@@ -28,7 +28,7 @@ use iris_core::RunId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::executor::permissions::{arguments_hash, hex};
+use crate::digest::{arguments_hash, hex};
 
 pub use parse::parse_questions;
 pub use reply::{Answer, QuestionEnding, QuestionReply, Reply};
