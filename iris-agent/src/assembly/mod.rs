@@ -104,6 +104,7 @@ mod command;
 mod error;
 mod factory;
 mod file;
+mod handlers;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod names;

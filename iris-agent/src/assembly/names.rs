@@ -367,3 +367,24 @@ impl MiddlewareFactory for StaticMiddlewareFactory {
         self.0.build(options)
     }
 }
+
+/// How the message for a tool name the agent does not have begins.
+pub(super) const UNKNOWN_TOOL: &str = "the agent has no tool named";
+
+/// "no tool is named `x`", with the closest tool, or the model-facing name
+/// when `x` is a built-in key.
+pub(super) fn unknown_tool(name: &str, known: &[String]) -> String {
+    if let Some((_, tool)) = iris_tools::fs::CONFIG_KEYS
+        .iter()
+        .find(|(key, _)| *key == name)
+    {
+        return format!(
+            "`{name}` is a built-in key; tools are named here as the model calls them: write `{tool}`"
+        );
+    }
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    format!(
+        "{UNKNOWN_TOOL} `{name}`; {}",
+        iris_runtime::config::yaml::closest(name, &known, "tool")
+    )
+}

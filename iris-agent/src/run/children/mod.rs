@@ -8,8 +8,17 @@
 //! cancellation. A child that waits for a person makes the call a waiting
 //! item holding the child's state; a resume continues the child where it
 //! paused.
+//!
+//! Here: the delegation itself (gate, start, resume, take-over, settle);
+//! [`journal`]: where a child's steps are kept on a durable root;
+//! [`results`]: what a child's run comes to as the parent's result.
+
+mod journal;
+mod results;
 
 use iris_runtime::telemetry::{execute_tool_span, tool_ended};
+use journal::{Nested, UnderRoot};
+use results::{cut_off, limit, output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::Instrument as _;
@@ -17,7 +26,7 @@ use tracing::Instrument as _;
 use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolResult, ToolSpec, ToolUseBlock};
 use iris_model::{Message, Usage};
 use iris_runtime::InheritedGuards;
-use iris_runtime::journal::{CallJournal, Journaled};
+use iris_runtime::journal::Journaled;
 use iris_runtime::{
     ApprovalDecision, Permission, PermissionRequest, PolicyCeiling, Reply, RunEvent,
 };
@@ -26,8 +35,8 @@ use serde_json::{Value, json};
 use super::checkpoints::Checkpoints;
 use super::{AgentRunner, DEFAULT_MAX_STEPS, RunContext};
 use crate::children::child_run_id;
-use crate::engine::{Ask, Engine};
-use crate::{ChildAgent, ChildRun, RunError, RunOutcome, RunState, RunStatus, WaitingItem};
+use crate::engine::Engine;
+use crate::{ChildAgent, ChildRun, RunError, RunOutcome, RunState, WaitingItem};
 
 /// How deep delegation goes unless set: the root's children run, and
 /// delegate no further.
@@ -615,61 +624,6 @@ fn refused(kind: ToolErrorKind, message: impl Into<String>) -> Delegated {
     Delegated::Finished(ToolResult::error(kind, message), None)
 }
 
-/// A limit the child hit, as the parent model reads it.
-/// A child whose answer its token limit cut off: an error, with what it
-/// wrote (`partial`) for the parent to use or ask again.
-fn cut_off(name: &str, text: String, state: &RunState) -> ToolResult {
-    let result = limit(
-        name,
-        "cut_off",
-        &format!(
-            "child agent `{name}`'s answer was cut off by its token limit (max_tokens) before it finished; use what it wrote (`partial`), give it a narrower task, or do the rest yourself"
-        ),
-        state,
-    );
-    match result.data().cloned() {
-        Some(mut data) => {
-            data["partial"] = Value::String(text);
-            result.with_data(data)
-        }
-        None => result,
-    }
-}
-
-fn limit(name: &str, status: &str, message: &str, state: &RunState) -> ToolResult {
-    ToolResult::error(ToolErrorKind::Execution, message).with_data(json!({
-        "status": status,
-        "agent": name,
-        "run_id": state.run_id,
-        "steps": state.step,
-        "usage": state.usage,
-    }))
-}
-
-/// The child's final `text` as the parent's result: the text, or for a
-/// typed output its JSON as data (an error result when it is not JSON).
-fn output(child: &ChildAgent, text: &str) -> Result<ToolResult, ToolResult> {
-    if child.output().is_none() {
-        return Ok(ToolResult::text(text));
-    }
-    let trimmed = text
-        .trim()
-        .trim_start_matches("```json")
-        .trim_start_matches("```")
-        .trim_end_matches("```")
-        .trim();
-    match serde_json::from_str::<Value>(trimmed) {
-        Ok(value) => Ok(ToolResult::json(value)),
-        Err(err) => Err(ToolResult::error(
-            ToolErrorKind::Execution,
-            format!(
-                "child agent `{}` answered text that is not the JSON its output asks for ({err}); ask it again, saying what to return",
-                child.name()
-            ),
-        )),
-    }
-}
-
 /// The child's first message from the parent model's arguments: the
 /// `task`, or a typed input as JSON.
 fn child_input(child: &ChildAgent, input: &Value) -> Result<String, String> {
@@ -740,126 +694,7 @@ impl Deadline {
     }
 }
 
-/// A child's call journal on its root's store: a call of child run
-/// `root/c3` named `w1` is claimed as `c3/w1` of run `root`, the path
-/// written from escaped segments ([`CallPath`](iris_core::CallPath)) as the
-/// root's own calls are, so that no call at any depth shares another's key.
-struct UnderRoot {
-    /// The store's journal, taking keys as they are.
-    inner: Arc<dyn CallJournal>,
-    root: RunId,
-}
-
-impl UnderRoot {
-    fn key(&self, run: &RunId, call_id: &str) -> String {
-        let below = run
-            .as_str()
-            .strip_prefix(self.root.as_str())
-            .and_then(|rest| rest.strip_prefix('/'));
-        iris_core::CallPath::join(below, call_id)
-    }
-}
-
-impl CallJournal for UnderRoot {
-    fn claim<'a>(
-        &'a self,
-        run: &'a RunId,
-        call_id: &'a str,
-    ) -> BoxFuture<'a, Result<iris_runtime::journal::Claimed, iris_runtime::journal::JournalError>>
-    {
-        Box::pin(async move { self.inner.claim(&self.root, &self.key(run, call_id)).await })
-    }
-
-    fn record<'a>(
-        &'a self,
-        run: &'a RunId,
-        call_id: &'a str,
-        result: &'a ToolResult,
-    ) -> BoxFuture<'a, Result<(), iris_runtime::journal::JournalError>> {
-        Box::pin(async move {
-            self.inner
-                .record(&self.root, &self.key(run, call_id), result)
-                .await
-        })
-    }
-
-    fn by_step(&self) -> bool {
-        self.inner.by_step()
-    }
-
-    fn claim_step<'a>(
-        &'a self,
-        run: &'a RunId,
-        call_ids: &'a [&'a str],
-    ) -> BoxFuture<
-        'a,
-        Result<Vec<iris_runtime::journal::Claimed>, iris_runtime::journal::JournalError>,
-    > {
-        Box::pin(async move {
-            let keys: Vec<String> = call_ids.iter().map(|id| self.key(run, id)).collect();
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            self.inner.claim_step(&self.root, &keys).await
-        })
-    }
-
-    fn record_step<'a>(
-        &'a self,
-        run: &'a RunId,
-        results: &'a [(String, ToolResult)],
-    ) -> BoxFuture<'a, Result<(), iris_runtime::journal::JournalError>> {
-        Box::pin(async move {
-            let keyed: Vec<(String, ToolResult)> = results
-                .iter()
-                .map(|(id, result)| (self.key(run, id), result.clone()))
-                .collect();
-            self.inner.record_step(&self.root, &keyed).await
-        })
-    }
-}
-
 /// Tokens a run used, read and written.
 fn total(usage: &Usage) -> u64 {
     usage.total()
-}
-
-/// A child's loop on its root's engine: its model answers, claims and
-/// readings are kept in the root's journal, in the order they happen (a
-/// replay walks the same order); its state is kept inside the root's.
-struct Nested(Arc<dyn Engine>);
-
-impl Engine for Nested {
-    fn answer<'a>(
-        &'a self,
-        step: u32,
-        ask: Ask<'a>,
-    ) -> iris_core::BoxFuture<'a, Result<iris_model::ModelResponse, iris_model::ModelError>> {
-        self.0.answer(step, ask)
-    }
-
-    fn calls(&self) -> Arc<dyn CallJournal> {
-        self.0.calls()
-    }
-
-    fn now_ms(&self) -> iris_core::BoxFuture<'_, Result<u64, iris_runtime::journal::JournalError>> {
-        self.0.now_ms()
-    }
-
-    fn disclosed(
-        &self,
-        step: u32,
-        disclosed: Vec<iris_core::ToolName>,
-    ) -> iris_core::BoxFuture<
-        '_,
-        Result<Vec<iris_core::ToolName>, iris_runtime::journal::JournalError>,
-    > {
-        self.0.disclosed(step, disclosed)
-    }
-
-    fn save<'a>(
-        &'a self,
-        _state: &'a RunState,
-        _status: RunStatus,
-    ) -> iris_core::BoxFuture<'a, Result<(), iris_runtime::journal::JournalError>> {
-        Box::pin(async { Ok(()) })
-    }
 }
