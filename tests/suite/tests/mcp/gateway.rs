@@ -1151,3 +1151,143 @@ fn retyped(token: &str, typ: &str) -> String {
     let rest = token.split_once('.').map_or("", |(_, rest)| rest);
     format!("{}.{rest}", b64.encode(header))
 }
+
+/// The gateway chapter's deployment, copied from the guide as a reader
+/// copies it: only the issuer (here a real provider on loopback) and the
+/// audit log's path are changed. A reader lists and reads the workspace but
+/// is never offered `write_file`; a writer needs the write scope and the
+/// `support` group; the agent file is never served; each decision is
+/// written to the audit log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guides_deployment_serves_as_written() {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../src/guide/10-mcp.md"
+    ))
+    .unwrap();
+    let start = guide
+        .find("```yaml\n# /etc/iris/agent.yaml")
+        .expect("the guide shows a deployment")
+        + "```yaml\n".len();
+    let end = start + guide[start..].find("```").unwrap();
+    let written = &guide[start..end];
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    let audit = keys.path().join("decisions.jsonl");
+    let place = "https://login.example.com/realms/support";
+    let log = "/var/log/iris/decisions.jsonl";
+    assert!(
+        written.contains(place) && written.contains(log),
+        "{written}"
+    );
+    let file = written
+        .replace(place, &provider.issuer())
+        .replace(log, audit.to_str().unwrap());
+    let home = tempfile::tempdir().unwrap();
+    let workspace = home.path().join("desk");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("ticket.txt"), "printer on fire\n").unwrap();
+    let agent_file = home.path().join("agent.yaml");
+    std::fs::write(&agent_file, &file).unwrap();
+
+    let agent = iris::agent::Agent::connect(&agent_file).await.unwrap();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let options = ServeOptions {
+        name: agent.name().to_owned(),
+        workspace: workspace.clone(),
+        hidden: agent.own_files(),
+        auth: agent.gateway_auth().cloned(),
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(
+        Arc::new(agent.executor().clone()),
+        ([127, 0, 0, 1], 0).into(),
+        options,
+    )
+    .await
+    .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let token = |sub: &str, scope: &str, groups: Option<&str>| {
+        let mut claims = json!({"iss": provider.issuer(), "sub": sub,
+            "aud": "https://tools.example.com/mcp", "exp": now + 300, "iat": now, "scope": scope});
+        if let Some(groups) = groups {
+            claims["groups"] = json!(groups);
+        }
+        provider.sign("first", &claims)
+    };
+
+    // A reader: the read-only tools, never write_file.
+    let reader = client(&url, &token("ann", "tools:read", None), Person::Approves).await;
+    let offered = listed(&reader.list_tools(None).await.unwrap());
+    assert!(offered.contains(&"read_file".to_owned()), "{offered:?}");
+    assert!(!offered.contains(&"write_file".to_owned()), "{offered:?}");
+    let read = reader
+        .call_tool(call("read_file", &json!({"path": "ticket.txt"})))
+        .await
+        .unwrap();
+    assert!(
+        serde_json::to_value(&read)
+            .unwrap()
+            .to_string()
+            .contains("printer on fire"),
+        "{read:?}"
+    );
+    // The agent's own file is not the workspace's, wherever it lies.
+    let outside = reader
+        .call_tool(call("read_file", &json!({"path": "../agent.yaml"})))
+        .await
+        .unwrap();
+    assert_eq!(outside.is_error, Some(true), "{outside:?}");
+
+    // The write scope alone is not enough: the rule asks for the group.
+    let no_group = client(
+        &url,
+        &token("bob", "tools:read tools:write", None),
+        Person::Approves,
+    )
+    .await;
+    let offered = listed(&no_group.list_tools(None).await.unwrap());
+    assert!(!offered.contains(&"write_file".to_owned()), "{offered:?}");
+
+    // A writer of the support group writes, approving her own call.
+    let writer = client(
+        &url,
+        &token("cy", "tools:read tools:write", Some("support")),
+        Person::Approves,
+    )
+    .await;
+    let written = writer
+        .call_tool(call(
+            "write_file",
+            &json!({"path": "reply.txt", "content": "on our way\n"}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(written.is_error, Some(true), "{written:?}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("reply.txt")).unwrap(),
+        "on our way\n"
+    );
+
+    // Every decision is in the audit log, by principal.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    for who in ["ann", "bob", "cy"] {
+        assert!(
+            log.contains(&format!("{}#{who}", provider.issuer())),
+            "{who}: {log}"
+        );
+    }
+    assert!(
+        log.lines()
+            .any(|line| line.contains("\"write_file\"") && line.contains("\"ok\"")),
+        "{log}"
+    );
+    stop.cancel();
+}
