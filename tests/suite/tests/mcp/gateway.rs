@@ -1160,55 +1160,12 @@ fn retyped(token: &str, typ: &str) -> String {
 /// written to the audit log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_guides_deployment_serves_as_written() {
-    let guide = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../src/guide/10-mcp.md"
-    ))
-    .unwrap();
-    let start = guide
-        .find("```yaml\n# /etc/iris/agent.yaml")
-        .expect("the guide shows a deployment")
-        + "```yaml\n".len();
-    let end = start + guide[start..].find("```").unwrap();
-    let written = &guide[start..end];
     let keys = tempfile::tempdir().unwrap();
     let provider = Provider::start(keys.path(), "first", None);
     let audit = keys.path().join("decisions.jsonl");
-    let place = "https://login.example.com/realms/support";
-    let log = "/var/log/iris/decisions.jsonl";
-    assert!(
-        written.contains(place) && written.contains(log),
-        "{written}"
-    );
-    let file = written
-        .replace(place, &provider.issuer())
-        .replace(log, audit.to_str().unwrap());
     let home = tempfile::tempdir().unwrap();
+    let (url, stop) = guide_gateway(&provider, &audit, home.path()).await;
     let workspace = home.path().join("desk");
-    std::fs::create_dir(&workspace).unwrap();
-    std::fs::write(workspace.join("ticket.txt"), "printer on fire\n").unwrap();
-    let agent_file = home.path().join("agent.yaml");
-    std::fs::write(&agent_file, &file).unwrap();
-
-    let agent = iris::agent::Agent::connect(&agent_file).await.unwrap();
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let options = ServeOptions {
-        name: agent.name().to_owned(),
-        workspace: workspace.clone(),
-        hidden: agent.own_files(),
-        auth: agent.gateway_auth().cloned(),
-        ..ServeOptions::default()
-    };
-    let http = McpHttpServer::bind(
-        Arc::new(agent.executor().clone()),
-        ([127, 0, 0, 1], 0).into(),
-        options,
-    )
-    .await
-    .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
 
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -1290,4 +1247,61 @@ async fn the_guides_deployment_serves_as_written() {
         "{log}"
     );
     stop.cancel();
+}
+
+/// Serves the gateway chapter's deployment from `home` (its agent file and
+/// a `desk` workspace holding `ticket.txt`), the issuer and the audit log's
+/// path replaced by `provider`'s and `audit`.
+async fn guide_gateway(
+    provider: &Provider,
+    audit: &Path,
+    home: &Path,
+) -> (String, CancellationToken) {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../src/guide/10-mcp.md"
+    ))
+    .unwrap();
+    let start = guide
+        .find("```yaml\n# /etc/iris/agent.yaml")
+        .expect("the guide shows a deployment")
+        + "```yaml\n".len();
+    let end = start + guide[start..].find("```").unwrap();
+    let written = &guide[start..end];
+    let place = "https://login.example.com/realms/support";
+    let log = "/var/log/iris/decisions.jsonl";
+    assert!(
+        written.contains(place) && written.contains(log),
+        "{written}"
+    );
+    let file = written
+        .replace(place, &provider.issuer())
+        .replace(log, audit.to_str().unwrap());
+    let workspace = home.join("desk");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("ticket.txt"), "printer on fire\n").unwrap();
+    let agent_file = home.join("agent.yaml");
+    std::fs::write(&agent_file, &file).unwrap();
+
+    let agent = iris::agent::Agent::connect(&agent_file).await.unwrap();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let options = ServeOptions {
+        name: agent.name().to_owned(),
+        workspace: workspace.clone(),
+        hidden: agent.own_files(),
+        auth: agent.gateway_auth().cloned(),
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(
+        Arc::new(agent.executor().clone()),
+        ([127, 0, 0, 1], 0).into(),
+        options,
+    )
+    .await
+    .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+
+    (url, stop)
 }
