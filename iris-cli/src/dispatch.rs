@@ -89,7 +89,7 @@ pub fn main(host: impl Into<Host>) -> ExitCode {
     run_with(std::env::args_os(), host).into()
 }
 
-async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
+async fn dispatch(matches: &ArgMatches, mut host: Host) -> Exit {
     let Some((name, sub)) = matches.subcommand() else {
         return Exit::Usage;
     };
@@ -99,6 +99,11 @@ async fn dispatch(matches: &ArgMatches, host: Host) -> Exit {
     // `run` installs it with its traces' exporter, once it knows it.
     if name != "run" {
         logging::install(None::<tracing_subscriber::layer::Identity>);
+    }
+    // The folder the file tools serve is also the root the agent's MCP
+    // servers are told of, those the file lets ask their caller.
+    if matches!(name, "serve" | "run") {
+        host.assembly = host.assembly.with_roots([Catalog::workspace(sub)]);
     }
     // The commands that need no catalog, or make their own.
     match name {

@@ -49,6 +49,14 @@ pub struct McpServerConfig {
     /// person who is not there.
     #[serde(default)]
     pub relay_input: bool,
+    /// The folders the server is told are its roots when it asks
+    /// (`roots/list`), such as the workspace `iris serve` serves: set by the
+    /// host ([`McpServerConfig::with_roots`], or the assembly for a server
+    /// that may ask its caller), never by the agent file. None by default:
+    /// the server is then told Iris has no roots to give.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub roots: Vec<PathBuf>,
     /// Whether the tools are offered up front or found through
     /// `tool_search`.
     #[serde(default)]
@@ -209,6 +217,7 @@ impl McpServerConfig {
             prefix: None,
             trust_annotations: false,
             relay_input: false,
+            roots: Vec::new(),
             exposure: McpExposure::Auto,
             include: None,
             exclude: Vec::new(),
@@ -222,6 +231,14 @@ impl McpServerConfig {
     #[must_use]
     pub fn with_relayed_input(mut self) -> Self {
         self.relay_input = true;
+        self
+    }
+
+    /// Tells the server that `folders` are its roots when it asks
+    /// (`roots/list`), as `file://` URIs.
+    #[must_use]
+    pub fn with_roots(mut self, folders: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
+        self.roots = folders.into_iter().map(Into::into).collect();
         self
     }
 

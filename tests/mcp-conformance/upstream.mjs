@@ -75,6 +75,17 @@ const asked = async (params) => {
   };
 };
 
+// Asks its caller for its roots (roots/list): through the gateway, the
+// folder it serves, when the gateway has one to give.
+server.registerTool(
+  'list_roots',
+  { description: "List the folders the caller gives as roots." },
+  async () => {
+    const { roots } = await server.server.listRoots();
+    return { content: [{ type: 'text', text: roots.map((root) => root.uri).join('\n') || '(no roots)' }] };
+  },
+);
+
 server.registerTool(
   'test_elicitation',
   {

@@ -29,7 +29,7 @@ impl Assembly {
         let path = path.as_ref();
         let text = read_file(path)?;
         let parsed = parse::parse(&text, path)?;
-        let (remote, clients) = connect_servers(&parsed.file, path).await?;
+        let (remote, clients) = connect_servers(&parsed.file, path, &self.roots).await?;
         let agent = assembled(parsed, |file, text| {
             assemble_with(self, file, path, text, Some(remote), &[])
         })?;
@@ -104,8 +104,14 @@ fn server_configs(
 async fn connect_servers(
     file: &AgentFile,
     origin: &Path,
+    roots: &[std::path::PathBuf],
 ) -> Result<(Vec<Chosen>, Vec<McpClient>), AssemblyError> {
-    let (configs, at) = server_configs(file, origin)?;
+    let (mut configs, at) = server_configs(file, origin)?;
+    for (_, config) in &mut configs {
+        if config.relay_input && config.roots.is_empty() {
+            config.roots = roots.to_vec();
+        }
+    }
     let mut issues = Issues::new(origin);
     let connecting = configs
         .into_iter()

@@ -46,6 +46,9 @@ pub struct Assembly {
     /// Whether the names came from the link-time catalog (a name missing
     /// there may be one the linker left out).
     pub(crate) from_catalog: bool,
+    /// The folders the file's MCP servers that may ask their caller are
+    /// told are their roots.
+    pub(crate) roots: Vec<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Assembly {
@@ -58,6 +61,7 @@ impl std::fmt::Debug for Assembly {
             .field("hooks", &self.hooks.len())
             .field("middleware", &self.middleware.len())
             .field("from_catalog", &self.from_catalog)
+            .field("roots", &self.roots)
             .finish()
     }
 }
@@ -171,6 +175,19 @@ impl Assembly {
         observers: impl IntoIterator<Item = Arc<dyn iris_runtime::RunEventObserver>>,
     ) -> Self {
         self.observers.extend(observers);
+        self
+    }
+
+    /// The folders an assembled agent's MCP servers are told are their
+    /// roots when they ask (`roots/list`): the workspace the host serves.
+    /// Only servers the file lets ask their caller (`relay_input`) are
+    /// told; the others learn no folder of the host's.
+    #[must_use]
+    pub fn with_roots(
+        mut self,
+        folders: impl IntoIterator<Item = impl Into<std::path::PathBuf>>,
+    ) -> Self {
+        self.roots = folders.into_iter().map(Into::into).collect();
         self
     }
 

@@ -42,6 +42,42 @@ pub(super) struct IrisClient {
     routing: Routing,
     /// Whether the server may ask for input while its tools run.
     relay_input: bool,
+    /// The roots the server is told of, as `file://` URIs.
+    roots: Arc<[String]>,
+}
+
+impl IrisClient {
+    fn new(
+        config: &McpServerConfig,
+        catalog_changed: &Arc<watch::Sender<u64>>,
+        routing: &Routing,
+    ) -> Self {
+        Self {
+            catalog_changed: Arc::downgrade(catalog_changed),
+            routing: routing.clone(),
+            relay_input: config.relay_input,
+            roots: config
+                .roots
+                .iter()
+                .filter_map(|folder| root_uri(folder))
+                .collect(),
+        }
+    }
+}
+
+/// `folder` as a root's `file://` URI (resolved, so the server sees where
+/// it really is), or `None`, logged, when it is not a folder that exists.
+fn root_uri(folder: &std::path::Path) -> Option<String> {
+    let resolved = match std::fs::canonicalize(folder) {
+        Ok(resolved) if resolved.is_dir() => resolved,
+        _ => {
+            tracing::warn!(folder = %folder.display(), "a root that is not a folder is not given to MCP servers");
+            return None;
+        }
+    };
+    reqwest::Url::from_directory_path(&resolved)
+        .ok()
+        .map(|url| url.to_string())
 }
 
 /// Where a server's notifications and requests about the calls that are
@@ -64,10 +100,31 @@ impl ClientHandler for IrisClient {
             capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
             capabilities.sampling = Some(rmcp::model::SamplingCapability::default());
         }
+        if !self.roots.is_empty() {
+            // The roots are fixed for the connection's life: no change to
+            // announce.
+            capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
+        }
         ClientConfig::new(
             capabilities,
             Implementation::new("iris", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    #[allow(
+        deprecated,
+        reason = "roots are part of the 2025 revisions this gateway relays (deprecated by SEP-2577 from 2026-07-28 on)"
+    )]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(
+            self.roots
+                .iter()
+                .map(|uri| rmcp::model::Root::new(uri.clone()))
+                .collect(),
+        ))
     }
 
     async fn create_elicitation(
@@ -295,11 +352,7 @@ impl Connection {
     {
         let catalog_changed = Arc::new(watch::channel(0).0);
         let routing = Routing::default();
-        let handler = IrisClient {
-            catalog_changed: Arc::downgrade(&catalog_changed),
-            routing: routing.clone(),
-            relay_input: config.relay_input,
-        };
+        let handler = IrisClient::new(&config, &catalog_changed, &routing);
         let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write)
             .with_max_line_length(MAX_STDIO_LINE);
         let startup = config.startup_timeout();
@@ -420,11 +473,7 @@ async fn start(
     catalog_changed: &Arc<watch::Sender<u64>>,
     routing: &Routing,
 ) -> Result<Session, McpError> {
-    let handler = IrisClient {
-        catalog_changed: Arc::downgrade(catalog_changed),
-        routing: routing.clone(),
-        relay_input: config.relay_input,
-    };
+    let handler = IrisClient::new(config, catalog_changed, routing);
     let timeout = config.startup_timeout();
     let server = config.name.clone();
     let too_slow = || McpError::Startup {

