@@ -134,7 +134,7 @@ impl AgentBuilder {
     }
 
     /// Most model steps per run (default
-    /// [`DEFAULT_MAX_STEPS`](super::DEFAULT_MAX_STEPS)).
+    /// [`Agent::DEFAULT_MAX_STEPS`]).
     pub fn max_steps(mut self, steps: u32) -> Self {
         self.max_steps = Some(steps);
         self
@@ -299,6 +299,9 @@ fn check_children(children: &[ChildAgent], registry: &ToolRegistry) -> Result<()
 }
 
 impl Agent {
+    /// Steps a run takes when the agent sets no step limit.
+    pub const DEFAULT_MAX_STEPS: u32 = 40;
+
     /// Starts an agent over `executor` (its tools, policy, hooks, middleware
     /// and limits).
     pub fn builder(executor: ToolExecutor) -> AgentBuilder {

@@ -15,9 +15,6 @@ use serde_json::{Value, json};
 
 use crate::Agent;
 
-/// Most model steps a child takes unless its declaration or its agent says.
-pub const DEFAULT_CHILD_MAX_STEPS: u32 = 20;
-
 /// What the parent model writes for a child unless its input is typed.
 const TASK_DESCRIPTION: &str = "What to do, with everything needed to do it: the agent sees this and its own instructions, nothing else of this conversation.";
 
@@ -94,6 +91,10 @@ impl std::fmt::Debug for ChildAgent {
 }
 
 impl ChildAgent {
+    /// Most model steps a child takes unless its declaration or its agent
+    /// says.
+    pub const DEFAULT_MAX_STEPS: u32 = 20;
+
     /// A child the parent model calls as `name`, choosing it by
     /// `description`, run by `agent` (its instructions, tools, policy,
     /// hooks and middleware). It asks the parent's model unless given one
@@ -149,7 +150,7 @@ impl ChildAgent {
     }
 
     /// Most model steps per delegation (its agent's step limit, or
-    /// [`DEFAULT_CHILD_MAX_STEPS`], unless set); never more than the parent
+    /// [`ChildAgent::DEFAULT_MAX_STEPS`], unless set); never more than the parent
     /// has left.
     #[must_use]
     pub fn max_steps(mut self, steps: u32) -> Self {
@@ -239,7 +240,7 @@ impl ChildAgent {
     pub(crate) fn steps(&self) -> u32 {
         self.max_steps
             .or(self.agent.max_steps())
-            .unwrap_or(DEFAULT_CHILD_MAX_STEPS)
+            .unwrap_or(Self::DEFAULT_MAX_STEPS)
     }
 
     pub(crate) fn tokens(&self) -> Option<u64> {

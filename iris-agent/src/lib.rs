@@ -48,15 +48,12 @@ mod state;
 pub mod store;
 
 pub use agent::{Agent, AgentBuilder, Telemetry};
-pub use children::{ChildAgent, DEFAULT_CHILD_MAX_STEPS};
+pub use children::ChildAgent;
 pub use engine::Engine;
 pub use error::{AgentBuildError, RunError};
 pub use history::{ReadHistory, read_history};
 pub use iris_skills::Skills;
-pub use run::{
-    AgentRunner, Answerer, DEFAULT_MAX_CHILDREN_AT_ONCE, DEFAULT_MAX_DEPTH, DEFAULT_MAX_QUESTIONS,
-    DEFAULT_MAX_STEPS, Delegation, Questions, RunContext,
-};
+pub use run::{AgentRunner, Answerer, Delegation, Questions, RunContext};
 pub use seal::{StateKey, StateKeyError};
 pub use state::{
     ChildRun, FinishedCall, OLDEST_RUN_STATE_VERSION, PendingItem, RUN_STATE_VERSION, RunOutcome,
@@ -71,9 +68,7 @@ pub use iris_runtime::Reply;
 /// Questions the model asks the person, and the replies a waiting run
 /// takes: run control, beside approvals.
 pub use iris_runtime::question::{
-    ASK_QUESTION, Answer, MAX_ANSWER_CHARS, MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS,
-    MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MIN_OPTIONS, Question,
-    QuestionEnding, QuestionOption, QuestionReply, QuestionRequest,
+    ASK_QUESTION, Answer, Question, QuestionEnding, QuestionOption, QuestionReply, QuestionRequest,
 };
 
 #[cfg(doc)]

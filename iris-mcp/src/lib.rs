@@ -27,8 +27,8 @@ pub mod fuzzing;
 mod server;
 
 pub use client::{
-    LOGIN_WAIT, MAX_DESCRIPTION_CHARS, McpCatalogReport, McpClient, McpRenamed, McpSkipped,
-    McpStats, SignedIn, TOKEN_CACHE_VAR, TokenCache, TokenCacheError, login,
+    LOGIN_WAIT, McpCatalogReport, McpClient, McpRenamed, McpSkipped, McpStats, SignedIn,
+    TOKEN_CACHE_VAR, TokenCache, TokenCacheError, login,
 };
 pub use config::{
     AUTO_DEFER_ABOVE, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpExposure, McpServerConfig,

@@ -28,14 +28,11 @@ use tokio_util::sync::CancellationToken;
 use iris_model::ModelConfig;
 use iris_model::{Model, ModelError, ModelOptions, ToolChoice};
 
-pub use children::{DEFAULT_MAX_CHILDREN_AT_ONCE, DEFAULT_MAX_DEPTH, Delegation};
-pub use questions::{Answerer, DEFAULT_MAX_QUESTIONS, Questions};
+pub use children::Delegation;
+pub use questions::{Answerer, Questions};
 
 use crate::durable::Durable;
 use crate::{Agent, Engine, RunError, RunStore, Skills, StateKey};
-
-/// Steps a run takes when the agent sets no step limit.
-pub const DEFAULT_MAX_STEPS: u32 = 40;
 
 /// Where a run's calls happen and how it is stopped.
 #[derive(Debug, Clone)]
@@ -199,7 +196,7 @@ impl AgentRunner {
     }
 
     /// How far this runner's runs delegate to child agents (by default
-    /// [`DEFAULT_MAX_DEPTH`]: the agent's children are offered, and they
+    /// [`Delegation::DEFAULT_MAX_DEPTH`]: the agent's children are offered, and they
     /// delegate no further), and how many children run at once.
     #[must_use]
     pub fn with_delegation(mut self, delegation: Delegation) -> Self {

@@ -19,9 +19,6 @@ use rustc_hash::FxHashSet;
 use super::{AgentRunner, RunContext};
 use crate::{RunState, WaitingItem};
 
-/// Questions a run asks unless the host allows another number.
-pub const DEFAULT_MAX_QUESTIONS: u32 = 8;
-
 /// Who answers a question at once, in this process (a dialog, a chat
 /// front end): the run then never waits for it.
 pub trait Answerer: Send + Sync + 'static {
@@ -67,14 +64,17 @@ impl Default for Questions {
 }
 
 impl Questions {
+    /// Questions a run asks unless the host allows another number.
+    pub const DEFAULT_MAX_PER_RUN: u32 = 8;
+
     /// A person answers later: a question makes the run wait
     /// ([`RunOutcome::Waiting`](crate::RunOutcome::Waiting)) until a reply
-    /// resumes it. No expiry; at most [`DEFAULT_MAX_QUESTIONS`] per run.
+    /// resumes it. No expiry; at most [`Questions::DEFAULT_MAX_PER_RUN`] per run.
     #[must_use]
     pub fn new() -> Self {
         Self {
             expiry: None,
-            max_per_run: DEFAULT_MAX_QUESTIONS,
+            max_per_run: Self::DEFAULT_MAX_PER_RUN,
             answerer: None,
         }
     }

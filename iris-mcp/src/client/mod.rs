@@ -23,9 +23,6 @@ use listing::list_all;
 use names::model_facing;
 use remote_tool::{Described, RemoteTool, capabilities};
 
-/// Longest description kept; a longer one is cut and reported.
-pub const MAX_DESCRIPTION_CHARS: usize = 16 * 1024;
-
 /// What connecting made of a server's catalog.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct McpCatalogReport {
@@ -95,6 +92,10 @@ impl std::fmt::Debug for McpClient {
 }
 
 impl McpClient {
+    /// Longest description of a server's tool kept; a longer one is cut
+    /// and reported.
+    pub const MAX_DESCRIPTION_CHARS: usize = 16 * 1024;
+
     /// Starts (or reaches) the server, initializes the session within its
     /// startup timeout, and lists its whole catalog.
     ///
@@ -475,12 +476,13 @@ fn description(
     let Some(sent) = sent else {
         return format!("`{wire_name}` of MCP server `{server}` (the server gave no description)");
     };
-    if sent.chars().count() <= MAX_DESCRIPTION_CHARS {
+    if sent.chars().count() <= McpClient::MAX_DESCRIPTION_CHARS {
         return sent.to_owned();
     }
     report.notes.push(format!(
-        "the description of `{wire_name}` was cut to {MAX_DESCRIPTION_CHARS} of its {} characters",
+        "the description of `{wire_name}` was cut to {} of its {} characters",
+        McpClient::MAX_DESCRIPTION_CHARS,
         sent.chars().count()
     ));
-    iris_core::text::prefix(sent, MAX_DESCRIPTION_CHARS).to_owned()
+    iris_core::text::prefix(sent, McpClient::MAX_DESCRIPTION_CHARS).to_owned()
 }

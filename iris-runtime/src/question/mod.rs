@@ -37,29 +37,12 @@ pub use spec::ask_question_spec;
 /// The name the model calls to ask the person a question.
 pub const ASK_QUESTION: &str = "ask_question";
 
-/// Most questions one call asks.
-pub const MAX_QUESTIONS: usize = 4;
-/// Fewest options a question offers.
-pub const MIN_OPTIONS: usize = 2;
-/// Most options a question offers.
-pub const MAX_OPTIONS: usize = 4;
-/// Most characters of a question's header.
-pub const MAX_HEADER_CHARS: usize = 12;
-/// Most characters of a question's text.
-pub const MAX_QUESTION_CHARS: usize = 500;
-/// Most characters of an option's label.
-pub const MAX_LABEL_CHARS: usize = 80;
-/// Most characters of an option's description.
-pub const MAX_DESCRIPTION_CHARS: usize = 300;
-/// Most characters of a person's free-text answer to one question.
-pub const MAX_ANSWER_CHARS: usize = 2_000;
-
 /// One question to the person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Question {
     /// The question itself.
     pub question: String,
-    /// A short label for it (at most [`MAX_HEADER_CHARS`] characters), as a
+    /// A short label for it (at most [`Question::MAX_HEADER_CHARS`] characters), as a
     /// tab or chip would show it.
     pub header: String,
     /// The choices offered; the person may also answer in their own words.
@@ -75,6 +58,26 @@ pub struct QuestionOption {
     pub label: String,
     /// What picking it means.
     pub description: String,
+}
+
+impl Question {
+    /// Most questions one call asks.
+    pub const MAX_PER_CALL: usize = 4;
+    /// Fewest options a question offers.
+    pub const MIN_OPTIONS: usize = 2;
+    /// Most options a question offers.
+    pub const MAX_OPTIONS: usize = 4;
+    /// Most characters of a question's header.
+    pub const MAX_HEADER_CHARS: usize = 12;
+    /// Most characters of a question's text.
+    pub const MAX_CHARS: usize = 500;
+}
+
+impl QuestionOption {
+    /// Most characters of an option's label.
+    pub const MAX_LABEL_CHARS: usize = 80;
+    /// Most characters of an option's description.
+    pub const MAX_DESCRIPTION_CHARS: usize = 300;
 }
 
 /// A call of `ask_question` that waits for a person, with what to show.

@@ -5,10 +5,16 @@
 
 use serde_json::{Map, Value};
 
-use super::{
-    MAX_DESCRIPTION_CHARS, MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS,
-    MAX_QUESTIONS, MIN_OPTIONS, Question, QuestionOption,
-};
+use super::{Question, QuestionOption};
+
+// The bounds by short names, for the messages that quote them.
+const MAX_QUESTIONS: usize = Question::MAX_PER_CALL;
+const MIN_OPTIONS: usize = Question::MIN_OPTIONS;
+const MAX_OPTIONS: usize = Question::MAX_OPTIONS;
+const MAX_HEADER_CHARS: usize = Question::MAX_HEADER_CHARS;
+const MAX_QUESTION_CHARS: usize = Question::MAX_CHARS;
+const MAX_LABEL_CHARS: usize = QuestionOption::MAX_LABEL_CHARS;
+const MAX_DESCRIPTION_CHARS: usize = QuestionOption::MAX_DESCRIPTION_CHARS;
 
 /// The questions `arguments` ask, or what is wrong with them, in words for
 /// the model.

@@ -4,7 +4,7 @@ use iris_core::ToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{MAX_ANSWER_CHARS, QuestionRequest};
+use super::QuestionRequest;
 use crate::ApprovalDecision;
 
 /// A person's reply to one waiting item of a run: a decision for an
@@ -85,6 +85,9 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// Most characters of a person's free-text answer to one question.
+    pub const MAX_CHARS: usize = 2_000;
+
     /// Chooses the option labelled `label`.
     #[must_use]
     pub fn choose(label: impl Into<String>) -> Self {
@@ -144,7 +147,7 @@ impl QuestionRequest {
     /// Checks `reply` against what was asked: an answer names this
     /// request's `question_id`, gives one answer per question, each an
     /// offered label (several only where `multi_select`) or words of the
-    /// person's own of at most [`MAX_ANSWER_CHARS`] characters.
+    /// person's own of at most [`Answer::MAX_CHARS`] characters.
     ///
     /// # Errors
     /// Why the reply does not fit, for the person who gave it.
@@ -208,10 +211,11 @@ impl QuestionRequest {
                 }
             }
             let chars = answer.text.as_deref().map_or(0, |t| t.chars().count());
-            if chars > MAX_ANSWER_CHARS {
+            if chars > Answer::MAX_CHARS {
                 return Err(format!(
-                    "{} has {chars} characters of text; keep it to {MAX_ANSWER_CHARS}",
-                    which()
+                    "{} has {chars} characters of text; keep it to {}",
+                    which(),
+                    Answer::MAX_CHARS
                 ));
             }
         }

@@ -6,7 +6,12 @@ use std::sync::{Arc, LazyLock};
 use iris_core::ToolSpec;
 use serde_json::{Value, json};
 
-use super::{ASK_QUESTION, MAX_HEADER_CHARS, MAX_OPTIONS, MAX_QUESTIONS, MIN_OPTIONS};
+use super::{ASK_QUESTION, Question};
+
+const MAX_QUESTIONS: usize = Question::MAX_PER_CALL;
+const MIN_OPTIONS: usize = Question::MIN_OPTIONS;
+const MAX_OPTIONS: usize = Question::MAX_OPTIONS;
+const MAX_HEADER_CHARS: usize = Question::MAX_HEADER_CHARS;
 
 const DESCRIPTION: &str = "Ask the person you are working for one to four questions when you cannot go on well without their answer: a choice only they can make, a preference, or missing facts. Each question has a short header (at most 12 characters), 2 to 4 options with a label and a description of what picking it means, and multi_select when several may be chosen. The person can always answer in their own words instead. Do not ask what you can find out with your tools.";
 

@@ -126,7 +126,10 @@ fn answers_are_checked_against_what_was_asked() {
             "another question set",
         ),
         (
-            QuestionReply::answer(&asked, vec![Answer::text("x".repeat(MAX_ANSWER_CHARS + 1))]),
+            QuestionReply::answer(
+                &asked,
+                vec![Answer::text("x".repeat(Answer::MAX_CHARS + 1))],
+            ),
             "keep it to",
         ),
     ];

@@ -33,17 +33,10 @@ use iris_runtime::{
 use serde_json::{Value, json};
 
 use super::checkpoints::Checkpoints;
-use super::{AgentRunner, DEFAULT_MAX_STEPS, RunContext};
+use super::{AgentRunner, RunContext};
 use crate::children::child_run_id;
 use crate::engine::Engine;
 use crate::{ChildAgent, ChildRun, RunError, RunOutcome, RunState, WaitingItem};
-
-/// How deep delegation goes unless set: the root's children run, and
-/// delegate no further.
-pub const DEFAULT_MAX_DEPTH: u32 = 1;
-
-/// Children of one run that run at once unless set.
-pub const DEFAULT_MAX_CHILDREN_AT_ONCE: usize = 4;
 
 /// How far a runner's runs delegate to child agents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,12 +52,18 @@ impl Default for Delegation {
 }
 
 impl Delegation {
-    /// [`DEFAULT_MAX_DEPTH`] levels, [`DEFAULT_MAX_CHILDREN_AT_ONCE`] at once.
+    /// How deep delegation goes unless set: the root's children run, and
+    /// delegate no further.
+    pub const DEFAULT_MAX_DEPTH: u32 = 1;
+    /// Children of one run that run at once unless set.
+    pub const DEFAULT_MAX_AT_ONCE: usize = 4;
+
+    /// [`Self::DEFAULT_MAX_DEPTH`] levels, [`Self::DEFAULT_MAX_AT_ONCE`] at once.
     #[must_use]
     pub fn new() -> Self {
         Self {
-            max_depth: DEFAULT_MAX_DEPTH,
-            max_at_once: DEFAULT_MAX_CHILDREN_AT_ONCE,
+            max_depth: Self::DEFAULT_MAX_DEPTH,
+            max_at_once: Self::DEFAULT_MAX_AT_ONCE,
         }
     }
 
@@ -471,7 +470,7 @@ impl AgentRunner {
         self.place
             .max_steps
             .or(self.agent.max_steps())
-            .unwrap_or(DEFAULT_MAX_STEPS)
+            .unwrap_or(crate::Agent::DEFAULT_MAX_STEPS)
     }
 
     /// Whether a run that used `usage` has spent its token budget.

@@ -73,7 +73,10 @@ async fn a_hostile_catalog_is_reported_and_the_rest_stays_usable() {
         .definitions()
         .find(|d| d.name() == "hostile__long_description")
         .unwrap();
-    assert_eq!(long.description().len(), iris::mcp::MAX_DESCRIPTION_CHARS);
+    assert_eq!(
+        long.description().len(),
+        iris::mcp::McpClient::MAX_DESCRIPTION_CHARS
+    );
     // The cyclic schema still projects, with its recursion reported.
     let cyclic = client
         .definitions()
