@@ -833,7 +833,19 @@ pub mod model {
 /// [`DiscoveryBuilder::encoder`](discovery::DiscoveryBuilder::encoder)).
 #[cfg(feature = "runtime")]
 pub mod discovery {
-    pub use iris_tools::discovery::*;
+    #[cfg(feature = "decision")]
+    pub use iris_tools::discovery::decision;
+    pub use iris_tools::discovery::{
+        CANDIDATES_PER_INTENT, CHARS_PER_TOKEN, Candidate, DEFAULT_BUDGET_TOKENS, DisclosurePolicy,
+        Discovery, DiscoveryBuilder, DiscoveryError, ENCODER_LOAD_HEAD_RATIO,
+        ENCODER_LOAD_MAX_TOOLS, ENCODER_LOAD_MIN_SIMILARITY, ENCODER_SELECT_MIN_LEAD,
+        ENCODER_SELECT_MIN_SIMILARITY, ENCODER_WORD_WEIGHT, EncodeError, Explanation, IntentAnswer,
+        LOAD_HEAD_RATIO, LOAD_MAX_TOOLS, LOAD_MIN_COVERAGE, LOAD_SEARCH_SHARE, LocalRanker,
+        MAX_INTENT_CHARS, MAX_INTENTS, RankedCandidate, Ranking, SELECT_MIN_CONFIDENCE,
+        SELECT_MIN_COVERAGE, SearchAnswer, SearchBackend, SearchFailure, SearchIndex, SearchScope,
+        SelectionRule, TOOL_SEARCH, TermGain, TermSource, TextEncoder, ToolRequest, ToolSearch,
+        ToolVectors, candidate_of, schema_tokens, tool_search,
+    };
 
     /// A sentence encoder run in process (feature `encoder`): a BERT model
     /// such as all-MiniLM-L6-v2, loaded from a folder or (feature
@@ -878,7 +890,17 @@ pub mod discovery {
 /// ```
 #[cfg(feature = "runtime")]
 pub mod telemetry {
-    pub use iris_runtime::telemetry::*;
+    // The attribute names and the content switch; the span plumbing the
+    // Iris crates share stays theirs.
+    pub use iris_runtime::telemetry::{
+        AGENT_ID, AGENT_NAME, CAPTURE_CONTENT_VAR, CONVERSATION_ID, ERROR_TYPE, INPUT_MESSAGES,
+        MAX_CONTENT_CHARS, OPERATION_NAME, OUTPUT_MESSAGES, PROVIDER_NAME, REQUEST_MAX_TOKENS,
+        REQUEST_MODEL, REQUEST_TEMPERATURE, RESPONSE_FINISH_REASONS, RESPONSE_MODEL,
+        SEMCONV_VERSION, SERVER_ADDRESS, SERVER_PORT, SYSTEM_INSTRUCTIONS, TOOL_CALL_ARGUMENTS,
+        TOOL_CALL_ID, TOOL_CALL_RESULT, TOOL_DEFINITIONS, TOOL_NAME, TOOL_TYPE,
+        USAGE_CACHE_READ_INPUT_TOKENS, USAGE_INPUT_TOKENS, USAGE_OUTPUT_TOKENS,
+        USAGE_REASONING_OUTPUT_TOKENS, capture_content, capturing_content,
+    };
     #[cfg(feature = "otlp")]
     pub use iris_telemetry::{Otlp, TelemetryError, TelemetryGuard};
 }
