@@ -30,17 +30,17 @@ pub fn agent_files(data: &[u8]) {
     };
     let lines = yaml_lines(text);
     for issue in &error.issues {
-        if issue.path != origin || issue.line == 0 {
+        let Some(line) = issue.line.filter(|_| issue.path == origin) else {
             continue;
-        }
-        let line = usize::try_from(issue.line).unwrap_or(usize::MAX);
+        };
+        let line = usize::try_from(line).unwrap_or(usize::MAX);
         let Some(content) = lines.get(line - 1) else {
             panic!(
                 "a problem is placed at line {line}, past the file's {} lines: {issue}",
                 lines.len()
             );
         };
-        let column = usize::try_from(issue.column).unwrap_or(usize::MAX);
+        let column = usize::try_from(issue.column.unwrap_or(1)).unwrap_or(usize::MAX);
         assert!(
             column <= content.chars().count() + 1,
             "a problem is placed at column {column} of a line of {} characters: {issue}",

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-use crate::problem::{Severity, SkillProblem};
+use crate::problem::{Problem, Severity, problem};
 use crate::read::{SKILL_FILE, read_skill};
 use crate::skill::{Skill, Strictness};
 
@@ -67,7 +67,7 @@ pub struct SkillSet {
     pub skills: Vec<Skill>,
     /// Every problem and warning: skills kept out and why, what was
     /// forgiven, collisions, roots not read.
-    pub problems: Vec<SkillProblem>,
+    pub problems: Vec<Problem>,
     /// The skills a same-named one hid.
     pub shadowed: Vec<Shadowed>,
 }
@@ -173,7 +173,7 @@ impl SkillRoots {
         for root in roots {
             if root.scope == SkillScope::Project && !self.trusted_project {
                 if root.path.is_dir() {
-                    set.problems.push(SkillProblem::new(
+                    set.problems.push(problem(
                         &root.path,
                         "",
                         "the project's skills here were not read: the project is not marked trusted",
@@ -197,7 +197,7 @@ impl SkillRoots {
     }
 
     /// The skill folders under `root`, breadth first within the bounds.
-    fn walk(&self, root: &SkillRoot, problems: &mut Vec<SkillProblem>) -> Vec<PathBuf> {
+    fn walk(&self, root: &SkillRoot, problems: &mut Vec<Problem>) -> Vec<PathBuf> {
         let Ok(base) = root.path.canonicalize() else {
             return Vec::new();
         };
@@ -207,7 +207,7 @@ impl SkillRoots {
         while let Some((folder, depth)) = queue.pop_front() {
             visited += 1;
             if visited > self.max_folders {
-                problems.push(SkillProblem::new(
+                problems.push(problem(
                     &root.path,
                     "",
                     format!(
@@ -247,7 +247,7 @@ impl SkillRoots {
 
 /// Whether `path` is a folder that stays inside `base` (a link that leads
 /// out of the root is skipped, and said so).
-fn within(base: &Path, path: &Path, problems: &mut Vec<SkillProblem>) -> bool {
+fn within(base: &Path, path: &Path, problems: &mut Vec<Problem>) -> bool {
     let Ok(kind) = std::fs::symlink_metadata(path) else {
         return false;
     };
@@ -260,7 +260,7 @@ fn within(base: &Path, path: &Path, problems: &mut Vec<SkillProblem>) -> bool {
     match path.canonicalize() {
         Ok(target) if target.is_dir() && target.starts_with(base) => true,
         Ok(target) if target.is_dir() => {
-            problems.push(SkillProblem::new(
+            problems.push(problem(
                 path,
                 "",
                 format!(
@@ -293,7 +293,7 @@ fn keep(
             } else {
                 "the root listed first wins"
             };
-            set.problems.push(SkillProblem::new(
+            set.problems.push(problem(
                 skill.root.join(SKILL_FILE),
                 "name",
                 format!(

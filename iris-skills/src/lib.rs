@@ -54,7 +54,7 @@ pub use catalog::{ACTIVATE_SKILL, Catalog, CatalogReport, DEFAULT_CATALOG_TOKENS
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, Shadowed, SkillRoot, SkillRoots, SkillScope, SkillSet,
 };
-pub use problem::{Severity, SkillProblem};
+pub use problem::{Problem, Severity};
 pub use read::{ReadSkill, SKILL_FILE, read_skill};
 pub use set::Skills;
 pub use skill::{Skill, Strictness};

@@ -10,7 +10,7 @@ use serde_saphyr::Spanned;
 
 use crate::fields::{self, KNOWN, MAX_COMPATIBILITY, MAX_DESCRIPTION};
 use crate::front_matter;
-use crate::problem::{Severity, SkillProblem};
+use crate::problem::{Problem, Severity, problem};
 use crate::skill::{Skill, Strictness};
 
 /// The file that makes a folder a skill.
@@ -23,7 +23,7 @@ pub struct ReadSkill {
     /// The skill.
     pub skill: Skill,
     /// What was forgiven (read leniently) or is worth knowing.
-    pub warnings: Vec<SkillProblem>,
+    pub warnings: Vec<Problem>,
 }
 
 type Fields = BTreeMap<String, Spanned<Value>>;
@@ -34,16 +34,16 @@ type Fields = BTreeMap<String, Spanned<Value>>;
 /// Every problem that keeps it out: read strictly, any problem at all;
 /// read leniently, a missing or empty description, front matter that is
 /// not YAML, or a `SKILL.md` that cannot be read.
-pub fn read_skill(folder: &Path, strictness: Strictness) -> Result<ReadSkill, Vec<SkillProblem>> {
+pub fn read_skill(folder: &Path, strictness: Strictness) -> Result<ReadSkill, Vec<Problem>> {
     let file = folder.join(SKILL_FILE);
     // Opened beneath its folder: a `SKILL.md` that links out of it, or is
     // another name for a file elsewhere, is not the skill's own.
     let text = iris_runtime::__wings::open_beneath(folder, Path::new(SKILL_FILE))
         .map_err(|why| format!("cannot read the skill file: {why}"))
         .and_then(|opened| iris_runtime::config::yaml::read_bounded_file(opened, "skill file"))
-        .map_err(|message| vec![SkillProblem::new(&file, "", message, Severity::Error)])?;
-    let parts = front_matter::split(&text)
-        .map_err(|why| vec![SkillProblem::new(&file, "", why, Severity::Error)])?;
+        .map_err(|message| vec![problem(&file, "", message, Severity::Error)])?;
+    let parts =
+        front_matter::split(&text).map_err(|why| vec![problem(&file, "", why, Severity::Error)])?;
     let mut reading = Reading {
         file: file.clone(),
         first_line: parts.first_line,
@@ -56,10 +56,8 @@ pub fn read_skill(folder: &Path, strictness: Strictness) -> Result<ReadSkill, Ve
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let skill = reading.skill(&fields, &folder_name, folder, parts.body);
-    let (errors, warnings): (Vec<_>, Vec<_>) = reading
-        .problems
-        .into_iter()
-        .partition(SkillProblem::is_error);
+    let (errors, warnings): (Vec<_>, Vec<_>) =
+        reading.problems.into_iter().partition(Problem::is_error);
     match skill {
         Some(skill) if errors.is_empty() => Ok(ReadSkill { skill, warnings }),
         _ => {
@@ -76,7 +74,7 @@ struct Reading {
     file: PathBuf,
     first_line: usize,
     strictness: Strictness,
-    problems: Vec<SkillProblem>,
+    problems: Vec<Problem>,
 }
 
 impl Reading {
@@ -102,13 +100,10 @@ impl Reading {
         message: String,
         severity: Severity,
     ) {
-        let mut problem = SkillProblem::new(&self.file, key, message, severity);
+        let mut problem = problem(&self.file, key, message, severity);
         if let Some(at) = at {
             let place = at.referenced;
-            problem = problem.at(
-                usize::try_from(place.line()).unwrap_or(0) + self.first_line - 1,
-                usize::try_from(place.column()).unwrap_or(0),
-            );
+            problem = problem.at(place.line() + self.first_line as u64 - 1, place.column());
         }
         self.problems.push(problem);
     }
@@ -116,7 +111,7 @@ impl Reading {
     /// The front matter's fields with their places. Read leniently, front
     /// matter that other clients' parsers accept (an unquoted `: ` inside a
     /// value) is read again with such values quoted.
-    fn parse(&mut self, yaml: &str) -> Result<Fields, Vec<SkillProblem>> {
+    fn parse(&mut self, yaml: &str) -> Result<Fields, Vec<Problem>> {
         let failed = match iris_runtime::config::yaml::from_str::<Fields>(yaml, "skill file") {
             Ok(fields) => return Ok(fields),
             Err(error) => error,
@@ -134,16 +129,16 @@ impl Reading {
             );
             return Ok(fields);
         }
-        let mut problem = SkillProblem::new(
+        let mut problem = problem(
             &self.file,
-            failed.path.trim_start_matches('.'),
+            failed.key.trim_start_matches('.'),
             format!("the front matter is not YAML: {}", failed.message),
             Severity::Error,
         );
-        if let Some(place) = failed.location {
+        if let Some(line) = failed.line {
             problem = problem.at(
-                usize::try_from(place.line()).unwrap_or(0) + self.first_line - 1,
-                usize::try_from(place.column()).unwrap_or(0),
+                line + self.first_line as u64 - 1,
+                failed.column.unwrap_or(0),
             );
         }
         Err(vec![problem])

@@ -18,7 +18,7 @@ pub struct Skills {
     honour_allowed_tools: bool,
     /// What finding and reading them forgave (lenient reading), kept to
     /// show the host.
-    warnings: Arc<Vec<crate::SkillProblem>>,
+    warnings: Arc<Vec<crate::Problem>>,
 }
 
 impl Skills {
@@ -107,14 +107,14 @@ impl Skills {
 
     /// Keeps `warnings` (what finding the skills forgave) to show the host.
     #[must_use]
-    pub fn with_warnings(mut self, warnings: Vec<crate::SkillProblem>) -> Self {
+    pub fn with_warnings(mut self, warnings: Vec<crate::Problem>) -> Self {
         self.warnings = Arc::new(warnings);
         self
     }
 
     /// What finding and reading the skills forgave.
     #[must_use]
-    pub fn warnings(&self) -> &[crate::SkillProblem] {
+    pub fn warnings(&self) -> &[crate::Problem] {
         &self.warnings
     }
 

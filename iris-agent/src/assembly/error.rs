@@ -6,34 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::Location;
 
-/// One problem in an agent file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AssemblyIssue {
-    /// The file.
-    pub path: PathBuf,
-    /// 1-based line; 0 when the problem is the file as a whole.
-    pub line: u64,
-    /// 1-based column; 0 when unknown.
-    pub column: u64,
-    /// The key path, such as `hooks[1].handler.factory`; empty for the
-    /// file as a whole.
-    pub key: String,
-    /// What is wrong and what to do.
-    pub message: String,
-}
-
-impl fmt::Display for AssemblyIssue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
-        if self.line > 0 {
-            write!(f, ":{}:{}", self.line, self.column)?;
-        }
-        if !self.key.is_empty() {
-            write!(f, ": `{}`", self.key)?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
+pub use iris_runtime::config::Problem;
 
 /// Line and column of the value at `json_path` inside the YAML value that
 /// starts at `start`: each object key of the path is looked for after the
@@ -133,7 +106,7 @@ fn position_of(source: &str, offset: usize) -> (u64, u64) {
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub struct AssemblyError {
     /// The problems, in file order.
-    pub issues: Vec<AssemblyIssue>,
+    pub issues: Vec<Problem>,
 }
 
 impl fmt::Display for AssemblyError {
@@ -155,7 +128,7 @@ impl fmt::Display for AssemblyError {
 #[derive(Debug)]
 pub(crate) struct Issues {
     path: PathBuf,
-    found: Vec<AssemblyIssue>,
+    found: Vec<Problem>,
     /// The file's text, to find values that have no location of their own
     /// (factory options, kept as plain JSON).
     source: String,
@@ -193,47 +166,47 @@ impl Issues {
         let unknown = message.contains("unknown option");
         let (line, column) = locate_option(&self.source, options, json_path, unknown)
             .unwrap_or((options.line(), options.column()));
-        self.found.push(AssemblyIssue {
-            path: self.path.clone(),
-            line,
-            column,
-            key: key.into(),
-            message,
-        });
+        self.found
+            .push(Problem::new(self.path.clone(), key, message).at(line, column));
     }
 
     /// A problem at `at` (a value's location) under `key`.
     pub(crate) fn at(&mut self, at: Location, key: impl Into<String>, message: impl Into<String>) {
-        self.found.push(AssemblyIssue {
-            path: self.path.clone(),
-            line: at.line(),
-            column: at.column(),
-            key: key.into(),
-            message: message.into(),
+        self.found
+            .push(Problem::new(self.path.clone(), key, message).at(at.line(), at.column()));
+    }
+
+    /// A problem at `line` and `column` when known, else with no place.
+    pub(crate) fn at_place(
+        &mut self,
+        line: Option<u64>,
+        column: Option<u64>,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        let problem = Problem::new(self.path.clone(), key, message);
+        self.found.push(match line {
+            Some(line) => problem.at(line, column.unwrap_or(0)),
+            None => problem,
         });
     }
 
     /// A problem with no place in the file (the file as a whole, or a key
     /// that was left out).
     pub(crate) fn whole(&mut self, key: impl Into<String>, message: impl Into<String>) {
-        self.found.push(AssemblyIssue {
-            path: self.path.clone(),
-            line: 0,
-            column: 0,
-            key: key.into(),
-            message: message.into(),
-        });
+        self.found
+            .push(Problem::new(self.path.clone(), key, message));
     }
 
     /// Takes in the problems found in another file (a child agent's):
     /// each names its own file.
-    pub(crate) fn adopt(&mut self, found: Vec<AssemblyIssue>) {
+    pub(crate) fn adopt(&mut self, found: Vec<Problem>) {
         self.found.extend(found);
     }
 
     /// Holds back the problems `follows` says depend on another one found
     /// already.
-    pub(crate) fn hold_back(&mut self, follows: impl Fn(&AssemblyIssue) -> bool) {
+    pub(crate) fn hold_back(&mut self, follows: impl Fn(&Problem) -> bool) {
         self.found.retain(|issue| !follows(issue));
     }
 
@@ -247,7 +220,7 @@ impl Issues {
             return Ok(());
         }
         self.found
-            .sort_by_key(|issue| (issue.line == 0, issue.line, issue.column));
+            .sort_by_key(|issue| (issue.line.is_none(), issue.line, issue.column));
         Err(AssemblyError { issues: self.found })
     }
 }

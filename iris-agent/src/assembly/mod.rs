@@ -118,7 +118,7 @@ use std::path::Path;
 
 use crate::Agent;
 
-pub use error::{AssemblyError, AssemblyIssue};
+pub use error::{AssemblyError, Problem};
 // The file's sections are how it is read, not an API: the keys are
 // documented above and in `agent.schema.json` (`agent_schema()`).
 use file::AgentFile;
@@ -206,13 +206,7 @@ fn assembled(
 /// The file's text, or the issue that it cannot be read.
 fn read_file(path: &Path) -> Result<String, AssemblyError> {
     iris_runtime::config::yaml::read_bounded(path, "agent file").map_err(|message| AssemblyError {
-        issues: vec![AssemblyIssue {
-            path: path.to_path_buf(),
-            line: 0,
-            column: 0,
-            key: String::new(),
-            message,
-        }],
+        issues: vec![Problem::new(path, "", message)],
     })
 }
 

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use super::error::{AssemblyError, AssemblyIssue, Issues, line_starts, offset_of};
+use super::error::{AssemblyError, Issues, Problem, line_starts, offset_of};
 use super::file::AgentFile;
 use iris_runtime::config::yaml;
 
@@ -30,7 +30,7 @@ pub(crate) struct Parsed {
     /// The text read: the file's, with the blanked entries as spaces.
     pub(crate) text: String,
     /// The faults of shape found on the way, in file order.
-    pub(crate) problems: Vec<AssemblyIssue>,
+    pub(crate) problems: Vec<Problem>,
     /// The key paths of the entries blanked.
     pub(crate) blanked: Vec<String>,
 }
@@ -41,7 +41,7 @@ impl Parsed {
     /// defining the tools was blanked) is held back.
     pub(crate) fn held_back(
         blanked: &[String],
-    ) -> impl FnOnce(Vec<AssemblyIssue>, Vec<AssemblyIssue>) -> Vec<AssemblyIssue> {
+    ) -> impl FnOnce(Vec<Problem>, Vec<Problem>) -> Vec<Problem> {
         let tools_blanked = blanked.iter().any(|key| key.starts_with("tools"));
         move |mut all, later| {
             all.extend(later.into_iter().filter(|issue| {
@@ -50,7 +50,7 @@ impl Parsed {
                     || (issue.key.starts_with("hooks[") && issue.key.contains("].tools"));
                 !(tools_blanked && refers_to_tools)
             }));
-            all.sort_by_key(|issue| (issue.line == 0, issue.line, issue.column));
+            all.sort_by_key(|issue| (issue.line.is_none(), issue.line, issue.column));
             all
         }
     }
@@ -86,17 +86,14 @@ pub(crate) fn parse(text: &str, origin: &Path) -> Result<Parsed, AssemblyError> 
             && let Err(syntax) = yaml::from_str::<serde::de::IgnoredAny>(&text, "agent file")
             && matches!(Fault::of(&syntax.message), Fault::Other)
         {
-            let key = key_path(&syntax.path);
-            match syntax.location {
-                Some(at) => issues.at(at, key, syntax.message),
-                None => issues.whole(key, syntax.message),
-            }
+            let key = key_path(&syntax.key);
+            issues.at_place(syntax.line, syntax.column, key, syntax.message);
             return Err(finish(issues));
         }
-        let key = key_path(&err.path);
+        let key = key_path(&err.key);
         let fault = Fault::of(&err.message);
         // A fault in what was put in to read on is no fault of the file.
-        let ours = appended_at.is_some_and(|line| err.location.is_some_and(|at| at.line() >= line));
+        let ours = appended_at.is_some_and(|line| err.line.is_some_and(|at| at >= line));
         let missing = match &fault {
             Fault::Missing(field) => Some(joined(&key, field)),
             _ => None,
@@ -111,15 +108,13 @@ pub(crate) fn parse(text: &str, origin: &Path) -> Result<Parsed, AssemblyError> 
                     .is_some_and(|rest| rest.starts_with(['.', '[']))
             });
         if !ours && !follows && !emptied {
-            match err.location {
-                Some(at) => issues.at(at, key.clone(), err.message.clone()),
-                None => issues.whole(key.clone(), err.message.clone()),
-            }
+            issues.at_place(err.line, err.column, key.clone(), err.message.clone());
         }
         if ours || follows {
             break;
         }
-        let next = match (&fault, err.location) {
+        let place = err.line.map(|line| (line, err.column.unwrap_or(1)));
+        let next = match (&fault, place) {
             // A required key left out of the file's top level: put one in
             // at its end, to read the rest.
             (Fault::Missing(field), _) if key.is_empty() && appended_at.is_none() => {
@@ -129,10 +124,10 @@ pub(crate) fn parse(text: &str, origin: &Path) -> Result<Parsed, AssemblyError> 
                 appended_at = Some(u64::try_from(line).unwrap_or(u64::MAX));
                 Some(appended)
             }
-            (Fault::Key, Some(at)) => {
-                offset_of(&text, at.line(), at.column()).and_then(|start| blank_entry(&text, start))
+            (Fault::Key, Some((line, column))) => {
+                offset_of(&text, line, column).and_then(|start| blank_entry(&text, start))
             }
-            (Fault::Value, Some(at)) => offset_of(&text, at.line(), at.column())
+            (Fault::Value, Some((line, column))) => offset_of(&text, line, column)
                 .and_then(|value| entry_of_value(&text, value, &key))
                 .and_then(|start| blank_entry(&text, start)),
             _ => None,

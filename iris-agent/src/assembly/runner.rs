@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Assembly, AssemblyError, AssemblyIssue};
+use super::{Assembly, AssemblyError, Problem};
 use crate::{Agent, AgentRunner, RunError};
 use iris_runtime::observers::RunEventObserver;
 
@@ -74,13 +74,7 @@ fn connected(agent: Agent, path: &Path) -> Result<AgentRunner, AssemblyError> {
             other => other.to_string(),
         };
         AssemblyError {
-            issues: vec![AssemblyIssue {
-                path: path.to_path_buf(),
-                line: 0,
-                column: 0,
-                key: "model".to_owned(),
-                message,
-            }],
+            issues: vec![Problem::new(path, "model", message)],
         }
     })
 }

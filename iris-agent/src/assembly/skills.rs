@@ -8,7 +8,7 @@ use std::path::Path;
 use iris_skills::{SkillRoots, SkillScope, Strictness};
 use serde_saphyr::Spanned;
 
-use super::error::{AssemblyIssue, Issues};
+use super::error::Issues;
 use super::file::SkillsSection;
 use crate::Skills;
 
@@ -58,13 +58,7 @@ pub(super) fn skills(
     let mut warnings = Vec::new();
     for problem in &found.problems {
         if problem.is_error() && strictness == Strictness::Strict {
-            issues.adopt(vec![AssemblyIssue {
-                path: problem.path.clone(),
-                line: u64::try_from(problem.line).unwrap_or(0),
-                column: u64::try_from(problem.column).unwrap_or(0),
-                key: problem.key.clone(),
-                message: problem.message.clone(),
-            }]);
+            issues.adopt(vec![problem.clone()]);
         } else {
             tracing::warn!(%problem, "a skill");
             warnings.push(problem.clone());

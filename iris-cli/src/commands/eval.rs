@@ -84,19 +84,12 @@ pub(crate) fn run(catalog: &Catalog, options: &Options<'_>, out: Out) -> Exit {
     };
     let cases: Cases = match iris_runtime::config::yaml::from_str(&text, "cases file") {
         Ok(cases) => cases,
-        Err(error) => {
-            let at = error
-                .location
-                .map(|l| format!(":{}:{}", l.line(), l.column()))
-                .unwrap_or_default();
-            return out.fail(
-                Exit::Usage,
-                &format!(
-                    "{}{at}: {} (expected `cases:` with `request:` and `expect: [tool, ...]` each)",
-                    options.cases.display(),
-                    error.message
-                ),
-            );
+        Err(mut problem) => {
+            problem.path = options.cases.to_path_buf();
+            problem
+                .message
+                .push_str(" (expected `cases:` with `request:` and `expect: [tool, ...]` each)");
+            return out.fail(Exit::Usage, &problem.to_string());
         }
     };
     let registry = catalog.agent.registry();

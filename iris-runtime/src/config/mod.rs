@@ -3,14 +3,14 @@
 //! bounded YAML loader whose errors carry line, column and key path, and
 //! durations written as configuration files write them. Not a public API
 //! beyond [`Seconds`], which agent files and MCP settings name, and
-//! `YamlError`, what a bad file is.
+//! [`Problem`], what is wrong with a file and where.
 
 mod duration;
+mod problem;
 // The loader and its helpers, shared with the crates that read files.
 #[cfg(feature = "yaml")]
 #[doc(hidden)]
 pub mod yaml;
 
 pub use duration::Seconds;
-#[cfg(feature = "yaml")]
-pub use yaml::YamlError;
+pub use problem::{Problem, Severity};

@@ -9,7 +9,9 @@ use std::io::Read as _;
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
-use serde_saphyr::{Budget, DuplicateKeyPolicy, Location, Options};
+use serde_saphyr::{Budget, DuplicateKeyPolicy, Options};
+
+use super::Problem;
 
 /// Largest configuration file read.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
@@ -20,32 +22,6 @@ const MAX_ALIASES: usize = 1_000;
 const MAX_DEPTH: usize = 32;
 /// Most nodes one file may hold, aliases expanded.
 const MAX_NODES: usize = 100_000;
-
-/// Why a file could not be read or parsed, where, and what to do.
-#[derive(Debug)]
-pub struct YamlError {
-    /// Where in the file, when known.
-    pub location: Option<Location>,
-    /// serde's path of the value at fault (`hooks[1].handler.options`).
-    pub path: String,
-    /// What was wrong, in words for a person.
-    pub message: String,
-}
-
-/// `line:column: `path`: message`, as much of it as is known.
-impl std::fmt::Display for YamlError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(location) = &self.location {
-            write!(f, "{}:{}: ", location.line(), location.column())?;
-        }
-        if !self.path.is_empty() && self.path != "." {
-            write!(f, "`{}`: ", self.path)?;
-        }
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for YamlError {}
 
 /// The text of the file at `path`, refusing anything but a regular file of
 /// at most [`MAX_FILE_BYTES`] before reading more than that.
@@ -104,14 +80,12 @@ pub fn read_bounded_file(file: std::fs::File, what: &str) -> Result<String, Stri
 /// `text` parsed as a `T`, within the loader's bounds.
 ///
 /// # Errors
-/// [`YamlError`] with where and what.
-pub fn from_str<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, YamlError> {
+/// A [`Problem`] with no file (the caller knows which), at the line and
+/// column where the text went wrong, its key serde's path of the value at
+/// fault (`hooks[1].handler.options`; `.` for the whole text).
+pub fn from_str<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, Problem> {
     if text.len() > MAX_FILE_BYTES {
-        return Err(YamlError {
-            location: None,
-            path: String::new(),
-            message: too_large(text.len(), what),
-        });
+        return Err(Problem::new("", "", too_large(text.len(), what)));
     }
     let mut path = String::new();
     let parsed = serde_saphyr::with_deserializer_from_str_with_options(text, options(), |de| {
@@ -120,10 +94,9 @@ pub fn from_str<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, YamlEr
             err.into_inner()
         })
     });
-    parsed.map_err(|err| YamlError {
-        location: err.location(),
-        path,
-        message: message_of(&err, what),
+    parsed.map_err(|err| {
+        let (line, column) = err.location().map_or((0, 0), |at| (at.line(), at.column()));
+        Problem::new("", path, message_of(&err, what)).at(line, column)
     })
 }
 
@@ -331,7 +304,7 @@ mod tests {
         let twice = "name: a\nname: b\n";
         let err = from_str::<Small>(twice, "agent file").unwrap_err();
         assert!(err.message.contains("given twice"), "{}", err.message);
-        assert!(err.location.is_some());
+        assert!(err.line.is_some());
         let big = format!("name: {}\n", "x".repeat(MAX_FILE_BYTES));
         let err = from_str::<Small>(&big, "agent file").unwrap_err();
         assert!(err.message.contains("at most"), "{}", err.message);

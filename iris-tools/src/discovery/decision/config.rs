@@ -15,7 +15,8 @@
 //! The agent configuration names the file (`decision.path`), relative to
 //! the agent configuration's own folder.
 
-use std::path::{Path, PathBuf};
+use iris_runtime::config::Problem;
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -74,7 +75,7 @@ impl DecisionConfig {
     pub fn load(path: impl AsRef<Path>) -> Result<Self, DecisionError> {
         let path = path.as_ref();
         let text = iris_runtime::config::yaml::read_bounded(path, "Decision file")
-            .map_err(|message| config_error(path, 0, 0, message))?;
+            .map_err(|message| Problem::new(path, "", message))?;
         Self::parse(&text, path)
     }
 
@@ -98,13 +99,12 @@ impl DecisionConfig {
     pub fn parse(text: &str, origin: &Path) -> Result<Self, DecisionError> {
         let config: Self =
             iris_runtime::config::yaml::from_str(text, "Decision file").map_err(|e| {
-                let (line, column) = e.location.map_or((0, 0), |l| (l.line(), l.column()));
-                let message = if e.path.is_empty() || e.path == "." {
-                    e.message
-                } else {
-                    format!("at `{}`: {}", e.path, e.message)
-                };
-                config_error(origin, line, column, message)
+                let key = e.key.trim_start_matches('.').to_owned();
+                let problem = Problem::new(origin, key, e.message);
+                DecisionError::Config(match e.line {
+                    Some(line) => problem.at(line, e.column.unwrap_or(0)),
+                    None => problem,
+                })
             })?;
         config.check(origin)?;
         Ok(config)
@@ -123,7 +123,7 @@ impl DecisionConfig {
             None
         };
         match problem {
-            Some(message) => Err(config_error(origin, 0, 0, message.to_owned())),
+            Some(message) => Err(Problem::new(origin, "", message).into()),
             None => Ok(()),
         }
     }
@@ -150,15 +150,6 @@ impl DecisionConfig {
             })
             .collect();
         format!("{API_KEY_PREFIX}{provider}")
-    }
-}
-
-fn config_error(origin: &Path, line: u64, column: u64, message: String) -> DecisionError {
-    DecisionError::Config {
-        path: PathBuf::from(origin),
-        line,
-        column,
-        message,
     }
 }
 

@@ -4,18 +4,10 @@
 #[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum DecisionError {
-    /// A configuration file holds something unexpected.
-    #[error("{}:{line}:{column}: {message}", path.display())]
-    Config {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The line (1-based; 0 when the problem is the whole file).
-        line: u64,
-        /// The column (1-based; 0 when unknown).
-        column: u64,
-        /// What was wrong and what was expected.
-        message: String,
-    },
+    /// A configuration file holds something unexpected: where, and what
+    /// was expected.
+    #[error(transparent)]
+    Config(#[from] iris_runtime::config::Problem),
     /// A provider API key variable is not set.
     #[error(
         "the API key variable `{variable}` is not set; export it with the key of provider `{provider}`"
