@@ -56,7 +56,8 @@ pub enum RunError {
         /// The waiting item.
         item_id: String,
         /// What is wrong.
-        why: String,
+        #[source]
+        why: crate::state::ReplyMismatch,
     },
     /// A tool of the agent has the name run control's own tool needs.
     #[error(

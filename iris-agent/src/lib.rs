@@ -56,8 +56,8 @@ pub use iris_skills::Skills;
 pub use run::{AgentRunner, Answerer, Delegation, Questions, RunContext};
 pub use seal::{StateKey, StateKeyError};
 pub use state::{
-    ChildRun, FinishedCall, OLDEST_RUN_STATE_VERSION, PendingItem, RUN_STATE_VERSION, RunOutcome,
-    RunState, Wait, WaitingItem,
+    ChildRun, FinishedCall, OLDEST_RUN_STATE_VERSION, PendingItem, RUN_STATE_VERSION,
+    ReplyMismatch, RunOutcome, RunState, Wait, WaitingItem,
 };
 pub use store::{RunStatus, RunStore, StoreError};
 

@@ -286,37 +286,31 @@ impl WaitingItem {
     ///
     /// # Errors
     /// Why it does not, for the person who gave it.
-    pub fn fits(&self, reply: &Reply) -> Result<(), String> {
+    pub fn fits(&self, reply: &Reply) -> Result<(), ReplyMismatch> {
         match (&self.wait, reply) {
             (
                 Wait::Approval { request },
                 Reply::Decision(ApprovalDecision::Approve { approval_id }),
-            ) if *approval_id != request.approval_id => Err(format!(
-                "the approval names request `{}`, but the call waits under request `{}` (tool `{}`, arguments hash {}); approve the request that is shown",
-                iris_runtime::__wings::shorten(approval_id),
-                request.approval_id,
-                request.tool,
-                request.arguments_hash
-            )),
+            ) if *approval_id != request.approval_id => Err(ReplyMismatch::OtherRequest {
+                named: iris_runtime::__wings::shorten(approval_id).into_owned(),
+                waits: request.approval_id.clone(),
+                tool: request.tool.to_string(),
+                arguments_hash: request.arguments_hash.clone(),
+            }),
             (Wait::Approval { .. }, Reply::Decision(_)) => Ok(()),
-            (Wait::Question { request }, Reply::Answer(answer)) => request.check(answer),
-            (Wait::Approval { .. }, Reply::Answer(_)) => Err(
-                "it waits for approval, and an answer is never an approval; approve or deny it"
-                    .to_owned(),
-            ),
-            (Wait::Question { .. }, Reply::Decision(_)) => Err(
-                "it is a question, and a decision does not answer it; reply with a `QuestionReply`"
-                    .to_owned(),
-            ),
-            (Wait::Child { state, .. }, _) => Err(format!(
-                "it is a child agent that waits on its own items ({}); reply to those, by their ids",
-                state
+            (Wait::Question { request }, Reply::Answer(answer)) => {
+                request.check(answer).map_err(ReplyMismatch::Answer)
+            }
+            (Wait::Approval { .. }, Reply::Answer(_)) => Err(ReplyMismatch::AnswerForApproval),
+            (Wait::Question { .. }, Reply::Decision(_)) => Err(ReplyMismatch::DecisionForQuestion),
+            (Wait::Child { state, .. }, _) => Err(ReplyMismatch::ChildItem {
+                items: state
                     .pending()
                     .iter()
                     .map(|p| format!("`{}/{}`", CallPath::join(None, self.id()), p.id))
                     .collect::<Vec<_>>()
-                    .join(", ")
-            )),
+                    .join(", "),
+            }),
         }
     }
 
@@ -492,4 +486,44 @@ impl RunOutcome {
             | RunOutcome::Cancelled(state) => state,
         }
     }
+}
+
+/// Why a reply does not fit the item it names; nothing ran and nothing was
+/// recorded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplyMismatch {
+    /// An approval of another request than the one the call waits under
+    /// (another call, or the same call with other arguments).
+    #[error(
+        "the approval names request `{named}`, but the call waits under request `{waits}` (tool `{tool}`, arguments hash {arguments_hash}); approve the request that is shown"
+    )]
+    OtherRequest {
+        /// The request the approval names (shortened).
+        named: String,
+        /// The request the call waits under.
+        waits: String,
+        /// The call's tool.
+        tool: String,
+        /// The hash of the call's arguments.
+        arguments_hash: String,
+    },
+    /// An answer sent to a call that waits for approval.
+    #[error("it waits for approval, and an answer is never an approval; approve or deny it")]
+    AnswerForApproval,
+    /// A decision sent to a question.
+    #[error("it is a question, and a decision does not answer it; reply with a `QuestionReply`")]
+    DecisionForQuestion,
+    /// An answer the question does not take (not among its choices, too
+    /// long, another question set), as the question says.
+    #[error("{0}")]
+    Answer(String),
+    /// A reply to a child agent, which waits on its own items.
+    #[error(
+        "it is a child agent that waits on its own items ({items}); reply to those, by their ids"
+    )]
+    ChildItem {
+        /// The child's items, by the ids a reply names.
+        items: String,
+    },
 }

@@ -214,7 +214,8 @@ pub enum StoreError {
         /// The waiting item.
         item_id: String,
         /// What is wrong.
-        why: String,
+        #[source]
+        why: crate::state::ReplyMismatch,
     },
     /// The run ended; there is nothing to resume.
     #[error("run `{run_id}` has finished; start a new run")]
