@@ -155,14 +155,7 @@ impl RunStore for SqliteStore {
         let holder = holder.to_owned();
         self.blocking(move |connection| {
             write(connection, |tx| {
-                let row = existing_row(tx, &run)?;
-                check_writer(
-                    &run,
-                    u64_of(row.version),
-                    row.lease_holder.as_deref(),
-                    &holder,
-                    None,
-                )?;
+                check_holder(tx, &run, &holder)?;
                 let earlier: Option<Option<String>> = tx
                     .query_row(
                         "SELECT result FROM iris_calls WHERE run_id = ?1 AND call_id = ?2",
@@ -234,14 +227,7 @@ impl RunStore for SqliteStore {
         self.blocking(move |connection| {
             let json = json?;
             write(connection, |tx| {
-                let row = existing_row(tx, &run)?;
-                check_writer(
-                    &run,
-                    u64_of(row.version),
-                    row.lease_holder.as_deref(),
-                    &holder,
-                    None,
-                )?;
+                check_holder(tx, &run, &holder)?;
                 tx.execute(
                     "INSERT INTO iris_children (run_id, child_id, state) VALUES (?1, ?2, ?3)
                      ON CONFLICT (run_id, child_id) DO UPDATE SET state = excluded.state",
@@ -325,6 +311,23 @@ impl RunStore for SqliteStore {
             })
         })
     }
+}
+
+/// Refuses unless `holder` holds `run`'s lease: a call's claim and a
+/// child's state are written only by the process driving the run.
+fn check_holder(
+    tx: &rusqlite::Transaction<'_>,
+    run: &RunId,
+    holder: &str,
+) -> Result<(), StoreError> {
+    let row = existing_row(tx, run)?;
+    check_writer(
+        run,
+        u64_of(row.version),
+        row.lease_holder.as_deref(),
+        holder,
+        None,
+    )
 }
 
 /// Deletes the replies recorded for `run` but those for the items `kept`.
