@@ -118,6 +118,30 @@ impl AgentRunner {
             if self.is_delegation(&call) {
                 let kept_child = kept.remove(&call.id);
                 let mut under = replies_under(replies, &call.id);
+                // A child that waited and was resumed before the process
+                // died kept steps since its pause: it goes on from the last
+                // of them, never from the pause again.
+                if kept_child
+                    .as_ref()
+                    .is_some_and(|item| matches!(item.wait(), Wait::Child { .. }))
+                    && let Kept::Step(child) = self.kept_step(&call, state).await
+                {
+                    let taken = self
+                        .take_over_child(&call, *child, std::mem::take(&mut under), state, cx)
+                        .await;
+                    match taken {
+                        Ok(Delegated::Finished(result, run)) => {
+                            state.keep_child(run);
+                            results.insert(call.id.clone(), result);
+                        }
+                        Ok(Delegated::Waiting(item)) => state.waiting.push(*item),
+                        Err(error) => {
+                            tracing::warn!(%error, call = %call.id, "a resumed child agent cut off by a crash could not be taken over");
+                            results.insert(call.id.clone(), interrupted(&call));
+                        }
+                    }
+                    continue;
+                }
                 // A child that waited, with replies recorded for it: it
                 // resumes where it paused, and the root's journal answers
                 // for the calls it ran before the process died.
@@ -288,15 +312,7 @@ impl AgentRunner {
         parent: &RunState,
         cx: &RunContext,
     ) -> Delegated {
-        let kept = match self.child_checkpoints(&self.root_of(parent)) {
-            Some(checkpoints) => {
-                checkpoints
-                    .kept(&crate::children::child_run_id(&parent.run_id, &call.id))
-                    .await
-            }
-            None => Kept::Unknown,
-        };
-        match kept {
+        match self.kept_step(call, parent).await {
             Kept::Step(child) => {
                 match self
                     .take_over_child(call, *child, replies, parent, cx)
@@ -312,6 +328,20 @@ impl AgentRunner {
             Kept::Nothing if approved => self.start_approved_child(call, parent, cx).await,
             Kept::Nothing => self.delegate(call, parent, cx).await,
             Kept::Unknown => Delegated::Finished(interrupted(call), None),
+        }
+    }
+}
+
+impl AgentRunner {
+    /// What the store kept of the child `call` of `parent` delegated to.
+    async fn kept_step(&self, call: &ToolUseBlock, parent: &RunState) -> Kept {
+        match self.child_checkpoints(&self.root_of(parent)) {
+            Some(checkpoints) => {
+                checkpoints
+                    .kept(&crate::children::child_run_id(&parent.run_id, &call.id))
+                    .await
+            }
+            None => Kept::Unknown,
         }
     }
 }

@@ -56,6 +56,46 @@ fn cashier() -> FnModel {
     history_model(cashier_calls())
 }
 
+/// Refund a payment: a write that may not run twice, which the lead of the
+/// nested run lets run without asking.
+#[iris::tool(write)]
+fn refund(
+    /// Cents to refund.
+    cents: u64,
+    #[ctx] cx: &iris::ToolContext,
+) -> String {
+    replica::append(&cx.workspace_root().join("refunds.txt"), &cents.to_string());
+    die_at("in_refund", cx.workspace_root());
+    format!("refunded {cents}")
+}
+
+/// The cashier's calls, then a refund of 300 under an id of this process's
+/// own (as a provider's ids are), then the report.
+fn charging_once_more() -> FnModel {
+    FnModel::new(|request| {
+        let steps = request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
+        Ok(match steps {
+            0 => iris::model::ModelResponse {
+                tool_calls: cashier_calls(),
+                ..Default::default()
+            },
+            1 => iris::model::ModelResponse {
+                tool_calls: vec![ToolUseBlock::new(
+                    format!("more-{}", std::process::id()),
+                    "refund",
+                    json!({"cents": 300}),
+                )],
+                ..Default::default()
+            },
+            _ => iris::testing::calling_then_reporting(&[], request),
+        })
+    })
+}
+
 fn cashier_calls() -> Vec<ToolUseBlock> {
     vec![
         ToolUseBlock::new("c1", "price", json!({})),
@@ -245,28 +285,35 @@ async fn replica(db: &Path, dir: &Path) {
     );
 }
 
-/// The lead of the nested runs: it asks before writes (or allows them,
-/// with `lead_writes`) and hands the task down `depth` levels of child
-/// agents (each `t1` of the one above), the last of them the till, with the
-/// cashier's tools and model.
-fn nested_runner(db: &Path, dir: &Path, depth: u32, lead_writes: Rule) -> AgentRunner {
-    nested_runner_asking(db, dir, depth, lead_writes, false)
+/// What the till at the bottom of a nested run does.
+#[derive(Clone, Copy)]
+enum Till {
+    /// The cashier's calls, then its report.
+    Cashier,
+    /// A question to the person first.
+    Asking,
+    /// After the cashier's step, one more charge under an id the process
+    /// makes up.
+    ChargingMore,
 }
 
-/// [`nested_runner`], its till asking the person a question first when
-/// `asks`.
-fn nested_runner_asking(
+/// The lead of the nested runs: it asks before writes (or allows them,
+/// with `lead_writes`) and hands the task down `depth` levels of child
+/// agents (each `t1` of the one above), the last of them the till, `till`
+/// says doing what, with the cashier's tools.
+fn nested_runner_with(
     db: &Path,
     dir: &Path,
     depth: u32,
     lead_writes: Rule,
-    asks: bool,
+    till: Till,
 ) -> AgentRunner {
     let mut registry = ToolRegistry::new();
     registry.register(Charge).unwrap();
     registry.register(SendReceipt).unwrap();
     registry.register(Price).unwrap();
-    let till = Agent::builder(
+    registry.register(Refund).unwrap();
+    let till_agent = Agent::builder(
         ToolExecutor::builder(registry)
             .policy(RulePolicy::new().write(Rule::Allow))
             .build()
@@ -275,12 +322,12 @@ fn nested_runner_asking(
     .name("till")
     .build()
     .unwrap();
-    let till_model = if asks {
-        asking_then_calling(cashier_calls())
-    } else {
-        cashier()
+    let till_model = match till {
+        Till::Cashier => cashier(),
+        Till::Asking => asking_then_calling(cashier_calls()),
+        Till::ChargingMore => charging_once_more(),
     };
-    let mut below = ChildAgent::new("till", "Charges orders.", till).model(till_model);
+    let mut below = ChildAgent::new("till", "Charges orders.", till_agent).model(till_model);
     for _ in 1..depth {
         let middle = Agent::builder(
             ToolExecutor::builder(ToolRegistry::new())
@@ -296,7 +343,17 @@ fn nested_runner_asking(
     }
     let lead = Agent::builder(
         ToolExecutor::builder(ToolRegistry::new())
-            .policy(RulePolicy::new().other(Rule::Allow).write(lead_writes))
+            .policy(match till {
+                // Only the charge waits for a person; the refund runs.
+                Till::ChargingMore => RulePolicy::new()
+                    .other(Rule::Allow)
+                    .write(Rule::Allow)
+                    .tool(
+                        iris::definition::ToolName::new("charge").unwrap(),
+                        Rule::Ask,
+                    ),
+                _ => RulePolicy::new().other(Rule::Allow).write(lead_writes),
+            })
             .build()
             .unwrap(),
     )
@@ -325,7 +382,12 @@ fn nested_runner_asking(
 async fn nested_replica(db: &Path, dir: &Path, depth: u32, decision: &str) {
     let (deny, allow) = (decision == "deny", decision == "allow");
     let lead_writes = if allow { Rule::Allow } else { Rule::Ask };
-    let runner = nested_runner(db, dir, depth, lead_writes);
+    let till = if decision == "more" {
+        Till::ChargingMore
+    } else {
+        Till::Cashier
+    };
+    let runner = nested_runner_with(db, dir, depth, lead_writes, till);
     let run = RunId::new("order-7");
     let cx = RunContext::new(dir, run.clone());
     let stored = runner.store().unwrap().load(&run).await.unwrap();
@@ -362,6 +424,15 @@ async fn nested_replica(db: &Path, dir: &Path, depth: u32, decision: &str) {
             Err(RunError::Store(StoreError::Held { .. })) if Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
+            // A write the till made after its approved step waits in turn:
+            // approved, and the run goes on.
+            Ok(RunOutcome::Waiting(state)) => {
+                for pending in state.pending() {
+                    let request = pending.item.approval_request().expect("an approval");
+                    let decision = iris::ApprovalDecision::approve(request);
+                    runner.decide(&run, &pending.id, decision).await.unwrap();
+                }
+            }
             other => break other.unwrap(),
         }
     };
@@ -373,7 +444,7 @@ async fn nested_replica(db: &Path, dir: &Path, depth: u32, decision: &str) {
 /// answer is in the store, resumes it or takes it over once the dead
 /// replica's lease ran out, printing the till's final history.
 async fn question_replica(db: &Path, dir: &Path, depth: u32) {
-    let runner = nested_runner_asking(db, dir, depth, Rule::Allow, true);
+    let runner = nested_runner_with(db, dir, depth, Rule::Allow, Till::Asking);
     let run = RunId::new("order-7");
     let cx = RunContext::new(dir, run.clone());
     if runner.store().unwrap().load(&run).await.unwrap().is_none() {
@@ -393,6 +464,15 @@ async fn question_replica(db: &Path, dir: &Path, depth: u32) {
         match runner.resume_stored(&cx).await {
             Err(RunError::Store(StoreError::Held { .. })) if Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            // A write the till made after its approved step waits in turn:
+            // approved, and the run goes on.
+            Ok(RunOutcome::Waiting(state)) => {
+                for pending in state.pending() {
+                    let request = pending.item.approval_request().expect("an approval");
+                    let decision = iris::ApprovalDecision::approve(request);
+                    runner.decide(&run, &pending.id, decision).await.unwrap();
+                }
             }
             other => break other.unwrap(),
         }
@@ -779,6 +859,55 @@ fn check_answered_till(till: &[Message], dir: &tempfile::TempDir, depth: u32, po
             result_of(till, call).as_error(),
             None,
             "depth {depth}, {point}: {call}"
+        );
+    }
+}
+
+/// A child resumed after a person's approval goes on to a step of its own
+/// (a refund of 300 under an id the process makes up, as a provider's
+/// are) and is killed inside that refund: the process that takes the run
+/// over goes on from the child's last kept step, not from its pause again,
+/// so the model is not asked again for that step and the refund is
+/// reported interrupted, never made twice.
+#[tokio::test]
+async fn a_resumed_child_cut_off_goes_on_from_its_last_step_not_its_pause() {
+    for depth in 1..=2 {
+        let mode = format!("nested\n{depth}\nmore");
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("runs.db");
+        let (ended, printed) = start_replica_as(&db, dir.path(), Some("in_refund"), &mode);
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&ended),
+            Some(9),
+            "depth {depth}: the first replica is killed inside the refund: {printed}"
+        );
+        let (ended, printed) = start_replica_as(&db, dir.path(), None, &mode);
+        assert!(ended.success(), "depth {depth}: {printed}");
+        let till = history(&printed);
+        assert_eq!(
+            lines(&dir.path().join("charges.txt")),
+            ["1200"],
+            "depth {depth}"
+        );
+        assert_eq!(
+            lines(&dir.path().join("refunds.txt")),
+            ["300"],
+            "depth {depth}: the refund made once"
+        );
+        let refund = till
+            .iter()
+            .find_map(|m| match m {
+                Message::Tool {
+                    call_id, result, ..
+                } if call_id.starts_with("more-") => Some(result),
+                _ => None,
+            })
+            .expect("the refund has a result");
+        assert_eq!(
+            refund.error_kind(),
+            Some(ToolErrorKind::Interrupted),
+            "depth {depth}: {}",
+            refund.text_content()
         );
     }
 }

@@ -153,9 +153,16 @@ impl AgentRunner {
         self.agent.child(&call.name).is_some()
     }
 
-    /// Children that may run at once.
+    /// Children that may run at once: one at a time on an engine, whose
+    /// journal the children share and must meet in the same order on every
+    /// replay (siblings side by side would interleave their entries as
+    /// their models happened to answer).
     pub(super) fn children_at_once(&self) -> usize {
-        self.delegation.max_at_once
+        if self.engine.is_some() {
+            1
+        } else {
+            self.delegation.max_at_once
+        }
     }
 
     /// Whether delegations of `call`'s child may run beside others.
