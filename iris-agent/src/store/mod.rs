@@ -328,14 +328,19 @@ pub trait RunStore: Send + Sync + 'static {
         Box::pin(std::future::ready(Ok(())))
     }
 
-    /// The state kept for child run `child` of `run`, if one is.
+    /// The state kept for child run `child` of `run`, if one is. By
+    /// default an error: a store that says it keeps children's states
+    /// without reading them back has a cut child reported interrupted, never
+    /// started again as if it had kept nothing.
     fn kept_child<'a>(
         &'a self,
         run: &'a RunId,
         child: &'a RunId,
     ) -> BoxFuture<'a, Result<Option<RunState>, StoreError>> {
-        let _ = (run, child);
-        Box::pin(std::future::ready(Ok(None)))
+        let _ = run;
+        Box::pin(std::future::ready(Err(StoreError::Backend(format!(
+            "this store keeps no states of child agents, so that of `{child}` cannot be read"
+        )))))
     }
 
     /// Records a person's reply to one waiting item of `run` (a decision
