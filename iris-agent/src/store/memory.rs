@@ -57,8 +57,9 @@ struct Kept {
     written: u64,
     /// Its claimed calls by call id, with their results once recorded.
     calls: FxHashMap<String, Option<ToolResult>>,
-    /// The states of its children at their last step boundary, by run id.
-    children: FxHashMap<RunId, RunState>,
+    /// The states of its children at their last step boundary, part of
+    /// this run's record (one per child run, replaced at each boundary).
+    children: Vec<RunState>,
 }
 
 impl MemoryStore {
@@ -176,7 +177,7 @@ impl RunStore for MemoryStore {
                 order: runs.created,
                 written: now,
                 calls: FxHashMap::default(),
-                children: FxHashMap::default(),
+                children: Vec::new(),
             };
             runs.by_id.insert(run_id.clone(), kept);
             Ok(1)
@@ -310,7 +311,10 @@ impl RunStore for MemoryStore {
         ready(self.on_run(run, |kept| {
             let lease_holder = kept.run.lease.as_ref().map(|l| l.holder.as_str());
             check_writer(run, kept.run.version, lease_holder, holder, None)?;
-            kept.children.insert(state.run_id.clone(), state.clone());
+            match kept.children.iter_mut().find(|c| c.run_id == state.run_id) {
+                Some(slot) => slot.clone_from(state),
+                None => kept.children.push(state.clone()),
+            }
             Ok(())
         }))
     }
@@ -323,7 +327,7 @@ impl RunStore for MemoryStore {
         ready(Ok(self.with(|runs| {
             runs.by_id
                 .get(run)
-                .and_then(|kept| kept.children.get(child).cloned())
+                .and_then(|kept| kept.children.iter().find(|c| c.run_id == *child).cloned())
         })))
     }
 
