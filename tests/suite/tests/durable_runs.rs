@@ -909,3 +909,68 @@ async fn the_store_contract_names_the_rule_a_store_breaks() {
         iris::testing::store_contract::RULES.len() - 1
     );
 }
+
+/// A child's kept state, in both stores: written only by the lease holder,
+/// replaced at each of the child's boundaries, read back as written, and
+/// gone at the next write of the root's own state.
+async fn children_states_are_kept_until_the_root_writes(store: Arc<dyn RunStore>) {
+    let root = RunId::new("root-1");
+    let state = waiting_state(&root).await;
+    let version = store
+        .create(&state, "holder-a", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert!(store.keeps_children());
+    let mut child = waiting_state(&RunId::new("root-1/t1")).await;
+    store.keep_child(&root, &child, "holder-a").await.unwrap();
+    child.step = 2;
+    store.keep_child(&root, &child, "holder-a").await.unwrap();
+    let refused = store.keep_child(&root, &child, "holder-b").await;
+    assert!(
+        refused.is_err(),
+        "only the lease holder keeps a child's state"
+    );
+    let kept = store.kept_child(&root, &child.run_id).await.unwrap();
+    assert_eq!(
+        kept.map(|s| s.step),
+        Some(2),
+        "the last boundary replaces the one before"
+    );
+    assert!(
+        store
+            .kept_child(&root, &RunId::new("root-1/t2"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    store
+        .save(
+            &state,
+            RunStatus::Running,
+            "holder-a",
+            version,
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    assert!(
+        store
+            .kept_child(&root, &child.run_id)
+            .await
+            .unwrap()
+            .is_none(),
+        "the root's write holds the child's outcome from then on"
+    );
+}
+
+#[tokio::test]
+async fn children_states_are_kept_until_the_root_writes_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("runs.db")).unwrap();
+    children_states_are_kept_until_the_root_writes(Arc::new(store)).await;
+}
+
+#[tokio::test]
+async fn children_states_are_kept_until_the_root_writes_in_memory() {
+    children_states_are_kept_until_the_root_writes(Arc::new(MemoryStore::new())).await;
+}
