@@ -549,6 +549,24 @@ fn start_replica_as(
     )
 }
 
+/// A replica of `mode` on the store in `dir`, killed at `point`, then one
+/// that takes the run over and finishes it: what the second printed.
+fn killed_then_taken_over(dir: &Path, point: &str, mode: &str) -> String {
+    let db = dir.join("runs.db");
+    let (ended, printed) = start_replica_as(&db, dir, Some(point), mode);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&ended),
+        Some(9),
+        "{mode}: the first replica is killed at {point}: {printed}"
+    );
+    let (ended, printed) = start_replica_as(&db, dir, None, mode);
+    assert!(
+        ended.success(),
+        "{mode}: the second replica finishes after {point}: {printed}"
+    );
+    printed
+}
+
 fn history(printed: &str) -> Vec<Message> {
     let line = printed
         .lines()
@@ -648,19 +666,7 @@ async fn an_approved_write_inside_a_child_runs_once_across_a_kill() {
 
         for point in ["after_claim", "in_charge", "after_body", "after_record"] {
             let dir = tempfile::tempdir().unwrap();
-            let db = dir.path().join("runs.db");
-            let (ended, printed) = start_replica_as(&db, dir.path(), Some(point), &mode);
-            assert_eq!(
-                std::os::unix::process::ExitStatusExt::signal(&ended),
-                Some(9),
-                "depth {depth}: the first replica is killed at {point}: {printed}"
-            );
-            let (ended, printed) = start_replica_as(&db, dir.path(), None, &mode);
-            assert!(
-                ended.success(),
-                "depth {depth}: the second replica finishes after {point}: {printed}"
-            );
-            let till = history(&printed);
+            let till = history(&killed_then_taken_over(dir.path(), point, &mode));
             let charges = lines(&dir.path().join("charges.txt")).len();
             assert_eq!(
                 lines(&dir.path().join("receipts.txt")).len(),
@@ -714,19 +720,7 @@ async fn a_child_cut_off_by_a_crash_goes_on_from_its_last_kept_step() {
             "child_after_step",
         ] {
             let dir = tempfile::tempdir().unwrap();
-            let db = dir.path().join("runs.db");
-            let (ended, printed) = start_replica_as(&db, dir.path(), Some(point), &mode);
-            assert_eq!(
-                std::os::unix::process::ExitStatusExt::signal(&ended),
-                Some(9),
-                "depth {depth}: the first replica is killed at {point}: {printed}"
-            );
-            let (ended, printed) = start_replica_as(&db, dir.path(), None, &mode);
-            assert!(
-                ended.success(),
-                "depth {depth}: the second replica finishes after {point}: {printed}"
-            );
-            let till = history(&printed);
+            let till = history(&killed_then_taken_over(dir.path(), point, &mode));
             let charges = lines(&dir.path().join("charges.txt")).len();
             assert_eq!(
                 lines(&dir.path().join("receipts.txt")).len(),
@@ -797,21 +791,13 @@ async fn a_question_inside_a_child_is_answered_while_no_process_drives_the_run()
                 .await
                 .unwrap();
 
-            let (ended, printed) = start_replica_as(&db, dir.path(), point, &mode);
             if let Some(point) = point {
-                assert_eq!(
-                    std::os::unix::process::ExitStatusExt::signal(&ended),
-                    Some(9),
-                    "depth {depth}: the resuming replica is killed at {point}: {printed}"
-                );
-                let (taken_over, again) = start_replica_as(&db, dir.path(), None, &mode);
-                assert!(taken_over.success(), "depth {depth}, {point}: {again}");
-                let till = history(&again);
+                let till = history(&killed_then_taken_over(dir.path(), point, &mode));
                 check_answered_till(&till, &dir, depth, point);
             } else {
+                let (ended, printed) = start_replica_as(&db, dir.path(), None, &mode);
                 assert!(ended.success(), "depth {depth}: {printed}");
-                let till = history(&printed);
-                check_answered_till(&till, &dir, depth, "no kill");
+                check_answered_till(&history(&printed), &dir, depth, "no kill");
             }
         }
     }
@@ -874,16 +860,7 @@ async fn a_resumed_child_cut_off_goes_on_from_its_last_step_not_its_pause() {
     for depth in 1..=2 {
         let mode = format!("nested\n{depth}\nmore");
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("runs.db");
-        let (ended, printed) = start_replica_as(&db, dir.path(), Some("in_refund"), &mode);
-        assert_eq!(
-            std::os::unix::process::ExitStatusExt::signal(&ended),
-            Some(9),
-            "depth {depth}: the first replica is killed inside the refund: {printed}"
-        );
-        let (ended, printed) = start_replica_as(&db, dir.path(), None, &mode);
-        assert!(ended.success(), "depth {depth}: {printed}");
-        let till = history(&printed);
+        let till = history(&killed_then_taken_over(dir.path(), "in_refund", &mode));
         assert_eq!(
             lines(&dir.path().join("charges.txt")),
             ["1200"],

@@ -516,6 +516,26 @@ async fn a_killed_endpoint_is_replaced_and_no_finished_call_runs_again() {
     }
 }
 
+/// Run `run` of a fresh server, its first replica (in `dir`, serving as
+/// `mode`) killed at `point` and a second one taking it over: its report.
+async fn killed_then_reported(dir: &Path, mode: Mode, point: &str, run: &str) -> RunReport {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let first = Replica::start(port, dir, mode, Some(point)).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    start(&server, run).await;
+    let ended = first.died().await;
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&ended),
+        Some(9),
+        "the first replica is killed at {point}"
+    );
+    let second = Replica::start(port, dir, mode, None).await;
+    let report = report(&server, run).await;
+    drop(second);
+    report
+}
+
 /// Polls `status` until the run waits; what waits.
 async fn waiting(server: &RestateServer, run: &str) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -853,20 +873,8 @@ async fn each_write_is_claimed_when_its_body_starts() {
 /// receipt runs once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_never_started_is_never_reported_interrupted() {
-    let server = RestateServer::start().await;
-    let port = free_port();
     let dir = tempfile::tempdir().unwrap();
-    let first = Replica::start(port, dir.path(), Mode::Charges, Some("in_charge")).await;
-    server.register(&format!("http://127.0.0.1:{port}")).await;
-    start(&server, "cut").await;
-    let ended = first.died().await;
-    assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&ended),
-        Some(9)
-    );
-    let second = Replica::start(port, dir.path(), Mode::Charges, None).await;
-    let report = report(&server, "cut").await;
-    drop(second);
+    let report = killed_then_reported(dir.path(), Mode::Charges, "in_charge", "cut").await;
     assert_eq!(
         lines(&dir.path().join("charges.txt")),
         ["100", "200", "300"]
@@ -892,20 +900,8 @@ async fn a_write_that_never_started_is_never_reported_interrupted() {
 /// make it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_offers_what_a_kept_search_disclosed() {
-    let server = RestateServer::start().await;
-    let port = free_port();
     let dir = tempfile::tempdir().unwrap();
-    let first = Replica::start(port, dir.path(), Mode::Discovery, Some("model_step_3")).await;
-    server.register(&format!("http://127.0.0.1:{port}")).await;
-    start(&server, "refund").await;
-    let ended = first.died().await;
-    assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&ended),
-        Some(9)
-    );
-    let second = Replica::start(port, dir.path(), Mode::Discovery, None).await;
-    let report = report(&server, "refund").await;
-    drop(second);
+    let report = killed_then_reported(dir.path(), Mode::Discovery, "model_step_3", "refund").await;
     assert_eq!(report.text, "refunded 500");
     assert_eq!(lines(&dir.path().join("refunds.txt")), ["500"]);
     assert_eq!(
