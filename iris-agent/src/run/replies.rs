@@ -128,18 +128,12 @@ impl AgentRunner {
                 {
                     let taken = self
                         .take_over_child(&call, *child, std::mem::take(&mut under), state, cx)
-                        .await;
-                    match taken {
-                        Ok(Delegated::Finished(result, run)) => {
-                            state.keep_child(run);
-                            results.insert(call.id.clone(), result);
-                        }
-                        Ok(Delegated::Waiting(item)) => state.waiting.push(*item),
-                        Err(error) => {
+                        .await
+                        .unwrap_or_else(|error| {
                             tracing::warn!(%error, call = %call.id, "a resumed child agent cut off by a crash could not be taken over");
-                            results.insert(call.id.clone(), interrupted(&call));
-                        }
-                    }
+                            Delegated::Finished(interrupted(&call), None)
+                        });
+                    place(taken, &call.id, state, results);
                     continue;
                 }
                 // A child that waited, with replies recorded for it: it
@@ -152,13 +146,8 @@ impl AgentRunner {
                         .resume_child(&call, child.clone(), std::mem::take(&mut under), state, cx)
                         .await
                     {
-                        Ok(Delegated::Finished(result, run)) => {
-                            state.keep_child(run);
-                            results.insert(call.id.clone(), result);
-                            continue;
-                        }
-                        Ok(Delegated::Waiting(item)) => {
-                            state.waiting.push(*item);
+                        Ok(delegated) => {
+                            place(delegated, &call.id, state, results);
                             continue;
                         }
                         Err(error) => {
@@ -174,13 +163,7 @@ impl AgentRunner {
                         self.cut_child(&call, approved, under, state, cx).await
                     }
                 };
-                match delegated {
-                    Delegated::Finished(result, run) => {
-                        state.keep_child(run);
-                        results.insert(call.id.clone(), result);
-                    }
-                    Delegated::Waiting(item) => state.waiting.push(*item),
-                }
+                place(delegated, &call.id, state, results);
                 continue;
             }
             let Some(request) = kept.get(&call.id).and_then(WaitingItem::question_request) else {
@@ -343,6 +326,24 @@ impl AgentRunner {
             }
             None => Kept::Unknown,
         }
+    }
+}
+
+/// Puts what a taken-over delegation `call_id` came to where it belongs:
+/// its result (and the child's run) with the finished, or its item with
+/// those that wait.
+fn place(
+    delegated: Delegated,
+    call_id: &str,
+    state: &mut RunState,
+    results: &mut FxHashMap<String, ToolResult>,
+) {
+    match delegated {
+        Delegated::Finished(result, run) => {
+            state.keep_child(run);
+            results.insert(call_id.to_owned(), result);
+        }
+        Delegated::Waiting(item) => state.waiting.push(*item),
     }
 }
 
