@@ -60,7 +60,7 @@ pub(crate) fn assemble_with(
     {
         let message = if cfg!(feature = "mcp") {
             "MCP servers are started and listed before the agent is built: load this file with \
-             `Agent::connect(path).await` (or `AgentRunner::connect_config_path`)"
+             `AgentRunner::open(path).await` (or `Agent::connect(path).await`)"
         } else {
             "MCP servers are not available in this build of Iris (enable the `mcp` feature); \
              remove `tools.mcp`"

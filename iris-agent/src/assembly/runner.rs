@@ -1,67 +1,70 @@
 //! Runners made straight from an agent file: the agent assembled, and the
 //! model its `model` section names reached through the matching adapter.
+//! Two ways, each on the shortcut ([`AgentRunner`], names and factories from
+//! the link-time catalog) and on an [`Assembly`] (names, hooks, middleware
+//! and observers of the host's own): `open`, which starts the MCP servers
+//! the file names first (feature `mcp`), and the sync `from_path` /
+//! [`Assembly::runner`] for files without servers.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use super::{Assembly, AssemblyError, Problem};
 use crate::{Agent, AgentRunner, RunError};
-use iris_runtime::observers::RunEventObserver;
 
 impl AgentRunner {
-    /// A runner of the agent file at `path` (functions and factories from
-    /// the link-time catalog), its executor reporting to `observers`, asking
-    /// the model its `model` section names (see [`AgentRunner::from_config`]).
+    /// A runner of the agent file at `path`, after starting the MCP servers
+    /// it names (`tools.mcp`, feature `mcp`), asking the model its `model`
+    /// section names (see [`AgentRunner::from_config`]); names and factories
+    /// come from the link-time catalog. [`Assembly::open_runner`] does the
+    /// same with names, hooks and observers of the host's own.
     ///
     /// # Errors
-    /// [`AssemblyError`] as for [`Agent::from_path`], and an issue at
-    /// `model` when the file names no model, names one whose adapter is not
-    /// built in, or its key variable is not set.
-    pub fn from_config_path(
-        path: impl AsRef<Path>,
-        observers: impl IntoIterator<Item = Arc<dyn RunEventObserver>>,
-    ) -> Result<Self, AssemblyError> {
-        let path = path.as_ref();
-        let agent = Assembly::from_catalog()
-            .with_observers(observers)
-            .load(path)?;
-        connected(agent, path)
+    /// [`AssemblyError`] as for [`Assembly::load`], an issue for a server
+    /// that cannot be started or listed, and an issue at `model` when the
+    /// file names no model, names one whose adapter is not built in, or its
+    /// key variable is not set.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, AssemblyError> {
+        Assembly::from_catalog().open_runner(path).await
     }
 
-    /// As [`AgentRunner::from_config_path`], after starting the MCP
-    /// servers the file names (`tools.mcp`, feature `mcp`).
+    /// As [`AgentRunner::open`], without starting anything: for a file that
+    /// names no MCP servers (one that does is refused, saying to open it).
     ///
     /// # Errors
-    /// As [`AgentRunner::from_config_path`], and an issue for a server that
-    /// cannot be started or listed.
-    #[cfg(feature = "mcp")]
-    pub async fn connect_config_path(
-        path: impl AsRef<Path>,
-        observers: impl IntoIterator<Item = Arc<dyn RunEventObserver>>,
-    ) -> Result<Self, AssemblyError> {
-        Assembly::from_catalog()
-            .with_observers(observers)
-            .connect_runner(path)
-            .await
+    /// As [`AgentRunner::open`].
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, AssemblyError> {
+        Assembly::from_catalog().runner(path)
     }
 }
 
 impl Assembly {
     /// A runner of the agent file at `path`, assembled with these names,
-    /// hooks and middleware after starting the MCP servers it names, asking
-    /// the model its `model` section names (see [`AgentRunner::from_config`]).
+    /// hooks, middleware and observers after starting the MCP servers it
+    /// names (feature `mcp`), asking the model its `model` section names.
     ///
     /// # Errors
-    /// As [`Assembly::connect`], and an issue at `model` as for
-    /// [`AgentRunner::from_config_path`].
-    #[cfg(feature = "mcp")]
-    pub async fn connect_runner(
-        &self,
-        path: impl AsRef<Path>,
-    ) -> Result<AgentRunner, AssemblyError> {
+    /// As [`AgentRunner::open`].
+    #[cfg_attr(
+        not(feature = "mcp"),
+        expect(clippy::unused_async, reason = "it starts servers with feature `mcp`")
+    )]
+    pub async fn open_runner(&self, path: impl AsRef<Path>) -> Result<AgentRunner, AssemblyError> {
         let path = path.as_ref();
+        #[cfg(feature = "mcp")]
         let agent = self.connect(path).await?;
+        #[cfg(not(feature = "mcp"))]
+        let agent = self.load(path)?;
         connected(agent, path)
+    }
+
+    /// As [`Assembly::open_runner`], without starting anything: for a file
+    /// that names no MCP servers.
+    ///
+    /// # Errors
+    /// As [`AgentRunner::open`].
+    pub fn runner(&self, path: impl AsRef<Path>) -> Result<AgentRunner, AssemblyError> {
+        let path = path.as_ref();
+        connected(self.load(path)?, path)
     }
 }
 

@@ -1,16 +1,14 @@
-//! A step's calls: run control's (questions) answered by the runner, the
-//! rest run by the agent's executor, and their results as the history
-//! keeps them.
+//! A step's calls: run control's answered by their owners, the rest run by
+//! the agent's executor, a call a person decided run as decided, and their
+//! results as the history keeps them.
 
 use iris_core::{RunId, ToolContext, ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
-use futures_util::StreamExt as _;
 use iris_model::Message;
 use iris_runtime::{ApprovalRequest, ToolOutcome};
 
-use super::children::Delegated;
-use super::questions::Asked;
+use super::control::{Answered, Control, Turn};
 use super::{AgentRunner, RunContext};
 use crate::{ChildRun, FinishedCall, RunState, WaitingItem, history};
 
@@ -51,9 +49,10 @@ impl AgentRunner {
     }
 
     /// Runs `calls`, the last step's, in call order: the finished ones
-    /// and those that wait, and the runs of child agents that ended. Run
-    /// control's calls (questions, delegations) never reach the executor,
-    /// so no hook, middleware or permission rule of this agent sees them.
+    /// and those that wait, and the runs of child agents that ended. Each
+    /// call run control claims goes to its owner (those that answer first
+    /// before the executor runs the rest, the others after), so no hook,
+    /// middleware or permission rule of this agent sees it.
     async fn run_calls(
         &self,
         state: &RunState,
@@ -61,28 +60,26 @@ impl AgentRunner {
         tools_cx: &ToolContext,
         cx: &RunContext,
     ) -> StepCalls {
-        let mut ends: Vec<Option<End>> = Vec::with_capacity(calls.len());
+        let turn = Turn::new(self, state, cx);
+        let owners = self.control.all();
+        let mut ends: Vec<Option<Answered>> = Vec::with_capacity(calls.len());
+        let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
+        let mut claimed: Vec<Vec<(usize, ToolUseBlock)>> =
+            owners.iter().map(|_| Vec::new()).collect();
         let mut ordinary = Vec::with_capacity(calls.len());
-        let mut asked = Vec::new();
-        let mut delegated = Vec::new();
-        let mut active = state.skills.clone();
         for (at, call) in calls.into_iter().enumerate() {
             ends.push(None);
-            if self.is_skill_activation(&call) {
-                // Answered at once, in call order: a second activation of
-                // the same skill in one step reads as already active.
-                let result = self.activate(&call, &state.run_id, &mut active);
-                ends[at] = Some(End::Finished(FinishedCall {
-                    call_id: call.id,
-                    result,
-                }));
-            } else if self.is_question(&call) {
-                asked.push((at, call));
-            } else if self.is_delegation(&call) {
-                delegated.push((at, call));
-            } else {
-                ordinary.push((at, call));
+            match owners.iter().position(|owner| owner.claims(&turn, &call)) {
+                Some(owner) => claimed[owner].push((at, call)),
+                None => ordinary.push((at, call)),
             }
+        }
+        let (first, after): (Vec<_>, Vec<_>) = owners
+            .into_iter()
+            .zip(claimed)
+            .partition(|(owner, _)| owner.answers_first());
+        for (owner, calls) in first {
+            answer_into(&mut ends, owner, &turn, calls).await;
         }
         let (places, ordinary): (Vec<usize>, Vec<ToolUseBlock>) = ordinary.into_iter().unzip();
         if !ordinary.is_empty() {
@@ -94,92 +91,39 @@ impl AgentRunner {
             let step = last_calls(state);
             for (at, outcome) in places.into_iter().zip(outcomes) {
                 ends[at] = Some(match outcome {
-                    ToolOutcome::Finished { call_id, result } => {
-                        End::Finished(FinishedCall { call_id, result })
-                    }
+                    ToolOutcome::Finished { result, .. } => Answered::done(result),
                     ToolOutcome::Waiting(request) => {
-                        if let Some(result) = self.pre_approved(&request, &active, tools_cx).await {
-                            End::Finished(FinishedCall {
-                                call_id: request.call_id.clone(),
-                                result,
-                            })
-                        } else {
-                            End::approval(&state.run_id, step.get(at), *request)
+                        let skills = &self.control.skills;
+                        match skills.pre_approved(&turn, &request, tools_cx).await {
+                            Some(result) => Answered::done(result),
+                            None => approval(&state.run_id, step.get(at), *request),
                         }
                     }
                 });
             }
         }
-        for (at, call) in asked {
-            ends[at] = Some(match self.ask(&call, state, cx).await {
-                Asked::Finished(result) => End::Finished(FinishedCall {
-                    call_id: call.id,
-                    result,
-                }),
-                Asked::Waiting(request) => {
-                    End::Waiting(Box::new(WaitingItem::asked(call, request)))
-                }
-            });
-        }
-        let mut children = Vec::new();
-        let delegated = if delegated.is_empty() {
-            Vec::new()
-        } else {
-            self.run_delegations(delegated, state, cx).await
-        };
-        for (at, call, delegated) in delegated {
-            ends[at] = Some(match delegated {
-                Delegated::Finished(result, child) => {
-                    children.extend(child);
-                    End::Finished(FinishedCall {
-                        call_id: call.id,
-                        result,
-                    })
-                }
-                Delegated::Waiting(item) => End::Waiting(item),
-            });
+        for (owner, calls) in after {
+            answer_into(&mut ends, owner, &turn, calls).await;
         }
         let mut finished = Vec::with_capacity(ends.len());
         let mut waiting = Vec::new();
-        for end in ends.into_iter().flatten() {
-            match end {
-                End::Finished(call) => finished.push(call),
-                End::Waiting(item) => waiting.push(*item),
+        let mut children = Vec::new();
+        for (answered, call_id) in ends.into_iter().zip(ids) {
+            match answered {
+                Some(Answered::Finished(result, child)) => {
+                    children.extend(child);
+                    finished.push(FinishedCall { call_id, result });
+                }
+                Some(Answered::Waiting(item)) => waiting.push(*item),
+                None => {}
             }
         }
         StepCalls {
             finished,
             waiting,
             children,
-            active_skills: active,
+            active_skills: turn.active_skills(),
         }
-    }
-
-    /// Runs the step's delegations: those to concurrency-safe children at
-    /// once (as many as the delegation allows), the rest one at a time, in
-    /// call order.
-    async fn run_delegations(
-        &self,
-        calls: Vec<(usize, ToolUseBlock)>,
-        state: &RunState,
-        cx: &RunContext,
-    ) -> Vec<(usize, ToolUseBlock, Delegated)> {
-        let (together, alone): (Vec<_>, Vec<_>) = calls
-            .into_iter()
-            .partition(|(_, call)| self.is_concurrent_delegation(call));
-        let mut done: Vec<(usize, ToolUseBlock, Delegated)> = futures_util::stream::iter(together)
-            .map(|(at, call)| async move {
-                let delegated = self.delegate(&call, state, cx).await;
-                (at, call, delegated)
-            })
-            .buffered(self.children_at_once())
-            .collect()
-            .await;
-        for (at, call) in alone {
-            let delegated = self.delegate(&call, state, cx).await;
-            done.push((at, call, delegated));
-        }
-        done
     }
 
     /// Appends the results of `calls` and keeps their full text for
@@ -254,26 +198,36 @@ fn no_result() -> ToolResult {
     )
 }
 
-/// How one call of a step ended.
-enum End {
-    Finished(FinishedCall),
-    Waiting(Box<WaitingItem>),
+/// `call` of run `run_id`, which the executor paused with `request`, as
+/// an item that waits: it keeps what the call does not say (the tool, the
+/// reason).
+fn approval(run_id: &RunId, call: Option<&ToolUseBlock>, request: ApprovalRequest) -> Answered {
+    let ApprovalRequest {
+        call_id,
+        tool,
+        arguments,
+        reason,
+        ..
+    } = request;
+    let call = call
+        .cloned()
+        .unwrap_or_else(|| ToolUseBlock::new(call_id, tool.as_str(), arguments));
+    Answered::Waiting(Box::new(WaitingItem::approval(run_id, call, tool, reason)))
 }
 
-impl End {
-    /// `call` of run `run_id`, which the executor paused with `request`:
-    /// the item keeps what the call does not say (the tool, the reason).
-    fn approval(run_id: &RunId, call: Option<&ToolUseBlock>, request: ApprovalRequest) -> Self {
-        let ApprovalRequest {
-            call_id,
-            tool,
-            arguments,
-            reason,
-            ..
-        } = request;
-        let call = call
-            .cloned()
-            .unwrap_or_else(|| ToolUseBlock::new(call_id, tool.as_str(), arguments));
-        End::Waiting(Box::new(WaitingItem::approval(run_id, call, tool, reason)))
+/// Puts `owner`'s answers to `calls` (with their places in the step) into
+/// `ends`.
+async fn answer_into(
+    ends: &mut [Option<Answered>],
+    owner: &dyn Control,
+    turn: &Turn<'_>,
+    calls: Vec<(usize, ToolUseBlock)>,
+) {
+    if calls.is_empty() {
+        return;
+    }
+    let (places, calls): (Vec<usize>, Vec<ToolUseBlock>) = calls.into_iter().unzip();
+    for (at, answered) in places.into_iter().zip(owner.answer(turn, calls).await) {
+        ends[at] = Some(answered);
     }
 }

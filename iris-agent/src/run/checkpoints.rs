@@ -66,16 +66,3 @@ pub(super) enum Kept {
     /// The store could not say.
     Unknown,
 }
-
-impl super::AgentRunner {
-    /// Where the children of the tree rooted at `root` keep their states:
-    /// the root's store (when it keeps children's states); nowhere on an
-    /// engine, which journals a child's steps itself.
-    pub(super) fn child_checkpoints(&self, root: &RunId) -> Option<Checkpoints> {
-        match (&self.engine, &self.durable) {
-            (Some(_), _) => None,
-            (None, Some(durable)) => Checkpoints::of(durable, root),
-            (None, None) => self.place.checkpoints.clone(),
-        }
-    }
-}

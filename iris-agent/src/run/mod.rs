@@ -4,16 +4,13 @@
 //! ([`calls`]), the waiting path ([`waiting`]) and resuming ([`resume`]),
 //! tied together by the loop ([`steps`]).
 
-mod answer;
 mod calls;
 mod checkpoints;
-mod children;
+mod control;
 mod identity;
-mod questions;
+mod place;
 mod replies;
-mod request;
 mod resume;
-mod skills;
 mod spans;
 mod steps;
 mod waiting;
@@ -28,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use iris_model::ModelConfig;
 use iris_model::{Model, ModelError, ModelOptions, ToolChoice};
 
-pub use children::Delegation;
-pub use questions::{Answerer, Questions};
+pub use control::delegation::Delegation;
+pub use control::questions::{Answerer, Questions};
 
 use crate::durable::Durable;
 use crate::{Agent, Engine, RunError, RunStore, Skills, StateKey};
@@ -42,7 +39,7 @@ pub struct RunContext {
     cancel: CancellationToken,
     /// The questions asked in the tree this run belongs to, once its root
     /// started counting them (the host's context has none).
-    questions: Option<questions::Tally>,
+    questions: Option<control::questions::Tally>,
 }
 
 impl RunContext {
@@ -61,7 +58,7 @@ impl RunContext {
     fn counting_questions(&self, asked: impl FnOnce() -> u32) -> Self {
         let mut counting = self.clone();
         if counting.questions.is_none() {
-            counting.questions = Some(questions::Tally::new(asked()));
+            counting.questions = Some(control::questions::Tally::new(asked()));
         }
         counting
     }
@@ -117,17 +114,12 @@ pub struct AgentRunner {
     lease: Option<std::time::Duration>,
     /// The durable engine the loop runs on, if any.
     engine: Option<Arc<dyn Engine>>,
-    /// That a person answers questions, and how; `None`: the model is
-    /// never offered `ask_question`.
-    questions: Option<Questions>,
-    /// The skills the model may activate; `None`: no catalog, no
-    /// activation tool.
-    skills: Option<Skills>,
-    /// How far delegation to child agents goes.
-    delegation: Delegation,
+    /// The owners of run control's calls (questions, skills, child
+    /// agents), asked before the executor.
+    control: control::Controls,
     /// Where this runner runs in a tree of agents: the root's run and the
     /// depth (0 for a root), with what a child's runner is held to.
-    place: children::Place,
+    place: place::Place,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -164,10 +156,8 @@ impl AgentRunner {
             holder: None,
             lease: None,
             engine: None,
-            questions: None,
-            skills: None,
-            delegation: Delegation::default(),
-            place: children::Place::default(),
+            control: control::Controls::default(),
+            place: place::Place::default(),
         }
     }
 
@@ -188,9 +178,7 @@ impl AgentRunner {
             holder: self.holder.clone(),
             lease: self.lease,
             engine: Some(engine),
-            questions: self.questions.clone(),
-            skills: self.skills.clone(),
-            delegation: self.delegation,
+            control: self.control.clone(),
             place: self.place.clone(),
         }
     }
@@ -200,7 +188,7 @@ impl AgentRunner {
     /// delegate no further), and how many children run at once.
     #[must_use]
     pub fn with_delegation(mut self, delegation: Delegation) -> Self {
-        self.delegation = delegation;
+        self.control.delegation.delegation = delegation;
         self
     }
 
@@ -212,7 +200,7 @@ impl AgentRunner {
     /// answer is never an approval.
     #[must_use]
     pub fn with_questions(mut self, questions: Questions) -> Self {
-        self.questions = Some(questions);
+        self.control.questions.questions = Some(questions);
         self
     }
 
@@ -231,7 +219,7 @@ impl AgentRunner {
             .hide_from_files(&crate::files::skill_folders(&skills));
         self.agent
             .protect_in_files(&crate::files::skill_roots(&skills));
-        self.skills = Some(skills);
+        self.control.skills.skills = Some(skills);
         self
     }
 
@@ -352,5 +340,10 @@ impl AgentRunner {
     #[must_use]
     pub fn agent(&self) -> &Arc<Agent> {
         &self.agent
+    }
+
+    /// The configuration of the model asked, when one is known.
+    pub(super) fn model_config(&self) -> Option<&iris_model::ModelConfig> {
+        self.model_config.as_ref()
     }
 }

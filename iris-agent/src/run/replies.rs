@@ -1,16 +1,15 @@
-//! Replies to a waiting run's items, applied: a decision runs or refuses
-//! an approved call (or starts a child agent), an answer settles a
-//! question, and replies under a child agent's item resume that child where
-//! it paused; items without a reply wait on.
+//! Replies to a waiting run's items, applied: each item goes to the owner
+//! that made it (a question, a child agent, a person's word on starting
+//! one) or, for a call the executor paused, runs or is refused as decided;
+//! and the calls of a step cut off by a crash that run control owns, taken
+//! over by their owners. Items without a reply wait on.
 
-use iris_core::{CallPath, ToolContext, ToolResult, ToolUseBlock};
+use iris_core::{ToolContext, ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
-use iris_runtime::{ApprovalDecision, Reply};
+use iris_runtime::{ApprovalDecision, ApprovalRequest, Reply, RuntimeError, ToolOutcome};
 
-use super::checkpoints::Kept;
-use super::children::Delegated;
-use super::questions::Asked;
+use super::control::{Answered, ItemReplies, Turn};
 use super::{AgentRunner, RunContext};
 use crate::{RunError, RunState, Wait, WaitingItem, store};
 
@@ -32,72 +31,25 @@ impl AgentRunner {
             .collect();
         let mut still_waiting = Vec::new();
         for item in std::mem::take(&mut state.waiting) {
-            let (call, wait) = item.into_parts();
-            if let Wait::Child {
-                agent,
-                depth,
-                state: child,
-            } = wait
-            {
-                let replies = replies_under(&mut replies, &call.id);
-                let untouched =
-                    replies.is_empty() && !child.pending().iter().any(|p| expired(&p.item, now));
-                if untouched {
-                    let wait = Wait::Child {
-                        agent,
-                        depth,
-                        state: child,
-                    };
-                    still_waiting.push(WaitingItem::from_parts(call, wait));
-                    continue;
+            let call_id = item.call().id.clone();
+            let addressed = ItemReplies::take(&mut replies, &call_id);
+            // One item at a time, each on the state as the items before it
+            // left it (a child that ended rolls its usage up first).
+            let answered = {
+                let turn = Turn::new(self, state, cx);
+                match self.control.resuming(&turn, &item) {
+                    Some(owner) => owner.resume(&turn, item, addressed, now).await?,
+                    None => self.decided(item, addressed.own, tools_cx).await?,
                 }
-                match self.resume_child(&call, *child, replies, state, cx).await? {
-                    Delegated::Finished(result, child) => {
-                        state.keep_child(child);
-                        results.insert(call.id, result);
-                    }
-                    Delegated::Waiting(item) => still_waiting.push(*item),
-                }
-                continue;
-            }
-            let reply = replies.remove(&*CallPath::join(None, &call.id));
-            match (wait, reply) {
-                (Wait::Approval { .. }, Some(Reply::Decision(decision)))
-                    if self.is_delegation(&call) =>
-                {
-                    // A person's word on starting a child agent.
-                    match self.decided_child(&call, decision, state, cx).await {
-                        Delegated::Finished(result, child) => {
-                            state.keep_child(child);
-                            results.insert(call.id, result);
-                        }
-                        Delegated::Waiting(item) => still_waiting.push(*item),
-                    }
-                }
-                (Wait::Approval { request }, Some(Reply::Decision(decision))) => {
-                    let (call_id, result) = self
-                        .run_decided(&call, &request, decision, tools_cx)
-                        .await?;
-                    results.insert(call_id, result);
-                }
-                (Wait::Question { request }, Some(Reply::Answer(answer)))
-                    if !request.expired_at(now) =>
-                {
-                    results.insert(call.id, self.settle(&request, Some(&answer)));
-                }
-                (Wait::Question { request }, _) if request.expired_at(now) => {
-                    results.insert(call.id, self.settle(&request, None));
-                }
-                (wait, _) => still_waiting.push(WaitingItem::from_parts(call, wait)),
-            }
+            };
+            answered.place(&call_id, state, &mut results, &mut still_waiting);
         }
         Ok((results, still_waiting))
     }
 
-    /// The run-control calls of a step cut off when its process died:
-    /// questions asked again as shown (or answered by a recorded reply),
-    /// skills activated (again: the same answer), delegations as
-    /// [`taken_over_delegation`] says.
+    /// The calls of a step cut off when its process died that run control
+    /// owns (`control`, in call order), each taken over by its owner: `kept`
+    /// holds the items they waited as, `replies` those recorded.
     pub(super) async fn take_over_control(
         &self,
         state: &mut RunState,
@@ -107,89 +59,96 @@ impl AgentRunner {
         results: &mut FxHashMap<String, ToolResult>,
         cx: &RunContext,
     ) {
-        let mut active = state.skills.clone();
         for call in control {
-            if self.is_skill_activation(&call) {
-                let result = self.activate(&call, &state.run_id, &mut active);
-                state.skills.clone_from(&active);
-                results.insert(call.id.clone(), result);
-                continue;
-            }
-            if self.is_delegation(&call) {
-                let kept_child = kept.remove(&call.id);
-                let mut under = replies_under(replies, &call.id);
-                // A child that waited and was resumed before the process
-                // died kept steps since its pause: it goes on from the last
-                // of them, never from the pause again.
-                if kept_child
-                    .as_ref()
-                    .is_some_and(|item| matches!(item.wait(), Wait::Child { .. }))
-                    && let Kept::Step(child) = self.kept_step(&call, state).await
-                {
-                    let taken = self
-                        .take_over_child(&call, *child, std::mem::take(&mut under), state, cx)
-                        .await
-                        .unwrap_or_else(|error| {
-                            tracing::warn!(%error, call = %call.id, "a resumed child agent cut off by a crash could not be taken over");
-                            Delegated::Finished(interrupted(&call), None)
-                        });
-                    place(taken, &call.id, state, results);
+            let call_id = call.id.clone();
+            let addressed = ItemReplies::take(replies, &call_id);
+            let kept = kept.remove(&call_id);
+            let (answered, skills) = {
+                let turn = Turn::new(self, state, cx);
+                let Some(owner) = self.control.claiming(&turn, &call) else {
                     continue;
-                }
-                // A child that waited, with replies recorded for it: it
-                // resumes where it paused, and the root's journal answers
-                // for the calls it ran before the process died.
-                if let Some(child) = kept_child.as_ref().and_then(WaitingItem::child_state)
-                    && !under.is_empty()
-                {
-                    match self
-                        .resume_child(&call, child.clone(), std::mem::take(&mut under), state, cx)
-                        .await
-                    {
-                        Ok(delegated) => {
-                            place(delegated, &call.id, state, results);
-                            continue;
-                        }
-                        Err(error) => {
-                            tracing::warn!(%error, call = %call.id, "a child agent taken over could not resume; it waits on");
-                        }
-                    }
-                }
-                let reply = replies.remove(&*CallPath::join(None, &call.id));
-                let delegated = match taken_over_delegation(&call, kept_child, reply) {
-                    TakenOver::Settled(result) => Delegated::Finished(result, None),
-                    TakenOver::Waits(item) => Delegated::Waiting(item),
-                    TakenOver::Cut { approved } => {
-                        self.cut_child(&call, approved, under, state, cx).await
-                    }
                 };
-                place(delegated, &call.id, state, results);
-                continue;
-            }
-            let Some(request) = kept.get(&call.id).and_then(WaitingItem::question_request) else {
-                // Cut off before it was asked: ask it now.
-                match self.ask(&call, state, cx).await {
-                    Asked::Finished(result) => {
-                        results.insert(call.id.clone(), result);
-                    }
-                    Asked::Waiting(request) => {
-                        state.waiting.push(WaitingItem::asked(call, request));
-                    }
-                }
-                continue;
+                let answered = owner.take_over(&turn, call, kept, addressed).await;
+                // An activation taken over is active again.
+                (answered, turn.active_skills())
             };
-            match replies.remove(&*CallPath::join(None, &call.id)) {
-                Some(Reply::Answer(answer)) if request.check(&answer).is_ok() => {
-                    results.insert(call.id.clone(), self.settle(request, Some(&answer)));
+            state.skills = skills;
+            let mut waiting = std::mem::take(&mut state.waiting);
+            answered.place(&call_id, state, results, &mut waiting);
+            state.waiting = waiting;
+        }
+    }
+
+    /// What a call the executor paused (`item`) comes to with `reply`: run
+    /// or refused as a person decided, or still waiting without one.
+    async fn decided(
+        &self,
+        item: WaitingItem,
+        reply: Option<Reply>,
+        tools_cx: &ToolContext,
+    ) -> Result<Answered, RunError> {
+        Ok(match (item.into_parts(), reply) {
+            ((call, Wait::Approval { request }), Some(Reply::Decision(decision))) => {
+                let (_, result) = self
+                    .run_decided(&call, &request, decision, tools_cx)
+                    .await?;
+                Answered::done(result)
+            }
+            ((call, wait), _) => Answered::Waiting(Box::new(WaitingItem::from_parts(call, wait))),
+        })
+    }
+
+    /// The outcome of one waiting call under `decision`.
+    pub(super) async fn run_decided(
+        &self,
+        call: &ToolUseBlock,
+        request: &ApprovalRequest,
+        decision: ApprovalDecision,
+        cx: &ToolContext,
+    ) -> Result<(String, ToolResult), RunError> {
+        let executor = self.agent.executor();
+        let call_id = call.id.clone();
+        let outcome = match executor.resume(&call_id, decision.clone(), cx).await {
+            Ok(outcome) => outcome,
+            // Another process paused this run: the call runs with the
+            // person's approval given there, its own request bound to the
+            // one they decided on.
+            Err(RuntimeError::NoPendingApproval { .. }) => match &decision {
+                ApprovalDecision::Deny { reason } => {
+                    let result = ToolResult::error(
+                        iris_core::ToolErrorKind::PermissionDenied,
+                        format!("the user denied this call: {reason}"),
+                    );
+                    return Ok((call_id, result));
                 }
-                _ if request.expired_at(store::now_ms()) => {
-                    results.insert(call.id.clone(), self.settle(request, None));
+                ApprovalDecision::Approve { .. } => {
+                    executor
+                        .execute_approved(call.clone(), &request.approval_id, cx)
+                        .await?
                 }
-                _ => state
-                    .waiting
-                    .push(WaitingItem::asked(call, request.clone())),
+            },
+            Err(other) => return Err(other.into()),
+        };
+        match outcome {
+            ToolOutcome::Finished { call_id, result } => Ok((call_id, result)),
+            ToolOutcome::Waiting(request) => {
+                Err(RunError::Runtime(RuntimeError::ApprovalMismatch {
+                    call_id: request.call_id,
+                }))
             }
         }
+    }
+
+    /// Whether run control owns `call` in `state`'s run.
+    pub(super) fn is_run_control(
+        &self,
+        state: &RunState,
+        cx: &RunContext,
+        call: &ToolUseBlock,
+    ) -> bool {
+        self.control
+            .claiming(&Turn::new(self, state, cx), call)
+            .is_some()
     }
 }
 
@@ -214,146 +173,4 @@ pub(super) fn checked_replies(
         checked.insert(id, reply);
     }
     Ok(checked)
-}
-
-/// Whether `item` is a question that expired at `now`.
-pub(super) fn expired(item: &WaitingItem, now: u64) -> bool {
-    item.question_request()
-        .is_some_and(|request| request.expired_at(now))
-}
-
-/// The replies under item `id` (a child agent's call id, as the model
-/// wrote it), taken out of `replies` and keyed by the child's own item
-/// paths.
-fn replies_under(replies: &mut FxHashMap<String, Reply>, id: &str) -> Vec<(String, Reply)> {
-    let prefix = format!("{}/", CallPath::join(None, id));
-    let keys: Vec<String> = replies
-        .keys()
-        .filter(|key| key.starts_with(&prefix))
-        .cloned()
-        .collect();
-    keys.into_iter()
-        .filter_map(|key| {
-            let reply = replies.remove(&key)?;
-            Some((key[prefix.len()..].to_owned(), reply))
-        })
-        .collect()
-}
-
-/// What a run taken over after its process died makes of one delegation.
-enum TakenOver {
-    /// Its result, without running anything.
-    Settled(ToolResult),
-    /// It waits on.
-    Waits(Box<WaitingItem>),
-    /// The child may have been running when the process died (`approved`:
-    /// after a person let it start).
-    Cut { approved: bool },
-}
-
-/// What a run taken over after its process died makes of its delegation
-/// `call`: a child that waited (`kept`) waits on; one waiting for a
-/// person's word on starting it waits on unless it was denied or
-/// approved; any other may have been running.
-fn taken_over_delegation(
-    call: &ToolUseBlock,
-    kept: Option<WaitingItem>,
-    reply: Option<Reply>,
-) -> TakenOver {
-    match (kept, reply) {
-        (Some(item), _) if matches!(item.wait(), Wait::Child { .. }) => {
-            TakenOver::Waits(Box::new(item))
-        }
-        (Some(item), Some(Reply::Decision(ApprovalDecision::Deny { reason })))
-            if item.approval_request().is_some() =>
-        {
-            TakenOver::Settled(ToolResult::error(
-                iris_core::ToolErrorKind::PermissionDenied,
-                format!("the user did not let `{}` start: {reason}", call.name),
-            ))
-        }
-        (Some(item), None) if item.approval_request().is_some() => TakenOver::Waits(Box::new(item)),
-        (_, Some(Reply::Decision(ApprovalDecision::Approve { .. }))) => {
-            TakenOver::Cut { approved: true }
-        }
-        _ => TakenOver::Cut { approved: false },
-    }
-}
-
-impl AgentRunner {
-    /// A child of `parent` that may have been running when the process
-    /// died: taken over from the last step it kept on the store (its
-    /// recorded calls answered by the root's journal, a call cut off in its
-    /// body reported interrupted to it), started afresh when it kept none
-    /// (none of its calls ran), and reported interrupted as a whole only
-    /// when the store keeps no children's states or cannot say.
-    async fn cut_child(
-        &self,
-        call: &ToolUseBlock,
-        approved: bool,
-        replies: Vec<(String, Reply)>,
-        parent: &RunState,
-        cx: &RunContext,
-    ) -> Delegated {
-        match self.kept_step(call, parent).await {
-            Kept::Step(child) => {
-                match self
-                    .take_over_child(call, *child, replies, parent, cx)
-                    .await
-                {
-                    Ok(delegated) => delegated,
-                    Err(error) => {
-                        tracing::warn!(%error, call = %call.id, "a child agent cut off by a crash could not be taken over");
-                        Delegated::Finished(interrupted(call), None)
-                    }
-                }
-            }
-            Kept::Nothing if approved => self.start_approved_child(call, parent, cx).await,
-            Kept::Nothing => self.delegate(call, parent, cx).await,
-            Kept::Unknown => Delegated::Finished(interrupted(call), None),
-        }
-    }
-}
-
-impl AgentRunner {
-    /// What the store kept of the child `call` of `parent` delegated to.
-    async fn kept_step(&self, call: &ToolUseBlock, parent: &RunState) -> Kept {
-        match self.child_checkpoints(&self.root_of(parent)) {
-            Some(checkpoints) => {
-                checkpoints
-                    .kept(&crate::children::child_run_id(&parent.run_id, &call.id))
-                    .await
-            }
-            None => Kept::Unknown,
-        }
-    }
-}
-
-/// Puts what a taken-over delegation `call_id` came to where it belongs:
-/// its result (and the child's run) with the finished, or its item with
-/// those that wait.
-fn place(
-    delegated: Delegated,
-    call_id: &str,
-    state: &mut RunState,
-    results: &mut FxHashMap<String, ToolResult>,
-) {
-    match delegated {
-        Delegated::Finished(result, run) => {
-            state.keep_child(run);
-            results.insert(call_id.to_owned(), result);
-        }
-        Delegated::Waiting(item) => state.waiting.push(*item),
-    }
-}
-
-/// A child cut off by a crash where nothing says how far it got.
-fn interrupted(call: &ToolUseBlock) -> ToolResult {
-    ToolResult::error(
-        iris_core::ToolErrorKind::Interrupted,
-        format!(
-            "child agent `{}` was cut off when the process running it stopped; what it did is not known, so it was not started again: check before delegating the task again",
-            call.name
-        ),
-    )
 }

@@ -1,15 +1,16 @@
 //! Resuming: a waiting run with its decisions, a stored run, or a run whose
 //! process died, taken over.
 
-use iris_core::{ToolContext, ToolResult, ToolUseBlock};
+use iris_core::{ToolResult, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
 use iris_model::Message;
-use iris_runtime::{ApprovalDecision, ApprovalRequest, Reply, RuntimeError, ToolOutcome};
+use iris_runtime::{Reply, ToolOutcome};
 
 use super::calls::{last_calls, tool_messages};
-use super::questions::{Steps, asked_in};
-use super::replies::{checked_replies, expired};
+use super::control::expired;
+use super::control::questions::{Steps, asked_in};
+use super::replies::checked_replies;
 use super::{AgentRunner, RunContext};
 use crate::durable::{self, Journal};
 use crate::store::{self, RunStatus};
@@ -51,8 +52,7 @@ impl AgentRunner {
             replies.into_iter().map(|(id, r)| (id, r.into())).collect();
         // Boxed: a resume's future holds a whole step's, and a host's own
         // futures stay small.
-        self.traced(cx, Box::pin(self.resume_untraced(state, replies, cx)))
-            .await
+        super::spans::traced(self, cx, Box::pin(self.resume_untraced(state, replies, cx))).await
     }
 
     /// [`AgentRunner::resume`], outside its span.
@@ -102,8 +102,7 @@ impl AgentRunner {
     /// call has no decision yet (the run keeps waiting); and what
     /// [`AgentRunner::resume`] refuses.
     pub async fn resume_stored(&self, cx: &RunContext) -> Result<RunOutcome, RunError> {
-        self.traced(cx, Box::pin(self.resume_stored_untraced(cx)))
-            .await
+        super::spans::traced(self, cx, Box::pin(self.resume_stored_untraced(cx))).await
     }
 
     /// [`AgentRunner::resume_stored`], outside its span.
@@ -334,7 +333,7 @@ impl AgentRunner {
             .collect();
         let kept: FxHashMap<String, WaitingItem> = std::mem::take(&mut state.waiting)
             .into_iter()
-            .filter(|item| self.is_run_control(item.call()))
+            .filter(|item| self.is_run_control(&state, cx, item.call()))
             .map(|item| (item.id().to_owned(), item))
             .collect();
         // The questions of the cut-off step that were asked wait in `kept`;
@@ -355,7 +354,7 @@ impl AgentRunner {
                 .iter()
                 .filter(|call| !results.contains_key(&call.id))
                 .cloned()
-                .partition(|call| self.is_run_control(call));
+                .partition(|call| self.is_run_control(&state, cx, call));
             // Through the executor again: the journal answers for the calls
             // that ran or were interrupted; the rest run now.
             let outcomes = self
@@ -407,47 +406,6 @@ impl AgentRunner {
             self.keep(journal, &state, RunStatus::Running).await?;
         }
         self.drive(state, cx, journal).await
-    }
-
-    /// The outcome of one waiting call under `decision`.
-    pub(super) async fn run_decided(
-        &self,
-        call: &ToolUseBlock,
-        request: &ApprovalRequest,
-        decision: ApprovalDecision,
-        cx: &ToolContext,
-    ) -> Result<(String, ToolResult), RunError> {
-        let executor = self.agent.executor();
-        let call_id = call.id.clone();
-        let outcome = match executor.resume(&call_id, decision.clone(), cx).await {
-            Ok(outcome) => outcome,
-            // Another process paused this run: the call runs with the
-            // person's approval given there, its own request bound to the
-            // one they decided on.
-            Err(RuntimeError::NoPendingApproval { .. }) => match &decision {
-                ApprovalDecision::Deny { reason } => {
-                    let result = ToolResult::error(
-                        iris_core::ToolErrorKind::PermissionDenied,
-                        format!("the user denied this call: {reason}"),
-                    );
-                    return Ok((call_id, result));
-                }
-                ApprovalDecision::Approve { .. } => {
-                    executor
-                        .execute_approved(call.clone(), &request.approval_id, cx)
-                        .await?
-                }
-            },
-            Err(other) => return Err(other.into()),
-        };
-        match outcome {
-            ToolOutcome::Finished { call_id, result } => Ok((call_id, result)),
-            ToolOutcome::Waiting(request) => {
-                Err(RunError::Runtime(RuntimeError::ApprovalMismatch {
-                    call_id: request.call_id,
-                }))
-            }
-        }
     }
 }
 

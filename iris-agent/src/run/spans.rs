@@ -23,27 +23,23 @@ use tracing::Instrument as _;
 use super::{AgentRunner, RunContext};
 use crate::{RunError, RunOutcome};
 
-impl AgentRunner {
-    /// The configuration of the model this runner asks, when known.
-    pub(super) fn model_config(&self) -> Option<&ModelConfig> {
-        self.model_config.as_ref()
-    }
-
-    /// Runs `drive` (a start or a resume of the run `cx` names) inside the
-    /// run's `invoke_agent` span, closed with how it ended.
-    pub(super) async fn traced(
-        &self,
-        cx: &RunContext,
-        drive: impl std::future::Future<Output = Result<RunOutcome, RunError>>,
-    ) -> Result<RunOutcome, RunError> {
-        let span = invoke_agent(self.agent.name(), cx.run_id.as_str(), self.model_config());
-        let outcome = drive.instrument(span.clone()).await;
-        agent_ended(&span, &outcome);
-        outcome
-    }
+/// Runs `drive` (a start or a resume of the run `cx` names, by `runner`)
+/// inside the run's `invoke_agent` span, closed with how it ended.
+pub(super) async fn traced(
+    runner: &AgentRunner,
+    cx: &RunContext,
+    drive: impl std::future::Future<Output = Result<RunOutcome, RunError>>,
+) -> Result<RunOutcome, RunError> {
+    let span = invoke_agent(
+        runner.agent().name(),
+        cx.run_id().as_str(),
+        runner.model_config(),
+    );
+    let outcome = drive.instrument(span.clone()).await;
+    agent_ended(&span, &outcome);
+    outcome
 }
 
-/// The conventions' name of the provider behind `config`.
 fn provider_name(config: &ModelConfig) -> &'static str {
     match config.provider {
         ModelProvider::Anthropic => "anthropic",

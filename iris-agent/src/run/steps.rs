@@ -1,15 +1,22 @@
 //! The loop: a run starts, steps until the model answers without calls, a
-//! call waits, the step limit, cancellation or an error, and ends.
+//! call waits, the step limit, cancellation or an error, and ends; each
+//! step offers its tools (the agent's and run control's), asks the model,
+//! and hands its calls on ([`calls`](super::calls)).
 
-use iris_model::{FinishReason, Message, Usage};
+use iris_core::{ToolContext, ToolSpec};
+use iris_model::{
+    FinishReason, Message, Model, ModelDelta, ModelError, ModelRequest, ModelResponse, Usage,
+};
+use tracing::Instrument as _;
 
 use super::calls::{StepCalls, last_calls, paired};
+use super::control::Turn;
+use super::control::questions::{Steps, asked_in};
 use super::identity;
-use super::questions::{Steps, asked_in};
 use super::{AgentRunner, RunContext};
-use crate::durable::Journal;
+use crate::durable::{Durable, Journal};
 use crate::store::RunStatus;
-use crate::{RUN_STATE_VERSION, RunError, RunOutcome, RunState};
+use crate::{RUN_STATE_VERSION, RunError, RunOutcome, RunState, history};
 
 impl AgentRunner {
     /// Starts a run with the person's `input`.
@@ -36,8 +43,12 @@ impl AgentRunner {
     ) -> Result<RunOutcome, RunError> {
         // Boxed: a run's future holds a whole step's, and a host's own
         // futures stay small.
-        self.traced(cx, Box::pin(self.start_untraced(messages, skills, cx)))
-            .await
+        super::spans::traced(
+            self,
+            cx,
+            Box::pin(self.start_untraced(messages, skills, cx)),
+        )
+        .await
     }
 
     /// Starts a run whose history begins with `messages`, the skills
@@ -94,13 +105,13 @@ impl AgentRunner {
         cx: &RunContext,
         journal: &mut Option<Journal<'_>>,
     ) -> Result<RunOutcome, RunError> {
-        let max_steps = self.max_steps();
+        let max_steps = self.place.max_steps(&self.agent);
         loop {
             if cx.cancel.is_cancelled() {
                 return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
             }
             // A child's token budget ends it as its step limit does.
-            if state.step >= max_steps || self.out_of_tokens(&state.usage) {
+            if state.step >= max_steps || self.place.out_of_tokens(&state.usage) {
                 return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
             }
             let (tools, tools_cx) = self.offer(&state, cx)?;
@@ -186,5 +197,161 @@ impl AgentRunner {
             Err(_) => self.agent.ledger().finish_run(&cx.run_id),
         }
         outcome
+    }
+
+    /// The model's answer to the run so far, offering `tools`; `None` when
+    /// the run was cancelled while it was asked.
+    pub(super) async fn answer(
+        &self,
+        state: &RunState,
+        tools: &[ToolSpec],
+        cx: &RunContext,
+    ) -> Option<Result<ModelResponse, ModelError>> {
+        let messages = match self.agent.results_budget() {
+            Some(budget) => {
+                history::within_budget(&state.messages, budget, |tool| self.is_read_only(tool))
+            }
+            None => std::borrow::Cow::Borrowed(state.messages.as_slice()),
+        };
+        let request = ModelRequest {
+            instructions: self.agent.instructions(),
+            messages: &messages,
+            tools,
+            options: &self.options,
+        };
+        let executor = self.agent.executor();
+        let run_id = &state.run_id;
+        // Observers see text as it arrives; calls run once complete.
+        let on_delta = move |delta: ModelDelta<'_>| {
+            if let ModelDelta::Text(text) = delta {
+                executor.emit_event(iris_runtime::RunEvent::ModelText {
+                    run_id: run_id.clone(),
+                    text: text.to_owned(),
+                });
+            }
+        };
+        // Deltas only feed observers: with none, the whole answer is
+        // enough, and a model that streams need not cut it up.
+        let streaming = executor.has_observers();
+        let (model, on_delta) = (&self.model, &on_delta);
+        // The model is asked only when no engine keeps this step's answer.
+        let ask = move || {
+            if streaming {
+                model.complete_streaming(request, on_delta)
+            } else {
+                model.complete(request)
+            }
+        };
+        let span = super::spans::chat(self.model_config(), &request);
+        let answer = match &self.engine {
+            Some(engine) => engine.answer(state.step + 1, Box::new(ask)),
+            None => ask(),
+        }
+        .instrument(span.clone());
+        let answered = tokio::select! {
+            response = answer => Some(response),
+            () = cx.cancel.cancelled() => None,
+        };
+        super::spans::chat_ended(&span, self.model_config(), answered.as_ref());
+        answered
+    }
+
+    /// The tools this step offers, and the context its calls run in
+    /// (offering the same tools).
+    pub(super) fn offer(
+        &self,
+        state: &RunState,
+        cx: &RunContext,
+    ) -> Result<(Vec<ToolSpec>, ToolContext), RunError> {
+        let (tools, offered): (Vec<ToolSpec>, Vec<iris_core::ToolName>) =
+            match self.agent.discovery() {
+                Some(discovery) => {
+                    let request = discovery.request(&self.agent.registry().view(), &state.run_id);
+                    (request.specs, request.offered)
+                }
+                None => self
+                    .agent
+                    .registry()
+                    .tools()
+                    .map(|t| {
+                        let definition = t.definition_dyn();
+                        (definition.spec(), definition.name().clone())
+                    })
+                    .unzip(),
+            };
+        let mut tools = tools;
+        // Run control's own tools: never discovery candidates, never in
+        // the executor's offer.
+        let turn = Turn::new(self, state, cx);
+        for owner in self.control.all() {
+            owner.offer(&turn, &mut tools)?;
+        }
+        Ok((
+            tools,
+            self.context_offering(cx, state.run_id.clone(), offered)?,
+        ))
+    }
+
+    /// A context for calls outside a step (run events, resumed calls),
+    /// offering the eager tools and those disclosed.
+    pub(super) fn tool_context(
+        &self,
+        cx: &RunContext,
+        disclosed: &[iris_core::ToolName],
+    ) -> Result<ToolContext, RunError> {
+        let registry = self.agent.registry();
+        let offered = registry
+            .tools()
+            .map(|t| t.definition_dyn())
+            .filter(|d| d.exposure() == iris_core::Exposure::Eager || disclosed.contains(d.name()))
+            .map(|d| d.name().clone());
+        self.context_offering(cx, cx.run_id.clone(), offered)
+    }
+
+    /// The context for calls of `run` offering `offered`, with the run's
+    /// cancellation and its call journal.
+    fn context_offering(
+        &self,
+        cx: &RunContext,
+        run: iris_core::RunId,
+        offered: impl IntoIterator<Item = iris_core::ToolName>,
+    ) -> Result<ToolContext, RunError> {
+        let mut builder = self
+            .agent
+            .context_builder(&cx.workspace, run)
+            .map_err(RunError::Context)?
+            .offered(offered)
+            .extension(cx.cancel.clone());
+        if let Some(journaled) = self.journaled() {
+            builder = builder.extension(journaled);
+        }
+        if let Some(ceiling) = &self.place.ceiling {
+            // A child's calls answer to every agent above it too.
+            builder = builder.extension(ceiling.clone());
+        }
+        if let Some(guards) = &self.place.guards {
+            builder = builder.extension(guards.clone());
+        }
+        Ok(builder.build())
+    }
+
+    /// The journal of the run's calls: its store's or its engine's, or for
+    /// a child its root's.
+    pub(super) fn journaled(&self) -> Option<iris_runtime::journal::Journaled> {
+        if let Some(engine) = &self.engine {
+            return Some(iris_runtime::journal::Journaled(engine.calls()));
+        }
+        self.durable
+            .as_ref()
+            .map(Durable::journaled)
+            .or_else(|| self.place.journal.clone())
+    }
+
+    /// Whether `tool` (as the model called it) only observes.
+    pub(super) fn is_read_only(&self, tool: &str) -> bool {
+        self.agent
+            .registry()
+            .resolve(tool)
+            .is_some_and(|t| t.definition_dyn().capabilities().is_read_only())
     }
 }

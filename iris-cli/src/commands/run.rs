@@ -384,7 +384,7 @@ async fn runner_for(
             .connect(&options.file)
             .await
             .map(|agent| AgentRunner::new(agent, model)),
-        None => assembly.connect_runner(&options.file).await,
+        None => assembly.open_runner(&options.file).await,
     };
     let mut runner = connected.map_err(|error| {
         // A file that is not there was named wrong; one that is there

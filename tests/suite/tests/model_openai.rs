@@ -337,7 +337,10 @@ async fn a_runner_from_the_agent_file_asks_the_model_it_names() {
     ));
     let events = Arc::new(Counting::default());
     let observer: Arc<dyn iris::observe::RunEventObserver> = Arc::clone(&events) as _;
-    let runner = AgentRunner::from_config_path(&file, [observer]).expect("built from the file");
+    let runner = iris::assembly::Assembly::from_catalog()
+        .with_observers([observer])
+        .runner(&file)
+        .expect("built from the file");
     let outcome = runner
         .run("Hi", &RunContext::new(dir.path(), iris::RunId::new("r")))
         .await
@@ -359,7 +362,7 @@ async fn a_runner_from_the_agent_file_asks_the_model_it_names() {
     );
 
     std::fs::write(&file, "name: silent\n").unwrap();
-    let err = AgentRunner::from_config_path(&file, []).expect_err("no model named");
+    let err = AgentRunner::from_path(&file).expect_err("no model named");
     assert!(err.to_string().contains("names no `model`"), "{err}");
 }
 

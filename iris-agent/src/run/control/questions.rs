@@ -9,15 +9,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use iris_core::{BoxFuture, ToolErrorKind, ToolResult, ToolUseBlock};
+use iris_core::{BoxFuture, ToolErrorKind, ToolResult, ToolSpec, ToolUseBlock};
 use iris_model::Message;
 use iris_runtime::question::{ASK_QUESTION, QuestionEnding, parse_questions};
-use iris_runtime::{QuestionReply, QuestionRequest, RunEvent};
+use iris_runtime::{QuestionReply, QuestionRequest, Reply, RunEvent};
 
 use rustc_hash::FxHashSet;
 
-use super::{AgentRunner, RunContext};
-use crate::{RunState, WaitingItem};
+use super::{Answered, Control, ItemReplies, Turn};
+use crate::{RunError, RunState, WaitingItem, store};
 
 /// Who answers a question at once, in this process (a dialog, a chat
 /// front end): the run then never waits for it.
@@ -108,46 +108,115 @@ impl Questions {
     }
 }
 
-/// What run control made of one `ask_question` call.
-pub(super) enum Asked {
-    /// Its result: an answer from the host's answerer, or a refusal.
-    Finished(ToolResult),
-    /// It waits for a person.
-    Waiting(QuestionRequest),
+/// The owner of `ask_question`: offered where the host says a person can
+/// answer, and resuming the questions a run waits on whoever resumes it.
+#[derive(Clone, Default)]
+pub(in crate::run) struct Asker {
+    /// How a person answers; `None`: the model is never offered the tool.
+    pub(in crate::run) questions: Option<Questions>,
 }
 
-impl AgentRunner {
-    /// Whether `call` asks the person a question (run control's, where a
-    /// person can answer).
-    pub(super) fn is_question(&self, call: &ToolUseBlock) -> bool {
+impl Control for Asker {
+    fn claims(&self, _: &Turn<'_>, call: &ToolUseBlock) -> bool {
         self.questions.is_some() && call.name == ASK_QUESTION
     }
 
-    /// Whether `call` is one run control answers rather than the executor:
-    /// a question, a skill's activation or a delegation to a child agent.
-    pub(super) fn is_run_control(&self, call: &ToolUseBlock) -> bool {
-        self.is_question(call) || self.is_skill_activation(call) || self.is_delegation(call)
+    fn resumes(&self, _: &Turn<'_>, item: &WaitingItem) -> bool {
+        // A question that waits is settled by any runner that resumes it,
+        // offering questions or not.
+        item.question_request().is_some()
     }
 
+    fn offer(&self, turn: &Turn<'_>, specs: &mut Vec<ToolSpec>) -> Result<(), RunError> {
+        if self.questions.is_none() {
+            return Ok(());
+        }
+        // Never a discovery candidate, never in the executor's offer.
+        if turn.runner.agent.registry().resolve(ASK_QUESTION).is_some() {
+            return Err(RunError::NameTaken {
+                name: ASK_QUESTION.to_owned(),
+            });
+        }
+        specs.push(iris_runtime::question::ask_question_spec());
+        Ok(())
+    }
+
+    fn answer<'a>(
+        &'a self,
+        turn: &'a Turn<'a>,
+        calls: Vec<ToolUseBlock>,
+    ) -> BoxFuture<'a, Vec<Answered>> {
+        Box::pin(async move {
+            let mut answers = Vec::with_capacity(calls.len());
+            // One at a time, in call order: each reserves its place under
+            // the cap before the next is read.
+            for call in calls {
+                answers.push(self.ask(turn, call).await);
+            }
+            answers
+        })
+    }
+
+    fn resume<'a>(
+        &'a self,
+        turn: &'a Turn<'a>,
+        item: WaitingItem,
+        replies: ItemReplies,
+        now: u64,
+    ) -> BoxFuture<'a, Result<Answered, RunError>> {
+        Box::pin(async move {
+            let Some(request) = item.question_request() else {
+                return Ok(Answered::Waiting(Box::new(item)));
+            };
+            Ok(match replies.own {
+                _ if request.expired_at(now) => Answered::done(settle(turn, request, None)),
+                Some(Reply::Answer(answer)) => Answered::done(settle(turn, request, Some(&answer))),
+                _ => Answered::Waiting(Box::new(item)),
+            })
+        })
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        turn: &'a Turn<'a>,
+        call: ToolUseBlock,
+        kept: Option<WaitingItem>,
+        replies: ItemReplies,
+    ) -> BoxFuture<'a, Answered> {
+        Box::pin(async move {
+            let Some(request) = kept.as_ref().and_then(WaitingItem::question_request) else {
+                // Cut off before it was asked: ask it now.
+                return self.ask(turn, call).await;
+            };
+            match replies.own {
+                Some(Reply::Answer(answer)) if request.check(&answer).is_ok() => {
+                    Answered::done(settle(turn, request, Some(&answer)))
+                }
+                _ if request.expired_at(store::now_ms()) => {
+                    Answered::done(settle(turn, request, None))
+                }
+                _ => Answered::Waiting(Box::new(WaitingItem::asked(call, request.clone()))),
+            }
+        })
+    }
+}
+
+impl Asker {
     /// Run control's answer to the model's `ask_question` call: an
     /// `invalid_arguments` result for questions that do not fit, a refusal
     /// past the cap, the answerer's reply, or a wait.
-    pub(super) async fn ask(
-        &self,
-        call: &ToolUseBlock,
-        state: &RunState,
-        cx: &RunContext,
-    ) -> Asked {
+    async fn ask(&self, turn: &Turn<'_>, call: ToolUseBlock) -> Answered {
         let Some(questions) = &self.questions else {
-            return Asked::Finished(ToolResult::error(
+            return Answered::done(ToolResult::error(
                 ToolErrorKind::ToolNotAvailable,
                 "`ask_question` is not offered in this run: nobody is there to answer",
             ));
         };
+        let (state, cx) = (turn.state, turn.cx);
         let asked = match parse_questions(&call.input) {
             Ok(asked) => asked,
             Err(why) => {
-                return Asked::Finished(ToolResult::error(
+                return Answered::done(ToolResult::error(
                     ToolErrorKind::InvalidArguments,
                     format!("{why}; nothing was asked"),
                 ));
@@ -166,7 +235,7 @@ impl AgentRunner {
             } else {
                 format!("ask at most {left} more, or go on without asking")
             };
-            return Asked::Finished(ToolResult::error(
+            return Answered::done(ToolResult::error(
                 ToolErrorKind::PermissionDenied,
                 format!(
                     "this run has asked {asked_so_far} of the {max} questions it may (its child agents' count too), and this call asks {count}; {what}"
@@ -176,12 +245,12 @@ impl AgentRunner {
         let expires_at_ms = match questions.expiry {
             // On an engine the reading is kept: a replay asks the same
             // question, under the same id.
-            Some(expiry) => match self.clock_ms().await {
+            Some(expiry) => match turn.runner.clock_ms().await {
                 Ok(now) => {
                     Some(now.saturating_add(u64::try_from(expiry.as_millis()).unwrap_or(u64::MAX)))
                 }
                 Err(err) => {
-                    return Asked::Finished(ToolResult::error(
+                    return Answered::done(ToolResult::error(
                         ToolErrorKind::Internal,
                         format!("the question could not be asked: {err}"),
                     ));
@@ -191,15 +260,17 @@ impl AgentRunner {
         };
         let request =
             QuestionRequest::new(state.run_id.clone(), call.id.clone(), asked, expires_at_ms);
-        let executor = self.agent.executor();
-        executor.emit_event(RunEvent::QuestionAsked {
-            run_id: state.run_id.clone(),
-            call_id: call.id.clone(),
-            question_id: request.question_id.clone(),
-            questions: request.questions.len(),
-        });
+        turn.runner
+            .agent
+            .executor()
+            .emit_event(RunEvent::QuestionAsked {
+                run_id: state.run_id.clone(),
+                call_id: call.id.clone(),
+                question_id: request.question_id.clone(),
+                questions: request.questions.len(),
+            });
         let Some(answerer) = &questions.answerer else {
-            return Asked::Waiting(request);
+            return Answered::Waiting(Box::new(WaitingItem::asked(call, request)));
         };
         let reply = tokio::select! {
             reply = answerer.answer(request.clone()) => reply,
@@ -212,38 +283,36 @@ impl AgentRunner {
                     "the host's answer did not fit the questions ({why}); the question was not answered"
                 ),
             );
-            self.answered(&request, QuestionEnding::Cancelled);
-            return Asked::Finished(result);
+            answered(turn, &request, QuestionEnding::Cancelled);
+            return Answered::done(result);
         }
-        Asked::Finished(self.settle(&request, Some(&reply)))
+        Answered::done(settle(turn, &request, Some(&reply)))
     }
+}
 
-    /// The result of a question that ends with `reply` (none: it expired).
-    pub(super) fn settle(
-        &self,
-        request: &QuestionRequest,
-        reply: Option<&QuestionReply>,
-    ) -> ToolResult {
-        let ending = match reply {
-            Some(QuestionReply::Answered { .. }) => QuestionEnding::Answered,
-            Some(QuestionReply::Declined) => QuestionEnding::Declined,
-            Some(QuestionReply::Cancelled) => QuestionEnding::Cancelled,
-            None => QuestionEnding::Expired,
-        };
-        self.answered(request, ending);
-        request.result(ending, reply)
-    }
+/// The result of a question that ends with `reply` (none: it expired).
+fn settle(turn: &Turn<'_>, request: &QuestionRequest, reply: Option<&QuestionReply>) -> ToolResult {
+    let ending = match reply {
+        Some(QuestionReply::Answered { .. }) => QuestionEnding::Answered,
+        Some(QuestionReply::Declined) => QuestionEnding::Declined,
+        Some(QuestionReply::Cancelled) => QuestionEnding::Cancelled,
+        None => QuestionEnding::Expired,
+    };
+    answered(turn, request, ending);
+    request.result(ending, reply)
+}
 
-    fn answered(&self, request: &QuestionRequest, ending: QuestionEnding) {
-        self.agent
-            .executor()
-            .emit_event(RunEvent::QuestionAnswered {
-                run_id: request.run_id.clone(),
-                call_id: request.call_id.clone(),
-                question_id: request.question_id.clone(),
-                ending,
-            });
-    }
+/// Tells observers `request` ended as `ending`.
+fn answered(turn: &Turn<'_>, request: &QuestionRequest, ending: QuestionEnding) {
+    turn.runner
+        .agent
+        .executor()
+        .emit_event(RunEvent::QuestionAnswered {
+            run_id: request.run_id.clone(),
+            call_id: request.call_id.clone(),
+            question_id: request.question_id.clone(),
+            ending,
+        });
 }
 
 /// The questions asked in a tree of runs, shared by the root's run and
@@ -252,11 +321,11 @@ impl AgentRunner {
 /// across the whole tree, for children running at once too, and across
 /// pauses (a resume starts the tally from what the state shows asked).
 #[derive(Debug, Clone)]
-pub(super) struct Tally(Arc<AtomicU32>);
+pub(in crate::run) struct Tally(Arc<AtomicU32>);
 
 impl Tally {
     /// A tally that starts at `asked`.
-    pub(super) fn new(asked: u32) -> Self {
+    pub(in crate::run) fn new(asked: u32) -> Self {
         Self(Arc::new(AtomicU32::new(asked)))
     }
 
@@ -273,7 +342,7 @@ impl Tally {
 
 /// Which steps of a run's history [`asked_in`] counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Steps {
+pub(in crate::run) enum Steps {
     /// Every step.
     All,
     /// Every step but the last (whose questions are being asked).
@@ -284,7 +353,7 @@ pub(super) enum Steps {
 /// the child agents' runs kept in it (ended or waiting, at any depth): a
 /// call's questions count unless run control refused it (not offered, past
 /// the cap, or questions that do not fit).
-pub(super) fn asked_in(state: &RunState, steps: Steps) -> u32 {
+pub(in crate::run) fn asked_in(state: &RunState, steps: Steps) -> u32 {
     let refused: FxHashSet<&str> = state
         .messages
         .iter()
