@@ -15,7 +15,7 @@ use std::error::Error;
 use std::path::Path;
 use std::time::Duration;
 
-use iris::mcp::{McpClient, McpServerConfig};
+use iris::mcp::client::{McpClient, McpServerConfig};
 use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 use serde_json::json;
 

@@ -28,7 +28,7 @@ use std::error::Error;
 use std::sync::Arc;
 
 use iris::fs::register_file_tools;
-use iris::mcp::{ServeTransport, serve};
+use iris::mcp::server::{ServeTransport, serve};
 use iris::{ToolExecutor, ToolRegistry};
 
 /// Return the square of an integer.

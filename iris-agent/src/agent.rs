@@ -61,7 +61,7 @@ pub struct Agent {
     skills: Option<crate::Skills>,
     /// Who may call the agent's tools when it is served over HTTP.
     #[cfg(feature = "mcp")]
-    gateway_auth: Option<iris_mcp::GatewayAuth>,
+    gateway_auth: Option<iris_mcp::gateway::GatewayAuth>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -94,7 +94,7 @@ pub struct AgentBuilder {
     children: Vec<ChildAgent>,
     skills: Option<crate::Skills>,
     #[cfg(feature = "mcp")]
-    gateway_auth: Option<iris_mcp::GatewayAuth>,
+    gateway_auth: Option<iris_mcp::gateway::GatewayAuth>,
 }
 
 impl AgentBuilder {
@@ -170,9 +170,9 @@ impl AgentBuilder {
 
     /// Who may call the agent's tools when it is served over HTTP (`iris
     /// serve --http`): the issuers, audience and rules of
-    /// [`iris_mcp::GatewayAuth`].
+    /// [`iris_mcp::gateway::GatewayAuth`].
     #[cfg(feature = "mcp")]
-    pub fn gateway_auth(mut self, auth: iris_mcp::GatewayAuth) -> Self {
+    pub fn gateway_auth(mut self, auth: iris_mcp::gateway::GatewayAuth) -> Self {
         self.gateway_auth = Some(auth);
         self
     }
@@ -395,7 +395,7 @@ impl Agent {
     /// its file or builder says.
     #[cfg(feature = "mcp")]
     #[must_use]
-    pub fn gateway_auth(&self) -> Option<&iris_mcp::GatewayAuth> {
+    pub fn gateway_auth(&self) -> Option<&iris_mcp::gateway::GatewayAuth> {
         self.gateway_auth.as_ref()
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::{Arg, ArgAction, ArgMatches};
 use iris_agent::Agent;
-use iris_mcp::{McpClient, McpServerConfig};
+use iris_mcp::client::{McpClient, McpServerConfig};
 use iris_runtime::{ToolExecutor, ToolRegistry};
 
 use crate::exit::Exit;

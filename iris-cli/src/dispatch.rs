@@ -133,7 +133,7 @@ async fn dispatch(matches: &ArgMatches, mut host: Host) -> Exit {
                     wait: sub
                         .get_one::<std::time::Duration>("wait")
                         .copied()
-                        .unwrap_or(iris_mcp::LOGIN_WAIT),
+                        .unwrap_or(iris_mcp::client::UpstreamLogin::DEFAULT_WAIT),
                 };
                 commands::login::run(&file, &options, out).await
             } else {

@@ -257,7 +257,7 @@ fn search_ranks_the_tools_for_an_intent() {
 
 #[tokio::test]
 async fn serve_is_one_mcp_server_over_stdio() {
-    use iris_mcp::{McpClient, McpServerConfig};
+    use iris_mcp::client::{McpClient, McpServerConfig};
     let dir = workspace();
     let agent = dir.path().join("agent.yaml").display().to_string();
     let config = McpServerConfig::stdio(

@@ -11,16 +11,6 @@ use serde::Deserialize;
 use super::McpError;
 use iris_runtime::config::Seconds;
 
-/// A call waits this long for its answer unless the server's `timeout`
-/// says otherwise.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
-/// A server must finish `initialize` within this unless its
-/// `startup_timeout` says otherwise.
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
-/// Above this many tools, `exposure: auto` defers a server's tools behind
-/// `tool_search`.
-pub const AUTO_DEFER_ABOVE: usize = 20;
-
 /// One MCP server: how to reach it and how its tools are offered.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -177,7 +167,20 @@ pub enum McpExposure {
     Auto,
 }
 
+impl McpExposure {
+    /// Above this many tools, `exposure: auto` defers a server's tools
+    /// behind `tool_search`.
+    pub const AUTO_DEFER_ABOVE: usize = 20;
+}
+
 impl McpServerConfig {
+    /// A call waits this long for its answer unless the server's `timeout`
+    /// says otherwise.
+    pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+    /// A server must finish `initialize` within this unless its
+    /// `startup_timeout` says otherwise.
+    pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
     /// A server started as `command args...` over stdio, with every other
     /// setting at its default.
     pub fn stdio<I, S>(name: impl Into<String>, command: impl Into<String>, args: I) -> Self
@@ -306,14 +309,14 @@ impl McpServerConfig {
     /// The per-call timeout in use.
     #[must_use]
     pub fn call_timeout(&self) -> Duration {
-        self.timeout.map_or(DEFAULT_CALL_TIMEOUT, |t| t.0)
+        self.timeout.map_or(Self::DEFAULT_CALL_TIMEOUT, |t| t.0)
     }
 
     /// The startup timeout in use.
     #[must_use]
     pub fn startup_timeout(&self) -> Duration {
         self.startup_timeout
-            .map_or(DEFAULT_STARTUP_TIMEOUT, |t| t.0)
+            .map_or(Self::DEFAULT_STARTUP_TIMEOUT, |t| t.0)
     }
 
     /// Whether the tool with this wire name is wanted.
@@ -340,13 +343,15 @@ pub(super) fn expand_env(server: &str, value: &str) -> Result<String, McpError> 
         let end = after.find('}').ok_or_else(|| McpError::Config {
             server: server.to_owned(),
             message: format!("a header value opens `${{` without closing it: `{value}`"),
+            source: None,
         })?;
         let name = &after[..end];
-        let expanded = std::env::var(name).map_err(|_| McpError::Config {
+        let expanded = std::env::var(name).map_err(|error| McpError::Config {
             server: server.to_owned(),
             message: format!(
                 "environment variable `{name}` named by a header is not set; set it or remove the header"
             ),
+            source: Some(Box::new(error)),
         })?;
         out.push_str(&expanded);
         rest = &after[end + 1..];
@@ -365,19 +370,26 @@ pub(crate) fn custom_headers(
     McpError,
 > {
     use reqwest::header::{HeaderName, HeaderValue};
-    let config_error = |message: String| McpError::Config {
-        server: server.to_owned(),
-        message,
-    };
+    let config_error =
+        |message: String, error: Box<dyn std::error::Error + Send + Sync>| McpError::Config {
+            server: server.to_owned(),
+            message,
+            source: Some(error),
+        };
     let mut custom = std::collections::HashMap::new();
     for (name, value) in headers {
         let value = expand_env(server, value)?;
-        let header = HeaderName::try_from(name.as_str())
-            .map_err(|_| config_error(format!("`{name}` is not a valid header name")))?;
-        let mut value = HeaderValue::try_from(value).map_err(|_| {
-            config_error(format!(
-                "the value of header `{name}` is not valid in a header"
-            ))
+        let header = HeaderName::try_from(name.as_str()).map_err(|error| {
+            config_error(
+                format!("`{name}` is not a valid header name"),
+                Box::new(error),
+            )
+        })?;
+        let mut value = HeaderValue::try_from(value).map_err(|error| {
+            config_error(
+                format!("the value of header `{name}` is not valid in a header"),
+                Box::new(error),
+            )
         })?;
         value.set_sensitive(true);
         custom.insert(header, value);
@@ -401,7 +413,10 @@ mod tests {
         assert_eq!(config.prefix(), "everything");
         assert_eq!(config.exposure, McpExposure::Auto);
         assert_eq!(config.call_timeout(), Duration::from_secs(5));
-        assert_eq!(config.startup_timeout(), DEFAULT_STARTUP_TIMEOUT);
+        assert_eq!(
+            config.startup_timeout(),
+            McpServerConfig::DEFAULT_STARTUP_TIMEOUT
+        );
         assert!(config.wants("echo"));
         assert!(!config.wants("longRunningOperation"));
     }

@@ -206,13 +206,13 @@ async fn answer_client(data: &[u8]) {
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
     let serving = tokio::spawn(fake_server(server_side, listing.to_vec(), call.to_vec()));
     let (read, write) = tokio::io::split(client_side);
-    let config = crate::McpServerConfig::stdio("fuzzed", "/nonexistent-iris-fuzz", [""; 0])
-        .with_exposure(crate::McpExposure::Eager)
+    let config = crate::client::McpServerConfig::stdio("fuzzed", "/nonexistent-iris-fuzz", [""; 0])
+        .with_exposure(crate::client::McpExposure::Eager)
         .with_startup_timeout(Duration::from_millis(300))
         .with_timeout(Duration::from_millis(300));
     let connected = tokio::time::timeout(
         DEADLINE,
-        crate::McpClient::connect_over(config, read, write),
+        crate::client::McpClient::connect_over(config, read, write),
     )
     .await;
     let Ok(connected) = connected else {

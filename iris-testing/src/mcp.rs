@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use iris_core::DynamicTool;
-use iris_mcp::{
-    McpClient, McpConnection, McpError, McpServerConfig, ServeOptions, serve_connection,
-};
+use iris_mcp::McpError;
+use iris_mcp::client::{McpClient, McpServerConfig};
+use iris_mcp::server::{McpConnection, ServeOptions, serve_connection};
 use iris_runtime::{Rule, RulePolicy, ToolExecutor, ToolRegistry};
 
 /// Bytes buffered each way between the joined client and server.
@@ -46,15 +46,16 @@ pub async fn mock_server(
     name: &str,
     tools: impl IntoIterator<Item = DynamicTool>,
 ) -> Result<McpClient, McpError> {
-    let refused = |message: String| McpError::Startup {
+    let refused = |message: String, error: iris_runtime::RuntimeError| McpError::Startup {
         server: name.to_owned(),
         message,
+        source: Some(Box::new(error)),
     };
     let mut registry = ToolRegistry::new();
     for tool in tools {
         registry
             .register(tool)
-            .map_err(|e| refused(format!("a mock tool was refused: {e}")))?;
+            .map_err(|e| refused(format!("a mock tool was refused: {e}"), e))?;
     }
     let executor = ToolExecutor::builder(registry)
         .policy(
@@ -64,6 +65,6 @@ pub async fn mock_server(
                 .other(Rule::Allow),
         )
         .build()
-        .map_err(|e| refused(format!("the mock server's executor: {e}")))?;
+        .map_err(|e| refused(format!("the mock server's executor: {e}"), e))?;
     join(executor, name).await
 }

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use iris::mcp::{McpClient, McpExposure, McpServerConfig};
+use iris::mcp::client::{McpClient, McpExposure, McpServerConfig};
 use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, JsonObject};

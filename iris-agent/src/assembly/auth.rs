@@ -1,16 +1,21 @@
 //! The agent file's `auth:` section: who may call the agent's tools when
-//! it is served over HTTP. Read into the MCP server's own settings
-//! ([`iris_mcp::GatewayAuth`]), every problem reported at the section
-//! with its line and column.
+//! it is served over HTTP. Read into the MCP gateway's own settings
+//! ([`iris_mcp::gateway::GatewayAuth`]), every problem reported at the
+//! section with its line and column.
 
 use super::error::Issues;
 use super::file::AgentFile;
 
 /// The gateway settings `file` gives, checked whole.
 #[cfg(feature = "mcp")]
-pub(super) fn gateway_auth(file: &AgentFile, issues: &mut Issues) -> Option<iris_mcp::GatewayAuth> {
+pub(super) fn gateway_auth(
+    file: &AgentFile,
+    issues: &mut Issues,
+) -> Option<iris_mcp::gateway::GatewayAuth> {
     let section = file.auth.as_ref()?;
-    match serde_path_to_error::deserialize::<_, iris_mcp::GatewayAuth>(section.value.clone()) {
+    match serde_path_to_error::deserialize::<_, iris_mcp::gateway::GatewayAuth>(
+        section.value.clone(),
+    ) {
         Ok(auth) => {
             let problems = auth.check();
             for problem in &problems {

@@ -68,7 +68,10 @@ pub(super) struct AgentFile {
     /// audience, and rules granting tools by scope and claim (anything no
     /// rule grants is refused).
     #[serde(default)]
-    #[cfg_attr(feature = "mcp", schemars(with = "Option<iris_mcp::GatewayAuth>"))]
+    #[cfg_attr(
+        feature = "mcp",
+        schemars(with = "Option<iris_mcp::gateway::GatewayAuth>")
+    )]
     #[cfg_attr(not(feature = "mcp"), schemars(with = "Option<Value>"))]
     pub auth: Option<Spanned<Value>>,
     /// Where the agent's traces go (OpenTelemetry GenAI spans), and whether
@@ -242,7 +245,7 @@ pub(super) struct ToolsSection {
     #[serde(default)]
     #[cfg_attr(
         feature = "mcp",
-        schemars(with = "Option<Vec<iris_mcp::McpServerConfig>>")
+        schemars(with = "Option<Vec<iris_mcp::client::McpServerConfig>>")
     )]
     #[cfg_attr(not(feature = "mcp"), schemars(with = "Option<Vec<Value>>"))]
     pub mcp: Option<Spanned<Vec<Value>>>,

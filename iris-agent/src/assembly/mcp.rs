@@ -14,7 +14,7 @@ use super::names::Assembly;
 use super::parse;
 use super::sources::Chosen;
 use super::{Agent, assembled, read_file};
-use iris_mcp::{McpClient, McpServerConfig};
+use iris_mcp::client::{McpClient, McpServerConfig};
 use serde_saphyr::Location;
 
 impl Assembly {

@@ -50,7 +50,7 @@
 //! | `model.api_key_env` | the variable holding the API key: its name ends in `_API_KEY` (a file cannot send another secret to the endpoint it names) and it must be set (its value never appears in errors or `Debug`) |
 //! | `tools.builtin` | `file.read`, `file.write`, `file.edit` (the tools `read_file`, `write_file`, `edit_file`) |
 //! | `tools.functions` | `#[tool]` functions, by name (`square`) or module path (`my_crate::math::square`) |
-//! | `tools.mcp` | MCP servers (feature `mcp`), each as the `McpServerConfig` of `iris::mcp` reads it; load the file with `Agent::connect(path).await`, which starts them |
+//! | `tools.mcp` | MCP servers (feature `mcp`), each as the `McpServerConfig` of `iris::mcp::client` reads it; load the file with `Agent::connect(path).await`, which starts them |
 //! | `tools.command[]` | a tool whose body is a program, never run by a shell: `name`, `description`, `command` (argv; a relative program path is taken from `cwd`), `parameters` (`{name: {type, description, optional, enum, items}}`) or `input_schema` (a JSON Schema object), `capabilities`, `output` (`auto`: JSON when stdout is JSON; `text`; `json`), `timeout`, `env`, `cwd` (relative to the agent file, its folder by default). The arguments, checked against the schema, arrive as JSON on stdin; a non-zero exit is an error with the end of stderr; the bounds and cleanup of command hooks apply (4 MiB of stdout) |
 //! | `tools.deferred` | tools, by the name the model calls, kept out of requests until `tool_search` finds them (`tool_search` is then added) |
 //! | `hooks[].name`, `hooks[].event` | a name for logs; `tool.before`, `tool.after`, `run.started` or `run.finished` |

@@ -66,7 +66,7 @@ pub(crate) async fn run(path: &Path, options: &Options<'_>, out: Out) -> Exit {
             ));
         }
     };
-    match iris_mcp::login(config, options.wait, show).await {
+    match iris_mcp::client::login(config, options.wait, show).await {
         Ok(signed_in) => {
             if out.json {
                 out.json(json!({

@@ -9,7 +9,7 @@ use clap::{Arg, ArgAction, Command};
 use std::sync::Arc;
 
 use iris_core::Exposure;
-use iris_mcp::{ServeOptions, ServeTransport, ServedTools};
+use iris_mcp::server::{ServeOptions, ServeTransport, ServedTools};
 
 use crate::catalog::Catalog;
 use crate::exit::Exit;
@@ -91,7 +91,7 @@ pub(crate) async fn run(
         // Where it listens is said at every start (a port of 0 is chosen
         // by the system).
         ServeTransport::Http(address) => {
-            match iris_mcp::McpHttpServer::bind(executor, address, options).await {
+            match iris_mcp::server::McpHttpServer::bind(executor, address, options).await {
                 Ok(http) => {
                     out.note(&format!("serving MCP at {}", http.url()));
                     http.run().await
@@ -99,7 +99,7 @@ pub(crate) async fn run(
                 Err(e) => Err(e),
             }
         }
-        stdio => iris_mcp::serve_with(executor, stdio, options).await,
+        stdio => iris_mcp::server::serve_with(executor, stdio, options).await,
     };
     match served {
         Ok(()) => Exit::Ok,

@@ -361,10 +361,12 @@ impl Connection {
             .map_err(|_| McpError::Startup {
                 server: config.name.clone(),
                 message: "it did not finish `initialize` in time".to_owned(),
+                source: None,
             })?
             .map_err(|error| McpError::Startup {
                 server: config.name.clone(),
                 message: format!("`initialize` failed: {error}"),
+                source: Some(Box::new(error)),
             })?;
         let session = Session {
             service,
@@ -482,6 +484,7 @@ async fn start(
             "it did not finish `initialize` within {} s (raise `startup_timeout` if it is only slow)",
             timeout.as_secs_f64()
         ),
+        source: None,
     };
     match &config.transport {
         McpTransport::Stdio {
@@ -506,11 +509,13 @@ async fn start(
                 message: format!(
                     "`{command}` could not be started: {e}; check that it is installed and on PATH"
                 ),
+                source: Some(Box::new(e)),
             })?;
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err(McpError::Startup {
                     server,
                     message: "its standard input and output could not be opened".to_owned(),
+                    source: None,
                 });
             };
             if let Some(stderr) = child.stderr.take() {
@@ -533,6 +538,7 @@ async fn start(
                     return Err(McpError::Startup {
                         server,
                         message: format!("`initialize` failed{exit}: {error}"),
+                        source: Some(Box::new(error)),
                     });
                 }
             };
@@ -584,6 +590,7 @@ impl<'a> Authorization<'a> {
             (Some(_), Some(_)) => Err(McpError::Config {
                 server: server.to_owned(),
                 message: oauth::OAUTH_AND_LOGIN.to_owned(),
+                source: None,
             }),
             (Some(oauth), None) => Ok(Self::ClientCredentials(oauth)),
             (None, Some(login)) => Ok(Self::SignedIn(login)),
@@ -637,6 +644,7 @@ async fn start_http(
         McpError::Startup {
             server: server.to_owned(),
             message: format!("`initialize` failed: {said}{hint}"),
+            source: Some(Box::new(error)),
         }
     })?;
     Ok(Session {
@@ -653,14 +661,14 @@ fn http_transport(
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
     let custom = crate::config::custom_headers(server, headers)?;
-    let config_error = |message: String| McpError::Config {
-        server: server.to_owned(),
-        message,
-    };
     iris_core::tls::install_default_provider();
     let client = reqwest::Client::builder()
         .build()
-        .map_err(|e| config_error(format!("no HTTP client could be built: {e}")))?;
+        .map_err(|e| McpError::Config {
+            server: server.to_owned(),
+            message: format!("no HTTP client could be built: {e}"),
+            source: Some(Box::new(e)),
+        })?;
     let config =
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(custom);
     Ok(rmcp::transport::StreamableHttpClientTransport::with_client(

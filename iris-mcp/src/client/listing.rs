@@ -29,6 +29,7 @@ pub(super) async fn list_all(
     let failed = |message: String| McpError::Catalog {
         server: server.to_owned(),
         message,
+        source: None,
     };
     let mut listed = Vec::new();
     let mut cursor: Option<String> = None;
@@ -52,7 +53,11 @@ pub(super) async fn list_all(
                     config.startup_timeout().as_secs_f64()
                 ))
             })?
-            .map_err(|error| failed(format!("`tools/list` failed: {error}")))?;
+            .map_err(|error| McpError::Catalog {
+                server: server.to_owned(),
+                message: format!("`tools/list` failed: {error}"),
+                source: Some(Box::new(error)),
+            })?;
         let (tools, next) = match answer {
             ServerResult::ListToolsResult(page) => (page.tools, page.next_cursor),
             ServerResult::CustomResult(CustomResult(raw)) => {

@@ -1,12 +1,29 @@
-//! A connected MCP server's catalog as Iris tools.
+//! The client role: an MCP server's catalog as Iris tools. A server is
+//! configured ([`McpServerConfig`]: its transport, prefix, filters,
+//! exposure and timeouts), connected to ([`McpClient::connect`]) and its
+//! tools registered like native ones; a server behind OAuth is reached
+//! with this client's own credentials ([`UpstreamOAuth`]) or a person's
+//! sign-in ([`UpstreamLogin`], done once with [`login`] and kept in a
+//! [`TokenCache`]).
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | `McpClient`, its catalog report and stats |
+//! | `connection.rs` | the session: starting the server, reconnecting, routing its requests back |
+//! | `listing.rs` | every page of `tools/list` |
+//! | `names.rs` | model-facing names made from wire names |
+//! | `remote_tool.rs` | one server tool as an Iris tool |
+//! | `oauth/` | upstream OAuth: client credentials, a person's sign-in, the token cache |
+//! | `../config.rs` | `McpServerConfig` and the settings it holds |
 
 mod connection;
 mod listing;
 mod names;
 mod oauth;
-
-pub use oauth::{LOGIN_WAIT, SignedIn, TOKEN_CACHE_VAR, TokenCache, TokenCacheError, login};
 mod remote_tool;
+
+pub use crate::config::{McpExposure, McpServerConfig, McpTransport, UpstreamLogin, UpstreamOAuth};
+pub use oauth::{SignedIn, TokenCache, TokenCacheError, login};
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -16,7 +33,6 @@ use iris_core::{DynTool, Exposure, ToolDefinition, ToolName, ToolOrigin};
 use serde_json::Value;
 
 use super::McpError;
-use super::config::{AUTO_DEFER_ABOVE, McpExposure, McpServerConfig};
 use connection::{Connection, Session};
 use iris_runtime::{SharedRegistry, ToolRegistry};
 use listing::list_all;
@@ -225,7 +241,7 @@ impl McpClient {
                 .register_dyn(tool)
                 .map_err(|error| McpError::Register {
                     server: self.name().to_owned(),
-                    message: error.to_string(),
+                    source: error,
                 })?;
         }
         Ok(())
@@ -257,11 +273,12 @@ impl McpClient {
 
     /// The Tokio runtime a refresh runs on.
     fn runtime(&self) -> Result<tokio::runtime::Handle, McpError> {
-        tokio::runtime::Handle::try_current().map_err(|_| McpError::Config {
+        tokio::runtime::Handle::try_current().map_err(|error| McpError::Config {
             server: self.name().to_owned(),
             message: "keeping its tools current needs a Tokio runtime; call this from async \
                       code (inside `#[tokio::main]` or `Runtime::block_on`)"
                 .to_owned(),
+            source: Some(Box::new(error)),
         })
     }
 
@@ -394,7 +411,7 @@ async fn catalog(
         .collect();
     let exposure = *connection.exposure.get_or_init(|| match config.exposure {
         McpExposure::Deferred => Exposure::Deferred,
-        McpExposure::Auto if wanted.len() > AUTO_DEFER_ABOVE => Exposure::Deferred,
+        McpExposure::Auto if wanted.len() > McpExposure::AUTO_DEFER_ABOVE => Exposure::Deferred,
         McpExposure::Eager | McpExposure::Auto => Exposure::Eager,
     });
     let mut tools = Vec::with_capacity(wanted.len());

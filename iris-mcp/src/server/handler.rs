@@ -20,13 +20,15 @@ use iris_skills::ACTIVATE_SKILL;
 
 use super::{McpConnection, announce_changes, formats, listen, questions, read_artifact};
 
-/// The protocol revisions served: the current one, stateless, and the two
-/// before it, with sessions.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
-    ProtocolVersion::V_2025_06_18,
-    ProtocolVersion::V_2025_11_25,
-    ProtocolVersion::V_2026_07_28,
-];
+impl McpConnection {
+    /// The protocol revisions served: the current one, stateless, and the
+    /// two before it, with sessions.
+    pub const SUPPORTED_PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
+        ProtocolVersion::V_2025_06_18,
+        ProtocolVersion::V_2025_11_25,
+        ProtocolVersion::V_2026_07_28,
+    ];
+}
 
 /// How long a client may keep a `tools/list` answer: the catalog changes
 /// when an MCP server behind the gateway changes its tools, which a
@@ -185,7 +187,7 @@ impl ServerHandler for McpConnection {
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        std::borrow::Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)
+        std::borrow::Cow::Borrowed(Self::SUPPORTED_PROTOCOL_VERSIONS)
     }
 
     async fn list_resources(

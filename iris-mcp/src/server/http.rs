@@ -95,6 +95,7 @@ impl McpHttpServer {
                 )
                 .map_err(|message| McpError::Serve {
                     message: format!("authentication cannot be set up: {message}"),
+                    source: None,
                 })?,
             )),
             None if address.ip().is_loopback() => None,
@@ -107,6 +108,7 @@ impl McpHttpServer {
                     message: format!(
                         "{address} is not a loopback address, and serving it without authentication would let anyone who reaches it call every tool; configure `auth` (an OAuth issuer and rules), bind 127.0.0.1, or (knowingly) serve unauthenticated"
                     ),
+                    source: None,
                 });
             }
         };
@@ -114,9 +116,11 @@ impl McpHttpServer {
             .await
             .map_err(|e| McpError::Serve {
                 message: format!("{address} could not be bound: {e}"),
+                source: Some(Box::new(e)),
             })?;
         let address = listener.local_addr().map_err(|e| McpError::Serve {
             message: format!("the bound address could not be read: {e}"),
+            source: Some(Box::new(e)),
         })?;
         let shutdown = CancellationToken::new();
         let places = Places::new(options.max_connections, options.max_anonymous_per_address);

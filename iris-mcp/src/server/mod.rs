@@ -1,11 +1,16 @@
-//! An Iris executor served over MCP: `tools/list` from its registry (with
-//! annotations from capabilities, input and output schemas, pages), and
-//! `tools/call` through the executor, so permissions, hooks, middleware,
-//! artifacts and observers all apply. A call the policy asks about is put
+//! The server role: an Iris executor served over MCP, on standard input
+//! and output ([`serve`](fn@serve)), over streamable HTTP
+//! ([`McpHttpServer`]) or any transport rmcp takes ([`serve_connection`]),
+//! as [`ServeOptions`] say; who may call over HTTP is the
+//! [`gateway`](crate::gateway)'s.
+//!
+//! `tools/list` comes from the executor's registry (with annotations from
+//! capabilities, input and output schemas, pages), and `tools/call` goes
+//! through the executor, so permissions, hooks, middleware, artifacts and
+//! observers all apply. A call the policy asks about is put
 //! to a person through the client's elicitation when it has one, and
 //! refused with a message saying so when it has not; it never runs
 //! silently.
-
 //!
 //! | file | what it holds |
 //! |---|---|
@@ -18,7 +23,7 @@
 //! | `resources.rs` | artifacts read as resources |
 //! | `skills.rs` | skills offered and their files served as resources |
 //! | `relay.rs` | calls relayed to MCP servers behind a gateway |
-//! | `auth/` | the gateway's OAuth resource server: tokens, rules, limits, audit |
+//! | `auth/` | the gateway's OAuth resource server: tokens, rules, limits, audit (public as `crate::gateway`) |
 //! | `http.rs`, `serve.rs`, `lines.rs` | streamable HTTP, stdio and the line transport |
 
 mod approval;
@@ -42,14 +47,10 @@ pub(crate) mod serve;
 mod skills;
 mod stateless;
 
-pub use auth::{
-    AccessRule, AuditConfig, DEFAULT_INTROSPECTION_REMEMBER_SECONDS, GatewayAuth, Introspection,
-    Principal, PrincipalLimits, TokenIssuer,
-};
 pub use connection::McpConnection;
-pub use handler::SUPPORTED_PROTOCOL_VERSIONS;
-pub use options::*;
-pub use resources::MAX_RESOURCE_BYTES;
+pub use http::McpHttpServer;
+pub use options::{ServeOptions, ServedTools};
+pub use serve::{ServeTransport, serve, serve_connection, serve_with};
 
 // Shared by the request handlers of this folder.
 use connection::announce_changes;

@@ -6,40 +6,6 @@ use std::path::PathBuf;
 use super::auth::GatewayAuth;
 use std::time::Duration;
 
-/// Tools per `tools/list` page unless the options say otherwise.
-pub const DEFAULT_PAGE_SIZE: usize = 100;
-
-/// Connections (MCP sessions) served at once unless the options say
-/// otherwise.
-pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
-
-/// The origins of pages on this machine, served unless configured.
-pub const LOOPBACK_ORIGINS: &[&str] = &[
-    "http://localhost:*",
-    "https://localhost:*",
-    "http://127.0.0.1:*",
-    "https://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://[::1]:*",
-];
-
-/// How long a client may take to send a request's head, and its body,
-/// unless configured.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long a client may take to send a request's head unless configured.
-const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Most connections one address holds before it is let in, unless
-/// configured.
-const DEFAULT_MAX_ANONYMOUS_PER_ADDRESS: usize = 64;
-
-/// How long a call waits for a person's answer unless configured.
-pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(10 * 60);
-
-/// Most HTTP connections served at once unless configured.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
-
 /// Which tools a served registry lists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ServedTools {
@@ -134,27 +100,68 @@ pub struct ServeOptions {
     pub hidden: Vec<(PathBuf, String)>,
 }
 
+impl ServeOptions {
+    /// Tools per `tools/list` page unless the options say otherwise.
+    pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+    /// Connections (MCP sessions) served at once unless the options say
+    /// otherwise.
+    pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+
+    /// Most HTTP connections served at once unless configured.
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
+
+    /// How long a client may take to send a request's head, and its body,
+    /// unless configured.
+    pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+    /// How long a client may take to send a request's head unless
+    /// configured.
+    const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// Most connections one address holds before it is let in, unless
+    /// configured.
+    const DEFAULT_MAX_ANONYMOUS_PER_ADDRESS: usize = 64;
+
+    /// How long a call waits for a person's answer unless configured.
+    pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+    /// The origins of pages on this machine, served unless configured
+    /// (see [`allowed_origins`](Self::allowed_origins)).
+    pub const LOOPBACK_ORIGINS: &[&str] = &[
+        "http://localhost:*",
+        "https://localhost:*",
+        "http://127.0.0.1:*",
+        "https://127.0.0.1:*",
+        "http://[::1]:*",
+        "https://[::1]:*",
+    ];
+}
+
 impl Default for ServeOptions {
     fn default() -> Self {
         Self {
             name: "iris".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             tools: ServedTools::All,
-            page_size: DEFAULT_PAGE_SIZE,
+            page_size: Self::DEFAULT_PAGE_SIZE,
             workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             instructions: None,
-            max_sessions: DEFAULT_MAX_SESSIONS,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
-            header_timeout: DEFAULT_HEADER_TIMEOUT,
-            max_anonymous_per_address: DEFAULT_MAX_ANONYMOUS_PER_ADDRESS,
-            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+            max_sessions: Self::DEFAULT_MAX_SESSIONS,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
+            header_timeout: Self::DEFAULT_HEADER_TIMEOUT,
+            max_anonymous_per_address: Self::DEFAULT_MAX_ANONYMOUS_PER_ADDRESS,
+            approval_timeout: Self::DEFAULT_APPROVAL_TIMEOUT,
             questions: false,
             skills: None,
             auth: None,
             unauthenticated: false,
             hidden: Vec::new(),
-            allowed_origins: LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
+            allowed_origins: Self::LOOPBACK_ORIGINS
+                .iter()
+                .map(|o| (*o).to_owned())
+                .collect(),
         }
     }
 }

@@ -4,9 +4,13 @@ use rmcp::ErrorData;
 use rmcp::model::ResourceContents;
 use serde_json::json;
 
-/// Largest artifact `resources/read` returns whole; past it, the client is
-/// told to page it with `read_file`.
-pub const MAX_RESOURCE_BYTES: u64 = 32 * 1024 * 1024;
+use super::McpConnection;
+
+impl McpConnection {
+    /// Largest artifact `resources/read` returns whole; past it, the client
+    /// is told to page it with `read_file`.
+    pub const MAX_RESOURCE_BYTES: u64 = 32 * 1024 * 1024;
+}
 
 /// The contents of the artifact behind `uri` (a handle such as
 /// `artifact://…` that a preview named): text when it is UTF-8, base64
@@ -16,6 +20,7 @@ pub(super) fn read_artifact(
     uri: &str,
 ) -> Result<ResourceContents, ErrorData> {
     use std::io::Read as _;
+    let limit = McpConnection::MAX_RESOURCE_BYTES;
     if !iris_runtime::artifacts::is_handle(uri) {
         return Err(ErrorData::resource_not_found(
             format!(
@@ -28,15 +33,15 @@ pub(super) fn read_artifact(
         ErrorData::resource_not_found(error.to_string(), Some(json!({"uri": uri})))
     })?;
     let mut bytes = Vec::new();
-    file.take(MAX_RESOURCE_BYTES + 1)
+    file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|error| {
             ErrorData::internal_error(format!("`{uri}` could not be read: {error}"), None)
         })?;
-    if bytes.len() as u64 > MAX_RESOURCE_BYTES {
+    if bytes.len() as u64 > limit {
         return Err(ErrorData::invalid_params(
             format!(
-                "`{uri}` is larger than {MAX_RESOURCE_BYTES} bytes; page it with the `read_file` tool instead"
+                "`{uri}` is larger than {limit} bytes; page it with the `read_file` tool instead"
             ),
             None,
         ));

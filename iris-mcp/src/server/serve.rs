@@ -71,14 +71,16 @@ where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let failed = |message: String| McpError::Serve { message };
     let connection = server.clone();
-    let running = server
-        .serve(transport)
-        .await
-        .map_err(|e| failed(format!("the session did not start: {e}")))?;
+    let running = server.serve(transport).await.map_err(|e| McpError::Serve {
+        message: format!("the session did not start: {e}"),
+        source: Some(Box::new(e)),
+    })?;
     let ended = running.waiting().await;
     connection.finish().await;
-    ended.map_err(|e| failed(format!("the session ended abnormally: {e}")))?;
+    ended.map_err(|e| McpError::Serve {
+        message: format!("the session ended abnormally: {e}"),
+        source: Some(Box::new(e)),
+    })?;
     Ok(())
 }

@@ -7,10 +7,8 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use iris::definition::{ToolDefinition, ToolName};
-use iris::mcp::{
-    AccessRule, AuditConfig, GatewayAuth, McpHttpServer, PrincipalLimits, ServeOptions,
-    ServeTransport, TokenIssuer, serve_with,
-};
+use iris::mcp::gateway::{AccessRule, AuditConfig, GatewayAuth, PrincipalLimits, TokenIssuer};
+use iris::mcp::server::{McpHttpServer, ServeOptions, ServeTransport, serve_with};
 use iris::tool::DynamicTool;
 use iris::{ToolExecutor, ToolRegistry, ToolResult};
 

@@ -24,13 +24,13 @@ pub(in crate::client) async fn client_credentials_transport(
     let (mut manager, _issuer) = discover(server, url).await?;
     manager
         .validate_client_credentials_metadata(&credentials)
-        .map_err(|e| failed(server, "its metadata", &e))?;
+        .map_err(|e| failed(server, "its metadata", e))?;
     manager
         .configure_client_credentials(&credentials)
-        .map_err(|e| failed(server, "the client", &e))?;
+        .map_err(|e| failed(server, "the client", e))?;
     manager
         .exchange_client_credentials(&credentials)
         .await
-        .map_err(|e| failed(server, "getting a token", &e))?;
+        .map_err(|e| failed(server, "getting a token", e))?;
     authorized_transport(server, url, headers, manager)
 }

@@ -10,8 +10,8 @@ mod token_cache;
 
 pub(super) use client_credentials::client_credentials_transport;
 pub(super) use sign_in::signed_in_transport;
-pub use sign_in::{LOGIN_WAIT, SignedIn, login};
-pub use token_cache::{TOKEN_CACHE_VAR, TokenCache, TokenCacheError};
+pub use sign_in::{SignedIn, login};
+pub use token_cache::{TokenCache, TokenCacheError};
 
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
@@ -24,11 +24,17 @@ pub(super) const OAUTH_AND_LOGIN: &str = "its transport has both `oauth` (this g
 /// The transport of a server whose requests carry OAuth tokens.
 pub(super) type AuthorizedTransport = StreamableHttpClientTransport<AuthClient<reqwest::Client>>;
 
-/// A failure on the way to a token, naming the step.
-fn failed(server: &str, step: &str, error: &dyn std::fmt::Display) -> McpError {
+/// A failure on the way to a token, naming the step and keeping `error`
+/// as its source.
+fn failed(
+    server: &str,
+    step: &str,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> McpError {
     McpError::Startup {
         server: server.to_owned(),
         message: format!("OAuth with the server's authorization server failed ({step}): {error}"),
+        source: Some(Box::new(error)),
     }
 }
 
@@ -38,11 +44,11 @@ fn failed(server: &str, step: &str, error: &dyn std::fmt::Display) -> McpError {
 async fn discover(server: &str, url: &str) -> Result<(AuthorizationManager, String), McpError> {
     let mut manager = AuthorizationManager::new(url)
         .await
-        .map_err(|e| failed(server, "the server's address", &e))?;
+        .map_err(|e| failed(server, "the server's address", e))?;
     let resolved = manager
         .resolve_metadata()
         .await
-        .map_err(|e| failed(server, "finding its authorization server", &e))?;
+        .map_err(|e| failed(server, "finding its authorization server", e))?;
     let issuer = resolved
         .metadata
         .issuer
@@ -63,7 +69,7 @@ fn authorized_transport(
     iris_core::tls::install_default_provider();
     let client = reqwest::Client::builder()
         .build()
-        .map_err(|e| failed(server, "an HTTP client", &e))?;
+        .map_err(|e| failed(server, "an HTTP client", e))?;
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             url.to_owned(),

@@ -19,8 +19,10 @@ use super::{AuthorizedTransport, authorized_transport, discover, failed};
 use crate::McpError;
 use crate::config::{McpServerConfig, McpTransport, UpstreamLogin, expand_env};
 
-/// How long [`login`] waits, by default, for the browser to come back.
-pub const LOGIN_WAIT: Duration = Duration::from_secs(300);
+impl UpstreamLogin {
+    /// How long [`login`] waits, by default, for the browser to come back.
+    pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
+}
 
 /// A sign-in that succeeded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,10 +66,10 @@ pub async fn login(
     let listener =
         tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, settings.callback_port.unwrap_or(0)))
             .await
-            .map_err(|e| failed(server, "listening for the browser's return on loopback", &e))?;
+            .map_err(|e| failed(server, "listening for the browser's return on loopback", e))?;
     let port = listener
         .local_addr()
-        .map_err(|e| failed(server, "listening for the browser's return on loopback", &e))?
+        .map_err(|e| failed(server, "listening for the browser's return on loopback", e))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
     let mut request = AuthorizationRequest::new(redirect)
@@ -84,7 +86,7 @@ pub async fn login(
     }
     let session = AuthorizationSession::new(manager, request)
         .await
-        .map_err(|(_, e)| failed(server, "starting the sign-in", &e))?;
+        .map_err(|(_, e)| failed(server, "starting the sign-in", e))?;
     show(session.get_authorization_url());
     let returned = tokio::time::timeout(wait, browser_return(listener))
         .await
@@ -94,12 +96,13 @@ pub async fn login(
                 "the browser did not come back from the sign-in within {}: run `iris login {server}` again",
                 humantime::format_duration(wait)
             ),
+            source: None,
         })??;
     refused_by_authorization_server(server, &returned)?;
     session
         .handle_callback_url(&returned)
         .await
-        .map_err(|e| failed(server, "exchanging the code for tokens", &e))?;
+        .map_err(|e| failed(server, "exchanging the code for tokens", e))?;
     Ok(SignedIn {
         server: server.to_owned(),
         issuer,
@@ -126,7 +129,7 @@ pub(in crate::client) async fn signed_in_transport(
     let signed_in = manager
         .initialize_from_store()
         .await
-        .map_err(|e| failed(server, "reading the token cache", &e))?;
+        .map_err(|e| failed(server, "reading the token cache", e))?;
     if !signed_in {
         return Err(McpError::Startup {
             server: server.to_owned(),
@@ -134,6 +137,7 @@ pub(in crate::client) async fn signed_in_transport(
                 "nobody has signed in to it at {issuer} yet (tokens are kept in {}): run `iris login {server}`",
                 cache.path().display()
             ),
+            source: None,
         });
     }
     // The stored registration keeps no secret; a confidential client needs
@@ -144,7 +148,7 @@ pub(in crate::client) async fn signed_in_transport(
                 OAuthClientConfig::new(client_id.clone(), url.to_owned())
                     .with_client_secret(expand_env(server, secret)?),
             )
-            .map_err(|e| failed(server, "the client", &e))?;
+            .map_err(|e| failed(server, "the client", e))?;
     }
     authorized_transport(server, url, headers, manager)
 }
@@ -154,6 +158,7 @@ fn login_settings(config: &McpServerConfig) -> Result<(&str, &UpstreamLogin), Mc
     let config_error = |message: String| McpError::Config {
         server: config.name.clone(),
         message,
+        source: None,
     };
     match &config.transport {
         McpTransport::Stdio { .. } => Err(config_error(
@@ -184,6 +189,7 @@ fn cache_for(server: &str, settings: &UpstreamLogin) -> Result<TokenCache, McpEr
         None => TokenCache::default_location().map_err(|e| McpError::Config {
             server: server.to_owned(),
             message: e.to_string(),
+            source: Some(Box::new(e)),
         }),
     }
 }
@@ -205,6 +211,7 @@ fn refused_by_authorization_server(server: &str, returned: &str) -> Result<(), M
                     .map(|d| format!(" ({d})"))
                     .unwrap_or_default()
             ),
+            source: None,
         }),
     }
 }

@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
 
-/// The environment variable naming the token cache file.
-pub const TOKEN_CACHE_VAR: &str = "IRIS_TOKEN_CACHE";
 /// The cache file's format version.
 const FORMAT: u32 = 1;
 
@@ -20,7 +18,10 @@ const FORMAT: u32 = 1;
 #[non_exhaustive]
 pub enum TokenCacheError {
     /// No folder for it is known on this system.
-    #[error("no folder for the token cache is known here: set {TOKEN_CACHE_VAR} to a file path")]
+    #[error(
+        "no folder for the token cache is known here: set {} to a file path",
+        TokenCache::PATH_VAR
+    )]
     NoFolder,
     /// Others than its owner may read it.
     #[error(
@@ -66,6 +67,9 @@ struct CacheFile {
 }
 
 impl TokenCache {
+    /// The environment variable naming the token cache file.
+    pub const PATH_VAR: &str = "IRIS_TOKEN_CACHE";
+
     /// The cache at `path`.
     #[must_use]
     pub fn at(path: impl Into<PathBuf>) -> Self {
@@ -79,7 +83,7 @@ impl TokenCache {
     /// # Errors
     /// [`TokenCacheError::NoFolder`] when neither is known.
     pub fn default_location() -> Result<Self, TokenCacheError> {
-        if let Some(path) = std::env::var_os(TOKEN_CACHE_VAR).filter(|p| !p.is_empty()) {
+        if let Some(path) = std::env::var_os(Self::PATH_VAR).filter(|p| !p.is_empty()) {
             return Ok(Self::at(path));
         }
         dirs::state_dir()

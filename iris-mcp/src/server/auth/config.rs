@@ -162,17 +162,17 @@ pub struct Introspection {
 /// The longest an introspection answer may be believed.
 const MAX_INTROSPECTION_REMEMBER_SECONDS: u64 = 300;
 
-/// Seconds an introspection answer is believed by default.
-pub const DEFAULT_INTROSPECTION_REMEMBER_SECONDS: u64 = 30;
-
 fn default_remember_seconds() -> u64 {
-    DEFAULT_INTROSPECTION_REMEMBER_SECONDS
+    Introspection::DEFAULT_REMEMBER_SECONDS
 }
 
 impl Introspection {
+    /// Seconds an introspection answer is believed by default.
+    pub const DEFAULT_REMEMBER_SECONDS: u64 = 30;
+
     /// The endpoint at `endpoint`, asked with this server's `client_id`
     /// and `client_secret`, active answers believed for
-    /// [`DEFAULT_INTROSPECTION_REMEMBER_SECONDS`].
+    /// [`DEFAULT_REMEMBER_SECONDS`](Self::DEFAULT_REMEMBER_SECONDS).
     pub fn new(
         endpoint: impl Into<String>,
         client_id: impl Into<String>,
@@ -182,7 +182,7 @@ impl Introspection {
             endpoint: endpoint.into(),
             client_id: client_id.into(),
             client_secret: client_secret.into(),
-            remember_seconds: DEFAULT_INTROSPECTION_REMEMBER_SECONDS,
+            remember_seconds: Self::DEFAULT_REMEMBER_SECONDS,
             token_prefix: None,
         }
     }

@@ -30,8 +30,7 @@ mod verify;
 
 pub(crate) use audit::{AuditEntry, PeerAddress, address_in, millis};
 pub use config::{
-    AccessRule, AuditConfig, DEFAULT_INTROSPECTION_REMEMBER_SECONDS, GatewayAuth, Introspection,
-    PrincipalLimits, TokenIssuer,
+    AccessRule, AuditConfig, GatewayAuth, Introspection, PrincipalLimits, TokenIssuer,
 };
 pub(crate) use gate::{Gate, Refusal, SESSION_HEADER};
 pub use principal::Principal;

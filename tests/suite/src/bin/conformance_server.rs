@@ -19,7 +19,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use iris::definition::{ToolDefinition, ToolName};
-use iris::mcp::{McpClient, McpHttpServer, McpServerConfig, ServeOptions};
+use iris::mcp::client::{McpClient, McpServerConfig};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::observe::ToolProgress;
 use iris::registry::WeakSharedRegistry;
 use iris::tool::DynamicTool;

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use iris::definition::{ToolDefinition, ToolName};
 use iris::fs::register_file_tools;
-use iris::mcp::{McpHttpServer, ServeOptions, ServeTransport, serve_with};
+use iris::mcp::server::{McpHttpServer, ServeOptions, ServeTransport, serve_with};
 use iris::tool::DynamicTool;
 use iris::{ToolExecutor, ToolRegistry, ToolResult};
 use serde_json::json;
@@ -172,7 +172,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
             "http" => http = true,
             "--deferred" => deferred = true,
             "--progress" => progress = true,
-            "--search" => options.tools = iris::mcp::ServedTools::EagerAndSearch,
+            "--search" => options.tools = iris::mcp::server::ServedTools::EagerAndSearch,
             "--page-size" => options.page_size = args.next().ok_or("a number")?.parse()?,
             "--padding" => padding_tools = args.next().ok_or("a number")?.parse()?,
             "--workspace" => options.workspace = args.next().ok_or("a folder")?.into(),

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use iris::definition::{ToolDefinition, ToolName};
 use iris::discovery::{Discovery, ToolSearch};
-use iris::mcp::{McpClient, McpExposure, McpHttpServer, McpServerConfig, ServeOptions};
+use iris::mcp::client::{McpClient, McpExposure, McpServerConfig};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::registry::SharedRegistry;
 use iris::tool::DynamicTool;
 use iris::{

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use iris::definition::Capability;
-use iris::mcp::{McpClient, McpServerConfig};
+use iris::mcp::client::{McpClient, McpServerConfig};
 use iris::{
     ApprovalDecision, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor, ToolOutcome,
     ToolRegistry, ToolUseBlock,

@@ -2,7 +2,7 @@
 //! folder, through the executor with an ask-on-write policy: reads run,
 //! a write waits for a person and changes nothing until approved.
 
-use iris::mcp::{McpClient, McpExposure, McpServerConfig};
+use iris::mcp::client::{McpClient, McpExposure, McpServerConfig};
 use iris::{
     ApprovalDecision, Rule, RulePolicy, ToolContext, ToolExecutor, ToolOutcome, ToolRegistry,
     ToolUseBlock,

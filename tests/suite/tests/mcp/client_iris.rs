@@ -1,7 +1,7 @@
 //! The Iris client against the Iris server: every page listed, calls
 //! through both executors, a structured result carried as data.
 
-use iris::mcp::{McpClient, McpExposure, McpServerConfig};
+use iris::mcp::client::{McpClient, McpExposure, McpServerConfig};
 use iris::{RulePolicy, ToolContext, ToolExecutor, ToolOutcome, ToolRegistry, ToolUseBlock};
 use serde_json::json;
 
@@ -83,6 +83,47 @@ async fn the_client_reaches_a_server_over_streamable_http() {
         .await
         .unwrap();
     assert_eq!(done.result().unwrap().text_content(), "81");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_be_reached_keeps_the_cause_as_its_source() {
+    use std::error::Error as _;
+
+    // A command that does not exist: the spawn's own error is the source.
+    let missing = McpServerConfig::stdio("ghost", "/nonexistent/iris-mcp-server", ["stdio"]);
+    let Err(error) = McpClient::connect(missing).await else {
+        panic!("a command that does not exist started");
+    };
+    assert!(
+        error.to_string().contains("could not be started"),
+        "{error}"
+    );
+    let cause = error.source().expect("the spawn's error is kept");
+    let io = cause
+        .downcast_ref::<std::io::Error>()
+        .unwrap_or_else(|| panic!("an io::Error, not {cause:?}"));
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+
+    // A loopback port nobody listens on: rmcp's error of the `initialize`
+    // that could not be sent is the source, naming the address.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let closed = McpServerConfig::http("closed", format!("http://127.0.0.1:{port}/mcp"))
+        .with_startup_timeout(std::time::Duration::from_secs(20));
+    let Err(error) = McpClient::connect(closed).await else {
+        panic!("a closed port was reached");
+    };
+    let cause = error
+        .source()
+        .expect("the initialize error is kept")
+        .to_string();
+    assert!(
+        cause.contains("initialize") && cause.contains(&format!("127.0.0.1:{port}")),
+        "{cause}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use iris::definition::Capability;
 use iris::executor::CancellationToken;
-use iris::mcp::{
-    AccessRule, AuditConfig, GatewayAuth, McpHttpServer, PrincipalLimits, ServeOptions, TokenIssuer,
-};
+use iris::mcp::gateway::{AccessRule, AuditConfig, GatewayAuth, PrincipalLimits, TokenIssuer};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -58,7 +57,7 @@ fn long_report() -> String {
 /// `write_note` too.
 pub(super) fn auth(issuer: &str, audit: &Path) -> GatewayAuth {
     let mut issuer = TokenIssuer::new(issuer);
-    issuer.introspection = Some(iris::mcp::Introspection::new(
+    issuer.introspection = Some(iris::mcp::gateway::Introspection::new(
         format!("{}/token/introspection", issuer.issuer),
         "gateway",
         "gateway-secret",
@@ -796,7 +795,7 @@ async fn search_finds_only_granted_tools_and_stateless_artifacts_stay_the_caller
     });
     let options = ServeOptions {
         auth: Some(rules),
-        tools: iris::mcp::ServedTools::EagerAndSearch,
+        tools: iris::mcp::server::ServedTools::EagerAndSearch,
         ..ServeOptions::default()
     };
     let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
@@ -1081,7 +1080,7 @@ async fn an_opaque_token_is_shown_only_to_the_issuer_it_looks_minted_by() {
     let (b_url, b_shown) = recording_introspection().await;
     let issuer = |name: &str, url: &str, prefix: Option<&str>| {
         let mut issuer = TokenIssuer::new(format!("https://{name}.test"));
-        let mut introspection = iris::mcp::Introspection::new(url, "gateway", "secret");
+        let mut introspection = iris::mcp::gateway::Introspection::new(url, "gateway", "secret");
         if let Some(prefix) = prefix {
             introspection = introspection.for_tokens_starting(prefix);
         }

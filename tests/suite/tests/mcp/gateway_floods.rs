@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use iris::mcp::AuditConfig;
+use iris::mcp::gateway::AuditConfig;
 use serde_json::Value;
 
 use super::gateway::{

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use iris::mcp::{McpClient, McpExposure, McpServerConfig};
+use iris::mcp::client::{McpClient, McpExposure, McpServerConfig};
 use iris::{
     Rule, RulePolicy, ToolContext, ToolErrorKind, ToolExecutor, ToolRegistry, ToolResult,
     ToolUseBlock,
@@ -75,7 +75,7 @@ async fn a_hostile_catalog_is_reported_and_the_rest_stays_usable() {
         .unwrap();
     assert_eq!(
         long.description().len(),
-        iris::mcp::McpClient::MAX_DESCRIPTION_CHARS
+        iris::mcp::client::McpClient::MAX_DESCRIPTION_CHARS
     );
     // The cyclic schema still projects, with its recursion reported.
     let cyclic = client
@@ -149,7 +149,7 @@ async fn garbage_on_stdout_and_a_mute_server_end_in_clear_errors() {
 async fn a_cancelled_run_cancels_its_request_on_the_wire() {
     let log = tempfile::NamedTempFile::new().unwrap();
     let mut config = hostile("catalog");
-    if let iris::mcp::McpTransport::Stdio { env, .. } = &mut config.transport {
+    if let iris::mcp::client::McpTransport::Stdio { env, .. } = &mut config.transport {
         env.insert(
             "HOSTILE_LOG".to_owned(),
             log.path().to_string_lossy().into_owned(),

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use iris::mcp::{McpClient, McpExposure, McpHttpServer, McpServerConfig, ServeOptions};
+use iris::mcp::client::{McpClient, McpExposure, McpServerConfig};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::serde_json::json;
 use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
 
@@ -524,13 +525,13 @@ async fn connect_once_free(url: &str) -> Option<McpClient> {
 async fn rereading_the_metadata_over_kept_connections_pins_no_place() {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let auth = iris::mcp::GatewayAuth::new(
+    let auth = iris::mcp::gateway::GatewayAuth::new(
         "https://gateway.test/mcp",
-        vec![iris::mcp::TokenIssuer::new("http://127.0.0.1:9")],
+        vec![iris::mcp::gateway::TokenIssuer::new("http://127.0.0.1:9")],
     )
-    .rule(iris::mcp::AccessRule {
+    .rule(iris::mcp::gateway::AccessRule {
         tools: vec!["*".to_owned()],
-        ..iris::mcp::AccessRule::default()
+        ..iris::mcp::gateway::AccessRule::default()
     });
     let (url, stop) = served(ServeOptions {
         auth: Some(auth),

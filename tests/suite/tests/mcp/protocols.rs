@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::peers::Person;
 use iris::executor::CancellationToken;
-use iris::mcp::{McpHttpServer, ServeOptions};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::model::{CacheScope, CallToolRequestParams, CallToolResponse, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService};
@@ -219,7 +219,7 @@ async fn a_stateless_client_reaches_deferred_tools_by_the_name_search_gave() {
     tools.register(iris::discovery::ToolSearch).unwrap();
     let executor = ToolExecutor::builder(tools).build().unwrap();
     let options = ServeOptions {
-        tools: iris::mcp::ServedTools::EagerAndSearch,
+        tools: iris::mcp::server::ServedTools::EagerAndSearch,
         ..ServeOptions::default()
     };
     let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use iris::hooks::{BeforeAnswer, HookInput, HookRegistration};
-use iris::mcp::{McpConnection, ServeOptions, serve_connection};
+use iris::mcp::server::{McpConnection, ServeOptions, serve_connection};
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iris::executor::CancellationToken;
-use iris::mcp::{McpClient, McpHttpServer, McpServerConfig, ServeOptions};
+use iris::mcp::client::{McpClient, McpServerConfig};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use iris::mcp::{McpHttpServer, ServeOptions};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::skills::{SkillRoots, SkillScope, Skills, Strictness};
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::ServiceExt as _;

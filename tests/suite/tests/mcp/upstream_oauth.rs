@@ -10,10 +10,9 @@ use std::time::Duration;
 
 use iris::definition::Capability;
 use iris::executor::CancellationToken;
-use iris::mcp::{
-    AccessRule, GatewayAuth, McpClient, McpHttpServer, McpServerConfig, ServeOptions, TokenIssuer,
-    UpstreamLogin, UpstreamOAuth,
-};
+use iris::mcp::client::{McpClient, McpServerConfig, UpstreamLogin, UpstreamOAuth};
+use iris::mcp::gateway::{AccessRule, GatewayAuth, TokenIssuer};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::{ToolExecutor, ToolRegistry};
 use serde_json::{Value, json};
 
@@ -192,7 +191,7 @@ async fn a_person_signs_in_once_and_later_connections_use_the_cached_tokens() {
     let declined = tokio::spawn({
         let config = config.clone();
         async move {
-            iris::mcp::login(&config, Duration::from_secs(60), |a| {
+            iris::mcp::client::login(&config, Duration::from_secs(60), |a| {
                 let _ = shown.send(a.to_owned());
             })
             .await
@@ -211,7 +210,7 @@ async fn a_person_signs_in_once_and_later_connections_use_the_cached_tokens() {
     let signing_in = tokio::spawn({
         let config = config.clone();
         async move {
-            iris::mcp::login(&config, Duration::from_secs(60), |a| {
+            iris::mcp::client::login(&config, Duration::from_secs(60), |a| {
                 let _ = shown.send(a.to_owned());
             })
             .await
