@@ -1,5 +1,6 @@
 //! The run loop's cost per step, against calling `execute_batch` directly
-//! with the same four calls, and the memory a 200-step run's history holds.
+//! with the same four calls, the memory a 200-step run's history holds, and
+//! what a typed output costs a run against the same run ending in text.
 //!
 //! Run with `cargo bench -p iris-benches --bench runner`.
 #![allow(
@@ -8,6 +9,7 @@
     clippy::print_stdout,
     clippy::cast_precision_loss,
     clippy::unused_async,
+    clippy::too_many_lines,
     missing_docs,
     reason = "a benchmark harness, not library code"
 )]
@@ -72,6 +74,43 @@ impl Model for FourCalls {
         })
     }
 }
+
+/// Answers every step at once with the same text.
+struct Answers(&'static str);
+
+impl Model for Answers {
+    fn complete<'a>(
+        &'a self,
+        _: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let text = self.0;
+        Box::pin(async move {
+            Ok(ModelResponse {
+                text: Some(text.to_owned()),
+                ..ModelResponse::default()
+            })
+        })
+    }
+}
+
+/// A typed output of a few nested fields.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code, reason = "parsed, never read")]
+struct Invoice {
+    customer: String,
+    lines: Vec<Line>,
+    total_cents: u64,
+    due: Option<String>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code, reason = "parsed, never read")]
+struct Line {
+    item: String,
+    cents: u64,
+}
+
+const INVOICE: &str = r#"{"customer":"Ada Lovelace","lines":[{"item":"tea","cents":350},{"item":"scones","cents":450}],"total_cents":800,"due":null}"#;
 
 fn calls(tool: &str, step: usize) -> Vec<ToolUseBlock> {
     (0..CALLS)
@@ -158,6 +197,78 @@ fn bench(c: &mut Criterion) {
         })
     };
 
+    // A one-step run ending in text, against the same answer read as a
+    // typed output (the schema made once, and made per run by `run_for`).
+    let one_step = agent_of(1);
+    let text_runner = AgentRunner::new(Arc::clone(&one_step), Answers(INVOICE));
+    let text_run = time(&mut || {
+        run += 1;
+        let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+        rt.block_on(text_runner.run("invoice", &cx)).unwrap();
+    });
+    let typed_runner = AgentRunner::new(Arc::clone(&one_step), Answers(INVOICE))
+        .with_output(iris::agent::Output::of::<Invoice>());
+    let typed_run = time(&mut || {
+        run += 1;
+        let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+        let outcome = rt.block_on(typed_runner.run("invoice", &cx)).unwrap();
+        outcome.output::<Invoice>().unwrap();
+    });
+    let run_for = time(&mut || {
+        run += 1;
+        let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+        let _: Invoice = rt.block_on(text_runner.run_for("invoice", &cx)).unwrap();
+    });
+
+    // The same one-step run with an empty `model.before` and `model.after`
+    // hook: what watching the model's turn costs.
+    let hooked_agent = {
+        let mut registry = iris::ToolRegistry::new();
+        registry.register(Price).unwrap();
+        let executor = iris::ToolExecutor::builder(registry)
+            .hook(iris::hooks::HookRegistration::model_before(
+                "send",
+                |_: &iris::hooks::HookInput| iris::hooks::ModelBeforeAnswer::Send,
+            ))
+            .hook(iris::hooks::HookRegistration::model_after(
+                "accept",
+                |_: &iris::hooks::HookInput| iris::hooks::ModelAfterAnswer::Accept,
+            ))
+            .build()
+            .unwrap();
+        Arc::new(
+            Agent::builder(executor)
+                .name("prices")
+                .max_steps(1)
+                .build()
+                .unwrap(),
+        )
+    };
+    let plain_agent = {
+        let mut registry = iris::ToolRegistry::new();
+        registry.register(Price).unwrap();
+        let executor = iris::ToolExecutor::builder(registry).build().unwrap();
+        Arc::new(
+            Agent::builder(executor)
+                .name("prices")
+                .max_steps(1)
+                .build()
+                .unwrap(),
+        )
+    };
+    let plain_runner = AgentRunner::new(plain_agent, Answers("tea: 3"));
+    let plain_turn = time(&mut || {
+        run += 1;
+        let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+        rt.block_on(plain_runner.run("prices", &cx)).unwrap();
+    });
+    let hooked_runner = AgentRunner::new(hooked_agent, Answers("tea: 3"));
+    let hooked_turn = time(&mut || {
+        run += 1;
+        let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+        rt.block_on(hooked_runner.run("prices", &cx)).unwrap();
+    });
+
     // The history of a 200-step run, held in its state.
     let long = AgentRunner::new(agent_of(200), FourCalls("price"));
     let before = heap::live();
@@ -184,6 +295,23 @@ fn bench(c: &mut Criterion) {
     println!(
         "per step (async bodies), the state the run ends with left unsealed: runner {:.1} us",
         unsealed * 1e6
+    );
+    // `time` divides by STEPS: these runs take one step each.
+    let per_run = |seconds: f64| seconds * f64::from(STEPS) * 1e6;
+    println!(
+        "one-step run: text {:.1} us; typed output {:.1} us ({:.2}x, +{:.1} us); run_for (schema made per run) {:.1} us ({:.2}x)",
+        per_run(text_run),
+        per_run(typed_run),
+        typed_run / text_run,
+        per_run(typed_run - text_run),
+        per_run(run_for),
+        run_for / text_run
+    );
+    println!(
+        "one turn with an empty model.before + model.after pair: {:.1} us against {:.1} us without (+{:.2} us per turn; goal at most 2)",
+        per_run(hooked_turn),
+        per_run(plain_turn),
+        per_run(hooked_turn - plain_turn)
     );
     println!(
         "200-step run: {messages} messages held in {:.1} KiB ({:.0} bytes per message)",

@@ -105,8 +105,9 @@ pub mod permissions {
 pub mod hooks {
     pub use iris_runtime::factories::HookFactory;
     pub use iris_runtime::hooks::{
-        DEFAULT_HOOK_TIMEOUT, HookCode, HookResultView, IntoHook, IntoHookAnswer,
-        MAX_HOOK_STDERR_BYTES, MAX_HOOK_STDOUT_BYTES,
+        AfterVerdict, DEFAULT_HOOK_TIMEOUT, Denial, HookCode, HookResultView, IntoHook,
+        IntoHookAnswer, MAX_HOOK_STDERR_BYTES, MAX_HOOK_STDOUT_BYTES, ModelAfterAnswer,
+        ModelBeforeAnswer, Steer, Steered,
     };
     pub use iris_runtime::{
         AfterAnswer, AfterHook, BeforeAnswer, BeforeHook, CommandHook, Hook, HookEvent,

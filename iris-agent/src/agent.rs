@@ -59,6 +59,7 @@ pub struct Agent {
     results_budget: Option<usize>,
     children: Vec<Arc<ChildAgent>>,
     skills: Option<crate::Skills>,
+    output: Option<crate::Output>,
     /// Who may call the agent's tools when it is served over HTTP.
     #[cfg(feature = "mcp")]
     gateway_auth: Option<iris_mcp::gateway::GatewayAuth>,
@@ -93,11 +94,22 @@ pub struct AgentBuilder {
     results_budget: Option<usize>,
     children: Vec<ChildAgent>,
     skills: Option<crate::Skills>,
+    output: Option<crate::Output>,
     #[cfg(feature = "mcp")]
     gateway_auth: Option<iris_mcp::gateway::GatewayAuth>,
 }
 
 impl AgentBuilder {
+    /// What the agent's final answer must be ([`Output::of`](crate::Output::of)
+    /// a Rust type, or a schema): sent with the provider's structured output,
+    /// checked, and read back typed with
+    /// [`RunOutcome::output`](crate::RunOutcome::output). Without one a run
+    /// ends in text.
+    pub fn output(mut self, output: crate::Output) -> Self {
+        self.output = Some(output);
+        self
+    }
+
     /// The skills its runs may activate: the catalog offered as one
     /// `activate_skill` tool (see
     /// [`AgentRunner::with_skills`](crate::AgentRunner::with_skills)).
@@ -232,6 +244,7 @@ impl AgentBuilder {
             results_budget: self.results_budget,
             children: self.children.into_iter().map(Arc::new).collect(),
             skills: self.skills,
+            output: self.output,
             #[cfg(feature = "mcp")]
             gateway_auth: self.gateway_auth,
         };
@@ -317,9 +330,18 @@ impl Agent {
             results_budget: None,
             children: Vec::new(),
             skills: None,
+            output: None,
             #[cfg(feature = "mcp")]
             gateway_auth: None,
         }
+    }
+
+    /// What its final answer must be, if anything (a runner's own, given
+    /// with [`AgentRunner::with_output`](crate::AgentRunner::with_output),
+    /// wins).
+    #[must_use]
+    pub fn output(&self) -> Option<&crate::Output> {
+        self.output.as_ref()
     }
 
     /// The skills its runs may activate (a runner's own, given with

@@ -69,7 +69,7 @@ pub struct ChildAgent {
     max_tokens: Option<u64>,
     deadline: Option<Duration>,
     input: Option<Value>,
-    output: Option<Value>,
+    output: Option<crate::Output>,
     sees_history: bool,
     concurrency_safe: bool,
     reach: CeilingReach,
@@ -181,12 +181,14 @@ impl ChildAgent {
         self
     }
 
-    /// Typed output: the child's final text must be JSON of `schema`; it
-    /// reaches the parent as data. A final text that is not JSON is an
-    /// error result the parent model reads.
+    /// Typed output: the child's final answer must be `output` (a Rust
+    /// type, [`Output::of`](crate::Output::of), or a schema), sent with its
+    /// provider's structured output and checked as a root's is; it reaches
+    /// the parent as structured content. A child whose answers do not fit
+    /// ends with an error result the parent model reads.
     #[must_use]
-    pub fn output_schema(mut self, schema: Value) -> Self {
-        self.output = Some(schema);
+    pub fn output(mut self, output: crate::Output) -> Self {
+        self.output = Some(output);
         self
     }
 
@@ -251,7 +253,7 @@ impl ChildAgent {
         self.deadline
     }
 
-    pub(crate) fn output(&self) -> Option<&Value> {
+    pub(crate) fn typed_output(&self) -> Option<&crate::Output> {
         self.output.as_ref()
     }
 

@@ -11,6 +11,17 @@ pub enum RunError {
     /// The model could not answer.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// A run asked for a typed output ([`AgentRunner::run_for`](crate::AgentRunner::run_for))
+    /// ended without one: `outcome` is how it ended (a run that waits
+    /// resumes from its state as any other).
+    #[error("the run ended without its output: {error}")]
+    Output {
+        /// Why there is no output.
+        #[source]
+        error: crate::OutputError,
+        /// How the run ended.
+        outcome: Box<crate::RunOutcome>,
+    },
     /// The state was saved by another agent or another version.
     #[error(
         "this state was saved by {saved}, and this runner is for {running}; resume it with the agent and Iris version that saved it"

@@ -42,6 +42,7 @@ mod files;
 #[doc(hidden)]
 pub mod fuzzing;
 mod history;
+mod output;
 mod run;
 mod seal;
 mod state;
@@ -53,6 +54,7 @@ pub use engine::Engine;
 pub use error::{AgentBuildError, RunError};
 pub use history::{ReadHistory, read_history};
 pub use iris_skills::Skills;
+pub use output::{Output, OutputError};
 pub use run::{AgentRunner, Answerer, Delegation, Questions, RunContext};
 pub use seal::{StateKey, StateKeyError};
 pub use state::{

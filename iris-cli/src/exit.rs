@@ -13,7 +13,8 @@ pub enum Exit {
     ToolError,
     /// The command line was wrong (`2`).
     Usage,
-    /// The permission policy or a hook refused the call (`3`).
+    /// The permission policy or a hook refused the call, or a hook refused
+    /// `iris run`'s task, a request or an answer (`3`).
     Denied,
     /// The call waits for a person's approval (`4`).
     Waiting,

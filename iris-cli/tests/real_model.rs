@@ -267,3 +267,101 @@ fn an_approval_pause_is_saved_and_resumed_against_the_real_server() {
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(files[0].to_lowercase().contains("milk"), "{files:?}");
 }
+
+/// A meeting, as the model reads it from a note: nested, each list and
+/// text bounded, so the grammar the server builds from the schema ends.
+#[derive(Debug, serde::Deserialize, iris_core::schemars::JsonSchema)]
+#[schemars(crate = "iris_core::schemars")]
+struct Meeting {
+    /// The day it is on.
+    #[schemars(length(max = 12))]
+    day: String,
+    /// Who comes.
+    #[schemars(length(min = 1, max = 3))]
+    attendees: Vec<Attendee>,
+    /// Whether it is held online.
+    #[allow(dead_code, reason = "its type is what the test checks")]
+    online: bool,
+}
+
+/// One person at a meeting.
+#[derive(Debug, serde::Deserialize, iris_core::schemars::JsonSchema)]
+#[schemars(crate = "iris_core::schemars")]
+struct Attendee {
+    /// Their name.
+    #[schemars(length(max = 16))]
+    name: String,
+}
+
+const NOTE: &str = "Read this note and fill in the meeting: 'Thursday: Ada and Grace meet online.'";
+
+#[test]
+fn a_typed_output_comes_back_as_a_value_through_the_servers_grammar() {
+    let server = LlamaServer::start();
+    // Through `iris run`: the agent file names the schema, and the value is
+    // printed as JSON.
+    let dir = tempfile::tempdir().unwrap();
+    let schema = iris_core::schema::input_schema_for::<Meeting>();
+    let output = format!(
+        "output:\n  name: meeting\n  retries: 1\n  schema: {}\n",
+        serde_json::to_string(&schema).unwrap()
+    );
+    agent(
+        dir.path(),
+        &server,
+        "openai_chat",
+        true,
+        "  builtin: []",
+        &output,
+    );
+    let run = iris(
+        dir.path(),
+        &["run", "--agent", "agent.yaml", NOTE, "--jsonl"],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let events = events(&run);
+    let Some(run_output) = events.iter().find(|e| e["event"] == "run_output") else {
+        panic!("no output: {events:?}");
+    };
+    let value = run_output["output"].clone();
+    let meeting: Meeting = serde_json::from_value(value.clone()).unwrap();
+    assert!(!meeting.attendees.is_empty(), "{value}");
+    // The value streamed in as it was written.
+    assert!(
+        events.iter().any(|e| e["event"] == "output_partial"),
+        "{events:?}"
+    );
+
+    // Through the library: a Rust type, on the same server.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let meeting: Meeting = runtime.block_on(async {
+        let model = iris_model::OpenAiChat::new(
+            "smollm2-135m",
+            "",
+            &server.base_url,
+            std::time::Duration::from_secs(120),
+        )
+        .unwrap()
+        .with_profile(iris_model::ServerProfile::LlamaCpp);
+        let executor = iris_runtime::ToolExecutor::builder(iris_runtime::ToolRegistry::new())
+            .build()
+            .unwrap();
+        let agent = iris_agent::Agent::builder(executor)
+            .name("reader")
+            .instructions("Answer with the meeting the note describes.")
+            .build()
+            .unwrap();
+        let runner = iris_agent::AgentRunner::new(agent, model);
+        let cx = iris_agent::RunContext::new(dir.path(), iris_core::RunId::new("typed"));
+        runner.run_for(NOTE, &cx).await.unwrap()
+    });
+    assert!(meeting.attendees.len() <= 3, "{meeting:?}");
+    assert!(meeting.day.chars().count() <= 12, "{meeting:?}");
+    assert!(
+        meeting
+            .attendees
+            .iter()
+            .all(|a| a.name.chars().count() <= 16),
+        "{meeting:?}"
+    );
+}

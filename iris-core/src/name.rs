@@ -29,6 +29,29 @@ impl ToolName {
         Ok(Self(name))
     }
 
+    /// `name` made a valid name: each character outside `A-Z a-z 0-9 _ -`
+    /// becomes `_`, the name is cut at 64 bytes, and an empty one becomes
+    /// `unnamed`.
+    #[must_use]
+    pub fn from_lossy(name: &str) -> Self {
+        let cleaned: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(MAX_TOOL_NAME_LEN)
+            .collect();
+        if cleaned.is_empty() {
+            Self(Cow::Borrowed("unnamed"))
+        } else {
+            Self(Cow::Owned(cleaned))
+        }
+    }
+
     /// Wraps a name the `#[tool]` macro already checked at compile time.
     pub(crate) const fn from_checked(name: Cow<'static, str>) -> Self {
         Self(name)

@@ -22,6 +22,17 @@ pub enum ModelProvider {
 }
 
 impl ModelProvider {
+    /// The provider's name in an agent file (`openai_chat`, …).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelProvider::OpenaiChat => "openai_chat",
+            ModelProvider::OpenaiResponses => "openai_responses",
+            ModelProvider::Anthropic => "anthropic",
+            ModelProvider::Gemini => "gemini",
+        }
+    }
+
     /// The Iris feature whose adapter speaks this API.
     #[must_use]
     pub fn feature(self) -> &'static str {

@@ -23,6 +23,7 @@ pub mod http;
 mod openai_chat;
 #[cfg(feature = "openai")]
 mod openai_responses;
+mod output;
 mod profile;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod sse;
@@ -41,6 +42,7 @@ pub use http::{Api, HttpEndpoint, HttpModel, MAX_ANSWER_BYTES, RetryPolicy, Wire
 pub use openai_chat::{ChatCompletionsWire, OPENAI_BASE_URL, OpenAiChat};
 #[cfg(feature = "openai")]
 pub use openai_responses::{OpenAiResponses, ResponsesWire};
+pub use output::OutputFormat;
 pub use profile::{Dialect, ServerProfile};
 pub use usage::Usage;
 
@@ -114,6 +116,9 @@ pub struct ModelRequest<'a> {
     pub tools: &'a [ToolSpec],
     /// Sampling and tool options.
     pub options: &'a ModelOptions,
+    /// The shape the final answer must take, when the run asks for one:
+    /// sent with the provider's native structured output.
+    pub output: Option<&'a OutputFormat>,
 }
 
 /// Why the model stopped.

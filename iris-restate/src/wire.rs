@@ -32,7 +32,8 @@ pub struct Decide {
 /// How a run ended: the answer of `run`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
-    /// `finished`, `max_steps` or `cancelled`.
+    /// `finished`, `cut_off`, `max_steps`, `cancelled`, `output_invalid` or
+    /// `refused`.
     pub ended: Ended,
     /// The model's last text (empty unless it finished).
     pub text: String,
@@ -52,6 +53,11 @@ pub enum Ended {
     MaxSteps,
     /// The run was cancelled.
     Cancelled,
+    /// The model's last answer did not fit the run's output.
+    OutputInvalid,
+    /// A hook refused the run (its task, a request or an answer); `text`
+    /// names the hook and why.
+    Refused,
 }
 
 impl RunReport {
@@ -62,6 +68,12 @@ impl RunReport {
             RunOutcome::CutOff { text, state } => (Ended::CutOff, text, state),
             RunOutcome::MaxSteps(state) => (Ended::MaxSteps, String::new(), state),
             RunOutcome::Cancelled(state) => (Ended::Cancelled, String::new(), state),
+            RunOutcome::OutputInvalid { text, state, .. } => (Ended::OutputInvalid, text, state),
+            RunOutcome::Refused {
+                hook,
+                reason,
+                state,
+            } => (Ended::Refused, format!("{hook}: {reason}"), state),
             RunOutcome::Waiting(_) => return None,
         };
         Some(Self { ended, text, state })

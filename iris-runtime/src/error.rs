@@ -97,9 +97,10 @@ pub enum RuntimeError {
         /// The events its code answers.
         answers: &'static str,
     },
-    /// A hook marked tree-wide on another event than `tool.before`.
+    /// A hook marked tree-wide on an event guards do not hold over (not
+    /// `tool.before`, `model.before` or `model.after`).
     #[error(
-        "hook `{hook}` is marked tree-wide but runs on `{event}`; only `tool.before` guards hold over child agents: drop `tree_wide`, or register it with `HookRegistration::before`"
+        "hook `{hook}` is marked tree-wide but runs on `{event}`; only `tool.before`, `model.before` and `model.after` guards hold over child agents: drop `tree_wide`, or register it on one of those"
     )]
     TreeWideNotBefore {
         /// The hook's name.

@@ -21,7 +21,8 @@ use crate::{ToolExecutor, ToolRegistry};
 /// answer parses to an answer or a failure, the same one each time; a
 /// `tool.before` answer that fails or denies refuses the call, and one that
 /// allows lets it run, once; a `tool.after` answer never changes the
-/// result, only adds feedback.
+/// result, only adds feedback; `model.before` and `model.after` answers
+/// parse the same each time, and a steer always changes something.
 ///
 /// # Panics
 /// When a property does not hold: a finding.
@@ -53,6 +54,34 @@ pub fn hook_answers(data: &[u8]) {
         before(),
         "tool.before answers differ for the same bytes"
     );
+    let model_before = || {
+        shown(
+            wire::model_before(data)
+                .map(|a| format!("{a:?}"))
+                .map_err(|e| e.summary()),
+        )
+    };
+    let model_after = || {
+        shown(
+            wire::model_after(data)
+                .map(|a| format!("{a:?}"))
+                .map_err(|e| e.summary()),
+        )
+    };
+    assert_eq!(
+        model_before(),
+        model_before(),
+        "model.before answers differ for the same bytes"
+    );
+    assert_eq!(
+        model_after(),
+        model_after(),
+        "model.after answers differ for the same bytes"
+    );
+    // A steer always changes something; `{}` sends the request as it is.
+    if let Ok(crate::hooks::ModelBeforeAnswer::Steer(steer)) = wire::model_before(data) {
+        assert!(!steer.is_empty(), "an empty steer: {steer:?}");
+    }
     assert_eq!(
         after(),
         after(),

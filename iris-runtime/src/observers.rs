@@ -83,6 +83,16 @@ pub enum RunEvent {
         /// The new text.
         text: String,
     },
+    /// A run's typed output as far as the model has streamed it: the start
+    /// of its answer read as far as it is valid JSON (open strings, lists
+    /// and objects closed where the text stops), for a form that fills in
+    /// as the answer arrives. The checked value is the run's at its end.
+    OutputPartial {
+        /// The run.
+        run_id: RunId,
+        /// The value so far.
+        value: serde_json::Value,
+    },
     /// The model asked the person a question (`ask_question`); run control
     /// answers it, never the tool chain.
     QuestionAsked {

@@ -24,6 +24,8 @@ fn state(run: &str) -> RunState {
         skills: Vec::new(),
         usage: Usage::default(),
         children: Vec::new(),
+        output: None,
+        output_faults: 0,
         seal: None,
     }
 }

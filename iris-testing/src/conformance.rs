@@ -21,7 +21,10 @@
 //!   resumes with the answer and finishes;
 //! - a nested approval: the model delegates to a child agent (the same
 //!   model) whose write waits; the root lists it by its path, resumes with
-//!   an approval, and both finish.
+//!   an approval, and both finish;
+//! - a typed run: the run asks for an output; the model looks a key up,
+//!   answers JSON that misses a field, is told the fault, and answers the
+//!   value, which the run returns typed.
 
 use std::sync::Arc;
 
@@ -45,7 +48,7 @@ pub type MakeModel<'a> =
     &'a (dyn Fn(Vec<ModelResponse>) -> BoxFuture<'static, Arc<dyn Model>> + Sync);
 
 /// The scenarios, by name, in the order they run.
-pub const SCENARIOS: [&str; 7] = [
+pub const SCENARIOS: [&str; 8] = [
     "parallel calls",
     "a refused call",
     "step limit",
@@ -53,6 +56,7 @@ pub const SCENARIOS: [&str; 7] = [
     "streamed and whole",
     "a question",
     "a nested approval",
+    "a typed run",
 ];
 
 /// How a model fared.
@@ -103,6 +107,7 @@ pub async fn check(make: MakeModel<'_>) -> ConformanceReport {
         (SCENARIOS[4], streamed_and_whole(make).await),
         (SCENARIOS[5], question(make).await),
         (SCENARIOS[6], nested_approval(make).await),
+        (SCENARIOS[7], typed_run(make).await),
     ] {
         match outcome {
             Ok(()) => report.passed.push(name),
@@ -190,6 +195,39 @@ async fn run(
         .run("Conformance task.", &cx)
         .await
         .map_err(|e| format!("the run failed: {e}"))
+}
+
+/// The value the typed run asks for.
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Found {
+    /// The key looked up.
+    key: String,
+    /// What it held.
+    value: String,
+}
+
+async fn typed_run(make: MakeModel<'_>) -> Result<(), String> {
+    let answers = vec![
+        calls(&[("t1", "lookup", json!({"key": "a"}))]),
+        text(r#"{"key": "a"}"#),
+        text(r#"{"key": "a", "value": "value of a"}"#),
+    ];
+    let model = make(answers).await;
+    let runner = AgentRunner::new(agent(4, None)?, model);
+    let cx = RunContext::new(std::env::temp_dir(), RunId::new("conformance-typed"));
+    let found: Found = runner
+        .run_for("Conformance task.", &cx)
+        .await
+        .map_err(|e| format!("the typed run should return the value: {e}"))?;
+    if found
+        != (Found {
+            key: "a".to_owned(),
+            value: "value of a".to_owned(),
+        })
+    {
+        return Err(format!("the typed run returned {found:?}"));
+    }
+    Ok(())
 }
 
 async fn parallel_calls(make: MakeModel<'_>) -> Result<(), String> {

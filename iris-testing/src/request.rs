@@ -1,7 +1,7 @@
 //! What a request to a test model held, kept for assertions.
 
 use iris_core::ToolSpec;
-use iris_model::{Message, ModelOptions, ModelRequest};
+use iris_model::{Message, ModelOptions, ModelRequest, OutputFormat};
 
 /// One request a test model answered: what the model was offered and sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +14,8 @@ pub struct RecordedRequest {
     pub tools: Vec<ToolSpec>,
     /// Sampling and tool options.
     pub options: ModelOptions,
+    /// The shape the final answer had to take, when the run asked for one.
+    pub output: Option<OutputFormat>,
 }
 
 impl RecordedRequest {
@@ -23,6 +25,7 @@ impl RecordedRequest {
             messages: request.messages.to_vec(),
             tools: request.tools.to_vec(),
             options: request.options.clone(),
+            output: request.output.cloned(),
         }
     }
 

@@ -158,9 +158,14 @@ impl Transcript {
             RunOutcome::Waiting(_) => "waiting",
             RunOutcome::MaxSteps(_) => "max_steps",
             RunOutcome::Cancelled(_) => "cancelled",
+            RunOutcome::OutputInvalid { .. } => "output_invalid",
+            RunOutcome::Refused { .. } => "refused",
         };
         self.record_state(outcome.state(), ended);
-        if let RunOutcome::Finished { text, .. } | RunOutcome::CutOff { text, .. } = outcome {
+        if let RunOutcome::Finished { text, .. }
+        | RunOutcome::CutOff { text, .. }
+        | RunOutcome::OutputInvalid { text, .. } = outcome
+        {
             self.answer = Some(text.clone());
         }
     }

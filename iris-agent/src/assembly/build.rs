@@ -79,6 +79,7 @@ pub(crate) fn assemble_with(
     )]
     let gateway_auth = super::auth::gateway_auth(&file, &mut issues);
     let skills = super::skills::skills(file.skills.as_ref(), base, &mut issues);
+    let output = super::output::output(file.output.as_ref(), base, &mut issues);
     super::skills::check_preloads(&file, &children, skills.as_ref(), &mut issues);
     hold_back_mentions_of_missing_functions(names, &file, &mut issues);
     if !issues.is_empty() {
@@ -97,23 +98,12 @@ pub(crate) fn assemble_with(
         }
     };
     let limits = &file.limits;
-    let discovery = if any_deferred {
-        // Over the executor's registry, so that a refreshed MCP catalog is
-        // searched as the executor runs it.
-        let mut builder = Discovery::builder(executor.shared_registry())
-            .ledger(std::sync::Arc::clone(executor.ledger()));
-        if let Some(backend) = decision {
-            builder = builder.shared_backend(backend);
+    let discovery = match discovery_over(&executor, any_deferred, decision) {
+        Ok(discovery) => discovery,
+        Err(err) => {
+            issues.whole("tools.deferred", err);
+            return Err(finish(issues));
         }
-        match builder.build() {
-            Ok(discovery) => Some(Arc::new(discovery)),
-            Err(err) => {
-                issues.whole("tools.deferred", err.to_string());
-                return Err(finish(issues));
-            }
-        }
-    } else {
-        None
     };
     let budget = results_budget(&file);
     let model = file.model.as_ref().map(super::file::ModelSection::config);
@@ -142,6 +132,9 @@ pub(crate) fn assemble_with(
     if let Some(skills) = skills {
         agent = agent.skills(skills);
     }
+    if let Some(output) = output {
+        agent = agent.output(output);
+    }
     #[cfg(feature = "mcp")]
     if let Some(auth) = gateway_auth {
         agent = agent.gateway_auth(auth);
@@ -150,6 +143,28 @@ pub(crate) fn assemble_with(
         issues.whole("", err.to_string());
         finish(std::mem::replace(&mut issues, Issues::new(origin)))
     })
+}
+
+/// Discovery over `executor`'s registry when some tool is deferred (with
+/// the Decision backend, when the file names one), so that a refreshed MCP
+/// catalog is searched as the executor runs it.
+fn discovery_over(
+    executor: &ToolExecutor,
+    any_deferred: bool,
+    decision: Option<Arc<dyn iris_tools::discovery::SearchBackend>>,
+) -> Result<Option<Arc<Discovery>>, String> {
+    if !any_deferred {
+        return Ok(None);
+    }
+    let mut builder =
+        Discovery::builder(executor.shared_registry()).ledger(Arc::clone(executor.ledger()));
+    if let Some(backend) = decision {
+        builder = builder.shared_backend(backend);
+    }
+    builder
+        .build()
+        .map(|discovery| Some(Arc::new(discovery)))
+        .map_err(|err| err.to_string())
 }
 
 /// The executor of the assembled tools, hooks and middleware (the host's

@@ -78,6 +78,33 @@ pub(super) struct AgentFile {
     /// they record content.
     #[serde(default)]
     pub telemetry: Option<TelemetrySection>,
+    /// What the agent's final answer must be: a JSON value of a schema,
+    /// sent with the provider's structured output and checked; an answer
+    /// that does not fit goes back to the model with its faults.
+    #[serde(default)]
+    #[schemars(with = "Option<OutputSection>")]
+    pub output: Option<Spanned<OutputSection>>,
+}
+
+/// What an agent's final answer must be.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OutputSection {
+    /// The name providers show the model (`output` when left out).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The JSON Schema of the answer, written here.
+    #[serde(default)]
+    pub schema: Option<Value>,
+    /// Or a file holding it (JSON, or YAML), relative to this file and
+    /// inside its folder.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub schema_file: Option<Named>,
+    /// An answer that does not fit goes back to the model at most this
+    /// many times (2 when left out); then the run ends without an output.
+    #[serde(default)]
+    pub retries: Option<u32>,
 }
 
 /// Where an agent's traces go.
@@ -378,8 +405,9 @@ pub(super) struct HookSection {
     /// The hook's deadline, such as `5s` (30 seconds when left out).
     #[serde(default)]
     pub timeout: Option<Seconds>,
-    /// A `tool.before` guard over the whole tree: it also judges the calls
-    /// of every child agent below this one (`agents`), at any depth.
+    /// A `tool.before`, `model.before` or `model.after` guard over the
+    /// whole tree: it also judges the calls (or model turns) of every child
+    /// agent below this one (`agents`), at any depth.
     #[serde(default)]
     pub tree_wide: bool,
 }

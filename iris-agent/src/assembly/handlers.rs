@@ -25,17 +25,29 @@ pub(super) fn hooks(
     let mut built = Vec::new();
     for (i, section) in sections.iter().enumerate() {
         let key = format!("hooks[{i}]");
+        // Run and model-turn events have no call to filter by tool.
         let run_event = matches!(
             section.event,
-            HookEvent::RunStarted | HookEvent::RunFinished
+            HookEvent::RunStarted
+                | HookEvent::RunFinished
+                | HookEvent::ModelBefore
+                | HookEvent::ModelAfter
         );
         if run_event && let Some(first) = section.tools.first() {
             issues.at(
                 first.referenced,
                 format!("{key}.tools"),
                 format!(
-                    "`{}` hooks see whole runs, not calls, and take no tool filter; remove `tools`",
-                    section.event
+                    "`{}` hooks see {}, not calls, and take no tool filter; remove `tools`",
+                    section.event,
+                    if matches!(
+                        section.event,
+                        HookEvent::ModelBefore | HookEvent::ModelAfter
+                    ) {
+                        "the model's turns"
+                    } else {
+                        "whole runs"
+                    }
                 ),
             );
         }
@@ -69,11 +81,14 @@ pub(super) fn hooks(
             registration = registration.for_tools(section.tools.iter().map(|t| t.value.clone()));
         }
         if section.tree_wide {
-            if section.event != HookEvent::ToolBefore {
+            if !matches!(
+                section.event,
+                HookEvent::ToolBefore | HookEvent::ModelBefore | HookEvent::ModelAfter
+            ) {
                 issues.at(
                     section.handler.referenced,
                     format!("{key}.tree_wide"),
-                    "only a `tool.before` hook holds over child agents; drop `tree_wide` or make it a `tool.before` hook",
+                    "only `tool.before`, `model.before` and `model.after` hooks hold over child agents; drop `tree_wide` or use one of those events",
                 );
                 continue;
             }

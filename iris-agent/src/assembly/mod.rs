@@ -68,6 +68,7 @@
 //! | `context_policy.results_budget` | characters of tool results one request may carry; past it, older results of read-only tools go to the model as previews with a handle, and the added `read_history` tool gives them back (off when left out) |
 //! | `skills.roots` | folders Agent Skills are found under: relative to the agent file the project's, `~/…` the user's (default `.agents/skills` beside the file and `~/.agents/skills`); project skills win |
 //! | `agents[].skills` | skills the child starts with, active (its own or this agent's) |
+//! | `output.schema`, `.schema_file`, `.name`, `.retries` | what the final answer must be: a JSON Schema (inline, or a JSON or YAML file beside this one) sent with the provider's structured output and checked; an answer that does not fit goes back to the model with its faults at most `retries` times (2). A child agent's own file sets its output, which reaches the parent as structured content |
 //! | `skills.allow`, `.lenient`, `.catalog_tokens` | only these skills (a name not found is a problem); read leniently (default) or strictly (a skill's problem is the file's, at its place in `SKILL.md`); the catalog's token budget |
 //! | `skills.honour_allowed_tools` | an active skill's `allowed-tools` pre-approve calls the permissions would ask about (never one they deny); off by default |
 //!
@@ -108,6 +109,7 @@ mod handlers;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod names;
+mod output;
 mod parse;
 mod runner;
 mod schema;

@@ -113,6 +113,15 @@ fn add_loader_rules(schema: &mut Value) {
         })],
     );
     add_rules(schema, "HookSection", &hook_rules());
+    // One of `schema` (an object: a JSON Schema) or `schema_file`.
+    add_rules(
+        schema,
+        "OutputSection",
+        &[json!({
+            "properties": {"schema": {"type": "object"}, "schema_file": {"type": "string"}},
+            "oneOf": [{"required": ["schema"]}, {"required": ["schema_file"]}]
+        })],
+    );
 }
 
 /// What the loader refuses in a hook that types alone cannot say: tool
@@ -121,7 +130,7 @@ fn hook_rules() -> [Value; 4] {
     [
         json!({
             "if": {
-                "properties": {"event": {"enum": ["run.started", "run.finished"]}},
+                "properties": {"event": {"enum": ["run.started", "run.finished", "model.before", "model.after"]}},
                 "required": ["event"]
             },
             "then": {"properties": {"tools": {"maxItems": 0}}}

@@ -2,7 +2,7 @@
 //! the agent's executor, a call a person decided run as decided, and their
 //! results as the history keeps them.
 
-use iris_core::{RunId, ToolContext, ToolResult, ToolUseBlock};
+use iris_core::{RunId, ToolContext, ToolResult, ToolSpec, ToolUseBlock};
 use rustc_hash::FxHashMap;
 
 use iris_model::Message;
@@ -34,6 +34,7 @@ impl AgentRunner {
         &self,
         state: &RunState,
         calls: Vec<ToolUseBlock>,
+        narrowed: Option<&[ToolSpec]>,
         tools_cx: &ToolContext,
         cx: &RunContext,
     ) -> StepCalls {
@@ -44,7 +45,7 @@ impl AgentRunner {
                 children: Vec::new(),
                 active_skills: state.skills.clone(),
             },
-            None => self.run_calls(state, calls, tools_cx, cx).await,
+            None => self.run_calls(state, calls, narrowed, tools_cx, cx).await,
         }
     }
 
@@ -57,6 +58,7 @@ impl AgentRunner {
         &self,
         state: &RunState,
         calls: Vec<ToolUseBlock>,
+        narrowed: Option<&[ToolSpec]>,
         tools_cx: &ToolContext,
         cx: &RunContext,
     ) -> StepCalls {
@@ -70,6 +72,16 @@ impl AgentRunner {
         for (at, call) in calls.into_iter().enumerate() {
             ends.push(None);
             match owners.iter().position(|owner| owner.claims(&turn, &call)) {
+                // A hook chose this turn's tools, and not this one.
+                Some(_) if narrowed.is_some_and(|offered| !offers(offered, &call.name)) => {
+                    ends[at] = Some(Answered::done(ToolResult::error(
+                        iris_core::ToolErrorKind::ToolNotAvailable,
+                        format!(
+                            "`{}` is not offered in this turn; use the tools offered",
+                            iris_runtime::__wings::shorten(&call.name)
+                        ),
+                    )));
+                }
                 Some(owner) => claimed[owner].push((at, call)),
                 None => ordinary.push((at, call)),
             }
@@ -135,6 +147,11 @@ impl AgentRunner {
             history::record_all(self.agent.ledger(), &state.run_id, &state.messages[first..]);
         }
     }
+}
+
+/// Whether `offered` holds a tool named `name`.
+fn offers(offered: &[ToolSpec], name: &str) -> bool {
+    offered.iter().any(|tool| tool.name().as_str() == name)
 }
 
 /// The calls of the history's last step (none when it ends otherwise).

@@ -8,6 +8,7 @@ mod calls;
 mod checkpoints;
 mod control;
 mod identity;
+mod model_turn;
 mod place;
 mod replies;
 mod resume;
@@ -96,7 +97,9 @@ enum Sealing {
     Trusted,
 }
 
-/// Drives an [`Agent`] with a [`Model`].
+/// Drives an [`Agent`] with a [`Model`]. A clone shares the agent, the
+/// model and the store, and may be configured apart.
+#[derive(Clone)]
 pub struct AgentRunner {
     agent: Arc<Agent>,
     model: Arc<dyn Model>,
@@ -120,6 +123,8 @@ pub struct AgentRunner {
     /// Where this runner runs in a tree of agents: the root's run and the
     /// depth (0 for a root), with what a child's runner is held to.
     place: place::Place,
+    /// What the final answer must be, over the agent's.
+    output: Option<crate::Output>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -158,6 +163,7 @@ impl AgentRunner {
             engine: None,
             control: control::Controls::default(),
             place: place::Place::default(),
+            output: None,
         }
     }
 
@@ -169,17 +175,9 @@ impl AgentRunner {
     #[must_use]
     pub fn on_engine(&self, engine: Arc<dyn Engine>) -> Self {
         Self {
-            agent: Arc::clone(&self.agent),
-            model: Arc::clone(&self.model),
-            model_config: self.model_config.clone(),
-            options: self.options.clone(),
-            sealing: self.sealing.clone(),
             durable: None,
-            holder: self.holder.clone(),
-            lease: self.lease,
             engine: Some(engine),
-            control: self.control.clone(),
-            place: self.place.clone(),
+            ..self.clone()
         }
     }
 
@@ -189,6 +187,19 @@ impl AgentRunner {
     #[must_use]
     pub fn with_delegation(mut self, delegation: Delegation) -> Self {
         self.control.delegation.delegation = delegation;
+        self
+    }
+
+    /// What this runner's runs must answer in the end, over the agent's
+    /// own ([`AgentBuilder::output`](crate::AgentBuilder::output)): the
+    /// schema goes with each request as the provider's structured output,
+    /// a final answer is checked by the parser of tool arguments, and one
+    /// that does not fit goes back to the model with its faults, at most
+    /// [`Output::retries`](crate::Output::retries) times; then the run ends
+    /// as [`RunOutcome::OutputInvalid`](crate::RunOutcome::OutputInvalid).
+    #[must_use]
+    pub fn with_output(mut self, output: crate::Output) -> Self {
+        self.output = Some(output);
         self
     }
 
@@ -340,6 +351,12 @@ impl AgentRunner {
     #[must_use]
     pub fn agent(&self) -> &Arc<Agent> {
         &self.agent
+    }
+
+    /// What this runner's runs must answer in the end: its own output, else
+    /// its agent's.
+    pub(super) fn output(&self) -> Option<&crate::Output> {
+        self.output.as_ref().or_else(|| self.agent.output())
     }
 
     /// The configuration of the model asked, when one is known.

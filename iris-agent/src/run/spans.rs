@@ -128,6 +128,8 @@ fn agent_ended(span: &tracing::Span, outcome: &Result<RunOutcome, RunError>) {
                     RunOutcome::Waiting(_) => "waiting",
                     RunOutcome::MaxSteps(_) => "max_steps",
                     RunOutcome::Cancelled(_) => "cancelled",
+                    RunOutcome::OutputInvalid { .. } => "output_invalid",
+                    RunOutcome::Refused { .. } => "refused",
                 },
             );
         }
@@ -172,6 +174,7 @@ pub(super) fn chat(model: Option<&ModelConfig>, request: &ModelRequest<'_>) -> t
         { INPUT_MESSAGES } = Empty,
         { TOOL_DEFINITIONS } = Empty,
         { OUTPUT_MESSAGES } = Empty,
+        "iris.model.steered_by" = Empty,
     );
     if span.is_disabled() {
         return span;
@@ -210,10 +213,13 @@ pub(super) fn chat(model: Option<&ModelConfig>, request: &ModelRequest<'_>) -> t
 }
 
 /// Closes a model request's span with its answer or failure.
+/// `with_content`: whether the answer's text may be recorded (not when a
+/// `model.after` hook may still redact it).
 pub(super) fn chat_ended(
     span: &tracing::Span,
     model: Option<&ModelConfig>,
     answer: Option<&Result<ModelResponse, ModelError>>,
+    with_content: bool,
 ) {
     if span.is_disabled() {
         return;
@@ -231,7 +237,7 @@ pub(super) fn chat_ended(
                 FinishReason::ContentFilter => "content_filter",
             };
             span.record(RESPONSE_FINISH_REASONS, format!("[\"{reason}\"]").as_str());
-            if capturing_content() {
+            if with_content && capturing_content() {
                 let output = serde_json::json!([{
                     "role": "assistant",
                     "text": response.text,

@@ -13,6 +13,7 @@ use super::calls::{StepCalls, last_calls, paired};
 use super::control::Turn;
 use super::control::questions::{Steps, asked_in};
 use super::identity;
+use super::model_turn::{self, TurnRequest};
 use super::{AgentRunner, RunContext};
 use crate::durable::{Durable, Journal};
 use crate::store::RunStatus;
@@ -31,6 +32,41 @@ impl AgentRunner {
     ) -> Result<RunOutcome, RunError> {
         self.start(vec![Message::User { text: input.into() }], Vec::new(), cx)
             .await
+    }
+
+    /// Starts a run with the person's `input` whose final answer must be a
+    /// `T`, and returns it: the schema of `T` goes with each request as the
+    /// provider's structured output (over the runner's and agent's own
+    /// [`Output`](crate::Output)), and an answer that does not fit goes back
+    /// to the model with its faults, at most
+    /// [`Output::DEFAULT_RETRIES`](crate::Output::DEFAULT_RETRIES) times.
+    ///
+    /// ```no_run
+    /// # async fn extract(runner: &iris_agent::AgentRunner, cx: &iris_agent::RunContext) -> Result<(), iris_agent::RunError> {
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Invoice {
+    ///     customer: String,
+    ///     total_cents: u64,
+    /// }
+    ///
+    /// let invoice: Invoice = runner.run_for("Read invoice.txt and give me its customer and total.", cx).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// What [`AgentRunner::run`] returns, and [`RunError::Output`] when the
+    /// run ended without a `T` (it waits for a person, ran out of steps,
+    /// or its last answer did not fit), with how it ended.
+    pub async fn run_for<T>(&self, input: impl Into<String>, cx: &RunContext) -> Result<T, RunError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema + 'static,
+    {
+        let runner = self.clone().with_output(crate::Output::of::<T>());
+        let outcome = runner.run(input, cx).await?;
+        outcome.output::<T>().map_err(|error| RunError::Output {
+            error,
+            outcome: Box::new(outcome),
+        })
     }
 
     /// Starts a run whose history begins with `messages`, inside its
@@ -72,6 +108,8 @@ impl AgentRunner {
             skills,
             usage: Usage::default(),
             children: Vec::new(),
+            output: None,
+            output_faults: 0,
             seal: None,
         };
         // Stored before anything runs: a run id already taken is refused
@@ -91,7 +129,13 @@ impl AgentRunner {
             // pauses consumed under that id were the old run's.
             self.agent.ledger().forget_pauses(&cx.run_id);
         }
-        self.agent.executor().start_run(&tools_cx).await;
+        // `run.started` guards see the task they may refuse.
+        let task = || Some(serde_json::json!({"messages": state.messages}));
+        if let Some(refusal) = self.agent.executor().start_run_with(&tools_cx, task).await {
+            // An input guardrail: the model is never asked.
+            let outcome = self.end(refused(refusal, state), cx).await;
+            return self.hand_out(outcome, &mut journal).await;
+        }
         let cx = &cx.counting_questions(|| asked_in(&state, Steps::All));
         let outcome = self.drive(state, cx, &mut journal).await?;
         self.hand_out(outcome, &mut journal).await
@@ -106,6 +150,11 @@ impl AgentRunner {
         journal: &mut Option<Journal<'_>>,
     ) -> Result<RunOutcome, RunError> {
         let max_steps = self.place.max_steps(&self.agent);
+        let executor = self.agent.executor();
+        let hooked = executor.watches_model_turns(self.place.guards.as_ref());
+        let held = executor.watches_model_answers(self.place.guards.as_ref());
+        // Answers `model.after` hooks sent back in a row.
+        let mut retried = 0;
         loop {
             if cx.cancel.is_cancelled() {
                 return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
@@ -114,11 +163,25 @@ impl AgentRunner {
             if state.step >= max_steps || self.place.out_of_tokens(&state.usage) {
                 return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
             }
-            let (tools, tools_cx) = self.offer(&state, cx)?;
-            let Some(response) = self.answer(&state, &tools, cx).await else {
+            let (tools, mut tools_cx) = self.offer(&state, cx)?;
+            let mut request = TurnRequest::new(tools, self.agent.instructions(), &self.options);
+            if hooked {
+                let guards = self.place.guards.as_ref();
+                let registry = self.agent.registry();
+                match model_turn::before(executor, guards, &state, request, &registry).await {
+                    Err(refusal) => return Ok(self.end(refused(refusal, state), cx).await),
+                    Ok((steered, offered)) => {
+                        request = steered;
+                        if let Some(offered) = offered {
+                            tools_cx = self.context_offering(cx, state.run_id.clone(), offered)?;
+                        }
+                    }
+                }
+            }
+            let Some(response) = self.answer(&state, &request, cx).await else {
                 return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
             };
-            let response = match response {
+            let mut response = match response {
                 Ok(response) => response,
                 Err(err) => {
                     self.end(RunOutcome::Cancelled(state), cx).await;
@@ -127,6 +190,38 @@ impl AgentRunner {
             };
             state.step += 1;
             state.usage += response.usage;
+            if hooked {
+                let guards = self.place.guards.as_ref();
+                match model_turn::after(executor, guards, &state, &mut response, &mut retried).await
+                {
+                    // An output guardrail: nothing of the answer is acted
+                    // on or recorded.
+                    Err(refusal) => return Ok(self.end(refused(refusal, state), cx).await),
+                    Ok(Some(feedback)) => {
+                        // Its text is kept, its calls never run (an answer
+                        // with no text keeps a note of them: providers
+                        // refuse an empty turn).
+                        state.messages.push(Message::Assistant {
+                            text: Some(model_turn::kept_text(&response)),
+                            tool_calls: Vec::new(),
+                        });
+                        state.messages.push(Message::User { text: feedback });
+                        self.keep(journal, &state, RunStatus::Running).await?;
+                        continue;
+                    }
+                    Ok(None) => {
+                        // What was held back while the hooks judged it.
+                        if let Some(text) =
+                            response.text.as_deref().filter(|t| held && !t.is_empty())
+                        {
+                            executor.emit_event(iris_runtime::RunEvent::ModelText {
+                                run_id: state.run_id.clone(),
+                                text: text.to_owned(),
+                            });
+                        }
+                    }
+                }
+            }
             let calls = identity::owned(self.agent.ledger(), &state, response.tool_calls);
             if calls.is_empty() {
                 state.messages.push(Message::Assistant {
@@ -134,12 +229,14 @@ impl AgentRunner {
                     tool_calls: calls,
                 });
                 let text = response.text.unwrap_or_default();
-                let outcome = if response.finish == FinishReason::Length {
-                    RunOutcome::CutOff { text, state }
-                } else {
-                    RunOutcome::Finished { text, state }
-                };
-                return Ok(self.end(outcome, cx).await);
+                match self.final_answer(text, response.finish, state) {
+                    Ended::Run(outcome) => return Ok(self.end(outcome, cx).await),
+                    Ended::Again(again) => {
+                        state = again;
+                        self.keep(journal, &state, RunStatus::Running).await?;
+                        continue;
+                    }
+                }
             }
             // The answer is kept before any of its calls runs: a process
             // that takes the run over knows which calls were made. The one
@@ -155,27 +252,14 @@ impl AgentRunner {
                 waiting,
                 children,
                 active_skills,
-            } = self.run_step(&state, calls, &tools_cx, cx).await;
+            } = self
+                .run_step(&state, calls, request.narrowed(), &tools_cx, cx)
+                .await;
             state.skills = active_skills;
             for child in children {
                 state.keep_child(Some(child));
             }
-            if let Some(discovery) = self.agent.discovery() {
-                let disclosed = discovery.disclosed(&state.run_id);
-                state.disclosed = match &self.engine {
-                    // A replay does not run a kept `tool_search` again: what
-                    // it disclosed comes back from the engine.
-                    Some(engine) => {
-                        let kept = engine
-                            .disclosed(state.step, disclosed)
-                            .await
-                            .map_err(RunError::Engine)?;
-                        discovery.restore_disclosed(&state.run_id, &kept);
-                        discovery.disclosed(&state.run_id)
-                    }
-                    None => disclosed,
-                };
-            }
+            self.note_disclosed(&mut state).await?;
             if !waiting.is_empty() {
                 state.finished = finished;
                 state.waiting = waiting;
@@ -187,6 +271,67 @@ impl AgentRunner {
             self.append(&mut state, answers);
             self.keep(journal, &state, RunStatus::Running).await?;
         }
+    }
+
+    /// What the model's final answer `text` (no calls) ends the run as: cut
+    /// off by its token limit, finished (with its output, when the run asks
+    /// for one), or, for an answer that does not fit the output, the run
+    /// with its faults told to the model, to go on (until the output's
+    /// retries are spent: then the run ends without one).
+    fn final_answer(&self, text: String, finish: FinishReason, mut state: RunState) -> Ended {
+        if finish == FinishReason::Length {
+            return Ended::Run(RunOutcome::CutOff { text, state });
+        }
+        let Some(output) = self.output() else {
+            return Ended::Run(RunOutcome::Finished { text, state });
+        };
+        match output.check(&text) {
+            Ok(value) => {
+                state.output = Some(value);
+                Ended::Run(RunOutcome::Finished { text, state })
+            }
+            Err(error) if state.output_faults < output.retry_count() => {
+                // Back to the model with every fault located, as a tool's
+                // arguments that do not fit are. An empty answer is kept as
+                // a note: providers refuse an empty turn.
+                if text.trim().is_empty()
+                    && let Some(Message::Assistant { text: kept, .. }) = state.messages.last_mut()
+                {
+                    *kept = Some("(an empty answer)".to_owned());
+                }
+                state.output_faults += 1;
+                state.messages.push(Message::User {
+                    text: format!(
+                        "Your answer is not the `{}` this task asks for: {error}. Answer again with only that JSON, every fault fixed.",
+                        output.format().name()
+                    ),
+                });
+                Ended::Again(state)
+            }
+            Err(error) => Ended::Run(RunOutcome::OutputInvalid { text, error, state }),
+        }
+    }
+
+    /// Notes in `state` the tools its run disclosed so far. A replay on an
+    /// engine does not run a kept `tool_search` again: what it disclosed
+    /// comes back from the engine.
+    async fn note_disclosed(&self, state: &mut RunState) -> Result<(), RunError> {
+        let Some(discovery) = self.agent.discovery() else {
+            return Ok(());
+        };
+        let disclosed = discovery.disclosed(&state.run_id);
+        state.disclosed = match &self.engine {
+            Some(engine) => {
+                let kept = engine
+                    .disclosed(state.step, disclosed)
+                    .await
+                    .map_err(RunError::Engine)?;
+                discovery.restore_disclosed(&state.run_id, &kept);
+                discovery.disclosed(&state.run_id)
+            }
+            None => disclosed,
+        };
+        Ok(())
     }
 
     /// Announces the real end of the run and ends it in the ledger (its
@@ -204,7 +349,7 @@ impl AgentRunner {
     pub(super) async fn answer(
         &self,
         state: &RunState,
-        tools: &[ToolSpec],
+        turn: &TurnRequest<'_>,
         cx: &RunContext,
     ) -> Option<Result<ModelResponse, ModelError>> {
         let messages = match self.agent.results_budget() {
@@ -214,13 +359,17 @@ impl AgentRunner {
             None => std::borrow::Cow::Borrowed(state.messages.as_slice()),
         };
         let request = ModelRequest {
-            instructions: self.agent.instructions(),
+            instructions: turn.instructions.as_deref(),
             messages: &messages,
-            tools,
-            options: &self.options,
+            tools: &turn.tools,
+            options: &turn.options,
+            output: self.output().map(crate::Output::format),
         };
         let executor = self.agent.executor();
         let run_id = &state.run_id;
+        let output = self.output();
+        // The answer so far, read for a typed output's partial value.
+        let so_far = std::sync::Mutex::new(String::new());
         // Observers see text as it arrives; calls run once complete.
         let on_delta = move |delta: ModelDelta<'_>| {
             if let ModelDelta::Text(text) = delta {
@@ -228,11 +377,26 @@ impl AgentRunner {
                     run_id: run_id.clone(),
                     text: text.to_owned(),
                 });
+                if let Some(output) = output {
+                    let mut so_far = so_far
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    so_far.push_str(text);
+                    if let Some(value) = output.partial(&so_far) {
+                        executor.emit_event(iris_runtime::RunEvent::OutputPartial {
+                            run_id: run_id.clone(),
+                            value,
+                        });
+                    }
+                }
             }
         };
         // Deltas only feed observers: with none, the whole answer is
-        // enough, and a model that streams need not cut it up.
-        let streaming = executor.has_observers();
+        // enough, and a model that streams need not cut it up. Nor while a
+        // `model.after` hook may redact the answer: observers hear it once
+        // the hooks have passed it.
+        let held = executor.watches_model_answers(self.place.guards.as_ref());
+        let streaming = executor.has_observers() && !held;
         let (model, on_delta) = (&self.model, &on_delta);
         // The model is asked only when no engine keeps this step's answer.
         let ask = move || {
@@ -243,6 +407,9 @@ impl AgentRunner {
             }
         };
         let span = super::spans::chat(self.model_config(), &request);
+        if !turn.steered_by.is_empty() {
+            span.record("iris.model.steered_by", turn.steered_by.join(","));
+        }
         let answer = match &self.engine {
             Some(engine) => engine.answer(state.step + 1, Box::new(ask)),
             None => ask(),
@@ -252,7 +419,7 @@ impl AgentRunner {
             response = answer => Some(response),
             () = cx.cancel.cancelled() => None,
         };
-        super::spans::chat_ended(&span, self.model_config(), answered.as_ref());
+        super::spans::chat_ended(&span, self.model_config(), answered.as_ref(), !held);
         answered
     }
 
@@ -354,4 +521,23 @@ impl AgentRunner {
             .resolve(tool)
             .is_some_and(|t| t.definition_dyn().capabilities().is_read_only())
     }
+}
+
+/// The outcome of a run a hook refused (`run.started`, `model.before` or
+/// `model.after`), as it stood.
+fn refused(refusal: iris_runtime::hooks::Denial, state: RunState) -> RunOutcome {
+    tracing::info!(target: "iris::telemetry", hook = %refusal.hook, reason = %refusal.reason, "a hook refused the run");
+    RunOutcome::Refused {
+        hook: refusal.hook,
+        reason: refusal.reason,
+        state,
+    }
+}
+
+/// Where a final answer leaves a run.
+enum Ended {
+    /// It ends so.
+    Run(RunOutcome),
+    /// It goes on from this state.
+    Again(RunState),
 }

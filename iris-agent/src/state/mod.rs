@@ -74,6 +74,13 @@ pub struct RunState {
     /// apart from the history (the model read only their output), each
     /// with its own history, steps and usage.
     pub children: Vec<ChildRun>,
+    /// The run's output, once its final answer fit the output the run asks
+    /// for ([`Output`](crate::Output)): read it typed with
+    /// [`RunOutcome::output`].
+    pub output: Option<serde_json::Value>,
+    /// The answers that did not fit the run's output so far, each sent back
+    /// to the model with its faults.
+    pub output_faults: u32,
     /// The runner's seal of everything above, when it has a
     /// [`StateKey`](crate::StateKey): a runner with the key resumes only a
     /// state whose seal verifies.
@@ -461,6 +468,28 @@ pub enum RunOutcome {
     MaxSteps(RunState),
     /// The run's cancellation token was triggered.
     Cancelled(RunState),
+    /// A hook refused the run: its task (`run.started`), a request
+    /// (`model.before`) or an answer (`model.after`). Nothing of the
+    /// refused turn was acted on or recorded.
+    Refused {
+        /// The hook that refused.
+        hook: String,
+        /// Why.
+        reason: String,
+        /// The run as it stood.
+        state: RunState,
+    },
+    /// The model's final answer did not fit the output the run asks for,
+    /// after it was sent back with its faults as many times as the output
+    /// allows: `text` is the last answer, `error` what is wrong with it.
+    OutputInvalid {
+        /// The last answer.
+        text: String,
+        /// Why it is not the output.
+        error: crate::OutputError,
+        /// The whole run.
+        state: RunState,
+    },
 }
 
 impl RunOutcome {
@@ -470,10 +499,41 @@ impl RunOutcome {
         match self {
             RunOutcome::Finished { state, .. }
             | RunOutcome::CutOff { state, .. }
+            | RunOutcome::OutputInvalid { state, .. }
+            | RunOutcome::Refused { state, .. }
             | RunOutcome::Waiting(state)
             | RunOutcome::MaxSteps(state)
             | RunOutcome::Cancelled(state) => state,
         }
+    }
+
+    /// The run's output read as `T`: the value its final answer carried,
+    /// when the run asked for an output ([`Output`](crate::Output)) and
+    /// finished with one.
+    ///
+    /// # Errors
+    /// [`OutputError::Mismatch`](crate::OutputError::Mismatch) when the
+    /// value is not a `T` (located), the run's own error when its last
+    /// answer did not fit, and [`OutputError::Missing`](crate::OutputError::Missing)
+    /// when it ended otherwise (it waits, ran out of steps, was cancelled,
+    /// or asked for no output).
+    pub fn output<T: serde::de::DeserializeOwned>(&self) -> Result<T, crate::OutputError> {
+        let why = match self {
+            RunOutcome::Finished { state, .. } => match &state.output {
+                Some(value) => {
+                    return iris_core::schema::parse_arguments::<T>(value)
+                        .map_err(crate::OutputError::Mismatch);
+                }
+                None => "it finished in text: give its agent or runner an `Output`",
+            },
+            RunOutcome::OutputInvalid { error, .. } => return Err(error.clone()),
+            RunOutcome::Waiting(_) => "it waits for a person; resume it",
+            RunOutcome::CutOff { .. } => "its answer was cut off by its token limit",
+            RunOutcome::MaxSteps(_) => "it used its steps without answering",
+            RunOutcome::Cancelled(_) => "it was cancelled",
+            RunOutcome::Refused { .. } => "a hook refused it",
+        };
+        Err(crate::OutputError::Missing(why.to_owned()))
     }
 
     /// The run's state, to hand out.
@@ -481,6 +541,8 @@ impl RunOutcome {
         match self {
             RunOutcome::Finished { state, .. }
             | RunOutcome::CutOff { state, .. }
+            | RunOutcome::OutputInvalid { state, .. }
+            | RunOutcome::Refused { state, .. }
             | RunOutcome::Waiting(state)
             | RunOutcome::MaxSteps(state)
             | RunOutcome::Cancelled(state) => state,

@@ -24,10 +24,11 @@ pub(crate) async fn run(path: &Path, assembly: &Assembly, out: Out) -> Exit {
             let children = crate::commands::list::children(&agent);
             // What a lenient reading of its skills forgave: loaded, and
             // worth knowing.
-            let warnings: Vec<String> = agent
+            let mut warnings: Vec<String> = agent
                 .skills()
                 .map(|s| s.warnings().iter().map(ToString::to_string).collect())
                 .unwrap_or_default();
+            warnings.extend(output_warnings(path, &agent));
             if out.json {
                 let agents: Vec<_> = children
                     .iter()
@@ -74,6 +75,36 @@ pub(crate) async fn run(path: &Path, assembly: &Assembly, out: Out) -> Exit {
             )
         }
     }
+}
+
+/// What the agent's model makes of its output's schema that the file's
+/// author should know: a schema it will not enforce strictly, and keywords
+/// it is not sent (the runner checks every answer against all of them).
+fn output_warnings(path: &Path, agent: &iris_agent::Agent) -> Vec<String> {
+    use iris_core::provider::ProjectionNote;
+    let (Some(output), Some(model)) = (agent.output(), agent.model()) else {
+        return Vec::new();
+    };
+    let provider = model.provider.name();
+    let report = output.format().report(model);
+    report
+        .notes
+        .iter()
+        .filter_map(|note| {
+            let said = match note {
+                ProjectionNote::NotStrict { at, reason } => format!(
+                    "{provider} will not enforce this schema strictly ({reason}, at `{at}`); Iris checks every answer against it"
+                ),
+                ProjectionNote::DroppedKeyword { at, keyword }
+                | ProjectionNote::DescribedKeyword { at, keyword } => format!(
+                    "{provider} is not sent `{keyword}` (at `{at}`); Iris checks every answer against it"
+                ),
+                _ => return None,
+            };
+            let problem = iris_runtime::config::Problem::new(path, "output.schema", said).warning();
+            Some(problem.to_string())
+        })
+        .collect()
 }
 
 /// The command's arguments.

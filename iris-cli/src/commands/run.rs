@@ -282,27 +282,12 @@ pub(crate) async fn run(
             Ok(RunOutcome::CutOff { text, state }) => {
                 return cut_off(&text, &state, options, streaming, out);
             }
-            Ok(RunOutcome::MaxSteps(state)) => {
-                let _ = save(&state, &options.save);
-                return out.fail(
-                    Exit::Incomplete,
-                    &format!(
-                        "the run took its {} steps without finishing; its state is in {}",
-                        state.step,
-                        options.save.display()
-                    ),
-                );
-            }
-            Ok(RunOutcome::Cancelled(state)) => {
-                let _ = save(&state, &options.save);
-                return out.fail(
-                    Exit::Cancelled,
-                    &format!(
-                        "cancelled; the run's state is in {}",
-                        options.save.display()
-                    ),
-                );
-            }
+            Ok(
+                stopped @ (RunOutcome::MaxSteps(_)
+                | RunOutcome::Refused { .. }
+                | RunOutcome::OutputInvalid { .. }
+                | RunOutcome::Cancelled(_)),
+            ) => return ended_early(stopped, options, out),
             Ok(RunOutcome::Waiting(state)) => {
                 match go_on(&runner, state, options, &cx, out).await {
                     Ok(outcome) => outcome,
@@ -311,6 +296,69 @@ pub(crate) async fn run(
             }
         };
         outcome = next;
+    }
+}
+
+/// A run that stopped before the model finished: its state saved, and why
+/// it stopped said, with its exit.
+fn ended_early(outcome: RunOutcome, options: &Options, out: Out) -> Exit {
+    match outcome {
+        RunOutcome::MaxSteps(state) => {
+            let _ = save(&state, &options.save);
+            out.fail(
+                Exit::Incomplete,
+                &format!(
+                    "the run took its {} steps without finishing; its state is in {}",
+                    state.step,
+                    options.save.display()
+                ),
+            )
+        }
+        RunOutcome::Refused {
+            hook,
+            reason,
+            state,
+        } => {
+            let _ = save(&state, &options.save);
+            out.fail(
+                Exit::Denied,
+                &format!(
+                    "hook `{hook}` refused the run: {reason}; the run's state is in {}",
+                    options.save.display()
+                ),
+            )
+        }
+        RunOutcome::OutputInvalid { error, state, .. } => {
+            let _ = save(&state, &options.save);
+            out.fail(
+                Exit::Incomplete,
+                &format!(
+                    "the model's answer did not fit the agent's output after {} tries ({error}); the run's state is in {}",
+                    state.output_faults + 1,
+                    options.save.display()
+                ),
+            )
+        }
+        RunOutcome::Cancelled(state) => {
+            let _ = save(&state, &options.save);
+            out.fail(
+                Exit::Cancelled,
+                &format!(
+                    "cancelled; the run's state is in {}",
+                    options.save.display()
+                ),
+            )
+        }
+        // Only the outcomes above stop a run early.
+        RunOutcome::Finished { state, .. }
+        | RunOutcome::CutOff { state, .. }
+        | RunOutcome::Waiting(state) => {
+            let _ = save(&state, &options.save);
+            out.fail(
+                Exit::Internal,
+                "the run ended in a way `iris run` did not expect",
+            )
+        }
     }
 }
 
@@ -325,8 +373,19 @@ fn print_answer(text: &str, streaming: bool, out: Out) {
 
 /// A run that finished: its answer, and what it took.
 fn finished(text: &str, state: &RunState, options: &Options, streaming: bool, out: Out) -> Exit {
-    if !options.jsonl {
-        print_answer(text, streaming, out);
+    match (&state.output, options.jsonl) {
+        // A typed output is printed as the value it is.
+        (Some(output), true) => out.line(
+            &json!({"event": "run_output", "run_id": state.run_id, "output": output}).to_string(),
+        ),
+        (Some(output), false) => {
+            if streaming {
+                out.line("");
+            }
+            out.line(&serde_json::to_string_pretty(output).unwrap_or_else(|_| output.to_string()));
+        }
+        (None, false) => print_answer(text, streaming, out),
+        (None, true) => {}
     }
     out.note(&format!(
         "finished in {} step(s), {} token(s)",

@@ -257,6 +257,30 @@ pub fn check_input(input: &Value, schema: &Value) -> Result<(), ArgumentError> {
     }
 }
 
+/// Checks a value against `schema` as completely as a tool's arguments are
+/// checked: types, required and unknown keys, enums and bounds
+/// ([`check_input`]), then the constraints a parser does not see
+/// (patterns, lengths, formats, unique items), each fault with its path.
+///
+/// # Errors
+/// [`ArgumentError`] with every fault found.
+pub fn check_value(input: &Value, schema: &Value) -> Result<(), ArgumentError> {
+    check_input(input, schema)?;
+    match constraints::Constraints::of(schema) {
+        Some(constraints) => locate::check(&constraints, input, schema),
+        None => Ok(()),
+    }
+}
+
+/// `input` without the `null`s a provider's strict mode sends for optional
+/// properties of `schema` (strict mode makes every property required, and
+/// an optional one nullable), so that it reads as `schema` says:
+/// borrowed when it holds no `null` at all.
+#[must_use]
+pub fn without_optional_nulls<'v>(input: &'v Value, schema: &Value) -> std::borrow::Cow<'v, Value> {
+    nulls::without_optional_nulls(input, schema)
+}
+
 /// A short name for the kind of a JSON value, for messages.
 #[must_use]
 pub fn json_kind(value: &Value) -> &'static str {

@@ -123,6 +123,21 @@ impl Wire for MessagesWire {
             }
             body["tool_choice"] = choice;
         }
+        if let Some(output) = request.output {
+            let (schema, report) = output.anthropic();
+            if report.strict {
+                body["output_config"] =
+                    json!({"format": {"type": "json_schema", "schema": schema}});
+            } else {
+                // Structured outputs take closed objects only: a schema that
+                // cannot be closed would fail every turn. The runner still
+                // checks every answer against it.
+                tracing::warn!(
+                    output = output.name(),
+                    "the output's schema cannot be sent as Anthropic's structured output; answers are checked by the runner only"
+                );
+            }
+        }
         body
     }
 

@@ -75,6 +75,11 @@ impl Wire for GenerateContentWire {
         if let Some(max_tokens) = request.options.max_tokens {
             generation.insert("maxOutputTokens".into(), json!(max_tokens));
         }
+        if let Some(output) = request.output {
+            let (schema, _) = output.gemini();
+            generation.insert("responseMimeType".into(), json!("application/json"));
+            generation.insert("responseJsonSchema".into(), schema);
+        }
         if !generation.is_empty() {
             body["generationConfig"] = Value::Object(generation);
         }

@@ -77,6 +77,9 @@ impl Wire for ChatCompletionsWire {
             dialect.max_tokens_field,
             |spec| openai_chat(spec).tool,
         );
+        if let Some(output) = request.output {
+            body["response_format"] = response_format(output, endpoint.profile());
+        }
         body
     }
 
@@ -135,6 +138,24 @@ pub(super) fn add_options(
             body["parallel_tool_calls"] = json!(options.parallel_tool_calls);
         }
     }
+}
+
+/// Chat Completions' `response_format` for `output`: OpenAI's own API gets
+/// the strict projection (when the schema can be made strict); the local
+/// servers get the schema as written, which they turn into a grammar with
+/// more of its bounds than strict mode keeps.
+fn response_format(output: &crate::OutputFormat, profile: crate::ServerProfile) -> Value {
+    let (schema, strict) = match profile {
+        crate::ServerProfile::Openai => {
+            let (schema, report) = output.openai();
+            (schema, report.strict)
+        }
+        _ => (output.schema().clone(), false),
+    };
+    json!({
+        "type": "json_schema",
+        "json_schema": {"name": output.name(), "schema": schema, "strict": strict},
+    })
 }
 
 fn wire_call(call: &ToolUseBlock) -> Value {

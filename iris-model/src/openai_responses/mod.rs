@@ -68,6 +68,15 @@ impl Wire for ResponsesWire {
             "max_output_tokens",
             |spec| openai_responses(spec).tool,
         );
+        if let Some(output) = request.output {
+            let (schema, report) = output.openai();
+            body["text"] = json!({"format": {
+                "type": "json_schema",
+                "name": output.name(),
+                "schema": schema,
+                "strict": report.strict,
+            }});
+        }
         body
     }
 

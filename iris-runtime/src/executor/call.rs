@@ -742,6 +742,8 @@ impl<'t> Call<'t> {
             tool: Some(self.definition.name().clone()),
             arguments: Some(self.arguments.clone()),
             result: None,
+            request: None,
+            answer: None,
         }
     }
 }

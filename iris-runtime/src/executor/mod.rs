@@ -4,6 +4,7 @@ mod batch;
 mod body;
 mod call;
 mod lingering;
+mod model_turn;
 pub(crate) mod pending;
 pub(crate) mod permissions;
 mod resolve;
@@ -18,11 +19,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iris_core::{Middleware, RunId, ToolContext, ToolResult, ToolUseBlock};
+use serde_json::Value;
 
 use crate::artifacts::{ArtifactStore, PreviewPolicy};
 use crate::error::RuntimeError;
 use crate::hooks::HookOutcome;
-use crate::hooks::{HookDispatcher, HookEvent, HookInput, HookRegistration, TreeGuards};
+use crate::hooks::{Denial, HookDispatcher, HookEvent, HookInput, HookRegistration, TreeGuards};
 use crate::ledger::{LedgerLimits, RunLedger};
 use crate::observers::{ObserverStats, Observers, RunEvent, RunEventObserver};
 use crate::registry::{SharedRegistry, ToolRegistry};
@@ -369,11 +371,34 @@ impl ToolExecutor {
     }
 
     /// Announces the start of a run to `run.started` hooks and observers.
-    pub async fn start_run(&self, cx: &ToolContext) {
-        self.run_event(HookEvent::RunStarted, cx).await;
+    ///
+    /// A `run.started` guard may refuse the task (an input guardrail): the
+    /// refusal is returned, after the event, and the host ends the run
+    /// without asking the model (the runner's
+    /// [`RunOutcome::Refused`](https://docs.rs/iris-sdk-agent)).
+    pub async fn start_run(&self, cx: &ToolContext) -> Option<Denial> {
+        self.start_run_with(cx, || None).await
+    }
+
+    /// [`ToolExecutor::start_run`], its hooks shown what `request` makes
+    /// (for a run an agent starts, `{"messages": [...]}`: the task they may
+    /// refuse), made only when a `run.started` hook is there to see it.
+    pub async fn start_run_with(
+        &self,
+        cx: &ToolContext,
+        request: impl FnOnce() -> Option<Value>,
+    ) -> Option<Denial> {
+        let mut refused = None;
+        if self.inner.hooks.has(HookEvent::RunStarted) {
+            let mut input = HookInput::of_run(HookEvent::RunStarted, cx.run_id().clone());
+            input.request = request();
+            let fired = self.fired(cx.run_id(), HookEvent::RunStarted);
+            refused = self.inner.hooks.start(&input, &fired).await;
+        }
         self.emit(|| RunEvent::RunStarted {
             run_id: cx.run_id().clone(),
         });
+        refused
     }
 
     /// Waits until every synchronous body of this run that was asked to
@@ -398,24 +423,27 @@ impl ToolExecutor {
 
     async fn run_event(&self, event: HookEvent, cx: &ToolContext) {
         if self.inner.hooks.has(event) {
-            let input = HookInput {
-                event,
-                run_id: cx.run_id().clone(),
-                call_id: None,
-                tool: None,
-                arguments: None,
-                result: None,
-            };
-            let fired = |hook: &str, outcome: HookOutcome| {
-                self.emit(|| RunEvent::HookFired {
-                    run_id: cx.run_id().clone(),
-                    call_id: None,
-                    hook: hook.to_owned(),
-                    on: event,
-                    outcome,
-                });
-            };
+            let input = HookInput::of_run(event, cx.run_id().clone());
+            let fired = self.fired(cx.run_id(), event);
             self.inner.hooks.notify(&input, &fired).await;
+        }
+    }
+
+    /// Hears each hook of `event` in run `run` that answered, as a
+    /// [`RunEvent::HookFired`].
+    pub(crate) fn fired<'a>(
+        &'a self,
+        run: &'a RunId,
+        event: HookEvent,
+    ) -> impl Fn(&str, HookOutcome) + Send + Sync + 'a {
+        move |hook: &str, outcome: HookOutcome| {
+            self.emit(|| RunEvent::HookFired {
+                run_id: run.clone(),
+                call_id: None,
+                hook: hook.to_owned(),
+                on: event,
+                outcome,
+            });
         }
     }
 

@@ -39,6 +39,143 @@ impl AfterAnswer {
     }
 }
 
+/// A `model.before` hook's answer: the request about to be sent goes as it
+/// is, is refused (an input guardrail), or is steered for this turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelBeforeAnswer {
+    /// Send the request as it is.
+    Send,
+    /// Do not send it: the run ends as refused, naming the hook and why.
+    Refuse {
+        /// Why, for the host and the trace.
+        reason: String,
+    },
+    /// Send it changed, for this turn only.
+    Steer(Steer),
+}
+
+impl ModelBeforeAnswer {
+    /// Refuse the turn, saying why.
+    pub fn refuse(reason: impl Into<String>) -> Self {
+        Self::Refuse {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// How a `model.before` hook changes one turn's request. Every change is
+/// recorded: the run's events name the hook (`HookFired`, outcome
+/// `steered`), and its trace the turn's `chat` span.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Steer {
+    /// Offer exactly these tools this turn, by name: fewer than offered
+    /// (narrowed), or tools of the agent not offered yet, such as deferred
+    /// ones (extended); never a tool the agent does not have. Of several
+    /// hooks that name tools, each narrows what those before it chose.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// Instructions added after the agent's own for this turn.
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// The sampling temperature for this turn.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// The answer's token limit for this turn.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+impl Steer {
+    /// Whether it changes nothing.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The names of what it changes, for events.
+    #[must_use]
+    pub fn changed(&self) -> Vec<String> {
+        [
+            ("tools", self.tools.is_some()),
+            ("instructions", self.instructions.is_some()),
+            ("temperature", self.temperature.is_some()),
+            ("max_tokens", self.max_tokens.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, set)| *set)
+        .map(|(name, _)| name.to_owned())
+        .collect()
+    }
+
+    /// `later` applied over this: its tools narrow these (a later hook
+    /// never offers a tool an earlier one left out; the first list may
+    /// extend the offer), its settings win where it sets them, its
+    /// instructions come after these.
+    #[must_use]
+    pub fn then(mut self, later: Steer) -> Self {
+        self.tools = match (self.tools, later.tools) {
+            (Some(first), Some(then)) => {
+                Some(then.into_iter().filter(|t| first.contains(t)).collect())
+            }
+            (first, then) => then.or(first),
+        };
+        self.instructions = match (self.instructions, later.instructions) {
+            (Some(first), Some(then)) => Some(format!("{first}\n\n{then}")),
+            (first, then) => then.or(first),
+        };
+        self.temperature = later.temperature.or(self.temperature);
+        self.max_tokens = later.max_tokens.or(self.max_tokens);
+        self
+    }
+}
+
+/// A `model.after` hook's answer: the model's answer is acted on as it is,
+/// refused (an output guardrail), asked for again with feedback, or its
+/// text redacted before it is recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelAfterAnswer {
+    /// Act on the answer as it is.
+    Accept,
+    /// Act on nothing: the run ends as refused, naming the hook and why.
+    Refuse {
+        /// Why, for the host and the trace.
+        reason: String,
+    },
+    /// Ask the model again: its answer (text only; its calls do not run)
+    /// and this feedback are added to the history.
+    Retry {
+        /// What the model reads.
+        feedback: String,
+    },
+    /// Record and act on the answer with this text in place of the model's.
+    Redact {
+        /// The text kept.
+        text: String,
+    },
+}
+
+impl ModelAfterAnswer {
+    /// Refuse the answer, saying why.
+    pub fn refuse(reason: impl Into<String>) -> Self {
+        Self::Refuse {
+            reason: reason.into(),
+        }
+    }
+
+    /// Ask the model again, telling it `feedback`.
+    pub fn retry(feedback: impl Into<String>) -> Self {
+        Self::Retry {
+            feedback: feedback.into(),
+        }
+    }
+
+    /// Keep `text` in place of the answer's.
+    pub fn redact(text: impl Into<String>) -> Self {
+        Self::Redact { text: text.into() }
+    }
+}
+
 /// What a hook may return for an event whose answer is `A`: the answer
 /// itself, or `Result<A, E>` for a hook that can fail, with any error `E`.
 ///
@@ -46,7 +183,7 @@ impl AfterAnswer {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an answer a hook of this event can give",
     label = "expected `{A}`, or `Result<{A}, E>` where `E` is an error",
-    note = "`tool.before` hooks answer `BeforeAnswer`, `tool.after` hooks `AfterAnswer`, run hooks `()`"
+    note = "`tool.before` hooks answer `BeforeAnswer`, `tool.after` hooks `AfterAnswer`, `model.before` hooks `ModelBeforeAnswer`, `model.after` hooks `ModelAfterAnswer`, run hooks `()` (a `run.started` guard `BeforeAnswer`)"
 )]
 pub trait IntoHookAnswer<A> {
     /// The answer, or why there is none.
@@ -75,7 +212,13 @@ macro_rules! answers {
     )*};
 }
 
-answers!(BeforeAnswer, AfterAnswer, ());
+answers!(
+    BeforeAnswer,
+    AfterAnswer,
+    ModelBeforeAnswer,
+    ModelAfterAnswer,
+    ()
+);
 
 /// Why a hook could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -181,7 +324,10 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// The answers of command hooks, as JSON.
 pub(crate) mod wire {
-    use super::{AfterAnswer, BeforeAnswer, Deserialize, HookFailure};
+    use super::{
+        AfterAnswer, BeforeAnswer, Deserialize, HookFailure, ModelAfterAnswer, ModelBeforeAnswer,
+        Steer,
+    };
 
     /// A `tool.before` verdict.
     #[derive(Deserialize)]
@@ -245,6 +391,119 @@ pub(crate) mod wire {
             .map_or(AfterAnswer::Nothing, AfterAnswer::Feedback))
     }
 
+    /// A `model.before` verdict.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Turn {
+        Send,
+        Refuse,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ModelBefore {
+        #[serde(default)]
+        decision: Option<Turn>,
+        #[serde(default)]
+        reason: Option<String>,
+        #[serde(default)]
+        tools: Option<Vec<String>>,
+        #[serde(default)]
+        instructions: Option<String>,
+        #[serde(default)]
+        temperature: Option<f64>,
+        #[serde(default)]
+        max_tokens: Option<u32>,
+    }
+
+    /// `{}`, `{"decision": "refuse", "reason": "..."}`, or a steer: any of
+    /// `tools`, `instructions`, `temperature`, `max_tokens`.
+    pub(crate) fn model_before(json: &[u8]) -> Result<ModelBeforeAnswer, HookFailure> {
+        let answer: ModelBefore = parse(
+            json,
+            r#"`{}`, `{"decision": "refuse", "reason": "..."}` or `{"tools": [...], "instructions": "...", "temperature": 0.2, "max_tokens": 500}` (a `model.before` hook sends, refuses or steers the turn)"#,
+        )?;
+        let steer = Steer {
+            tools: answer.tools,
+            instructions: answer.instructions,
+            temperature: answer.temperature,
+            max_tokens: answer.max_tokens,
+        };
+        if answer.decision.is_none() && answer.reason.is_some() {
+            return Err(HookFailure::Failed(
+                "`reason` goes with `\"decision\": \"refuse\"`; say it".into(),
+            ));
+        }
+        if matches!(answer.decision, Some(Turn::Refuse)) && !steer.is_empty() {
+            return Err(HookFailure::Failed(
+                "a `model.before` answer refuses or steers, not both".into(),
+            ));
+        }
+        Ok(match answer.decision {
+            Some(Turn::Refuse) => ModelBeforeAnswer::Refuse {
+                reason: answer
+                    .reason
+                    .unwrap_or_else(|| "no reason given".to_owned()),
+            },
+            _ if !steer.is_empty() => ModelBeforeAnswer::Steer(steer),
+            Some(Turn::Send) | None => ModelBeforeAnswer::Send,
+        })
+    }
+
+    /// A `model.after` verdict.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Answer {
+        Accept,
+        Refuse,
+        Retry,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ModelAfter {
+        #[serde(default)]
+        decision: Option<Answer>,
+        #[serde(default)]
+        reason: Option<String>,
+        #[serde(default)]
+        feedback: Option<String>,
+        #[serde(default)]
+        redact: Option<String>,
+    }
+
+    /// `{}`, `{"decision": "refuse", "reason": "..."}`, `{"decision":
+    /// "retry", "feedback": "..."}` or `{"redact": "text kept"}`.
+    pub(crate) fn model_after(json: &[u8]) -> Result<ModelAfterAnswer, HookFailure> {
+        let answer: ModelAfter = parse(
+            json,
+            r#"`{}`, `{"decision": "refuse", "reason": "..."}`, `{"decision": "retry", "feedback": "..."}` or `{"redact": "..."}` (a `model.after` hook accepts, refuses, retries or redacts the answer)"#,
+        )?;
+        if answer.redact.is_some() && answer.decision.is_some() {
+            return Err(HookFailure::Failed(
+                "a `model.after` answer redacts or decides, not both: give `redact` alone, or a `decision`".into(),
+            ));
+        }
+        if answer.decision.is_none() && (answer.reason.is_some() || answer.feedback.is_some()) {
+            return Err(HookFailure::Failed(
+                "`reason` and `feedback` go with a `decision` (`refuse` or `retry`); say which"
+                    .into(),
+            ));
+        }
+        Ok(match (answer.decision, answer.redact) {
+            (Some(Answer::Refuse), _) => ModelAfterAnswer::Refuse {
+                reason: answer
+                    .reason
+                    .unwrap_or_else(|| "no reason given".to_owned()),
+            },
+            (Some(Answer::Retry), _) => ModelAfterAnswer::Retry {
+                feedback: answer.feedback.unwrap_or_else(|| "answer again".to_owned()),
+            },
+            (_, Some(text)) => ModelAfterAnswer::Redact { text },
+            (Some(Answer::Accept) | None, None) => ModelAfterAnswer::Accept,
+        })
+    }
+
     /// `{}`.
     pub(crate) fn run(json: &[u8]) -> Result<(), HookFailure> {
         parse::<Run>(json, "`{}` (run hooks answer nothing)").map(|Run {}| ())
@@ -268,6 +527,19 @@ pub enum HookOutcome {
         /// The feedback.
         text: String,
     },
+    /// It changed the model's request for one turn (`model.before`).
+    Steered {
+        /// What it changed: `tools`, `instructions`, `temperature`,
+        /// `max_tokens`.
+        changed: Vec<String>,
+    },
+    /// It sent the model's answer back with feedback (`model.after`).
+    Retried {
+        /// The feedback.
+        feedback: String,
+    },
+    /// It replaced the model's text before it was recorded (`model.after`).
+    Redacted,
     /// It failed (a `tool.before` hook that fails refuses the call).
     Failed {
         /// What went wrong.

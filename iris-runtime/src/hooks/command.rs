@@ -126,3 +126,21 @@ impl RunHook for CommandHook {
         wire::run(&self.exchange(input).await?)
     }
 }
+
+impl super::handler::ErasedHook<super::ModelBeforeAnswer> for CommandHook {
+    fn answer<'a>(
+        &'a self,
+        input: &'a HookInput,
+    ) -> iris_core::BoxFuture<'a, Result<super::ModelBeforeAnswer, HookFailure>> {
+        Box::pin(async move { wire::model_before(&self.exchange(input).await?) })
+    }
+}
+
+impl super::handler::ErasedHook<super::ModelAfterAnswer> for CommandHook {
+    fn answer<'a>(
+        &'a self,
+        input: &'a HookInput,
+    ) -> iris_core::BoxFuture<'a, Result<super::ModelAfterAnswer, HookFailure>> {
+        Box::pin(async move { wire::model_after(&self.exchange(input).await?) })
+    }
+}

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use iris_core::BoxFuture;
 
-use super::answer::{AfterAnswer, BeforeAnswer, HookFailure, IntoHookAnswer};
+use super::answer::{
+    AfterAnswer, BeforeAnswer, HookFailure, IntoHookAnswer, ModelAfterAnswer, ModelBeforeAnswer,
+};
 use super::{CommandHook, HookEvent, HookInput};
 
 /// A `tool.before` hook written as a type: may deny the call.
@@ -248,6 +250,18 @@ impl<T: IntoHook<(), M>, M> HookCode<(), M> for T {
     }
 }
 
+impl<T: IntoHook<ModelBeforeAnswer, M>, M> HookCode<ModelBeforeAnswer, M> for T {
+    fn into_hook(self) -> Hook {
+        Hook::model_before(self)
+    }
+}
+
+impl<T: IntoHook<ModelAfterAnswer, M>, M> HookCode<ModelAfterAnswer, M> for T {
+    fn into_hook(self) -> Hook {
+        Hook::model_after(self)
+    }
+}
+
 /// A hook's code with the events it can answer, for configuration that
 /// names the event apart from the code (a factory's product, a command).
 ///
@@ -268,6 +282,8 @@ enum Kind {
     Before(Arc<dyn ErasedHook<BeforeAnswer>>),
     After(Arc<dyn ErasedHook<AfterAnswer>>),
     Run(Arc<dyn ErasedHook<()>>),
+    ModelBefore(Arc<dyn ErasedHook<ModelBeforeAnswer>>),
+    ModelAfter(Arc<dyn ErasedHook<ModelAfterAnswer>>),
     Command(CommandHook),
 }
 
@@ -301,6 +317,20 @@ impl Hook {
         }
     }
 
+    /// A `model.before` hook, which may refuse or steer a turn.
+    pub fn model_before<M>(hook: impl IntoHook<ModelBeforeAnswer, M>) -> Self {
+        Self {
+            kind: Kind::ModelBefore(hook.into_erased()),
+        }
+    }
+
+    /// A `model.after` hook, which may refuse, retry or redact an answer.
+    pub fn model_after<M>(hook: impl IntoHook<ModelAfterAnswer, M>) -> Self {
+        Self {
+            kind: Kind::ModelAfter(hook.into_erased()),
+        }
+    }
+
     /// A command, which answers every event.
     #[must_use]
     pub fn command(hook: CommandHook) -> Self {
@@ -313,9 +343,11 @@ impl Hook {
     #[must_use]
     pub fn answers(&self) -> &'static str {
         match self.kind {
-            Kind::Before(_) => "tool.before",
+            Kind::Before(_) => "tool.before and run.started",
             Kind::After(_) => "tool.after",
             Kind::Run(_) => "run.started and run.finished",
+            Kind::ModelBefore(_) => "model.before",
+            Kind::ModelAfter(_) => "model.after",
             Kind::Command(_) => "every event",
         }
     }
@@ -329,19 +361,36 @@ impl Hook {
     /// The handler for `event`, or `None` when this hook cannot answer it.
     pub(crate) fn for_event(&self, event: HookEvent) -> Option<Handler> {
         Some(match (&self.kind, event) {
-            (Kind::Before(hook), HookEvent::ToolBefore) => Handler::Before(Arc::clone(hook)),
+            // A `tool.before` answer on `run.started` guards the task.
+            (Kind::Before(hook), HookEvent::ToolBefore | HookEvent::RunStarted) => {
+                Handler::Before(Arc::clone(hook))
+            }
+            (Kind::ModelBefore(hook), HookEvent::ModelBefore) => {
+                Handler::ModelBefore(Arc::clone(hook))
+            }
+            (Kind::ModelAfter(hook), HookEvent::ModelAfter) => {
+                Handler::ModelAfter(Arc::clone(hook))
+            }
             (Kind::After(hook), HookEvent::ToolAfter) => Handler::After(Arc::clone(hook)),
             (Kind::Run(hook), HookEvent::RunStarted | HookEvent::RunFinished) => {
                 Handler::Run(Arc::clone(hook))
             }
-            (Kind::Command(command), HookEvent::ToolBefore) => {
+            // A command on `run.started` may refuse the task, as one on
+            // `tool.before` may refuse a call.
+            (Kind::Command(command), HookEvent::ToolBefore | HookEvent::RunStarted) => {
                 Handler::Before(Arc::new(Implemented(command.clone())))
             }
             (Kind::Command(command), HookEvent::ToolAfter) => {
                 Handler::After(Arc::new(Implemented(command.clone())))
             }
-            (Kind::Command(command), HookEvent::RunStarted | HookEvent::RunFinished) => {
+            (Kind::Command(command), HookEvent::RunFinished) => {
                 Handler::Run(Arc::new(Implemented(command.clone())))
+            }
+            (Kind::Command(command), HookEvent::ModelBefore) => {
+                Handler::ModelBefore(Arc::new(command.clone()))
+            }
+            (Kind::Command(command), HookEvent::ModelAfter) => {
+                Handler::ModelAfter(Arc::new(command.clone()))
             }
             _ => return None,
         })
@@ -363,4 +412,6 @@ pub(crate) enum Handler {
     Before(Arc<dyn ErasedHook<BeforeAnswer>>),
     After(Arc<dyn ErasedHook<AfterAnswer>>),
     Run(Arc<dyn ErasedHook<()>>),
+    ModelBefore(Arc<dyn ErasedHook<ModelBeforeAnswer>>),
+    ModelAfter(Arc<dyn ErasedHook<ModelAfterAnswer>>),
 }

@@ -2,8 +2,10 @@
 //!
 //! | event | when | the hook may answer |
 //! |---|---|---|
-//! | `run.started` | [`ToolExecutor::start_run`](crate::ToolExecutor::start_run) | nothing (answers are ignored) |
+//! | `run.started` | [`ToolExecutor::start_run`](crate::ToolExecutor::start_run) | `{"decision": "deny", "reason": "..."}` refuses the task (an input guardrail; it sees `request.messages`, the run's first messages) |
 //! | `run.finished` | [`ToolExecutor::finish_run`](crate::ToolExecutor::finish_run) | nothing |
+//! | `model.before` | before each request is sent (it sees instructions, messages, tools offered, settings) | `{"decision": "refuse", "reason": "..."}`, or a steer for this turn: `tools` (offer exactly these of the agent's), `instructions` (added), `temperature`, `max_tokens` |
+//! | `model.after` | after each answer, before anything in it is acted on or recorded | `{"decision": "refuse", "reason": "..."}`, `{"decision": "retry", "feedback": "..."}`, `{"redact": "text kept"}` |
 //! | `tool.before` | after permission, before middleware and body | `{"decision": "deny", "reason": "..."}` |
 //! | `tool.after` | after the body ran (never after a refusal or short-circuit) | `{"feedback": "..."}` |
 //!
@@ -16,13 +18,17 @@
 //! ```
 //!
 //! `call_id`, `tool` and `arguments` are present for tool events, `result`
-//! for `tool.after` only. The answer is one JSON object: `{}` says nothing;
+//! for `tool.after` only, `request` (`instructions`, `messages`, `tools`,
+//! `settings`) for `model.before` and `answer` (`text`, `calls`) for
+//! `model.after`. The answer is one JSON object: `{}` says nothing;
 //! unknown keys are refused as malformed.
 //!
 //! Failures: a `tool.before` hook that fails, times out, exits non-zero or
-//! answers malformed JSON denies the call, naming the hook (fail closed). A
-//! `tool.after` failure is recorded in the result's `stats.hook_failures` and
-//! adds no feedback. Run events log failures and go on.
+//! answers malformed JSON denies the call, naming the hook (fail closed); a
+//! `model.before` or `model.after` hook, or a `run.started` guard (or
+//! command), that fails refuses its turn or run the same way. A `tool.after` failure is recorded in the result's
+//! `stats.hook_failures` and adds no feedback. Run events log failures and
+//! go on.
 //!
 //! In code, each event has its own answer type, so a wrong answer does not
 //! compile: a `tool.before` hook answers [`BeforeAnswer`], a `tool.after`
@@ -65,7 +71,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub(crate) use answer::panic_message;
-pub use answer::{AfterAnswer, BeforeAnswer, HookFailure, HookOutcome, IntoHookAnswer};
+pub use answer::{
+    AfterAnswer, BeforeAnswer, HookFailure, HookOutcome, IntoHookAnswer, ModelAfterAnswer,
+    ModelBeforeAnswer, Steer,
+};
 pub use command::{CommandHook, MAX_HOOK_STDERR_BYTES, MAX_HOOK_STDOUT_BYTES};
 use handler::Handler;
 
@@ -88,6 +97,12 @@ pub enum HookEvent {
     /// A call's body ran.
     #[serde(rename = "tool.after")]
     ToolAfter,
+    /// A request is about to be sent to the model.
+    #[serde(rename = "model.before")]
+    ModelBefore,
+    /// The model answered; nothing in the answer was acted on yet.
+    #[serde(rename = "model.after")]
+    ModelAfter,
 }
 
 impl HookEvent {
@@ -99,6 +114,8 @@ impl HookEvent {
             HookEvent::RunFinished => "run.finished",
             HookEvent::ToolBefore => "tool.before",
             HookEvent::ToolAfter => "tool.after",
+            HookEvent::ModelBefore => "model.before",
+            HookEvent::ModelAfter => "model.after",
         }
     }
 }
@@ -153,6 +170,32 @@ pub struct HookInput {
     /// The call's result, for `tool.after`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<HookResultView>,
+    /// The request about to be sent, for `model.before`: `instructions`,
+    /// `messages` (the history as the model will read it), `tools` (the
+    /// names offered) and `settings` (`temperature`, `max_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Value>,
+    /// The model's answer, for `model.after`: `text`, and `calls` (each
+    /// `id`, `tool`, `arguments`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Value>,
+}
+
+impl HookInput {
+    /// The input of `event` for run `run_id`, with nothing else in it.
+    #[must_use]
+    pub fn of_run(event: HookEvent, run_id: RunId) -> Self {
+        Self {
+            event,
+            run_id,
+            call_id: None,
+            tool: None,
+            arguments: None,
+            result: None,
+            request: None,
+            answer: None,
+        }
+    }
 }
 
 /// A hook: a name, the event, which tools it watches and its code.
@@ -200,6 +243,31 @@ impl HookRegistration {
         Self::new(name, HookEvent::RunStarted, hook.into_hook())
     }
 
+    /// A `run.started` guard, which may refuse the task (its
+    /// [`BeforeAnswer::Deny`] ends the run as refused before the model is
+    /// asked): code, or a [`Hook`] made already.
+    pub fn guard_start<M>(name: impl Into<String>, hook: impl HookCode<BeforeAnswer, M>) -> Self {
+        Self::new(name, HookEvent::RunStarted, hook.into_hook())
+    }
+
+    /// A `model.before` hook, which may refuse or steer each turn: code, or
+    /// a [`Hook`] made already.
+    pub fn model_before<M>(
+        name: impl Into<String>,
+        hook: impl HookCode<ModelBeforeAnswer, M>,
+    ) -> Self {
+        Self::new(name, HookEvent::ModelBefore, hook.into_hook())
+    }
+
+    /// A `model.after` hook, which may refuse, retry or redact each
+    /// answer: code, or a [`Hook`] made already.
+    pub fn model_after<M>(
+        name: impl Into<String>,
+        hook: impl HookCode<ModelAfterAnswer, M>,
+    ) -> Self {
+        Self::new(name, HookEvent::ModelAfter, hook.into_hook())
+    }
+
     /// A `run.finished` hook: code, or a [`Hook`] made already.
     pub fn run_finished<M>(name: impl Into<String>, hook: impl HookCode<(), M>) -> Self {
         Self::new(name, HookEvent::RunFinished, hook.into_hook())
@@ -226,11 +294,12 @@ impl HookRegistration {
         self
     }
 
-    /// Makes a `tool.before` hook a guard over the whole tree of agents:
-    /// it also judges every call of every child agent below this
-    /// executor's agent, at any depth, beside the child's own hooks. A
-    /// host's choice; a child's definition cannot drop it. (Other events
-    /// are the agent's own: marking one refuses the executor's `build()`.)
+    /// Makes a `tool.before`, `model.before` or `model.after` hook a guard
+    /// over the whole tree of agents: it also judges every call (or model
+    /// turn) of every child agent below this executor's agent, at any
+    /// depth, beside the child's own hooks. A host's choice; a child's
+    /// definition cannot drop it. (Other events are the agent's own:
+    /// marking one refuses the executor's `build()`.)
     #[must_use]
     pub fn tree_wide(mut self) -> Self {
         self.tree_wide = true;
@@ -295,7 +364,14 @@ impl Registered {
             Ok(answer) => answer,
             Err(panic) => return Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
         };
-        let handled = AssertUnwindSafe(answer).catch_unwind();
+        let mut handled = AssertUnwindSafe(answer).catch_unwind();
+        // A hook that answers at once (most code hooks) needs no timer.
+        if let Some(now) = std::pin::Pin::new(&mut handled).now_or_never() {
+            return match now {
+                Err(panic) => Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
+                Ok(answer) => answer,
+            };
+        }
         match tokio::time::timeout(self.timeout, handled).await {
             Err(_) => Err(HookFailure::Timeout(self.timeout)),
             Ok(Err(panic)) => Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
@@ -347,11 +423,67 @@ impl InheritedGuards {
 /// Hears each hook that ran (its name) and how it answered.
 pub(crate) type Fired<'a> = &'a (dyn Fn(&str, HookOutcome) + Send + Sync);
 
-/// A hook that denied a call, or failed and so denied it.
+/// A hook that denied a call (or refused a task, a turn or an answer), or
+/// failed and so refused it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Denial {
-    pub(crate) hook: String,
-    pub(crate) reason: String,
+pub struct Denial {
+    /// The hook's name.
+    pub hook: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What the `model.before` hooks made of a turn: the steers merged, and
+/// the hooks that steered it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Steered {
+    /// The changes, merged in registration order.
+    pub steer: Steer,
+    /// The hooks that made them.
+    pub by: Vec<String>,
+}
+
+/// What the `model.after` hooks made of an answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AfterVerdict {
+    /// The text kept in place of the model's, and the last hook that
+    /// changed it.
+    pub redacted: Option<(String, String)>,
+    /// A hook that sent the answer back, and its feedback.
+    pub retry: Option<(String, String)>,
+}
+
+/// A hook that refused (a task, a turn or an answer): heard, and the
+/// refusal naming it.
+fn denied(hook: &Registered, reason: String, fired: Fired<'_>) -> Denial {
+    fired(
+        &hook.name,
+        HookOutcome::Denied {
+            reason: reason.clone(),
+        },
+    );
+    Denial {
+        hook: hook.name.clone(),
+        reason,
+    }
+}
+
+/// A model-turn hook that failed: logged, heard, and a refusal naming it.
+fn failed(hook: &Registered, failure: &HookFailure, fired: Fired<'_>, what: &str) -> Denial {
+    tracing::warn!(hook = %hook.name, %failure, "{} hook failed; refusing the {what}", hook.event);
+    fired(
+        &hook.name,
+        HookOutcome::Failed {
+            reason: failure.summary(),
+        },
+    );
+    Denial {
+        hook: hook.name.clone(),
+        reason: format!(
+            "the hook failed ({}), so the {what} is refused",
+            failure.summary()
+        ),
+    }
 }
 
 /// Runs the registered hooks of each event, in registration order.
@@ -384,7 +516,12 @@ impl HookDispatcher {
                 timeout,
                 tree_wide,
             } = registration;
-            if tree_wide && event != HookEvent::ToolBefore {
+            if tree_wide
+                && !matches!(
+                    event,
+                    HookEvent::ToolBefore | HookEvent::ModelBefore | HookEvent::ModelAfter
+                )
+            {
                 return Err(crate::RuntimeError::TreeWideNotBefore {
                     hook: name,
                     event: event.as_str().to_owned(),
@@ -543,6 +680,106 @@ impl HookDispatcher {
             }
         }
         (feedback, failures)
+    }
+
+    /// `run.started`: the run hooks are told, and the guards judge the
+    /// task; the first refusal, if any. A guard that fails refuses the run
+    /// (fail closed, as a `tool.before` hook refuses its call). `fired`
+    /// hears each hook's answer.
+    pub(crate) async fn start(&self, input: &HookInput, fired: Fired<'_>) -> Option<Denial> {
+        let mut refused = None;
+        for hook in self.matching(input) {
+            let Handler::Before(handler) = &hook.handler else {
+                continue;
+            };
+            match hook.guarded(|| handler.answer(input)).await {
+                Ok(BeforeAnswer::Allow) => fired(&hook.name, HookOutcome::Allowed),
+                Ok(BeforeAnswer::Deny { reason }) => {
+                    let refusal = denied(hook, reason, fired);
+                    refused.get_or_insert(refusal);
+                }
+                Err(failure) => {
+                    let refusal = failed(hook, &failure, fired, "run");
+                    refused.get_or_insert(refusal);
+                }
+            }
+        }
+        self.notify(input, fired).await;
+        refused
+    }
+
+    /// `model.before`: every matching hook runs in registration order; the
+    /// first refusal (a failure refuses), else the steers merged.
+    pub(crate) async fn model_before(
+        &self,
+        input: &HookInput,
+        fired: Fired<'_>,
+    ) -> Result<Steered, Denial> {
+        let mut steered = Steered::default();
+        for hook in self.matching(input) {
+            let Handler::ModelBefore(handler) = &hook.handler else {
+                continue;
+            };
+            match hook.guarded(|| handler.answer(input)).await {
+                Ok(ModelBeforeAnswer::Send) => fired(&hook.name, HookOutcome::Allowed),
+                Ok(ModelBeforeAnswer::Steer(steer)) => {
+                    fired(
+                        &hook.name,
+                        HookOutcome::Steered {
+                            changed: steer.changed(),
+                        },
+                    );
+                    steered.by.push(hook.name.clone());
+                    steered.steer = std::mem::take(&mut steered.steer).then(steer);
+                }
+                Ok(ModelBeforeAnswer::Refuse { reason }) => {
+                    return Err(denied(hook, reason, fired));
+                }
+                Err(failure) => return Err(failed(hook, &failure, fired, "turn")),
+            }
+        }
+        Ok(steered)
+    }
+
+    /// `model.after`: every matching hook runs in registration order; the
+    /// first refusal (a failure refuses) or retry ends the round, and
+    /// redactions apply in order (each hook sees the text as the ones
+    /// before it left it).
+    pub(crate) async fn model_after(
+        &self,
+        input: &mut HookInput,
+        fired: Fired<'_>,
+    ) -> Result<AfterVerdict, Denial> {
+        let mut answered = AfterVerdict::default();
+        for hook in self.hooks.iter().filter(|h| h.matches(input.event, None)) {
+            let Handler::ModelAfter(handler) = &hook.handler else {
+                continue;
+            };
+            let seen: &HookInput = input;
+            match hook.guarded(|| handler.answer(seen)).await {
+                Ok(ModelAfterAnswer::Accept) => fired(&hook.name, HookOutcome::Allowed),
+                Ok(ModelAfterAnswer::Redact { text }) => {
+                    fired(&hook.name, HookOutcome::Redacted);
+                    if let Some(answer) = input.answer.as_mut() {
+                        answer["text"] = Value::String(text.clone());
+                    }
+                    answered.redacted = Some((hook.name.clone(), text));
+                }
+                Ok(ModelAfterAnswer::Retry { feedback }) => {
+                    fired(
+                        &hook.name,
+                        HookOutcome::Retried {
+                            feedback: feedback.clone(),
+                        },
+                    );
+                    answered.retry = Some((hook.name.clone(), feedback));
+                    return Ok(answered);
+                }
+                Ok(ModelAfterAnswer::Refuse { reason }) => return Err(denied(hook, reason, fired)),
+                Err(failure) => return Err(failed(hook, &failure, fired, "answer")),
+            }
+        }
+        Ok(answered)
     }
 
     /// Run events: failures logged. `fired` hears each hook's answer.

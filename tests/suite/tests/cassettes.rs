@@ -62,8 +62,8 @@ async fn run_with(
         .map(|(_, transcript)| transcript)
 }
 
-/// The adapter of `wire` at `base`.
-fn adapter(wire: &str, base: &str) -> Arc<dyn Model> {
+/// The adapter of `wire` at `base` (Gemini and Anthropic streaming).
+pub(crate) fn adapter(wire: &str, base: &str) -> Arc<dyn Model> {
     let timeout = Duration::from_secs(30);
     let no_retries = iris::model::RetryPolicy {
         retries: 0,

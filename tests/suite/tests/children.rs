@@ -1218,7 +1218,8 @@ async fn a_guard_marked_tree_wide_judges_every_childs_calls_and_others_stay_the_
         .build()
         .expect_err("refused");
     assert!(
-        err.to_string().contains("only `tool.before` guards"),
+        err.to_string()
+            .contains("only `tool.before`, `model.before` and `model.after` guards"),
         "{err}"
     );
 }
@@ -1238,7 +1239,9 @@ fn an_agent_file_marks_only_a_before_hook_tree_wide() {
         .expect_err("refused")
         .to_string();
     assert!(
-        text.contains("`hooks[0].tree_wide`: only a `tool.before` hook holds over child agents"),
+        text.contains(
+            "`hooks[0].tree_wide`: only `tool.before`, `model.before` and `model.after` hooks hold over child agents"
+        ),
         "{text}"
     );
 }

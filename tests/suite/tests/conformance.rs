@@ -49,7 +49,7 @@ async fn a_model_that_drops_calls_fails_named() {
     let panic = std::panic::catch_unwind(|| report.assert_conformant()).unwrap_err();
     let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(
-        message.contains("fails 1 of 7 conformance scenarios:\n- parallel calls:"),
+        message.contains("fails 1 of 8 conformance scenarios:\n- parallel calls:"),
         "{message}"
     );
 }

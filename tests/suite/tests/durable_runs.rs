@@ -662,6 +662,8 @@ async fn waiting_state(run: &RunId) -> iris::agent::RunState {
         skills: Vec::new(),
         usage: iris::model::Usage::default(),
         children: Vec::new(),
+        output: None,
+        output_faults: 0,
         seal: None,
     }
 }

@@ -163,6 +163,7 @@ async fn requests_follow_the_messages_api_and_answers_are_read() {
         messages: &messages,
         tools: &tools,
         options: &options,
+        output: None,
     };
     script.replies.lock().unwrap().extend([
         Reply::Status(
@@ -250,6 +251,7 @@ async fn cached_prompt_tokens_count_as_read() {
         messages: &messages,
         tools: &[],
         options: &options,
+        output: None,
     };
     let model = AnthropicMessages::new("claude-test", KEY, &base, Duration::from_secs(5)).unwrap();
     let whole = model.complete(request).await.unwrap();
@@ -302,6 +304,7 @@ async fn a_local_server_needs_no_key() {
             messages: &messages,
             tools: &[],
             options: &options,
+            output: None,
         })
         .await
         .unwrap();

@@ -46,6 +46,7 @@ async fn play(name: &str) -> ModelResponse {
         messages: &messages,
         tools: &[],
         options: &options,
+        output: None,
     };
     let deltas = std::sync::Mutex::new(Vec::new());
     let answer = model
@@ -229,6 +230,7 @@ async fn each_profile_asks_in_its_servers_dialect() {
                     messages: &messages,
                     tools: &tools,
                     options: &options,
+                    output: None,
                 },
                 &|_| {},
             )

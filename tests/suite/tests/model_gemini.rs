@@ -152,6 +152,7 @@ fn request<'a>(
         messages,
         tools,
         options,
+        output: None,
     }
 }
 

@@ -36,6 +36,7 @@ async fn ask(model: &impl Model, streamed: bool) -> Result<String, ModelError> {
         messages: &messages,
         tools: &[],
         options: &options,
+        output: None,
     };
     let answer = if streamed {
         model

@@ -58,6 +58,7 @@ fn request<'a>(messages: &'a [Message], options: &'a ModelOptions) -> ModelReque
         messages,
         tools: &[],
         options,
+        output: None,
     }
 }
 

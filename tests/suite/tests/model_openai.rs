@@ -86,6 +86,7 @@ async fn requests_are_what_the_client_library_sends_and_answers_are_read() {
         messages: &messages,
         tools: &tools,
         options: &options,
+        output: None,
     };
     let replies = [
         answer(
@@ -158,6 +159,7 @@ async fn rate_limits_and_server_errors_are_retried_and_then_reported() {
         messages: &messages,
         tools: &[],
         options: &options,
+        output: None,
     };
     script.replies.lock().unwrap().extend([
         Reply::WithHeaders(
@@ -234,6 +236,7 @@ async fn responses_requests_round_trip_and_output_items_are_read() {
         messages: &messages,
         tools: &tools,
         options: &options,
+        output: None,
     };
     let output = |items: Value, extra: Value| {
         let mut body = json!({
@@ -393,6 +396,7 @@ async fn streamed_answers_are_joined_and_a_cut_stream_is_an_error() {
         messages: &messages,
         tools: &[],
         options: &options,
+        output: None,
     };
     let delta = |d: Value| json!({"choices": [{"index": 0, "delta": d, "finish_reason": null}]});
     script.replies.lock().unwrap().extend([

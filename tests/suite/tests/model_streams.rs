@@ -76,6 +76,7 @@ async fn anthropic_streams_join_text_and_tool_input_and_errors_end_them() {
         messages: &messages,
         tools: &[],
         options: &options,
+        output: None,
     };
     let start = json!({"type": "message_start", "message": {
         "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
@@ -187,6 +188,7 @@ async fn responses_streams_hand_on_text_and_read_the_completed_answer() {
         messages: &messages,
         tools: &[],
         options: &options,
+        output: None,
     };
     let response = |status: &str, output: Value| {
         json!({"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-test",

@@ -64,22 +64,61 @@ fn cashier(dir: PathBuf) -> FnModel {
         ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
     ];
     FnModel::new(move |request| {
-        let step = 1 + request
-            .messages
-            .iter()
-            .filter(|m| matches!(m, Message::Assistant { .. }))
-            .count();
-        {
-            use std::io::Write as _;
-            let mut asked = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dir.join("asked.txt"))
-                .unwrap();
-            writeln!(asked, "{step}").unwrap();
-        }
-        die_at(&format!("model_step_{step}"), &dir);
+        asked_at(request, &dir);
         Ok(iris::testing::calling_then_reporting(&calls, request))
+    })
+}
+
+/// Notes the step `request` asks for in `asked.txt`, and dies inside it
+/// when the replica was told to; the step's number.
+fn asked_at(request: &iris::testing::RecordedRequest, dir: &Path) -> usize {
+    let step = 1 + request
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Assistant { .. }))
+        .count();
+    {
+        use std::io::Write as _;
+        let mut asked = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("asked.txt"))
+            .unwrap();
+        writeln!(asked, "{step}").unwrap();
+    }
+    die_at(&format!("model_step_{step}"), dir);
+    step
+}
+
+/// What the typed cashier answers.
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Receipt {
+    /// What was charged, in cents.
+    charged_cents: u64,
+    /// Who the receipt went to.
+    sent_to: String,
+}
+
+/// The cashier's calls, then a receipt missing a field, then the whole
+/// receipt once told the fault: each step asked is noted in `asked.txt`,
+/// and the replica dies inside the step `IRIS_KILL_AT` names.
+fn typed_cashier(dir: PathBuf) -> FnModel {
+    let calls = vec![
+        ToolUseBlock::new("c1", "price", json!({})),
+        ToolUseBlock::new("c2", "send_receipt", json!({"to": "ann@example.com"})),
+        ToolUseBlock::new("c3", "charge", json!({"cents": 1200})),
+    ];
+    FnModel::new(move |request| {
+        let step = asked_at(request, &dir);
+        let text = |text: &str| iris::model::ModelResponse {
+            text: Some(text.to_owned()),
+            ..iris::model::ModelResponse::default()
+        };
+        Ok(match step {
+            1 => iris::testing::calling_then_reporting(&calls, request),
+            2 => text(r#"{"charged_cents": 1200}"#),
+            _ => text(r#"{"charged_cents": 1200, "sent_to": "ann@example.com"}"#),
+        })
     })
 }
 
@@ -114,6 +153,8 @@ enum Mode {
     Discovery,
     /// One level, the child asking the person a question before its writes.
     NestedQuestion,
+    /// The cashier answers a typed receipt, wrong once.
+    Typed,
 }
 
 impl Mode {
@@ -129,6 +170,7 @@ impl Mode {
             Mode::Charges => "charges",
             Mode::Discovery => "discovery",
             Mode::NestedQuestion => "nested-question",
+            Mode::Typed => "typed",
         }
     }
 }
@@ -254,6 +296,8 @@ async fn replica(port: u16, dir: &Path, mode: Mode) {
             AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
         }
         Mode::Charges => AgentRunner::new(cashier_agent(false), charging_model()),
+        Mode::Typed => AgentRunner::new(cashier_agent(false), typed_cashier(dir.to_path_buf()))
+            .with_output(iris::agent::Output::of::<Receipt>()),
         Mode::Discovery => AgentRunner::new(refunding_agent(), refunding_model(dir.to_path_buf())),
         Mode::NestedQuestion => {
             let till = ChildAgent::new("till", "Charges orders.", cashier_agent(false)).model(
@@ -344,6 +388,7 @@ async fn replica_entry() {
             Some("charges") => Mode::Charges,
             Some("discovery") => Mode::Discovery,
             Some("nested-question") => Mode::NestedQuestion,
+            Some("typed") => Mode::Typed,
             _ => Mode::Allow,
         };
         replica(port, &dir, mode).await;
@@ -960,4 +1005,25 @@ async fn a_question_inside_a_child_is_answered_while_no_replica_is_alive() {
     );
     assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
     assert_eq!(lines(&dir.path().join("receipts.txt")).len(), 1);
+}
+
+#[tokio::test]
+async fn a_typed_output_is_kept_through_a_killed_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    // Killed inside the third step: the calls' results and the answer sent
+    // back with its fault are kept, and the next replica asks only that
+    // step again.
+    let report = killed_then_reported(dir.path(), Mode::Typed, "model_step_3", "typed").await;
+    assert_eq!(lines(&dir.path().join("asked.txt")), ["1", "2", "3", "3"]);
+    assert_eq!(lines(&dir.path().join("charges.txt")).len(), 1);
+    assert_eq!(report.state.output_faults, 1);
+    let receipt: Receipt =
+        iris::serde_json::from_value(report.state.output.clone().unwrap()).unwrap();
+    assert_eq!(
+        receipt,
+        Receipt {
+            charged_cents: 1200,
+            sent_to: "ann@example.com".to_owned()
+        }
+    );
 }

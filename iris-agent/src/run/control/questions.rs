@@ -37,7 +37,7 @@ where
 }
 
 /// That a person can answer this runner's runs, and how: given with
-/// [`AgentRunner::with_questions`], it offers the model `ask_question`;
+/// [`AgentRunner::with_questions`](crate::AgentRunner::with_questions), it offers the model `ask_question`;
 /// without it the tool is absent from every request, and never answered
 /// on anyone's behalf.
 #[derive(Clone)]

@@ -41,7 +41,20 @@ struct StateOut<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     children: &'a [ChildRun],
     #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<&'a Value>,
+    #[serde(skip_serializing_if = "is_zero")]
+    output_faults: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
     seal: Option<&'a str>,
+}
+
+/// Whether a count is nothing (and left out).
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde passes a reference"
+)]
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 /// The waiting items as written, in the shape of the state's version.
@@ -83,6 +96,10 @@ struct StateIn {
     #[serde(default)]
     children: Vec<ChildRun>,
     #[serde(default)]
+    output: Option<Value>,
+    #[serde(default)]
+    output_faults: u32,
+    #[serde(default)]
     seal: Option<String>,
 }
 
@@ -116,6 +133,8 @@ impl Serialize for RunState {
             skills: &self.skills,
             usage: &self.usage,
             children: &self.children,
+            output: self.output.as_ref(),
+            output_faults: self.output_faults,
             seal: self.seal.as_deref(),
         }
         .serialize(serializer)
@@ -157,6 +176,8 @@ impl<'de> Deserialize<'de> for RunState {
             skills: read.skills,
             usage: read.usage,
             children: read.children,
+            output: read.output,
+            output_faults: read.output_faults,
             seal: read.seal,
         })
     }

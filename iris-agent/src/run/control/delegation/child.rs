@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tracing::Instrument as _;
 
 use super::journal::{Nested, UnderRoot};
-use super::results::{cut_off, limit, output};
+use super::results::{cut_off, limit, output_invalid, output_result, refused};
 use super::{Delegator, Turn};
 use crate::children::child_run_id;
 use crate::engine::Engine;
@@ -186,6 +186,7 @@ impl Delegator {
             .questions
             .clone_from(&parent_runner.control.questions.questions);
         runner.control.delegation = self.clone();
+        runner.output = child.typed_output().cloned();
         // A child's state travels inside its root's, sealed there.
         runner.sealing = Sealing::Trusted;
         runner.engine = parent_runner
@@ -296,21 +297,25 @@ fn settle(
             )));
         }
         Ok(RunOutcome::Finished { text, state }) => {
-            let result = output(child, &text).map(|result| {
-                let output = result
-                    .data()
-                    .cloned()
-                    .unwrap_or_else(|| Value::String(text.clone()));
-                result.with_data(json!({
-                    "agent": name,
-                    "run_id": state.run_id,
-                    "steps": state.step,
-                    "usage": state.usage,
-                    "output": output,
-                }))
-            });
-            let result = result.unwrap_or_else(|err| err);
+            // A typed output reaches the parent as structured content.
+            let output = state.output.clone().unwrap_or(Value::String(text));
+            let result = output_result(output.clone()).with_data(json!({
+                "agent": name,
+                "run_id": state.run_id,
+                "steps": state.step,
+                "usage": state.usage,
+                "output": output,
+            }));
             ("finished", result, Some(state))
+        }
+        Ok(RunOutcome::Refused {
+            hook,
+            reason,
+            state,
+        }) => ("refused", refused(name, &hook, &reason), Some(state)),
+        Ok(RunOutcome::OutputInvalid { text, error, state }) => {
+            let result = output_invalid(name, &text, &error, &state);
+            ("output_invalid", result, Some(state))
         }
         Ok(RunOutcome::CutOff { text, state }) => {
             ("cut_off", cut_off(name, text, &state), Some(state))

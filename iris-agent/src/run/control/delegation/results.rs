@@ -4,7 +4,7 @@
 use iris_core::{ToolErrorKind, ToolResult};
 use serde_json::{Value, json};
 
-use crate::{ChildAgent, RunState};
+use crate::RunState;
 
 /// A limit the child hit, as the parent model reads it.
 /// A child whose answer its token limit cut off: an error, with what it
@@ -37,26 +37,39 @@ pub(super) fn limit(name: &str, status: &str, message: &str, state: &RunState) -
     }))
 }
 
-/// The child's final `text` as the parent's result: the text, or for a
-/// typed output its JSON as data (an error result when it is not JSON).
-pub(super) fn output(child: &ChildAgent, text: &str) -> Result<ToolResult, ToolResult> {
-    if child.output().is_none() {
-        return Ok(ToolResult::text(text));
+/// A child's output as the parent's result: text as text, a typed
+/// output as JSON.
+pub(super) fn output_result(output: Value) -> ToolResult {
+    match output {
+        Value::String(text) => ToolResult::text(text),
+        value => ToolResult::json(value),
     }
-    let trimmed = text
-        .trim()
-        .trim_start_matches("```json")
-        .trim_start_matches("```")
-        .trim_end_matches("```")
-        .trim();
-    match serde_json::from_str::<Value>(trimmed) {
-        Ok(value) => Ok(ToolResult::json(value)),
-        Err(err) => Err(ToolResult::error(
-            ToolErrorKind::Execution,
-            format!(
-                "child agent `{}` answered text that is not the JSON its output asks for ({err}); ask it again, saying what to return",
-                child.name()
-            ),
-        )),
-    }
+}
+
+/// A child a hook of its own stopped (its task, a request or an answer).
+pub(super) fn refused(name: &str, hook: &str, reason: &str) -> ToolResult {
+    ToolResult::error(
+        ToolErrorKind::PermissionDenied,
+        format!("child agent `{name}` was stopped by its hook `{hook}`: {reason}"),
+    )
+    .with_data(json!({"status": "refused", "agent": name, "hook": hook}))
+}
+
+/// A child whose answers never fit its output.
+pub(super) fn output_invalid(
+    name: &str,
+    text: &str,
+    error: &crate::OutputError,
+    state: &RunState,
+) -> ToolResult {
+    limit(
+        name,
+        "output_invalid",
+        &format!(
+            "child agent `{name}` did not answer with its output ({error}), after {} tries; give it a clearer task, or do the rest yourself",
+            state.output_faults + 1
+        ),
+        state,
+    )
+    .with_data(json!({"status": "output_invalid", "agent": name, "partial": text}))
 }

@@ -1,0 +1,220 @@
+//! What the hooks on the model's turn see and change: the request about to
+//! be sent (`model.before`), its tools narrowed or extended within the
+//! agent's, and the answer before it is acted on (`model.after`).
+
+use std::borrow::Cow;
+
+use iris_core::{ToolName, ToolSpec};
+use iris_model::{Message, ModelOptions, ModelResponse};
+use iris_runtime::hooks::{Denial, InheritedGuards, Steer};
+use iris_runtime::{ToolExecutor, ToolRegistry};
+use serde_json::{Value, json};
+
+use crate::RunState;
+
+/// How many times in a row `model.after` hooks may send answers back
+/// before the run ends as refused: a hook that never accepts must not
+/// spend the whole step budget.
+pub(super) const MAX_RETRIES_IN_A_ROW: u32 = 2;
+
+/// One turn's request as it will be sent: tools, instructions, settings.
+pub(super) struct TurnRequest<'a> {
+    pub(super) tools: Vec<ToolSpec>,
+    pub(super) instructions: Option<Cow<'a, str>>,
+    pub(super) options: Cow<'a, ModelOptions>,
+    /// The hooks that changed it.
+    pub(super) steered_by: Vec<String>,
+    /// Whether a hook chose its tools: then a call of run control's not
+    /// among them is refused as not offered, as the executor refuses its
+    /// own.
+    narrowed: bool,
+}
+
+impl<'a> TurnRequest<'a> {
+    /// The turn as the agent offers it: `tools`, its `instructions` and
+    /// `options`, unchanged.
+    pub(super) fn new(
+        tools: Vec<ToolSpec>,
+        instructions: Option<&'a str>,
+        options: &'a ModelOptions,
+    ) -> Self {
+        Self {
+            tools,
+            instructions: instructions.map(Cow::Borrowed),
+            options: Cow::Borrowed(options),
+            steered_by: Vec::new(),
+            narrowed: false,
+        }
+    }
+
+    /// The tools offered, when a hook chose them.
+    pub(super) fn narrowed(&self) -> Option<&[ToolSpec]> {
+        self.narrowed.then_some(self.tools.as_slice())
+    }
+}
+
+/// What `model.before` hooks see of a request.
+fn request_view(
+    instructions: Option<&str>,
+    messages: &[Message],
+    tools: &[ToolSpec],
+    options: &ModelOptions,
+) -> Value {
+    json!({
+        "instructions": instructions,
+        "messages": messages,
+        "tools": tools.iter().map(|t| t.name().as_str()).collect::<Vec<_>>(),
+        "settings": {"temperature": options.temperature, "max_tokens": options.max_tokens},
+    })
+}
+
+/// What `model.after` hooks see of an answer.
+fn answer_view(response: &ModelResponse) -> Value {
+    let calls: Vec<Value> = response
+        .tool_calls
+        .iter()
+        .map(|call| json!({"id": call.id, "tool": call.name, "arguments": call.input}))
+        .collect();
+    json!({"text": response.text, "calls": calls})
+}
+
+/// `request` changed by `steer`: its tools exactly those named (each one
+/// offered already, or a tool of `registry` not offered yet, such as a
+/// deferred one; a name the agent has no tool for is left out, with a
+/// warning), the steer's instructions after the agent's, its settings over
+/// the agent's. The names of the registry's tools now offered, for the
+/// calls' context.
+fn steered_request<'a>(
+    mut request: TurnRequest<'a>,
+    steer: Steer,
+    registry: &ToolRegistry,
+) -> (TurnRequest<'a>, Option<Vec<ToolName>>) {
+    let mut offered_names = None;
+    if let Some(names) = steer.tools {
+        let mut tools = Vec::with_capacity(names.len());
+        for name in &names {
+            let spec = match request.tools.iter().find(|t| t.name().as_str() == name) {
+                Some(spec) => spec.clone(),
+                None => match registry.resolve(name) {
+                    Some(tool) => tool.definition_dyn().spec(),
+                    None => {
+                        tracing::warn!(tool = %iris_runtime::__wings::shorten(name), "a model.before hook named a tool the agent does not have; it is not offered");
+                        continue;
+                    }
+                },
+            };
+            // A name and its alias are one tool, offered once.
+            if !tools.iter().any(|t: &ToolSpec| t.name() == spec.name()) {
+                tools.push(spec);
+            }
+        }
+        offered_names = Some(
+            tools
+                .iter()
+                .filter(|t| registry.resolve(t.name().as_str()).is_some())
+                .map(|t| t.name().clone())
+                .collect(),
+        );
+        request.tools = tools;
+        request.narrowed = true;
+    }
+    if let Some(extra) = steer.instructions {
+        request.instructions = Some(Cow::Owned(match request.instructions {
+            Some(own) => format!("{own}\n\n{extra}"),
+            None => extra,
+        }));
+    }
+    if steer.temperature.is_some() || steer.max_tokens.is_some() {
+        let options = request.options.to_mut();
+        options.temperature = steer.temperature.or(options.temperature);
+        options.max_tokens = steer.max_tokens.or(options.max_tokens);
+    }
+    (request, offered_names)
+}
+
+/// `model.before` on `request`, the turn of `state`'s run about to be sent:
+/// the request as the hooks (the executor's, then `guards`) leave it, and
+/// the names of the registry's tools it now offers when a hook chose them.
+///
+/// # Errors
+/// The hook that refused the turn.
+pub(super) async fn before<'a>(
+    executor: &ToolExecutor,
+    guards: Option<&InheritedGuards>,
+    state: &RunState,
+    request: TurnRequest<'a>,
+    registry: &ToolRegistry,
+) -> Result<(TurnRequest<'a>, Option<Vec<ToolName>>), Denial> {
+    let view = request_view(
+        request.instructions.as_deref(),
+        &state.messages,
+        &request.tools,
+        &request.options,
+    );
+    let steered = executor.model_before(&state.run_id, view, guards).await?;
+    if steered.by.is_empty() {
+        return Ok((request, None));
+    }
+    let (mut request, offered) = steered_request(request, steered.steer, registry);
+    request.steered_by = steered.by;
+    Ok((request, offered))
+}
+
+/// `model.after` on `response`, the answer to `state`'s run: its text
+/// redacted in place when a hook redacts it, and the feedback to send it
+/// back with when a hook retries it (`retried` counts those in a row, and
+/// is reset when an answer passes).
+///
+/// # Errors
+/// The hook that refused the answer, or the last that retried it once
+/// [`MAX_RETRIES_IN_A_ROW`] were spent.
+pub(super) async fn after(
+    executor: &ToolExecutor,
+    guards: Option<&InheritedGuards>,
+    state: &RunState,
+    response: &mut ModelResponse,
+    retried: &mut u32,
+) -> Result<Option<String>, Denial> {
+    let verdict = executor
+        .model_after(&state.run_id, answer_view(response), guards)
+        .await?;
+    if let Some((hook, text)) = verdict.redacted {
+        tracing::info!(target: "iris::telemetry", hook = %hook, "a model.after hook redacted the answer before it was recorded");
+        response.text = Some(text);
+    }
+    let Some((hook, feedback)) = verdict.retry else {
+        *retried = 0;
+        return Ok(None);
+    };
+    *retried += 1;
+    if *retried > MAX_RETRIES_IN_A_ROW {
+        return Err(Denial {
+            hook,
+            reason: format!(
+                "the model was asked again {MAX_RETRIES_IN_A_ROW} times in a row and its answer still did not pass"
+            ),
+        });
+    }
+    Ok(Some(feedback))
+}
+
+/// The text an answer sent back is kept with: its own, or, when it has
+/// none, a note of the calls it made (which never ran), since providers
+/// refuse an assistant turn with nothing in it.
+pub(super) fn kept_text(response: &ModelResponse) -> String {
+    match response.text.as_deref() {
+        Some(text) if !text.trim().is_empty() => text.to_owned(),
+        _ => {
+            let names: Vec<&str> = response
+                .tool_calls
+                .iter()
+                .map(|call| call.name.as_str())
+                .collect();
+            if names.is_empty() {
+                "(an empty answer)".to_owned()
+            } else {
+                format!("(calls that were not run: {})", names.join(", "))
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The shape a run's final answer must take: a JSON Schema, sent with each
+//! provider's native structured output, in the projection that provider
+//! takes (strict where the schema allows it). What a provider does not
+//! enforce the runner checks after the answer, with the same parser as tool
+//! arguments.
+
+use iris_core::provider::{ProjectionNote, ProjectionReport};
+use iris_core::{ToolName, ToolSpec};
+use serde_json::{Map, Value, json};
+
+/// The one property a value that is not an object travels in.
+const WRAPPED: &str = "response";
+
+/// A JSON Schema the model's final answer must match, under a name the
+/// providers show the model.
+///
+/// Providers take only objects as structured output: a schema that is not
+/// an object's (a list, a string, an enum) travels as the one property
+/// `response` of an object, and [`OutputFormat::value_of`] takes the value
+/// back out of an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputFormat {
+    spec: ToolSpec,
+    wrapped: bool,
+}
+
+impl OutputFormat {
+    /// The output format `name`, whose answers match `schema`. The name is
+    /// made one every provider takes ([`ToolName::from_lossy`]).
+    #[must_use]
+    pub fn new(name: &str, schema: Value) -> Self {
+        let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+        let (schema, wrapped) = if is_object {
+            (schema, false)
+        } else {
+            (wrap(schema), true)
+        };
+        let description = schema
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("The final answer.")
+            .to_owned();
+        Self {
+            spec: ToolSpec::new(ToolName::from_lossy(name), description, schema).with_strict(true),
+            wrapped,
+        }
+    }
+
+    /// The name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.spec.name().as_str()
+    }
+
+    /// The schema answers must match: always an object's (the given one
+    /// wrapped when it was not).
+    #[must_use]
+    pub fn schema(&self) -> &Value {
+        self.spec.parameters()
+    }
+
+    /// Whether the given schema travels wrapped in an object.
+    #[must_use]
+    pub fn is_wrapped(&self) -> bool {
+        self.wrapped
+    }
+
+    /// The value an `answer` that matches [`OutputFormat::schema`] carries:
+    /// the answer, or its `response` when the schema was wrapped.
+    #[must_use]
+    pub fn value_of(&self, answer: Value) -> Value {
+        match answer {
+            Value::Object(mut object) if self.wrapped => {
+                object.shift_remove(WRAPPED).unwrap_or(Value::Null)
+            }
+            other => other,
+        }
+    }
+
+    /// What `config`'s provider makes of the schema: whether it enforces it
+    /// strictly, and each keyword it drops (the runner checks those); the
+    /// local servers behind OpenAI Chat take the schema as written, as a
+    /// grammar.
+    #[must_use]
+    pub fn report(&self, config: &crate::ModelConfig) -> ProjectionReport {
+        match (config.provider, config.profile) {
+            (crate::ModelProvider::OpenaiChat, crate::ServerProfile::Openai)
+            | (crate::ModelProvider::OpenaiResponses, _) => self.openai().1,
+            (crate::ModelProvider::Anthropic, _) => self.anthropic().1,
+            (crate::ModelProvider::Gemini, _) => self.gemini().1,
+            (crate::ModelProvider::OpenaiChat, _) => {
+                let (_, mut report) = self.openai();
+                report.strict = false;
+                report.notes.clear();
+                report
+            }
+        }
+    }
+
+    /// The schema as OpenAI takes it (strict when it can be made strict),
+    /// and what the projection changed.
+    #[must_use]
+    pub fn openai(&self) -> (Value, ProjectionReport) {
+        let projection = iris_core::provider::openai_chat(&self.spec);
+        let schema = projection.tool["function"]["parameters"].clone();
+        (schema, projection.report)
+    }
+
+    /// The schema as Anthropic's structured outputs take it: the strict
+    /// projection (objects closed), without the numeric and length bounds
+    /// it does not read, which the runner still checks.
+    #[must_use]
+    pub fn anthropic(&self) -> (Value, ProjectionReport) {
+        let (mut schema, mut report) = self.openai();
+        drop_bounds(&mut schema, "", &mut report.notes);
+        (schema, report)
+    }
+
+    /// The schema as Gemini's `responseJsonSchema` takes it.
+    #[must_use]
+    pub fn gemini(&self) -> (Value, ProjectionReport) {
+        let projection = iris_core::provider::gemini(&self.spec);
+        let schema = projection
+            .tool
+            .get("parametersJsonSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"}));
+        (schema, projection.report)
+    }
+}
+
+/// `schema` as the one property [`WRAPPED`] of an object (its definitions
+/// moved up to the object, where its references look for them).
+fn wrap(mut schema: Value) -> Value {
+    let mut object = Map::new();
+    object.insert("type".into(), json!("object"));
+    if let Value::Object(inner) = &mut schema {
+        for key in ["$defs", "definitions"] {
+            if let Some(defs) = inner.shift_remove(key) {
+                object.insert(key.into(), defs);
+            }
+        }
+    }
+    object.insert("properties".into(), json!({ WRAPPED: schema }));
+    object.insert("required".into(), json!([WRAPPED]));
+    object.insert("additionalProperties".into(), json!(false));
+    Value::Object(object)
+}
+
+/// Bounds Anthropic's structured outputs do not accept; the runner still
+/// checks them.
+const UNREAD_BOUNDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+];
+
+/// Keywords whose value is a map of names to schemas.
+const SCHEMA_MAPS: &[&str] = &["properties", "$defs", "definitions", "patternProperties"];
+/// Keywords whose value is one schema.
+const SCHEMA_ONE: &[&str] = &["items", "additionalProperties", "not", "contains"];
+/// Keywords whose value is a list of schemas.
+const SCHEMA_LISTS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+
+/// Removes [`UNREAD_BOUNDS`] from `schema` and every schema inside it (never
+/// from a property that happens to bear such a name), noting each.
+fn drop_bounds(schema: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    for keyword in UNREAD_BOUNDS {
+        if map.shift_remove(*keyword).is_some() {
+            notes.push(ProjectionNote::DroppedKeyword {
+                at: at.to_owned(),
+                keyword: (*keyword).to_owned(),
+            });
+        }
+    }
+    for (key, value) in map.iter_mut() {
+        let here = format!("{at}/{key}");
+        if SCHEMA_MAPS.contains(&key.as_str()) {
+            if let Value::Object(named) = value {
+                for (name, schema) in named.iter_mut() {
+                    drop_bounds(schema, &format!("{here}/{name}"), notes);
+                }
+            }
+        } else if SCHEMA_ONE.contains(&key.as_str()) {
+            drop_bounds(value, &here, notes);
+        } else if SCHEMA_LISTS.contains(&key.as_str())
+            && let Value::Array(list) = value
+        {
+            for (index, schema) in list.iter_mut().enumerate() {
+                drop_bounds(schema, &format!("{here}/{index}"), notes);
+            }
+        }
+    }
+}
