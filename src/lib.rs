@@ -301,16 +301,11 @@ pub mod discovery {
 #[doc = include_str!("docs/telemetry.md")]
 #[cfg(feature = "runtime")]
 pub mod telemetry {
-    // The attribute names and the content switch; the span plumbing the
-    // Iris crates share stays theirs.
+    // The conventions' version and the content switch. The attribute
+    // names are the conventions' own (`gen_ai.request.model`, ...); the
+    // span plumbing the Iris crates share stays theirs.
     pub use iris_runtime::telemetry::{
-        AGENT_ID, AGENT_NAME, CAPTURE_CONTENT_VAR, CONVERSATION_ID, ERROR_TYPE, INPUT_MESSAGES,
-        MAX_CONTENT_CHARS, OPERATION_NAME, OUTPUT_MESSAGES, PROVIDER_NAME, REQUEST_MAX_TOKENS,
-        REQUEST_MODEL, REQUEST_TEMPERATURE, RESPONSE_FINISH_REASONS, RESPONSE_MODEL,
-        SEMCONV_VERSION, SERVER_ADDRESS, SERVER_PORT, SYSTEM_INSTRUCTIONS, TOOL_CALL_ARGUMENTS,
-        TOOL_CALL_ID, TOOL_CALL_RESULT, TOOL_DEFINITIONS, TOOL_NAME, TOOL_TYPE,
-        USAGE_CACHE_READ_INPUT_TOKENS, USAGE_INPUT_TOKENS, USAGE_OUTPUT_TOKENS,
-        USAGE_REASONING_OUTPUT_TOKENS, capture_content, capturing_content,
+        CAPTURE_CONTENT_VAR, MAX_CONTENT_CHARS, SEMCONV_VERSION, capture_content, capturing_content,
     };
     #[cfg(feature = "otlp")]
     pub use iris_telemetry::{Otlp, TelemetryError, TelemetryGuard};

@@ -93,15 +93,14 @@ fn steered_request<'a>(
     if let Some(names) = steer.tools {
         let mut tools = Vec::with_capacity(names.len());
         for name in &names {
-            let spec = match request.tools.iter().find(|t| t.name().as_str() == name) {
-                Some(spec) => spec.clone(),
-                None => match registry.resolve(name) {
-                    Some(tool) => tool.definition_dyn().spec(),
-                    None => {
-                        tracing::warn!(tool = %iris_runtime::__wings::shorten(name), "a model.before hook named a tool the agent does not have; it is not offered");
-                        continue;
-                    }
-                },
+            let offered = request.tools.iter().find(|t| t.name().as_str() == name);
+            let spec = if let Some(spec) = offered {
+                spec.clone()
+            } else if let Some(tool) = registry.resolve(name) {
+                tool.definition_dyn().spec()
+            } else {
+                tracing::warn!(tool = %iris_runtime::__wings::shorten(name), "a model.before hook named a tool the agent does not have; it is not offered");
+                continue;
             };
             // A name and its alias are one tool, offered once.
             if !tools.iter().any(|t: &ToolSpec| t.name() == spec.name()) {
@@ -161,20 +160,21 @@ pub(super) async fn before<'a>(
 }
 
 /// `model.after` on `response`, the answer to `state`'s run: its text
-/// redacted in place when a hook redacts it, and the feedback to send it
-/// back with when a hook retries it (`retried` counts those in a row, and
-/// is reset when an answer passes).
+/// redacted in place when a hook redacts it; when a hook retries it, its
+/// text (its calls never run) and the feedback added to `state`'s history
+/// (`true`: ask the model again). An answer that passes is told to
+/// observers now when it was `held` back from streaming.
 ///
 /// # Errors
 /// The hook that refused the answer, or the last that retried it once
-/// [`MAX_RETRIES_IN_A_ROW`] were spent.
+/// [`MAX_RETRIES_IN_A_ROW`] in a row were spent.
 pub(super) async fn after(
     executor: &ToolExecutor,
     guards: Option<&InheritedGuards>,
-    state: &RunState,
+    state: &mut RunState,
     response: &mut ModelResponse,
-    retried: &mut u32,
-) -> Result<Option<String>, Denial> {
+    held: bool,
+) -> Result<bool, Denial> {
     let verdict = executor
         .model_after(&state.run_id, answer_view(response), guards)
         .await?;
@@ -183,11 +183,16 @@ pub(super) async fn after(
         response.text = Some(text);
     }
     let Some((hook, feedback)) = verdict.retry else {
-        *retried = 0;
-        return Ok(None);
+        // What was held back while the hooks judged it.
+        if let Some(text) = response.text.as_deref().filter(|t| held && !t.is_empty()) {
+            executor.emit_event(iris_runtime::RunEvent::ModelText {
+                run_id: state.run_id.clone(),
+                text: text.to_owned(),
+            });
+        }
+        return Ok(false);
     };
-    *retried += 1;
-    if *retried > MAX_RETRIES_IN_A_ROW {
+    if retried_in_a_row(&state.messages) >= MAX_RETRIES_IN_A_ROW {
         return Err(Denial {
             hook,
             reason: format!(
@@ -195,7 +200,38 @@ pub(super) async fn after(
             ),
         });
     }
-    Ok(Some(feedback))
+    // Its text is kept, its calls never run (an answer with no text keeps
+    // a note of them: providers refuse an empty turn).
+    state.messages.push(Message::Assistant {
+        text: Some(kept_text(response)),
+        tool_calls: Vec::new(),
+    });
+    state.messages.push(Message::User {
+        text: format!("{RETRY_MARK}{feedback}"),
+    });
+    Ok(true)
+}
+
+/// How a hook's feedback starts in the history: what the model reads, and
+/// how a resumed run counts the answers sent back in a row.
+const RETRY_MARK: &str = "[Sent back by a hook] ";
+
+/// The answers sent back in a row at the end of `messages`.
+fn retried_in_a_row(messages: &[Message]) -> u32 {
+    let mut count = 0;
+    let mut rest = messages;
+    while let [
+        before @ ..,
+        Message::Assistant { tool_calls, .. },
+        Message::User { text },
+    ] = rest
+        && tool_calls.is_empty()
+        && text.starts_with(RETRY_MARK)
+    {
+        count += 1;
+        rest = before;
+    }
+    count
 }
 
 /// The text an answer sent back is kept with: its own, or, when it has

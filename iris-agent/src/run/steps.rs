@@ -153,8 +153,6 @@ impl AgentRunner {
         let executor = self.agent.executor();
         let hooked = executor.watches_model_turns(self.place.guards.as_ref());
         let held = executor.watches_model_answers(self.place.guards.as_ref());
-        // Answers `model.after` hooks sent back in a row.
-        let mut retried = 0;
         loop {
             if cx.cancel.is_cancelled() {
                 return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
@@ -192,34 +190,17 @@ impl AgentRunner {
             state.usage += response.usage;
             if hooked {
                 let guards = self.place.guards.as_ref();
-                match model_turn::after(executor, guards, &state, &mut response, &mut retried).await
-                {
+                let judged = model_turn::after(executor, guards, &mut state, &mut response, held);
+                match judged.await {
                     // An output guardrail: nothing of the answer is acted
                     // on or recorded.
                     Err(refusal) => return Ok(self.end(refused(refusal, state), cx).await),
-                    Ok(Some(feedback)) => {
-                        // Its text is kept, its calls never run (an answer
-                        // with no text keeps a note of them: providers
-                        // refuse an empty turn).
-                        state.messages.push(Message::Assistant {
-                            text: Some(model_turn::kept_text(&response)),
-                            tool_calls: Vec::new(),
-                        });
-                        state.messages.push(Message::User { text: feedback });
+                    // Sent back with feedback: asked again.
+                    Ok(true) => {
                         self.keep(journal, &state, RunStatus::Running).await?;
                         continue;
                     }
-                    Ok(None) => {
-                        // What was held back while the hooks judged it.
-                        if let Some(text) =
-                            response.text.as_deref().filter(|t| held && !t.is_empty())
-                        {
-                            executor.emit_event(iris_runtime::RunEvent::ModelText {
-                                run_id: state.run_id.clone(),
-                                text: text.to_owned(),
-                            });
-                        }
-                    }
+                    Ok(false) => {}
                 }
             }
             let calls = identity::owned(self.agent.ledger(), &state, response.tool_calls);

@@ -255,7 +255,7 @@ async fn a_model_after_hook_retries_with_feedback_and_redacts_before_recording()
     // is nowhere in what was kept.
     let second = &model.requests()[1];
     assert!(
-        matches!(second.messages.last(), Some(Message::User { text }) if text == "Answer politely.")
+        matches!(second.messages.last(), Some(Message::User { text }) if text == "[Sent back by a hook] Answer politely.")
     );
     assert!(!iris::serde_json::to_string(state).unwrap().contains("4111"));
 
