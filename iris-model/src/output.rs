@@ -130,7 +130,9 @@ impl OutputFormat {
 }
 
 /// `schema` as the one property [`WRAPPED`] of an object (its definitions
-/// moved up to the object, where its references look for them).
+/// moved up to the object, where its references look for them, and a
+/// reference to its own root, as a recursive type makes, pointed at the
+/// property).
 fn wrap(mut schema: Value) -> Value {
     let mut object = Map::new();
     object.insert("type".into(), json!("object"));
@@ -141,10 +143,40 @@ fn wrap(mut schema: Value) -> Value {
             }
         }
     }
+    repoint_root_refs(&mut schema);
+    for key in ["$defs", "definitions"] {
+        if let Some(defs) = object.get_mut(key) {
+            repoint_root_refs(defs);
+        }
+    }
     object.insert("properties".into(), json!({ WRAPPED: schema }));
     object.insert("required".into(), json!([WRAPPED]));
     object.insert("additionalProperties".into(), json!(false));
     Value::Object(object)
+}
+
+/// Every `$ref` in `schema` to the old root (`#`, or a path under it other
+/// than the definitions, which moved up with their names) made to point at
+/// the wrapped property.
+fn repoint_root_refs(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(target)) = map.get_mut("$ref") {
+                let under_root = target == "#"
+                    || (target.starts_with("#/")
+                        && !target.starts_with("#/$defs/")
+                        && !target.starts_with("#/definitions/"));
+                if under_root {
+                    *target = format!("#/properties/{WRAPPED}{}", &target[1..]);
+                }
+            }
+            for value in map.values_mut() {
+                repoint_root_refs(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(repoint_root_refs),
+        _ => {}
+    }
 }
 
 /// Bounds Anthropic's structured outputs do not accept; the runner still
@@ -197,5 +229,60 @@ fn drop_bounds(schema: &mut Value, at: &str, notes: &mut Vec<ProjectionNote>) {
                 drop_bounds(schema, &format!("{here}/{index}"), notes);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recursive_root_points_at_the_wrapped_property() {
+        let schema = json!({
+            "oneOf": [
+                {"type": "object", "properties": {"num": {"type": "integer"}}},
+                {"type": "object", "properties": {"neg": {"$ref": "#"}}},
+                {"type": "object", "properties": {"lit": {"$ref": "#/$defs/Lit"}}}
+            ],
+            "$defs": {"Lit": {"type": "object", "properties": {"of": {"$ref": "#"}}}}
+        });
+        let format = OutputFormat::new("Expr", schema);
+        assert!(format.is_wrapped());
+        let wrapped = format.schema();
+        assert_eq!(
+            wrapped["properties"]["response"]["oneOf"][1]["properties"]["neg"]["$ref"],
+            "#/properties/response"
+        );
+        assert_eq!(
+            wrapped["properties"]["response"]["oneOf"][2]["properties"]["lit"]["$ref"],
+            "#/$defs/Lit"
+        );
+        assert_eq!(
+            wrapped["$defs"]["Lit"]["properties"]["of"]["$ref"],
+            "#/properties/response"
+        );
+        assert_eq!(
+            format.value_of(json!({"response": {"num": 1}})),
+            json!({"num": 1})
+        );
+    }
+
+    #[test]
+    fn a_property_named_like_a_bound_is_kept() {
+        let format = OutputFormat::new(
+            "Range",
+            json!({
+                "type": "object",
+                "properties": {"minimum": {"type": "integer", "minimum": 0}},
+                "required": ["minimum"],
+                "additionalProperties": false
+            }),
+        );
+        let (schema, _) = format.anthropic();
+        assert!(schema["properties"]["minimum"].is_object(), "{schema}");
+        assert!(
+            schema["properties"]["minimum"].get("minimum").is_none(),
+            "{schema}"
+        );
     }
 }
