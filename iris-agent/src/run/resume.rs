@@ -245,7 +245,18 @@ impl AgentRunner {
         // its decided calls run, and a process that takes it over after a
         // crash keeps what had finished and asks the journal for the rest.
         self.keep(journal, &state, RunStatus::Running).await?;
-        let tools_cx = self.tool_context(cx, &state.disclosed)?;
+        // The tools of the calls that wait for a decision were offered when
+        // they were made (a hook may have offered one for that turn only):
+        // a person's approval runs them.
+        let mut offered = state.disclosed.clone();
+        offered.extend(
+            state
+                .waiting
+                .iter()
+                .filter_map(WaitingItem::approval_request)
+                .map(|request| request.tool.clone()),
+        );
+        let tools_cx = self.tool_context(cx, &offered)?;
         let (mut results, still_waiting) = self
             .apply_replies(&mut state, replies, now, &tools_cx, cx)
             .await?;

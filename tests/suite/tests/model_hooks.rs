@@ -530,3 +530,58 @@ async fn a_run_started_guard_sees_the_task_and_fails_closed() {
     assert_eq!(refused(&outcome).0, "broken");
     assert!(model.requests().is_empty());
 }
+
+/// Refund an order: deferred, and a write that asks first.
+#[iris::tool(write, deferred)]
+fn refund_order(number: u32) -> String {
+    format!("refunded order {number}")
+}
+
+#[tokio::test]
+async fn a_tool_a_steer_offered_runs_when_its_call_is_approved_later() {
+    let mut registry = ToolRegistry::new();
+    registry.register(RefundOrder).unwrap();
+    let steer = HookRegistration::model_before("offer-refund", |_: &HookInput| {
+        ModelBeforeAnswer::Steer(Steer {
+            tools: Some(vec!["refund_order".into()]),
+            ..Steer::default()
+        })
+    });
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Ask))
+        .hook(steer)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(executor).name("desk").build().unwrap();
+    let runner = AgentRunner::new(
+        agent,
+        ScriptedModel::new([
+            Turn::call("refund_order", json!({"number": 7})),
+            Turn::text("Refunded."),
+        ]),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let run = cx(&dir, "refund");
+    let RunOutcome::Waiting(state) = runner.run("Refund order 7.", &run).await.unwrap() else {
+        panic!("the refund asks first");
+    };
+    let request = state.waiting[0].approval_request().unwrap().clone();
+    let outcome = runner
+        .resume(
+            state,
+            [(
+                request.call_id.clone(),
+                iris::ApprovalDecision::approve(&request),
+            )],
+            &run,
+        )
+        .await
+        .unwrap();
+    let RunOutcome::Finished { state, .. } = &outcome else {
+        panic!("expected the answer, got {outcome:?}");
+    };
+    assert!(state.messages.iter().any(|m| matches!(
+        m,
+        Message::Tool { result, .. } if result.text_content() == "refunded order 7"
+    )));
+}
