@@ -51,7 +51,9 @@ impl ToolExecutor {
             if !dispatcher.has(HookEvent::ModelBefore) {
                 continue;
             }
-            let Steered { steer, by } = dispatcher.model_before(&input, &fired).await?;
+            // The guards above see the request as this agent's hooks
+            // steered it.
+            let Steered { steer, by } = dispatcher.model_before(&mut input, &fired).await?;
             steered.steer = std::mem::take(&mut steered.steer).then(steer);
             steered.by.extend(by);
         }

@@ -93,6 +93,28 @@ impl Steer {
         *self == Self::default()
     }
 
+    /// Writes this steer into a `model.before` request view (`tools`,
+    /// `instructions`, `settings`), so that the hooks after the one that
+    /// steered see the request as it will be sent.
+    pub fn apply_to(&self, request: &mut serde_json::Value) {
+        if let Some(tools) = &self.tools {
+            request["tools"] = serde_json::json!(tools);
+        }
+        if let Some(extra) = &self.instructions {
+            request["instructions"] =
+                serde_json::Value::String(match request["instructions"].as_str() {
+                    Some(own) => format!("{own}\n\n{extra}"),
+                    None => extra.clone(),
+                });
+        }
+        if let Some(temperature) = self.temperature {
+            request["settings"]["temperature"] = serde_json::json!(temperature);
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            request["settings"]["max_tokens"] = serde_json::json!(max_tokens);
+        }
+    }
+
     /// The names of what it changes, for events.
     #[must_use]
     pub fn changed(&self) -> Vec<String> {

@@ -708,19 +708,21 @@ impl HookDispatcher {
         refused
     }
 
-    /// `model.before`: every matching hook runs in registration order; the
-    /// first refusal (a failure refuses), else the steers merged.
+    /// `model.before`: every matching hook runs in registration order,
+    /// each seeing the request as the hooks before it steered it; the first
+    /// refusal (a failure refuses), else the steers merged.
     pub(crate) async fn model_before(
         &self,
-        input: &HookInput,
+        input: &mut HookInput,
         fired: Fired<'_>,
     ) -> Result<Steered, Denial> {
         let mut steered = Steered::default();
-        for hook in self.matching(input) {
+        for hook in self.hooks.iter().filter(|h| h.matches(input.event, None)) {
             let Handler::ModelBefore(handler) = &hook.handler else {
                 continue;
             };
-            match hook.guarded(|| handler.answer(input)).await {
+            let seen: &HookInput = input;
+            match hook.guarded(|| handler.answer(seen)).await {
                 Ok(ModelBeforeAnswer::Send) => fired(&hook.name, HookOutcome::Allowed),
                 Ok(ModelBeforeAnswer::Steer(steer)) => {
                     fired(
@@ -729,6 +731,9 @@ impl HookDispatcher {
                             changed: steer.changed(),
                         },
                     );
+                    if let Some(request) = input.request.as_mut() {
+                        steer.apply_to(request);
+                    }
                     steered.by.push(hook.name.clone());
                     steered.steer = std::mem::take(&mut steered.steer).then(steer);
                 }

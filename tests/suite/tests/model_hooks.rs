@@ -585,3 +585,32 @@ async fn a_tool_a_steer_offered_runs_when_its_call_is_approved_later() {
         Message::Tool { result, .. } if result.text_content() == "refunded order 7"
     )));
 }
+
+#[tokio::test]
+async fn each_model_before_hook_sees_the_request_as_the_ones_before_it_steered_it() {
+    let narrow = HookRegistration::model_before("narrow", |_: &HookInput| {
+        ModelBeforeAnswer::Steer(Steer {
+            tools: Some(vec!["today".into(), "pay".into()]),
+            instructions: Some("Be brief.".into()),
+            ..Steer::default()
+        })
+    });
+    let seen = Arc::new(std::sync::Mutex::new(iris::serde_json::Value::Null));
+    let keep = Arc::clone(&seen);
+    let later = HookRegistration::model_before("later", move |input: &HookInput| {
+        *keep.lock().unwrap() = input.request.clone().unwrap();
+        // A later list narrows what the earlier one chose, never widens it.
+        ModelBeforeAnswer::Steer(Steer {
+            tools: Some(vec!["today".into(), "order_status".into()]),
+            ..Steer::default()
+        })
+    });
+    let model = Arc::new(ScriptedModel::new([Turn::text("done")]));
+    let runner = AgentRunner::new(agent(vec![narrow, later], None), Arc::clone(&model));
+    let dir = tempfile::tempdir().unwrap();
+    runner.run("Go.", &cx(&dir, "seen")).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen["tools"], json!(["today", "pay"]));
+    assert_eq!(seen["instructions"], "Help with orders.\n\nBe brief.");
+    assert_eq!(model.requests()[0].tool_names(), ["today"]);
+}
