@@ -42,6 +42,8 @@ type Parse = Arc<dyn Fn(&Value) -> Result<(), ArgumentError> + Send + Sync>;
 #[derive(Clone)]
 pub struct Output {
     format: OutputFormat,
+    /// The format's schema, read once for checking answers.
+    checked: iris_core::schema::ValueCheck,
     parse: Option<Parse>,
     retries: u32,
 }
@@ -99,8 +101,10 @@ impl Output {
     }
 
     fn new(name: &str, schema: Value, parse: Option<Parse>) -> Self {
+        let format = OutputFormat::new(name, schema);
         Self {
-            format: OutputFormat::new(name, schema),
+            checked: iris_core::schema::ValueCheck::new(format.schema()),
+            format,
             parse,
             retries: Self::DEFAULT_RETRIES,
         }
@@ -140,8 +144,14 @@ impl Output {
         // A strict provider answers `null` for the optional properties it
         // was made to require: they read as left out.
         let schema = self.format.schema();
-        let value = iris_core::schema::without_optional_nulls(&value, schema).into_owned();
-        iris_core::schema::check_value(&value, schema).map_err(OutputError::Mismatch)?;
+        let stripped = match iris_core::schema::without_optional_nulls(&value, schema) {
+            std::borrow::Cow::Owned(stripped) => Some(stripped),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        let value = stripped.unwrap_or(value);
+        self.checked
+            .check(&value, schema)
+            .map_err(OutputError::Mismatch)?;
         let value = self.format.value_of(value);
         if let Some(parse) = &self.parse {
             parse(&value).map_err(OutputError::Mismatch)?;

@@ -261,14 +261,40 @@ pub fn check_input(input: &Value, schema: &Value) -> Result<(), ArgumentError> {
 /// checked: types, required and unknown keys, enums and bounds
 /// ([`check_input`]), then the constraints a parser does not see
 /// (patterns, lengths, formats, unique items), each fault with its path.
+/// For many values of one schema, [`ValueCheck`] reads the schema once.
 ///
 /// # Errors
 /// [`ArgumentError`] with every fault found.
 pub fn check_value(input: &Value, schema: &Value) -> Result<(), ArgumentError> {
-    check_input(input, schema)?;
-    match constraints::Constraints::of(schema) {
-        Some(constraints) => locate::check(&constraints, input, schema),
-        None => Ok(()),
+    ValueCheck::new(schema).check(input, schema)
+}
+
+/// What [`check_value`] reads of a schema, read once: its constraints.
+#[derive(Debug, Clone)]
+pub struct ValueCheck {
+    constraints: Option<std::sync::Arc<constraints::Constraints>>,
+}
+
+impl ValueCheck {
+    /// The check of values of `schema`.
+    #[must_use]
+    pub fn new(schema: &Value) -> Self {
+        Self {
+            constraints: constraints::Constraints::of(schema).map(std::sync::Arc::new),
+        }
+    }
+
+    /// [`check_value`] of `input` against `schema`, the schema this check
+    /// was made from.
+    ///
+    /// # Errors
+    /// [`ArgumentError`] with every fault found.
+    pub fn check(&self, input: &Value, schema: &Value) -> Result<(), ArgumentError> {
+        check_input(input, schema)?;
+        match &self.constraints {
+            Some(constraints) => locate::check(constraints, input, schema),
+            None => Ok(()),
+        }
     }
 }
 
