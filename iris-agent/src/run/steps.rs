@@ -151,7 +151,8 @@ impl AgentRunner {
     ) -> Result<RunOutcome, RunError> {
         let max_steps = self.place.max_steps(&self.agent);
         let executor = self.agent.executor();
-        let hooked = executor.watches_model_turns(self.place.guards.as_ref());
+        // Read once per drive: what the hooks see is built only for them.
+        let asks = executor.watches_model_requests(self.place.guards.as_ref());
         let held = executor.watches_model_answers(self.place.guards.as_ref());
         loop {
             if cx.cancel.is_cancelled() {
@@ -163,7 +164,7 @@ impl AgentRunner {
             }
             let (tools, mut tools_cx) = self.offer(&state, cx)?;
             let mut request = TurnRequest::new(tools, self.agent.instructions(), &self.options);
-            if hooked {
+            if asks {
                 let guards = self.place.guards.as_ref();
                 let registry = self.agent.registry();
                 match model_turn::before(executor, guards, &state, request, &registry).await {
@@ -176,7 +177,7 @@ impl AgentRunner {
                     }
                 }
             }
-            let Some(response) = self.answer(&state, &request, cx).await else {
+            let Some(response) = self.answer(&state, &request, held, cx).await else {
                 return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
             };
             let mut response = match response {
@@ -188,7 +189,7 @@ impl AgentRunner {
             };
             state.step += 1;
             state.usage += response.usage;
-            if hooked {
+            if held {
                 let guards = self.place.guards.as_ref();
                 let judged = model_turn::after(executor, guards, &mut state, &mut response, held);
                 match judged.await {
@@ -325,12 +326,15 @@ impl AgentRunner {
         outcome
     }
 
-    /// The model's answer to the run so far, offering `tools`; `None` when
-    /// the run was cancelled while it was asked.
+    /// The model's answer to the run so far, asked as `turn` says; `None`
+    /// when the run was cancelled while it was asked. `held`: a
+    /// `model.after` hook judges the answer first, so nothing of it
+    /// streams to observers or is recorded in the trace.
     pub(super) async fn answer(
         &self,
         state: &RunState,
         turn: &TurnRequest<'_>,
+        held: bool,
         cx: &RunContext,
     ) -> Option<Result<ModelResponse, ModelError>> {
         let messages = match self.agent.results_budget() {
@@ -376,7 +380,6 @@ impl AgentRunner {
         // enough, and a model that streams need not cut it up. Nor while a
         // `model.after` hook may redact the answer: observers hear it once
         // the hooks have passed it.
-        let held = executor.watches_model_answers(self.place.guards.as_ref());
         let streaming = executor.has_observers() && !held;
         let (model, on_delta) = (&self.model, &on_delta);
         // The model is asked only when no engine keeps this step's answer.

@@ -10,15 +10,12 @@ use super::ToolExecutor;
 use crate::hooks::{AfterVerdict, Denial, HookEvent, HookInput, InheritedGuards, Steered};
 
 impl ToolExecutor {
-    /// Whether a `model.before` or `model.after` hook of this executor, or
-    /// of `guards` (those the agents above hold), watches the model's
-    /// turns: without one the runner builds nothing for them.
+    /// Whether a `model.before` hook of this executor, or of `guards`
+    /// (those the agents above hold), sees each request: without one the
+    /// runner builds nothing for it.
     #[must_use]
-    pub fn watches_model_turns(&self, guards: Option<&InheritedGuards>) -> bool {
-        let watching = |d: &crate::hooks::HookDispatcher| {
-            d.has(HookEvent::ModelBefore) || d.has(HookEvent::ModelAfter)
-        };
-        watching(&self.inner.hooks) || guards.is_some_and(|g| g.iter().any(watching))
+    pub fn watches_model_requests(&self, guards: Option<&InheritedGuards>) -> bool {
+        self.watches(HookEvent::ModelBefore, guards)
     }
 
     /// Whether a `model.after` hook of this executor or of `guards` sees
@@ -26,8 +23,11 @@ impl ToolExecutor {
     /// traces before the hooks have passed it (one may redact it).
     #[must_use]
     pub fn watches_model_answers(&self, guards: Option<&InheritedGuards>) -> bool {
-        self.inner.hooks.has(HookEvent::ModelAfter)
-            || guards.is_some_and(|g| g.iter().any(|d| d.has(HookEvent::ModelAfter)))
+        self.watches(HookEvent::ModelAfter, guards)
+    }
+
+    fn watches(&self, event: HookEvent, guards: Option<&InheritedGuards>) -> bool {
+        self.inner.hooks.has(event) || guards.is_some_and(|g| g.iter().any(|d| d.has(event)))
     }
 
     /// `model.before` for run `run`, whose request is `request` (its
