@@ -262,7 +262,7 @@ impl Gate {
                 Err(Refusal {
                     status: StatusCode::TOO_MANY_REQUESTS,
                     challenge: None,
-                    message: "too many tokens that were not valid came from this address lately; its opaque tokens are not checked with their issuer for now: wait and try again".to_owned(),
+                    message: "too many tokens that were not valid came from this address lately; opaque tokens not seen before are not checked with their issuer for now (tokens already let in still are): wait and try again".to_owned(),
                     retry_after: may_ask.err(),
                 })
             }

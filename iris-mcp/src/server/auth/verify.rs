@@ -15,6 +15,12 @@
 //! a round trip to the issuer; a revoked token is refused at most that
 //! long after. An inactive answer is remembered too, for
 //! [`REFUSED_FOR_SECONDS`]: junk sent again costs the issuer nothing.
+//!
+//! An opaque token its issuer once called active is vouched for until it
+//! expires: from an address whose junk tokens keep failing (a proxy or a
+//! NAT that a flooder shares with honest callers), it is still asked
+//! about, so a caller already let in is not shut out by a neighbour. Only
+//! tokens never seen active wait there.
 
 use std::time::Duration;
 
@@ -57,6 +63,10 @@ const MAX_QUESTIONS_AT_ONCE: usize = 16;
 /// Seconds an opaque token its issuer called inactive is refused without
 /// asking again (an inactive token does not become active).
 const REFUSED_FOR_SECONDS: u64 = 60;
+
+/// How long an opaque token its issuer called active, and that names no
+/// expiry, is vouched for.
+const VOUCHED_WITHOUT_EXPIRY_SECONDS: u64 = 24 * 60 * 60;
 
 /// Why a token was not checked, when it was not refused.
 #[derive(Debug)]
@@ -107,6 +117,10 @@ pub(crate) struct Verifier {
     /// Opaque tokens the issuer called inactive, until when (seconds since
     /// the epoch).
     refused: Mutex<HashMap<[u8; 32], u64>>,
+    /// Opaque tokens the issuer called active, until they expire (seconds
+    /// since the epoch): asked about again even from an address that may
+    /// not make the server ask.
+    vouched: Mutex<HashMap<[u8; 32], u64>>,
     /// Places for introspection requests out at once.
     asking: tokio::sync::Semaphore,
 }
@@ -141,12 +155,14 @@ impl Verifier {
             http,
             remembered: Mutex::new(HashMap::new()),
             refused: Mutex::new(HashMap::new()),
+            vouched: Mutex::new(HashMap::new()),
             asking: tokio::sync::Semaphore::new(MAX_QUESTIONS_AT_ONCE),
         })
     }
 
     /// The principal `token` vouches for. An opaque token not remembered
-    /// is asked of its issuer only when `may_ask` (a JWT is checked here,
+    /// is asked of its issuer only when `may_ask` or the issuer vouched
+    /// for it before (a JWT is checked here,
     /// against keys already fetched or fetched at most once per cool-down).
     pub(crate) async fn verify(&self, token: &str, may_ask: bool) -> Result<Principal, Unchecked> {
         if token.split('.').count() == 3 {
@@ -190,7 +206,33 @@ impl Verifier {
             .is_some_and(|until| now <= *until)
     }
 
+    /// Whether the issuer called this token active before, and it has
+    /// not expired since.
+    fn vouched_for(&self, digest: &[u8; 32]) -> bool {
+        let now = jsonwebtoken::get_current_timestamp();
+        self.vouched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(digest)
+            .is_some_and(|until| now <= *until)
+    }
+
+    fn vouch(&self, digest: [u8; 32], until: u64) {
+        let now = jsonwebtoken::get_current_timestamp();
+        let mut vouched = self.vouched.lock().unwrap_or_else(PoisonError::into_inner);
+        if vouched.len() >= MAX_REMEMBERED {
+            vouched.retain(|_, until| now <= *until);
+        }
+        if vouched.len() < MAX_REMEMBERED {
+            vouched.insert(digest, until);
+        }
+    }
+
     fn remember_refused(&self, digest: [u8; 32]) {
+        self.vouched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&digest);
         let now = jsonwebtoken::get_current_timestamp();
         let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
         if refused.len() >= MAX_REMEMBERED {
@@ -308,7 +350,7 @@ impl Verifier {
         if self.refused_lately(&digest) {
             return Err(Rejected("the token is not active at its issuer".to_owned()).into());
         }
-        if !may_ask {
+        if !may_ask && !self.vouched_for(&digest) {
             return Err(Unchecked::NotAsked);
         }
         let Ok(_asking) = self.asking.try_acquire() else {
@@ -361,7 +403,14 @@ impl Verifier {
             .and_then(Value::as_u64)
             .map_or(u64::MAX, |exp| exp + LEEWAY_SECONDS)
             .min(now + endpoint.remember_seconds);
+        let vouched_until = answer
+            .get("exp")
+            .and_then(Value::as_u64)
+            .map_or(now + VOUCHED_WITHOUT_EXPIRY_SECONDS, |exp| {
+                exp + LEEWAY_SECONDS
+            });
         let principal = self.accept_introspected(trusted, answer)?;
+        self.vouch(digest, vouched_until);
         if endpoint.remember_seconds > 0 {
             self.remember(
                 digest,

@@ -68,6 +68,77 @@ async fn junk_opaque_tokens_cost_the_issuer_a_bounded_number_of_questions() {
     stop.cancel();
 }
 
+/// Finding: an address barred for its junk tokens barred every caller
+/// behind it (a proxy or a NAT shared with the flooder), opaque tokens
+/// included. An opaque token its issuer called active before is still
+/// asked about from a barred address, so a caller let in before the flood
+/// stays in (and is still refused once revoked); only a token never seen
+/// active waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_let_in_before_is_not_shut_out_by_a_neighbours_junk() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Provider::start(keys.path(), "first", None);
+    // Asked on every request (nothing believed from memory), so each
+    // request below really meets the bar.
+    let mut asking = auth(&provider.issuer(), &keys.path().join("audit.jsonl"));
+    asking.issuers[0].introspection = asking.issuers[0]
+        .introspection
+        .take()
+        .map(|i| i.remember_for(0));
+    let (url, stop) = gateway(asking).await;
+
+    // Two opaque tokens of the same client: one used before the flood,
+    // one first shown after it.
+    let seen = format!(
+        "Bearer {}",
+        provider.token("dora", "tools:read", AUDIENCE).await
+    );
+    let unseen = format!(
+        "Bearer {}",
+        provider.token("dora", "tools:read", AUDIENCE).await
+    );
+    let (status, _, body) = post(&url, Some(&seen)).await;
+    assert_eq!(status, 200, "{body}");
+
+    let mut limited = 0;
+    for i in 0..200 {
+        let (status, _, _) = post(&url, Some(&format!("Bearer junk-{i}"))).await;
+        limited += usize::from(status == 429);
+    }
+    assert!(
+        limited >= 170,
+        "the address is barred: {limited} of 200 limited"
+    );
+
+    let before = provider.introspections().await;
+    let (status, _, body) = post(&url, Some(&seen)).await;
+    assert_eq!(status, 200, "a caller let in before stays in: {body}");
+    assert_eq!(
+        provider.introspections().await,
+        before + 1,
+        "and was asked about"
+    );
+
+    let (status, _, body) = post(&url, Some(&unseen)).await;
+    assert_eq!(status, 429, "a token never seen active waits: {body}");
+    assert!(body.contains("tokens already let in still are"), "{body}");
+
+    let revoked = reqwest::Client::new()
+        .post(format!("{}/token/revocation", provider.issuer()))
+        .basic_auth("dora", Some("dora-secret"))
+        .form(&[("token", seen.trim_start_matches("Bearer "))])
+        .send()
+        .await
+        .unwrap();
+    assert!(revoked.status().is_success(), "{}", revoked.status());
+    for _ in 0..2 {
+        let (status, _, body) = post(&url, Some(&seen)).await;
+        assert_eq!(status, 401, "revoked, it is refused: {body}");
+        assert!(body.contains("not active"), "{body}");
+    }
+    stop.cancel();
+}
+
 /// Finding: an anonymous 401 flood rotated earlier decisions out of a
 /// small audit log within seconds, and no line said where a request came
 /// from. Anonymous refusals are written one by one only up to a few a
