@@ -106,7 +106,7 @@ async fn a_caller_let_in_before_is_not_shut_out_by_a_neighbours_junk() {
         limited += usize::from(status == 429);
     }
     assert!(
-        limited >= 170,
+        limited >= 150,
         "the address is barred: {limited} of 200 limited"
     );
 
@@ -119,6 +119,14 @@ async fn a_caller_let_in_before_is_not_shut_out_by_a_neighbours_junk() {
         "and was asked about"
     );
 
+    // Barred again (a bar lasts until the address's rate allows another
+    // failure), and then a token never seen active waits.
+    for i in 0..100 {
+        let (status, _, _) = post(&url, Some(&format!("Bearer junk-again-{i}"))).await;
+        if status == 429 {
+            break;
+        }
+    }
     let (status, _, body) = post(&url, Some(&unseen)).await;
     assert_eq!(status, 429, "a token never seen active waits: {body}");
     assert!(body.contains("tokens already let in still are"), "{body}");
