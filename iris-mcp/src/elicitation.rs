@@ -87,6 +87,18 @@ impl Asker {
         self.ask.is_some() || self.sample.is_some()
     }
 
+    /// What the caller can be asked: forms, samplings.
+    pub(crate) fn can(&self) -> rmcp::model::ClientCapabilities {
+        let mut can = rmcp::model::ClientCapabilities::default();
+        if self.ask.is_some() {
+            can.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        }
+        if self.sample.is_some() {
+            can.sampling = Some(rmcp::model::SamplingCapability::default());
+        }
+        can
+    }
+
     /// Takes the call's one place for a request, or says why not: at once,
     /// so that nothing waits for it.
     fn take_place(&self) -> Result<Place<'_>, ErrorData> {
@@ -116,7 +128,11 @@ impl Asker {
         Ok(Place(&self.busy))
     }
 
-    async fn ask(&self, request: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
+    /// The person's answer to a form, or why nobody can be asked.
+    pub(crate) async fn ask(
+        &self,
+        request: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
         let Some(ask) = &self.ask else {
             return Err(nobody("person"));
         };
@@ -127,7 +143,8 @@ impl Asker {
         }
     }
 
-    async fn sample(
+    /// The caller's model's answer, or why it cannot be asked.
+    pub(crate) async fn sample(
         &self,
         request: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {

@@ -32,5 +32,6 @@ mod error;
 pub mod fuzzing;
 pub mod gateway;
 pub mod server;
+mod upstream_input;
 
 pub use error::McpError;

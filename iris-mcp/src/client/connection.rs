@@ -13,6 +13,7 @@ use iris_core::Exposure;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
 };
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::io::AsyncBufReadExt as _;
@@ -159,6 +160,21 @@ impl ClientHandler for IrisClient {
         if let Some(changed) = self.catalog_changed.upgrade() {
             changed.send_modify(|count| *count += 1);
         }
+    }
+}
+
+/// How a session with a server over stdio starts: `server/discover`
+/// first, so that a server of the 2026-07-28 revision asks for input in
+/// its calls' own results (SEP-2322), which the gateway relays to callers
+/// with no session; `initialize` when the server says it does not know
+/// `server/discover` (older revisions). Over HTTP a session starts with
+/// `initialize`: the session revision keeps the server's notifications
+/// (a changed catalog) and its per-session state, which the stateless
+/// revision would need `subscriptions/listen` for.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
     }
 }
 
@@ -381,6 +397,15 @@ impl Connection {
     }
 
     /// The server's name.
+    /// The roots the server is told of, as `file://` URIs.
+    pub(super) fn root_uris(&self) -> Vec<String> {
+        self.config
+            .roots
+            .iter()
+            .filter_map(|folder| root_uri(folder))
+            .collect()
+    }
+
     pub(super) fn name(&self) -> &str {
         &self.config.name
     }
@@ -523,9 +548,12 @@ async fn start(
             }
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_LINE);
-            let service = tokio::time::timeout(timeout, handler.serve(transport))
-                .await
-                .map_err(|_| too_slow())?;
+            let service = tokio::time::timeout(
+                timeout,
+                handler.serve_with_lifecycle(transport, lifecycle()),
+            )
+            .await
+            .map_err(|_| too_slow())?;
             let service = match service {
                 Ok(service) => service,
                 Err(error) => {

@@ -10,15 +10,17 @@ use iris_core::{
     ArgumentError, Capabilities, Capability, Exposure, Tool, ToolBody, ToolContext, ToolDefinition,
     ToolErrorKind, ToolName, ToolOrigin, ToolResult,
 };
+use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, JsonObject,
-    RequestId, ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    InputRequest, InputRequiredResult, InputResponses, JsonObject, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 
 use super::connection::Connection;
 use crate::content::from_mcp;
+use crate::upstream_input::Handover;
 use iris_runtime::ToolProgress;
 
 /// A remote tool, bound to its server's connection.
@@ -132,22 +134,38 @@ impl Tool for RemoteTool {
     }
 
     fn call<'a>(&'a self, args: JsonObject, cx: &'a ToolContext) -> ToolBody<'a> {
-        // Who the server's requests for input go to while the call is out,
-        // when the caller can be asked (the gateway's client, eliciting).
-        let asker = cx.extension::<crate::elicitation::Asker>().cloned();
-        ToolBody::Async(Box::pin(self.send(args, asker)))
+        // Who the server's requests for input go to while the call is out:
+        // a caller with a session is asked through its asker; one with no
+        // session is handed the requests that come in the call's result.
+        let caller = Caller {
+            asker: cx.extension::<crate::elicitation::Asker>().cloned(),
+            handover: cx.extension::<Handover>().cloned(),
+        };
+        ToolBody::Async(Box::pin(self.send(args, caller)))
     }
+}
+
+/// Who is behind a call, for the server's requests for input.
+struct Caller {
+    asker: Option<crate::elicitation::Asker>,
+    handover: Option<Handover>,
+}
+
+/// What a round of input requests leads to.
+enum Next {
+    /// Send the call again with these answers and this state.
+    Again(InputResponses, Option<String>),
+    /// The requests went to a caller with no session; the call ends here.
+    HandedOver,
 }
 
 impl RemoteTool {
     /// Sends the call under the wire name and waits for its answer within
-    /// the server's timeout. Dropping the future (a cancelled run, the
-    /// timeout) sends `notifications/cancelled` for the request.
-    async fn send(
-        &self,
-        arguments: JsonObject,
-        asker: Option<crate::elicitation::Asker>,
-    ) -> ToolResult {
+    /// the server's timeout, each round; a server that asks for input in
+    /// its result (2026-07-28) is answered and called again, or its
+    /// requests are handed to the caller. Dropping the future (a cancelled
+    /// run, the timeout) sends `notifications/cancelled` for the request.
+    async fn send(&self, arguments: JsonObject, caller: Caller) -> ToolResult {
         let connection = &self.connection;
         let server = connection.name();
         connection.counters.calls.fetch_add(1, Ordering::Relaxed);
@@ -156,10 +174,94 @@ impl RemoteTool {
             Err(error) => return self.failed(ToolErrorKind::Execution, error.to_string()),
         };
         let timeout = connection.config.call_timeout();
-        let params = CallToolRequestParams::new(self.wire_name.clone()).with_arguments(arguments);
+        let mut params =
+            CallToolRequestParams::new(self.wire_name.clone()).with_arguments(arguments);
+        if let Some((responses, state)) = caller.handover.as_ref().and_then(Handover::answers) {
+            params.input_responses = Some(responses.clone());
+            params.request_state.clone_from(state);
+        }
         let peer = session.service.peer().clone();
-        let answer = tokio::time::timeout(timeout, self.request(&peer, params, asker)).await;
-        let mut result = match answer {
+        let can = self.may_ask(&caller);
+        // Out from the first round to the last answer; given up on before
+        // it (a timeout, a cancelled run), it still counts as out a while,
+        // as the server may go on with it.
+        let mut out = connection.routing.asking.route(caller.asker.clone());
+        let mut result = None;
+        for _round in 0..crate::upstream_input::MAX_ROUNDS {
+            let request = self.request(&peer, params.clone(), &can);
+            let answer = tokio::time::timeout(timeout, request).await;
+            let asked = match answer {
+                Ok(Ok(ServerResult::InputRequiredResult(asked))) => asked,
+                answer => {
+                    if answer.is_ok() {
+                        out.answered();
+                    }
+                    result = Some(self.finish(answer, &session, timeout));
+                    break;
+                }
+            };
+            let next = self.answer_input(asked, &caller).await;
+            if !matches!(next, Ok(Next::Again(..))) {
+                // The server answered; it has nothing of the call running.
+                out.answered();
+            }
+            match next {
+                Ok(Next::Again(responses, state)) => {
+                    params.input_responses = Some(responses);
+                    params.request_state = state;
+                }
+                Ok(Next::HandedOver) => {
+                    result = Some(ToolResult::error(
+                        ToolErrorKind::Execution,
+                        format!(
+                            "MCP server `{server}` asked the caller for input; `{}` goes on when the caller answers",
+                            self.wire_name
+                        ),
+                    ));
+                    break;
+                }
+                Err(why) => {
+                    result = Some(self.failed(
+                        ToolErrorKind::Execution,
+                        format!(
+                            "MCP server `{server}` {why}; `{}` did not finish",
+                            self.wire_name
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+        if result.is_none() {
+            out.answered();
+        }
+        drop(out);
+        let mut result = result.unwrap_or_else(|| {
+            self.failed(
+                ToolErrorKind::Execution,
+                format!(
+                    "MCP server `{server}` asked for input {} rounds running without finishing `{}`; it was not called again",
+                    crate::upstream_input::MAX_ROUNDS,
+                    self.wire_name
+                ),
+            )
+        });
+        if reconnected {
+            result = result.with_stat("mcp_reconnected", true);
+        }
+        result
+    }
+
+    /// The result of a round that did not ask for input.
+    fn finish(
+        &self,
+        answer: Result<Result<ServerResult, ServiceError>, tokio::time::error::Elapsed>,
+        session: &Arc<super::connection::Session>,
+        timeout: std::time::Duration,
+    ) -> ToolResult {
+        let connection = &self.connection;
+        let server = connection.name();
+        match answer {
             Err(_) => self.failed(
                 ToolErrorKind::Timeout,
                 format!(
@@ -173,7 +275,7 @@ impl RemoteTool {
                 ToolErrorKind::Execution,
                 format!(
                     "MCP server `{server}` answered `{}` with something other than a tool result \
-                     (a task or a request for input, which Iris does not take yet)",
+                     (a task, which Iris does not take yet)",
                     self.wire_name
                 ),
             ),
@@ -186,7 +288,7 @@ impl RemoteTool {
             ),
             Ok(Err(error @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
                 let exit = connection
-                    .lost(&session)
+                    .lost(session)
                     .map(|exit| format!(" ({exit})"))
                     .unwrap_or_default();
                 tracing::warn!(server = %server, %error, "an MCP server went away mid-call");
@@ -201,11 +303,128 @@ impl RemoteTool {
                 ToolErrorKind::Execution,
                 format!("MCP server `{server}` failed the call: {error}"),
             ),
-        };
-        if reconnected {
-            result = result.with_stat("mcp_reconnected", true);
         }
-        result
+    }
+
+    /// What the server may ask during this call (revision 2026-07-28 reads
+    /// it from each request): what the caller can answer, when the
+    /// configuration lets the server ask (`relay_input`); roots when the
+    /// served workspace answers them, or the caller can.
+    fn may_ask(&self, caller: &Caller) -> rmcp::model::ClientCapabilities {
+        let config = &self.connection.config;
+        let callers = match (&caller.handover, &caller.asker) {
+            (Some(handover), _) => handover.can().clone(),
+            (None, Some(asker)) => asker.can(),
+            (None, None) => rmcp::model::ClientCapabilities::default(),
+        };
+        let mut can = rmcp::model::ClientCapabilities::default();
+        if config.relay_input {
+            can.elicitation = callers.elicitation;
+            can.sampling = callers.sampling;
+        }
+        if !config.roots.is_empty()
+            || (config.relay_input && caller.handover.is_some() && callers.roots.is_some())
+        {
+            can.roots = Some(rmcp::model::RootsCapabilities::default());
+        }
+        can
+    }
+
+    /// Answers a round of the server's requests for input: roots here, the
+    /// rest by the caller (asked now in its session, or handed over), when
+    /// the server may ask; or why the round cannot be answered (said after
+    /// the server's name).
+    async fn answer_input(
+        &self,
+        asked: InputRequiredResult,
+        caller: &Caller,
+    ) -> Result<Next, String> {
+        let config = &self.connection.config;
+        let relays = config.relay_input && (caller.handover.is_some() || caller.asker.is_some());
+        // Roots are the served workspace's; with none, a caller with no
+        // session is asked for its own, and anyone else is told of none.
+        let roots = self.connection.root_uris();
+        let given_here = (!roots.is_empty() || !relays || caller.handover.is_none()).then(|| {
+            serde_json::json!({
+                "roots": roots.iter().map(|uri| serde_json::json!({"uri": uri})).collect::<Vec<_>>()
+            })
+        });
+        let split = crate::upstream_input::split(asked, given_here.as_ref())?;
+        let mut answers: InputResponses = split.local.clone().into_iter().collect();
+        if split.for_caller.is_empty() {
+            return Ok(Next::Again(answers, split.state));
+        }
+        let methods: Vec<&str> = split
+            .for_caller
+            .values()
+            .map(crate::upstream_input::method)
+            .collect();
+        if !config.relay_input {
+            return Err(format!(
+                "asked for input ({}), which its configuration does not let it (`relay_input`)",
+                methods.join(", ")
+            ));
+        }
+        if let Some(handover) = &caller.handover {
+            let can = handover.can();
+            if let Some(method) = split
+                .for_caller
+                .values()
+                .map(crate::upstream_input::method)
+                .find(|method| match *method {
+                    "elicitation/create" => can.elicitation.is_none(),
+                    "sampling/createMessage" => can.sampling.is_none(),
+                    "roots/list" => can.roots.is_none(),
+                    _ => true,
+                })
+            {
+                return Err(format!(
+                    "asked the caller for input it did not say it can give ({method})"
+                ));
+            }
+            handover.hand_over(crate::upstream_input::Relayed {
+                pending: crate::upstream_input::Pending {
+                    state: split.state,
+                    keys: split.for_caller.keys().cloned().collect(),
+                    local: split.local,
+                },
+                requests: split.for_caller,
+            });
+            return Ok(Next::HandedOver);
+        }
+        let Some(person) = &caller.asker else {
+            return Err(format!(
+                "asked for input ({}), and nobody behind this call can be asked",
+                methods.join(", ")
+            ));
+        };
+        // One at a time, as the asker takes them.
+        for (key, request) in split.for_caller {
+            let answer = match request {
+                InputRequest::Elicitation(form) => person
+                    .ask(form.params)
+                    .await
+                    .and_then(|answer| to_json(&answer)),
+                InputRequest::CreateMessage(sampling) => person
+                    .sample(sampling.params)
+                    .await
+                    .and_then(|answer| to_json(&answer)),
+                // Answered above; a caller with a session is not asked.
+                InputRequest::ListRoots(_) => Ok(serde_json::json!({"roots": []})),
+                _ => Err(ErrorData::invalid_request(
+                    "a kind of request for input this gateway does not relay",
+                    None,
+                )),
+            };
+            let answer = answer.map_err(|error| {
+                format!(
+                    "asked for input that could not be given ({})",
+                    error.message
+                )
+            })?;
+            answers.insert(key, answer);
+        }
+        Ok(Next::Again(answers, split.state))
     }
 
     /// Sends `tools/call` and waits for the answer, passing the server's
@@ -216,15 +435,14 @@ impl RemoteTool {
         &self,
         peer: &Peer<RoleClient>,
         params: CallToolRequestParams,
-        asker: Option<crate::elicitation::Asker>,
+        can: &rmcp::model::ClientCapabilities,
     ) -> Result<ServerResult, ServiceError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await?;
-        // Out from the moment it is sent; given up on before its answer,
-        // it still counts as out a while (the server may go on with it).
-        let mut out = self.connection.routing.asking.route(asker);
+        let mut options = PeerRequestOptions::no_options();
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.set_client_capabilities(can.clone());
+        options.meta = Some(meta);
+        let handle = peer.send_request_with_option(request, options).await?;
         let mut abandoned = CancelOnDrop {
             peer: Some(peer.clone()),
             id: handle.id.clone(),
@@ -237,7 +455,6 @@ impl RemoteTool {
         });
         let answer = handle.await_response().await;
         abandoned.peer = None;
-        out.answered();
         answer
     }
 
@@ -248,6 +465,11 @@ impl RemoteTool {
             .fetch_add(1, Ordering::Relaxed);
         ToolResult::error(kind, message)
     }
+}
+
+/// `value` as JSON, for an answer sent back to the server.
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, ErrorData> {
+    serde_json::to_value(value).map_err(|error| ErrorData::internal_error(error.to_string(), None))
 }
 
 /// Sends `notifications/cancelled` for a request dropped before its answer.

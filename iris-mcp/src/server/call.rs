@@ -44,15 +44,38 @@ pub(super) fn principal_of(context: &RequestContext<RoleServer>) -> Option<Princ
 impl McpConnection {
     pub(super) async fn call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
         let call_id = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
         let principal = principal_of(&context);
         let address = address_of(&context);
-        let rounds = Rounds::of(&context, &request);
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let arguments = Value::Object(request.arguments.take().unwrap_or_default());
+        let rounds = Rounds::of(
+            &context,
+            &request,
+            self.shared.rounds.as_ref(),
+            principal.as_ref(),
+            &arguments,
+        );
+        // A requestState that does not open for this call is a request the
+        // server cannot take (SEP-2322: refused as an error, never run).
+        if let Some(why) = rounds.as_ref().and_then(Rounds::refused) {
+            let refused = ToolResult::error(ToolErrorKind::InvalidArguments, why.to_owned());
+            self.audit(&CallLine {
+                principal: principal.as_ref(),
+                address,
+                tool: &request.name,
+                arguments: &arguments,
+                rule_decision: "state_refused",
+                rule: None,
+                said: None,
+                result: &refused,
+                started,
+            });
+            return Err(ErrorData::invalid_params(why.to_owned(), None));
+        }
         let controls = (questions::is_ask_question(&request.name) && self.options.questions)
             || self.serves_skill_activation(&request.name);
         if controls && self.executor.registry().resolve(&request.name).is_none() {
@@ -206,6 +229,10 @@ impl McpConnection {
         // Each session opens only the artifacts its own results named.
         let ledger = self.executor.ledger();
         iris_runtime::artifacts::scope::scope_run(ledger, &self.run_id);
+        // A caller with no session is handed what a server behind this one
+        // asks in its call's result; the sealed state binds the arguments
+        // as sent.
+        let handover = rounds.map(|rounds| (rounds.handover(), arguments.clone()));
         let call = ToolUseBlock::new(call_id.clone(), name.to_owned(), arguments);
         let relay = Relay::new(
             context.peer.clone(),
@@ -217,7 +244,9 @@ impl McpConnection {
             Some(relay) => self.context_reporting_to(principal, relay),
             None => self.call_context(principal),
         };
-        if rounds.is_none() {
+        if let Some((handover, _)) = &handover {
+            cx = cx.with_extension(handover.clone());
+        } else {
             // A server behind this one that asks for input, or for a model,
             // while the call runs asks this caller, in this caller's
             // session.
@@ -296,10 +325,42 @@ impl McpConnection {
         if let Some(relay) = &relay {
             relay.flush().await;
         }
+        if let Some((handover, arguments)) = &handover
+            && let Some(relayed) = handover.take()
+        {
+            return Ok(self.relay_upstream(relayed, principal, name, arguments));
+        }
         if let Round::Done((result, _)) = &ran {
             iris_runtime::artifacts::scope::record_shown(ledger, &self.run_id, result);
         }
         Ok(ran)
+    }
+
+    /// The round that hands an upstream server's requests to a caller with
+    /// no session: under the server's own keys, with a state sealed here
+    /// that carries what the next round sends the server.
+    fn relay_upstream(
+        &self,
+        relayed: crate::upstream_input::Relayed,
+        principal: Option<&Principal>,
+        name: &str,
+        arguments: &Value,
+    ) -> Round<(ToolResult, PolicySaid)> {
+        let key = principal.map(|p| p.key().as_str());
+        let sealed = match &self.shared.rounds {
+            Some(sealer) => sealer.seal_upstream(relayed.pending, key, name, arguments),
+            None => Err("this server could not make a key to seal its questions, so a stateless client cannot be asked; connect with a session (protocol 2025-11-25) instead".to_owned()),
+        };
+        match sealed {
+            Ok(state) => Round::Ask(rmcp::model::InputRequiredResult::new(
+                Some(relayed.requests),
+                Some(state),
+            )),
+            Err(why) => Round::Done((
+                ToolResult::error(ToolErrorKind::Internal, why),
+                PolicySaid::Allow,
+            )),
+        }
     }
 
     /// Writes the audit line of a call, when the server has a gate.

@@ -15,6 +15,8 @@ use rmcp::model::{RequestStateCodec, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::upstream_input::Pending;
+
 /// How long an input request may wait for its second round.
 pub(crate) const ROUND_TTL: Duration = Duration::from_secs(10 * 60);
 
@@ -29,14 +31,26 @@ pub(crate) enum Asking {
     Approval,
     /// The model's questions (`ask_question`).
     Questions,
+    /// An upstream server's requests, relayed under its own keys.
+    Upstream,
 }
 
-/// What a sealed state holds: what it asks, and a nonce that makes it
-/// single use.
+/// What a sealed state holds: what it asks, a nonce that makes it single
+/// use, and, for an upstream's requests, what the next round sends it.
 #[derive(Serialize, Deserialize)]
 struct Sealed {
     asking: Asking,
     nonce: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    upstream: Option<Pending>,
+}
+
+/// A state the client sent back, opened: what it asked, and, for an
+/// upstream's requests, what goes back to the upstream.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub(crate) asking: Asking,
+    pub(crate) upstream: Option<Pending>,
 }
 
 /// The server's sealing key and the states already honoured.
@@ -73,11 +87,35 @@ impl Rounds {
         tool: &str,
         arguments: &Value,
     ) -> Result<String, String> {
+        self.seal_with(asking, None, principal, tool, arguments)
+    }
+
+    /// A sealed state for an upstream's requests during the call of `tool`
+    /// with `arguments`, carrying `pending` to the next round.
+    pub(crate) fn seal_upstream(
+        &self,
+        pending: Pending,
+        principal: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<String, String> {
+        self.seal_with(Asking::Upstream, Some(pending), principal, tool, arguments)
+    }
+
+    fn seal_with(
+        &self,
+        asking: Asking,
+        upstream: Option<Pending>,
+        principal: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<String, String> {
         let mut nonce = [0_u8; 16];
         getrandom::fill(&mut nonce).map_err(|e| format!("no nonce could be made: {e}"))?;
         let sealed = Sealed {
             asking,
             nonce: iris_runtime::__wings::hex(&nonce),
+            upstream,
         };
         let bound = bound_to(principal, tool, arguments);
         self.codec
@@ -88,10 +126,9 @@ impl Rounds {
             .map_err(|e| e.to_string())
     }
 
-    /// Checks that `state` was sealed here for this very question (the
-    /// same principal, tool and arguments), has not expired and was not
-    /// honoured before; then marks it honoured.
-    pub(crate) fn open(
+    /// [`Self::open_any`], for a state that asked `asking`.
+    #[cfg(test)]
+    fn open(
         &self,
         state: &str,
         asking: Asking,
@@ -99,13 +136,27 @@ impl Rounds {
         tool: &str,
         arguments: &Value,
     ) -> Result<(), String> {
+        let opened = self.open_any(state, principal, tool, arguments)?;
+        if opened.asking != asking {
+            return Err("the requestState sent back answers another kind of question; call again without it".to_owned());
+        }
+        Ok(())
+    }
+
+    /// Checks that `state` was sealed here for this very call (the same
+    /// principal, tool and arguments), has not expired and was not
+    /// honoured before; then marks it honoured and says what it asked.
+    pub(crate) fn open_any(
+        &self,
+        state: &str,
+        principal: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Opened, String> {
         let bound = bound_to(principal, tool, arguments);
         let sealed: Sealed = self.codec.open_json_with(state, &bound).map_err(|e| {
             format!("the requestState sent back is not one this server gave for this call ({e}); call again without it")
         })?;
-        if sealed.asking != asking {
-            return Err("the requestState sent back answers another kind of question; call again without it".to_owned());
-        }
         let mut honoured = self.honoured.lock().unwrap_or_else(PoisonError::into_inner);
         if honoured.len() >= MAX_REMEMBERED {
             honoured.retain(|_, at| at.elapsed() < ROUND_TTL);
@@ -116,7 +167,10 @@ impl Rounds {
         if honoured.insert(sealed.nonce, Instant::now()).is_some() {
             return Err("this requestState was used already; each answer counts once, so call again without it to be asked again".to_owned());
         }
-        Ok(())
+        Ok(Opened {
+            asking: sealed.asking,
+            upstream: sealed.upstream,
+        })
     }
 }
 

@@ -19,14 +19,19 @@ use serde_json::Value;
 
 use super::approval::PolicySaid;
 use super::auth::Principal;
-use super::rounds::Asking;
+use super::rounds::{Asking, Opened};
 use super::{McpConnection, approval, is_stateless, questions};
+use crate::upstream_input::Handover;
 
 /// The input request that asks for an approval.
 const APPROVAL: &str = "approval";
 
 /// The input request that asks the model's questions.
 const QUESTIONS: &str = "questions";
+
+/// Said of a state sent back that answers another kind of question.
+const ANOTHER_KIND: &str =
+    "the requestState sent back answers another kind of question; call again without it";
 
 /// What one round of a call ends in: a question for the person (the
 /// client calls again with the answer), or the call's outcome.
@@ -36,29 +41,81 @@ pub(super) enum Round<T> {
 }
 
 /// A stateless client's call: whether it can ask a person, and what it
-/// sent back from the round before.
+/// sent back from the round before (its state opened once, here).
 pub(super) struct Rounds {
-    answered: Option<(String, InputResponses)>,
+    answered: Option<Answered>,
     can_elicit: bool,
+    /// What the client said it can answer, this call.
+    can: ClientCapabilities,
+}
+
+/// What a client's call brought back from the round before.
+enum Answered {
+    /// A state sealed here for this very call, and the client's answers.
+    Opened(Opened, InputResponses),
+    /// A state that does not open for this call, and why.
+    Refused(String),
 }
 
 impl Rounds {
-    /// The rounds of `request`, when its client is stateless.
+    /// The rounds of `request` (of `tool` with `arguments`, by
+    /// `principal`), when its client is stateless: a state sent back is
+    /// opened (and so used up) here, whatever the call turns out to be.
     pub(super) fn of(
         context: &RequestContext<RoleServer>,
         request: &CallToolRequestParams,
+        sealer: Option<&super::rounds::Rounds>,
+        principal: Option<&Principal>,
+        arguments: &Value,
     ) -> Option<Self> {
         if !is_stateless(context) {
             return None;
         }
         let answered = match (&request.request_state, &request.input_responses) {
-            (Some(state), Some(responses)) => Some((state.clone(), responses.clone())),
+            (Some(state), Some(responses)) => Some(match sealer {
+                Some(sealer) => match sealer.open_any(
+                    state,
+                    principal.map(|p| p.key().as_str()),
+                    &request.name,
+                    arguments,
+                ) {
+                    Ok(opened) => Answered::Opened(opened, responses.clone()),
+                    Err(why) => Answered::Refused(why),
+                },
+                None => Answered::Refused(no_sealer().text_content()),
+            }),
             _ => None,
         };
         Some(Self {
             answered,
             can_elicit: questions::can_elicit(context),
+            can: context.client_capabilities().unwrap_or_default(),
         })
+    }
+
+    /// Why the state the client sent back does not open for this call
+    /// (forged, altered, used already, or another call's), if it does not.
+    pub(super) fn refused(&self) -> Option<&str> {
+        match &self.answered {
+            Some(Answered::Refused(why)) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// What the call carries for an upstream server behind it: the
+    /// client's answers to what that server asked in the round before, or
+    /// nothing yet.
+    pub(super) fn handover(&self) -> Handover {
+        match &self.answered {
+            Some(Answered::Opened(
+                Opened {
+                    asking: Asking::Upstream,
+                    upstream: Some(pending),
+                },
+                responses,
+            )) => Handover::answering(self.can.clone(), pending, responses.clone()),
+            _ => Handover::first(self.can.clone()),
+        }
     }
 }
 
@@ -88,12 +145,14 @@ impl McpConnection {
                 Ok(state) => Round::Ask(input_required(QUESTIONS, asked, state)),
                 Err(why) => Round::Done(ToolResult::error(ToolErrorKind::Internal, why)),
             },
-            Some((state, responses)) => {
-                if let Err(why) =
-                    sealer.open(state, Asking::Questions, key, ASK_QUESTION, arguments)
-                {
-                    return Round::Done(ToolResult::error(ToolErrorKind::InvalidArguments, why));
-                }
+            Some(Answered::Refused(why)) => Round::Done(ToolResult::error(
+                ToolErrorKind::InvalidArguments,
+                why.clone(),
+            )),
+            Some(Answered::Opened(opened, _)) if opened.asking != Asking::Questions => Round::Done(
+                ToolResult::error(ToolErrorKind::InvalidArguments, ANOTHER_KIND),
+            ),
+            Some(Answered::Opened(_, responses)) => {
                 Round::Done(match answer_in(responses, QUESTIONS) {
                     Some(answer) => questions::answered(&request, &answer),
                     None => request.result(QuestionEnding::Cancelled, None),
@@ -116,6 +175,17 @@ impl McpConnection {
         let key = principal.map(|p| p.key().as_str());
         let tool = approval.tool.as_str();
         let decision = match (&rounds.answered, &self.shared.rounds) {
+            (Some(Answered::Refused(why)), _) => {
+                ApprovalDecision::deny(format!("approval required: {why}"))
+            }
+            // The client answers what a server behind this one asked while
+            // this very call ran: it was let through in a round before.
+            (Some(Answered::Opened(opened, _)), Some(_)) if opened.asking == Asking::Upstream => {
+                ApprovalDecision::approve(approval)
+            }
+            (Some(Answered::Opened(opened, _)), Some(_)) if opened.asking != Asking::Approval => {
+                ApprovalDecision::deny(format!("approval required: {ANOTHER_KIND}"))
+            }
             (_, None) => ApprovalDecision::deny(no_sealer().text_content()),
             (None, Some(sealer)) => {
                 let withdrawn = ApprovalDecision::deny(
@@ -142,17 +212,13 @@ impl McpConnection {
                     )),
                 });
             }
-            (Some((state, responses)), Some(sealer)) => {
-                match sealer.open(state, Asking::Approval, key, tool, &approval.arguments) {
-                    Ok(()) => match answer_in(responses, APPROVAL) {
-                        Some(answer) => approval::decision(approval, &answer),
-                        None => ApprovalDecision::deny(
-                            "the client's answer holds no `approval` response; the call did not run",
-                        ),
-                    },
-                    Err(why) => ApprovalDecision::deny(format!("approval required: {why}")),
-                }
-            }
+            (Some(Answered::Opened(_, responses)), Some(_)) => match answer_in(responses, APPROVAL)
+            {
+                Some(answer) => approval::decision(approval, &answer),
+                None => ApprovalDecision::deny(
+                    "the client's answer holds no `approval` response; the call did not run",
+                ),
+            },
         };
         let said = if matches!(decision, ApprovalDecision::Approve { .. }) {
             PolicySaid::AskApproved

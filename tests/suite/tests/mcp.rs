@@ -64,3 +64,6 @@ mod protocols;
 
 #[path = "mcp/conformance_suite.rs"]
 mod conformance_suite;
+
+#[path = "mcp/upstream_rounds.rs"]
+mod upstream_rounds;

@@ -6,12 +6,15 @@
 //! server does not serve (sampling, prompts, fixed resources) are listed
 //! with the reason in `tests/mcp-conformance/expected-failures.yml`.
 //!
-//! `iris-conformance-server [--upstream NODE SCRIPT]`: binds a free local
-//! port and prints the endpoint's URL as its first line. With `--upstream`
-//! it is a gateway too: the tools of the MCP server `NODE SCRIPT` starts
-//! (`tests/mcp-conformance/upstream.mjs`: audio, an embedded resource,
-//! mixed content, requests for input while a tool runs) are served beside
-//! its own under their own names, so those scenarios pass through it.
+//! `iris-conformance-server [--upstream NODE SCRIPT] [--upstream-2026
+//! PYTHON SCRIPT]`: binds a free local port and prints the endpoint's URL
+//! as its first line. With an upstream it is a gateway too: the tools of
+//! the MCP server started are served beside its own under their own names,
+//! so those scenarios pass through it. `--upstream` takes
+//! `tests/mcp-conformance/upstream.mjs` (audio, an embedded resource, mixed
+//! content, requests for input while a tool runs, 2025 revisions);
+//! `--upstream-2026` takes `tests/mcp-peers/mrtr_server.py` (requests for
+//! input in a call's own result, 2026-07-28).
 
 use std::error::Error;
 use std::io::Write as _;
@@ -99,6 +102,10 @@ const PIXEL_PNG: &[u8] = &[
     0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
     0x42, 0x60, 0x82,
 ];
+
+/// How the server is started.
+const USAGE: &str =
+    "usage: iris-conformance-server [--upstream NODE SCRIPT] [--upstream-2026 PYTHON SCRIPT]";
 
 /// The served registry, for the fixture that changes it.
 static SERVED: OnceLock<WeakSharedRegistry> = OnceLock::new();
@@ -188,19 +195,24 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .register(TestTriggerToolChange)?
         .register(json_schema_2020_12_tool()?)?;
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let _upstream = match args.as_slice() {
-        [flag, node, script] if flag == "--upstream" => {
-            let config = McpServerConfig::stdio("upstream", node, [script.clone()])
-                .with_prefix("")
-                .with_trusted_annotations(true)
-                .with_relayed_input();
-            let client = McpClient::connect(config).await?;
-            client.register_into(&mut registry)?;
-            Some(client)
-        }
-        [] => None,
-        other => return Err(format!("usage: [--upstream NODE SCRIPT], not {other:?}").into()),
-    };
+    let mut upstreams = Vec::new();
+    for pair in args.chunks(3) {
+        let [flag, program, script] = pair else {
+            return Err(USAGE.into());
+        };
+        let name = match flag.as_str() {
+            "--upstream" => "upstream",
+            "--upstream-2026" => "upstream-2026",
+            _ => return Err(USAGE.into()),
+        };
+        let config = McpServerConfig::stdio(name, program, [script.clone()])
+            .with_prefix("")
+            .with_trusted_annotations(true)
+            .with_relayed_input();
+        let client = McpClient::connect(config).await?;
+        client.register_into(&mut registry)?;
+        upstreams.push(client);
+    }
     // The suite's calls run without a person to approve them.
     let executor = Arc::new(
         ToolExecutor::builder(registry)

@@ -123,6 +123,17 @@ async fn a_stateless_client_is_asked_through_input_requests() {
     stop.cancel();
 }
 
+/// The message of a -32602 answer.
+fn invalid_params(error: &rmcp::service::ServiceError) -> String {
+    match error {
+        rmcp::service::ServiceError::McpError(data) => {
+            assert_eq!(data.code.0, -32602, "{data:?}");
+            data.message.to_string()
+        }
+        other => panic!("expected -32602, got {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_state_counts_once_and_only_for_its_own_call() {
     let (url, stop) = serving().await;
@@ -148,31 +159,28 @@ async fn a_request_state_counts_once_and_only_for_its_own_call() {
             .with_input_responses(responses)
             .with_request_state(state.clone())
     };
-    // Another call's arguments: refused, and the state stays good.
-    let CallToolResponse::Complete(other) = client
+    // Another call's arguments: refused as invalid params (SEP-2322: a
+    // state that fails its check is an error, never run), and the state
+    // stays good.
+    let other = client
         .call_tool_once(approve(&json!({"text": "something else"})))
         .await
-        .unwrap()
-    else {
-        panic!("refused outright");
-    };
-    assert_eq!(other.is_error, Some(true));
+        .unwrap_err();
+    let said = invalid_params(&other);
     assert!(
-        text(&other).contains("not one this server gave for this call"),
-        "{other:?}"
+        said.contains("not one this server gave for this call"),
+        "{said}"
     );
     let CallToolResponse::Complete(ran) = client.call_tool_once(approve(&arguments)).await.unwrap()
     else {
         panic!("the approved call runs");
     };
     assert_eq!(text(&ran), "written: once");
-    let CallToolResponse::Complete(replayed) =
-        client.call_tool_once(approve(&arguments)).await.unwrap()
-    else {
-        panic!("refused outright");
-    };
-    assert_eq!(replayed.is_error, Some(true));
-    assert!(text(&replayed).contains("used already"), "{replayed:?}");
+    let replayed = client
+        .call_tool_once(approve(&arguments))
+        .await
+        .unwrap_err();
+    assert!(invalid_params(&replayed).contains("used already"));
     stop.cancel();
 }
 

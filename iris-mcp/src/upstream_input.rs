@@ -1,0 +1,274 @@
+//! An upstream server's requests for input that come in its call's own
+//! result (revision 2026-07-28, SEP-2322: an `InputRequiredResult` instead
+//! of the tool's result; the answers go back with the call, sent again).
+//!
+//! The remote tool answers what it can itself: a `roots/list` gets the
+//! served workspace, when there is one. The rest goes to the caller behind
+//! the call, and only when the server's configuration lets it ask
+//! (`relay_input`):
+//! - a caller with a session is asked at once through its
+//!   [`Asker`](crate::elicitation::Asker), and the call goes on with the
+//!   answers, round after round;
+//! - a caller with no session (2026-07-28 itself) is handed the requests
+//!   through its [`Handover`]. The gateway answers the caller's call with
+//!   them, under the server's own keys, and seals what the next round
+//!   needs into its own `requestState`. The caller's next call brings the
+//!   answers, and the upstream's state goes back to it as it was.
+//!
+//! Nothing waits in between, on the gateway or the upstream.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Most requests one round may carry.
+pub(crate) const MAX_REQUESTS_PER_ROUND: usize = 8;
+
+/// Most rounds one call may take while its caller is asked in its session.
+pub(crate) const MAX_ROUNDS: usize = 8;
+
+/// Longest key of a request.
+const MAX_KEY_BYTES: usize = 256;
+
+/// Longest `requestState` an upstream may hand over (it travels inside the
+/// gateway's own, to the caller and back).
+const MAX_STATE_BYTES: usize = 64 * 1024;
+
+/// What a round needs from the round before: the upstream's state as it
+/// gave it, the keys put to the caller (only their answers go back), and
+/// the answers given here.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Pending {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) state: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) keys: Vec<String>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub(crate) local: Map<String, Value>,
+}
+
+impl Pending {
+    /// What goes back to the upstream with the caller's `responses`: its
+    /// state, the caller's answers to the keys it was asked (nothing
+    /// else), and the answers given here.
+    pub(crate) fn answered(
+        &self,
+        mut responses: InputResponses,
+    ) -> (InputResponses, Option<String>) {
+        responses.retain(|key, _| self.keys.contains(key));
+        for (key, answer) in &self.local {
+            responses.insert(key.clone(), answer.clone());
+        }
+        (responses, self.state.clone())
+    }
+}
+
+/// The requests handed to a caller with no session, and what its answer
+/// must come back with.
+#[derive(Debug, Clone)]
+pub(crate) struct Relayed {
+    pub(crate) requests: InputRequests,
+    pub(crate) pending: Pending,
+}
+
+/// A caller with no session, between its call's rounds: the answers it
+/// sent for the upstream, and the upstream's requests of this round.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Handover {
+    /// What the caller said it can answer.
+    can: ClientCapabilities,
+    answered: Option<(InputResponses, Option<String>)>,
+    asked: Arc<Mutex<Option<Relayed>>>,
+}
+
+impl Handover {
+    /// A first round of a caller that can answer what `can` says: nothing
+    /// to send the upstream yet.
+    pub(crate) fn first(can: ClientCapabilities) -> Self {
+        Self {
+            can,
+            ..Self::default()
+        }
+    }
+
+    /// A round that carries the caller's `responses` to what `pending`
+    /// says was asked.
+    pub(crate) fn answering(
+        can: ClientCapabilities,
+        pending: &Pending,
+        responses: InputResponses,
+    ) -> Self {
+        Self {
+            can,
+            answered: Some(pending.answered(responses)),
+            asked: Arc::default(),
+        }
+    }
+
+    /// What the caller said it can answer.
+    pub(crate) fn can(&self) -> &ClientCapabilities {
+        &self.can
+    }
+
+    /// The answers and the state to send the upstream with the call.
+    pub(crate) fn answers(&self) -> Option<&(InputResponses, Option<String>)> {
+        self.answered.as_ref()
+    }
+
+    pub(crate) fn hand_over(&self, relayed: Relayed) {
+        *self.asked.lock().unwrap_or_else(PoisonError::into_inner) = Some(relayed);
+    }
+
+    /// The requests the upstream put to the caller this round, if any.
+    pub(crate) fn take(&self) -> Option<Relayed> {
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// The requests of one round, split: those answered here (`roots/list`,
+/// when `roots` answers it), and those for the caller.
+#[derive(Debug)]
+pub(crate) struct Split {
+    pub(crate) local: Map<String, Value>,
+    pub(crate) for_caller: InputRequests,
+    pub(crate) state: Option<String>,
+}
+
+/// Checks a round's requests and splits them. `roots` is the answer to
+/// `roots/list` when it is given here (the served workspace, or no roots
+/// when the caller cannot be asked); `None` puts it to the caller.
+pub(crate) fn split(asked: InputRequiredResult, roots: Option<&Value>) -> Result<Split, String> {
+    let requests = asked.input_requests.unwrap_or_default();
+    if requests.is_empty() && asked.request_state.is_none() {
+        return Err("answered that it needs input, naming no request and no state".to_owned());
+    }
+    if requests.len() > MAX_REQUESTS_PER_ROUND {
+        return Err(format!(
+            "asked {} things at once; at most {MAX_REQUESTS_PER_ROUND} are relayed",
+            requests.len()
+        ));
+    }
+    if let Some(key) = requests
+        .keys()
+        .find(|key| key.is_empty() || key.len() > MAX_KEY_BYTES)
+    {
+        return Err(format!(
+            "named a request with a key of {} bytes; keys of 1 to {MAX_KEY_BYTES} bytes are relayed",
+            key.len()
+        ));
+    }
+    if asked
+        .request_state
+        .as_ref()
+        .is_some_and(|state| state.len() > MAX_STATE_BYTES)
+    {
+        return Err(format!(
+            "gave a requestState of more than {MAX_STATE_BYTES} bytes, which is not relayed"
+        ));
+    }
+    let mut local = Map::new();
+    let mut for_caller = InputRequests::new();
+    for (key, request) in requests {
+        match (request, roots) {
+            (InputRequest::ListRoots(_), Some(roots)) => {
+                local.insert(key, roots.clone());
+            }
+            (request, _) => {
+                for_caller.insert(key, request);
+            }
+        }
+    }
+    Ok(Split {
+        local,
+        for_caller,
+        state: asked.request_state,
+    })
+}
+
+/// What a request asks for, as its method names it.
+pub(crate) fn method(request: &InputRequest) -> &'static str {
+    match request {
+        InputRequest::CreateMessage(_) => "sampling/createMessage",
+        InputRequest::Elicitation(_) => "elicitation/create",
+        InputRequest::ListRoots(_) => "roots/list",
+        _ => "an unknown request",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use super::*;
+    use serde_json::json;
+
+    fn asked(value: Value) -> InputRequiredResult {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn only_the_keys_asked_go_back_with_the_answers_given_here() {
+        let pending = Pending {
+            state: Some("s".to_owned()),
+            keys: vec!["name".to_owned()],
+            local: Map::from_iter([("roots".to_owned(), json!({"roots": []}))]),
+        };
+        let mut responses = InputResponses::new();
+        responses.insert("name".to_owned(), json!({"action": "accept"}));
+        responses.insert(
+            "roots".to_owned(),
+            json!({"roots": [{"uri": "file:///etc"}]}),
+        );
+        responses.insert("extra".to_owned(), json!(1));
+        let (sent, state) = pending.answered(responses);
+        assert_eq!(state.as_deref(), Some("s"));
+        assert_eq!(sent.len(), 2);
+        assert_eq!(
+            sent["roots"],
+            json!({"roots": []}),
+            "the caller cannot override"
+        );
+    }
+
+    #[test]
+    fn hostile_rounds_are_refused_with_what_was_wrong() {
+        let empty = asked(json!({"resultType": "input_required", "requestState": null}));
+        assert!(split(empty, None).unwrap_err().contains("no request"));
+        let many: Map<String, Value> = (0..9)
+            .map(|i| (format!("k{i}"), json!({"method": "roots/list"})))
+            .collect();
+        let flood = asked(json!({"resultType": "input_required", "inputRequests": many}));
+        assert!(split(flood, None).unwrap_err().contains("at most 8"));
+        let long = "k".repeat(257);
+        let key = asked(
+            json!({"resultType": "input_required", "inputRequests": {long: {"method": "roots/list"}}}),
+        );
+        assert!(split(key, None).unwrap_err().contains("257 bytes"));
+        let state =
+            asked(json!({"resultType": "input_required", "requestState": "s".repeat(65 * 1024)}));
+        assert!(split(state, None).unwrap_err().contains("requestState"));
+    }
+
+    #[test]
+    fn roots_are_answered_here_when_there_is_an_answer() {
+        let round = json!({"resultType": "input_required", "inputRequests": {
+            "r": {"method": "roots/list"},
+            "n": {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}}
+        }, "requestState": "x"});
+        let roots = json!({"roots": [{"uri": "file:///srv/work/"}]});
+        let here = split(asked(round.clone()), Some(&roots)).unwrap();
+        assert_eq!(here.local["r"], roots);
+        assert_eq!(here.for_caller.keys().collect::<Vec<_>>(), ["n"]);
+        let there = split(asked(round), None).unwrap();
+        assert!(there.local.is_empty());
+        assert_eq!(there.for_caller.len(), 2);
+        assert_eq!(there.state.as_deref(), Some("x"));
+    }
+}

@@ -1,0 +1,292 @@
+//! A server behind the gateway that asks for input the 2026-07-28 way
+//! (SEP-2322: an `InputRequiredResult` in its call's result, the answers
+//! sent back with the call again): the official Python SDK's server of
+//! `tests/mcp-peers/mrtr_server.py`, over stdio. A caller with no session
+//! is handed the requests under the server's own keys, with a state the
+//! gateway seals (bound to the caller, the tool and its arguments, used
+//! once); a caller with a session is asked at once in it; the served
+//! workspace answers `roots/list` itself, and no caller can answer for it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use iris::executor::CancellationToken;
+use iris::mcp::client::{McpClient, McpServerConfig};
+use iris::mcp::server::{McpHttpServer, ServeOptions};
+use iris::{ToolExecutor, ToolRegistry};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses, ProtocolVersion};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientLifecycleMode, ClientServiceExt as _, ServiceExt as _};
+use serde_json::{Value, json};
+
+use super::peers;
+
+/// The gateway on a free loopback port in front of the Python server,
+/// which may ask when `relays`; `roots` is the served workspace.
+async fn gateway(
+    relays: bool,
+    roots: Option<&std::path::Path>,
+) -> (String, CancellationToken, McpClient) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut config = McpServerConfig::stdio(
+        "mrtr",
+        peers::python(),
+        [peers::folder().join("mrtr_server.py").display().to_string()],
+    )
+    .with_prefix("")
+    .with_trusted_annotations(true)
+    .with_timeout(Duration::from_secs(30));
+    if relays {
+        config = config.with_relayed_input();
+    }
+    if let Some(roots) = roots {
+        config = config.with_roots([roots]);
+    }
+    let upstream = McpClient::connect(config).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    upstream.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
+        .build()
+        .unwrap();
+    let options = ServeOptions {
+        approval_timeout: Duration::from_secs(5),
+        ..ServeOptions::default()
+    };
+    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    (url, stop, upstream)
+}
+
+/// A client that can fill forms (`elicits`), and answers them with a name.
+#[derive(Clone)]
+struct Caller {
+    elicits: bool,
+}
+
+impl rmcp::ClientHandler for Caller {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        if self.elicits {
+            capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        }
+        capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("caller", "1.0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({"name": "Alice"})),
+        )
+    }
+}
+
+async fn stateless(url: &str, elicits: bool) -> RunningService<RoleClient, Caller> {
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    Caller { elicits }
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(url.to_owned()),
+            lifecycle,
+        )
+        .await
+        .unwrap()
+}
+
+fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments are an object");
+    };
+    CallToolRequestParams::new(name.to_owned()).with_arguments(arguments)
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn answers(key: &str, answer: Value) -> InputResponses {
+    InputResponses::from_iter([(key.to_owned(), answer)])
+}
+
+fn invalid_params(error: &ServiceError) -> String {
+    match error {
+        ServiceError::McpError(data) if data.code.0 == -32602 => data.message.to_string(),
+        other => panic!("expected -32602, got {other:?}"),
+    }
+}
+
+const NAME: &str = "test_input_required_result_elicitation";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_with_no_session_answers_the_upstream_under_its_own_keys_once() {
+    let (url, stop, _upstream) = gateway(true, None).await;
+    let client = stateless(&url, true).await;
+    let CallToolResponse::InputRequired(asked) =
+        client.call_tool_once(call(NAME, json!({}))).await.unwrap()
+    else {
+        panic!("the upstream asks first");
+    };
+    let keys: Vec<&String> = asked.input_requests.as_ref().unwrap().keys().collect();
+    assert_eq!(keys, ["user_name"], "the upstream's own key");
+    let state = asked
+        .request_state
+        .clone()
+        .expect("a state sealed by the gateway");
+    let answer = json!({"action": "accept", "content": {"name": "Alice"}});
+    let answered = |arguments: Value| {
+        call(NAME, arguments)
+            .with_input_responses(answers("user_name", answer.clone()))
+            .with_request_state(state.clone())
+    };
+
+    // Another call's arguments: refused, and the state stays good.
+    let other = client
+        .call_tool_once(answered(json!({"extra": 1})))
+        .await
+        .unwrap_err();
+    assert!(invalid_params(&other).contains("not one this server gave"));
+    // Tampered: refused.
+    let tampered = client
+        .call_tool_once(
+            call(NAME, json!({}))
+                .with_input_responses(answers("user_name", answer.clone()))
+                .with_request_state(format!("{state}x")),
+        )
+        .await
+        .unwrap_err();
+    invalid_params(&tampered);
+
+    let CallToolResponse::Complete(done) =
+        client.call_tool_once(answered(json!({}))).await.unwrap()
+    else {
+        panic!("answered, the call finishes");
+    };
+    assert_eq!(text(&done), "Hello, Alice!");
+    // Used once.
+    let again = client
+        .call_tool_once(answered(json!({})))
+        .await
+        .unwrap_err();
+    assert!(invalid_params(&again).contains("used already"));
+
+    // Several rounds, each under a fresh state.
+    let multi = "test_input_required_result_multi_round";
+    let mut params = call(multi, json!({}));
+    let mut states = Vec::new();
+    let done = loop {
+        match client.call_tool_once(params.clone()).await.unwrap() {
+            CallToolResponse::InputRequired(asked) => {
+                let key = asked.input_requests.unwrap().into_keys().next().unwrap();
+                let state = asked.request_state.unwrap();
+                assert!(!states.contains(&state));
+                states.push(state.clone());
+                params = call(multi, json!({}))
+                    .with_input_responses(answers(
+                        &key,
+                        json!({"action": "accept", "content": {"name": "A", "color": "blue"}}),
+                    ))
+                    .with_request_state(state);
+            }
+            CallToolResponse::Complete(done) => break done,
+            _ => panic!("a tool result or a request for input"),
+        }
+    };
+    assert_eq!(states.len(), 2);
+    assert_eq!(text(&done), "both rounds answered");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_with_a_session_is_asked_in_it_and_the_call_goes_on() {
+    let (url, stop, _upstream) = gateway(true, None).await;
+    let client = Caller { elicits: true }
+        .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+        .await
+        .unwrap();
+    let done = client.call_tool(call(NAME, json!({}))).await.unwrap();
+    assert_eq!(text(&done), "Hello, Alice!", "{done:?}");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_workspace_answers_roots_and_no_caller_can_answer_for_it() {
+    let workspace = tempfile::tempdir().unwrap();
+    let (url, stop, _upstream) = gateway(true, Some(workspace.path())).await;
+    let client = stateless(&url, true).await;
+    let roots = "test_input_required_result_list_roots";
+    let CallToolResponse::Complete(done) =
+        client.call_tool_once(call(roots, json!({}))).await.unwrap()
+    else {
+        panic!("roots are answered by the gateway, the caller is not asked");
+    };
+    let root = reqwest::Url::from_directory_path(std::fs::canonicalize(workspace.path()).unwrap())
+        .unwrap()
+        .to_string();
+    assert_eq!(text(&done), format!("Roots: {root}"));
+
+    // Asked at once for a name, a model and roots: the roots are answered
+    // here, and a caller that cannot sample is not handed a sampling.
+    let several = "test_input_required_result_multiple_inputs";
+    let result = client
+        .call_tool_once(call(several, json!({})))
+        .await
+        .unwrap();
+    let CallToolResponse::Complete(refused) = result else {
+        panic!("a caller that cannot sample is not handed a sampling");
+    };
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).contains("did not say it can give (sampling/createMessage)"),
+        "{refused:?}"
+    );
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_may_not_ask_is_not_relayed() {
+    let (url, stop, _upstream) = gateway(false, None).await;
+    let client = stateless(&url, true).await;
+    let CallToolResponse::Complete(refused) =
+        client.call_tool_once(call(NAME, json!({}))).await.unwrap()
+    else {
+        panic!("nothing is put to the caller");
+    };
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).contains("does not let it (`relay_input`)"),
+        "{refused:?}"
+    );
+
+    // The same refusal for a caller that cannot fill forms, when the
+    // server may ask: it is not handed what it cannot answer.
+    let (url, stop_relaying, _upstream) = gateway(true, None).await;
+    let client = stateless(&url, false).await;
+    let CallToolResponse::Complete(refused) =
+        client.call_tool_once(call(NAME, json!({}))).await.unwrap()
+    else {
+        panic!("nothing is put to the caller");
+    };
+    assert!(
+        text(&refused).contains("did not say it can give (elicitation/create)"),
+        "{refused:?}"
+    );
+    stop.cancel();
+    stop_relaying.cancel();
+}
