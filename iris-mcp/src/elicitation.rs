@@ -4,10 +4,12 @@
 //! gateway's client passes the request on to the caller behind the call
 //! that is running: the serving side puts an [`Asker`] in the call's
 //! context, the remote tool routes its server's requests to it while its
-//! call is out, and the client answers through it. A request with no call
-//! to route it to, or while several calls of that server are out (it
-//! cannot say which it belongs to), is answered with an error saying
-//! nobody can be asked: a caller is never asked on behalf of someone
+//! call is out, and the client answers through it. Over HTTP a request
+//! comes on the response stream of the call it belongs to, which says
+//! whose it is; over stdio it says nothing, so it goes to the only call of
+//! that server out. A request with no call to route it to (or, over stdio,
+//! while several calls of that server are out) is answered with an error
+//! saying nobody can be asked: a caller is never asked on behalf of someone
 //! else's call, and a person never said to have declined what they were
 //! not asked.
 #![allow(
@@ -22,7 +24,7 @@ use std::time::{Duration, Instant};
 use rmcp::ErrorData;
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction,
+    ElicitationAction, RequestId,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -180,10 +182,12 @@ fn nobody(what: &str) -> ErrorData {
 }
 
 /// A call of one server that counts as out: its asker when its caller can
-/// be asked, or, given up on, until when it still counts.
+/// be asked, the ids of the requests it sent, or, given up on, until when it
+/// still counts.
 struct Out {
     id: u64,
     asker: Option<Asker>,
+    sent: Vec<RequestId>,
     abandoned_until: Option<Instant>,
 }
 
@@ -204,6 +208,7 @@ impl Routes {
         self.lock().push(Out {
             id,
             asker,
+            sent: Vec::new(),
             abandoned_until: None,
         });
         Route {
@@ -213,14 +218,17 @@ impl Routes {
         }
     }
 
-    /// The person's answer to `request`, when exactly one call of the
-    /// server is out and its caller can be asked; otherwise an error that
+    /// The person's answer to `request`, when the call it belongs to can
+    /// be told: the call whose request it came with (`origin`, the response
+    /// stream of an HTTP request), or else the only call of the server out;
+    /// and when that call's caller can be asked. Otherwise an error that
     /// says nobody can be.
     pub(crate) async fn ask(
         &self,
         request: ElicitRequestParams,
+        origin: Option<&RequestId>,
     ) -> Result<ElicitResult, ErrorData> {
-        match self.only_asker() {
+        match self.asker_of(origin) {
             Some(asker) => asker.ask(request).await,
             None => Err(nobody("person")),
         }
@@ -231,19 +239,31 @@ impl Routes {
     pub(crate) async fn sample(
         &self,
         request: CreateMessageRequestParams,
+        origin: Option<&RequestId>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        match self.only_asker() {
+        match self.asker_of(origin) {
             Some(asker) => asker.sample(request).await,
             None => Err(nobody("model")),
         }
     }
 
-    /// The asker of the one call out, when there is exactly one and its
-    /// caller can be asked.
-    fn only_asker(&self) -> Option<Asker> {
+    /// The asker of the call out that sent `origin` (none when that call
+    /// was given up on, or is not out), or, with no origin, of the one
+    /// call out, when there is exactly one; and only when its caller can
+    /// be asked.
+    fn asker_of(&self, origin: Option<&RequestId>) -> Option<Asker> {
         let mut routes = self.lock();
         let now = Instant::now();
         routes.retain(|out| out.abandoned_until.is_none_or(|until| now < until));
+        if let Some(origin) = origin {
+            let out = routes.iter().find(|out| out.sent.contains(origin));
+            if out.is_none() {
+                tracing::debug!(
+                    "an MCP server asked its client on the stream of a request that is not out"
+                );
+            }
+            return out.and_then(|out| out.asker.clone());
+        }
         if let [
             Out {
                 asker: Some(asker), ..
@@ -281,6 +301,15 @@ pub(crate) struct Route {
 }
 
 impl Route {
+    /// The call sent the request `id` (a call of several rounds sends one
+    /// a round): the server's requests on its stream are this call's.
+    pub(crate) fn sent(&self, id: RequestId) {
+        let mut routes = self.routes.lock();
+        if let Some(out) = routes.iter_mut().find(|out| out.id == self.id) {
+            out.sent.push(id);
+        }
+    }
+
     /// The server answered the call: it is no longer out once dropped.
     pub(crate) fn answered(&mut self) {
         self.answered = true;

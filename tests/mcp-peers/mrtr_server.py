@@ -2,6 +2,9 @@
 an `InputRequiredResult` in place of the tool's result, the answers sent
 back with the call), served over stdio with the official Python SDK.
 
+It also has `ask_name_slowly`, which asks the older way (a request of its
+own while the call runs), for a gateway with several calls out at once.
+
 Its tools are the conformance suite's `input-required-result` fixtures, by
 their names and with the input requests' keys the suite checks, so the
 suite's scenarios can run through the gateway: `iris-conformance-server
@@ -9,7 +12,11 @@ suite's scenarios can run through the gateway: `iris-conformance-server
 The SDK seals each `requestState` (the caller sees only opaque text).
 """
 
+import sys
 from typing import Any
+
+import anyio
+from pydantic import BaseModel
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import (
@@ -22,6 +29,7 @@ from mcp_types import (
     ListRootsRequest,
     SamplingMessage,
     TextContent,
+    ToolAnnotations,
 )
 
 server = MCPServer("mrtr-fixtures")
@@ -164,5 +172,26 @@ def test_input_required_result_capabilities(ctx: Context) -> CallToolResult | In
     return InputRequiredResult(input_requests=requests)
 
 
+class Name(BaseModel):
+    name: str
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False))
+async def ask_name_slowly(ctx: Context, wait_ms: int = 300) -> str:
+    """Wait a moment, then ask the caller's name while the call runs (the
+    way of the 2025 revisions: a request of the server's own, sent on the
+    call's response stream over HTTP)."""
+    await anyio.sleep(wait_ms / 1000)
+    answer = await ctx.elicit("What is your name?", Name)
+    if answer.action != "accept":
+        return f"no name ({answer.action})"
+    return f"Hello, {answer.data.name}!"
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    # `mrtr_server.py` serves over stdio; `mrtr_server.py http PORT` over
+    # streamable HTTP on 127.0.0.1:PORT.
+    if sys.argv[1:2] == ["http"]:
+        anyio.run(lambda: server.run_streamable_http_async(port=int(sys.argv[2])))
+    else:
+        server.run("stdio")

@@ -131,9 +131,9 @@ impl ClientHandler for IrisClient {
     async fn create_elicitation(
         &self,
         request: rmcp::model::ElicitRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
+        context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        self.routing.asking.ask(request).await
+        self.routing.asking.ask(request, origin(&context)).await
     }
 
     #[allow(
@@ -143,9 +143,9 @@ impl ClientHandler for IrisClient {
     async fn create_message(
         &self,
         request: rmcp::model::CreateMessageRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
+        context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        self.routing.asking.sample(request).await
+        self.routing.asking.sample(request, origin(&context)).await
     }
 
     async fn on_progress(
@@ -175,6 +175,18 @@ fn lifecycle() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto {
         preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
         legacy_version: None,
+    }
+}
+
+/// The request of Iris's whose response stream a server's request came on
+/// (over HTTP); `None` over stdio, where a request does not say.
+fn origin(context: &rmcp::service::RequestContext<RoleClient>) -> Option<&rmcp::model::RequestId> {
+    match context
+        .extensions
+        .get::<rmcp::service::InboundStreamOrigin>()?
+    {
+        rmcp::service::InboundStreamOrigin::OutboundRequest(id) => Some(id),
+        rmcp::service::InboundStreamOrigin::Unassociated => None,
     }
 }
 

@@ -188,7 +188,7 @@ impl RemoteTool {
         let mut out = connection.routing.asking.route(caller.asker.clone());
         let mut result = None;
         for _round in 0..crate::upstream_input::MAX_ROUNDS {
-            let request = self.request(&peer, params.clone(), &can);
+            let request = self.request(&peer, params.clone(), &can, &out);
             let answer = tokio::time::timeout(timeout, request).await;
             let asked = match answer {
                 Ok(Ok(ServerResult::InputRequiredResult(asked))) => asked,
@@ -436,6 +436,7 @@ impl RemoteTool {
         peer: &Peer<RoleClient>,
         params: CallToolRequestParams,
         can: &rmcp::model::ClientCapabilities,
+        out: &crate::elicitation::Route,
     ) -> Result<ServerResult, ServiceError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let mut options = PeerRequestOptions::no_options();
@@ -443,6 +444,7 @@ impl RemoteTool {
         meta.set_client_capabilities(can.clone());
         options.meta = Some(meta);
         let handle = peer.send_request_with_option(request, options).await?;
+        out.sent(handle.id.clone());
         let mut abandoned = CancelOnDrop {
             peer: Some(peer.clone()),
             id: handle.id.clone(),

@@ -290,3 +290,113 @@ async fn a_server_that_may_not_ask_is_not_relayed() {
     stop.cancel();
     stop_relaying.cancel();
 }
+
+/// A person who fills any form with their own name.
+#[derive(Clone)]
+struct Named(&'static str);
+
+impl rmcp::ClientHandler for Named {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new(self.0, "1.0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({"name": self.0})),
+        )
+    }
+}
+
+/// Finding: while two calls of one server were out, its requests for input
+/// reached nobody (they do not say whose call they belong to). Over HTTP a
+/// server's request comes on the response stream of the call it belongs
+/// to: two callers calling at once are each asked their own, and never
+/// the other's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_out_at_once_are_each_asked_their_own_over_http() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _upstream = Stopped(
+        std::process::Command::new(peers::python())
+            .arg(peers::folder().join("mrtr_server.py"))
+            .args(["http", &port.to_string()])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let endpoint = format!("http://127.0.0.1:{port}/mcp");
+    let mut waited = 0;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        waited += 1;
+        assert!(waited < 200, "the Python server did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let config = McpServerConfig::http("names", &endpoint)
+        .with_timeout(Duration::from_secs(10))
+        .with_prefix("")
+        .with_trusted_annotations(true)
+        .with_relayed_input();
+    let client = McpClient::connect(config).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
+        .build()
+        .unwrap();
+    let http = McpHttpServer::bind(
+        Arc::new(executor),
+        ([127, 0, 0, 1], 0).into(),
+        ServeOptions::default(),
+    )
+    .await
+    .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+
+    let mut answers = Vec::new();
+    for name in ["Alice", "Bob", "Carol"] {
+        let url = url.clone();
+        answers.push(tokio::spawn(async move {
+            let caller = Named(name)
+                .serve(StreamableHttpClientTransport::from_uri(url))
+                .await
+                .unwrap();
+            let asked = caller.call_tool(call("ask_name_slowly", json!({"wait_ms": 400})));
+            let done = tokio::time::timeout(Duration::from_secs(20), asked)
+                .await
+                .expect("answered in time")
+                .unwrap();
+            (name, text(&done))
+        }));
+    }
+    for answer in answers {
+        let (name, said) = answer.await.unwrap();
+        assert_eq!(said, format!("Hello, {name}!"));
+    }
+    stop.cancel();
+}
+
+/// A child process, stopped when dropped (a failed test leaves none).
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
