@@ -49,6 +49,10 @@ pub(crate) struct Pending {
     pub(crate) keys: Vec<String>,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub(crate) local: Map<String, Value>,
+    /// The call that waits for the answer, when the server asked with a
+    /// request of its own while the call ran (the 2025 revisions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) parked: Option<String>,
 }
 
 impl Pending {
@@ -81,16 +85,21 @@ pub(crate) struct Relayed {
 pub(crate) struct Handover {
     /// What the caller said it can answer.
     can: ClientCapabilities,
+    /// Who the caller is, for its share of parked calls.
+    owner: Option<String>,
     answered: Option<(InputResponses, Option<String>)>,
+    /// The parked call the answers are for.
+    parked: Option<String>,
     asked: Arc<Mutex<Option<Relayed>>>,
 }
 
 impl Handover {
     /// A first round of a caller that can answer what `can` says: nothing
     /// to send the upstream yet.
-    pub(crate) fn first(can: ClientCapabilities) -> Self {
+    pub(crate) fn first(can: ClientCapabilities, owner: Option<String>) -> Self {
         Self {
             can,
+            owner,
             ..Self::default()
         }
     }
@@ -99,14 +108,27 @@ impl Handover {
     /// says was asked.
     pub(crate) fn answering(
         can: ClientCapabilities,
+        owner: Option<String>,
         pending: &Pending,
         responses: InputResponses,
     ) -> Self {
         Self {
             can,
+            owner,
             answered: Some(pending.answered(responses)),
+            parked: pending.parked.clone(),
             asked: Arc::default(),
         }
+    }
+
+    /// Who the caller is, when it is known.
+    pub(crate) fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
+    }
+
+    /// The parked call the caller's answers are for.
+    pub(crate) fn parked(&self) -> Option<&str> {
+        self.parked.as_deref()
     }
 
     /// What the caller said it can answer.
@@ -219,6 +241,7 @@ mod tests {
             state: Some("s".to_owned()),
             keys: vec!["name".to_owned()],
             local: Map::from_iter([("roots".to_owned(), json!({"roots": []}))]),
+            parked: None,
         };
         let mut responses = InputResponses::new();
         responses.insert("name".to_owned(), json!({"action": "accept"}));

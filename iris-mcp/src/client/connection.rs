@@ -271,6 +271,8 @@ pub(super) struct Connection {
     /// The calls in flight: their progress reporters, and who is asked
     /// when the server asks for input.
     pub(super) routing: Routing,
+    /// Calls waiting for the answer of a caller with no session.
+    pub(super) parked: super::parked::ParkedCalls,
 }
 
 /// The progress reporters of calls in flight, by progress token. A
@@ -363,6 +365,7 @@ impl Connection {
             catalog_changed,
             exposure: OnceLock::new(),
             routing,
+            parked: super::parked::ParkedCalls::default(),
         })
     }
 
@@ -408,7 +411,6 @@ impl Connection {
         ))
     }
 
-    /// The server's name.
     /// The roots the server is told of, as `file://` URIs.
     pub(super) fn root_uris(&self) -> Vec<String> {
         self.config
@@ -418,6 +420,7 @@ impl Connection {
             .collect()
     }
 
+    /// The server's name.
     pub(super) fn name(&self) -> &str {
         &self.config.name
     }

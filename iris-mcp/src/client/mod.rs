@@ -20,7 +20,9 @@ mod connection;
 mod listing;
 mod names;
 mod oauth;
+mod parked;
 mod remote_tool;
+mod stateless_call;
 
 pub use crate::config::{McpExposure, McpServerConfig, McpTransport, UpstreamLogin, UpstreamOAuth};
 pub use oauth::{SignedIn, TokenCache, TokenCacheError, login};

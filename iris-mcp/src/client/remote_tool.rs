@@ -28,7 +28,7 @@ pub(super) struct RemoteTool {
     pub(super) definition: ToolDefinition,
     pub(super) wire_name: String,
     validator: Option<Arc<jsonschema::Validator>>,
-    connection: Arc<Connection>,
+    pub(super) connection: Arc<Connection>,
 }
 
 impl RemoteTool {
@@ -146,13 +146,13 @@ impl Tool for RemoteTool {
 }
 
 /// Who is behind a call, for the server's requests for input.
-struct Caller {
-    asker: Option<crate::elicitation::Asker>,
-    handover: Option<Handover>,
+pub(super) struct Caller {
+    pub(super) asker: Option<crate::elicitation::Asker>,
+    pub(super) handover: Option<Handover>,
 }
 
 /// What a round of input requests leads to.
-enum Next {
+pub(super) enum Next {
     /// Send the call again with these answers and this state.
     Again(InputResponses, Option<String>),
     /// The requests went to a caller with no session; the call ends here.
@@ -167,7 +167,6 @@ impl RemoteTool {
     /// run, the timeout) sends `notifications/cancelled` for the request.
     async fn send(&self, arguments: JsonObject, caller: Caller) -> ToolResult {
         let connection = &self.connection;
-        let server = connection.name();
         connection.counters.calls.fetch_add(1, Ordering::Relaxed);
         let (session, reconnected) = match connection.session().await {
             Ok(session) => session,
@@ -176,19 +175,55 @@ impl RemoteTool {
         let timeout = connection.config.call_timeout();
         let mut params =
             CallToolRequestParams::new(self.wire_name.clone()).with_arguments(arguments);
-        if let Some((responses, state)) = caller.handover.as_ref().and_then(Handover::answers) {
+        // Answers for the server go with the call, but for a parked call,
+        // which has them delivered to the request it holds open.
+        if let Some((responses, state)) = caller
+            .handover
+            .as_ref()
+            .filter(|handover| handover.parked().is_none())
+            .and_then(Handover::answers)
+        {
             params.input_responses = Some(responses.clone());
             params.request_state.clone_from(state);
         }
-        let peer = session.service.peer().clone();
         let can = self.may_ask(&caller);
+        let mut result = match &caller.handover {
+            Some(handover) => {
+                self.send_for_stateless(handover, &session, params, &can, timeout)
+                    .await
+            }
+            None => {
+                self.send_asking(&caller, &session, params, &can, timeout)
+                    .await
+            }
+        };
+        if reconnected {
+            result = result.with_stat("mcp_reconnected", true);
+        }
+        result
+    }
+
+    /// The rounds of a call whose caller has a session (or none at all):
+    /// the server's requests for input are put to the caller at once.
+    async fn send_asking(
+        &self,
+        caller: &Caller,
+        session: &Arc<super::connection::Session>,
+        mut params: CallToolRequestParams,
+        can: &rmcp::model::ClientCapabilities,
+        timeout: std::time::Duration,
+    ) -> ToolResult {
+        let connection = &self.connection;
+        let server = connection.name();
+        let peer = session.service.peer().clone();
         // Out from the first round to the last answer; given up on before
         // it (a timeout, a cancelled run), it still counts as out a while,
         // as the server may go on with it.
         let mut out = connection.routing.asking.route(caller.asker.clone());
         let mut result = None;
         for _round in 0..crate::upstream_input::MAX_ROUNDS {
-            let request = self.request(&peer, params.clone(), &can, &out);
+            let progress = ToolProgress::current();
+            let request = send_request(connection, &peer, params.clone(), can, &out, progress);
             let answer = tokio::time::timeout(timeout, request).await;
             let asked = match answer {
                 Ok(Ok(ServerResult::InputRequiredResult(asked))) => asked,
@@ -196,11 +231,11 @@ impl RemoteTool {
                     if answer.is_ok() {
                         out.answered();
                     }
-                    result = Some(self.finish(answer, &session, timeout));
+                    result = Some(self.finish(answer, session, timeout));
                     break;
                 }
             };
-            let next = self.answer_input(asked, &caller).await;
+            let next = self.answer_input(asked, caller).await;
             if !matches!(next, Ok(Next::Again(..))) {
                 // The server answered; it has nothing of the call running.
                 out.answered();
@@ -211,13 +246,7 @@ impl RemoteTool {
                     params.request_state = state;
                 }
                 Ok(Next::HandedOver) => {
-                    result = Some(ToolResult::error(
-                        ToolErrorKind::Execution,
-                        format!(
-                            "MCP server `{server}` asked the caller for input; `{}` goes on when the caller answers",
-                            self.wire_name
-                        ),
-                    ));
+                    result = Some(self.handed_over());
                     break;
                 }
                 Err(why) => {
@@ -236,24 +265,35 @@ impl RemoteTool {
             out.answered();
         }
         drop(out);
-        let mut result = result.unwrap_or_else(|| {
-            self.failed(
-                ToolErrorKind::Execution,
-                format!(
-                    "MCP server `{server}` asked for input {} rounds running without finishing `{}`; it was not called again",
-                    crate::upstream_input::MAX_ROUNDS,
-                    self.wire_name
-                ),
-            )
-        });
-        if reconnected {
-            result = result.with_stat("mcp_reconnected", true);
-        }
-        result
+        result.unwrap_or_else(|| self.too_many_rounds())
+    }
+
+    /// What the call says when its server's requests went to the caller.
+    pub(super) fn handed_over(&self) -> ToolResult {
+        ToolResult::error(
+            ToolErrorKind::Execution,
+            format!(
+                "MCP server `{}` asked the caller for input; `{}` goes on when the caller answers",
+                self.connection.name(),
+                self.wire_name
+            ),
+        )
+    }
+
+    pub(super) fn too_many_rounds(&self) -> ToolResult {
+        self.failed(
+            ToolErrorKind::Execution,
+            format!(
+                "MCP server `{}` asked for input {} rounds running without finishing `{}`; it was not called again",
+                self.connection.name(),
+                crate::upstream_input::MAX_ROUNDS,
+                self.wire_name
+            ),
+        )
     }
 
     /// The result of a round that did not ask for input.
-    fn finish(
+    pub(super) fn finish(
         &self,
         answer: Result<Result<ServerResult, ServiceError>, tokio::time::error::Elapsed>,
         session: &Arc<super::connection::Session>,
@@ -334,7 +374,7 @@ impl RemoteTool {
     /// rest by the caller (asked now in its session, or handed over), when
     /// the server may ask; or why the round cannot be answered (said after
     /// the server's name).
-    async fn answer_input(
+    pub(super) async fn answer_input(
         &self,
         asked: InputRequiredResult,
         caller: &Caller,
@@ -387,6 +427,7 @@ impl RemoteTool {
                     state: split.state,
                     keys: split.for_caller.keys().cloned().collect(),
                     local: split.local,
+                    parked: None,
                 },
                 requests: split.for_caller,
             });
@@ -427,46 +468,49 @@ impl RemoteTool {
         Ok(Next::Again(answers, split.state))
     }
 
-    /// Sends `tools/call` and waits for the answer, passing the server's
-    /// progress notifications on to the call's observers meanwhile. Dropped
-    /// before the answer (the timeout, a cancelled run), it sends
-    /// `notifications/cancelled` for the request.
-    async fn request(
-        &self,
-        peer: &Peer<RoleClient>,
-        params: CallToolRequestParams,
-        can: &rmcp::model::ClientCapabilities,
-        out: &crate::elicitation::Route,
-    ) -> Result<ServerResult, ServiceError> {
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let mut options = PeerRequestOptions::no_options();
-        let mut meta = rmcp::model::RequestMetaObject::new();
-        meta.set_client_capabilities(can.clone());
-        options.meta = Some(meta);
-        let handle = peer.send_request_with_option(request, options).await?;
-        out.sent(handle.id.clone());
-        let mut abandoned = CancelOnDrop {
-            peer: Some(peer.clone()),
-            id: handle.id.clone(),
-        };
-        let _route = ToolProgress::current().map(|progress| {
-            self.connection
-                .routing
-                .progress
-                .route(handle.progress_token.clone(), progress)
-        });
-        let answer = handle.await_response().await;
-        abandoned.peer = None;
-        answer
-    }
-
-    fn failed(&self, kind: ToolErrorKind, message: String) -> ToolResult {
+    pub(super) fn failed(&self, kind: ToolErrorKind, message: String) -> ToolResult {
         self.connection
             .counters
             .failures
             .fetch_add(1, Ordering::Relaxed);
         ToolResult::error(kind, message)
     }
+}
+
+/// Sends `tools/call` to the server of `connection`, telling it what it
+/// may ask (`can`), and waits for the answer, passing the server's progress
+/// notifications on to `progress` meanwhile; the request's id goes to
+/// `out`, so that requests on its stream reach this call's caller. Dropped
+/// before the answer (the timeout, a cancelled run), it sends
+/// `notifications/cancelled` for the request.
+pub(super) async fn send_request(
+    connection: &Connection,
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    can: &rmcp::model::ClientCapabilities,
+    out: &crate::elicitation::Route,
+    progress: Option<ToolProgress>,
+) -> Result<ServerResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let mut options = PeerRequestOptions::no_options();
+    let mut meta = rmcp::model::RequestMetaObject::new();
+    meta.set_client_capabilities(can.clone());
+    options.meta = Some(meta);
+    let handle = peer.send_request_with_option(request, options).await?;
+    out.sent(handle.id.clone());
+    let mut abandoned = CancelOnDrop {
+        peer: Some(peer.clone()),
+        id: handle.id.clone(),
+    };
+    let _route = progress.map(|progress| {
+        connection
+            .routing
+            .progress
+            .route(handle.progress_token.clone(), progress)
+    });
+    let answer = handle.await_response().await;
+    abandoned.peer = None;
+    answer
 }
 
 /// `value` as JSON, for an answer sent back to the server.

@@ -42,7 +42,7 @@ mod places;
 mod questions;
 mod relay;
 mod resources;
-mod rounds;
+pub(crate) mod rounds;
 pub(crate) mod serve;
 mod skills;
 mod stateless;

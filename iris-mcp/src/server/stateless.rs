@@ -47,6 +47,8 @@ pub(super) struct Rounds {
     can_elicit: bool,
     /// What the client said it can answer, this call.
     can: ClientCapabilities,
+    /// The principal calling, for its share of calls waiting on it.
+    owner: Option<String>,
 }
 
 /// What a client's call brought back from the round before.
@@ -90,6 +92,7 @@ impl Rounds {
             answered,
             can_elicit: questions::can_elicit(context),
             can: context.client_capabilities().unwrap_or_default(),
+            owner: principal.map(|p| p.key().as_str().to_owned()),
         })
     }
 
@@ -113,8 +116,13 @@ impl Rounds {
                     upstream: Some(pending),
                 },
                 responses,
-            )) => Handover::answering(self.can.clone(), pending, responses.clone()),
-            _ => Handover::first(self.can.clone()),
+            )) => Handover::answering(
+                self.can.clone(),
+                self.owner.clone(),
+                pending,
+                responses.clone(),
+            ),
+            _ => Handover::first(self.can.clone(), self.owner.clone()),
         }
     }
 }

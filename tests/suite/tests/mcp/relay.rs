@@ -289,3 +289,116 @@ async fn a_server_that_may_ask_is_told_the_served_workspace_as_its_root() {
         "{quiet:?}"
     );
 }
+
+/// Finding: a server of the 2025 revisions asks with a request of its own
+/// while its call runs, and a caller of 2026-07-28 has no session to be
+/// asked in, so nobody was asked. The call is parked and the request handed
+/// to the caller in the call's result; its next call, with the gateway's
+/// sealed state, answers the request the server holds open, and the call
+/// goes on, as often as the server asks (up to its eight forms), the state
+/// honoured once and only for that call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_caller_answers_a_server_of_the_2025_revisions_across_its_calls() {
+    use rmcp::model::{CallToolResponse, InputResponses, ProtocolVersion};
+    use rmcp::{ClientLifecycleMode, ClientServiceExt as _};
+
+    let (url, stop, _upstream) = gateway_over_upstream().await;
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = Fills("dora")
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(url.clone()),
+            lifecycle.clone(),
+        )
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(asked) =
+        client.call_tool_once(ask("who are you?")).await.unwrap()
+    else {
+        panic!("the server's form is handed over");
+    };
+    let requests = serde_json::to_value(asked.input_requests.as_ref().unwrap()).unwrap();
+    assert_eq!(requests["elicitation"]["method"], "elicitation/create");
+    assert_eq!(requests["elicitation"]["params"]["message"], "who are you?");
+    let state = asked.request_state.clone().unwrap();
+    let filled =
+        json!({"action": "accept", "content": {"username": "dora", "email": "dora@example.com"}});
+    let answering = |params: CallToolRequestParams| {
+        params
+            .with_input_responses(InputResponses::from([(
+                "elicitation".to_owned(),
+                filled.clone(),
+            )]))
+            .with_request_state(state.clone())
+    };
+    // Another call's arguments cannot answer it.
+    let other = client
+        .call_tool_once(answering(ask("someone else?")))
+        .await
+        .unwrap_err();
+    assert!(
+        other.to_string().contains("not one this server gave"),
+        "{other}"
+    );
+    let CallToolResponse::Complete(done) = client
+        .call_tool_once(answering(ask("who are you?")))
+        .await
+        .unwrap()
+    else {
+        panic!("answered, the call finishes");
+    };
+    assert!(
+        text(&done).contains("action=accept") && text(&done).contains("dora@example.com"),
+        "{}",
+        text(&done)
+    );
+    let again = client
+        .call_tool_once(answering(ask("who are you?")))
+        .await
+        .unwrap_err();
+    assert!(again.to_string().contains("used already"), "{again}");
+
+    // A server that keeps asking: one round per form, each under a fresh
+    // state, until it is cut off after eight.
+    let mut params = CallToolRequestParams::new("ask_repeatedly");
+    let mut rounds = 0;
+    let done = loop {
+        match client.call_tool_once(params.clone()).await.unwrap() {
+            CallToolResponse::InputRequired(asked) => {
+                rounds += 1;
+                assert!(rounds <= 8, "asked past the cap");
+                params = CallToolRequestParams::new("ask_repeatedly")
+                    .with_input_responses(InputResponses::from([(
+                        "elicitation".to_owned(),
+                        json!({"action": "accept", "content": {}}),
+                    )]))
+                    .with_request_state(asked.request_state.unwrap());
+            }
+            CallToolResponse::Complete(done) => break done,
+            _ => panic!("a result or a request"),
+        }
+    };
+    assert_eq!(rounds, 8);
+    assert!(
+        text(&done).contains("answered 8 times, then:"),
+        "{}",
+        text(&done)
+    );
+
+    // A caller that cannot fill forms is not handed one.
+    let cannot =
+        ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url), lifecycle)
+            .await
+            .unwrap();
+    let CallToolResponse::Complete(refused) = cannot.call_tool_once(ask("who?")).await.unwrap()
+    else {
+        panic!("nothing handed over");
+    };
+    assert!(
+        text(&refused).contains("no person can be asked"),
+        "{}",
+        text(&refused)
+    );
+    stop.cancel();
+}
