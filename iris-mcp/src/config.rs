@@ -39,6 +39,21 @@ pub struct McpServerConfig {
     /// person who is not there.
     #[serde(default)]
     pub relay_input: bool,
+    /// Let the agent's model answer the server's requests for a model
+    /// (sampling) when the caller behind the call cannot sample (an
+    /// agent's run, a client without sampling): text only, at most the
+    /// model's `max_tokens`, each answer counted among the call's requests
+    /// and audited. Off by default: every answer is spent on the
+    /// operator's model. The host gives the model
+    /// ([`McpServerConfig::with_sampling_model`]; the assembly gives the
+    /// agent's own).
+    #[serde(default)]
+    pub sample_with_model: bool,
+    /// The model that answers then, set by the host, never by the agent
+    /// file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub sampling_model: Option<crate::sampling::SamplingModel>,
     /// The folders the server is told are its roots when it asks
     /// (`roots/list`), such as the workspace `iris serve` serves: set by the
     /// host ([`McpServerConfig::with_roots`], or the assembly for a server
@@ -220,6 +235,8 @@ impl McpServerConfig {
             prefix: None,
             trust_annotations: false,
             relay_input: false,
+            sample_with_model: false,
+            sampling_model: None,
             roots: Vec::new(),
             exposure: McpExposure::Auto,
             include: None,
@@ -235,6 +252,24 @@ impl McpServerConfig {
     pub fn with_relayed_input(mut self) -> Self {
         self.relay_input = true;
         self
+    }
+
+    /// Lets `model` answer the server's requests for a model when the
+    /// caller behind the call cannot sample (see
+    /// [`McpServerConfig::sample_with_model`]).
+    #[must_use]
+    pub fn with_sampling_model(mut self, model: crate::sampling::SamplingModel) -> Self {
+        self.sample_with_model = true;
+        self.sampling_model = Some(model);
+        self
+    }
+
+    /// The model that answers the server's samplings, when the operator
+    /// allows it and gave one.
+    pub(crate) fn sampler(&self) -> Option<&crate::sampling::SamplingModel> {
+        self.sampling_model
+            .as_ref()
+            .filter(|_| self.sample_with_model)
     }
 
     /// Tells the server that `folders` are its roots when it asks

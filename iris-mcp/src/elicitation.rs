@@ -39,6 +39,9 @@ type Ask = dyn Fn(ElicitRequestParams) -> Asked + Send + Sync;
 
 type Sample = dyn Fn(CreateMessageRequestParams) -> Sampled + Send + Sync;
 
+/// Writes an audit line: the method, the outcome, since when.
+pub(crate) type Audit = dyn Fn(&str, &str, Instant) + Send + Sync;
+
 /// Most requests one call may put to its caller (forms and samplings
 /// together): a server cannot bury the person in forms, nor spend the
 /// caller's model at will.
@@ -58,6 +61,7 @@ const ABANDONED_FOR: Duration = Duration::from_secs(5 * 60);
 pub(crate) struct Asker {
     ask: Option<Arc<Ask>>,
     sample: Option<Arc<Sample>>,
+    audit: Option<Arc<Audit>>,
     asked: Arc<AtomicU32>,
     busy: Arc<AtomicBool>,
     ended: CancellationToken,
@@ -81,6 +85,14 @@ impl Asker {
         sample: impl Fn(CreateMessageRequestParams) -> Sampled + Send + Sync + 'static,
     ) -> Self {
         self.sample = Some(Arc::new(sample));
+        self
+    }
+
+    /// Audits what is answered on the caller's behalf (by the agent's
+    /// model) through `audit`.
+    #[must_use]
+    pub(crate) fn auditing(mut self, audit: Arc<Audit>) -> Self {
+        self.audit = Some(audit);
         self
     }
 
@@ -143,6 +155,37 @@ impl Asker {
             answer = ask(request) => Ok(answer),
             () = self.ended.cancelled() => Ok(ElicitResult::new(ElicitationAction::Cancel)),
         }
+    }
+
+    /// The caller's model's answer, or, when the caller cannot sample, the
+    /// answer of `fallback` (the agent's model, when the operator allows
+    /// it), counted among the call's requests; or why nobody can answer.
+    pub(crate) async fn sample_or(
+        &self,
+        request: CreateMessageRequestParams,
+        fallback: Option<&crate::sampling::SamplingModel>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(fallback) = fallback.filter(|_| self.sample.is_none()) else {
+            return self.sample(request).await;
+        };
+        let _place = self.take_place()?;
+        let started = Instant::now();
+        let answer = tokio::select! {
+            answer = fallback.sample(&request) => answer,
+            () = self.ended.cancelled() => Err(nobody("caller")),
+        };
+        if let Some(audit) = &self.audit {
+            audit(
+                "sampling/createMessage",
+                if answer.is_ok() {
+                    "model"
+                } else {
+                    "model_error"
+                },
+                started,
+            );
+        }
+        answer
     }
 
     /// The caller's model's answer, or why it cannot be asked.
@@ -235,14 +278,15 @@ impl Routes {
     }
 
     /// The caller's model's answer to `request` (sampling), on the same
-    /// terms.
+    /// terms, or `fallback`'s when the caller cannot sample.
     pub(crate) async fn sample(
         &self,
         request: CreateMessageRequestParams,
         origin: Option<&RequestId>,
+        fallback: Option<&crate::sampling::SamplingModel>,
     ) -> Result<CreateMessageResult, ErrorData> {
         match self.asker_of(origin) {
-            Some(asker) => asker.sample(request).await,
+            Some(asker) => asker.sample_or(request, fallback).await,
             None => Err(nobody("model")),
         }
     }

@@ -31,6 +31,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gateway;
+mod sampling;
 pub mod server;
 mod upstream_input;
 

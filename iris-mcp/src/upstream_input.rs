@@ -81,7 +81,7 @@ pub(crate) struct Relayed {
 
 /// A caller with no session, between its call's rounds: the answers it
 /// sent for the upstream, and the upstream's requests of this round.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Handover {
     /// What the caller said it can answer.
     can: ClientCapabilities,
@@ -91,6 +91,17 @@ pub(crate) struct Handover {
     /// The parked call the answers are for.
     parked: Option<String>,
     asked: Arc<Mutex<Option<Relayed>>>,
+    /// Where what is answered on the caller's behalf is audited.
+    audit: Option<Arc<crate::elicitation::Audit>>,
+}
+
+impl std::fmt::Debug for Handover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handover")
+            .field("owner", &self.owner)
+            .field("parked", &self.parked)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Handover {
@@ -118,7 +129,20 @@ impl Handover {
             answered: Some(pending.answered(responses)),
             parked: pending.parked.clone(),
             asked: Arc::default(),
+            audit: None,
         }
+    }
+
+    /// Audits what is answered on the caller's behalf through `audit`.
+    #[must_use]
+    pub(crate) fn auditing(mut self, audit: Arc<crate::elicitation::Audit>) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Where what is answered on the caller's behalf is audited.
+    pub(crate) fn audit(&self) -> Option<&Arc<crate::elicitation::Audit>> {
+        self.audit.as_ref()
     }
 
     /// Who the caller is, when it is known.

@@ -99,6 +99,42 @@ fn server_configs(
     Ok((configs, at))
 }
 
+/// The agent's own model, for the servers the file lets sample with it
+/// (`sample_with_model`), bounded by the model's `max_tokens`; `None`, with
+/// the problem noted, when such a server is named but the file has no
+/// model that can be reached.
+fn sampling_model(
+    file: &AgentFile,
+    configs: &[(usize, McpServerConfig)],
+    at: Location,
+    issues: &mut Issues,
+) -> Option<iris_mcp::client::SamplingModel> {
+    let (first, _) = configs.iter().find(|(_, c)| c.sample_with_model)?;
+    let key = format!("tools.mcp[{first}].sample_with_model");
+    let Some(section) = &file.model else {
+        issues.at(at, key, "the agent file names no model to sample with; give it `model:`, or leave `sample_with_model` out");
+        return None;
+    };
+    match section.config().build_model() {
+        Ok(model) => {
+            let mut sampler =
+                iris_mcp::client::SamplingModel::new(model.into(), section.model.clone());
+            if let Some(max_tokens) = section.max_tokens {
+                sampler = sampler.max_tokens(max_tokens);
+            }
+            Some(sampler)
+        }
+        Err(error) => {
+            issues.at(
+                at,
+                key,
+                format!("the agent's model cannot be reached: {error}"),
+            );
+            None
+        }
+    }
+}
+
 /// Starts every server `file` names and gathers their tools, keyed by the
 /// server's place in the file, and the clients that keep them current.
 async fn connect_servers(
@@ -107,12 +143,16 @@ async fn connect_servers(
     roots: &[std::path::PathBuf],
 ) -> Result<(Vec<Chosen>, Vec<McpClient>), AssemblyError> {
     let (mut configs, at) = server_configs(file, origin)?;
+    let mut issues = Issues::new(origin);
+    let sampler = sampling_model(file, &configs, at, &mut issues);
     for (_, config) in &mut configs {
         if config.relay_input && config.roots.is_empty() {
             config.roots = roots.to_vec();
         }
+        if config.sample_with_model && config.sampling_model.is_none() {
+            config.sampling_model.clone_from(&sampler);
+        }
     }
-    let mut issues = Issues::new(origin);
     let connecting = configs
         .into_iter()
         .map(|(i, config)| async move { (i, McpClient::connect(config).await) });

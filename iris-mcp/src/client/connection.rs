@@ -43,6 +43,9 @@ pub(super) struct IrisClient {
     routing: Routing,
     /// Whether the server may ask for input while its tools run.
     relay_input: bool,
+    /// The model that answers the server's samplings when the caller
+    /// cannot, when the operator allows it.
+    sampler: Option<crate::sampling::SamplingModel>,
     /// The roots the server is told of, as `file://` URIs.
     roots: Arc<[String]>,
 }
@@ -57,6 +60,7 @@ impl IrisClient {
             catalog_changed: Arc::downgrade(catalog_changed),
             routing: routing.clone(),
             relay_input: config.relay_input,
+            sampler: config.sampler().cloned(),
             roots: config
                 .roots
                 .iter()
@@ -99,6 +103,8 @@ impl ClientHandler for IrisClient {
         let mut capabilities = ClientCapabilities::default();
         if self.relay_input {
             capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        }
+        if self.relay_input || self.sampler.is_some() {
             capabilities.sampling = Some(rmcp::model::SamplingCapability::default());
         }
         if !self.roots.is_empty() {
@@ -145,7 +151,10 @@ impl ClientHandler for IrisClient {
         request: rmcp::model::CreateMessageRequestParams,
         context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        self.routing.asking.sample(request, origin(&context)).await
+        self.routing
+            .asking
+            .sample(request, origin(&context), self.sampler.as_ref())
+            .await
     }
 
     async fn on_progress(

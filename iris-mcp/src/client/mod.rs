@@ -25,6 +25,7 @@ mod remote_tool;
 mod stateless_call;
 
 pub use crate::config::{McpExposure, McpServerConfig, McpTransport, UpstreamLogin, UpstreamOAuth};
+pub use crate::sampling::SamplingModel;
 pub use oauth::{SignedIn, TokenCache, TokenCacheError, login};
 
 use std::collections::HashSet;

@@ -185,9 +185,35 @@ fn new_id() -> Result<String, String> {
 
 /// An asker that puts the server's requests into `asks`, for a caller
 /// that can answer what `can` says: the answer comes back through the
-/// request's channel, in the caller's next call.
-pub(super) fn parking(asks: &mpsc::UnboundedSender<Asked>, can: &ClientCapabilities) -> Asker {
+/// request's channel, in the caller's next call. A sampling the caller
+/// cannot answer goes to `model` (the agent's, when the operator allows
+/// it) instead.
+pub(super) fn parking(
+    asks: &mpsc::UnboundedSender<Asked>,
+    can: &ClientCapabilities,
+    model: Option<&crate::sampling::SamplingModel>,
+    audit: Option<&std::sync::Arc<crate::elicitation::Audit>>,
+) -> Asker {
     let mut asker = Asker::default();
+    if let Some(model) = model.filter(|_| can.sampling.is_none()) {
+        let (model, audit) = (model.clone(), audit.cloned());
+        asker = asker.sampling(move |params| {
+            let (model, audit) = (model.clone(), audit.clone());
+            Box::pin(async move {
+                let started = Instant::now();
+                let answer = model.sample(&params).await;
+                if let Some(audit) = audit {
+                    let outcome = if answer.is_ok() {
+                        "model"
+                    } else {
+                        "model_error"
+                    };
+                    audit("sampling/createMessage", outcome, started);
+                }
+                answer
+            })
+        });
+    }
     if can.elicitation.is_some() {
         let asks = asks.clone();
         asker = asker.eliciting(move |params| {

@@ -137,10 +137,19 @@ impl Tool for RemoteTool {
         // Who the server's requests for input go to while the call is out:
         // a caller with a session is asked through its asker; one with no
         // session is handed the requests that come in the call's result.
-        let caller = Caller {
+        let mut caller = Caller {
             asker: cx.extension::<crate::elicitation::Asker>().cloned(),
             handover: cx.extension::<Handover>().cloned(),
+            sampled: std::sync::atomic::AtomicU32::new(0),
         };
+        // With nobody behind the call (an agent's run), a server that may
+        // sample with the agent's model still has its requests counted.
+        if caller.asker.is_none()
+            && caller.handover.is_none()
+            && self.connection.config.sampler().is_some()
+        {
+            caller.asker = Some(crate::elicitation::Asker::default());
+        }
         ToolBody::Async(Box::pin(self.send(args, caller)))
     }
 }
@@ -149,7 +158,13 @@ impl Tool for RemoteTool {
 pub(super) struct Caller {
     pub(super) asker: Option<crate::elicitation::Asker>,
     pub(super) handover: Option<Handover>,
+    /// Samplings the agent's model answered during the call.
+    pub(super) sampled: std::sync::atomic::AtomicU32,
 }
+
+/// Most samplings the agent's model answers in one call (one round, for a
+/// caller with no session).
+const MAX_MODEL_SAMPLINGS: u32 = 8;
 
 /// What a round of input requests leads to.
 pub(super) enum Next {
@@ -362,12 +377,75 @@ impl RemoteTool {
             can.elicitation = callers.elicitation;
             can.sampling = callers.sampling;
         }
+        if config.sampler().is_some() {
+            can.sampling = Some(rmcp::model::SamplingCapability::default());
+        }
         if !config.roots.is_empty()
             || (config.relay_input && caller.handover.is_some() && callers.roots.is_some())
         {
             can.roots = Some(rmcp::model::RootsCapabilities::default());
         }
         can
+    }
+
+    /// Answers the round's samplings with the agent's model, when the
+    /// operator allows it and the caller cannot be asked for them (it
+    /// cannot sample, or the server may not ask it): as answers given
+    /// here, each audited, at most [`MAX_MODEL_SAMPLINGS`] a call.
+    async fn sample_with_model(
+        &self,
+        split: &mut crate::upstream_input::Split,
+        caller: &Caller,
+    ) -> Result<(), String> {
+        let config = &self.connection.config;
+        let Some(sampler) = config.sampler() else {
+            return Ok(());
+        };
+        let caller_samples = match (&caller.handover, &caller.asker) {
+            (Some(handover), _) => handover.can().sampling.is_some(),
+            (None, Some(asker)) => asker.can().sampling.is_some(),
+            (None, None) => false,
+        };
+        if config.relay_input && caller_samples {
+            return Ok(());
+        }
+        let keys: Vec<String> = split
+            .for_caller
+            .iter()
+            .filter(|(_, request)| matches!(request, InputRequest::CreateMessage(_)))
+            .map(|(key, _)| key.clone())
+            .collect();
+        let audit = caller.handover.as_ref().and_then(Handover::audit);
+        for key in keys {
+            let Some(InputRequest::CreateMessage(request)) = split.for_caller.remove(&key) else {
+                continue;
+            };
+            if caller.sampled.fetch_add(1, Ordering::Relaxed) >= MAX_MODEL_SAMPLINGS {
+                return Err(format!(
+                    "asked for a model more than {MAX_MODEL_SAMPLINGS} times in one call; the agent's model answers no more"
+                ));
+            }
+            let started = std::time::Instant::now();
+            let answer = sampler.sample(&request.params).await;
+            if let Some(audit) = audit {
+                let outcome = if answer.is_ok() {
+                    "model"
+                } else {
+                    "model_error"
+                };
+                audit("sampling/createMessage", outcome, started);
+            }
+            let answer = answer
+                .and_then(|answer| to_json(&answer))
+                .map_err(|error| {
+                    format!(
+                        "asked for a model, and the agent's model could not answer ({})",
+                        error.message
+                    )
+                })?;
+            split.local.insert(key, answer);
+        }
+        Ok(())
     }
 
     /// Answers a round of the server's requests for input: roots here, the
@@ -389,7 +467,8 @@ impl RemoteTool {
                 "roots": roots.iter().map(|uri| serde_json::json!({"uri": uri})).collect::<Vec<_>>()
             })
         });
-        let split = crate::upstream_input::split(asked, given_here.as_ref())?;
+        let mut split = crate::upstream_input::split(asked, given_here.as_ref())?;
+        self.sample_with_model(&mut split, caller).await?;
         let mut answers: InputResponses = split.local.clone().into_iter().collect();
         if split.for_caller.is_empty() {
             return Ok(Next::Again(answers, split.state));
@@ -447,7 +526,7 @@ impl RemoteTool {
                     .await
                     .and_then(|answer| to_json(&answer)),
                 InputRequest::CreateMessage(sampling) => person
-                    .sample(sampling.params)
+                    .sample_or(sampling.params, config.sampler())
                     .await
                     .and_then(|answer| to_json(&answer)),
                 // Answered above; a caller with a session is not asked.

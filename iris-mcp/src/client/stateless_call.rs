@@ -64,11 +64,17 @@ impl RemoteTool {
         let caller = Caller {
             asker: None,
             handover: Some(handover.clone()),
+            sampled: std::sync::atomic::AtomicU32::new(0),
         };
         for _round in 0..MAX_ROUNDS {
             let (mut call, mut asks) = going.take().unwrap_or_else(|| {
                 let (tell, asks) = mpsc::unbounded_channel();
-                let asker = parked::parking(&tell, handover.can());
+                let asker = parked::parking(
+                    &tell,
+                    handover.can(),
+                    self.connection.config.sampler(),
+                    handover.audit(),
+                );
                 (self.spawn_call(session, params.clone(), can, asker), asks)
             });
             let waited = tokio::time::timeout(timeout, async {

@@ -232,7 +232,10 @@ impl McpConnection {
         // A caller with no session is handed what a server behind this one
         // asks in its call's result; the sealed state binds the arguments
         // as sent.
-        let handover = rounds.map(|rounds| (rounds.handover(), arguments.clone()));
+        let handover = rounds.map(|rounds| {
+            let audit = self.relay_audit(name, principal, context);
+            (rounds.handover().auditing(audit), arguments.clone())
+        });
         let call = ToolUseBlock::new(call_id.clone(), name.to_owned(), arguments);
         let relay = Relay::new(
             context.peer.clone(),
@@ -430,6 +433,32 @@ struct ControlCall<'a> {
 }
 
 impl McpConnection {
+    /// Audits what a server behind this one asks during the call of `tool`
+    /// by `principal`, as that principal's.
+    fn relay_audit(
+        &self,
+        tool: &str,
+        principal: Option<&Principal>,
+        context: &RequestContext<RoleServer>,
+    ) -> Arc<crate::elicitation::Audit> {
+        let gate = self.shared.gate.clone();
+        let principal = principal.cloned();
+        let address = address_of(context);
+        let tool = tool.to_owned();
+        Arc::new(move |method: &str, outcome: &str, started: Instant| {
+            if let Some(gate) = &gate {
+                gate.log(&AuditEntry {
+                    method: Some(method),
+                    tool: Some(&tool),
+                    rule_decision: "relayed",
+                    outcome,
+                    duration_ms: millis(started.elapsed()),
+                    ..AuditEntry::by(principal.as_ref(), address)
+                });
+            }
+        })
+    }
+
     /// Puts an upstream server's requests during the call of `tool` to
     /// the caller behind `context`'s client: forms to its person
     /// (elicitation), within the approval timeout (cancelled when nobody
@@ -448,26 +477,9 @@ impl McpConnection {
         use rmcp::model::{ElicitResult, ElicitationAction};
         let peer = context.peer.clone();
         let timeout = self.options.approval_timeout;
-        let audit = {
-            let gate = self.shared.gate.clone();
-            let principal = principal.cloned();
-            let address = address_of(context);
-            let tool = tool.to_owned();
-            Arc::new(move |method: &str, outcome: &str, started: Instant| {
-                if let Some(gate) = &gate {
-                    gate.log(&AuditEntry {
-                        method: Some(method),
-                        tool: Some(&tool),
-                        rule_decision: "relayed",
-                        outcome,
-                        duration_ms: millis(started.elapsed()),
-                        ..AuditEntry::by(principal.as_ref(), address)
-                    });
-                }
-            })
-        };
+        let audit = self.relay_audit(tool, principal, context);
         let takes = peer.peer_info().map(|info| info.capabilities.clone());
-        let mut asker = crate::elicitation::Asker::default();
+        let mut asker = crate::elicitation::Asker::default().auditing(Arc::clone(&audit));
         if takes.as_ref().is_some_and(|c| c.elicitation.is_some()) {
             let (peer, audit) = (peer.clone(), Arc::clone(&audit));
             asker = asker.eliciting(move |request| {

