@@ -188,6 +188,23 @@ impl Asker {
         answer
     }
 
+    /// `fallback`'s answer (the server may not ask the caller), counted
+    /// among the call's requests; or why nobody can answer.
+    async fn sample_with(
+        &self,
+        request: CreateMessageRequestParams,
+        fallback: Option<&crate::sampling::SamplingModel>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(fallback) = fallback else {
+            return Err(nobody("model"));
+        };
+        let model_only = Self {
+            sample: None,
+            ..self.clone()
+        };
+        model_only.sample_or(request, Some(fallback)).await
+    }
+
     /// The caller's model's answer, or why it cannot be asked.
     pub(crate) async fn sample(
         &self,
@@ -225,23 +242,42 @@ fn nobody(what: &str) -> ErrorData {
 }
 
 /// A call of one server that counts as out: its asker when its caller can
-/// be asked, the ids of the requests it sent, or, given up on, until when it
-/// still counts.
+/// be asked, the requests it sent (by session and id: ids start again with
+/// each session), or, given up on, until when it still counts.
 struct Out {
     id: u64,
     asker: Option<Asker>,
-    sent: Vec<RequestId>,
+    sent: Vec<(u64, RequestId)>,
     abandoned_until: Option<Instant>,
+}
+
+/// Where a server's request came from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Origin<'a> {
+    /// The response stream of the request `id` of the session `session`
+    /// (over HTTP): the call that sent it.
+    Stream { session: u64, id: &'a RequestId },
+    /// A stream tied to no request of Iris's (over HTTP): no call.
+    Unassociated,
+    /// A transport that does not say (stdio): the only call out, if one.
+    Unknown,
 }
 
 /// One server's calls that are out.
 #[derive(Default)]
 pub(crate) struct Routes {
     next: AtomicU64,
-    routes: Mutex<Vec<Out>>,
+    sessions: AtomicU64,
+    calls: Mutex<Vec<Out>>,
 }
 
 impl Routes {
+    /// A number for a new session with the server, that the ids of its
+    /// requests are told apart by.
+    pub(crate) fn next_session(&self) -> u64 {
+        self.sessions.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Counts a call out until the guard is dropped, routing the server's
     /// requests to its `asker` meanwhile (when it is the only call out).
     /// A guard dropped before [`Route::answered`] leaves the call counted
@@ -269,7 +305,7 @@ impl Routes {
     pub(crate) async fn ask(
         &self,
         request: ElicitRequestParams,
-        origin: Option<&RequestId>,
+        origin: Origin<'_>,
     ) -> Result<ElicitResult, ErrorData> {
         match self.asker_of(origin) {
             Some(asker) => asker.ask(request).await,
@@ -282,11 +318,13 @@ impl Routes {
     pub(crate) async fn sample(
         &self,
         request: CreateMessageRequestParams,
-        origin: Option<&RequestId>,
+        origin: Origin<'_>,
         fallback: Option<&crate::sampling::SamplingModel>,
+        ask_caller: bool,
     ) -> Result<CreateMessageResult, ErrorData> {
         match self.asker_of(origin) {
-            Some(asker) => asker.sample_or(request, fallback).await,
+            Some(asker) if ask_caller => asker.sample_or(request, fallback).await,
+            Some(asker) => asker.sample_with(request, fallback).await,
             None => Err(nobody("model")),
         }
     }
@@ -295,18 +333,27 @@ impl Routes {
     /// was given up on, or is not out), or, with no origin, of the one
     /// call out, when there is exactly one; and only when its caller can
     /// be asked.
-    fn asker_of(&self, origin: Option<&RequestId>) -> Option<Asker> {
+    fn asker_of(&self, origin: Origin<'_>) -> Option<Asker> {
         let mut routes = self.lock();
         let now = Instant::now();
         routes.retain(|out| out.abandoned_until.is_none_or(|until| now < until));
-        if let Some(origin) = origin {
-            let out = routes.iter().find(|out| out.sent.contains(origin));
-            if out.is_none() {
-                tracing::debug!(
-                    "an MCP server asked its client on the stream of a request that is not out"
-                );
+        match origin {
+            Origin::Stream { session, id } => {
+                let out = routes
+                    .iter()
+                    .find(|out| out.sent.iter().any(|(s, sent)| *s == session && sent == id));
+                if out.is_none() {
+                    tracing::debug!(
+                        "an MCP server asked its client on the stream of a request that is not out"
+                    );
+                }
+                return out.and_then(|out| out.asker.clone());
             }
-            return out.and_then(|out| out.asker.clone());
+            Origin::Unassociated => {
+                tracing::debug!("an MCP server asked its client on a stream of no call");
+                return None;
+            }
+            Origin::Unknown => {}
         }
         if let [
             Out {
@@ -323,7 +370,7 @@ impl Routes {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Out>> {
-        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -347,10 +394,10 @@ pub(crate) struct Route {
 impl Route {
     /// The call sent the request `id` (a call of several rounds sends one
     /// a round): the server's requests on its stream are this call's.
-    pub(crate) fn sent(&self, id: RequestId) {
+    pub(crate) fn sent(&self, session: u64, id: RequestId) {
         let mut routes = self.routes.lock();
         if let Some(out) = routes.iter_mut().find(|out| out.id == self.id) {
-            out.sent.push(id);
+            out.sent.push((session, id));
         }
     }
 

@@ -39,14 +39,18 @@ const MAX_KEY_BYTES: usize = 256;
 const MAX_STATE_BYTES: usize = 64 * 1024;
 
 /// What a round needs from the round before: the upstream's state as it
-/// gave it, the keys put to the caller (only their answers go back), and
-/// the answers given here.
+/// gave it, the keys put to the caller (only their answers go back), the
+/// keys the served workspace answers (answered again then, so that the
+/// state, which the caller can read, holds no folder of the host's), and
+/// the other answers given here (the agent's model's).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Pending {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) state: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) keys: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) roots: Vec<String>,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub(crate) local: Map<String, Value>,
     /// The call that waits for the answer, when the server asked with a
@@ -90,6 +94,8 @@ pub(crate) struct Handover {
     answered: Option<(InputResponses, Option<String>)>,
     /// The parked call the answers are for.
     parked: Option<String>,
+    /// The keys the served workspace answers.
+    roots: Vec<String>,
     asked: Arc<Mutex<Option<Relayed>>>,
     /// Where what is answered on the caller's behalf is audited.
     audit: Option<Arc<crate::elicitation::Audit>>,
@@ -128,6 +134,7 @@ impl Handover {
             owner,
             answered: Some(pending.answered(responses)),
             parked: pending.parked.clone(),
+            roots: pending.roots.clone(),
             asked: Arc::default(),
             audit: None,
         }
@@ -148,6 +155,11 @@ impl Handover {
     /// Who the caller is, when it is known.
     pub(crate) fn owner(&self) -> Option<&str> {
         self.owner.as_deref()
+    }
+
+    /// The keys the served workspace answers, this round again.
+    pub(crate) fn roots(&self) -> &[String] {
+        &self.roots
     }
 
     /// The parked call the caller's answers are for.
@@ -182,6 +194,8 @@ impl Handover {
 /// when `roots` answers it), and those for the caller.
 #[derive(Debug)]
 pub(crate) struct Split {
+    /// The keys of `local` the served workspace answers.
+    pub(crate) roots: Vec<String>,
     pub(crate) local: Map<String, Value>,
     pub(crate) for_caller: InputRequests,
     pub(crate) state: Option<String>,
@@ -220,10 +234,12 @@ pub(crate) fn split(asked: InputRequiredResult, roots: Option<&Value>) -> Result
         ));
     }
     let mut local = Map::new();
+    let mut roots_keys = Vec::new();
     let mut for_caller = InputRequests::new();
     for (key, request) in requests {
         match (request, roots) {
             (InputRequest::ListRoots(_), Some(roots)) => {
+                roots_keys.push(key.clone());
                 local.insert(key, roots.clone());
             }
             (request, _) => {
@@ -232,6 +248,7 @@ pub(crate) fn split(asked: InputRequiredResult, roots: Option<&Value>) -> Result
         }
     }
     Ok(Split {
+        roots: roots_keys,
         local,
         for_caller,
         state: asked.request_state,
@@ -265,6 +282,7 @@ mod tests {
             state: Some("s".to_owned()),
             keys: vec!["name".to_owned()],
             local: Map::from_iter([("roots".to_owned(), json!({"roots": []}))]),
+            roots: Vec::new(),
             parked: None,
         };
         let mut responses = InputResponses::new();

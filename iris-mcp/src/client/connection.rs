@@ -46,6 +46,9 @@ pub(super) struct IrisClient {
     /// The model that answers the server's samplings when the caller
     /// cannot, when the operator allows it.
     sampler: Option<crate::sampling::SamplingModel>,
+    /// This session's number among the connection's: request ids start
+    /// again with each session.
+    pub(super) session: u64,
     /// The roots the server is told of, as `file://` URIs.
     roots: Arc<[String]>,
 }
@@ -61,6 +64,7 @@ impl IrisClient {
             routing: routing.clone(),
             relay_input: config.relay_input,
             sampler: config.sampler().cloned(),
+            session: routing.asking.next_session(),
             roots: config
                 .roots
                 .iter()
@@ -139,7 +143,13 @@ impl ClientHandler for IrisClient {
         request: rmcp::model::ElicitRequestParams,
         context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        self.routing.asking.ask(request, origin(&context)).await
+        if !self.relay_input {
+            return Err(not_relayed());
+        }
+        self.routing
+            .asking
+            .ask(request, origin(self.session, &context))
+            .await
     }
 
     #[allow(
@@ -151,9 +161,17 @@ impl ClientHandler for IrisClient {
         request: rmcp::model::CreateMessageRequestParams,
         context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        if !self.relay_input && self.sampler.is_none() {
+            return Err(not_relayed());
+        }
         self.routing
             .asking
-            .sample(request, origin(&context), self.sampler.as_ref())
+            .sample(
+                request,
+                origin(self.session, &context),
+                self.sampler.as_ref(),
+                self.relay_input,
+            )
             .await
     }
 
@@ -187,16 +205,33 @@ fn lifecycle() -> ClientLifecycleMode {
     }
 }
 
-/// The request of Iris's whose response stream a server's request came on
-/// (over HTTP); `None` over stdio, where a request does not say.
-fn origin(context: &rmcp::service::RequestContext<RoleClient>) -> Option<&rmcp::model::RequestId> {
+/// Where a server's request came from: the response stream of a request
+/// of Iris's in `session` (over HTTP), a stream of no request, or a
+/// transport that does not say (stdio).
+fn origin(
+    session: u64,
+    context: &rmcp::service::RequestContext<RoleClient>,
+) -> crate::elicitation::Origin<'_> {
+    use crate::elicitation::Origin;
     match context
         .extensions
-        .get::<rmcp::service::InboundStreamOrigin>()?
+        .get::<rmcp::service::InboundStreamOrigin>()
     {
-        rmcp::service::InboundStreamOrigin::OutboundRequest(id) => Some(id),
-        rmcp::service::InboundStreamOrigin::Unassociated => None,
+        Some(rmcp::service::InboundStreamOrigin::OutboundRequest(id)) => {
+            Origin::Stream { session, id }
+        }
+        Some(rmcp::service::InboundStreamOrigin::Unassociated) => Origin::Unassociated,
+        None => Origin::Unknown,
     }
+}
+
+/// The error a server meets when it asks its caller and its configuration
+/// does not let it.
+fn not_relayed() -> rmcp::ErrorData {
+    rmcp::ErrorData::invalid_request(
+        "this client does not let the server ask its caller while a tool runs (`relay_input` is off)",
+        None,
+    )
 }
 
 /// A live session and, for stdio, the process behind it.

@@ -27,7 +27,7 @@
 )]
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use rmcp::ErrorData;
@@ -71,8 +71,36 @@ impl Asked {
     }
 }
 
-/// A call in flight, on a task of its own.
-pub(super) type InFlight = JoinHandle<Result<ServerResult, ServiceError>>;
+/// A call in flight on a task of its own, given up on when dropped: its
+/// task is aborted, which drops the request and tells the server the call
+/// is cancelled.
+pub(super) struct InFlight(JoinHandle<Result<ServerResult, ServiceError>>);
+
+impl InFlight {
+    /// Runs `call` on a task of its own.
+    pub(super) fn spawn(
+        call: impl Future<Output = Result<ServerResult, ServiceError>> + Send + 'static,
+    ) -> Self {
+        Self(tokio::spawn(call))
+    }
+}
+
+impl Future for InFlight {
+    type Output = Result<Result<ServerResult, ServiceError>, tokio::task::JoinError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// A call waiting for its caller's answer.
 pub(super) struct Parked {
@@ -87,7 +115,7 @@ pub(super) struct Parked {
 
 /// One server's parked calls, by id.
 #[derive(Default)]
-pub(super) struct ParkedCalls(Mutex<HashMap<String, Parked>>);
+pub(super) struct ParkedCalls(Arc<Mutex<HashMap<String, Parked>>>);
 
 impl std::fmt::Debug for ParkedCalls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -134,9 +162,22 @@ impl ParkedCalls {
             None => new_id(),
         };
         let Ok(id) = id else {
-            call.abort();
             return id;
         };
+        // Given up on when its time is over, whether or not more calls
+        // come to sweep it.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (parked, id) = (Arc::downgrade(&self.0), id.clone());
+            runtime.spawn(async move {
+                tokio::time::sleep(crate::server::rounds::ROUND_TTL).await;
+                if let Some(parked) = parked.upgrade() {
+                    parked
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&id);
+                }
+            });
+        }
         parked.insert(
             id.clone(),
             Parked {
@@ -150,11 +191,14 @@ impl ParkedCalls {
         Ok(id)
     }
 
-    /// The parked call `id`, taken (each is answered once), while it has
-    /// not expired.
-    pub(super) fn take(&self, id: &str) -> Option<Parked> {
+    /// The parked call `id` of `owner`, taken (each is answered once),
+    /// while it has not expired.
+    pub(super) fn take(&self, id: &str, owner: Option<&str>) -> Option<Parked> {
         let mut parked = self.lock();
         sweep(&mut parked);
+        if parked.get(id)?.owner.as_deref() != owner {
+            return None;
+        }
         parked.remove(id)
     }
 
@@ -167,13 +211,7 @@ impl ParkedCalls {
 /// is cancelled.
 fn sweep(parked: &mut HashMap<String, Parked>) {
     let now = Instant::now();
-    parked.retain(|_, p| {
-        let waits = now < p.until;
-        if !waits {
-            p.call.abort();
-        }
-        waits
-    });
+    parked.retain(|_, p| now < p.until);
 }
 
 /// 128 random bits, as hex.

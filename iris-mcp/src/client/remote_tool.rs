@@ -198,7 +198,11 @@ impl RemoteTool {
             .filter(|handover| handover.parked().is_none())
             .and_then(Handover::answers)
         {
-            params.input_responses = Some(responses.clone());
+            let mut responses = responses.clone();
+            for key in caller.handover.iter().flat_map(Handover::roots) {
+                responses.insert(key.clone(), self.roots_answer());
+            }
+            params.input_responses = Some(responses);
             params.request_state.clone_from(state);
         }
         let can = self.may_ask(&caller);
@@ -238,7 +242,15 @@ impl RemoteTool {
         let mut result = None;
         for _round in 0..crate::upstream_input::MAX_ROUNDS {
             let progress = ToolProgress::current();
-            let request = send_request(connection, &peer, params.clone(), can, &out, progress);
+            let request = send_request(
+                connection,
+                session,
+                &peer,
+                params.clone(),
+                can,
+                &out,
+                progress,
+            );
             let answer = tokio::time::timeout(timeout, request).await;
             let asked = match answer {
                 Ok(Ok(ServerResult::InputRequiredResult(asked))) => asked,
@@ -361,6 +373,14 @@ impl RemoteTool {
         }
     }
 
+    /// The answer to `roots/list`: the served workspace, or no roots.
+    fn roots_answer(&self) -> Value {
+        let roots = self.connection.root_uris();
+        serde_json::json!({
+            "roots": roots.iter().map(|uri| serde_json::json!({"uri": uri})).collect::<Vec<_>>()
+        })
+    }
+
     /// What the server may ask during this call (revision 2026-07-28 reads
     /// it from each request): what the caller can answer, when the
     /// configuration lets the server ask (`relay_input`); roots when the
@@ -461,12 +481,9 @@ impl RemoteTool {
         let relays = config.relay_input && (caller.handover.is_some() || caller.asker.is_some());
         // Roots are the served workspace's; with none, a caller with no
         // session is asked for its own, and anyone else is told of none.
-        let roots = self.connection.root_uris();
-        let given_here = (!roots.is_empty() || !relays || caller.handover.is_none()).then(|| {
-            serde_json::json!({
-                "roots": roots.iter().map(|uri| serde_json::json!({"uri": uri})).collect::<Vec<_>>()
-            })
-        });
+        let roots_here = !self.connection.config.roots.is_empty();
+        let given_here =
+            (roots_here || !relays || caller.handover.is_none()).then(|| self.roots_answer());
         let mut split = crate::upstream_input::split(asked, given_here.as_ref())?;
         self.sample_with_model(&mut split, caller).await?;
         let mut answers: InputResponses = split.local.clone().into_iter().collect();
@@ -501,11 +518,21 @@ impl RemoteTool {
                     "asked the caller for input it did not say it can give ({method})"
                 ));
             }
+            if let Some(audit) = handover.audit() {
+                for method in &methods {
+                    audit(method, "handed_over", std::time::Instant::now());
+                }
+            }
             handover.hand_over(crate::upstream_input::Relayed {
                 pending: crate::upstream_input::Pending {
                     state: split.state,
                     keys: split.for_caller.keys().cloned().collect(),
-                    local: split.local,
+                    local: split
+                        .local
+                        .into_iter()
+                        .filter(|(key, _)| !split.roots.contains(key))
+                        .collect(),
+                    roots: split.roots,
                     parked: None,
                 },
                 requests: split.for_caller,
@@ -564,6 +591,7 @@ impl RemoteTool {
 /// `notifications/cancelled` for the request.
 pub(super) async fn send_request(
     connection: &Connection,
+    session: &super::connection::Session,
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
     can: &rmcp::model::ClientCapabilities,
@@ -576,7 +604,7 @@ pub(super) async fn send_request(
     meta.set_client_capabilities(can.clone());
     options.meta = Some(meta);
     let handle = peer.send_request_with_option(request, options).await?;
-    out.sent(handle.id.clone());
+    out.sent(session.service.service().session, handle.id.clone());
     let mut abandoned = CancelOnDrop {
         peer: Some(peer.clone()),
         id: handle.id.clone(),

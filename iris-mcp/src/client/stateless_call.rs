@@ -42,7 +42,7 @@ impl RemoteTool {
         let connection = &self.connection;
         let mut going = match handover.parked() {
             Some(id) => {
-                let Some(parked) = connection.parked.take(id) else {
+                let Some(parked) = connection.parked.take(id, handover.owner()) else {
                     return self.failed(
                         ToolErrorKind::Execution,
                         format!(
@@ -69,9 +69,16 @@ impl RemoteTool {
         for _round in 0..MAX_ROUNDS {
             let (mut call, mut asks) = going.take().unwrap_or_else(|| {
                 let (tell, asks) = mpsc::unbounded_channel();
+                // What the caller may be asked: nothing when the server may
+                // not ask it (`relay_input`).
+                let may_ask = if self.connection.config.relay_input {
+                    handover.can().clone()
+                } else {
+                    ClientCapabilities::default()
+                };
                 let asker = parked::parking(
                     &tell,
-                    handover.can(),
+                    &may_ask,
                     self.connection.config.sampler(),
                     handover.audit(),
                 );
@@ -86,7 +93,7 @@ impl RemoteTool {
             .await;
             let answer = match waited {
                 Err(elapsed) => {
-                    call.abort();
+                    drop(call);
                     return self.finish(Err(elapsed), session, timeout);
                 }
                 Ok(Waited::Asked(asked)) => return self.park(handover, call, asked, asks),
@@ -133,13 +140,20 @@ impl RemoteTool {
         asker: crate::elicitation::Asker,
     ) -> InFlight {
         let connection = Arc::clone(&self.connection);
+        let session = Arc::clone(session);
         let peer = session.service.peer().clone();
         let can = can.clone();
         let progress = ToolProgress::current();
         let mut out = connection.routing.asking.route(Some(asker));
-        tokio::spawn(async move {
-            let answer = send_request(&connection, &peer, params, &can, &out, progress).await;
-            if answer.is_ok() {
+        InFlight::spawn(async move {
+            let answer =
+                send_request(&connection, &session, &peer, params, &can, &out, progress).await;
+            // The server answered (a result, or an error of its own): it has
+            // nothing of the call running.
+            if matches!(
+                answer,
+                Ok(_) | Err(rmcp::service::ServiceError::McpError(_))
+            ) {
                 out.answered();
             }
             answer
@@ -163,6 +177,10 @@ impl RemoteTool {
             .park(call, asked, asks, handover.owner())
         {
             Ok(id) => {
+                if let Some(audit) = handover.audit() {
+                    let method = crate::upstream_input::method(&request);
+                    audit(method, "handed_over", std::time::Instant::now());
+                }
                 handover.hand_over(Relayed {
                     requests: InputRequests::from([(key.to_owned(), request)]),
                     pending: Pending {

@@ -119,6 +119,12 @@ pub(super) enum PolicySaid {
     /// Asked through a stateless client's input request; the call runs
     /// when the client answers.
     AskPending,
+    /// Handed the client what a server behind this one asked during the
+    /// call; the call goes on when the client answers.
+    Relayed,
+    /// The client answered what a server behind this one asked: the call
+    /// goes on, let through in the round before.
+    Continued,
 }
 
 impl PolicySaid {
@@ -129,6 +135,8 @@ impl PolicySaid {
             Self::AskApproved => "ask_approved",
             Self::AskDeclined => "ask_declined",
             Self::AskPending => "ask_pending",
+            Self::Relayed => "relayed",
+            Self::Continued => "continued",
         }
     }
 }

@@ -59,21 +59,22 @@ impl McpConnection {
             principal.as_ref(),
             &arguments,
         );
+        let line = |rule_decision, rule, said, result| CallLine {
+            principal: principal.as_ref(),
+            address,
+            tool: &request.name,
+            arguments: &arguments,
+            rule_decision,
+            rule,
+            said,
+            result,
+            started,
+        };
         // A requestState that does not open for this call is a request the
         // server cannot take (SEP-2322: refused as an error, never run).
         if let Some(why) = rounds.as_ref().and_then(Rounds::refused) {
             let refused = ToolResult::error(ToolErrorKind::InvalidArguments, why.to_owned());
-            self.audit(&CallLine {
-                principal: principal.as_ref(),
-                address,
-                tool: &request.name,
-                arguments: &arguments,
-                rule_decision: "state_refused",
-                rule: None,
-                said: None,
-                result: &refused,
-                started,
-            });
+            self.audit(&line("state_refused", None, None, &refused));
             return Err(ErrorData::invalid_params(why.to_owned(), None));
         }
         let controls = (questions::is_ask_question(&request.name) && self.options.questions)
@@ -91,19 +92,9 @@ impl McpConnection {
         }
         let rule = match self.granted(principal.as_ref(), &request.name) {
             Ok(rule) => rule,
-            Err(refused) => {
-                self.audit(&CallLine {
-                    principal: principal.as_ref(),
-                    address,
-                    tool: &request.name,
-                    arguments: &arguments,
-                    rule_decision: refused.0,
-                    rule: None,
-                    said: None,
-                    result: &refused.1,
-                    started,
-                });
-                return complete(&refused.1);
+            Err((decision, refused)) => {
+                self.audit(&line(decision, None, None, &refused));
+                return complete(&refused);
             }
         };
         let ran = self
@@ -117,36 +108,24 @@ impl McpConnection {
             )
             .await?;
         let decision = if rule.is_some() { "allowed" } else { "open" };
-        let (result, said) = match ran {
-            Round::Done(done) => done,
-            Round::Ask(input) => {
-                let pending = ToolResult::text("asked the person through the client");
-                self.audit(&CallLine {
-                    principal: principal.as_ref(),
-                    address,
-                    tool: &request.name,
-                    arguments: &arguments,
-                    rule_decision: decision,
-                    rule,
-                    said: Some(PolicySaid::AskPending),
-                    result: &pending,
-                    started,
-                });
-                return Ok(CallToolResponse::InputRequired(input));
-            }
+        let (said, result, asked) = match ran {
+            Round::Done((result, said)) => (said, result, None),
+            Round::Ask(input) => (
+                PolicySaid::AskPending,
+                ToolResult::text("asked the person through the client"),
+                Some(input),
+            ),
+            Round::Relay(input) => (
+                PolicySaid::Relayed,
+                ToolResult::text("handed the caller what a server behind this one asked"),
+                Some(input),
+            ),
         };
-        self.audit(&CallLine {
-            principal: principal.as_ref(),
-            address,
-            tool: &request.name,
-            arguments: &arguments,
-            rule_decision: decision,
-            rule,
-            said: Some(said),
-            result: &result,
-            started,
-        });
-        complete(&result)
+        self.audit(&line(decision, rule, Some(said), &result));
+        match asked {
+            Some(input) => Ok(CallToolResponse::InputRequired(input)),
+            None => complete(&result),
+        }
     }
 
     /// A call of run control (`ask_question`, `activate_skill`): the
@@ -187,7 +166,9 @@ impl McpConnection {
             )
             .await;
         let result = match answered {
-            Round::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),
+            Round::Ask(input) | Round::Relay(input) => {
+                return Ok(CallToolResponse::InputRequired(input));
+            }
             Round::Done(result) => result,
         };
         let decision = if rule.is_some() { "allowed" } else { "open" };
@@ -243,21 +224,13 @@ impl McpConnection {
             name,
             self.takes_info_logs(),
         );
-        let mut cx = match &relay {
-            Some(relay) => self.context_reporting_to(principal, relay),
-            None => self.call_context(principal),
-        };
-        if let Some((handover, _)) = &handover {
-            cx = cx.with_extension(handover.clone());
-        } else {
-            // A server behind this one that asks for input, or for a model,
-            // while the call runs asks this caller, in this caller's
-            // session.
-            let asker = self.asker(name, principal, context);
-            if asker.asks_anything() {
-                cx = cx.with_extension(asker);
-            }
-        }
+        let cx = self.caller_context(
+            name,
+            principal,
+            context,
+            relay.as_ref(),
+            handover.as_ref().map(|(handover, _)| handover),
+        );
         let run = async {
             let approval = match self.executor.execute_one(call, &cx).await {
                 ToolOutcome::Finished { result, .. } => {
@@ -355,7 +328,7 @@ impl McpConnection {
             None => Err("this server could not make a key to seal its questions, so a stateless client cannot be asked; connect with a session (protocol 2025-11-25) instead".to_owned()),
         };
         match sealed {
-            Ok(state) => Round::Ask(rmcp::model::InputRequiredResult::new(
+            Ok(state) => Round::Relay(rmcp::model::InputRequiredResult::new(
                 Some(relayed.requests),
                 Some(state),
             )),
@@ -433,6 +406,33 @@ struct ControlCall<'a> {
 }
 
 impl McpConnection {
+    /// The context of a call of `tool` by `principal`: its reports go to
+    /// `relay`; what a server behind this one asks during it goes to the
+    /// caller, handed over when it has no session (`handover`), asked in
+    /// its session otherwise.
+    fn caller_context(
+        &self,
+        tool: &str,
+        principal: Option<&Principal>,
+        context: &RequestContext<RoleServer>,
+        relay: Option<&Arc<Relay>>,
+        handover: Option<&crate::upstream_input::Handover>,
+    ) -> iris_core::ToolContext {
+        let cx = match relay {
+            Some(relay) => self.context_reporting_to(principal, relay),
+            None => self.call_context(principal),
+        };
+        if let Some(handover) = handover {
+            return cx.with_extension(handover.clone());
+        }
+        let asker = self.asker(tool, principal, context);
+        if asker.asks_anything() {
+            cx.with_extension(asker)
+        } else {
+            cx
+        }
+    }
+
     /// Audits what a server behind this one asks during the call of `tool`
     /// by `principal`, as that principal's.
     fn relay_audit(

@@ -37,6 +37,8 @@ const ANOTHER_KIND: &str =
 /// client calls again with the answer), or the call's outcome.
 pub(super) enum Round<T> {
     Ask(InputRequiredResult),
+    /// What a server behind this one asked, handed to the client.
+    Relay(InputRequiredResult),
     Done(T),
 }
 
@@ -228,10 +230,14 @@ impl McpConnection {
                 ),
             },
         };
-        let said = if matches!(decision, ApprovalDecision::Approve { .. }) {
-            PolicySaid::AskApproved
-        } else {
-            PolicySaid::AskDeclined
+        let continued = matches!(
+            &rounds.answered,
+            Some(Answered::Opened(opened, _)) if opened.asking == Asking::Upstream
+        );
+        let said = match &decision {
+            ApprovalDecision::Approve { .. } if continued => PolicySaid::Continued,
+            ApprovalDecision::Approve { .. } => PolicySaid::AskApproved,
+            ApprovalDecision::Deny { .. } => PolicySaid::AskDeclined,
         };
         match self.executor.resume(call_id, decision, cx).await {
             Ok(ToolOutcome::Finished { result, .. }) => Ok(Round::Done((result, said))),

@@ -26,6 +26,12 @@ async fn gateway_over_upstream() -> (String, CancellationToken, McpClient) {
 /// As [`gateway_over_upstream`], giving up on each upstream call after
 /// `timeout`.
 async fn gateway_over_upstream_with(timeout: Duration) -> (String, CancellationToken, McpClient) {
+    gateway_over(timeout, true).await
+}
+
+/// As [`gateway_over_upstream_with`], the server let ask its callers only
+/// when `relays`.
+async fn gateway_over(timeout: Duration, relays: bool) -> (String, CancellationToken, McpClient) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let folder = peers::conformance_folder();
     let config = McpServerConfig::stdio(
@@ -38,8 +44,12 @@ async fn gateway_over_upstream_with(timeout: Duration) -> (String, CancellationT
     )
     .with_prefix("")
     .with_trusted_annotations(true)
-    .with_relayed_input()
     .with_timeout(timeout);
+    let config = if relays {
+        config.with_relayed_input()
+    } else {
+        config
+    };
     let upstream = McpClient::connect(config).await.unwrap();
     let mut registry = ToolRegistry::new();
     upstream.register_into(&mut registry).unwrap();
@@ -400,5 +410,42 @@ async fn a_stateless_caller_answers_a_server_of_the_2025_revisions_across_its_ca
         "{}",
         text(&refused)
     );
+    stop.cancel();
+}
+
+/// Finding: a server of the 2025 revisions that its configuration does not
+/// let ask (`relay_input` off) could still reach the caller with a request
+/// of its own during a call. Told no form can be filled (the gateway
+/// declares none), this server does not ask; one that asks anyway is
+/// refused, saying `relay_input` is off. Whoever calls, nobody is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_not_let_ask_reaches_no_caller() {
+    use rmcp::model::{CallToolResponse, ProtocolVersion};
+    use rmcp::{ClientLifecycleMode, ClientServiceExt as _};
+
+    let (url, stop, _upstream) = gateway_over(Duration::from_secs(60), false).await;
+    let session = Fills("erin")
+        .serve(StreamableHttpClientTransport::from_uri(url.clone()))
+        .await
+        .unwrap();
+    let refused = session.call_tool(ask("who are you?")).await.unwrap();
+    let not_asked = |said: &str| {
+        !said.contains("action=accept")
+            && (said.contains("relay_input") || said.contains("does not support"))
+    };
+    assert!(not_asked(&text(&refused)), "{}", text(&refused));
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let stateless = Fills("erin")
+        .serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url), lifecycle)
+        .await
+        .unwrap();
+    let CallToolResponse::Complete(refused) =
+        stateless.call_tool_once(ask("who are you?")).await.unwrap()
+    else {
+        panic!("nothing is handed over");
+    };
+    assert!(not_asked(&text(&refused)), "{}", text(&refused));
     stop.cancel();
 }

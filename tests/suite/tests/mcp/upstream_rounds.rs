@@ -432,6 +432,10 @@ fn echoing_model() -> Arc<iris::testing::FnModel> {
 /// request in its result, 2026-07-28) and whoever calls (a session, a
 /// stateless client, an agent's run).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one table: two ways a server asks, three kinds of caller"
+)]
 async fn the_agents_model_samples_for_a_caller_that_cannot_when_the_operator_allows() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let model = echoing_model();
