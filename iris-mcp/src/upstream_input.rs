@@ -304,7 +304,7 @@ mod tests {
 
     #[test]
     fn hostile_rounds_are_refused_with_what_was_wrong() {
-        let empty = asked(json!({"resultType": "input_required", "requestState": null}));
+        let empty = InputRequiredResult::new(Some(InputRequests::new()), None);
         assert!(split(empty, None).unwrap_err().contains("no request"));
         let many: Map<String, Value> = (0..9)
             .map(|i| (format!("k{i}"), json!({"method": "roots/list"})))

@@ -541,12 +541,12 @@ impl McpConnection {
         registry: &ToolRegistry,
         context: &RequestContext<RoleServer>,
     ) -> bool {
-        // A stateless client's list is the same for every request with the
-        // same authorization, so it is listed whatever the request's
-        // capabilities say (a call from a client that cannot elicit is
-        // told so).
+        // Only to a client that can put the questions to a person: a
+        // stateless one says so with each request, as a session's client
+        // did when it began (a client that cannot ask, such as another
+        // agent's gateway, would offer its model a tool it cannot use).
         self.options.questions
-            && (is_stateless(context) || questions::can_elicit(context))
+            && questions::can_elicit(context)
             && registry
                 .resolve(iris_runtime::question::ASK_QUESTION)
                 .is_none()

@@ -160,10 +160,11 @@ impl ServerHandler for McpConnection {
         if more {
             result.next_cursor = Some((start + page_size).to_string());
         }
-        // The same for every request with the same authorization: shared
-        // caches may keep it unless it was filtered for the caller.
+        // The same for every request with the same authorization (and, when
+        // questions are served, the same capabilities): shared caches may
+        // keep it unless it was filtered for the caller.
         result.ttl_ms = Some(LIST_FRESH_FOR_MS);
-        result.cache_scope = Some(if self.shared.gate.is_some() {
+        result.cache_scope = Some(if self.shared.gate.is_some() || self.options.questions {
             CacheScope::Private
         } else {
             CacheScope::Public

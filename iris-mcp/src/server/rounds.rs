@@ -199,8 +199,8 @@ mod tests {
         let state = rounds
             .seal(Asking::Approval, Some("idp#alice"), "write", &args)
             .unwrap();
-        // Another principal, another tool, other arguments, another kind:
-        // refused, and the state stays good for its own call.
+        // Another principal, another tool, other arguments: refused, and the
+        // state stays good for its own call.
         assert!(
             rounds
                 .open(&state, Asking::Approval, Some("idp#bob"), "write", &args)
@@ -217,11 +217,6 @@ mod tests {
                 .open(&state, Asking::Approval, Some("idp#alice"), "write", &other)
                 .is_err()
         );
-        assert!(
-            rounds
-                .open(&state, Asking::Questions, Some("idp#alice"), "write", &args)
-                .is_err()
-        );
         // Key order does not matter; the canonical digest binds.
         let reordered = json!({"text": "hi", "path": "a.txt"});
         rounds
@@ -235,6 +230,23 @@ mod tests {
             .unwrap();
         let again = rounds.open(&state, Asking::Approval, Some("idp#alice"), "write", &args);
         assert!(again.unwrap_err().contains("used already"));
+        // Opened as another kind: refused (and used up, as anything that
+        // opened).
+        let questions = rounds
+            .seal(Asking::Questions, Some("idp#alice"), "write", &args)
+            .unwrap();
+        assert!(
+            rounds
+                .open(
+                    &questions,
+                    Asking::Approval,
+                    Some("idp#alice"),
+                    "write",
+                    &args
+                )
+                .unwrap_err()
+                .contains("another kind")
+        );
         let forged = format!("{state}x");
         assert!(
             rounds
