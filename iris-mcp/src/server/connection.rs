@@ -15,7 +15,7 @@ use super::auth::{Gate, Grant};
 use iris_runtime::{ProgressListener, ToolExecutor, ToolRegistry};
 
 use super::auth::Principal;
-use super::{ServeOptions, ServedTools, is_stateless, questions, relay, rounds};
+use super::{ServeOptions, ServedTools, questions, relay, rounds};
 
 /// The MCP face of an executor: one per connection.
 #[derive(Clone)]
