@@ -149,3 +149,19 @@ impl rmcp::ClientHandler for Person {
             .with_content(serde_json::json!({"q1": first})))
     }
 }
+
+/// `executor` served over streamable HTTP on a free loopback port with
+/// `options`: the endpoint's URL, and the token that stops it.
+pub(crate) async fn serve_http(
+    executor: std::sync::Arc<iris::ToolExecutor>,
+    options: iris::mcp::server::ServeOptions,
+) -> (String, iris::executor::CancellationToken) {
+    let http =
+        iris::mcp::server::McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options)
+            .await
+            .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+    (url, stop)
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use iris::executor::CancellationToken;
 use iris::mcp::client::{McpClient, McpServerConfig};
-use iris::mcp::server::{McpHttpServer, ServeOptions};
+use iris::mcp::server::ServeOptions;
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -61,12 +61,7 @@ async fn gateway_over(timeout: Duration, relays: bool) -> (String, CancellationT
         approval_timeout: Duration::from_secs(2),
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
     (url, stop, upstream)
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use iris::executor::CancellationToken;
 use iris::mcp::client::{McpClient, McpServerConfig};
-use iris::mcp::server::{McpHttpServer, ServeOptions};
+use iris::mcp::server::ServeOptions;
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
@@ -54,12 +54,7 @@ async fn gateway(
         approval_timeout: Duration::from_secs(5),
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
     (url, stop, upstream)
 }
 
@@ -357,16 +352,7 @@ async fn calls_out_at_once_are_each_asked_their_own_over_http() {
         .policy(iris::RulePolicy::new().write(iris::Rule::Allow))
         .build()
         .unwrap();
-    let http = McpHttpServer::bind(
-        Arc::new(executor),
-        ([127, 0, 0, 1], 0).into(),
-        ServeOptions::default(),
-    )
-    .await
-    .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), ServeOptions::default()).await;
 
     let mut answers = Vec::new();
     for name in ["Alice", "Bob", "Carol"] {
@@ -502,16 +488,7 @@ async fn the_agents_model_samples_for_a_caller_that_cannot_when_the_operator_all
 
     // Served: a session client and a stateless client, neither of which
     // can sample.
-    let http = McpHttpServer::bind(
-        Arc::clone(&executor),
-        ([127, 0, 0, 1], 0).into(),
-        ServeOptions::default(),
-    )
-    .await
-    .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::clone(&executor), ServeOptions::default()).await;
     let session = Caller { elicits: true }
         .serve(StreamableHttpClientTransport::from_uri(url.clone()))
         .await
