@@ -255,6 +255,24 @@ pub(crate) fn split(asked: InputRequiredResult, roots: Option<&Value>) -> Result
     })
 }
 
+/// Whether a caller that says it can answer `can` can answer `request`: a
+/// form needs elicitation (a URL to open, its URL mode; an empty
+/// elicitation capability is forms only), a sampling needs sampling, and
+/// roots need roots.
+pub(crate) fn can_answer(can: &ClientCapabilities, request: &InputRequest) -> bool {
+    match request {
+        InputRequest::Elicitation(asked) => can.elicitation.as_ref().is_some_and(|elicits| {
+            !matches!(
+                asked.params,
+                rmcp::model::ElicitRequestParams::UrlElicitationParams { .. }
+            ) || elicits.url.is_some()
+        }),
+        InputRequest::CreateMessage(_) => can.sampling.is_some(),
+        InputRequest::ListRoots(_) => can.roots.is_some(),
+        _ => false,
+    }
+}
+
 /// What a request asks for, as its method names it.
 pub(crate) fn method(request: &InputRequest) -> &'static str {
     match request {
@@ -319,6 +337,27 @@ mod tests {
         let state =
             asked(json!({"resultType": "input_required", "requestState": "s".repeat(65 * 1024)}));
         assert!(split(state, None).unwrap_err().contains("requestState"));
+    }
+
+    #[test]
+    fn a_url_to_open_goes_only_to_a_caller_that_opens_urls() {
+        let url: InputRequest = serde_json::from_value(json!({"method": "elicitation/create", "params": {
+            "mode": "url", "message": "Sign in", "url": "https://example.com/login", "elicitationId": "e1"
+        }}))
+        .unwrap();
+        let form: InputRequest =
+            serde_json::from_value(json!({"method": "elicitation/create", "params": {
+                "message": "Name?", "requestedSchema": {"type": "object", "properties": {}}
+            }}))
+            .unwrap();
+        let forms_only: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {}})).unwrap();
+        let urls: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {"form": {}, "url": {}}})).unwrap();
+        assert!(can_answer(&forms_only, &form));
+        assert!(!can_answer(&forms_only, &url));
+        assert!(can_answer(&urls, &url));
+        assert!(!can_answer(&ClientCapabilities::default(), &form));
     }
 
     #[test]

@@ -506,13 +506,8 @@ impl RemoteTool {
             if let Some(method) = split
                 .for_caller
                 .values()
+                .find(|request| !crate::upstream_input::can_answer(can, request))
                 .map(crate::upstream_input::method)
-                .find(|method| match *method {
-                    "elicitation/create" => can.elicitation.is_none(),
-                    "sampling/createMessage" => can.sampling.is_none(),
-                    "roots/list" => can.roots.is_none(),
-                    _ => true,
-                })
             {
                 return Err(format!(
                     "asked the caller for input it did not say it can give ({method})"

@@ -23,6 +23,60 @@ pub(crate) const ROUND_TTL: Duration = Duration::from_secs(10 * 60);
 /// Most honoured states remembered (each until it expires).
 const MAX_REMEMBERED: usize = 100_000;
 
+/// Most honoured states of one principal remembered at once: one caller
+/// answering fast cannot fill the memory that every caller's answers need.
+const MAX_REMEMBERED_PER_PRINCIPAL: usize = 10_000;
+
+/// The states honoured, until each expires, and how many are each
+/// principal's.
+#[derive(Default)]
+struct Honoured {
+    at: HashMap<String, (Instant, String)>,
+    per_principal: HashMap<String, usize>,
+}
+
+impl Honoured {
+    /// Forgets the states that have expired.
+    fn sweep(&mut self) {
+        let per_principal = &mut self.per_principal;
+        self.at.retain(|_, (at, who)| {
+            let keep = at.elapsed() < ROUND_TTL;
+            if !keep && let Some(count) = per_principal.get_mut(who) {
+                *count = count.saturating_sub(1);
+            }
+            keep
+        });
+        self.per_principal.retain(|_, count| *count > 0);
+    }
+
+    /// Marks `nonce` honoured for `who`, within `per_principal` of theirs;
+    /// or says why not.
+    fn honour(&mut self, nonce: String, who: &str, per_principal: usize) -> Result<(), String> {
+        if self.at.contains_key(&nonce) {
+            return Err("this requestState was used already; each answer counts once, so call again without it to be asked again".to_owned());
+        }
+        let full = |h: &Self| {
+            h.at.len() >= MAX_REMEMBERED
+                || h.per_principal.get(who).copied().unwrap_or(0) >= per_principal
+        };
+        if full(self) {
+            self.sweep();
+        }
+        if self.per_principal.get(who).copied().unwrap_or(0) >= per_principal {
+            return Err(
+                "this caller has too many answers being checked at once; call again later"
+                    .to_owned(),
+            );
+        }
+        if self.at.len() >= MAX_REMEMBERED {
+            return Err("too many answers are being checked at once; call again later".to_owned());
+        }
+        self.at.insert(nonce, (Instant::now(), who.to_owned()));
+        *self.per_principal.entry(who.to_owned()).or_insert(0) += 1;
+        Ok(())
+    }
+}
+
 /// What an input request asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -56,7 +110,9 @@ pub(crate) struct Opened {
 /// The server's sealing key and the states already honoured.
 pub(crate) struct Rounds {
     codec: RequestStateCodec,
-    honoured: Mutex<HashMap<String, Instant>>,
+    honoured: Mutex<Honoured>,
+    /// Most honoured states of one principal remembered at once.
+    per_principal: usize,
 }
 
 impl std::fmt::Debug for Rounds {
@@ -74,7 +130,8 @@ impl Rounds {
         let codec = RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())?;
         Ok(Self {
             codec,
-            honoured: Mutex::new(HashMap::new()),
+            honoured: Mutex::new(Honoured::default()),
+            per_principal: MAX_REMEMBERED_PER_PRINCIPAL,
         })
     }
 
@@ -157,16 +214,14 @@ impl Rounds {
         let sealed: Sealed = self.codec.open_json_with(state, &bound).map_err(|e| {
             format!("the requestState sent back is not one this server gave for this call ({e}); call again without it")
         })?;
-        let mut honoured = self.honoured.lock().unwrap_or_else(PoisonError::into_inner);
-        if honoured.len() >= MAX_REMEMBERED {
-            honoured.retain(|_, at| at.elapsed() < ROUND_TTL);
-        }
-        if honoured.len() >= MAX_REMEMBERED {
-            return Err("too many answers are being checked at once; call again later".to_owned());
-        }
-        if honoured.insert(sealed.nonce, Instant::now()).is_some() {
-            return Err("this requestState was used already; each answer counts once, so call again without it to be asked again".to_owned());
-        }
+        self.honoured
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .honour(
+                sealed.nonce,
+                principal.unwrap_or("anonymous"),
+                self.per_principal,
+            )?;
         Ok(Opened {
             asking: sealed.asking,
             upstream: sealed.upstream,
@@ -191,6 +246,25 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn one_caller_answering_fast_leaves_room_for_the_others() {
+        let mut rounds = Rounds::new().unwrap();
+        rounds.per_principal = 3;
+        let args = json!({});
+        let answer = |rounds: &Rounds, who: &str| {
+            let state = rounds
+                .seal(Asking::Questions, Some(who), "ask_question", &args)
+                .unwrap();
+            rounds.open_any(&state, Some(who), "ask_question", &args)
+        };
+        for _ in 0..3 {
+            answer(&rounds, "idp#mallory").unwrap();
+        }
+        let refused = answer(&rounds, "idp#mallory").unwrap_err();
+        assert!(refused.contains("this caller has too many"), "{refused}");
+        answer(&rounds, "idp#alice").unwrap();
+    }
 
     #[test]
     fn a_state_opens_once_for_its_own_principal_tool_and_arguments() {
