@@ -60,6 +60,9 @@ const ABANDONED_FOR: Duration = Duration::from_secs(5 * 60);
 #[derive(Clone, Default)]
 pub(crate) struct Asker {
     ask: Option<Arc<Ask>>,
+    /// Whether the caller opens URLs (URL-mode elicitation), not only
+    /// fills forms.
+    opens_urls: bool,
     sample: Option<Arc<Sample>>,
     audit: Option<Arc<Audit>>,
     asked: Arc<AtomicU32>,
@@ -88,6 +91,14 @@ impl Asker {
         self
     }
 
+    /// Says whether the caller opens URLs it is asked to (URL-mode
+    /// elicitation); a caller that only fills forms is never sent one.
+    #[must_use]
+    pub(crate) fn opening_urls(mut self, opens: bool) -> Self {
+        self.opens_urls = opens;
+        self
+    }
+
     /// Audits what is answered on the caller's behalf (by the agent's
     /// model) through `audit`.
     #[must_use]
@@ -105,7 +116,11 @@ impl Asker {
     pub(crate) fn can(&self) -> rmcp::model::ClientCapabilities {
         let mut can = rmcp::model::ClientCapabilities::default();
         if self.ask.is_some() {
-            can.elicitation = Some(rmcp::model::ElicitationCapability::default());
+            let mut elicits = rmcp::model::ElicitationCapability::default();
+            if self.opens_urls {
+                elicits.url = Some(rmcp::model::UrlElicitationCapability::default());
+            }
+            can.elicitation = Some(elicits);
         }
         if self.sample.is_some() {
             can.sampling = Some(rmcp::model::SamplingCapability::default());
@@ -150,6 +165,12 @@ impl Asker {
         let Some(ask) = &self.ask else {
             return Err(nobody("person"));
         };
+        if matches!(request, ElicitRequestParams::UrlElicitationParams { .. }) && !self.opens_urls {
+            return Err(ErrorData::invalid_request(
+                "the caller did not say it opens URLs (URL-mode elicitation); it can be asked forms only",
+                None,
+            ));
+        }
         let _place = self.take_place()?;
         tokio::select! {
             answer = ask(request) => Ok(answer),
@@ -421,5 +442,41 @@ impl Drop for Route {
         } else {
             routes[at].abandoned_until = Some(Instant::now() + ABANDONED_FOR);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use super::*;
+
+    fn filled() -> Asked {
+        Box::pin(async { ElicitResult::new(ElicitationAction::Accept) })
+    }
+
+    fn open_url() -> ElicitRequestParams {
+        serde_json::from_value(serde_json::json!({
+            "mode": "url", "message": "Sign in", "url": "https://example.com/login", "elicitationId": "e1"
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_url_to_open_reaches_only_a_caller_that_opens_urls() {
+        let forms_only = Asker::default().eliciting(|_| filled());
+        let refused = forms_only.ask(open_url()).await.unwrap_err();
+        assert!(refused.message.contains("opens URLs"), "{refused:?}");
+        assert!(
+            forms_only
+                .can()
+                .elicitation
+                .is_some_and(|e| e.url.is_none())
+        );
+        let opens = Asker::default().eliciting(|_| filled()).opening_urls(true);
+        assert_eq!(
+            opens.ask(open_url()).await.unwrap().action,
+            ElicitationAction::Accept
+        );
     }
 }

@@ -232,7 +232,11 @@ pub(super) fn parking(
     model: Option<&crate::sampling::SamplingModel>,
     audit: Option<&std::sync::Arc<crate::elicitation::Audit>>,
 ) -> Asker {
-    let mut asker = Asker::default();
+    let opens_urls = can
+        .elicitation
+        .as_ref()
+        .is_some_and(|elicits| elicits.url.is_some());
+    let mut asker = Asker::default().opening_urls(opens_urls);
     if let Some(model) = model.filter(|_| can.sampling.is_none()) {
         let (model, audit) = (model.clone(), audit.cloned());
         asker = asker.sampling(move |params| {

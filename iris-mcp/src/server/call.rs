@@ -480,6 +480,11 @@ impl McpConnection {
         let audit = self.relay_audit(tool, principal, context);
         let takes = peer.peer_info().map(|info| info.capabilities.clone());
         let mut asker = crate::elicitation::Asker::default().auditing(Arc::clone(&audit));
+        let opens_urls = takes
+            .as_ref()
+            .and_then(|c| c.elicitation.as_ref())
+            .is_some_and(|e| e.url.is_some());
+        asker = asker.opening_urls(opens_urls);
         if takes.as_ref().is_some_and(|c| c.elicitation.is_some()) {
             let (peer, audit) = (peer.clone(), Arc::clone(&audit));
             asker = asker.eliciting(move |request| {
