@@ -12,7 +12,7 @@ use std::time::Duration;
 use iris::definition::Capability;
 use iris::executor::CancellationToken;
 use iris::mcp::gateway::{AccessRule, AuditConfig, GatewayAuth, PrincipalLimits, TokenIssuer};
-use iris::mcp::server::{McpHttpServer, ServeOptions};
+use iris::mcp::server::ServeOptions;
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
@@ -22,6 +22,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 
 use super::oidc::Provider;
+use super::peers;
 use super::peers::Person;
 
 /// The gateway's public URI: what tokens must be made out to.
@@ -107,12 +108,7 @@ pub(super) async fn gateway_holding(
         max_sessions,
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
     (url, stop)
 }
 
@@ -798,12 +794,7 @@ async fn search_finds_only_granted_tools_and_stateless_artifacts_stay_the_caller
         tools: iris::mcp::server::ServedTools::EagerAndSearch,
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
 
     let stateless = |token: String| {
         let url = url.clone();
@@ -922,12 +913,7 @@ async fn run_control_and_skill_files_pass_the_rules_and_the_audit() {
                 skills: Some(skills),
                 ..ServeOptions::default()
             };
-            let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-                .await
-                .unwrap();
-            let url = http.url();
-            let stop = http.shutdown_token();
-            tokio::spawn(http.run());
+            let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
             (url, stop)
         }
     };
@@ -1291,16 +1277,7 @@ async fn guide_gateway(
         auth: agent.gateway_auth().cloned(),
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(
-        Arc::new(agent.executor().clone()),
-        ([127, 0, 0, 1], 0).into(),
-        options,
-    )
-    .await
-    .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(agent.executor().clone()), options).await;
 
     (url, stop)
 }

@@ -7,9 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iris::mcp::client::{McpClient, McpExposure, McpServerConfig};
-use iris::mcp::server::{McpHttpServer, ServeOptions};
+use iris::mcp::server::ServeOptions;
 use iris::serde_json::json;
 use iris::{Rule, RulePolicy, RunId, ToolContext, ToolExecutor, ToolRegistry, ToolUseBlock};
+
+use super::peers;
 
 /// Return the square of an integer.
 #[iris::tool(read_only)]
@@ -71,12 +73,7 @@ async fn sessions_past_the_cap_are_refused_and_an_ended_one_frees_its_place() {
         max_sessions: 2,
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::clone(&executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::clone(&executor), options).await;
 
     let first = McpClient::connect(config(&url)).await.unwrap();
     let _second = McpClient::connect(config(&url)).await.unwrap();
@@ -211,12 +208,7 @@ async fn serving_shared(
     executor: Arc<ToolExecutor>,
     options: ServeOptions,
 ) -> (String, iris::executor::CancellationToken) {
-    let http = McpHttpServer::bind(executor, ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(executor, options).await;
     (url, stop)
 }
 

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::peers::Person;
+use super::peers::{self, Person};
 use iris::executor::CancellationToken;
 use iris::mcp::server::{McpHttpServer, ServeOptions};
 use iris::{ToolExecutor, ToolRegistry};
@@ -44,12 +44,7 @@ async fn serving() -> (String, CancellationToken) {
         questions: true,
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
     (url, stop)
 }
 
@@ -232,12 +227,7 @@ async fn a_stateless_client_reaches_deferred_tools_by_the_name_search_gave() {
         tools: iris::mcp::server::ServedTools::EagerAndSearch,
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
 
     let client = stateless(&url, Person::Approves).await;
     let names = |listed: rmcp::model::ListToolsResult| -> Vec<String> {

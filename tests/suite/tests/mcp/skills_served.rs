@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use iris::mcp::server::{McpHttpServer, ServeOptions};
+use iris::mcp::server::ServeOptions;
+
+use super::peers;
 use iris::skills::{SkillRoots, SkillScope, Skills, Strictness};
 use iris::{ToolExecutor, ToolRegistry};
 use rmcp::ServiceExt as _;
@@ -49,12 +51,7 @@ async fn skills_are_offered_activated_per_session_and_their_files_read() {
         skills: Some(Skills::new(found.skills)),
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
     let client = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
 
     let listed = client.list_tools(None).await.unwrap();
@@ -171,12 +168,7 @@ async fn the_served_file_tools_never_touch_the_agent_its_skills_or_iris_state() 
         )],
         ..ServeOptions::default()
     };
-    let http = McpHttpServer::bind(Arc::new(executor), ([127, 0, 0, 1], 0).into(), options)
-        .await
-        .unwrap();
-    let url = http.url();
-    let stop = http.shutdown_token();
-    tokio::spawn(http.run());
+    let (url, stop) = peers::serve_http(Arc::new(executor), options).await;
     let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
     let call = |name: &str, arguments: Value| {
         CallToolRequestParams::new(name.to_owned())
