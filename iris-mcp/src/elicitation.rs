@@ -195,17 +195,7 @@ impl Asker {
             answer = fallback.sample(&request) => answer,
             () = self.ended.cancelled() => Err(nobody("caller")),
         };
-        if let Some(audit) = &self.audit {
-            audit(
-                "sampling/createMessage",
-                if answer.is_ok() {
-                    "model"
-                } else {
-                    "model_error"
-                },
-                started,
-            );
-        }
+        crate::sampling::audit_sampled(self.audit.as_deref(), started, answer.is_ok());
         answer
     }
 

@@ -117,6 +117,19 @@ impl SamplingModel {
     }
 }
 
+/// Writes the audit line of a sampling the agent's model answered (or could
+/// not), begun at `started`, when there is an audit.
+pub(crate) fn audit_sampled(
+    audit: Option<&crate::elicitation::Audit>,
+    started: std::time::Instant,
+    answered: bool,
+) {
+    if let Some(audit) = audit {
+        let outcome = if answered { "model" } else { "model_error" };
+        audit("sampling/createMessage", outcome, started);
+    }
+}
+
 /// The messages of a sampling request, as the model reads them: text only.
 fn messages(asked: &Value) -> Result<Vec<Message>, ErrorData> {
     let only_text = || {

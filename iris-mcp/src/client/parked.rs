@@ -244,14 +244,7 @@ pub(super) fn parking(
             Box::pin(async move {
                 let started = Instant::now();
                 let answer = model.sample(&params).await;
-                if let Some(audit) = audit {
-                    let outcome = if answer.is_ok() {
-                        "model"
-                    } else {
-                        "model_error"
-                    };
-                    audit("sampling/createMessage", outcome, started);
-                }
+                crate::sampling::audit_sampled(audit.as_deref(), started, answer.is_ok());
                 answer
             })
         });

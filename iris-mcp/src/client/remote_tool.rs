@@ -447,14 +447,7 @@ impl RemoteTool {
             }
             let started = std::time::Instant::now();
             let answer = sampler.sample(&request.params).await;
-            if let Some(audit) = audit {
-                let outcome = if answer.is_ok() {
-                    "model"
-                } else {
-                    "model_error"
-                };
-                audit("sampling/createMessage", outcome, started);
-            }
+            crate::sampling::audit_sampled(audit.map(|a| &**a), started, answer.is_ok());
             let answer = answer
                 .and_then(|answer| to_json(&answer))
                 .map_err(|error| {
