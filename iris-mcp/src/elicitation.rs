@@ -45,7 +45,7 @@ pub(crate) type Audit = dyn Fn(&str, &str, Instant) + Send + Sync;
 /// Most requests one call may put to its caller (forms and samplings
 /// together): a server cannot bury the person in forms, nor spend the
 /// caller's model at will.
-const MAX_ASKS_PER_CALL: u32 = 8;
+pub(crate) const MAX_ASKS_PER_CALL: u32 = 8;
 
 /// How long a call given up on (cancelled, or past its timeout) still
 /// counts as out: its server may not have stopped, and a request it sends
@@ -91,6 +91,14 @@ impl Asker {
         self
     }
 
+    /// Counts the call's requests in `asked`, shared with the other askers
+    /// of the same call (a call of several rounds has one a round).
+    #[must_use]
+    pub(crate) fn counting_in(mut self, asked: Arc<AtomicU32>) -> Self {
+        self.asked = asked;
+        self
+    }
+
     /// Says whether the caller opens URLs it is asked to (URL-mode
     /// elicitation); a caller that only fills forms is never sent one.
     #[must_use]
@@ -105,11 +113,6 @@ impl Asker {
     pub(crate) fn auditing(mut self, audit: Arc<Audit>) -> Self {
         self.audit = Some(audit);
         self
-    }
-
-    /// Whether anything can be put to the caller.
-    pub(crate) fn asks_anything(&self) -> bool {
-        self.ask.is_some() || self.sample.is_some()
     }
 
     /// What the caller can be asked: forms, samplings.
@@ -201,7 +204,7 @@ impl Asker {
 
     /// `fallback`'s answer (the server may not ask the caller), counted
     /// among the call's requests; or why nobody can answer.
-    async fn sample_with(
+    pub(crate) async fn sample_with(
         &self,
         request: CreateMessageRequestParams,
         fallback: Option<&crate::sampling::SamplingModel>,

@@ -130,7 +130,12 @@ pub(crate) fn audit_sampled(
     }
 }
 
-/// The messages of a sampling request, as the model reads them: text only.
+/// Most bytes of text one sampling may give the agent's model to read
+/// (messages and system prompt together).
+const MAX_INPUT_BYTES: usize = 256 * 1024;
+
+/// The messages of a sampling request, as the model reads them: text only,
+/// at most [`MAX_INPUT_BYTES`] with the system prompt.
 fn messages(asked: &Value) -> Result<Vec<Message>, ErrorData> {
     let only_text = || {
         ErrorData::invalid_params(
@@ -175,5 +180,48 @@ fn messages(asked: &Value) -> Result<Vec<Message>, ErrorData> {
             None,
         ));
     }
+    let read: usize = messages
+        .iter()
+        .map(|message| match message {
+            Message::User { text } => text.len(),
+            Message::Assistant { text, .. } => text.as_ref().map_or(0, String::len),
+            Message::Tool { .. } => 0,
+        })
+        .sum::<usize>()
+        + asked
+            .get("systemPrompt")
+            .and_then(Value::as_str)
+            .map_or(0, str::len);
+    if read > MAX_INPUT_BYTES {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "a sampling gives the agent's model {read} bytes to read; at most {MAX_INPUT_BYTES} are sampled"
+            ),
+            None,
+        ));
+    }
     Ok(messages)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use super::*;
+
+    #[test]
+    fn the_model_reads_text_only_and_not_without_bound() {
+        let text = |text: &str| json!({"messages": [{"role": "user", "content": {"type": "text", "text": text}}]});
+        assert_eq!(messages(&text("hi")).unwrap().len(), 1);
+        let image = json!({"messages": [{"role": "user", "content": {"type": "image", "data": "", "mimeType": "image/png"}}]});
+        assert!(messages(&image).unwrap_err().message.contains("only text"));
+        let flood = text(&"x".repeat(MAX_INPUT_BYTES + 1));
+        assert!(
+            messages(&flood)
+                .unwrap_err()
+                .message
+                .contains("bytes to read")
+        );
+        assert!(messages(&json!({"messages": []})).is_err());
+    }
 }

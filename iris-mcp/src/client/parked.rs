@@ -237,6 +237,9 @@ pub(super) fn parking(
         .as_ref()
         .is_some_and(|elicits| elicits.url.is_some());
     let mut asker = Asker::default().opening_urls(opens_urls);
+    if let Some(audit) = audit {
+        asker = asker.auditing(std::sync::Arc::clone(audit));
+    }
     if let Some(model) = model.filter(|_| can.sampling.is_none()) {
         let (model, audit) = (model.clone(), audit.cloned());
         asker = asker.sampling(move |params| {

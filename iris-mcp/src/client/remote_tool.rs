@@ -140,7 +140,7 @@ impl Tool for RemoteTool {
         let mut caller = Caller {
             asker: cx.extension::<crate::elicitation::Asker>().cloned(),
             handover: cx.extension::<Handover>().cloned(),
-            sampled: std::sync::atomic::AtomicU32::new(0),
+            sampled: Arc::default(),
         };
         // With nobody behind the call (an agent's run), a server that may
         // sample with the agent's model still has its requests counted.
@@ -158,13 +158,11 @@ impl Tool for RemoteTool {
 pub(super) struct Caller {
     pub(super) asker: Option<crate::elicitation::Asker>,
     pub(super) handover: Option<Handover>,
-    /// Samplings the agent's model answered during the call.
-    pub(super) sampled: std::sync::atomic::AtomicU32,
+    /// The call's requests of its caller and samplings of the agent's
+    /// model, counted together over all its rounds (at most
+    /// [`MAX_ASKS_PER_CALL`](crate::elicitation::MAX_ASKS_PER_CALL)).
+    pub(super) sampled: Arc<std::sync::atomic::AtomicU32>,
 }
-
-/// Most samplings the agent's model answers in one call (one round, for a
-/// caller with no session).
-const MAX_MODEL_SAMPLINGS: u32 = 8;
 
 /// What a round of input requests leads to.
 pub(super) enum Next {
@@ -436,18 +434,26 @@ impl RemoteTool {
             .map(|(key, _)| key.clone())
             .collect();
         let audit = caller.handover.as_ref().and_then(Handover::audit);
+        let cap = crate::elicitation::MAX_ASKS_PER_CALL;
         for key in keys {
             let Some(InputRequest::CreateMessage(request)) = split.for_caller.remove(&key) else {
                 continue;
             };
-            if caller.sampled.fetch_add(1, Ordering::Relaxed) >= MAX_MODEL_SAMPLINGS {
-                return Err(format!(
-                    "asked for a model more than {MAX_MODEL_SAMPLINGS} times in one call; the agent's model answers no more"
-                ));
-            }
-            let started = std::time::Instant::now();
-            let answer = sampler.sample(&request.params).await;
-            crate::sampling::audit_sampled(audit.map(|a| &**a), started, answer.is_ok());
+            // Counted and audited with the caller's other requests: by its
+            // asker when it has one, else here.
+            let answer = if let Some(asker) = &caller.asker {
+                asker.sample_with(request.params, Some(sampler)).await
+            } else {
+                if caller.sampled.fetch_add(1, Ordering::Relaxed) >= cap {
+                    return Err(format!(
+                        "asked more than {cap} times in one call; the agent's model answers no more"
+                    ));
+                }
+                let started = std::time::Instant::now();
+                let answer = sampler.sample(&request.params).await;
+                crate::sampling::audit_sampled(audit.map(|a| &**a), started, answer.is_ok());
+                answer
+            };
             let answer = answer
                 .and_then(|answer| to_json(&answer))
                 .map_err(|error| {

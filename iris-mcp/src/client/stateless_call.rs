@@ -64,7 +64,7 @@ impl RemoteTool {
         let caller = Caller {
             asker: None,
             handover: Some(handover.clone()),
-            sampled: std::sync::atomic::AtomicU32::new(0),
+            sampled: Arc::default(),
         };
         for _round in 0..MAX_ROUNDS {
             let (mut call, mut asks) = going.take().unwrap_or_else(|| {
@@ -81,7 +81,8 @@ impl RemoteTool {
                     &may_ask,
                     self.connection.config.sampler(),
                     handover.audit(),
-                );
+                )
+                .counting_in(Arc::clone(&caller.sampled));
                 (self.spawn_call(session, params.clone(), can, asker), asks)
             });
             let waited = tokio::time::timeout(timeout, async {

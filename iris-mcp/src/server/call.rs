@@ -425,12 +425,9 @@ impl McpConnection {
         if let Some(handover) = handover {
             return cx.with_extension(handover.clone());
         }
-        let asker = self.asker(tool, principal, context);
-        if asker.asks_anything() {
-            cx.with_extension(asker)
-        } else {
-            cx
-        }
+        // Even one that can ask the caller nothing: it counts and audits,
+        // as the caller's, what the agent's model answers on its behalf.
+        cx.with_extension(self.asker(tool, principal, context))
     }
 
     /// Audits what a server behind this one asks during the call of `tool`
