@@ -42,6 +42,15 @@ type Sample = dyn Fn(CreateMessageRequestParams) -> Sampled + Send + Sync;
 /// Writes an audit line: the method, the outcome, since when.
 pub(crate) type Audit = dyn Fn(&str, &str, Instant) + Send + Sync;
 
+/// Writes the audit line of a sampling the agent's model answered (or could
+/// not), begun at `started`, when there is an audit.
+pub(crate) fn audit_sampled(audit: Option<&Audit>, started: std::time::Instant, answered: bool) {
+    if let Some(audit) = audit {
+        let outcome = if answered { "model" } else { "model_error" };
+        audit("sampling/createMessage", outcome, started);
+    }
+}
+
 /// Most requests one call may put to its caller (forms and samplings
 /// together): a server cannot bury the person in forms, nor spend the
 /// caller's model at will.
@@ -198,7 +207,7 @@ impl Asker {
             answer = fallback.sample(&request) => answer,
             () = self.ended.cancelled() => Err(nobody("caller")),
         };
-        crate::sampling::audit_sampled(self.audit.as_deref(), started, answer.is_ok());
+        audit_sampled(self.audit.as_deref(), started, answer.is_ok());
         answer
     }
 

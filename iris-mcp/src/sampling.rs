@@ -117,19 +117,6 @@ impl SamplingModel {
     }
 }
 
-/// Writes the audit line of a sampling the agent's model answered (or could
-/// not), begun at `started`, when there is an audit.
-pub(crate) fn audit_sampled(
-    audit: Option<&crate::elicitation::Audit>,
-    started: std::time::Instant,
-    answered: bool,
-) {
-    if let Some(audit) = audit {
-        let outcome = if answered { "model" } else { "model_error" };
-        audit("sampling/createMessage", outcome, started);
-    }
-}
-
 /// Most bytes of text one sampling may give the agent's model to read
 /// (messages and system prompt together).
 const MAX_INPUT_BYTES: usize = 256 * 1024;

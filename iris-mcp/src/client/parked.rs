@@ -247,7 +247,7 @@ pub(super) fn parking(
             Box::pin(async move {
                 let started = Instant::now();
                 let answer = model.sample(&params).await;
-                crate::sampling::audit_sampled(audit.as_deref(), started, answer.is_ok());
+                crate::elicitation::audit_sampled(audit.as_deref(), started, answer.is_ok());
                 answer
             })
         });

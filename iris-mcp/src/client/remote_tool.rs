@@ -451,7 +451,7 @@ impl RemoteTool {
                 }
                 let started = std::time::Instant::now();
                 let answer = sampler.sample(&request.params).await;
-                crate::sampling::audit_sampled(audit.map(|a| &**a), started, answer.is_ok());
+                crate::elicitation::audit_sampled(audit.map(|a| &**a), started, answer.is_ok());
                 answer
             };
             let answer = answer
