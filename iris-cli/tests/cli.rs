@@ -162,6 +162,36 @@ fn call_runs_through_the_executor_with_its_exit_codes() {
 }
 
 #[test]
+fn check_says_how_the_model_takes_the_output_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |model: &str| {
+        format!(
+            "name: clerk\nmodel:\n  provider: anthropic\n  model: {model}\noutput:\n  name: invoice\n  schema: {{type: object, properties: {{total: {{type: integer, minimum: 0}}}}, required: [total]}}\n"
+        )
+    };
+    std::fs::write(
+        dir.path().join("old.yaml"),
+        file("claude-3-5-haiku-20241022"),
+    )
+    .unwrap();
+    let old = iris(dir.path(), &["check", "--agent", "old.yaml"]);
+    assert_eq!(old.status.code(), Some(0), "{}", stderr(&old));
+    let said = stdout(&old);
+    assert!(
+        said.contains("claude-3-5-haiku-20241022 has no structured outputs")
+            && said.contains("sent as a tool `invoice` the model must call"),
+        "{said}"
+    );
+    assert!(!said.contains("at ``"), "{said}");
+
+    std::fs::write(dir.path().join("new.yaml"), file("claude-sonnet-4-5")).unwrap();
+    let new = iris(dir.path(), &["check", "--agent", "new.yaml"]);
+    let said = stdout(&new);
+    assert!(!said.contains("the model must call"), "{said}");
+    assert!(said.contains("is not sent `minimum`"), "{said}");
+}
+
+#[test]
 fn check_reports_every_problem_with_its_place() {
     let dir = workspace();
     let good = iris(dir.path(), &["check", "--agent", "agent.yaml"]);

@@ -150,6 +150,33 @@ pub struct ModelResponse {
     pub finish: FinishReason,
 }
 
+impl ModelResponse {
+    /// This answer as the run reads it when the output format travelled as
+    /// the tool `answering` (a model without structured output): a call of
+    /// that tool is the final answer, its input the answer's text. Calls
+    /// beside it are not run: the answer ends the turn, as a text answer
+    /// does.
+    #[cfg(feature = "http")]
+    fn answered_by(mut self, answering: Option<&str>) -> Self {
+        let Some(at) =
+            answering.and_then(|name| self.tool_calls.iter().position(|call| call.name == name))
+        else {
+            return self;
+        };
+        let answer = self.tool_calls.swap_remove(at);
+        if !self.tool_calls.is_empty() {
+            tracing::debug!(
+                calls = self.tool_calls.len(),
+                "the model called tools beside its final answer; the answer ends the turn"
+            );
+        }
+        self.tool_calls.clear();
+        self.text = Some(answer.input.to_string());
+        self.finish = FinishReason::Stop;
+        self
+    }
+}
+
 /// A model that could not answer (after any retries of its own).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[error("the model failed: {message}")]

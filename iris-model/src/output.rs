@@ -59,6 +59,19 @@ impl OutputFormat {
         self.spec.parameters()
     }
 
+    /// What the model is told the answer is (the schema's description).
+    #[must_use]
+    pub fn description(&self) -> &str {
+        self.spec.description()
+    }
+
+    /// Why Anthropic's `model` is sent this format as a tool it must call
+    /// (it has no structured outputs, or the schema cannot be closed), or
+    /// `None` when it is sent as structured output.
+    pub(crate) fn anthropic_tool_reason(&self, model: &str) -> Option<String> {
+        tool_reason(model, &self.anthropic().1)
+    }
+
     /// Whether the given schema travels wrapped in an object.
     #[must_use]
     pub fn is_wrapped(&self) -> bool {
@@ -86,7 +99,7 @@ impl OutputFormat {
         match (config.provider, config.profile) {
             (crate::ModelProvider::OpenaiChat, crate::ServerProfile::Openai)
             | (crate::ModelProvider::OpenaiResponses, _) => self.openai().1,
-            (crate::ModelProvider::Anthropic, _) => self.anthropic().1,
+            (crate::ModelProvider::Anthropic, _) => anthropic_report(&config.model, self),
             (crate::ModelProvider::Gemini, _) => self.gemini().1,
             (crate::ModelProvider::OpenaiChat, _) => {
                 let (_, mut report) = self.openai();
@@ -126,6 +139,61 @@ impl OutputFormat {
             .cloned()
             .unwrap_or_else(|| json!({"type": "object"}));
         (schema, projection.report)
+    }
+}
+
+/// Model names (their start, dots read as dashes) of the Claude models
+/// that came before structured outputs and strict tools. A list of the old
+/// models, not of the new ones, so that a model released later is sent
+/// structured output without waiting for this list.
+const WITHOUT_STRUCTURED_OUTPUT: &[&str] = &[
+    "claude-instant",
+    "claude-2",
+    "claude-3",
+    "claude-sonnet-4-0",
+    "claude-sonnet-4-2025",
+    "claude-opus-4-0",
+    "claude-opus-4-2025",
+];
+
+/// Whether Anthropic's `model` takes structured output. The name may carry
+/// a router's prefix (`anthropic/…`, `anthropic.…`) and dots for dashes.
+fn anthropic_has_structured_output(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    let name = name.strip_prefix("anthropic.").unwrap_or(name);
+    let name = name.replace('.', "-").to_ascii_lowercase();
+    !WITHOUT_STRUCTURED_OUTPUT
+        .iter()
+        .any(|old| name.starts_with(old))
+}
+
+/// What Anthropic's `model` makes of `output`: when the model cannot take
+/// it as structured output, the report says it travels as the tool the
+/// model must call, and is not strict.
+fn anthropic_report(model: &str, output: &OutputFormat) -> ProjectionReport {
+    let (_, mut report) = output.anthropic();
+    if let Some(why) = tool_reason(model, &report) {
+        report.strict = false;
+        report.notes.push(ProjectionNote::NotStrict {
+            at: String::new(),
+            reason: format!(
+                "{why}: the schema is sent as a tool `{}` the model must call to answer",
+                output.name()
+            ),
+        });
+    }
+    report
+}
+
+/// Why the output travels to Anthropic's `model` as a tool, or `None` when
+/// it is sent as structured output.
+fn tool_reason(model: &str, report: &ProjectionReport) -> Option<String> {
+    if !anthropic_has_structured_output(model) {
+        Some(format!("{model} has no structured outputs"))
+    } else if !report.strict {
+        Some("the schema cannot be closed as structured outputs require".to_owned())
+    } else {
+        None
     }
 }
 

@@ -92,6 +92,9 @@ fn output_warnings(path: &Path, agent: &iris_agent::Agent) -> Vec<String> {
         .iter()
         .filter_map(|note| {
             let said = match note {
+                ProjectionNote::NotStrict { at, reason } if at.is_empty() => format!(
+                    "{provider} will not enforce this schema strictly ({reason}); Iris checks every answer against it"
+                ),
                 ProjectionNote::NotStrict { at, reason } => format!(
                     "{provider} will not enforce this schema strictly ({reason}, at `{at}`); Iris checks every answer against it"
                 ),

@@ -2,6 +2,7 @@
 //! in the existing projections, the key from the environment (never in
 //! errors or `Debug`), retries as for every adapter.
 
+mod output;
 mod stream;
 
 use iris_core::provider::{anthropic, anthropic_result};
@@ -123,26 +124,16 @@ impl Wire for MessagesWire {
             }
             body["tool_choice"] = choice;
         }
-        if let Some(output) = request.output {
-            let (schema, report) = output.anthropic();
-            if report.strict {
-                body["output_config"] =
-                    json!({"format": {"type": "json_schema", "schema": schema}});
-            } else {
-                // Structured outputs take closed objects only: a schema that
-                // cannot be closed would fail every turn. The runner still
-                // checks every answer against it.
-                tracing::warn!(
-                    output = output.name(),
-                    "the output's schema cannot be sent as Anthropic's structured output; answers are checked by the runner only"
-                );
-            }
-        }
+        output::send(endpoint.model(), request, &mut body);
         body
     }
 
     fn parse(answer: &Value) -> Result<ModelResponse, ModelError> {
         parse_response(answer)
+    }
+
+    fn answering_tool(endpoint: &HttpEndpoint, request: &ModelRequest<'_>) -> Option<String> {
+        output::answering_tool(endpoint.model(), request)
     }
 
     fn read_stream(

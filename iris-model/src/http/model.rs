@@ -49,6 +49,16 @@ pub trait Wire: Send + Sync + 'static {
     /// [`ModelError`] for an answer that does not have the API's shape.
     fn parse(answer: &Value) -> Result<ModelResponse, ModelError>;
 
+    /// The tool whose call is the run's final answer, when this API's
+    /// model is sent `request`'s output format as a tool it must call (it
+    /// has no structured output of its own): the call comes back as the
+    /// answer's text. `None` (the default) when the format is sent as the
+    /// API's structured output.
+    #[must_use]
+    fn answering_tool(_endpoint: &HttpEndpoint, _request: &ModelRequest<'_>) -> Option<String> {
+        None
+    }
+
     /// Reads a streamed answer, handing text to `on_delta` as it arrives.
     fn read_stream(
         response: reqwest::Response,
@@ -144,9 +154,12 @@ impl<W: Wire> Model for HttpModel<W> {
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let body = self.body(&request);
+        let answering = W::answering_tool(&self.endpoint, &request);
         Box::pin(async move {
             let answer = send(&self.endpoint, &W::headers(&self.endpoint), &body).await?;
-            W::parse(&answer).map_err(|e| e.redacting(&self.endpoint.api_key))
+            W::parse(&answer)
+                .map(|response| response.answered_by(answering.as_deref()))
+                .map_err(|e| e.redacting(&self.endpoint.api_key))
         })
     }
 
@@ -160,6 +173,7 @@ impl<W: Wire> Model for HttpModel<W> {
         }
         let mut body = self.body(&request);
         W::stream_body(&self.endpoint, &mut body);
+        let answering = W::answering_tool(&self.endpoint, &request);
         Box::pin(async move {
             let headers = W::headers(&self.endpoint);
             let url = W::stream_url(&self.endpoint.url);
@@ -167,6 +181,7 @@ impl<W: Wire> Model for HttpModel<W> {
                 W::read_stream(response, on_delta)
             })
             .await
+            .map(|response| response.answered_by(answering.as_deref()))
         })
     }
 }

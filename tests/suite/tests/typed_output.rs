@@ -444,6 +444,76 @@ async fn each_wire_sends_its_native_structured_output() {
     }
 }
 
+/// A Messages answer (Anthropic's documented shape) that calls `tool`
+/// with `input`, after a line of text.
+fn anthropic_tool_answer(tool: &str, input: &Value) -> Reply {
+    Reply::Status(
+        200,
+        json!({
+            "id": "msg_01Aq9w938a90dw8q",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-3-5-haiku-20241022",
+            "content": [
+                {"type": "text", "text": "Here is the invoice."},
+                {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": tool, "input": input}
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": null,
+            "usage": {"input_tokens": 512, "output_tokens": 61}
+        })
+        .to_string(),
+    )
+}
+
+#[tokio::test]
+async fn an_anthropic_model_without_structured_outputs_answers_through_a_forced_tool() {
+    let provider = Arc::new(Script::default());
+    let misfit = json!({"customer": "Ada Lovelace", "lines": []});
+    let fits: Value = iris::serde_json::from_str(INVOICE).unwrap();
+    provider.replies.lock().unwrap().extend([
+        anthropic_tool_answer("Invoice", &misfit),
+        anthropic_tool_answer("Invoice", &fits),
+    ]);
+    let base = serve(Arc::clone(&provider))
+        .await
+        .trim_end_matches("/chat/completions")
+        .to_owned();
+    let model = iris::model::AnthropicMessages::new(
+        "claude-3-5-haiku-20241022",
+        "",
+        &base,
+        std::time::Duration::from_secs(30),
+    )
+    .unwrap();
+    let runner = AgentRunner::new(agent(), Arc::new(model));
+    let dir = tempfile::tempdir().unwrap();
+    let got: Invoice = runner.run_for(TEXT, &cx(&dir, "forced")).await.unwrap();
+    assert_eq!(got, invoice());
+
+    let requests = provider.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2, "one misfit sent back, then the answer");
+    let first = &requests[0].1;
+    assert!(first.get("output_config").is_none(), "{first}");
+    assert_eq!(first["tools"][0]["name"], "Invoice");
+    assert_eq!(
+        first["tool_choice"],
+        json!({"type": "tool", "name": "Invoice"})
+    );
+    // The misfit went back as the answer it was, with its located fault.
+    let history = requests[1].1["messages"].as_array().unwrap();
+    let said = history[1]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        iris::serde_json::from_str::<Value>(said).unwrap(),
+        misfit,
+        "{history:?}"
+    );
+    assert!(
+        history[2].to_string().contains("total_cents"),
+        "{history:?}"
+    );
+}
+
 /// `INVOICE` answered in `wire`'s documented shape.
 fn documented_answer(wire: &str) -> Reply {
     use std::fmt::Write as _;
