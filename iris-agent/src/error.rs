@@ -125,6 +125,15 @@ pub enum AgentBuildError {
         /// What had it too, in words.
         second: String,
     },
+    /// A child agent served as a tool names no model, and none was given
+    /// for it.
+    #[error(
+        "child agent `{agent}` names no model and its parent none either: give its file (or its parent's) a `model` section"
+    )]
+    NoModel {
+        /// The child.
+        agent: String,
+    },
     /// A name the model cannot call.
     #[error("`{name}` cannot be offered to a model: {why}")]
     InvalidName {

@@ -55,7 +55,7 @@ pub use error::{AgentBuildError, RunError};
 pub use history::{ReadHistory, read_history};
 pub use iris_skills::Skills;
 pub use output::{Output, OutputError};
-pub use run::{AgentRunner, Answerer, Delegation, Questions, RunContext};
+pub use run::{AgentRunner, AgentTool, Answerer, Delegation, Questions, RunContext};
 pub use seal::{StateKey, StateKeyError};
 pub use state::{
     ChildRun, FinishedCall, OLDEST_RUN_STATE_VERSION, PendingItem, RUN_STATE_VERSION,

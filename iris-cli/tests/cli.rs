@@ -683,12 +683,12 @@ fn serving_over_http_names_its_workspace_and_the_agent_file_is_never_a_tools_fil
     assert!(stdout(&notes).contains("first line"), "{}", stdout(&notes));
 }
 
-/// A parent's children are agents, not tools: `serve` says which are not
-/// served and how to serve each, and a parent with no tool of its own is
-/// refused (finding: it served `ask_question` and `activate_skill` alone,
-/// without a word).
+/// A parent's children are served as tools that run them, with their
+/// model or their parent's: `serve` says which, and refuses a child that
+/// no model can run, naming it (finding: a parent with no tool of its own
+/// served `ask_question` and `activate_skill` alone, without a word).
 #[test]
-fn serve_names_the_children_it_cannot_serve() {
+fn serve_serves_a_parents_children_or_says_why_it_cannot() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("lead.yaml"),
@@ -700,16 +700,14 @@ fn serve_names_the_children_it_cannot_serve() {
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     let said = stderr(&refused);
     assert!(
-        said.contains("agent `lead` has no tools of its own")
-            && said.contains("`keeper` (`iris serve --agent ")
-            && said.contains("agent.yaml`)"),
+        said.contains("child agent `keeper` names no model and its parent none either"),
         "{said}"
     );
 
-    // With tools of its own the parent is served, and the child named.
+    // With a model the child is served beside the parent's own tools.
     std::fs::write(
         dir.path().join("lead.yaml"),
-        format!("{AGENT}agents:\n  - name: keeper\n    description: Keeps the files tidy.\n    file: agent.yaml\n"),
+        format!("{AGENT}model:\n  provider: openai_chat\n  model: local\n  base_url: http://127.0.0.1:9/v1\nagents:\n  - name: keeper\n    description: Keeps the files tidy.\n    file: agent.yaml\n"),
     )
     .unwrap();
     let said = serve_says(
@@ -726,9 +724,7 @@ fn serve_names_the_children_it_cannot_serve() {
     );
     assert!(said.contains("serving MCP at"), "{said}");
     assert!(
-        said.contains("the child agents of `")
-            && said.contains("are not served")
-            && said.contains("`keeper`"),
+        said.contains("serving the child agents `keeper` as tools"),
         "{said}"
     );
 }

@@ -161,3 +161,152 @@ fn the_inspector_lists_and_calls_through_the_gateway() {
     ]);
     assert_eq!(called["content"][0]["text"].as_str().unwrap().trim(), "2");
 }
+
+/// A chat-completions endpoint on loopback that gives every request the
+/// same answer (a message with `content`, or with `tool_calls`).
+fn chat_endpoint(message: Value) -> String {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let finish = if message.get("tool_calls").is_some() {
+                "tool_calls"
+            } else {
+                "stop"
+            };
+            let answer = serde_json::json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "scripted",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    format!("http://{address}/v1")
+}
+
+/// A parent's child agents are served as tools that run them: a typed
+/// child is listed with its output's schema and answers with structured
+/// content; a child that comes to wait for a person says for what.
+#[test]
+fn the_inspector_calls_a_parents_child_agents_as_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let judge = chat_endpoint(serde_json::json!({
+        "role": "assistant",
+        "content": r#"{"ok": true, "reason": "the sums agree"}"#,
+    }));
+    let writer = chat_endpoint(serde_json::json!({
+        "role": "assistant",
+        "content": null,
+        "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "write_file", "arguments": "{\"path\": \"out.txt\", \"content\": \"hi\"}"}}],
+    }));
+    std::fs::write(
+        dir.path().join("lead.yaml"),
+        format!(
+            "name: lead\ninstructions: Delegate.\npermissions:\n  tools: {{judge: allow, keeper: allow}}\nmodel:\n  provider: openai_chat\n  model: scripted\n  base_url: {writer}\nagents:\n  - name: judge\n    description: Judges whether an invoice adds up.\n    file: judge.yaml\n  - name: keeper\n    description: Keeps the files tidy.\n    file: keeper.yaml\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("judge.yaml"),
+        format!(
+            "name: judge\ninstructions: Judge.\nmodel:\n  provider: openai_chat\n  model: scripted\n  base_url: {judge}\noutput:\n  name: verdict\n  schema: {{type: object, properties: {{ok: {{type: boolean}}, reason: {{type: string}}}}, required: [ok, reason], additionalProperties: false}}\n"
+        ),
+    )
+    .unwrap();
+    // The keeper has no model of its own: it asks its parent's.
+    std::fs::write(
+        dir.path().join("keeper.yaml"),
+        "name: keeper\ninstructions: Keep.\ntools:\n  builtin: [file.write]\npermissions:\n  write: ask\n",
+    )
+    .unwrap();
+    let inspect = |args: &[&str]| -> Value {
+        let output = Command::new(peers().join("node_modules/.bin/mcp-inspector"))
+            .args([
+                "--cli",
+                env!("CARGO_BIN_EXE_iris"),
+                "serve",
+                "--agent",
+                "lead.yaml",
+            ])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "the inspector failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let listed = inspect(&["--method", "tools/list"]);
+    let tools = listed["tools"].as_array().unwrap();
+    let judge = tools.iter().find(|t| t["name"] == "judge").unwrap();
+    assert_eq!(
+        judge["inputSchema"]["required"],
+        serde_json::json!(["task"])
+    );
+    assert_eq!(
+        judge["outputSchema"]["required"],
+        serde_json::json!(["ok", "reason"]),
+        "{judge}"
+    );
+    assert!(tools.iter().any(|t| t["name"] == "keeper"), "{listed}");
+
+    let called = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "judge",
+        "--tool-arg",
+        "task=Does 3.50 + 4.50 make 8.00?",
+    ]);
+    assert_eq!(
+        called["structuredContent"],
+        serde_json::json!({"ok": true, "reason": "the sums agree"}),
+        "{called}"
+    );
+    assert_ne!(called["isError"], true, "{called}");
+
+    let waited = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "keeper",
+        "--tool-arg",
+        "task=Write hi to out.txt",
+    ]);
+    assert_eq!(waited["isError"], true, "{waited}");
+    let text = waited["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("wait for a person's decision on `write_file` (approval)"),
+        "{text}"
+    );
+    assert!(
+        !dir.path().join("out.txt").exists(),
+        "the write waited, never ran"
+    );
+}

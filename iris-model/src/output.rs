@@ -68,6 +68,7 @@ impl OutputFormat {
     /// Why Anthropic's `model` is sent this format as a tool it must call
     /// (it has no structured outputs, or the schema cannot be closed), or
     /// `None` when it is sent as structured output.
+    #[cfg(feature = "anthropic")]
     pub(crate) fn anthropic_tool_reason(&self, model: &str) -> Option<String> {
         tool_reason(model, &self.anthropic().1)
     }

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use iris_model::ModelConfig;
 use iris_model::{Model, ModelError, ModelOptions, ToolChoice};
 
-pub use control::delegation::Delegation;
+pub use control::delegation::{AgentTool, Delegation};
 pub use control::questions::{Answerer, Questions};
 
 use crate::durable::Durable;

@@ -52,10 +52,11 @@ pub(crate) async fn run(
             "`--no-auth` was given, but the agent file's `auth:` section says who may call; remove one of them",
         );
     }
-    let registry = agent.registry();
-    if let Some(refused) = children_not_served(agent, registry.len(), out) {
-        return refused;
+    let executor = Arc::new(agent.executor().clone());
+    if let Err(message) = serve_children(agent, &executor, out) {
+        return out.fail(Exit::Usage, &message);
     }
+    let registry = executor.registry();
     // Deferred tools stay behind `tool_search`, as a model in Iris finds
     // them; the agent's instructions go to the client's model.
     let deferring = registry
@@ -86,7 +87,6 @@ pub(crate) async fn run(
         unauthenticated: http.no_auth,
         ..ServeOptions::default()
     };
-    let executor = Arc::new(agent.executor().clone());
     let served = match transport {
         // Where it listens is said at every start (a port of 0 is chosen
         // by the system).
@@ -107,42 +107,54 @@ pub(crate) async fn run(
     }
 }
 
-/// A parent's children are agents, driven by a model turn after turn, and
-/// MCP serves tools: they are not served, and the operator is told so and
-/// how to serve them. A parent with no tool of its own would serve nothing
-/// but run control: refused.
-fn children_not_served(agent: &iris_agent::Agent, own_tools: usize, out: Out) -> Option<Exit> {
-    let children: Vec<String> = agent
-        .children()
-        .map(|child| match child.agent().origin() {
-            Some(file) => format!(
-                "`{}` (`{} serve --agent {}`)",
-                child.name(),
-                crate::output::program(),
-                file.display()
-            ),
-            None => format!("`{}`", child.name()),
-        })
-        .collect();
-    if children.is_empty() {
-        return None;
+/// A parent's children served as tools beside its own: each call runs the
+/// child with its model (its own, or the parent's), and a typed child lists
+/// its output's schema. The operator is told which, since each call spends
+/// the model.
+fn serve_children(
+    agent: &iris_agent::Agent,
+    executor: &iris_runtime::ToolExecutor,
+    out: Out,
+) -> Result<(), String> {
+    // The parent's model, made once when a child has none of its own.
+    let mut parent_model: Option<Arc<dyn iris_model::Model>> = None;
+    let mut names = Vec::new();
+    for child in agent.children() {
+        let tool = match iris_agent::AgentTool::new(child, None) {
+            Err(iris_agent::AgentBuildError::NoModel { .. }) if agent.model().is_some() => {
+                if parent_model.is_none() {
+                    parent_model = agent
+                        .model()
+                        .map(iris_model::ModelConfig::build_model)
+                        .transpose()
+                        .map_err(|e| {
+                            format!(
+                                "child agent `{}` is served with the model of `{}`, which cannot be made: {e}",
+                                child.name(),
+                                agent.name()
+                            )
+                        })?
+                        .map(Arc::from);
+                }
+                iris_agent::AgentTool::new(child, parent_model.clone())
+            }
+            made => made,
+        }
+        .map_err(|e| e.to_string())?;
+        executor
+            .shared_registry()
+            .update(|registry| registry.register(tool).map(|_| ()))
+            .map_err(|e| format!("child agent `{}` cannot be served: {e}", child.name()))?;
+        names.push(format!("`{}`", child.name()));
     }
-    let which = children.join(", ");
-    if own_tools == 0 {
-        return Some(out.fail(
-            Exit::Usage,
-            &format!(
-                "agent `{}` has no tools of its own: its work is done by its child agents {which}, which a model drives, and MCP serves tools. Serve a child's own file, or run the parent with `{} run`",
-                agent.name(),
-                crate::output::program()
-            ),
-        ));
+    if names.is_empty() {
+        return Ok(());
     }
     out.note(&format!(
-        "the child agents of `{}` are not served (a model drives them; MCP serves tools): {which}",
-        agent.name()
+        "serving the child agents {} as tools: each call runs the agent with its model",
+        names.join(", ")
     ));
-    None
+    Ok(())
 }
 
 /// The command's arguments.

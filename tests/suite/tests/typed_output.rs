@@ -653,3 +653,94 @@ async fn strict_nulls_read_as_left_out_and_patterns_are_checked() {
     let err = output.check(r#"{"code": "nope"}"#).unwrap_err().to_string();
     assert!(err.contains("$.code"), "{err}");
 }
+
+// ---- a child agent served as a tool ----
+
+fn served(child: &ChildAgent) -> ToolExecutor {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(iris::agent::AgentTool::new(child, None).unwrap())
+        .unwrap();
+    ToolExecutor::builder(registry)
+        .policy(iris::permissions::RulePolicy::new().other(iris::permissions::Rule::Allow))
+        .build()
+        .unwrap()
+}
+
+fn tool_cx(dir: &tempfile::TempDir) -> iris::ToolContext {
+    iris::ToolContext::builder(dir.path(), RunId::new("served")).build()
+}
+
+#[tokio::test]
+async fn a_typed_child_served_as_a_tool_answers_with_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Arc::new(ScriptedModel::new([Turn::text(INVOICE)]));
+    let child = ChildAgent::new("clerk", "Reads invoices.", agent())
+        .output(Output::of::<Invoice>())
+        .model(Arc::clone(&model));
+    let tool = iris::agent::AgentTool::new(&child, None).unwrap();
+    let schema = iris::Tool::definition(&tool).output_schema().unwrap();
+    assert_eq!(
+        schema["required"],
+        json!(["customer", "lines", "total_cents"])
+    );
+    let executor = served(&child);
+    let outcome = executor
+        .execute_one(
+            iris::ToolUseBlock::new("c1", "clerk", json!({"task": TEXT})),
+            &tool_cx(&dir),
+        )
+        .await;
+    let result = outcome.result().unwrap();
+    assert!(!result.is_error(), "{}", result.text_content());
+    let value: Invoice = iris::serde_json::from_value(result.data().unwrap().clone()).unwrap();
+    assert_eq!(value, invoice());
+    // The model was asked for the output, with the task as the message.
+    assert_eq!(
+        model.requests()[0].output.as_ref().unwrap().name(),
+        "Invoice"
+    );
+
+    // Arguments a child does not take are refused before any run.
+    let outcome = executor
+        .execute_one(
+            iris::ToolUseBlock::new("c2", "clerk", json!({"task": " ", "extra": 1})),
+            &tool_cx(&dir),
+        )
+        .await;
+    let refused = outcome.result().unwrap();
+    assert!(refused.is_error());
+    assert!(
+        refused.text_content().contains("`extra`"),
+        "{}",
+        refused.text_content()
+    );
+    assert_eq!(model.requests().len(), 1, "no second run");
+
+    // A value that is not an object answers under `response`.
+    let model = Arc::new(ScriptedModel::new([Turn::text(
+        r#"{"response": ["tea", "scones"]}"#,
+    )]));
+    let child = ChildAgent::new("lister", "Lists items.", agent())
+        .output(Output::of::<Vec<String>>())
+        .model(model);
+    let outcome = served(&child)
+        .execute_one(
+            iris::ToolUseBlock::new("c3", "lister", json!({"task": TEXT})),
+            &tool_cx(&dir),
+        )
+        .await;
+    assert_eq!(
+        outcome.result().unwrap().data(),
+        Some(&json!({"response": ["tea", "scones"]}))
+    );
+
+    // A child with no model, given none, is refused by name.
+    let orphan = ChildAgent::new("orphan", "Has no model.", agent());
+    let err = iris::agent::AgentTool::new(&orphan, None).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("child agent `orphan` names no model"),
+        "{err}"
+    );
+}

@@ -5,16 +5,16 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolResult, ToolUseBlock};
+use iris_core::{BoxFuture, RunId, ToolUseBlock};
 use iris_model::Message;
 use iris_runtime::journal::Journaled;
 use iris_runtime::telemetry::{execute_tool_span, tool_ended};
 use iris_runtime::{Reply, RunEvent};
-use serde_json::{Value, json};
+use serde_json::json;
 use tracing::Instrument as _;
 
 use super::journal::{Nested, UnderRoot};
-use super::results::{cut_off, limit, output_invalid, output_result, refused};
+use super::results::{Ending, ending, output_result};
 use super::{Delegator, Turn};
 use crate::children::child_run_id;
 use crate::engine::Engine;
@@ -288,17 +288,16 @@ fn settle(
 ) -> Answered {
     let depth = turn.runner.place.depth + 1;
     let name = child.name();
-    let (ending, result, state) = match outcome {
-        Ok(RunOutcome::Waiting(state)) => {
+    let (ending, result, state) = match ending(name, runner, outcome, ran_out) {
+        Ending::Waiting(state) => {
             return Answered::Waiting(Box::new(crate::WaitingItem::child(
                 call.clone(),
                 depth,
                 state,
             )));
         }
-        Ok(RunOutcome::Finished { text, state }) => {
+        Ending::Finished { output, state } => {
             // A typed output reaches the parent as structured content.
-            let output = state.output.clone().unwrap_or(Value::String(text));
             let result = output_result(output.clone()).with_data(json!({
                 "agent": name,
                 "run_id": state.run_id,
@@ -308,64 +307,7 @@ fn settle(
             }));
             ("finished", result, Some(state))
         }
-        Ok(RunOutcome::Refused {
-            hook,
-            reason,
-            state,
-        }) => ("refused", refused(name, &hook, &reason), Some(state)),
-        Ok(RunOutcome::OutputInvalid { text, error, state }) => {
-            let result = output_invalid(name, &text, &error, &state);
-            ("output_invalid", result, Some(state))
-        }
-        Ok(RunOutcome::CutOff { text, state }) => {
-            ("cut_off", cut_off(name, text, &state), Some(state))
-        }
-        Ok(RunOutcome::MaxSteps(state)) => {
-            let (ending, what) = if runner.place.out_of_tokens(&state.usage) {
-                (
-                    "max_tokens",
-                    format!("its token budget ({} used)", state.usage.total()),
-                )
-            } else {
-                ("max_steps", format!("its {} steps", state.step))
-            };
-            let result = limit(
-                name,
-                ending,
-                &format!(
-                    "child agent `{name}` used {what} without finishing; give it a narrower task, or do the rest yourself"
-                ),
-                &state,
-            );
-            (ending, result, Some(state))
-        }
-        Ok(RunOutcome::Cancelled(state)) if ran_out => {
-            let result = limit(
-                name,
-                "deadline",
-                &format!(
-                    "child agent `{name}` ran out of time before it finished; give it a narrower task, or do the rest yourself"
-                ),
-                &state,
-            );
-            ("deadline", result, Some(state))
-        }
-        Ok(RunOutcome::Cancelled(state)) => {
-            let result = ToolResult::error(
-                ToolErrorKind::Cancelled,
-                format!("child agent `{name}` was cancelled with the run"),
-            )
-            .with_data(json!({"status": "cancelled", "agent": name}));
-            ("cancelled", result, Some(state))
-        }
-        Err(err) => {
-            let result = ToolResult::error(
-                ToolErrorKind::Execution,
-                format!("child agent `{name}` failed: {err}"),
-            )
-            .with_data(json!({"status": "failed", "agent": name}));
-            ("failed", result, None)
-        }
+        Ending::Other(ending, result, state) => (ending, result, state),
     };
     announce(turn, child, call, Some(ending));
     let run = state.map(|state| {
@@ -392,13 +334,13 @@ fn child_context(cx: &RunContext, parent: &RunId, call_id: &str) -> RunContext {
 }
 
 /// A child's deadline while it runs: cancels its run when it passes.
-struct Deadline {
+pub(super) struct Deadline {
     timer: Option<tokio::task::JoinHandle<()>>,
     passed: Arc<AtomicBool>,
 }
 
 impl Deadline {
-    fn start(child: &ChildAgent, cx: &RunContext) -> Self {
+    pub(super) fn start(child: &ChildAgent, cx: &RunContext) -> Self {
         let passed = Arc::new(AtomicBool::new(false));
         let timer = child.time().map(|time| {
             let (cancel, passed) = (cx.cancel.clone(), Arc::clone(&passed));
@@ -412,7 +354,7 @@ impl Deadline {
     }
 
     /// Stops the timer; whether the deadline passed.
-    fn stop(self) -> bool {
+    pub(super) fn stop(self) -> bool {
         if let Some(timer) = self.timer {
             timer.abort();
         }

@@ -18,7 +18,10 @@
 mod child;
 mod journal;
 mod results;
+mod served;
 mod take_over;
+
+pub use served::AgentTool;
 
 use futures_util::StreamExt as _;
 use iris_core::{BoxFuture, ToolErrorKind, ToolResult, ToolSpec, ToolUseBlock};

@@ -4,12 +4,99 @@
 use iris_core::{ToolErrorKind, ToolResult};
 use serde_json::{Value, json};
 
-use crate::RunState;
+use crate::run::AgentRunner;
+use crate::{RunError, RunOutcome, RunState};
 
-/// A limit the child hit, as the parent model reads it.
+/// What a child's run came to, as its caller takes it.
+pub(super) enum Ending {
+    /// It waits for a person.
+    Waiting(RunState),
+    /// It answered: its typed output, or its text.
+    Finished { output: Value, state: RunState },
+    /// Anything else, with how it ended (`refused`, `max_steps`, ...) and
+    /// the error result the caller reads.
+    Other(&'static str, ToolResult, Option<RunState>),
+}
+
+/// What the run of child `name` under `runner` came to (`ran_out`: its
+/// deadline passed).
+pub(super) fn ending(
+    name: &str,
+    runner: &AgentRunner,
+    outcome: Result<RunOutcome, RunError>,
+    ran_out: bool,
+) -> Ending {
+    let (ending, result, state) = match outcome {
+        Ok(RunOutcome::Waiting(state)) => return Ending::Waiting(state),
+        Ok(RunOutcome::Finished { text, state }) => {
+            let output = state.output.clone().unwrap_or(Value::String(text));
+            return Ending::Finished { output, state };
+        }
+        Ok(RunOutcome::Refused {
+            hook,
+            reason,
+            state,
+        }) => ("refused", refused(name, &hook, &reason), Some(state)),
+        Ok(RunOutcome::OutputInvalid { text, error, state }) => {
+            let result = output_invalid(name, &text, &error, &state);
+            ("output_invalid", result, Some(state))
+        }
+        Ok(RunOutcome::CutOff { text, state }) => {
+            ("cut_off", cut_off(name, text, &state), Some(state))
+        }
+        Ok(RunOutcome::MaxSteps(state)) => {
+            let (ending, what) = if runner.place.out_of_tokens(&state.usage) {
+                (
+                    "max_tokens",
+                    format!("its token budget ({} used)", state.usage.total()),
+                )
+            } else {
+                ("max_steps", format!("its {} steps", state.step))
+            };
+            let result = limit(
+                name,
+                ending,
+                &format!(
+                    "child agent `{name}` used {what} without finishing; give it a narrower task, or do the rest yourself"
+                ),
+                &state,
+            );
+            (ending, result, Some(state))
+        }
+        Ok(RunOutcome::Cancelled(state)) if ran_out => {
+            let result = limit(
+                name,
+                "deadline",
+                &format!(
+                    "child agent `{name}` ran out of time before it finished; give it a narrower task, or do the rest yourself"
+                ),
+                &state,
+            );
+            ("deadline", result, Some(state))
+        }
+        Ok(RunOutcome::Cancelled(state)) => {
+            let result = ToolResult::error(
+                ToolErrorKind::Cancelled,
+                format!("child agent `{name}` was cancelled with the run"),
+            )
+            .with_data(json!({"status": "cancelled", "agent": name}));
+            ("cancelled", result, Some(state))
+        }
+        Err(err) => {
+            let result = ToolResult::error(
+                ToolErrorKind::Execution,
+                format!("child agent `{name}` failed: {err}"),
+            )
+            .with_data(json!({"status": "failed", "agent": name}));
+            ("failed", result, None)
+        }
+    };
+    Ending::Other(ending, result, state)
+}
+
 /// A child whose answer its token limit cut off: an error, with what it
 /// wrote (`partial`) for the parent to use or ask again.
-pub(super) fn cut_off(name: &str, text: String, state: &RunState) -> ToolResult {
+fn cut_off(name: &str, text: String, state: &RunState) -> ToolResult {
     let result = limit(
         name,
         "cut_off",
@@ -27,7 +114,8 @@ pub(super) fn cut_off(name: &str, text: String, state: &RunState) -> ToolResult 
     }
 }
 
-pub(super) fn limit(name: &str, status: &str, message: &str, state: &RunState) -> ToolResult {
+/// A limit the child hit, as the parent model reads it.
+fn limit(name: &str, status: &str, message: &str, state: &RunState) -> ToolResult {
     ToolResult::error(ToolErrorKind::Execution, message).with_data(json!({
         "status": status,
         "agent": name,
@@ -47,7 +135,7 @@ pub(super) fn output_result(output: Value) -> ToolResult {
 }
 
 /// A child a hook of its own stopped (its task, a request or an answer).
-pub(super) fn refused(name: &str, hook: &str, reason: &str) -> ToolResult {
+fn refused(name: &str, hook: &str, reason: &str) -> ToolResult {
     ToolResult::error(
         ToolErrorKind::PermissionDenied,
         format!("child agent `{name}` was stopped by its hook `{hook}`: {reason}"),
@@ -56,7 +144,7 @@ pub(super) fn refused(name: &str, hook: &str, reason: &str) -> ToolResult {
 }
 
 /// A child whose answers never fit its output.
-pub(super) fn output_invalid(
+fn output_invalid(
     name: &str,
     text: &str,
     error: &crate::OutputError,
