@@ -205,11 +205,10 @@ fn chat_endpoint(message: Value) -> String {
     format!("http://{address}/v1")
 }
 
-/// A parent's child agents are served as tools that run them: a typed
-/// child is listed with its output's schema and answers with structured
-/// content; a child that comes to wait for a person says for what.
-#[test]
-fn the_inspector_calls_a_parents_child_agents_as_tools() {
+/// A parent (`lead.yaml`) of a typed child with a model of its own
+/// (`judge.yaml`) and of a writer that asks its parent's (`keeper.yaml`),
+/// each model a loopback endpoint with one answer.
+fn child_agents() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let judge = chat_endpoint(serde_json::json!({
         "role": "assistant",
@@ -241,27 +240,39 @@ fn the_inspector_calls_a_parents_child_agents_as_tools() {
         "name: keeper\ninstructions: Keep.\ntools:\n  builtin: [file.write]\npermissions:\n  write: ask\n",
     )
     .unwrap();
-    let inspect = |args: &[&str]| -> Value {
-        let output = Command::new(peers().join("node_modules/.bin/mcp-inspector"))
-            .args([
-                "--cli",
-                env!("CARGO_BIN_EXE_iris"),
-                "serve",
-                "--agent",
-                "lead.yaml",
-            ])
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "the inspector failed:\n{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
-    };
+    dir
+}
+
+/// The inspector's answer to `args`, about `iris serve --agent FILE` (and
+/// `extra` serve arguments) in `dir`.
+fn inspect_in(dir: &tempfile::TempDir, file: &str, args: &[&str]) -> Value {
+    inspect_with(dir, &[file], args)
+}
+
+fn inspect_with(dir: &tempfile::TempDir, serve: &[&str], args: &[&str]) -> Value {
+    let output = Command::new(peers().join("node_modules/.bin/mcp-inspector"))
+        .args(["--cli", env!("CARGO_BIN_EXE_iris"), "serve", "--agent"])
+        .args(serve)
+        .args(args)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the inspector failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// A parent's child agents are served as tools that run them: a typed
+/// child is listed with its output's schema and answers with structured
+/// content; a child that comes to wait for a person says for what.
+#[test]
+fn the_inspector_calls_a_parents_child_agents_as_tools() {
+    let dir = child_agents();
+    let inspect = |args: &[&str]| inspect_in(&dir, "lead.yaml", args);
     let listed = inspect(&["--method", "tools/list"]);
     let tools = listed["tools"].as_array().unwrap();
     let judge = tools.iter().find(|t| t["name"] == "judge").unwrap();
@@ -308,5 +319,45 @@ fn the_inspector_calls_a_parents_child_agents_as_tools() {
     assert!(
         !dir.path().join("out.txt").exists(),
         "the write waited, never ran"
+    );
+}
+
+/// An agent file served as one tool (`--as-tool`): itself, run with its
+/// model, typed by its `output:`.
+#[test]
+fn an_agent_file_is_served_as_one_tool_that_runs_it() {
+    let dir = child_agents();
+    let listed = inspect_with(
+        &dir,
+        &["judge.yaml", "--as-tool"],
+        &["--method", "tools/list"],
+    );
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["judge"], "{listed}");
+    assert_eq!(
+        listed["tools"][0]["outputSchema"]["required"],
+        serde_json::json!(["ok", "reason"])
+    );
+    let called = inspect_with(
+        &dir,
+        &["judge.yaml", "--as-tool"],
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "judge",
+            "--tool-arg",
+            "task=Judge it.",
+        ],
+    );
+    assert_eq!(
+        called["structuredContent"],
+        serde_json::json!({"ok": true, "reason": "the sums agree"}),
+        "{called}"
     );
 }

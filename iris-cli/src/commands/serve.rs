@@ -52,10 +52,19 @@ pub(crate) async fn run(
             "`--no-auth` was given, but the agent file's `auth:` section says who may call; remove one of them",
         );
     }
-    let executor = Arc::new(agent.executor().clone());
-    if let Err(message) = serve_children(agent, &executor, out) {
-        return out.fail(Exit::Usage, &message);
-    }
+    let as_tool = sub.get_flag("as-tool");
+    let executor = if as_tool {
+        match the_agent_as_a_tool(agent) {
+            Ok(executor) => Arc::new(executor),
+            Err(message) => return out.fail(Exit::Usage, &message),
+        }
+    } else {
+        let executor = Arc::new(agent.executor().clone());
+        if let Err(message) = serve_children(agent, &executor, out) {
+            return out.fail(Exit::Usage, &message);
+        }
+        executor
+    };
     let registry = executor.registry();
     // Deferred tools stay behind `tool_search`, as a model in Iris finds
     // them; the agent's instructions go to the client's model.
@@ -79,10 +88,11 @@ pub(crate) async fn run(
         },
         // The gateway's clients with a person behind them (elicitation)
         // may be asked the model's questions.
-        questions: true,
+        // (Served as one tool, the agent's run asks and activates.)
+        questions: !as_tool,
         // The agent file's skills: `activate_skill`, and their files as
         // resources.
-        skills: agent.skills().cloned(),
+        skills: agent.skills().filter(|_| !as_tool).cloned(),
         auth: agent.gateway_auth().cloned(),
         unauthenticated: http.no_auth,
         ..ServeOptions::default()
@@ -157,6 +167,49 @@ fn serve_children(
     Ok(())
 }
 
+/// The agent itself as the one tool served (`--as-tool`): each call runs it
+/// with its model; its own policy judges the calls of its run, and the
+/// gateway's rules (by the agent's name) who may start one.
+fn the_agent_as_a_tool(
+    agent: &Arc<iris_agent::Agent>,
+) -> Result<iris_runtime::ToolExecutor, String> {
+    let description = agent
+        .output()
+        .map(|output| output.format().description().to_owned())
+        .filter(|said| said != "The final answer.")
+        .unwrap_or_else(|| {
+            format!(
+                "Runs the agent `{}` on a task and answers with what it comes to.",
+                agent.name()
+            )
+        });
+    let itself = iris_agent::ChildAgent::new(agent.name(), description, Arc::clone(agent));
+    let model = agent
+        .model()
+        .map(iris_model::ModelConfig::build_model)
+        .transpose()
+        .map_err(|e| {
+            format!(
+                "`--as-tool` runs agent `{}` with its model, which cannot be made: {e}",
+                agent.name()
+            )
+        })?
+        .map(Arc::from);
+    let tool = iris_agent::AgentTool::new(&itself, model).map_err(|e| match e {
+        iris_agent::AgentBuildError::NoModel { .. } => format!(
+            "`--as-tool` runs agent `{}` with its model, and it names none: give its file a `model` section",
+            agent.name()
+        ),
+        other => other.to_string(),
+    })?;
+    let mut registry = iris_runtime::ToolRegistry::new();
+    registry.register(tool).map_err(|e| e.to_string())?;
+    iris_runtime::ToolExecutor::builder(registry)
+        .policy(iris_runtime::RulePolicy::new().other(iris_runtime::Rule::Allow))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 /// The command's arguments.
 pub(crate) fn command() -> Command {
     Command::new("serve")
@@ -173,6 +226,12 @@ pub(crate) fn command() -> Command {
                 .action(ArgAction::SetTrue)
                 .requires("http")
                 .help("Serve a non-loopback HTTP address without `auth:` (anyone may call)"),
+        )
+        .arg(
+            Arg::new("as-tool")
+                .long("as-tool")
+                .action(ArgAction::SetTrue)
+                .help("Serve the agent itself as one tool that runs it with its model (typed by its `output:`), instead of its tools"),
         )
         .arg(crate::catalog::workspace_arg())
         .args(crate::catalog::args())
