@@ -66,6 +66,24 @@ pub trait Engine: Send + Sync + 'static {
         Box::pin(async move { Ok(disclosed) })
     }
 
+    /// What the `model.after` hooks made of step `step`'s answer, as the
+    /// run's first attempt judged it (`judged` is this attempt's verdict,
+    /// `null` when the answer came back kept and the hooks did not judge
+    /// it): an engine keeps the first, so that a replay takes the path
+    /// the first attempt took. The hooks judge an answer where it is asked
+    /// for, so [`Engine::answer`] keeps it as they left it (redacted, or
+    /// emptied when refused), never the model's raw words; this is where
+    /// their verdict is kept. By default, `judged`. The loop asks only
+    /// when the agent has `model.after` hooks.
+    fn judged(
+        &self,
+        step: u32,
+        judged: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, JournalError>> {
+        let _ = step;
+        Box::pin(async move { Ok(judged) })
+    }
+
     /// Keeps the run's state at a step boundary, for those who look at the
     /// run from outside (its status, its waiting calls). A failure stops
     /// the run.

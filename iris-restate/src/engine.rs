@@ -144,6 +144,21 @@ impl Engine for RestateEngine {
         })
     }
 
+    fn judged(
+        &self,
+        step: u32,
+        judged: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, JournalError>> {
+        Box::pin(async move {
+            self.ctx
+                .run(move || async move { HandlerResult::Ok(Json(judged)) })
+                .name(format!("model.after on step {step}"))
+                .await
+                .map(Json::into_inner)
+                .map_err(|e| kept_no(format!("the model.after hooks' verdict on step {step}"), &e))
+        })
+    }
+
     fn save<'a>(
         &'a self,
         state: &'a RunState,

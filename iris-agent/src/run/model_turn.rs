@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use iris_core::{ToolName, ToolSpec};
 use iris_model::{Message, ModelOptions, ModelResponse};
-use iris_runtime::hooks::{Denial, InheritedGuards, Steer};
+use iris_runtime::hooks::{AfterVerdict, Denial, InheritedGuards, Steer};
 use iris_runtime::{ToolExecutor, ToolRegistry};
 use serde_json::{Value, json};
 
@@ -159,29 +159,85 @@ pub(super) async fn before<'a>(
     Ok((request, offered))
 }
 
-/// `model.after` on `response`, the answer to `state`'s run: its text
-/// redacted in place when a hook redacts it; when a hook retries it, its
-/// text (its calls never run) and the feedback added to `state`'s history
-/// (`true`: ask the model again). An answer that passes is told to
-/// observers now when it was `held` back from streaming.
+/// What the `model.after` hooks made of an answer: their verdict, or the
+/// hook that refused it.
+pub(super) type Judged = Result<AfterVerdict, Denial>;
+
+/// `model.after` on `response`, the answer to `run`: its text redacted in
+/// place when a hook redacts it, and all of it dropped (text and calls,
+/// its usage kept) when a hook refuses it. Called where the answer is
+/// asked for, so that an engine keeps the answer as the hooks left it,
+/// never the model's raw words.
+pub(super) async fn judge(
+    executor: &ToolExecutor,
+    guards: Option<&InheritedGuards>,
+    run: &iris_core::RunId,
+    response: &mut ModelResponse,
+) -> Judged {
+    let judged = executor
+        .model_after(run, answer_view(response), guards)
+        .await;
+    if let Ok(verdict) = &judged {
+        if let Some((hook, text)) = &verdict.redacted {
+            tracing::info!(target: "iris::telemetry", hook = %hook, "a model.after hook redacted the answer before it was recorded");
+            response.text = Some(text.clone());
+        }
+    } else {
+        response.text = None;
+        response.tool_calls.clear();
+    }
+    judged
+}
+
+/// A verdict as an engine keeps it.
+pub(super) fn kept(judged: &Judged) -> Value {
+    match judged {
+        Ok(verdict) => {
+            json!({"redacted_by": verdict.redacted.as_ref().map(|(hook, _)| hook), "retry": verdict.retry})
+        }
+        Err(denial) => json!({"refused": [denial.hook, denial.reason]}),
+    }
+}
+
+/// A verdict an engine kept, read back against the answer it kept (already
+/// redacted); `None` for anything else (no verdict was kept).
+pub(super) fn read_kept(kept: &Value, response: &ModelResponse) -> Option<Judged> {
+    let pair = |value: &Value| -> Option<(String, String)> {
+        Some((
+            value.get(0)?.as_str()?.to_owned(),
+            value.get(1)?.as_str()?.to_owned(),
+        ))
+    };
+    if let Some(refused) = kept.get("refused") {
+        let (hook, reason) = pair(refused)?;
+        return Some(Err(Denial { hook, reason }));
+    }
+    let object = kept.as_object()?;
+    let redacted = object
+        .get("redacted_by")
+        .and_then(Value::as_str)
+        .map(|hook| (hook.to_owned(), response.text.clone().unwrap_or_default()));
+    let retry = object.get("retry").and_then(pair);
+    Some(Ok(AfterVerdict { redacted, retry }))
+}
+
+/// Acts on what the `model.after` hooks made of `response`, the answer to
+/// `state`'s run (`judge` applied it to the answer): when a hook retries
+/// it, its text (its calls never run) and the feedback are added to
+/// `state`'s history (`true`: ask the model again). An answer that passes
+/// is told to observers now when it was `held` back from streaming.
 ///
 /// # Errors
 /// The hook that refused the answer, or the last that retried it once
 /// [`MAX_RETRIES_IN_A_ROW`] in a row were spent.
-pub(super) async fn after(
+pub(super) fn after(
     executor: &ToolExecutor,
-    guards: Option<&InheritedGuards>,
+    judged: Judged,
     state: &mut RunState,
-    response: &mut ModelResponse,
+    response: &ModelResponse,
     held: bool,
 ) -> Result<bool, Denial> {
-    let verdict = executor
-        .model_after(&state.run_id, answer_view(response), guards)
-        .await?;
-    if let Some((hook, text)) = verdict.redacted {
-        tracing::info!(target: "iris::telemetry", hook = %hook, "a model.after hook redacted the answer before it was recorded");
-        response.text = Some(text);
-    }
+    let verdict = judged?;
     let Some((hook, feedback)) = verdict.retry else {
         // What was held back while the hooks judged it.
         if let Some(text) = response.text.as_deref().filter(|t| held && !t.is_empty()) {

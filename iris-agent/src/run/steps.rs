@@ -177,7 +177,7 @@ impl AgentRunner {
                     }
                 }
             }
-            let Some(response) = self.answer(&state, &request, held, cx).await else {
+            let Some((response, judged)) = self.answer(&state, &request, held, cx).await else {
                 return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
             };
             let mut response = match response {
@@ -190,9 +190,10 @@ impl AgentRunner {
             state.step += 1;
             state.usage += response.usage;
             if held {
-                let guards = self.place.guards.as_ref();
-                let judged = model_turn::after(executor, guards, &mut state, &mut response, held);
-                match judged.await {
+                let judged = self
+                    .kept_verdict(state.step, judged, &state.run_id, &mut response)
+                    .await?;
+                match model_turn::after(executor, judged, &mut state, &response, held) {
                     // An output guardrail: nothing of the answer is acted
                     // on or recorded.
                     Err(refusal) => return Ok(self.end(refused(refusal, state), cx).await),
@@ -326,17 +327,50 @@ impl AgentRunner {
         outcome
     }
 
-    /// The model's answer to the run so far, asked as `turn` says; `None`
-    /// when the run was cancelled while it was asked. `held`: a
-    /// `model.after` hook judges the answer first, so nothing of it
-    /// streams to observers or is recorded in the trace.
+    /// What the `model.after` hooks made of step `step`'s answer: this
+    /// attempt's verdict (`judged`, when the hooks judged it as it was
+    /// asked for), kept by the engine, or on a replay the one the engine
+    /// kept; the hooks judge the kept answer only when no verdict was kept
+    /// (a crash between the two).
+    async fn kept_verdict(
+        &self,
+        step: u32,
+        judged: Option<model_turn::Judged>,
+        run: &iris_core::RunId,
+        response: &mut ModelResponse,
+    ) -> Result<model_turn::Judged, RunError> {
+        if let Some(engine) = &self.engine {
+            let this = judged
+                .as_ref()
+                .map_or(serde_json::Value::Null, model_turn::kept);
+            let kept = engine.judged(step, this).await.map_err(RunError::Engine)?;
+            if let Some(kept) = model_turn::read_kept(&kept, response) {
+                return Ok(kept);
+            }
+        }
+        if let Some(judged) = judged {
+            return Ok(judged);
+        }
+        let (executor, guards) = (self.agent.executor(), self.place.guards.as_ref());
+        Ok(model_turn::judge(executor, guards, run, response).await)
+    }
+
+    /// The model's answer to the run so far, asked as `turn` says, with
+    /// what the `model.after` hooks made of it when `held` (they judge it
+    /// as it is asked for, so nothing of it streams to observers, is
+    /// recorded in the trace or is kept by an engine before they passed
+    /// it; `None` when an engine gave back a kept answer); `None` when the
+    /// run was cancelled while it was asked.
     pub(super) async fn answer(
         &self,
         state: &RunState,
         turn: &TurnRequest<'_>,
         held: bool,
         cx: &RunContext,
-    ) -> Option<Result<ModelResponse, ModelError>> {
+    ) -> Option<(
+        Result<ModelResponse, ModelError>,
+        Option<model_turn::Judged>,
+    )> {
         let messages = match self.agent.results_budget() {
             Some(budget) => {
                 history::within_budget(&state.messages, budget, |tool| self.is_read_only(tool))
@@ -382,13 +416,26 @@ impl AgentRunner {
         // the hooks have passed it.
         let streaming = executor.has_observers() && !held;
         let (model, on_delta) = (&self.model, &on_delta);
+        let judged = std::sync::Mutex::new(None);
+        let (verdict, guards) = (&judged, self.place.guards.as_ref());
         // The model is asked only when no engine keeps this step's answer.
-        let ask = move || {
-            if streaming {
+        let ask = move || -> iris_core::BoxFuture<'_, Result<ModelResponse, ModelError>> {
+            let asked = if streaming {
                 model.complete_streaming(request, on_delta)
             } else {
                 model.complete(request)
+            };
+            if !held {
+                return asked;
             }
+            Box::pin(async move {
+                let mut response = asked.await?;
+                let judged = model_turn::judge(executor, guards, run_id, &mut response).await;
+                *verdict
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(judged);
+                Ok(response)
+            })
         };
         let span = super::spans::chat(self.model_config(), &request);
         if !turn.steered_by.is_empty() {
@@ -404,7 +451,10 @@ impl AgentRunner {
             () = cx.cancel.cancelled() => None,
         };
         super::spans::chat_ended(&span, self.model_config(), answered.as_ref(), !held);
-        answered
+        let judged = judged
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        answered.map(|answered| (answered, judged))
     }
 
     /// The tools this step offers, and the context its calls run in

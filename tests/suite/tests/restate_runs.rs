@@ -122,6 +122,70 @@ fn typed_cashier(dir: PathBuf) -> FnModel {
     })
 }
 
+/// The cashier's calls, then a rude answer, then one with the card
+/// number; each step asked noted in `asked.txt`.
+fn careless_cashier(dir: PathBuf) -> FnModel {
+    let calls = vec![ToolUseBlock::new("c1", "charge", json!({"cents": 1200}))];
+    FnModel::new(move |request| {
+        let step = asked_at(request, &dir);
+        let text = |text: &str| iris::model::ModelResponse {
+            text: Some(text.to_owned()),
+            ..iris::model::ModelResponse::default()
+        };
+        Ok(match step {
+            1 => iris::testing::calling_then_reporting(&calls, request),
+            2 => text("What a stupid question."),
+            _ => text("Your card 4111 1111 1111 1111 was charged 1200."),
+        })
+    })
+}
+
+/// The cashier with two `model.after` hooks: one sends a rude answer back,
+/// one redacts card numbers; each answer judged is noted in `judged.txt`.
+fn judged_cashier(dir: &Path) -> Agent {
+    use iris::hooks::{HookInput, HookRegistration, ModelAfterAnswer};
+    let noted = dir.join("judged.txt");
+    let polite = HookRegistration::model_after("polite", move |input: &HookInput| {
+        let text = input.answer.as_ref().unwrap()["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        {
+            use std::io::Write as _;
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&noted)
+                .unwrap();
+            writeln!(file, "{}", text.len()).unwrap();
+        }
+        if text.contains("stupid") {
+            ModelAfterAnswer::retry("Answer politely.")
+        } else {
+            ModelAfterAnswer::Accept
+        }
+    });
+    let cards = HookRegistration::model_after("cards", |input: &HookInput| {
+        let text = input.answer.as_ref().unwrap()["text"]
+            .as_str()
+            .unwrap_or("");
+        if text.contains("4111") {
+            ModelAfterAnswer::redact(text.replace("4111 1111 1111 1111", "[card]"))
+        } else {
+            ModelAfterAnswer::Accept
+        }
+    });
+    let mut registry = ToolRegistry::new();
+    registry.register(Charge).unwrap();
+    let executor = ToolExecutor::builder(registry)
+        .policy(RulePolicy::new().write(Rule::Allow))
+        .hook(polite)
+        .hook(cards)
+        .build()
+        .unwrap();
+    Agent::builder(executor).name("cashier").build().unwrap()
+}
+
 /// Three charges and a receipt in one step, then a report.
 fn charging_model() -> FnModel {
     let calls = vec![
@@ -155,6 +219,9 @@ enum Mode {
     NestedQuestion,
     /// The cashier answers a typed receipt, wrong once.
     Typed,
+    /// The cashier's answers judged by `model.after` hooks: sent back
+    /// once, then a card number redacted.
+    Redacted,
 }
 
 impl Mode {
@@ -171,6 +238,7 @@ impl Mode {
             Mode::Discovery => "discovery",
             Mode::NestedQuestion => "nested-question",
             Mode::Typed => "typed",
+            Mode::Redacted => "redacted",
         }
     }
 }
@@ -298,6 +366,9 @@ async fn replica(port: u16, dir: &Path, mode: Mode) {
         Mode::Charges => AgentRunner::new(cashier_agent(false), charging_model()),
         Mode::Typed => AgentRunner::new(cashier_agent(false), typed_cashier(dir.to_path_buf()))
             .with_output(iris::agent::Output::of::<Receipt>()),
+        Mode::Redacted => {
+            AgentRunner::new(judged_cashier(dir), careless_cashier(dir.to_path_buf()))
+        }
         Mode::Discovery => AgentRunner::new(refunding_agent(), refunding_model(dir.to_path_buf())),
         Mode::NestedQuestion => {
             let till = ChildAgent::new("till", "Charges orders.", cashier_agent(false)).model(
@@ -389,6 +460,7 @@ async fn replica_entry() {
             Some("discovery") => Mode::Discovery,
             Some("nested-question") => Mode::NestedQuestion,
             Some("typed") => Mode::Typed,
+            Some("redacted") => Mode::Redacted,
             _ => Mode::Allow,
         };
         replica(port, &dir, mode).await;
@@ -1026,4 +1098,78 @@ async fn a_typed_output_is_kept_through_a_killed_replica() {
             sent_to: "ann@example.com".to_owned()
         }
     );
+}
+
+/// A `model.after` hook's redaction reaches the journal, not the model's
+/// raw words; killed inside the third step, the next replica takes the
+/// kept verdicts of the first two (the rude answer sent back) without the
+/// hooks judging them again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_journal_keeps_answers_as_the_hooks_left_them() {
+    let server = RestateServer::start().await;
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let first = Replica::start(port, dir.path(), Mode::Redacted, Some("model_step_3")).await;
+    server.register(&format!("http://127.0.0.1:{port}")).await;
+    start(&server, "redacted").await;
+    let ended = first.died().await;
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&ended),
+        Some(9)
+    );
+    let second = Replica::start(port, dir.path(), Mode::Redacted, None).await;
+    let report = report(&server, "redacted").await;
+    drop(second);
+    assert_eq!(report.text, "Your card [card] was charged 1200.");
+    assert_eq!(lines(&dir.path().join("asked.txt")), ["1", "2", "3", "3"]);
+    assert_eq!(lines(&dir.path().join("charges.txt")), ["1200"]);
+    // Steps 1 and 2 judged once (by the first replica), step 3 once (by
+    // the second, the first died before its answer came).
+    assert_eq!(lines(&dir.path().join("judged.txt")).len(), 3);
+    let rows = server
+        .query(
+            "SELECT j.index, j.entry_type, j.name, j.entry_json FROM sys_journal j \
+             JOIN sys_invocation i ON j.id = i.id \
+             WHERE i.target_service_key = 'redacted' ORDER BY j.index",
+        )
+        .await;
+    let journal = journal_text(&rows);
+    assert!(journal.contains("model.after on step 2"), "{journal}");
+    assert!(journal.contains("[card]"), "{journal}");
+    assert!(!journal.contains("4111"), "{journal}");
+}
+
+/// Every entry of `rows` as text: its JSON, with each payload (an array of
+/// bytes) read as UTF-8.
+fn journal_text(rows: &[Value]) -> String {
+    fn payloads(value: &Value, out: &mut String) {
+        match value {
+            Value::Array(items)
+                if !items.is_empty()
+                    && items.iter().all(|i| i.as_u64().is_some_and(|b| b < 256)) =>
+            {
+                let bytes: Vec<u8> = items
+                    .iter()
+                    .filter_map(|i| i.as_u64().and_then(|b| u8::try_from(b).ok()))
+                    .collect();
+                out.push_str(&String::from_utf8_lossy(&bytes));
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|i| payloads(i, out)),
+            Value::Object(map) => map.values().for_each(|v| payloads(v, out)),
+            Value::String(text) => {
+                out.push_str(text);
+                out.push('\n');
+                if let Ok(inner) = iris::serde_json::from_str::<Value>(text) {
+                    payloads(&inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        payloads(row, &mut out);
+    }
+    out
 }

@@ -120,6 +120,15 @@ impl Engine for Nested {
         self.0.disclosed(step, disclosed)
     }
 
+    fn judged(
+        &self,
+        step: u32,
+        judged: serde_json::Value,
+    ) -> iris_core::BoxFuture<'_, Result<serde_json::Value, iris_runtime::journal::JournalError>>
+    {
+        self.0.judged(step, judged)
+    }
+
     fn save<'a>(
         &'a self,
         _state: &'a RunState,
