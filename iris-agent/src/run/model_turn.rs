@@ -8,7 +8,7 @@ use iris_core::{ToolName, ToolSpec};
 use iris_model::{Message, ModelOptions, ModelResponse};
 use iris_runtime::hooks::{AfterVerdict, Denial, InheritedGuards, Steer};
 use iris_runtime::{ToolExecutor, ToolRegistry};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::RunState;
 
@@ -53,19 +53,27 @@ impl<'a> TurnRequest<'a> {
     }
 }
 
-/// What `model.before` hooks see of a request.
+/// What `model.before` hooks see of a request (built once a turn, so each
+/// map is made at its size).
 fn request_view(
     instructions: Option<&str>,
     messages: &[Message],
     tools: &[ToolSpec],
     options: &ModelOptions,
 ) -> Value {
-    json!({
-        "instructions": instructions,
-        "messages": messages,
-        "tools": tools.iter().map(|t| t.name().as_str()).collect::<Vec<_>>(),
-        "settings": {"temperature": options.temperature, "max_tokens": options.max_tokens},
-    })
+    let mut settings = Map::with_capacity(2);
+    settings.insert("temperature".into(), json!(options.temperature));
+    settings.insert("max_tokens".into(), json!(options.max_tokens));
+    let tools = tools
+        .iter()
+        .map(|t| Value::String(t.name().as_str().to_owned()))
+        .collect();
+    let mut view = Map::with_capacity(4);
+    view.insert("instructions".into(), json!(instructions));
+    view.insert("messages".into(), json!(messages));
+    view.insert("tools".into(), Value::Array(tools));
+    view.insert("settings".into(), Value::Object(settings));
+    Value::Object(view)
 }
 
 /// What `model.after` hooks see of an answer.
@@ -75,7 +83,10 @@ fn answer_view(response: &ModelResponse) -> Value {
         .iter()
         .map(|call| json!({"id": call.id, "tool": call.name, "arguments": call.input}))
         .collect();
-    json!({"text": response.text, "calls": calls})
+    let mut view = Map::with_capacity(2);
+    view.insert("text".into(), json!(response.text));
+    view.insert("calls".into(), Value::Array(calls));
+    Value::Object(view)
 }
 
 /// `request` changed by `steer`: its tools exactly those named (each one
@@ -240,7 +251,11 @@ pub(super) fn after(
     let verdict = judged?;
     let Some((hook, feedback)) = verdict.retry else {
         // What was held back while the hooks judged it.
-        if let Some(text) = response.text.as_deref().filter(|t| held && !t.is_empty()) {
+        if let Some(text) = response
+            .text
+            .as_deref()
+            .filter(|t| held && !t.is_empty() && executor.has_observers())
+        {
             executor.emit_event(iris_runtime::RunEvent::ModelText {
                 run_id: state.run_id.clone(),
                 text: text.to_owned(),

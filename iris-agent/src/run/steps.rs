@@ -417,6 +417,7 @@ impl AgentRunner {
         let streaming = executor.has_observers() && !held;
         let (model, on_delta) = (&self.model, &on_delta);
         let judged = std::sync::Mutex::new(None);
+        let judge_here = held && self.engine.is_some();
         let (verdict, guards) = (&judged, self.place.guards.as_ref());
         // The model is asked only when no engine keeps this step's answer.
         let ask = move || -> iris_core::BoxFuture<'_, Result<ModelResponse, ModelError>> {
@@ -425,7 +426,9 @@ impl AgentRunner {
             } else {
                 model.complete(request)
             };
-            if !held {
+            // Without an engine nothing keeps the answer: the hooks judge it
+            // once it is back (no box around the model's future).
+            if !judge_here {
                 return asked;
             }
             Box::pin(async move {

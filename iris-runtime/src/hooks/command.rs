@@ -131,8 +131,10 @@ impl super::handler::ErasedHook<super::ModelBeforeAnswer> for CommandHook {
     fn answer<'a>(
         &'a self,
         input: &'a HookInput,
-    ) -> iris_core::BoxFuture<'a, Result<super::ModelBeforeAnswer, HookFailure>> {
-        Box::pin(async move { wire::model_before(&self.exchange(input).await?) })
+    ) -> super::handler::Answering<'a, super::ModelBeforeAnswer> {
+        super::handler::Answering::Later(Box::pin(async move {
+            wire::model_before(&self.exchange(input).await?)
+        }))
     }
 }
 
@@ -140,7 +142,9 @@ impl super::handler::ErasedHook<super::ModelAfterAnswer> for CommandHook {
     fn answer<'a>(
         &'a self,
         input: &'a HookInput,
-    ) -> iris_core::BoxFuture<'a, Result<super::ModelAfterAnswer, HookFailure>> {
-        Box::pin(async move { wire::model_after(&self.exchange(input).await?) })
+    ) -> super::handler::Answering<'a, super::ModelAfterAnswer> {
+        super::handler::Answering::Later(Box::pin(async move {
+            wire::model_after(&self.exchange(input).await?)
+        }))
     }
 }

@@ -64,37 +64,41 @@ pub trait RunHook: Send + Sync + 'static {
     fn on_run(&self, input: &HookInput) -> impl Future<Output = Result<(), HookFailure>> + Send;
 }
 
-/// A hook of any kind with its answer type erased to a boxed future, as
-/// the dispatcher stores it. Implemented by the adapters in this module.
+/// A hook's answer as its code gives it: at once (a closure returning a
+/// value, most hooks), with nothing to box or await, or as a future.
+#[doc(hidden)]
+pub enum Answering<'a, A> {
+    /// The answer.
+    Now(Result<A, HookFailure>),
+    /// A future of it.
+    Later(BoxFuture<'a, Result<A, HookFailure>>),
+}
+
+/// A hook of any kind with its answer type erased, as the dispatcher
+/// stores it. Implemented by the adapters in this module.
 #[doc(hidden)]
 pub trait ErasedHook<A>: Send + Sync + 'static {
-    fn answer<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Result<A, HookFailure>>;
+    fn answer<'a>(&'a self, input: &'a HookInput) -> Answering<'a, A>;
 }
 
 /// Adapts a [`BeforeHook`], [`AfterHook`] or [`RunHook`] implementation.
 struct Implemented<T>(T);
 
 impl<T: BeforeHook> ErasedHook<BeforeAnswer> for Implemented<T> {
-    fn answer<'a>(
-        &'a self,
-        input: &'a HookInput,
-    ) -> BoxFuture<'a, Result<BeforeAnswer, HookFailure>> {
-        Box::pin(self.0.before(input))
+    fn answer<'a>(&'a self, input: &'a HookInput) -> Answering<'a, BeforeAnswer> {
+        Answering::Later(Box::pin(self.0.before(input)))
     }
 }
 
 impl<T: AfterHook> ErasedHook<AfterAnswer> for Implemented<T> {
-    fn answer<'a>(
-        &'a self,
-        input: &'a HookInput,
-    ) -> BoxFuture<'a, Result<AfterAnswer, HookFailure>> {
-        Box::pin(self.0.after(input))
+    fn answer<'a>(&'a self, input: &'a HookInput) -> Answering<'a, AfterAnswer> {
+        Answering::Later(Box::pin(self.0.after(input)))
     }
 }
 
 impl<T: RunHook> ErasedHook<()> for Implemented<T> {
-    fn answer<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Result<(), HookFailure>> {
-        Box::pin(self.0.on_run(input))
+    fn answer<'a>(&'a self, input: &'a HookInput) -> Answering<'a, ()> {
+        Answering::Later(Box::pin(self.0.on_run(input)))
     }
 }
 
@@ -102,7 +106,7 @@ impl<T: RunHook> ErasedHook<()> for Implemented<T> {
 /// of one. `M` tells the two apart.
 #[doc(hidden)]
 pub trait HookReturn<'a, A, M> {
-    fn into_answer_future(self) -> BoxFuture<'a, Result<A, HookFailure>>;
+    fn into_answering(self) -> Answering<'a, A>;
 }
 
 #[doc(hidden)]
@@ -115,8 +119,8 @@ where
     R: IntoHookAnswer<A>,
     A: Send + 'a,
 {
-    fn into_answer_future(self) -> BoxFuture<'a, Result<A, HookFailure>> {
-        Box::pin(std::future::ready(self.into_hook_answer()))
+    fn into_answering(self) -> Answering<'a, A> {
+        Answering::Now(self.into_hook_answer())
     }
 }
 
@@ -125,8 +129,8 @@ where
     F: Future + Send + 'a,
     F::Output: IntoHookAnswer<A>,
 {
-    fn into_answer_future(self) -> BoxFuture<'a, Result<A, HookFailure>> {
-        Box::pin(async move { self.await.into_hook_answer() })
+    fn into_answering(self) -> Answering<'a, A> {
+        Answering::Later(Box::pin(async move { self.await.into_hook_answer() }))
     }
 }
 
@@ -134,7 +138,7 @@ where
 /// may borrow it for as long as it runs.
 #[doc(hidden)]
 pub trait HookFn<'a, A, M>: Send + Sync + 'static {
-    fn call_hook(&'a self, input: &'a HookInput) -> BoxFuture<'a, Result<A, HookFailure>>;
+    fn call_hook(&'a self, input: &'a HookInput) -> Answering<'a, A>;
 }
 
 impl<'a, A, M, F, R> HookFn<'a, A, M> for F
@@ -142,8 +146,8 @@ where
     F: Fn(&'a HookInput) -> R + Send + Sync + 'static,
     R: HookReturn<'a, A, M>,
 {
-    fn call_hook(&'a self, input: &'a HookInput) -> BoxFuture<'a, Result<A, HookFailure>> {
-        self(input).into_answer_future()
+    fn call_hook(&'a self, input: &'a HookInput) -> Answering<'a, A> {
+        self(input).into_answering()
     }
 }
 
@@ -156,7 +160,7 @@ where
     A: 'static,
     M: 'static,
 {
-    fn answer<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Result<A, HookFailure>> {
+    fn answer<'a>(&'a self, input: &'a HookInput) -> Answering<'a, A> {
         self.0.call_hook(input)
     }
 }

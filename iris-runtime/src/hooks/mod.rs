@@ -66,7 +66,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 
-use iris_core::{BoxFuture, RunId, ToolErrorKind, ToolName, ToolResult};
+use iris_core::{RunId, ToolErrorKind, ToolName, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -80,7 +80,9 @@ use handler::Handler;
 
 pub use handler::{AfterHook, BeforeHook, Hook, HookCode, IntoHook, RunHook};
 #[doc(hidden)]
-pub use handler::{AnswerLater, AnswerNow, ByFn, ByTrait, ErasedHook, HookFn, HookReturn, Made};
+pub use handler::{
+    AnswerLater, AnswerNow, Answering, ByFn, ByTrait, ErasedHook, HookFn, HookReturn, Made,
+};
 
 /// The events hooks attach to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -358,10 +360,12 @@ impl Registered {
     /// is a failure like any other, never the caller's.
     async fn guarded<'a, A>(
         &self,
-        answer: impl FnOnce() -> BoxFuture<'a, Result<A, HookFailure>>,
+        answer: impl FnOnce() -> handler::Answering<'a, A>,
     ) -> Result<A, HookFailure> {
         let answer = match std::panic::catch_unwind(AssertUnwindSafe(answer)) {
-            Ok(answer) => answer,
+            // A hook that answered at once: no future, no timer.
+            Ok(handler::Answering::Now(answer)) => return answer,
+            Ok(handler::Answering::Later(answer)) => answer,
             Err(panic) => return Err(HookFailure::Panicked(panic_message(panic.as_ref()))),
         };
         let mut handled = AssertUnwindSafe(answer).catch_unwind();
