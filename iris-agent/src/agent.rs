@@ -60,6 +60,8 @@ pub struct Agent {
     children: Vec<Arc<ChildAgent>>,
     skills: Option<crate::Skills>,
     output: Option<crate::Output>,
+    /// Its budget and prices, when it has them.
+    spending: crate::budget::Spending,
     /// Who may call the agent's tools when it is served over HTTP.
     #[cfg(feature = "mcp")]
     gateway_auth: Option<iris_mcp::gateway::GatewayAuth>,
@@ -95,11 +97,28 @@ pub struct AgentBuilder {
     children: Vec<ChildAgent>,
     skills: Option<crate::Skills>,
     output: Option<crate::Output>,
+    spending: crate::budget::Spending,
     #[cfg(feature = "mcp")]
     gateway_auth: Option<iris_mcp::gateway::GatewayAuth>,
 }
 
 impl AgentBuilder {
+    /// What its runs may spend, their child agents' spend included (see
+    /// [`Budget`](crate::Budget)); a runner's own budget
+    /// ([`AgentRunner::with_budget`](crate::AgentRunner::with_budget)) wins.
+    #[must_use]
+    pub fn budget(mut self, budget: crate::Budget) -> Self {
+        self.spending.budget = Some(budget);
+        self
+    }
+
+    /// The prices a money budget counts at (Iris ships none).
+    #[must_use]
+    pub fn prices(mut self, prices: crate::PriceTable) -> Self {
+        self.spending.prices = Some(prices);
+        self
+    }
+
     /// What the agent's final answer must be ([`Output::of`](crate::Output::of)
     /// a Rust type, or a schema): sent with the provider's structured output,
     /// checked, and read back typed with
@@ -245,6 +264,7 @@ impl AgentBuilder {
             children: self.children.into_iter().map(Arc::new).collect(),
             skills: self.skills,
             output: self.output,
+            spending: self.spending,
             #[cfg(feature = "mcp")]
             gateway_auth: self.gateway_auth,
         };
@@ -331,6 +351,7 @@ impl Agent {
             children: Vec::new(),
             skills: None,
             output: None,
+            spending: crate::budget::Spending::default(),
             #[cfg(feature = "mcp")]
             gateway_auth: None,
         }
@@ -342,6 +363,16 @@ impl Agent {
     #[must_use]
     pub fn output(&self) -> Option<&crate::Output> {
         self.output.as_ref()
+    }
+
+    /// Its budget, when it has one.
+    #[must_use]
+    pub fn budget(&self) -> Option<&crate::Budget> {
+        self.spending.budget.as_ref()
+    }
+
+    pub(crate) fn spending(&self) -> &crate::budget::Spending {
+        &self.spending
     }
 
     /// The skills its runs may activate (a runner's own, given with

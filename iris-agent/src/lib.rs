@@ -32,6 +32,7 @@ mod agent;
 #[cfg(feature = "assembly")]
 pub mod assembly;
 mod binding;
+mod budget;
 mod children;
 mod contract;
 mod durable;
@@ -49,6 +50,7 @@ mod state;
 pub mod store;
 
 pub use agent::{Agent, AgentBuilder, Telemetry};
+pub use budget::{Budget, BudgetKind, OverBudget, Price, PriceTable, Spent};
 pub use children::ChildAgent;
 pub use engine::Engine;
 pub use error::{AgentBuildError, RunError};

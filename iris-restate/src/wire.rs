@@ -58,6 +58,9 @@ pub enum Ended {
     /// A hook refused the run (its task, a request or an answer); `text`
     /// names the hook and why.
     Refused,
+    /// The run met a bound of its budget; `text` says which and what was
+    /// left.
+    OverBudget,
 }
 
 impl RunReport {
@@ -74,6 +77,7 @@ impl RunReport {
                 reason,
                 state,
             } => (Ended::Refused, format!("{hook}: {reason}"), state),
+            RunOutcome::OverBudget { over, state } => (Ended::OverBudget, over.to_string(), state),
             RunOutcome::Waiting(_) => return None,
         };
         Some(Self { ended, text, state })

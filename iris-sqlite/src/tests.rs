@@ -26,6 +26,7 @@ fn state(run: &str) -> RunState {
         children: Vec::new(),
         output: None,
         output_faults: 0,
+        spent: Default::default(),
         seal: None,
     }
 }

@@ -160,6 +160,7 @@ impl Transcript {
             RunOutcome::Cancelled(_) => "cancelled",
             RunOutcome::OutputInvalid { .. } => "output_invalid",
             RunOutcome::Refused { .. } => "refused",
+            RunOutcome::OverBudget { .. } => "over_budget",
         };
         self.record_state(outcome.state(), ended);
         if let RunOutcome::Finished { text, .. }

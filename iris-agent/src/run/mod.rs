@@ -13,6 +13,7 @@ mod place;
 mod replies;
 mod resume;
 mod spans;
+mod spend;
 mod steps;
 mod waiting;
 
@@ -41,6 +42,9 @@ pub struct RunContext {
     /// The questions asked in the tree this run belongs to, once its root
     /// started counting them (the host's context has none).
     questions: Option<control::questions::Tally>,
+    /// What the tree this run belongs to spends against its budget, once
+    /// its root started counting (none without a budget).
+    budget: Option<crate::budget::Ledger>,
 }
 
 impl RunContext {
@@ -51,6 +55,7 @@ impl RunContext {
             run_id,
             cancel: CancellationToken::new(),
             questions: None,
+            budget: None,
         }
     }
 
@@ -62,6 +67,22 @@ impl RunContext {
             counting.questions = Some(control::questions::Tally::new(asked()));
         }
         counting
+    }
+
+    /// This context, counting the tree's spend against `spending`'s budget
+    /// from `spent` unless it counts already (a child's context shares its
+    /// root's ledger).
+    fn counting_spend(
+        mut self,
+        spending: &crate::budget::Spending,
+        spent: impl FnOnce() -> crate::Spent,
+    ) -> Self {
+        if self.budget.is_none()
+            && let Some(budget) = spending.budget.clone().filter(crate::Budget::is_bounded)
+        {
+            self.budget = Some(crate::budget::Ledger::new(budget, spent()));
+        }
+        self
     }
 
     /// Stops the run with this token: between steps, while the model
@@ -125,6 +146,8 @@ pub struct AgentRunner {
     place: place::Place,
     /// What the final answer must be, over the agent's.
     output: Option<crate::Output>,
+    /// The budget and prices over the agent's.
+    spending: crate::budget::Spending,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -164,6 +187,7 @@ impl AgentRunner {
             control: control::Controls::default(),
             place: place::Place::default(),
             output: None,
+            spending: crate::budget::Spending::default(),
         }
     }
 
@@ -345,6 +369,23 @@ impl AgentRunner {
         };
         let model = config.build_model()?;
         Ok(Self::new(agent, model))
+    }
+
+    /// Bounds what each run spends, its child agents' spend included,
+    /// over the agent's own budget (see [`Budget`](crate::Budget)): a
+    /// model request that cannot be reserved is not sent, and the run ends
+    /// [`RunOutcome::OverBudget`](crate::RunOutcome::OverBudget).
+    #[must_use]
+    pub fn with_budget(mut self, budget: crate::Budget) -> Self {
+        self.spending.budget = Some(budget);
+        self
+    }
+
+    /// The prices a money budget counts at, over the agent's.
+    #[must_use]
+    pub fn with_prices(mut self, prices: crate::PriceTable) -> Self {
+        self.spending.prices = Some(prices);
+        self
     }
 
     /// The agent.

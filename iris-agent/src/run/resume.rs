@@ -237,7 +237,10 @@ impl AgentRunner {
         cx: &RunContext,
         journal: &mut Option<Journal<'_>>,
     ) -> Result<RunOutcome, RunError> {
-        let cx = &cx.counting_questions(|| asked_in(&state, Steps::All));
+        let spent = state.spent;
+        let cx = &cx
+            .counting_questions(|| asked_in(&state, Steps::All))
+            .counting_spend(&self.spending(), || spent);
         self.restore(&state);
         // From here the state is written in this version's shape.
         state.version = RUN_STATE_VERSION;
@@ -265,7 +268,8 @@ impl AgentRunner {
             // is kept as finished and never runs again.
             state.finished = finished_in_order(last_calls(&state), &mut results);
             state.waiting = still_waiting;
-            return self.hand_out(RunOutcome::Waiting(state), journal).await;
+            let outcome = self.spend_noted(RunOutcome::Waiting(state), cx);
+            return self.hand_out(outcome, journal).await;
         }
         if let Some(Message::Assistant { tool_calls, .. }) = state.messages.last() {
             let answers = tool_messages(tool_calls, &mut results);
@@ -273,6 +277,7 @@ impl AgentRunner {
             self.keep(journal, &state, RunStatus::Running).await?;
         }
         let outcome = self.drive(state, cx, journal).await?;
+        let outcome = self.spend_noted(outcome, cx);
         self.hand_out(outcome, journal).await
     }
 
@@ -357,6 +362,8 @@ impl AgentRunner {
                 .fold(0, u32::saturating_add);
             asked_in(&state, Steps::BeforeLast).saturating_add(waiting)
         });
+        let spent = state.spent;
+        let cx = &cx.clone().counting_spend(&self.spending(), || spent);
         let open_calls = last_calls(&state).to_vec();
         if !open_calls.is_empty() {
             let mut replies: FxHashMap<String, Reply> = replies.into_iter().collect();
@@ -410,13 +417,14 @@ impl AgentRunner {
                         .unwrap_or(usize::MAX)
                 });
                 state.finished = finished_in_order(&open_calls, &mut results);
-                return Ok(RunOutcome::Waiting(state));
+                return Ok(self.spend_noted(RunOutcome::Waiting(state), cx));
             }
             let answers = tool_messages(&open_calls, &mut results);
             self.append(&mut state, answers);
             self.keep(journal, &state, RunStatus::Running).await?;
         }
-        self.drive(state, cx, journal).await
+        let outcome = self.drive(state, cx, journal).await?;
+        Ok(self.spend_noted(outcome, cx))
     }
 }
 

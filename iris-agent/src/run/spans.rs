@@ -93,6 +93,9 @@ fn invoke_agent(agent: &str, run_id: &str, model: Option<&ModelConfig>) -> traci
         { USAGE_INPUT_TOKENS } = Empty,
         { USAGE_OUTPUT_TOKENS } = Empty,
         "iris.run.outcome" = Empty,
+        "iris.run.over_budget" = Empty,
+        "iris.budget.spent_usd" = Empty,
+        "iris.budget.requests" = Empty,
         { ERROR_TYPE } = Empty,
         "otel.status_code" = Empty,
     );
@@ -130,8 +133,17 @@ fn agent_ended(span: &tracing::Span, outcome: &Result<RunOutcome, RunError>) {
                     RunOutcome::Cancelled(_) => "cancelled",
                     RunOutcome::OutputInvalid { .. } => "output_invalid",
                     RunOutcome::Refused { .. } => "refused",
+                    RunOutcome::OverBudget { .. } => "over_budget",
                 },
             );
+            if let RunOutcome::OverBudget { over, .. } = outcome {
+                span.record("iris.run.over_budget", over.budget.name());
+            }
+            let spent = outcome.state().spent;
+            if !spent.is_empty() {
+                span.record("iris.budget.spent_usd", spent.usd());
+                span.record("iris.budget.requests", spent.requests);
+            }
         }
         Err(error) => {
             span.record(ERROR_TYPE, error_type(error));

@@ -14,6 +14,7 @@ use super::control::Turn;
 use super::control::questions::{Steps, asked_in};
 use super::identity;
 use super::model_turn::{self, TurnRequest};
+use super::spend;
 use super::{AgentRunner, RunContext};
 use crate::durable::{Durable, Journal};
 use crate::store::RunStatus;
@@ -110,6 +111,7 @@ impl AgentRunner {
             children: Vec::new(),
             output: None,
             output_faults: 0,
+            spent: Default::default(),
             seal: None,
         };
         // Stored before anything runs: a run id already taken is refused
@@ -136,8 +138,11 @@ impl AgentRunner {
             let outcome = self.end(refused(refusal, state), cx).await;
             return self.hand_out(outcome, &mut journal).await;
         }
-        let cx = &cx.counting_questions(|| asked_in(&state, Steps::All));
+        let cx = &cx
+            .counting_questions(|| asked_in(&state, Steps::All))
+            .counting_spend(&self.spending(), crate::Spent::default);
         let outcome = self.drive(state, cx, &mut journal).await?;
+        let outcome = self.spend_noted(outcome, cx);
         self.hand_out(outcome, &mut journal).await
     }
 
@@ -177,6 +182,11 @@ impl AgentRunner {
                     }
                 }
             }
+            // A request the budget has no room for is not sent.
+            let reservation = match self.reserve(&state, &mut request, cx) {
+                Ok(reservation) => reservation,
+                Err(over) => return Ok(self.end(spend::over_budget(over, state), cx).await),
+            };
             let Some((response, judged)) = self.answer(&state, &request, held, cx).await else {
                 return Ok(self.end(RunOutcome::Cancelled(state), cx).await);
             };
@@ -189,6 +199,7 @@ impl AgentRunner {
             };
             state.step += 1;
             state.usage += response.usage;
+            self.settle(reservation, &response, &mut state, cx);
             if held {
                 let judged = self
                     .kept_verdict(state.step, judged, &state.run_id, &mut response)
@@ -206,6 +217,11 @@ impl AgentRunner {
                 }
             }
             let calls = identity::owned(self.agent.ledger(), &state, response.tool_calls);
+            // Calls the budget has no room for: none of the step's runs,
+            // and the answer that made them is not recorded.
+            if let Err(over) = self.take_calls(calls.len(), cx) {
+                return Ok(self.end(spend::over_budget(over, state), cx).await);
+            }
             if calls.is_empty() {
                 state.messages.push(Message::Assistant {
                     text: response.text.clone(),
@@ -252,6 +268,8 @@ impl AgentRunner {
             // id.
             let answers = paired(last_calls(&state), finished);
             self.append(&mut state, answers);
+            // What the step's child agents spent, kept with it.
+            self.note_spent(&mut state, cx);
             self.keep(journal, &state, RunStatus::Running).await?;
         }
     }

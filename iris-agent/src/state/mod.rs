@@ -81,6 +81,9 @@ pub struct RunState {
     /// The answers that did not fit the run's output so far, each sent back
     /// to the model with its faults.
     pub output_faults: u32,
+    /// What the run's tree spent against its [`Budget`](crate::Budget)
+    /// so far (kept by the root; a resume goes on from it).
+    pub spent: crate::Spent,
     /// The runner's seal of everything above, when it has a
     /// [`StateKey`](crate::StateKey): a runner with the key resumes only a
     /// state whose seal verifies.
@@ -479,6 +482,14 @@ pub enum RunOutcome {
         /// The run as it stood.
         state: RunState,
     },
+    /// The run's tree met a bound of its [`Budget`](crate::Budget): the
+    /// request or calls that would have passed it were not made.
+    OverBudget {
+        /// The bound, and what was left of it.
+        over: crate::OverBudget,
+        /// The run as it stood, its spend in [`RunState::spent`].
+        state: RunState,
+    },
     /// The model's final answer did not fit the output the run asks for,
     /// after it was sent back with its faults as many times as the output
     /// allows: `text` is the last answer, `error` what is wrong with it.
@@ -500,6 +511,7 @@ impl RunOutcome {
             RunOutcome::Finished { state, .. }
             | RunOutcome::CutOff { state, .. }
             | RunOutcome::OutputInvalid { state, .. }
+            | RunOutcome::OverBudget { state, .. }
             | RunOutcome::Refused { state, .. }
             | RunOutcome::Waiting(state)
             | RunOutcome::MaxSteps(state)
@@ -532,6 +544,7 @@ impl RunOutcome {
             RunOutcome::MaxSteps(_) => "it used its steps without answering",
             RunOutcome::Cancelled(_) => "it was cancelled",
             RunOutcome::Refused { .. } => "a hook refused it",
+            RunOutcome::OverBudget { .. } => "it met a bound of its budget",
         };
         Err(crate::OutputError::Missing(why.to_owned()))
     }
@@ -542,6 +555,7 @@ impl RunOutcome {
             RunOutcome::Finished { state, .. }
             | RunOutcome::CutOff { state, .. }
             | RunOutcome::OutputInvalid { state, .. }
+            | RunOutcome::OverBudget { state, .. }
             | RunOutcome::Refused { state, .. }
             | RunOutcome::Waiting(state)
             | RunOutcome::MaxSteps(state)

@@ -285,6 +285,7 @@ pub(crate) async fn run(
             Ok(
                 stopped @ (RunOutcome::MaxSteps(_)
                 | RunOutcome::Refused { .. }
+                | RunOutcome::OverBudget { .. }
                 | RunOutcome::OutputInvalid { .. }
                 | RunOutcome::Cancelled(_)),
             ) => return ended_early(stopped, options, out),
@@ -324,6 +325,17 @@ fn ended_early(outcome: RunOutcome, options: &Options, out: Out) -> Exit {
                 Exit::Denied,
                 &format!(
                     "hook `{hook}` refused the run: {reason}; the run's state is in {}",
+                    options.save.display()
+                ),
+            )
+        }
+        RunOutcome::OverBudget { over, state } => {
+            let _ = save(&state, &options.save);
+            out.fail(
+                Exit::Incomplete,
+                &format!(
+                    "{over}; spent {}; the run's state is in {}",
+                    state.spent,
                     options.save.display()
                 ),
             )

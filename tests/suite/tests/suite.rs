@@ -25,6 +25,7 @@ mod agent_code;
 mod agent_schema_props;
 mod artifacts_object_store;
 mod assembly;
+mod budgets;
 mod cassettes;
 mod children;
 mod command_tools;

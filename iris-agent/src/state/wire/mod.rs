@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::{ChildRun, FinishedCall, RunState};
+use crate::budget::Spent;
 
 mod waiting;
 
@@ -44,6 +45,8 @@ struct StateOut<'a> {
     output: Option<&'a Value>,
     #[serde(skip_serializing_if = "is_zero")]
     output_faults: u32,
+    #[serde(skip_serializing_if = "Spent::is_empty")]
+    spent: &'a Spent,
     #[serde(skip_serializing_if = "Option::is_none")]
     seal: Option<&'a str>,
 }
@@ -100,6 +103,8 @@ struct StateIn {
     #[serde(default)]
     output_faults: u32,
     #[serde(default)]
+    spent: Spent,
+    #[serde(default)]
     seal: Option<String>,
 }
 
@@ -135,6 +140,7 @@ impl Serialize for RunState {
             children: &self.children,
             output: self.output.as_ref(),
             output_faults: self.output_faults,
+            spent: &self.spent,
             seal: self.seal.as_deref(),
         }
         .serialize(serializer)
@@ -178,6 +184,7 @@ impl<'de> Deserialize<'de> for RunState {
             children: read.children,
             output: read.output,
             output_faults: read.output_faults,
+            spent: read.spent,
             seal: read.seal,
         })
     }

@@ -187,6 +187,8 @@ impl Delegator {
             .clone_from(&parent_runner.control.questions.questions);
         runner.control.delegation = self.clone();
         runner.output = child.typed_output().cloned();
+        // A child's money counts at its own prices, else its parent's.
+        runner.spending = runner.spending().or(&parent_runner.spending());
         // A child's state travels inside its root's, sealed there.
         runner.sealing = Sealing::Trusted;
         runner.engine = parent_runner
@@ -330,6 +332,8 @@ fn child_context(cx: &RunContext, parent: &RunId, call_id: &str) -> RunContext {
         .with_cancellation(cx.cancel.child_token());
     // A child's questions count toward its root's cap.
     child.questions.clone_from(&cx.questions);
+    // And its spend toward its root's budget.
+    child.budget.clone_from(&cx.budget);
     child
 }
 

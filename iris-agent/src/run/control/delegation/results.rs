@@ -41,6 +41,17 @@ pub(super) fn ending(
             let result = output_invalid(name, &text, &error, &state);
             ("output_invalid", result, Some(state))
         }
+        Ok(RunOutcome::OverBudget { over, state }) => {
+            let result = limit(
+                name,
+                "over_budget",
+                &format!(
+                    "child agent `{name}` stopped: {over}; the whole run shares that budget, so answer with what you have"
+                ),
+                &state,
+            );
+            ("over_budget", result, Some(state))
+        }
         Ok(RunOutcome::CutOff { text, state }) => {
             ("cut_off", cut_off(name, text, &state), Some(state))
         }

@@ -1,0 +1,338 @@
+//! The ledger a tree of runs shares: what was spent, what is reserved by
+//! requests in flight, and the limits; reservations are taken before a
+//! request is sent and settled on the usage it reports.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use iris_model::Usage;
+
+use super::limits::{Budget, BudgetKind, OverBudget, Spent};
+use super::prices::Price;
+
+/// One tree's spend against its budget. Clones share it.
+#[derive(Debug, Clone)]
+pub(crate) struct Ledger(Arc<Mutex<Books>>);
+
+#[derive(Debug)]
+struct Books {
+    budget: Budget,
+    spent: Spent,
+    /// Held by requests in flight: input and output tokens, money, and the
+    /// requests themselves.
+    held: Held,
+    /// Since when the tree has been active in this process, while it is.
+    active_since: Option<Instant>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Held {
+    input: u64,
+    output: u64,
+    micro_usd: u64,
+    requests: u64,
+}
+
+/// A request's hold on the ledger: released when dropped unsettled (the
+/// request failed or was cancelled), or settled on its usage.
+#[derive(Debug)]
+pub(crate) struct Reservation {
+    ledger: Ledger,
+    held: Held,
+    price: Option<Price>,
+    /// The most the request may write, within what was left.
+    pub(crate) max_output: Option<u64>,
+    settled: bool,
+}
+
+impl Ledger {
+    /// A ledger of `budget`, from `spent` (what a resumed run's state
+    /// kept), active from now.
+    pub(crate) fn new(budget: Budget, spent: Spent) -> Self {
+        Self(Arc::new(Mutex::new(Books {
+            budget,
+            spent,
+            held: Held::default(),
+            active_since: Some(Instant::now()),
+        })))
+    }
+
+    fn books(&self) -> std::sync::MutexGuard<'_, Books> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What was spent so far, active time up to now included.
+    pub(crate) fn spent(&self) -> Spent {
+        let books = self.books();
+        let mut spent = books.spent;
+        if let Some(since) = books.active_since {
+            spent.active_ms = spent.active_ms.saturating_add(elapsed_ms(since));
+        }
+        spent
+    }
+
+    /// Stops counting active time (the run pauses or ends); [`Ledger::new`]
+    /// of the resumed state starts it again.
+    pub(crate) fn pause(&self) {
+        let mut books = self.books();
+        if let Some(since) = books.active_since.take() {
+            books.spent.active_ms = books.spent.active_ms.saturating_add(elapsed_ms(since));
+        }
+    }
+
+    /// Holds what a request of `input` estimated tokens, writing at most
+    /// `max_output` (its own limit, if any), may spend at `price`: its
+    /// output lowered to what every bound leaves.
+    ///
+    /// # Errors
+    /// The bound that leaves no room for the request.
+    pub(crate) fn reserve(
+        &self,
+        input: u64,
+        max_output: Option<u64>,
+        price: Option<Price>,
+        model: &str,
+    ) -> Result<Reservation, OverBudget> {
+        let mut books = self.books();
+        let spent = {
+            let mut spent = books.spent;
+            if let Some(since) = books.active_since {
+                spent.active_ms = spent.active_ms.saturating_add(elapsed_ms(since));
+            }
+            spent
+        };
+        let held = books.held;
+        let left = |kind: BudgetKind, held: u64| {
+            books
+                .budget
+                .limit(kind)
+                .map(|limit| limit.saturating_sub(spent.of(kind)).saturating_sub(held))
+        };
+        if let Some(left) = left(BudgetKind::ActiveTime, 0)
+            && left == 0
+        {
+            return Err(over(
+                BudgetKind::ActiveTime,
+                "no active time is left".to_owned(),
+            ));
+        }
+        if let Some(left) = left(BudgetKind::Requests, held.requests)
+            && left == 0
+        {
+            return Err(over(
+                BudgetKind::Requests,
+                "every request was made".to_owned(),
+            ));
+        }
+        for (kind, held) in [
+            (BudgetKind::InputTokens, held.input),
+            (BudgetKind::Tokens, held.input + held.output),
+        ] {
+            if let Some(left) = left(kind, held)
+                && left <= input
+            {
+                return Err(over(
+                    kind,
+                    format!("the next request reads about {input} tokens and {left} are left"),
+                ));
+            }
+        }
+        let mut output = max_output;
+        let mut cap = |kind: BudgetKind, room: Option<u64>| -> Result<(), OverBudget> {
+            let Some(room) = room else { return Ok(()) };
+            if room == 0 {
+                return Err(over(kind, "nothing is left for the answer".to_owned()));
+            }
+            output = Some(output.map_or(room, |o| o.min(room)));
+            Ok(())
+        };
+        cap(
+            BudgetKind::OutputTokens,
+            left(BudgetKind::OutputTokens, held.output),
+        )?;
+        cap(
+            BudgetKind::Tokens,
+            left(BudgetKind::Tokens, held.input + held.output).map(|l| l - input),
+        )?;
+        let mut micro_usd = 0;
+        if let Some(money_left) = left(BudgetKind::Money, held.micro_usd) {
+            let Some(price) = price else {
+                return Err(over(
+                    BudgetKind::Money,
+                    format!(
+                        "no price is known for model `{model}`: give the runner a price table that names it"
+                    ),
+                ));
+            };
+            let reading = price.micro_usd(&Usage::new(input, 0));
+            if reading >= money_left {
+                return Err(over(
+                    BudgetKind::Money,
+                    format!(
+                        "reading the next request costs about ${:.6} and ${:.6} is left",
+                        micro(reading),
+                        micro(money_left)
+                    ),
+                ));
+            }
+            cap(
+                BudgetKind::Money,
+                Some(price.output_for(money_left - reading)),
+            )?;
+            micro_usd = price.micro_usd(&Usage::new(input, output.unwrap_or(0)));
+        }
+        let reserved = Held {
+            input,
+            output: output.unwrap_or(0),
+            micro_usd,
+            requests: 1,
+        };
+        books.held.add(reserved);
+        drop(books);
+        Ok(Reservation {
+            ledger: self.clone(),
+            held: reserved,
+            price,
+            max_output: output,
+            settled: false,
+        })
+    }
+
+    /// Counts `calls` tool calls, all or none.
+    ///
+    /// # Errors
+    /// The tool-call bound, when they do not all fit (none is counted).
+    pub(crate) fn take_calls(&self, calls: usize) -> Result<(), OverBudget> {
+        let mut books = self.books();
+        let calls = u32::try_from(calls).unwrap_or(u32::MAX);
+        if let Some(limit) = books.budget.limit(BudgetKind::ToolCalls) {
+            let left = limit.saturating_sub(u64::from(books.spent.tool_calls));
+            if u64::from(calls) > left {
+                return Err(over(
+                    BudgetKind::ToolCalls,
+                    format!("the model made {calls} call(s) and {left} are left"),
+                ));
+            }
+        }
+        books.spent.tool_calls = books.spent.tool_calls.saturating_add(calls);
+        Ok(())
+    }
+}
+
+impl Held {
+    fn add(&mut self, other: Held) {
+        self.input += other.input;
+        self.output += other.output;
+        self.micro_usd += other.micro_usd;
+        self.requests += other.requests;
+    }
+
+    fn remove(&mut self, other: Held) {
+        self.input = self.input.saturating_sub(other.input);
+        self.output = self.output.saturating_sub(other.output);
+        self.micro_usd = self.micro_usd.saturating_sub(other.micro_usd);
+        self.requests = self.requests.saturating_sub(other.requests);
+    }
+}
+
+impl Reservation {
+    /// Settles the request on the `usage` its provider reported.
+    pub(crate) fn settle(mut self, usage: &Usage) {
+        self.settled = true;
+        let mut books = self.ledger.books();
+        books.held.remove(self.held);
+        let spent = &mut books.spent;
+        spent.input_tokens = spent.input_tokens.saturating_add(usage.input_tokens);
+        spent.cached_input_tokens = spent
+            .cached_input_tokens
+            .saturating_add(usage.cached_input_tokens);
+        spent.output_tokens = spent.output_tokens.saturating_add(usage.output_tokens);
+        spent.requests = spent.requests.saturating_add(1);
+        if let Some(price) = self.price {
+            spent.micro_usd = spent.micro_usd.saturating_add(price.micro_usd(usage));
+        }
+    }
+
+    /// What the reservation holds: estimated input and the most output.
+    pub(crate) fn held(&self) -> (u64, u64) {
+        (self.held.input, self.held.output)
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.ledger.books().held.remove(self.held);
+        }
+    }
+}
+
+fn over(budget: BudgetKind, detail: String) -> OverBudget {
+    OverBudget { budget, detail }
+}
+
+fn micro(amount: u64) -> f64 {
+    #[allow(clippy::cast_precision_loss, reason = "a display amount")]
+    let dollars = amount as f64 / 1_000_000.0;
+    dollars
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_lowered_to_what_is_left_then_refused() {
+        let ledger = Ledger::new(Budget::new().tokens(1_000), Spent::default());
+        let first = ledger.reserve(300, Some(4_096), None, "m").unwrap();
+        assert_eq!(first.max_output, Some(700));
+        // A sibling in flight holds the rest.
+        let err = ledger.reserve(10, None, None, "m").unwrap_err();
+        assert_eq!(err.budget, BudgetKind::Tokens);
+        first.settle(&Usage::new(280, 120));
+        let second = ledger.reserve(500, None, None, "m").unwrap();
+        assert_eq!(second.max_output, Some(100));
+        drop(second);
+        assert_eq!(ledger.spent().input_tokens, 280);
+    }
+
+    #[test]
+    fn money_needs_a_price_and_bounds_the_answer() {
+        let ledger = Ledger::new(Budget::new().usd(0.01), Spent::default());
+        assert_eq!(
+            ledger.reserve(10, None, None, "m").unwrap_err().budget,
+            BudgetKind::Money
+        );
+        // $1 in, $10 out per million: 1,000 tokens in cost $0.001, and the
+        // $0.009 left buys 900 tokens out.
+        let price = Price::per_million(1.0, 10.0);
+        let held = ledger.reserve(1_000, None, Some(price), "m").unwrap();
+        assert_eq!(held.max_output, Some(900));
+        held.settle(&Usage::new(1_000, 900));
+        assert_eq!(ledger.spent().micro_usd, 10_000);
+        assert!(ledger.reserve(1, None, Some(price), "m").is_err());
+    }
+
+    #[test]
+    fn requests_and_calls_are_counted() {
+        let ledger = Ledger::new(Budget::new().requests(1).tool_calls(3), Spent::default());
+        let held = ledger.reserve(1, None, None, "m").unwrap();
+        assert_eq!(
+            ledger.reserve(1, None, None, "m").unwrap_err().budget,
+            BudgetKind::Requests
+        );
+        held.settle(&Usage::new(1, 1));
+        assert!(ledger.take_calls(2).is_ok());
+        assert_eq!(
+            ledger.take_calls(2).unwrap_err().budget,
+            BudgetKind::ToolCalls
+        );
+        assert!(ledger.take_calls(1).is_ok());
+        assert!(ledger.take_calls(1).is_err());
+        assert_eq!(ledger.spent().tool_calls, 3);
+    }
+}
