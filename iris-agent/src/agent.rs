@@ -371,6 +371,12 @@ impl Agent {
         self.spending.budget.as_ref()
     }
 
+    /// The prices its money budget counts at, when it has them.
+    #[must_use]
+    pub fn prices(&self) -> Option<&crate::PriceTable> {
+        self.spending.prices.as_ref()
+    }
+
     pub(crate) fn spending(&self) -> &crate::budget::Spending {
         &self.spending
     }

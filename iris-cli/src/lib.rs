@@ -66,6 +66,7 @@
 mod answer;
 mod approve;
 mod args;
+mod budget;
 mod catalog;
 mod commands;
 mod dispatch;

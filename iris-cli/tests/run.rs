@@ -506,3 +506,42 @@ fn a_script_answers_for_the_model() {
         text(&bad.stderr)
     );
 }
+
+/// `--budget` bounds a run, says which bound ended it and keeps its state;
+/// a run within its budget prints what it spent.
+#[test]
+fn a_budget_bounds_the_run_and_its_spend_is_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    agent(dir.path(), "http://127.0.0.1:9/v1");
+    std::fs::write(
+        dir.path().join("script.json"),
+        r#"[
+            {"calls": [{"name": "read_file", "input": {"path": "agent.yaml"}}]},
+            {"text": "Read."}
+        ]"#,
+    )
+    .unwrap();
+    let run = |budget: &str| {
+        iris(
+            dir.path(),
+            &["run", "--agent", "agent.yaml", "Read it", "--script", "script.json", "--budget", budget],
+        )
+    };
+    let over = run("requests=1");
+    assert_eq!(over.status.code(), Some(10), "{}", text(&over.stderr));
+    let said = text(&over.stderr);
+    assert!(said.contains("the run's `requests` budget is spent"), "{said}");
+    assert!(said.contains("spent 1 request(s)"), "{said}");
+
+    let within = run("requests=5, tool_calls=3");
+    assert_eq!(within.status.code(), Some(0), "{}", text(&within.stderr));
+    assert!(text(&within.stderr).contains("spent: 2 request(s)"), "{}", text(&within.stderr));
+
+    let unpriced = run("usd=0.10");
+    assert_eq!(unpriced.status.code(), Some(2), "{}", text(&unpriced.stderr));
+    assert!(text(&unpriced.stderr).contains("budget.prices"), "{}", text(&unpriced.stderr));
+
+    let wrong = run("dollars=1");
+    assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
+    assert!(text(&wrong.stderr).contains("the keys are tokens"), "{}", text(&wrong.stderr));
+}

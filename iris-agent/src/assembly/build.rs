@@ -80,6 +80,7 @@ pub(crate) fn assemble_with(
     let gateway_auth = super::auth::gateway_auth(&file, &mut issues);
     let skills = super::skills::skills(file.skills.as_ref(), base, &mut issues);
     let output = super::output::output(file.output.as_ref(), base, &mut issues);
+    let spending = super::budget::spending(file.budget.as_ref(), &mut issues);
     super::skills::check_preloads(&file, &children, skills.as_ref(), &mut issues);
     hold_back_mentions_of_missing_functions(names, &file, &mut issues);
     if !issues.is_empty() {
@@ -131,6 +132,9 @@ pub(crate) fn assemble_with(
     }
     if let Some(skills) = skills {
         agent = agent.skills(skills);
+    }
+    if let Some((budget, prices)) = spending {
+        agent = agent.budget(budget).prices(prices);
     }
     if let Some(output) = output {
         agent = agent.output(output);

@@ -84,6 +84,58 @@ pub(super) struct AgentFile {
     #[serde(default)]
     #[schemars(with = "Option<OutputSection>")]
     pub output: Option<Spanned<OutputSection>>,
+    /// What a run may spend, its child agents' spend included: a model
+    /// request the budget has no room for is not sent, and the run ends
+    /// naming the bound.
+    #[serde(default)]
+    #[schemars(with = "Option<BudgetSection>")]
+    pub budget: Option<Spanned<BudgetSection>>,
+}
+
+/// What a run may spend; each bound left out is unbounded.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BudgetSection {
+    /// Tokens read and written together.
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    /// Tokens read (prompts, cached ones included).
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    /// Tokens written.
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+    /// US dollars, at the prices of `prices` (a model without a price is
+    /// not sent a request under this bound).
+    #[serde(default)]
+    pub usd: Option<f64>,
+    /// Model requests.
+    #[serde(default)]
+    pub requests: Option<u32>,
+    /// Tool calls.
+    #[serde(default)]
+    pub tool_calls: Option<u32>,
+    /// Seconds of active work, summed over the run's pauses.
+    #[serde(default)]
+    pub active_seconds: Option<u64>,
+    /// Prices in US dollars per million tokens, by model name (`*` for any
+    /// other): Iris ships none, so a team writes the ones it pays.
+    #[serde(default)]
+    pub prices: std::collections::BTreeMap<String, PriceSection>,
+}
+
+/// One model's price, in US dollars per million tokens.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PriceSection {
+    /// Per million tokens read.
+    pub input: f64,
+    /// Per million tokens read from a prompt cache (the input price when
+    /// left out).
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+    /// Per million tokens written.
+    pub output: f64,
 }
 
 /// What an agent's final answer must be.

@@ -99,6 +99,7 @@
 //! 32 or duplicate keys are errors.
 
 mod auth;
+mod budget;
 mod build;
 mod children;
 mod command;

@@ -93,6 +93,14 @@ impl Budget {
         self.requests
     }
 
+    /// The money limit, in US dollars.
+    #[must_use]
+    pub fn max_usd(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss, reason = "a display amount")]
+        let dollars = self.micro_usd.map(|micro| micro as f64 / 1_000_000.0);
+        dollars
+    }
+
     /// Whether any limit is set.
     #[must_use]
     pub fn is_bounded(&self) -> bool {

@@ -64,6 +64,8 @@ pub(crate) struct Options {
     pub(crate) jsonl: bool,
     /// The collector traces are exported to (`--otlp`).
     pub(crate) otlp: Option<String>,
+    /// Bounds over the agent file's own (`--budget`).
+    pub(crate) budget: Option<iris_agent::Budget>,
 }
 
 impl Options {
@@ -87,6 +89,10 @@ impl Options {
             questions: sub.get_flag("questions"),
             jsonl: sub.get_flag("jsonl"),
             otlp: sub.get_one::<String>("otlp").cloned(),
+            budget: sub
+                .get_one::<String>("budget")
+                .map(|spec| crate::budget::parse(spec).map_err(|why| format!("--budget: {why}")))
+                .transpose()?,
         })
     }
 
@@ -404,6 +410,9 @@ fn finished(text: &str, state: &RunState, options: &Options, streaming: bool, ou
         state.step,
         state.usage.total()
     ));
+    if !state.spent.is_empty() {
+        out.note(&format!("spent: {}", state.spent));
+    }
     Exit::Ok
 }
 
@@ -477,6 +486,15 @@ async fn runner_for(
     }
     if options.can_answer() {
         runner = runner.with_questions(Questions::new());
+    }
+    if let Some(budget) = &options.budget {
+        if budget.max_usd().is_some() && runner.agent().prices().is_none() {
+            return Err((
+                Exit::Usage,
+                "`--budget usd=…` counts at the prices you pay: name them in the agent file's `budget.prices` (by model, or `*` for any)".to_owned(),
+            ));
+        }
+        runner = runner.with_budget(budget.clone());
     }
     Ok(runner.with_store(open_store(&options.store).map_err(|why| (Exit::Unreachable, why))?))
 }
@@ -778,6 +796,12 @@ pub(crate) fn command() -> Command {
                 .long("jsonl")
                 .action(ArgAction::SetTrue)
                 .help("Print every run event as one JSON line"),
+        )
+        .arg(
+            Arg::new("budget")
+                .long("budget")
+                .value_name("BOUNDS")
+                .help("Bound what the run spends, its child agents included, over the agent file's `budget:`: tokens=N, input_tokens=N, output_tokens=N, usd=D (at the file's `budget.prices`), requests=N, tool_calls=N, active_seconds=N, comma-separated"),
         )
         .arg(
             Arg::new("otlp")

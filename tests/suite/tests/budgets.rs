@@ -294,3 +294,45 @@ async fn spend_and_active_time_go_on_across_a_pause_without_counting_it() {
         state.spent
     );
 }
+
+#[tokio::test]
+async fn an_agent_file_names_its_budget_and_its_prices() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("agent.yaml");
+    std::fs::write(
+        &file,
+        "name: clerk\nbudget:\n  requests: 1\n  usd: 0.5\n  prices:\n    '*': {input: 1.0, output: 4.0}\n",
+    )
+    .unwrap();
+    let agent = Agent::from_path(&file).unwrap();
+    assert_eq!(agent.budget().and_then(Budget::max_requests), Some(1));
+    let model = FnModel::new(|_| {
+        Ok(ModelResponse {
+            tool_calls: vec![ToolUseBlock::new("x", "nothing", json!({}))],
+            usage: Usage::new(1_000, 100),
+            ..ModelResponse::default()
+        })
+    });
+    let outcome = AgentRunner::new(agent, model)
+        .run("Go.", &RunContext::new(dir.path(), RunId::new("file")))
+        .await
+        .unwrap();
+    let RunOutcome::OverBudget { over, state } = &outcome else {
+        panic!("expected the request cap, got {outcome:?}");
+    };
+    assert_eq!(over.budget, BudgetKind::Requests);
+    // 1,000 in at $1, 100 out at $4 per million.
+    assert_eq!(state.spent.micro_usd, 1_400);
+
+    for (yaml, says) in [
+        ("name: a\nbudget: {usd: -1, prices: {'*': {input: 1, output: 1}}}\n", "above zero"),
+        ("name: a\nbudget: {usd: 1}\n", "name them under `prices`"),
+        ("name: a\nbudget: {tokens: 10, prices: {m: {input: -1, output: 1}}}\n", "zero or more"),
+        ("name: a\nbudget: {token: 10}\n", "unknown key `token`"),
+    ] {
+        std::fs::write(&file, yaml).unwrap();
+        let err = Agent::from_path(&file).unwrap_err().to_string();
+        assert!(err.contains(says), "{yaml}: {err}");
+        assert!(err.contains("agent.yaml:"), "{err}");
+    }
+}
