@@ -106,14 +106,12 @@ impl AgentBuilder {
     /// What its runs may spend, their child agents' spend included (see
     /// [`Budget`](crate::Budget)); a runner's own budget
     /// ([`AgentRunner::with_budget`](crate::AgentRunner::with_budget)) wins.
-    #[must_use]
     pub fn budget(mut self, budget: crate::Budget) -> Self {
         self.spending.budget = Some(budget);
         self
     }
 
     /// The prices a money budget counts at (Iris ships none).
-    #[must_use]
     pub fn prices(mut self, prices: crate::PriceTable) -> Self {
         self.spending.prices = Some(prices);
         self

@@ -11,6 +11,12 @@ pub enum RunError {
     /// The model could not answer.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// The run's budget cannot be kept where the run runs.
+    #[error("the run's budget cannot be kept: {why}")]
+    Budget {
+        /// Why, and what to do.
+        why: String,
+    },
     /// A run asked for a typed output ([`AgentRunner::run_for`](crate::AgentRunner::run_for))
     /// ended without one: `outcome` is how it ended (a run that waits
     /// resumes from its state as any other).

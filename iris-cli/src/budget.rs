@@ -34,13 +34,19 @@ pub(crate) fn parse(spec: &str) -> Result<Budget, String> {
             "active_seconds" => budget.active_time(Duration::from_secs(whole()?)),
             "usd" => match value.trim_start_matches('$').parse::<f64>() {
                 Ok(usd) if usd.is_finite() && usd > 0.0 => budget.usd(usd),
-                _ => return Err(format!("`usd={value}`: expected dollars above zero, such as 0.50")),
+                _ => {
+                    return Err(format!(
+                        "`usd={value}`: expected dollars above zero, such as 0.50"
+                    ));
+                }
             },
             other => return Err(format!("`{other}` is not a budget; the keys are {KEYS}")),
         };
     }
     if !budget.is_bounded() {
-        return Err(format!("`--budget` names no bound; write `key=value`, the keys being {KEYS}"));
+        return Err(format!(
+            "`--budget` names no bound; write `key=value`, the keys being {KEYS}"
+        ));
     }
     Ok(budget)
 }

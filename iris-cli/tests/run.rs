@@ -524,24 +524,53 @@ fn a_budget_bounds_the_run_and_its_spend_is_printed() {
     let run = |budget: &str| {
         iris(
             dir.path(),
-            &["run", "--agent", "agent.yaml", "Read it", "--script", "script.json", "--budget", budget],
+            &[
+                "run",
+                "--agent",
+                "agent.yaml",
+                "Read it",
+                "--script",
+                "script.json",
+                "--budget",
+                budget,
+            ],
         )
     };
     let over = run("requests=1");
     assert_eq!(over.status.code(), Some(10), "{}", text(&over.stderr));
     let said = text(&over.stderr);
-    assert!(said.contains("the run's `requests` budget is spent"), "{said}");
+    assert!(
+        said.contains("the run's `requests` budget is spent"),
+        "{said}"
+    );
     assert!(said.contains("spent 1 request(s)"), "{said}");
 
     let within = run("requests=5, tool_calls=3");
     assert_eq!(within.status.code(), Some(0), "{}", text(&within.stderr));
-    assert!(text(&within.stderr).contains("spent: 2 request(s)"), "{}", text(&within.stderr));
+    assert!(
+        text(&within.stderr).contains("spent: 2 request(s)"),
+        "{}",
+        text(&within.stderr)
+    );
 
     let unpriced = run("usd=0.10");
-    assert_eq!(unpriced.status.code(), Some(2), "{}", text(&unpriced.stderr));
-    assert!(text(&unpriced.stderr).contains("budget.prices"), "{}", text(&unpriced.stderr));
+    assert_eq!(
+        unpriced.status.code(),
+        Some(2),
+        "{}",
+        text(&unpriced.stderr)
+    );
+    assert!(
+        text(&unpriced.stderr).contains("budget.prices"),
+        "{}",
+        text(&unpriced.stderr)
+    );
 
     let wrong = run("dollars=1");
     assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
-    assert!(text(&wrong.stderr).contains("the keys are tokens"), "{}", text(&wrong.stderr));
+    assert!(
+        text(&wrong.stderr).contains("the keys are tokens"),
+        "{}",
+        text(&wrong.stderr)
+    );
 }

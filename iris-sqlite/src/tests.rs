@@ -26,7 +26,7 @@ fn state(run: &str) -> RunState {
         children: Vec::new(),
         output: None,
         output_faults: 0,
-        spent: Default::default(),
+        spent: iris_agent::Spent::default(),
         seal: None,
     }
 }

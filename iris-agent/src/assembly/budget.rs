@@ -18,13 +18,21 @@ pub(super) fn spending(
     let at = section.referenced;
     let section = &section.value;
     let mut fine = true;
-    if let Some(usd) = section.usd.filter(|usd| !(usd.is_finite() && *usd > 0.0)) {
-        issues.at(at, "budget.usd", format!("`{usd}` is not an amount of dollars above zero"));
+    if let Some(usd) = section.usd.filter(|usd| !(usd.is_finite() && *usd >= 0.0)) {
+        issues.at(
+            at,
+            "budget.usd",
+            format!("`{usd}` is not an amount of dollars, zero or more"),
+        );
         fine = false;
     }
     for (model, price) in &section.prices {
         let amounts = [Some(price.input), price.cached_input, Some(price.output)];
-        if amounts.into_iter().flatten().any(|p| !(p.is_finite() && p >= 0.0)) {
+        if amounts
+            .into_iter()
+            .flatten()
+            .any(|p| !(p.is_finite() && p >= 0.0))
+        {
             issues.at(
                 at,
                 format!("budget.prices.{model}"),
@@ -32,14 +40,6 @@ pub(super) fn spending(
             );
             fine = false;
         }
-    }
-    if section.usd.is_some() && section.prices.is_empty() {
-        issues.at(
-            at,
-            "budget.prices",
-            "a `usd` budget counts at the prices you pay: name them under `prices` (by model, or `*` for any)",
-        );
-        fine = false;
     }
     fine.then(|| build(section))
 }

@@ -108,6 +108,7 @@ pub(super) struct BudgetSection {
     /// US dollars, at the prices of `prices` (a model without a price is
     /// not sent a request under this bound).
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub usd: Option<f64>,
     /// Model requests.
     #[serde(default)]
@@ -129,12 +130,15 @@ pub(super) struct BudgetSection {
 #[serde(deny_unknown_fields)]
 pub(super) struct PriceSection {
     /// Per million tokens read.
+    #[schemars(range(min = 0))]
     pub input: f64,
     /// Per million tokens read from a prompt cache (the input price when
     /// left out).
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub cached_input: Option<f64>,
     /// Per million tokens written.
+    #[schemars(range(min = 0))]
     pub output: f64,
 }
 

@@ -17,8 +17,8 @@ pub(crate) fn estimate_input(
 ) -> u64 {
     let mut chars = instructions.map_or(0, str::len);
     for message in messages {
-        // A few tokens of framing per message.
-        chars += 12;
+        // The framing a provider puts around each message.
+        chars += 24;
         chars += match message {
             Message::User { text } => text.len(),
             Message::Assistant { text, tool_calls } => {
@@ -29,8 +29,10 @@ pub(crate) fn estimate_input(
                         .sum::<usize>()
             }
             Message::Tool {
-                call_id, result, ..
-            } => call_id.len() + result.text_content().len(),
+                call_id,
+                tool,
+                result,
+            } => call_id.len() + tool.len() + result.text_content().len(),
         };
     }
     for tool in tools {

@@ -10,6 +10,10 @@ use iris_model::Usage;
 use super::limits::{Budget, BudgetKind, OverBudget, Spent};
 use super::prices::Price;
 
+/// The most a request without its own `max_tokens` may write under a
+/// bound on output: the reservation it holds, and the limit it is sent.
+pub(crate) const UNSET_OUTPUT: u64 = 4_096;
+
 /// One tree's spend against its budget. Clones share it.
 #[derive(Debug, Clone)]
 pub(crate) struct Ledger(Arc<Mutex<Books>>);
@@ -47,13 +51,15 @@ pub(crate) struct Reservation {
 
 impl Ledger {
     /// A ledger of `budget`, from `spent` (what a resumed run's state
-    /// kept), active from now.
-    pub(crate) fn new(budget: Budget, spent: Spent) -> Self {
+    /// kept), active from now when `timed` (a run on an engine is not: a
+    /// replay's clock is not its first attempt's, and what the loop keeps
+    /// must be the same on every attempt).
+    pub(crate) fn new(budget: Budget, spent: Spent, timed: bool) -> Self {
         Self(Arc::new(Mutex::new(Books {
             budget,
             spent,
             held: Held::default(),
-            active_since: Some(Instant::now()),
+            active_since: timed.then(Instant::now),
         })))
     }
 
@@ -63,12 +69,7 @@ impl Ledger {
 
     /// What was spent so far, active time up to now included.
     pub(crate) fn spent(&self) -> Spent {
-        let books = self.books();
-        let mut spent = books.spent;
-        if let Some(since) = books.active_since {
-            spent.active_ms = spent.active_ms.saturating_add(elapsed_ms(since));
-        }
-        spent
+        self.books().spent_now()
     }
 
     /// Stops counting active time (the run pauses or ends); [`Ledger::new`]
@@ -94,68 +95,15 @@ impl Ledger {
         model: &str,
     ) -> Result<Reservation, OverBudget> {
         let mut books = self.books();
-        let spent = {
-            let mut spent = books.spent;
-            if let Some(since) = books.active_since {
-                spent.active_ms = spent.active_ms.saturating_add(elapsed_ms(since));
-            }
-            spent
+        let room = Room {
+            budget: &books.budget,
+            spent: books.spent_now(),
+            held: books.held,
         };
-        let held = books.held;
-        let left = |kind: BudgetKind, held: u64| {
-            books
-                .budget
-                .limit(kind)
-                .map(|limit| limit.saturating_sub(spent.of(kind)).saturating_sub(held))
-        };
-        if let Some(left) = left(BudgetKind::ActiveTime, 0)
-            && left == 0
-        {
-            return Err(over(
-                BudgetKind::ActiveTime,
-                "no active time is left".to_owned(),
-            ));
-        }
-        if let Some(left) = left(BudgetKind::Requests, held.requests)
-            && left == 0
-        {
-            return Err(over(
-                BudgetKind::Requests,
-                "every request was made".to_owned(),
-            ));
-        }
-        for (kind, held) in [
-            (BudgetKind::InputTokens, held.input),
-            (BudgetKind::Tokens, held.input + held.output),
-        ] {
-            if let Some(left) = left(kind, held)
-                && left <= input
-            {
-                return Err(over(
-                    kind,
-                    format!("the next request reads about {input} tokens and {left} are left"),
-                ));
-            }
-        }
-        let mut output = max_output;
-        let mut cap = |kind: BudgetKind, room: Option<u64>| -> Result<(), OverBudget> {
-            let Some(room) = room else { return Ok(()) };
-            if room == 0 {
-                return Err(over(kind, "nothing is left for the answer".to_owned()));
-            }
-            output = Some(output.map_or(room, |o| o.min(room)));
-            Ok(())
-        };
-        cap(
-            BudgetKind::OutputTokens,
-            left(BudgetKind::OutputTokens, held.output),
-        )?;
-        cap(
-            BudgetKind::Tokens,
-            left(BudgetKind::Tokens, held.input + held.output).map(|l| l - input),
-        )?;
+        room.admits(input)?;
+        let mut output = room.output_for(input, max_output)?;
         let mut micro_usd = 0;
-        if let Some(money_left) = left(BudgetKind::Money, held.micro_usd) {
+        if let Some(money_left) = room.left(BudgetKind::Money, room.held.micro_usd) {
             let Some(price) = price else {
                 return Err(over(
                     BudgetKind::Money,
@@ -175,10 +123,14 @@ impl Ledger {
                     ),
                 ));
             }
-            cap(
-                BudgetKind::Money,
-                Some(price.output_for(money_left - reading)),
-            )?;
+            let affordable = price.output_for(money_left - reading);
+            if affordable == 0 {
+                return Err(over(
+                    BudgetKind::Money,
+                    "nothing is left for the answer".to_owned(),
+                ));
+            }
+            output = Some(output.map_or(affordable, |o| o.min(affordable)));
             micro_usd = price.micro_usd(&Usage::new(input, output.unwrap_or(0)));
         }
         let reserved = Held {
@@ -216,6 +168,104 @@ impl Ledger {
         }
         books.spent.tool_calls = books.spent.tool_calls.saturating_add(calls);
         Ok(())
+    }
+}
+
+impl Books {
+    /// What was spent, active time up to now included.
+    fn spent_now(&self) -> Spent {
+        let mut spent = self.spent;
+        if let Some(since) = self.active_since {
+            spent.active_ms = spent.active_ms.saturating_add(elapsed_ms(since));
+        }
+        spent
+    }
+}
+
+/// What the bounds leave, beside what requests in flight hold.
+struct Room<'a> {
+    budget: &'a Budget,
+    spent: Spent,
+    held: Held,
+}
+
+impl Room<'_> {
+    /// What is left of `kind`'s bound once `held` is set aside, if bounded.
+    fn left(&self, kind: BudgetKind, held: u64) -> Option<u64> {
+        self.budget.limit(kind).map(|limit| {
+            limit
+                .saturating_sub(self.spent.of(kind))
+                .saturating_sub(held)
+        })
+    }
+
+    /// Whether a request reading `input` tokens may be sent at all.
+    fn admits(&self, input: u64) -> Result<(), OverBudget> {
+        if self.left(BudgetKind::ActiveTime, 0) == Some(0) {
+            return Err(over(
+                BudgetKind::ActiveTime,
+                "no active time is left".to_owned(),
+            ));
+        }
+        if self.left(BudgetKind::Requests, self.held.requests) == Some(0) {
+            return Err(over(
+                BudgetKind::Requests,
+                "every request was made".to_owned(),
+            ));
+        }
+        for (kind, held) in [
+            (BudgetKind::InputTokens, self.held.input),
+            (BudgetKind::Tokens, self.held.input + self.held.output),
+        ] {
+            if let Some(left) = self.left(kind, held)
+                && left <= input
+            {
+                return Err(over(
+                    kind,
+                    format!("the next request reads about {input} tokens and {left} are left"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The most a request reading `input` tokens may write, given its own
+    /// `max_output`: under a bound on what is written, every request says
+    /// the most it may write (its own limit, else a default), lowered to
+    /// what the token bounds leave, so that no answer writes past its
+    /// reservation.
+    fn output_for(&self, input: u64, max_output: Option<u64>) -> Result<Option<u64>, OverBudget> {
+        let bounds_output = [
+            BudgetKind::OutputTokens,
+            BudgetKind::Tokens,
+            BudgetKind::Money,
+        ]
+        .into_iter()
+        .any(|kind| self.budget.limit(kind).is_some());
+        let mut output = if bounds_output {
+            Some(max_output.unwrap_or(UNSET_OUTPUT))
+        } else {
+            max_output
+        };
+        let held = self.held;
+        for (kind, room) in [
+            (
+                BudgetKind::OutputTokens,
+                self.left(BudgetKind::OutputTokens, held.output),
+            ),
+            (
+                BudgetKind::Tokens,
+                self.left(BudgetKind::Tokens, held.input + held.output)
+                    .map(|left| left - input),
+            ),
+        ] {
+            let Some(room) = room else { continue };
+            if room == 0 {
+                return Err(over(kind, "nothing is left for the answer".to_owned()));
+            }
+            output = Some(output.map_or(room, |o| o.min(room)));
+        }
+        Ok(output)
     }
 }
 
@@ -287,7 +337,7 @@ mod tests {
 
     #[test]
     fn a_request_is_lowered_to_what_is_left_then_refused() {
-        let ledger = Ledger::new(Budget::new().tokens(1_000), Spent::default());
+        let ledger = Ledger::new(Budget::new().tokens(1_000), Spent::default(), true);
         let first = ledger.reserve(300, Some(4_096), None, "m").unwrap();
         assert_eq!(first.max_output, Some(700));
         // A sibling in flight holds the rest.
@@ -302,7 +352,7 @@ mod tests {
 
     #[test]
     fn money_needs_a_price_and_bounds_the_answer() {
-        let ledger = Ledger::new(Budget::new().usd(0.01), Spent::default());
+        let ledger = Ledger::new(Budget::new().usd(0.01), Spent::default(), true);
         assert_eq!(
             ledger.reserve(10, None, None, "m").unwrap_err().budget,
             BudgetKind::Money
@@ -319,7 +369,11 @@ mod tests {
 
     #[test]
     fn requests_and_calls_are_counted() {
-        let ledger = Ledger::new(Budget::new().requests(1).tool_calls(3), Spent::default());
+        let ledger = Ledger::new(
+            Budget::new().requests(1).tool_calls(3),
+            Spent::default(),
+            true,
+        );
         let held = ledger.reserve(1, None, None, "m").unwrap();
         assert_eq!(
             ledger.reserve(1, None, None, "m").unwrap_err().budget,

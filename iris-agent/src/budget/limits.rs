@@ -101,6 +101,11 @@ impl Budget {
         dollars
     }
 
+    /// Whether active time is bounded.
+    pub(crate) fn bounds_time(&self) -> bool {
+        self.active_time.is_some()
+    }
+
     /// Whether any limit is set.
     #[must_use]
     pub fn is_bounded(&self) -> bool {

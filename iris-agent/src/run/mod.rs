@@ -75,14 +75,20 @@ impl RunContext {
     fn counting_spend(
         mut self,
         spending: &crate::budget::Spending,
+        timed: bool,
         spent: impl FnOnce() -> crate::Spent,
-    ) -> Self {
+    ) -> Result<Self, RunError> {
         if self.budget.is_none()
             && let Some(budget) = spending.budget.clone().filter(crate::Budget::is_bounded)
         {
-            self.budget = Some(crate::budget::Ledger::new(budget, spent()));
+            if !timed && budget.bounds_time() {
+                return Err(RunError::Budget {
+                    why: "a run on a durable engine is replayed, and a replay's clock is not its first attempt's: bound it by tokens, money, requests or calls, or bound its time with the engine's own timeout".to_owned(),
+                });
+            }
+            self.budget = Some(crate::budget::Ledger::new(budget, spent(), timed));
         }
-        self
+        Ok(self)
     }
 
     /// Stops the run with this token: between steps, while the model

@@ -240,7 +240,7 @@ impl AgentRunner {
         let spent = state.spent;
         let cx = &cx
             .counting_questions(|| asked_in(&state, Steps::All))
-            .counting_spend(&self.spending(), || spent);
+            .counting_spend(&self.spending(), self.engine.is_none(), || spent)?;
         self.restore(&state);
         // From here the state is written in this version's shape.
         state.version = RUN_STATE_VERSION;
@@ -363,7 +363,9 @@ impl AgentRunner {
             asked_in(&state, Steps::BeforeLast).saturating_add(waiting)
         });
         let spent = state.spent;
-        let cx = &cx.clone().counting_spend(&self.spending(), || spent);
+        let cx = &cx
+            .clone()
+            .counting_spend(&self.spending(), self.engine.is_none(), || spent)?;
         let open_calls = last_calls(&state).to_vec();
         if !open_calls.is_empty() {
             let mut replies: FxHashMap<String, Reply> = replies.into_iter().collect();

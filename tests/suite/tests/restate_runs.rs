@@ -360,8 +360,10 @@ fn asking_model() -> FnModel {
 /// One replica: the `cashier` workflow on `port`, until it is killed.
 async fn replica(port: u16, dir: &Path, mode: Mode) {
     let runner = match mode {
+        // Counted, never reached: a replay settles each kept answer once.
         Mode::Allow | Mode::Ask => {
             AgentRunner::new(cashier_agent(mode == Mode::Ask), cashier(dir.to_path_buf()))
+                .with_budget(iris::agent::Budget::new().requests(50).tool_calls(50))
         }
         Mode::Charges => AgentRunner::new(cashier_agent(false), charging_model()),
         Mode::Typed => AgentRunner::new(cashier_agent(false), typed_cashier(dir.to_path_buf()))
@@ -592,6 +594,17 @@ async fn a_killed_endpoint_is_replaced_and_no_finished_call_runs_again() {
             expected.insert(at, step);
         }
         assert_eq!(asked, expected, "the model's asks ({point})");
+        // The budget's ledger after a replay: each step's request and each
+        // call counted once, as in the uninterrupted run.
+        assert_eq!(
+            (report.state.spent.requests, report.state.spent.tool_calls),
+            (
+                uninterrupted.state.spent.requests,
+                uninterrupted.state.spent.tool_calls
+            ),
+            "{point}"
+        );
+        assert_eq!(report.state.spent.requests, 2, "{point}");
         assert_eq!(
             receipts, 1,
             "the idempotent write took effect once ({point})"
