@@ -282,6 +282,40 @@ fn bench(c: &mut Criterion) {
         }
     }
 
+    // The same one-step run under a budget (tokens and money at a price):
+    // the reservation before the request and its settlement after, timed
+    // run by run in alternation, for the added cost's p99.
+    let budgeted_runner = AgentRunner::new(Arc::clone(&one_step), Answers("tea: 3"))
+        .with_budget(iris::agent::Budget::new().tokens(u64::MAX / 4).usd(1e9))
+        .with_prices(
+            iris::agent::PriceTable::new().otherwise(iris::agent::Price::per_million(1.0, 4.0)),
+        );
+    let unbudgeted_runner = AgentRunner::new(Arc::clone(&one_step), Answers("tea: 3"));
+    let (mut with_budget, mut without_budget) = (Vec::new(), Vec::new());
+    for _ in 0..TURN_RUNS {
+        for (runner, times) in [
+            (&unbudgeted_runner, &mut without_budget),
+            (&budgeted_runner, &mut with_budget),
+        ] {
+            run += 1;
+            let cx = RunContext::new(".", RunId::new(format!("r{run}")));
+            let started = Instant::now();
+            rt.block_on(runner.run("prices", &cx)).unwrap();
+            times.push(started.elapsed().as_secs_f64());
+        }
+    }
+    let percentile = |times: &mut Vec<f64>, p: f64| {
+        times.sort_by(f64::total_cmp);
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "an index into the samples"
+        )]
+        let at = ((times.len() - 1) as f64 * p).round() as usize;
+        times[at]
+    };
+
     // The history of a 200-step run, held in its state.
     let long = AgentRunner::new(agent_of(200), FourCalls("price"));
     let before = heap::live();
@@ -325,6 +359,14 @@ fn bench(c: &mut Criterion) {
         per_run(hooked_turn),
         per_run(plain_turn),
         per_run(hooked_turn - plain_turn)
+    );
+    println!(
+        "one request under a budget (reserve + settle): p50 {:.1} us against {:.1} us, p99 {:.1} us against {:.1} us (+{:.2} us at p99; goal under 1,000)",
+        percentile(&mut with_budget, 0.5) * 1e6,
+        percentile(&mut without_budget, 0.5) * 1e6,
+        percentile(&mut with_budget, 0.99) * 1e6,
+        percentile(&mut without_budget, 0.99) * 1e6,
+        (percentile(&mut with_budget, 0.99) - percentile(&mut without_budget, 0.99)) * 1e6
     );
     println!(
         "200-step run: {messages} messages held in {:.1} KiB ({:.0} bytes per message)",
