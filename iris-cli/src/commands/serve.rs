@@ -150,7 +150,9 @@ fn serve_children(
             }
             made => made,
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        // Held to the parent's rules, guards and budget, as a delegation is.
+        .under(agent);
         executor
             .shared_registry()
             .update(|registry| registry.register(tool).map(|_| ()))

@@ -348,3 +348,78 @@ async fn an_agent_file_names_its_budget_and_its_prices() {
         assert!(err.contains("agent.yaml:"), "{err}");
     }
 }
+
+/// A child served as a tool under its parent is held to the parent's
+/// rules: what the parent refuses, a caller cannot reach through the child.
+#[tokio::test]
+async fn a_served_child_is_held_to_its_parents_rules() {
+    let mut registry = ToolRegistry::new();
+    registry.register(FileNote).unwrap();
+    let writer = Agent::builder(
+        ToolExecutor::builder(registry)
+            .policy(RulePolicy::new().write(Rule::Allow))
+            .build()
+            .unwrap(),
+    )
+    .name("writer")
+    .build()
+    .unwrap();
+    let model = Arc::new(FnModel::new(|request| {
+        let tried = request
+            .messages
+            .iter()
+            .any(|m| matches!(m, Message::Tool { .. }));
+        Ok(if tried {
+            ModelResponse {
+                text: Some("Done.".to_owned()),
+                ..ModelResponse::default()
+            }
+        } else {
+            ModelResponse {
+                tool_calls: vec![ToolUseBlock::new("w1", "file_note", json!({"text": "hi"}))],
+                ..ModelResponse::default()
+            }
+        })
+    }));
+    let child = ChildAgent::new("writer", "Writes notes.", writer).model(Arc::clone(&model));
+    let parent = Agent::builder(
+        ToolExecutor::builder(ToolRegistry::new())
+            .policy(RulePolicy::new().other(Rule::Allow).tool(
+                iris::definition::ToolName::new("file_note").unwrap(),
+                Rule::Deny,
+            ))
+            .build()
+            .unwrap(),
+    )
+    .name("lead")
+    .child(child.clone())
+    .build()
+    .unwrap();
+    let tool = iris::agent::AgentTool::new(&child, None)
+        .unwrap()
+        .under(&parent);
+    let mut served = ToolRegistry::new();
+    served.register(tool).unwrap();
+    let executor = ToolExecutor::builder(served)
+        .policy(RulePolicy::new().other(Rule::Allow))
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cx = iris::ToolContext::builder(dir.path(), RunId::new("served")).build();
+    let outcome = executor
+        .execute_one(
+            ToolUseBlock::new("c1", "writer", json!({"task": "Note hi."})),
+            &cx,
+        )
+        .await;
+    assert_eq!(outcome.result().unwrap().text_content(), "Done.");
+    let requests = model.requests();
+    let Some(Message::Tool { result, .. }) = requests[1].messages.last() else {
+        panic!("the child's call has its result");
+    };
+    assert!(
+        result.is_error(),
+        "the parent's rule held: {}",
+        result.text_content()
+    );
+}

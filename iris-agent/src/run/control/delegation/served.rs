@@ -95,6 +95,38 @@ impl AgentTool {
         })
     }
 
+    /// The child as its parent `parent` delegates to it: held to the
+    /// parent's policy (a call the parent's rules refuse is refused in the
+    /// child too), judged by the guards the parent holds over its tree, and
+    /// each run bounded by the parent's budget when the child has none of
+    /// its own. A server that serves a parent's children makes them so:
+    /// without it, a caller would reach through the child what the parent
+    /// refuses.
+    #[must_use]
+    pub fn under(mut self, parent: &crate::Agent) -> Self {
+        let executor = parent.executor();
+        self.runner.place.ceiling = Some(
+            self.runner
+                .place
+                .ceiling
+                .clone()
+                .unwrap_or_default()
+                .with(executor.policy(), self.child.reach()),
+        );
+        if let Some(own) = executor.tree_guards() {
+            self.runner.place.guards = Some(
+                self.runner
+                    .place
+                    .guards
+                    .clone()
+                    .unwrap_or_default()
+                    .with(own),
+            );
+        }
+        self.runner.spending = self.runner.spending().or(parent.spending());
+        self
+    }
+
     /// One run of the child on `input` (its first message), to its end.
     async fn run(&self, input: String, cx: &ToolContext) -> ToolResult {
         let name = self.child.name();
@@ -104,7 +136,15 @@ impl AgentTool {
         let ran_out = timer.stop();
         match ending(name, &self.runner, outcome, ran_out) {
             Ending::Finished { output, .. } => self.answer(output),
-            Ending::Waiting(state) => waited(name, &state),
+            Ending::Waiting(state) => {
+                let result = waited(name, &state);
+                // Nobody resumes a served run: it ends here, and the
+                // ledger forgets it.
+                self.runner
+                    .end(crate::RunOutcome::Waiting(state), &run_cx)
+                    .await;
+                result
+            }
             Ending::Other(_, result, _) => result,
         }
     }
