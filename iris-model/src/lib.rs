@@ -172,7 +172,10 @@ impl ModelResponse {
         }
         self.tool_calls.clear();
         self.text = Some(answer.input.to_string());
-        self.finish = FinishReason::Stop;
+        // An answer its token limit cut off stays cut off.
+        if self.finish != FinishReason::Length {
+            self.finish = FinishReason::Stop;
+        }
         self
     }
 }

@@ -161,7 +161,11 @@ const WITHOUT_STRUCTURED_OUTPUT: &[&str] = &[
 /// a router's prefix (`anthropic/…`, `anthropic.…`) and dots for dashes.
 fn anthropic_has_structured_output(model: &str) -> bool {
     let name = model.rsplit('/').next().unwrap_or(model);
-    let name = name.strip_prefix("anthropic.").unwrap_or(name);
+    // Bedrock names a model `anthropic.claude-…`, and an inference profile
+    // `us.anthropic.claude-…`.
+    let name = name
+        .rsplit_once("anthropic.")
+        .map_or(name, |(_, rest)| rest);
     let name = name.replace('.', "-").to_ascii_lowercase();
     !WITHOUT_STRUCTURED_OUTPUT
         .iter()

@@ -150,6 +150,21 @@ impl Ledger {
         })
     }
 
+    /// Raises each figure spent to `kept`'s where that is higher: a child's
+    /// kept step may have seen more of the tree's spend than the state the
+    /// ledger was made from.
+    pub(crate) fn raise_to(&self, kept: &Spent) {
+        let mut books = self.books();
+        let spent = &mut books.spent;
+        spent.input_tokens = spent.input_tokens.max(kept.input_tokens);
+        spent.cached_input_tokens = spent.cached_input_tokens.max(kept.cached_input_tokens);
+        spent.output_tokens = spent.output_tokens.max(kept.output_tokens);
+        spent.micro_usd = spent.micro_usd.max(kept.micro_usd);
+        spent.requests = spent.requests.max(kept.requests);
+        spent.tool_calls = spent.tool_calls.max(kept.tool_calls);
+        spent.active_ms = spent.active_ms.max(kept.active_ms);
+    }
+
     /// Counts `calls` tool calls, all or none.
     ///
     /// # Errors
@@ -168,6 +183,25 @@ impl Ledger {
         }
         books.spent.tool_calls = books.spent.tool_calls.saturating_add(calls);
         Ok(())
+    }
+}
+
+impl Ledger {
+    /// Releases `held` and counts one request that used `usage`, at
+    /// `price`.
+    fn charge(&self, held: Held, usage: &Usage, price: Option<Price>) {
+        let mut books = self.books();
+        books.held.remove(held);
+        let spent = &mut books.spent;
+        spent.input_tokens = spent.input_tokens.saturating_add(usage.input_tokens);
+        spent.cached_input_tokens = spent
+            .cached_input_tokens
+            .saturating_add(usage.cached_input_tokens);
+        spent.output_tokens = spent.output_tokens.saturating_add(usage.output_tokens);
+        spent.requests = spent.requests.saturating_add(1);
+        if let Some(price) = price {
+            spent.micro_usd = spent.micro_usd.saturating_add(price.micro_usd(usage));
+        }
     }
 }
 
@@ -286,21 +320,22 @@ impl Held {
 }
 
 impl Reservation {
-    /// Settles the request on the `usage` its provider reported.
+    /// Settles the request on the `usage` its provider reported; a
+    /// provider that reports none (some local servers, when streaming) is
+    /// counted at what the request held.
     pub(crate) fn settle(mut self, usage: &Usage) {
         self.settled = true;
-        let mut books = self.ledger.books();
-        books.held.remove(self.held);
-        let spent = &mut books.spent;
-        spent.input_tokens = spent.input_tokens.saturating_add(usage.input_tokens);
-        spent.cached_input_tokens = spent
-            .cached_input_tokens
-            .saturating_add(usage.cached_input_tokens);
-        spent.output_tokens = spent.output_tokens.saturating_add(usage.output_tokens);
-        spent.requests = spent.requests.saturating_add(1);
-        if let Some(price) = self.price {
-            spent.micro_usd = spent.micro_usd.saturating_add(price.micro_usd(usage));
-        }
+        let usage = if usage.total() == 0 {
+            self.held_usage()
+        } else {
+            *usage
+        };
+        self.ledger.charge(self.held, &usage, self.price);
+    }
+
+    /// What the request held, as usage.
+    fn held_usage(&self) -> Usage {
+        Usage::new(self.held.input, self.held.output)
     }
 
     /// What the reservation holds: estimated input and the most output.
@@ -310,9 +345,14 @@ impl Reservation {
 }
 
 impl Drop for Reservation {
+    /// A request never settled (it failed, or its run was cancelled while
+    /// it was out) may have been sent and billed: it counts at what it
+    /// held, so that failures and cut-off children cannot spend past the
+    /// bound.
     fn drop(&mut self) {
         if !self.settled {
-            self.ledger.books().held.remove(self.held);
+            self.ledger
+                .charge(self.held, &self.held_usage(), self.price);
         }
     }
 }
@@ -346,8 +386,21 @@ mod tests {
         first.settle(&Usage::new(280, 120));
         let second = ledger.reserve(500, None, None, "m").unwrap();
         assert_eq!(second.max_output, Some(100));
+        // A request that fails or is cut off counts at what it held.
         drop(second);
-        assert_eq!(ledger.spent().input_tokens, 280);
+        assert_eq!(ledger.spent().input_tokens, 780);
+        assert_eq!(ledger.spent().output_tokens, 220);
+        assert_eq!(ledger.spent().requests, 2);
+        // One that reports no usage too.
+        let ledger = Ledger::new(Budget::new().tokens(1_000), Spent::default(), true);
+        ledger
+            .reserve(100, Some(50), None, "m")
+            .unwrap()
+            .settle(&Usage::default());
+        assert_eq!(
+            ledger.spent().input_tokens + ledger.spent().output_tokens,
+            150
+        );
     }
 
     #[test]
@@ -388,5 +441,25 @@ mod tests {
         assert!(ledger.take_calls(1).is_ok());
         assert!(ledger.take_calls(1).is_err());
         assert_eq!(ledger.spent().tool_calls, 3);
+    }
+
+    #[test]
+    fn a_budget_over_another_keeps_the_bounds_it_does_not_set() {
+        let file = Budget::new().usd(1.0).requests(9);
+        let given = Budget::new().requests(3).over(&file);
+        assert_eq!(given.max_requests(), Some(3));
+        assert_eq!(given.max_usd(), Some(1.0));
+    }
+
+    #[test]
+    fn a_kept_step_raises_what_the_ledger_knows() {
+        let ledger = Ledger::new(Budget::new().requests(10), Spent::default(), false);
+        let kept = Spent {
+            requests: 4,
+            ..Spent::default()
+        };
+        ledger.raise_to(&kept);
+        ledger.raise_to(&Spent::default());
+        assert_eq!(ledger.spent().requests, 4);
     }
 }

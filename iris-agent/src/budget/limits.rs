@@ -87,6 +87,20 @@ impl Budget {
         self
     }
 
+    /// This budget, with `base`'s bound wherever this one sets none.
+    #[must_use]
+    pub fn over(&self, base: &Budget) -> Budget {
+        Budget {
+            input_tokens: self.input_tokens.or(base.input_tokens),
+            output_tokens: self.output_tokens.or(base.output_tokens),
+            tokens: self.tokens.or(base.tokens),
+            micro_usd: self.micro_usd.or(base.micro_usd),
+            requests: self.requests.or(base.requests),
+            tool_calls: self.tool_calls.or(base.tool_calls),
+            active_time: self.active_time.or(base.active_time),
+        }
+    }
+
     /// The request limit.
     #[must_use]
     pub fn max_requests(&self) -> Option<u32> {

@@ -48,31 +48,6 @@ impl AgentRunner {
         Ok(Some(reservation))
     }
 
-    /// Settles `reservation` on what `response` reports, and notes the
-    /// tree's spend in a root's `state`.
-    pub(super) fn settle(
-        &self,
-        reservation: Option<Reservation>,
-        response: &ModelResponse,
-        state: &mut RunState,
-        cx: &RunContext,
-    ) {
-        if let Some(reservation) = reservation {
-            reservation.settle(&response.usage);
-            self.note_spent(state, cx);
-        }
-    }
-
-    /// The tree's spend so far, in a root's `state` (a child's state keeps
-    /// its own usage only).
-    pub(super) fn note_spent(&self, state: &mut RunState, cx: &RunContext) {
-        if self.place.is_root()
-            && let Some(ledger) = &cx.budget
-        {
-            state.spent = ledger.spent();
-        }
-    }
-
     /// `outcome` of a drive, with the tree's spend noted in a root's state
     /// and its active time stopped (a pause or the end).
     pub(super) fn spend_noted(&self, mut outcome: RunOutcome, cx: &RunContext) -> RunOutcome {
@@ -101,5 +76,28 @@ pub(super) fn take_calls(calls: usize, cx: &RunContext) -> Result<(), OverBudget
     match &cx.budget {
         Some(ledger) => ledger.take_calls(calls),
         None => Ok(()),
+    }
+}
+
+/// The tree's spend so far, in `state`: a root's, and a child's too
+/// (its kept steps tell a take-over what the tree had spent, and a
+/// child with a budget of its own goes on from it on a resume).
+pub(super) fn note_spent(state: &mut RunState, cx: &RunContext) {
+    if let Some(ledger) = &cx.budget {
+        state.spent = ledger.spent();
+    }
+}
+
+/// Settles `reservation` on what `response` reports, and notes the
+/// tree's spend in a root's `state`.
+pub(super) fn settle(
+    reservation: Option<Reservation>,
+    response: &ModelResponse,
+    state: &mut RunState,
+    cx: &RunContext,
+) {
+    if let Some(reservation) = reservation {
+        reservation.settle(&response.usage);
+        note_spent(state, cx);
     }
 }

@@ -194,7 +194,7 @@ impl AgentRunner {
             };
             state.step += 1;
             state.usage += response.usage;
-            self.settle(reservation, &response, &mut state, cx);
+            spend::settle(reservation, &response, &mut state, cx);
             if held {
                 let judged = self
                     .kept_verdict(state.step, judged, &state.run_id, &mut response)
@@ -217,7 +217,7 @@ impl AgentRunner {
             if let Err(over) = spend::take_calls(calls.len(), cx) {
                 return Ok(self.end(spend::over_budget(over, state), cx).await);
             }
-            self.note_spent(&mut state, cx);
+            spend::note_spent(&mut state, cx);
             if calls.is_empty() {
                 state.messages.push(Message::Assistant {
                     text: response.text.clone(),
@@ -265,7 +265,7 @@ impl AgentRunner {
             let answers = paired(last_calls(&state), finished);
             self.append(&mut state, answers);
             // What the step's child agents spent, kept with it.
-            self.note_spent(&mut state, cx);
+            spend::note_spent(&mut state, cx);
             self.keep(journal, &state, RunStatus::Running).await?;
         }
     }

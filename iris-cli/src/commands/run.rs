@@ -64,8 +64,8 @@ pub(crate) struct Options {
     pub(crate) jsonl: bool,
     /// The collector traces are exported to (`--otlp`).
     pub(crate) otlp: Option<String>,
-    /// Bounds over the agent file's own (`--budget`).
-    pub(crate) budget: Option<iris_agent::Budget>,
+    /// Bounds over the agent file's own (`--budget`), as written and read.
+    pub(crate) budget: Option<(String, iris_agent::Budget)>,
 }
 
 impl Options {
@@ -91,7 +91,11 @@ impl Options {
             otlp: sub.get_one::<String>("otlp").cloned(),
             budget: sub
                 .get_one::<String>("budget")
-                .map(|spec| crate::budget::parse(spec).map_err(|why| format!("--budget: {why}")))
+                .map(|spec| {
+                    crate::budget::parse(spec)
+                        .map(|budget| (spec.clone(), budget))
+                        .map_err(|why| format!("--budget: {why}"))
+                })
                 .transpose()?,
         })
     }
@@ -487,14 +491,20 @@ async fn runner_for(
     if options.can_answer() {
         runner = runner.with_questions(Questions::new());
     }
-    if let Some(budget) = &options.budget {
+    if let Some((_, budget)) = &options.budget {
+        // Bound by bound over the file's: `--budget requests=30` keeps the
+        // file's money bound.
+        let budget = match runner.agent().budget() {
+            Some(file) => budget.over(file),
+            None => budget.clone(),
+        };
         if budget.max_usd().is_some() && runner.agent().prices().is_none() {
             return Err((
                 Exit::Usage,
                 "`--budget usd=…` counts at the prices you pay: name them in the agent file's `budget.prices` (by model, or `*` for any)".to_owned(),
             ));
         }
-        runner = runner.with_budget(budget.clone());
+        runner = runner.with_budget(budget);
     }
     Ok(runner.with_store(open_store(&options.store).map_err(|why| (Exit::Unreachable, why))?))
 }
@@ -610,7 +620,7 @@ async fn go_on(
 ) -> Result<Result<RunOutcome, iris_agent::RunError>, Exit> {
     match replies(&state, options) {
         Ok(Some(replies)) => Ok(runner.resume(state, replies, cx).await),
-        Ok(None) => Err(wait(&state, &options.save, out)),
+        Ok(None) => Err(wait(&state, options, out)),
         Err(why) => {
             let _ = save(&state, &options.save);
             Err(out.fail(
@@ -665,7 +675,8 @@ fn replies(state: &RunState, options: &Options) -> Result<Option<Vec<(String, Re
 }
 
 /// Saves a waiting run and says how to resume it (exit 4).
-fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
+fn wait(state: &RunState, options: &Options, out: Out) -> Exit {
+    let path = &options.save;
     if let Err(why) = save(state, path) {
         return out.fail(Exit::Internal, &why);
     }
@@ -699,10 +710,16 @@ fn wait(state: &RunState, path: &Path, out: Out) -> Exit {
     out.fail(
         Exit::Waiting,
         &format!(
-            "the run waits for a person; its state is in {p}: resume with `{program} run --agent AGENT.yaml --resume {p}` (or `--resume {id}`) and {how} (or answer on a terminal)",
+            "the run waits for a person; its state is in {p}: resume with `{program} run --agent AGENT.yaml --resume {p}{budget}` (or `--resume {id}`) and {how} (or answer on a terminal)",
             program = crate::output::program(),
             p = path.display(),
             id = state.run_id,
+            // The bounds given here are not kept with the run.
+            budget = options
+                .budget
+                .as_ref()
+                .map(|(spec, _)| format!(" --budget '{spec}'"))
+                .unwrap_or_default(),
         ),
     )
 }

@@ -133,6 +133,7 @@ mod tests {
             "claude-3-5-haiku-20241022",
             "claude-3.7-sonnet",
             "anthropic.claude-3-haiku-20240307-v1:0",
+            "us.anthropic.claude-sonnet-4-20250514-v1:0",
             "claude-sonnet-4-20250514",
             "claude-opus-4-0",
         ] {

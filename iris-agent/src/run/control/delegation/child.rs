@@ -148,6 +148,11 @@ impl Delegator {
                     .await
             }
             Continue::TakeOver => {
+                // The child's last kept step knew more of the tree's spend
+                // than its root's state, kept before the child ran on.
+                if let Some(ledger) = &child_cx.budget {
+                    ledger.raise_to(&child_state.spent);
+                }
                 async {
                     let outcome = runner
                         .take_over(child_state, replies, &child_cx, &mut None)
