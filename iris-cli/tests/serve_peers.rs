@@ -128,21 +128,7 @@ fn the_python_client_uses_the_gateway_with_approvals_through_elicitation() {
 #[test]
 fn the_inspector_lists_and_calls_through_the_gateway() {
     let dir = workspace();
-    let inspect = |args: &[&str]| -> Value {
-        let output = Command::new(peers().join("node_modules/.bin/mcp-inspector"))
-            .args(["--cli", env!("CARGO_BIN_EXE_iris"), "serve"])
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "the inspector failed:\n{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
-    };
+    let inspect = |args: &[&str]| inspect_with(&dir, &[], args);
     let listed = inspect(&["--method", "tools/list"]);
     let names: Vec<&str> = listed["tools"]
         .as_array()
@@ -243,15 +229,17 @@ fn child_agents() -> tempfile::TempDir {
     dir
 }
 
-/// The inspector's answer to `args`, about `iris serve --agent FILE` (and
-/// `extra` serve arguments) in `dir`.
+/// The inspector's answer to `args`, about `iris serve --agent FILE` in
+/// `dir`.
 fn inspect_in(dir: &tempfile::TempDir, file: &str, args: &[&str]) -> Value {
-    inspect_with(dir, &[file], args)
+    inspect_with(dir, &["--agent", file], args)
 }
 
+/// The inspector's answer to `args`, about `iris serve` with `serve`'s
+/// arguments in `dir`.
 fn inspect_with(dir: &tempfile::TempDir, serve: &[&str], args: &[&str]) -> Value {
     let output = Command::new(peers().join("node_modules/.bin/mcp-inspector"))
-        .args(["--cli", env!("CARGO_BIN_EXE_iris"), "serve", "--agent"])
+        .args(["--cli", env!("CARGO_BIN_EXE_iris"), "serve"])
         .args(serve)
         .args(args)
         .current_dir(dir.path())
@@ -329,7 +317,7 @@ fn an_agent_file_is_served_as_one_tool_that_runs_it() {
     let dir = child_agents();
     let listed = inspect_with(
         &dir,
-        &["judge.yaml", "--as-tool"],
+        &["--agent", "judge.yaml", "--as-tool"],
         &["--method", "tools/list"],
     );
     let names: Vec<&str> = listed["tools"]
@@ -345,7 +333,7 @@ fn an_agent_file_is_served_as_one_tool_that_runs_it() {
     );
     let called = inspect_with(
         &dir,
-        &["judge.yaml", "--as-tool"],
+        &["--agent", "judge.yaml", "--as-tool"],
         &[
             "--method",
             "tools/call",

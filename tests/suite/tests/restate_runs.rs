@@ -99,6 +99,14 @@ struct Receipt {
     sent_to: String,
 }
 
+/// An answer of `text` alone.
+fn text_answer(text: &str) -> iris::model::ModelResponse {
+    iris::model::ModelResponse {
+        text: Some(text.to_owned()),
+        ..iris::model::ModelResponse::default()
+    }
+}
+
 /// The cashier's calls, then a receipt missing a field, then the whole
 /// receipt once told the fault: each step asked is noted in `asked.txt`,
 /// and the replica dies inside the step `IRIS_KILL_AT` names.
@@ -110,14 +118,10 @@ fn typed_cashier(dir: PathBuf) -> FnModel {
     ];
     FnModel::new(move |request| {
         let step = asked_at(request, &dir);
-        let text = |text: &str| iris::model::ModelResponse {
-            text: Some(text.to_owned()),
-            ..iris::model::ModelResponse::default()
-        };
         Ok(match step {
             1 => iris::testing::calling_then_reporting(&calls, request),
-            2 => text(r#"{"charged_cents": 1200}"#),
-            _ => text(r#"{"charged_cents": 1200, "sent_to": "ann@example.com"}"#),
+            2 => text_answer(r#"{"charged_cents": 1200}"#),
+            _ => text_answer(r#"{"charged_cents": 1200, "sent_to": "ann@example.com"}"#),
         })
     })
 }
@@ -128,14 +132,10 @@ fn careless_cashier(dir: PathBuf) -> FnModel {
     let calls = vec![ToolUseBlock::new("c1", "charge", json!({"cents": 1200}))];
     FnModel::new(move |request| {
         let step = asked_at(request, &dir);
-        let text = |text: &str| iris::model::ModelResponse {
-            text: Some(text.to_owned()),
-            ..iris::model::ModelResponse::default()
-        };
         Ok(match step {
             1 => iris::testing::calling_then_reporting(&calls, request),
-            2 => text("What a stupid question."),
-            _ => text("Your card 4111 1111 1111 1111 was charged 1200."),
+            2 => text_answer("What a stupid question."),
+            _ => text_answer("Your card 4111 1111 1111 1111 was charged 1200."),
         })
     })
 }
