@@ -35,7 +35,13 @@ impl AgentRunner {
         let model = self
             .model_config()
             .map_or("the runner's model", |config| config.model.as_str());
-        let price = self.spending().prices.and_then(|prices| prices.of(model));
+        // Read in place: the table is not copied per request.
+        let price = self
+            .spending
+            .prices
+            .as_ref()
+            .or(self.agent.spending().prices.as_ref())
+            .and_then(|prices| prices.of(model));
         let own = turn.options.max_tokens.map(u64::from);
         let reservation = ledger.reserve(input, own, price, model)?;
         if let Some(most) = reservation.max_output
