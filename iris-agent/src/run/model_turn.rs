@@ -196,8 +196,26 @@ pub(super) async fn judge(
     } else {
         response.text = None;
         response.tool_calls.clear();
+        // Marked, so that a kept answer says it was refused even where
+        // the verdict kept beside it was lost.
+        response.finish = iris_model::FinishReason::ContentFilter;
     }
     judged
+}
+
+/// The verdict on a kept answer whose own verdict was not kept (a crash
+/// between the two): an answer the hooks emptied was refused; any other
+/// is judged again.
+pub(super) fn refused_when_kept(response: &ModelResponse) -> Option<Judged> {
+    let emptied = response.text.is_none()
+        && response.tool_calls.is_empty()
+        && response.finish == iris_model::FinishReason::ContentFilter;
+    emptied.then(|| {
+        Err(Denial {
+            hook: "model.after".to_owned(),
+            reason: "a model.after hook refused the answer before the run was cut off".to_owned(),
+        })
+    })
 }
 
 /// A verdict as an engine keeps it.
@@ -323,5 +341,50 @@ pub(super) fn kept_text(response: &ModelResponse) -> String {
                 format!("(calls that were not run: {})", names.join(", "))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use iris_model::{FinishReason, ModelResponse};
+    use iris_runtime::hooks::{AfterVerdict, Denial};
+
+    use super::{kept, read_kept, refused_when_kept};
+
+    #[test]
+    fn a_kept_verdict_reads_back_as_it_was() {
+        let answer = ModelResponse {
+            text: Some("[card]".to_owned()),
+            ..ModelResponse::default()
+        };
+        let verdicts = [
+            Ok(AfterVerdict {
+                redacted: Some(("cards".to_owned(), "[card]".to_owned())),
+                retry: Some(("polite".to_owned(), "Again.".to_owned())),
+            }),
+            Ok(AfterVerdict::default()),
+            Err(Denial {
+                hook: "guard".to_owned(),
+                reason: "no".to_owned(),
+            }),
+        ];
+        for verdict in verdicts {
+            assert_eq!(read_kept(&kept(&verdict), &answer), Some(verdict));
+        }
+        assert_eq!(read_kept(&serde_json::Value::Null, &answer), None);
+    }
+
+    #[test]
+    fn an_answer_the_hooks_emptied_reads_as_refused_without_its_verdict() {
+        let emptied = ModelResponse {
+            finish: FinishReason::ContentFilter,
+            ..ModelResponse::default()
+        };
+        assert!(matches!(refused_when_kept(&emptied), Some(Err(_))));
+        let plain = ModelResponse {
+            text: Some("fine".to_owned()),
+            ..ModelResponse::default()
+        };
+        assert!(refused_when_kept(&plain).is_none());
     }
 }

@@ -390,6 +390,11 @@ impl AgentRunner {
             if let Some(kept) = model_turn::read_kept(&kept, response) {
                 return Ok(kept);
             }
+            if judged.is_none()
+                && let Some(refused) = model_turn::refused_when_kept(response)
+            {
+                return Ok(refused);
+            }
         }
         if let Some(judged) = judged {
             return Ok(judged);
