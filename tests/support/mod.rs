@@ -1,6 +1,7 @@
 //! Tools shared by the integration tests.
 #![allow(dead_code, reason = "each test binary uses part of these tools")]
 
+pub(crate) mod hooks;
 pub(crate) mod tools;
 
 /// Whether process `pid` is gone (or only a zombie waiting to be reaped),

@@ -227,16 +227,7 @@ async fn a_model_after_hook_retries_with_feedback_and_redacts_before_recording()
             ModelAfterAnswer::Accept
         }
     });
-    let redact = HookRegistration::model_after("card-numbers", |input: &HookInput| {
-        let text = input.answer.as_ref().unwrap()["text"]
-            .as_str()
-            .unwrap_or("");
-        if text.contains("4111") {
-            ModelAfterAnswer::redact(text.replace("4111 1111 1111 1111", "[card]"))
-        } else {
-            ModelAfterAnswer::Accept
-        }
-    });
+    let redact = crate::support::hooks::redacting_cards("card-numbers");
     let model = Arc::new(ScriptedModel::new([
         Turn::text("What a stupid question."),
         Turn::text("Your card 4111 1111 1111 1111 was charged."),

@@ -14,6 +14,8 @@
     reason = "tests fail by panicking"
 )]
 
+#[path = "../../support/hooks.rs"]
+mod hooks;
 #[path = "durable/model.rs"]
 #[allow(
     dead_code,
@@ -165,16 +167,7 @@ fn judged_cashier(dir: &Path) -> Agent {
             ModelAfterAnswer::Accept
         }
     });
-    let cards = HookRegistration::model_after("cards", |input: &HookInput| {
-        let text = input.answer.as_ref().unwrap()["text"]
-            .as_str()
-            .unwrap_or("");
-        if text.contains("4111") {
-            ModelAfterAnswer::redact(text.replace("4111 1111 1111 1111", "[card]"))
-        } else {
-            ModelAfterAnswer::Accept
-        }
-    });
+    let cards = hooks::redacting_cards("cards");
     let mut registry = ToolRegistry::new();
     registry.register(Charge).unwrap();
     let executor = ToolExecutor::builder(registry)
