@@ -69,8 +69,8 @@ impl OutputFormat {
     /// (it has no structured outputs, or the schema cannot be closed), or
     /// `None` when it is sent as structured output.
     #[cfg(feature = "anthropic")]
-    pub(crate) fn anthropic_tool_reason(&self, model: &str) -> Option<String> {
-        tool_reason(model, &self.anthropic().1)
+    pub(crate) fn anthropic_sent_as_tool(&self, model: &str) -> bool {
+        sent_as_tool(model, &self.anthropic().1)
     }
 
     /// Whether the given schema travels wrapped in an object.
@@ -200,6 +200,13 @@ fn tool_reason(model: &str, report: &ProjectionReport) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Whether the output of `report` travels to Anthropic's `model` as a
+/// tool (the test [`tool_reason`] explains, without its words).
+#[cfg(feature = "anthropic")]
+pub(crate) fn sent_as_tool(model: &str, report: &ProjectionReport) -> bool {
+    !anthropic_has_structured_output(model) || !report.strict
 }
 
 /// `schema` as the one property [`WRAPPED`] of an object (its definitions

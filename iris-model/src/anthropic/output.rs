@@ -23,8 +23,8 @@ fn tool_name(output: &OutputFormat, tools: &[ToolSpec]) -> String {
 pub(crate) fn answering_tool(model: &str, request: &ModelRequest<'_>) -> Option<String> {
     let output = request.output?;
     output
-        .anthropic_tool_reason(model)
-        .map(|_| tool_name(output, request.tools))
+        .anthropic_sent_as_tool(model)
+        .then(|| tool_name(output, request.tools))
 }
 
 /// Sends `request`'s output in `body`: as structured output, or as the
@@ -34,11 +34,14 @@ pub(crate) fn send(model: &str, request: &ModelRequest<'_>, body: &mut Value) {
     let Some(output) = request.output else {
         return;
     };
-    let Some(name) = answering_tool(model, request) else {
-        let (schema, _) = output.anthropic();
+    // The projection made once: it decides the route and is the schema
+    // structured output is sent.
+    let (schema, report) = output.anthropic();
+    if !crate::output::sent_as_tool(model, &report) {
         body["output_config"] = json!({"format": {"type": "json_schema", "schema": schema}});
         return;
-    };
+    }
+    let name = tool_name(output, request.tools);
     let tool = json!({
         "name": name,
         "description": format!(
